@@ -1,0 +1,42 @@
+# kvviz: `make run` starts the dashboard on http://localhost:8501; `make test` runs every test.
+# Both create .venv from the system python3 (3.11) and install the pinned requirements.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8501
+export DEBIAN_FRONTEND := noninteractive
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: run test test-fast bench chromium clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV) || { apt-get update && apt-get install -y python3-venv && $(PYTHON) -m venv $(VENV); }
+
+$(VENV)/.run-deps: requirements.txt | $(PY)
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-deps: requirements.txt requirements-dev.txt | $(PY)
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@ $(VENV)/.run-deps
+
+run: $(VENV)/.run-deps
+	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT)
+
+# Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
+chromium:
+	@test -x /usr/bin/chromium || { apt-get update && apt-get install -y chromium; }
+
+test: $(VENV)/.dev-deps chromium
+	$(PY) -m pytest
+
+# The core and AppTest tests only, without the browser.
+test-fast: $(VENV)/.dev-deps
+	$(PY) -m pytest --ignore=tests/e2e
+
+bench: $(VENV)/.dev-deps
+	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) test-results .pytest_cache

@@ -1,0 +1,37 @@
+"""kvviz: the router and shared frame of the dashboard.
+
+Every page file in ``pages/`` that the catalog names is listed in the navigation under its
+section; ``url_path`` is the file stem (a different one breaks deep links with a ``pages/``
+folder). The sidebar's presenter mode applies to every page.
+"""
+
+from pathlib import Path
+
+import streamlit as st
+
+from kvviz.catalog import PAGES, SECTIONS
+from ui.frame import PRESENTER_KEY, presenter
+
+ROOT = Path(__file__).resolve().parent
+
+st.set_page_config(
+    page_title="kvviz",
+    page_icon=":material/memory:",
+    layout="wide" if presenter() else "centered",
+    menu_items={"About": "kvviz: how LLM KV caches behave, simulated from the papers and real systems."},
+)
+
+sections: dict[str, list] = {"": [st.Page(ROOT / "pages" / "home.py", title="Home", icon=":material/home:",
+                                          url_path="home", default=True)]}
+for section in SECTIONS:
+    for info in PAGES:
+        path = ROOT / "pages" / f"{info.stem}.py"
+        if info.section == section and path.exists():
+            sections.setdefault(section, []).append(
+                st.Page(path, title=info.title, icon=info.icon, url_path=info.stem))
+
+page = st.navigation(sections)
+with st.sidebar:
+    st.toggle("Presenter mode", key=PRESENTER_KEY,
+              help="Bigger fonts and lines in every figure, explanations folded away, wide layout.")
+page.run()

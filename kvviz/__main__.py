@@ -1,0 +1,7 @@
+"""``python -m kvviz``: the command-line interface (see ``kvviz.cli``)."""
+
+import sys
+
+from kvviz.cli import main
+
+sys.exit(main())

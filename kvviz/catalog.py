@@ -1,0 +1,68 @@
+"""The page map: one entry per dashboard page, shared by the router, the home cards and tests.
+
+The router (``app.py``) lists a page only when its file exists in ``pages/``, so a page is
+added to the app by adding its file; its place in the navigation is decided here, once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SECTIONS: tuple[str, ...] = (
+    "Cache contents",
+    "Reuse and eviction",
+    "Moving KV",
+    "Serving cluster",
+    "Model",
+)
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """One page: its file stem under ``pages/`` (also its URL path), title, icon and card text."""
+
+    stem: str
+    title: str
+    icon: str
+    section: str
+    blurb: str
+
+
+PAGES: tuple[PageInfo, ...] = (
+    PageInfo(
+        "radix", "Radix cache & HiCache", ":material/account_tree:", "Cache contents",
+        "Where KV lives: SGLang's radix tree and Strata's GPU/CPU HiRadixTree, node by node.",
+    ),
+    PageInfo(
+        "ledger", "Where should KV live?", ":material/calculate:", "Cache contents",
+        "KV size per token, load versus recompute, storage economics and Strata's I/O.",
+    ),
+    PageInfo(
+        "trace", "Trace", ":material/timeline:", "Reuse and eviction",
+        "How KV is reused: a request trace's arrivals, lengths, block popularity and reuse.",
+    ),
+    PageInfo(
+        "eviction", "Eviction hit curves", ":material/query_stats:", "Reuse and eviction",
+        "How reuse survives a finite cache: hit rate against capacity for eight policies.",
+    ),
+    PageInfo(
+        "cachegen", "CacheGen streaming", ":material/network_check:", "Moving KV",
+        "How KV moves: a KV codec and per-chunk adaptive levels over a changing bandwidth.",
+    ),
+    PageInfo(
+        "cluster", "Mooncake cluster", ":material/hub:", "Serving cluster",
+        "Prefill/decode load under overload, early rejection, and KVCache-centric scheduling.",
+    ),
+    PageInfo(
+        "cacheblend", "CacheBlend", ":material/join:", "Model",
+        "Reusing non-prefix KV on a tiny trained LLaMA: which tokens must be recomputed.",
+    ),
+)
+
+
+def page_info(stem: str) -> PageInfo:
+    """The catalog entry for a page stem; raises KeyError for an unknown stem."""
+    for info in PAGES:
+        if info.stem == stem:
+            return info
+    raise KeyError(stem)

@@ -1,0 +1,159 @@
+"""A synthetic request workload with the reuse structure of a real serving trace.
+
+Three kinds of request, as in lecture 9 §2.2 (code 03, demo 1) of the course notes:
+
+* **document QA**: a document from a shared pool, chosen with Zipf-skewed popularity, followed by
+  a short question; the document's full blocks are shared by everyone who asks about it;
+* **multi-turn chat**: a session whose every turn re-sends the whole history (earlier prompts,
+  the model's answers and the new message); full blocks of the history are reused by the next
+  turn, the block where the last prompt ended is not (it has since grown);
+* **one-shot**: a prompt nobody sends again.
+
+Prompts are modelled at block level: a block is named by the chained hash of (its parent's id,
+what its tokens are), so ids follow the Mooncake format's rule that equal ids mean equal
+prefixes. With the defaults about half of all block accesses are reusable with an infinite
+cache and most distinct blocks are never reused (the notes report ~52% and ~84%).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kvviz.errors import require
+from kvviz.trace import DEFAULT_BLOCK_SIZE, MAX_REQUESTS, Trace, from_records
+
+
+@dataclass(frozen=True)
+class WorkloadConfig:
+    """Knobs of the generator; token lengths are means of log-normal draws."""
+
+    requests: int = 3000
+    seed: int = 0
+    rate: float = 4.0                 # requests per second, all kinds together
+    share_doc_qa: float = 0.45        # shares of requests by kind (normalised)
+    share_chat: float = 0.30
+    share_oneshot: float = 0.25
+    documents: int = 300              # size of the shared document pool
+    doc_zipf: float = 1.1             # popularity skew of documents (Zipf exponent)
+    doc_tokens: int = 9000
+    question_tokens: int = 120
+    chat_turns: float = 4.0           # mean turns per session (geometric)
+    chat_first_tokens: int = 3000
+    chat_turn_tokens: int = 400
+    think_time_s: float = 60.0        # mean pause between an answer and the next turn
+    oneshot_tokens: int = 6000
+    output_tokens: int = 250
+    block_size: int = DEFAULT_BLOCK_SIZE
+
+    def validate(self) -> None:
+        require(1 <= self.requests <= MAX_REQUESTS, f"requests must be in 1..{MAX_REQUESTS:,}", field="requests")
+        require(self.rate > 0, "rate must be positive", field="rate")
+        shares = (self.share_doc_qa, self.share_chat, self.share_oneshot)
+        require(min(shares) >= 0 and sum(shares) > 0, "shares must be >= 0 and not all zero", field="shares")
+        require(self.documents >= 1, "documents must be at least 1", field="documents")
+        require(self.doc_zipf >= 0, "doc_zipf must be >= 0", field="doc_zipf")
+        require(self.chat_turns >= 1, "chat_turns must be at least 1", field="chat_turns")
+        require(self.think_time_s >= 0, "think_time_s must be >= 0", field="think_time_s")
+        require(self.block_size >= 1, "block_size must be at least 1", field="block_size")
+        for name in ("doc_tokens", "question_tokens", "chat_first_tokens", "chat_turn_tokens",
+                     "oneshot_tokens", "output_tokens"):
+            require(1 <= getattr(self, name) <= 1_000_000, f"{name} must be in 1..1,000,000", field=name)
+
+
+class _BlockNamer:
+    """Chained block ids: the id of a block is fixed by its parent's id and its content key."""
+
+    def __init__(self) -> None:
+        self.table: dict[tuple, int] = {}
+
+    def name(self, keys: list[tuple]) -> list[int]:
+        ids, parent = [], -1
+        for key in keys:
+            parent = self.table.setdefault((parent, key), len(self.table))
+            ids.append(parent)
+        return ids
+
+
+def _lengths(rng: np.random.Generator, mean: float, size: int | None = None) -> np.ndarray:
+    sigma = 0.6
+    draw = rng.lognormal(np.log(mean) - sigma**2 / 2, sigma, size)
+    return np.maximum(1, np.rint(draw)).astype(np.int64)
+
+
+def _prompt_keys(shared_tokens: int, total_tokens: int, shared_key: tuple, unique_key: tuple,
+                 block_size: int) -> list[tuple]:
+    """Content keys of a prompt whose first ``shared_tokens`` tokens are shared content.
+
+    Blocks that lie wholly inside the shared part are keyed by position in that content; the
+    rest (including the block that straddles its end) are unique to this request.
+    """
+    n = -(-total_tokens // block_size)
+    full_shared = min(shared_tokens, total_tokens) // block_size
+    return [shared_key + (k,) if k < full_shared else unique_key + (k,) for k in range(n)]
+
+
+class _Generator:
+    """Draws requests unit by unit: a document question, a one-shot prompt or a chat session."""
+
+    def __init__(self, config: WorkloadConfig):
+        self.c = config
+        self.rng = np.random.default_rng(config.seed)
+        popularity = 1.0 / np.arange(1, config.documents + 1) ** config.doc_zipf
+        self.popularity = popularity / popularity.sum()
+        self.doc_len = _lengths(self.rng, config.doc_tokens, config.documents)
+        self.serial = 0  # request number, names the blocks unique to a request
+
+    def _request(self, t: float, n_in: int, n_out: int, shared: int, shared_key: tuple) -> tuple:
+        keys = _prompt_keys(shared, n_in, shared_key, ("req", self.serial), self.c.block_size)
+        self.serial += 1
+        return round(t * 1000), n_in, n_out, keys
+
+    def doc_qa(self, t: float) -> list[tuple]:
+        doc = int(self.rng.choice(self.c.documents, p=self.popularity))
+        n_in = int(self.doc_len[doc] + _lengths(self.rng, self.c.question_tokens))
+        return [self._request(t, n_in, int(_lengths(self.rng, self.c.output_tokens)),
+                              int(self.doc_len[doc]), ("doc", doc))]
+
+    def oneshot(self, t: float) -> list[tuple]:
+        n_in = int(_lengths(self.rng, self.c.oneshot_tokens))
+        return [self._request(t, n_in, int(_lengths(self.rng, self.c.output_tokens)), 0, ())]
+
+    def chat(self, t: float) -> list[tuple]:
+        session, history, rows = self.serial, 0, []
+        for turn in range(int(self.rng.geometric(1.0 / self.c.chat_turns))):
+            mean_new = self.c.chat_first_tokens if turn == 0 else self.c.chat_turn_tokens
+            n_in = int(history + _lengths(self.rng, mean_new))
+            n_out = int(_lengths(self.rng, self.c.output_tokens))
+            # History blocks keep their content; the partial last block is this request's own,
+            # since the answer appended to it makes it a different block next turn.
+            rows.append(self._request(t, n_in, n_out, n_in, ("chat", session)))
+            history = n_in + n_out
+            t += n_out * 0.03 + self.rng.exponential(self.c.think_time_s)
+        return rows
+
+
+def generate(config: WorkloadConfig = WorkloadConfig()) -> Trace:
+    """A synthetic trace of ``config.requests`` requests; the same config gives the same trace."""
+    config.validate()
+    gen = _Generator(config)
+    c = config
+    unit_p = np.array([c.share_doc_qa, c.share_chat / c.chat_turns, c.share_oneshot])
+    unit_p /= unit_p.sum()
+    unit_rate = c.rate / (unit_p @ np.array([1.0, c.chat_turns, 1.0]))  # a session is several requests
+    kinds = (gen.doc_qa, gen.chat, gen.oneshot)
+    rows: list[tuple] = []
+    t, horizon = 0.0, np.inf
+    # Chat turns land in the future, so draw until every request before the horizon is drawn.
+    while t <= horizon:
+        t += gen.rng.exponential(1.0 / unit_rate)
+        rows.extend(kinds[gen.rng.choice(3, p=unit_p)](t))
+        if horizon == np.inf and len(rows) >= c.requests:
+            horizon = np.partition([r[0] for r in rows], c.requests - 1)[c.requests - 1] / 1000
+    rows.sort(key=lambda r: r[0])
+    rows = rows[:c.requests]
+    namer = _BlockNamer()
+    return from_records([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+                        [namer.name(r[3]) for r in rows], block_size=c.block_size,
+                        name=f"synthetic (seed {c.seed})")

@@ -1,0 +1,42 @@
+"""Shared test fixtures: fresh Streamlit caches per test, and an AppTest runner for pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_streamlit_caches():
+    """st.cache_data is process-global: clear it so tests do not see each other's results."""
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+
+
+def open_page(stem: str, query: dict[str, str] | None = None, timeout: float = 60):
+    """Run the app, switch to ``pages/<stem>.py`` (with URL query parameters) and return the AppTest.
+
+    ``run()`` must come before ``switch_page``; a generous timeout covers first imports on CI.
+    """
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.run()
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    if stem != "home":
+        at.switch_page(f"pages/{stem}.py")
+    at.run()
+    return at
+
+
+def assert_clean(at) -> None:
+    """No uncaught exception on the page."""
+    assert not at.exception, [e.message for e in at.exception]

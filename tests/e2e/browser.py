@@ -1,0 +1,35 @@
+"""Helpers for browser tests: open a page, wait until the script is idle, check and screenshot."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import SHOTS
+
+TIMEOUT = 60_000
+
+
+def wait_idle(page: Page, timeout: float = TIMEOUT) -> None:
+    """Wait until the app is connected, the script has finished and nothing is still loading."""
+    app = page.get_by_test_id("stApp")
+    expect(app).to_have_attribute("data-test-connection-state", "CONNECTED", timeout=timeout)
+    expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=timeout)
+    expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=timeout)
+
+
+def open_page(page: Page, app_url: str, stem: str = "", query: str = "") -> None:
+    """Go to ``/<stem>?<query>`` and wait until it has rendered, with no modal dialog."""
+    page.goto(f"{app_url}/{stem}" + (f"?{query}" if query else ""))
+    page.get_by_test_id("stAppViewContainer").wait_for(timeout=TIMEOUT)
+    wait_idle(page)
+    expect(page.locator("[role=dialog]")).to_have_count(0)
+
+
+def assert_no_exception(page: Page) -> None:
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def screenshot(page: Page, name: str) -> None:
+    """A full-page PNG in test-results/, for a person to look at."""
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
