@@ -42,6 +42,7 @@ from kvviz.conductor import PrefillModel
 from kvviz.errors import require
 from kvviz.trace import Trace
 
+COMPLETED, REJECTED_EARLY, REJECTED_AFTER_PREFILL = 0, 1, 2
 POLICIES: tuple[str, ...] = ("baseline", "early", "predict", "oracle")
 POLICY_LABELS = {"baseline": "Baseline", "early": "Early rejection",
                  "predict": "Early rejection + prediction", "oracle": "Oracle (true output lengths)"}
@@ -184,6 +185,8 @@ class OverloadResult:
     totals: dict
     timeline: pd.DataFrame     # per window: start_s, arrived, admitted, rejected_early, rejected_decode, completed
     loads: pd.DataFrame        # per sample: time_s, prefill_load, decode_load
+    outcome: np.ndarray        # per request: COMPLETED, REJECTED_EARLY or REJECTED_AFTER_PREFILL
+    finish_s: np.ndarray       # per request: when its last token was produced (NaN if rejected)
 
 
 def auto_t_d(arrivals: Arrivals, config: ClusterConfig) -> float:
@@ -233,6 +236,8 @@ class _Sim:
         self.starts: list[float] = []                # decode start times, in time order
         self.finished_starts: list[float] = []       # decode start times of finished requests, sorted
         self.start_of: dict[int, float] = {}
+        self.outcome = [COMPLETED] * len(self.t_in)
+        self.finish = [math.nan] * len(self.t_in)
         horizon = arrivals.span_s
         self.n_windows = int(horizon // cfg.window_s) + 1
         self.counts = [[0] * self.n_windows for _ in range(5)]
@@ -308,6 +313,7 @@ class _Sim:
                 load = max(load, self.oracle_decode_load(t, t + ttft))
         if load > cfg.threshold:
             self.count(2, t)
+            self.outcome[r] = REJECTED_EARLY
             return
         self.count(1, t)
         self.free_at[k] = t + ttft
@@ -324,6 +330,7 @@ class _Sim:
         d = min(self.dec, key=_batch) if len(self.dec) > 1 else self.dec[0]
         if self.load(d.b + 1) > cfg.threshold:
             self.count(3, t)
+            self.outcome[r] = REJECTED_AFTER_PREFILL
             self.wasted_s += self.tp[r]
             return
         self.ttft_sum += t - self.t_in[r]
@@ -342,6 +349,7 @@ class _Sim:
             _, r = heapq.heappop(d.done)
             d.b -= 1
             self.count(4, t)
+            self.finish[r] = t
             insort(self.finished_starts, self.start_of.pop(r))
         self.reschedule(d)
 
@@ -392,7 +400,8 @@ def simulate(arrivals: Arrivals, config: ClusterConfig = ClusterConfig(), policy
         "t_d_s": round(sim.t_d, 3),
         **oscillation(loads),
     }
-    return OverloadResult(policy, totals, timeline, loads)
+    return OverloadResult(policy, totals, timeline, loads, np.asarray(sim.outcome, dtype=np.int8),
+                          np.asarray(sim.finish, dtype=np.float64))
 
 
 def oscillation(loads: pd.DataFrame, warmup_share: float = 0.1) -> dict:

@@ -1,0 +1,149 @@
+"""Algorithm 1 (KVCache-centric scheduling) and the baseline schedulers on hand-built cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kvviz.conductor import (SCHEDULERS, ConductorConfig, PrefillModel, _LocalCache, cache_aware_choice, compare,
+                             kvcentric_choice, offered_load, schedule)
+from kvviz.errors import InputError
+from kvviz.trace import from_records
+
+BS = 512
+PER_BLOCK = PrefillModel(overhead_s=0.0, per_token_s=0.1 / BS, per_token2_s=0.0)   # 0.1 s per block
+
+
+def test_lecture_exercise_5_fetch_from_the_busy_instance():
+    # 20 blocks; A holds 4 and waits 0.5 s, B holds 18 and waits 3 s; fetch 0.002 s per block.
+    c = kvcentric_choice([4, 18], [0.5, 3.0], 20 * BS, BS, PER_BLOCK, threshold=1.25, transfer_s_per_block=0.002)
+    assert (c.instance, c.fetch_from, c.fetched_blocks, c.prefix_blocks) == (0, 1, 14, 18)
+    assert c.ttft_s == pytest.approx(0.5 + 14 * 0.002 + 2 * 0.1)          # 0.728 s
+
+
+def test_congested_fetch_is_still_taken_because_each_instance_has_one_branch():
+    # At 0.15 s per block the fetch costs 2.8 s; A computing locally would take 2.1 s, but
+    # Algorithm 1 costs A only on its fetch branch (ratio 4.5 >= threshold), so it picks 2.8 s.
+    c = kvcentric_choice([4, 18], [0.5, 3.0], 20 * BS, BS, PER_BLOCK, threshold=1.25, transfer_s_per_block=0.15)
+    assert (c.instance, c.fetched_blocks) == (0, 14)
+    assert c.ttft_s == pytest.approx(2.8)
+
+
+def test_a_high_threshold_keeps_the_local_prefix():
+    c = kvcentric_choice([4, 18], [0.5, 3.0], 20 * BS, BS, PER_BLOCK, threshold=5.0, transfer_s_per_block=0.002)
+    assert (c.instance, c.fetched_blocks, c.fetch_from) == (0, 0, None)
+    assert c.ttft_s == pytest.approx(0.5 + 16 * 0.1)                        # 2.1 s
+
+
+def test_best_instance_wins_when_its_queue_is_short():
+    c = kvcentric_choice([4, 18], [0.5, 0.2], 20 * BS, BS, PER_BLOCK, threshold=1.25, transfer_s_per_block=0.002)
+    assert (c.instance, c.fetched_blocks) == (1, 0)
+    assert c.ttft_s == pytest.approx(0.2 + 0.2)
+
+
+def test_no_prefix_anywhere_means_plain_load_balancing():
+    c = kvcentric_choice([0, 0, 0], [2.0, 1.0, 3.0], 10 * BS, BS, PER_BLOCK, 1.25, 0.002)
+    assert (c.instance, c.fetched_blocks) == (1, 0)
+
+
+def test_cache_aware_weighs_queue_against_local_prefix():
+    assert cache_aware_choice([4, 18], [0.5, 3.0], 20 * BS, BS, PER_BLOCK).instance == 0   # 2.1 < 3.2
+    c = cache_aware_choice([4, 18], [2.0, 3.0], 20 * BS, BS, PER_BLOCK)                      # 3.6 > 3.2
+    assert (c.instance, c.ttft_s) == (1, pytest.approx(3.2))
+
+
+def test_ties_go_to_the_instance_with_less_work_done():
+    c = cache_aware_choice([0, 0], [0.0, 0.0], BS, BS, PER_BLOCK, tiebreak=[5.0, 1.0])
+    assert c.instance == 1
+
+
+def test_lru_evicts_the_tail_of_a_prefix_first():
+    cache = _LocalCache(3)
+    cache.store([1, 2, 3, 4])
+    assert cache.match([1, 2, 3, 4]) == 3
+    assert 4 not in cache.blocks
+
+
+def _two_request_trace():
+    # r0 at 0 s: blocks 1-4; r1 at 0.5 s: blocks 1-5 (shares r0's four).
+    return from_records([0, 500], [4 * BS, 5 * BS], [10, 10], [[1, 2, 3, 4], [1, 2, 3, 4, 5]], block_size=BS)
+
+
+def test_schedulers_on_a_shared_prefix():
+    config = ConductorConfig(instances=2, prefill=PrefillModel(0.0, 1.0 / BS, 0.0))   # 1 s per block
+    runs = compare(_two_request_trace(), config)
+    # r0 runs 0-4 s on instance 0. Cache-aware waits behind it: 3.5 + 1 = 4.5 s.
+    assert runs["cache"].instance.tolist() == [0, 0]
+    assert runs["cache"].ttft_s[1] == pytest.approx(4.5)
+    # KVCache-centric fetches the 4 blocks to idle instance 1: ~1 ms + 4 x 1.68 ms + 1 s.
+    kv = runs["kvcentric"]
+    assert kv.instance.tolist() == [0, 1]
+    per_block = config.transfer_s_per_block(BS)
+    assert per_block == pytest.approx(512 * 327_680 * 8 / 800e9)
+    assert kv.ttft_s[1] == pytest.approx(0.001 + 4 * per_block + 1.0)
+    assert (kv.remote_fetches, kv.replicated_blocks, kv.hit_ratio) == (1, 4, pytest.approx(4 / 9))
+    # Load balancing sends r1 to the idle instance, which has nothing cached: 5 s.
+    assert runs["balance"].instance.tolist() == [0, 1]
+    assert runs["balance"].ttft_s[1] == pytest.approx(5.0)
+    assert runs["balance"].hit_ratio == 0.0
+    summary = kv.summary()
+    assert summary["remote_fetches"] == 1 and summary["requests"] == 2
+
+
+def test_trace_without_block_ids_is_refused_with_a_message():
+    trace = from_records([0, 10], [100, 100], [1, 1], None)
+    with pytest.raises(InputError, match="no block ids"):
+        schedule(trace, ConductorConfig(), "cache")
+
+
+@pytest.mark.parametrize("bad", [dict(instances=0), dict(cache_blocks=0), dict(speedup=0), dict(bandwidth_gbps=-1),
+                                 dict(balancing_threshold=0.5), dict(ttft_slo_s=0)])
+def test_bad_configs_are_input_errors(bad):
+    with pytest.raises(InputError):
+        schedule(_two_request_trace(), ConductorConfig(**bad), "random")
+
+
+def test_unknown_scheduler():
+    with pytest.raises(InputError, match="unknown scheduler"):
+        schedule(_two_request_trace(), ConductorConfig(), "fastest")
+
+
+def test_offered_load():
+    trace = _two_request_trace()
+    config = ConductorConfig(instances=2, prefill=PrefillModel(0.0, 1.0 / BS, 0.0))
+    assert offered_load(trace, config) == pytest.approx(9.0 / (0.5 * 2))
+
+
+_requests = st.lists(st.tuples(st.integers(0, 3), st.integers(1, 6), st.integers(0, 2000)), min_size=1, max_size=30)
+
+
+def _trace_from(reqs):
+    # each request: a document (shared blocks) of some length, then a block of its own
+    ts = np.cumsum([r[2] for r in reqs])
+    ids = [[100 * r[0] + k for k in range(r[1])] + [10_000 + i] for i, r in enumerate(reqs)]
+    return from_records(ts, [len(x) * BS for x in ids], [1] * len(reqs), ids, block_size=BS)
+
+
+@settings(max_examples=25, deadline=None)
+@given(_requests)
+def test_one_instance_makes_every_scheduler_the_same(reqs):
+    runs = compare(_trace_from(reqs), ConductorConfig(instances=1, cache_blocks=8))
+    ttfts = [r.ttft_s for r in runs.values()]
+    for t in ttfts[1:]:
+        assert np.allclose(t, ttfts[0])
+
+
+@settings(max_examples=25, deadline=None)
+@given(_requests, st.integers(1, 4), st.sampled_from(SCHEDULERS))
+def test_ttft_covers_the_uncached_prefill_and_hits_are_a_ratio(reqs, n, scheduler):
+    trace = _trace_from(reqs)
+    config = ConductorConfig(instances=n, cache_blocks=12)
+    r = schedule(trace, config, scheduler)
+    lengths = trace.requests["input_length"].to_numpy()
+    cached = np.minimum(r.prefix_blocks * BS, lengths - 1)
+    assert np.all(r.ttft_s >= config.prefill.time(lengths, cached) - 1e-9)
+    assert 0.0 <= r.hit_ratio <= 1.0
+    assert r.imbalance >= 1.0 - 1e-9
+    assert np.all(r.fetched_blocks <= r.prefix_blocks)
