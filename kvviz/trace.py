@@ -135,7 +135,7 @@ def load_trace(source: Source, block_size: int = DEFAULT_BLOCK_SIZE, *, name: st
     text = _decode(data)
     if not text.strip():
         raise InputError("the trace is empty: expected one JSON object per line, or a CSV with a header")
-    rows = _parse_jsonl(text, block_size) if text.lstrip().startswith("{") else _parse_csv(text, block_size)
+    rows = _parse_jsonl(text, block_size) if text.lstrip()[:1] in "{[" else _parse_csv(text, block_size)
     ts, inp, out, ids = rows
     return from_records(ts, inp, out, ids, block_size=block_size, name=name or default_name)
 

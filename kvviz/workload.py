@@ -32,19 +32,19 @@ class WorkloadConfig:
     requests: int = 3000
     seed: int = 0
     rate: float = 4.0                 # requests per second, all kinds together
-    share_doc_qa: float = 0.45        # shares of requests by kind (normalised)
-    share_chat: float = 0.30
-    share_oneshot: float = 0.25
-    documents: int = 300              # size of the shared document pool
-    doc_zipf: float = 1.1             # popularity skew of documents (Zipf exponent)
-    doc_tokens: int = 9000
+    share_doc_qa: float = 0.35        # shares of requests by kind (normalised)
+    share_chat: float = 0.35
+    share_oneshot: float = 0.30
+    documents: int = 400              # size of the shared document pool
+    doc_zipf: float = 1.25            # popularity skew of documents (Zipf exponent)
+    doc_tokens: int = 10000
     question_tokens: int = 120
     chat_turns: float = 4.0           # mean turns per session (geometric)
-    chat_first_tokens: int = 3000
+    chat_first_tokens: int = 5000
     chat_turn_tokens: int = 400
     think_time_s: float = 60.0        # mean pause between an answer and the next turn
-    oneshot_tokens: int = 6000
-    output_tokens: int = 250
+    oneshot_tokens: int = 8000
+    output_tokens: int = 180
     block_size: int = DEFAULT_BLOCK_SIZE
 
     def validate(self) -> None:

@@ -5,8 +5,10 @@ from pathlib import Path
 import streamlit as st
 
 from kvviz.catalog import PAGES, SECTIONS
+from ui.frame import ensure_navigation
 
 PAGES_DIR = Path(__file__).resolve().parent
+ensure_navigation()
 
 st.title("kvviz: how LLM KV caches behave")
 st.markdown(

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
 from kvviz.catalog import page_info
 from kvviz.errors import InputError
@@ -31,8 +32,23 @@ def presenter() -> bool:
     return bool(st.session_state.get(PRESENTER_KEY, False))
 
 
+def ensure_navigation() -> None:
+    """Make sure this page runs inside app.py's router, not as a legacy ``pages/`` script.
+
+    With a folder named ``pages/`` beside app.py, Streamlit runs a fresh server's first session
+    (and every AppTest run) the legacy multipage way: a deep link such as /trace executes
+    pages/trace.py without app.py, so the navigation sections and the shared frame are missing.
+    Switching the server to st.navigation and rerunning fixes it; the URL path equals the file
+    stem, so the rerun lands on the same page.
+    """
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def header(stem: str, what: str) -> None:
     """The page title from the catalog and one line saying what the page shows."""
+    ensure_navigation()
     st.title(page_info(stem).title)
     st.markdown(f"**{what}**" if presenter() else what)
 
@@ -66,7 +82,7 @@ def paper_vs_sim(rows: pd.DataFrame | Sequence[dict], note: str) -> None:
     """
     st.subheader("What the paper reports vs this simulation")
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
-    st.dataframe(frame, hide_index=True, width="stretch")
+    st.table(frame.set_index(frame.columns[0]))
     st.markdown(note)
 
 

@@ -7,6 +7,7 @@ from playwright.sync_api import Page, expect
 from tests.e2e.conftest import SHOTS
 
 TIMEOUT = 60_000
+expect.set_options(timeout=30_000)  # a shared 2-core machine can be slow to rerun
 
 
 def wait_idle(page: Page, timeout: float = TIMEOUT) -> None:
@@ -30,6 +31,14 @@ def assert_no_exception(page: Page) -> None:
 
 
 def screenshot(page: Page, name: str) -> None:
-    """A full-page PNG in test-results/, for a person to look at."""
+    """A PNG of the whole page in test-results/, for a person to look at.
+
+    Streamlit scrolls inside its main container, so the window is first made as tall as that content.
+    """
     SHOTS.mkdir(exist_ok=True)
+    height = page.evaluate("() => { const m = document.querySelector('[data-testid=stMain]');"
+                           " return m ? m.scrollHeight : document.body.scrollHeight; }")
+    width = page.viewport_size["width"] if page.viewport_size else 1400
+    page.set_viewport_size({"width": width, "height": max(600, min(int(height) + 40, 12000))})
+    page.wait_for_timeout(500)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)

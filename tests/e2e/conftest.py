@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -32,9 +33,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url():
-    """Start ``streamlit run app.py`` on a free loopback port for the whole session."""
+@contextmanager
+def streamlit_server():
+    """Run ``streamlit run app.py`` on a free loopback port until the block ends; yields its URL."""
     port = _free_port()
     log = tempfile.TemporaryFile("w+")
     proc = subprocess.Popen(
@@ -44,19 +45,37 @@ def app_url():
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
-    while True:
+    try:
+        while True:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                    break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    log.seek(0)
+                    raise RuntimeError("streamlit did not start:\n" + log.read()) from None
+                time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
         try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                break
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                log.seek(0)
-                raise RuntimeError("streamlit did not start:\n" + log.read())
-            time.sleep(0.3)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=15)
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """One server for the whole browser-test session."""
+    with streamlit_server() as url:
+        yield url
+
+
+@pytest.fixture
+def fresh_app_url():
+    """A server of its own, for what only a fresh server shows (its first session)."""
+    with streamlit_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

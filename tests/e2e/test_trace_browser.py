@@ -1,0 +1,55 @@
+"""Browser: the home map, navigation, deep links and the Trace page with an upload."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
+
+TRACE = (b'{"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]}\n'
+         b'{"timestamp": 400, "input_length": 1200, "output_length": 9, "hash_ids": [0, 1, 2]}\n'
+         b'{"timestamp": 900, "input_length": 300, "output_length": 2, "hash_ids": [3]}\n')
+
+
+def test_deep_link_on_a_fresh_server_gets_the_full_frame(page: Page, fresh_app_url: str):
+    open_page(page, fresh_app_url, "trace", "trace_source=Example")
+    assert_no_exception(page)
+    nav = page.get_by_test_id("stSidebarNav")
+    expect(nav.get_by_text("Reuse and eviction")).to_be_visible()
+    expect(nav.get_by_text("app", exact=True)).to_have_count(0)
+    expect(page.get_by_text("Presenter mode")).to_be_visible()
+
+
+def test_home_then_trace_page_navigation(page: Page, app_url: str):
+    open_page(page, app_url)
+    assert_no_exception(page)
+    expect(page.get_by_role("heading", name="kvviz: how LLM KV caches behave")).to_be_visible()
+    screenshot(page, "home")
+    page.get_by_test_id("stSidebarNav").get_by_text("Trace").click()
+    wait_idle(page)
+    assert_no_exception(page)
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3)
+    screenshot(page, "trace")
+
+
+def test_trace_upload_good_and_bad(page: Page, app_url: str):
+    open_page(page, app_url, "trace", "trace_source=Upload")
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+        files=[{"name": "t.jsonl", "mimeType": "application/json", "buffer": TRACE}])
+    wait_idle(page)
+    assert_no_exception(page)
+    expect(page.get_by_test_id("stMetricValue").first).to_have_text("3")
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+        files=[{"name": "bad.jsonl", "mimeType": "application/json", "buffer": b'{"timestamp": 0}\n'}])
+    wait_idle(page)
+    assert_no_exception(page)
+    expect(page.get_by_test_id("stAlertContentError")).to_contain_text("line 1")
+
+
+def test_presenter_mode_in_the_browser(page: Page, app_url: str):
+    open_page(page, app_url, "trace", "trace_source=Example")
+    page.get_by_text("Presenter mode").click()
+    wait_idle(page)
+    assert_no_exception(page)
+    expect(page.get_by_test_id("stExpander").first).to_be_visible()
+    screenshot(page, "trace_presenter")
