@@ -1,0 +1,210 @@
+"""Figures of the KV ledger page: size, break-even bandwidth, tiers, economics and Strata's I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from kvviz.hardware import GB, LinkSpec
+from kvviz.strata_io import STRATA_THRESHOLD, Schedule
+from kvviz.style import color
+
+ATTENTION_COLOR = {"MHA": color(3), "GQA": color(0), "MLA": color(2)}
+STALL = "#d62728"
+INK_GRAY = "#555a66"
+
+
+def fig_size(size: pd.DataFrame, context: int, capacity_gb: float) -> go.Figure:
+    """GB of KV for one context per model (bars by attention type), against a memory capacity."""
+    df = size.sort_values("GB per context")
+    fig = go.Figure()
+    for att, part in df.groupby("attention", sort=False):
+        fig.add_bar(y=part["model"], x=part["GB per context"], orientation="h", name=att,
+                    marker_color=ATTENTION_COLOR.get(att, color(4)),
+                    text=[f"{k:,.1f} KiB/token" for k in part["KiB/token"]], textposition="auto",
+                    hovertemplate="%{y}: %{x:.2f} GB<extra></extra>")
+    fig.add_vline(x=capacity_gb, line_dash="dash", line_color="gray",
+                  annotation_text=f"{capacity_gb:g} GB of memory", annotation_position="top")
+    fig.update_layout(title=f"KV of one {context:,}-token context", barmode="overlay", height=420,
+                      xaxis_title="GB of KV", yaxis=dict(categoryorder="array", categoryarray=list(df["model"])),
+                      legend_title_text="attention")
+    return fig
+
+
+def _link_lines(fig: go.Figure, links: Mapping[str, LinkSpec], row=None, col=None) -> None:
+    for i, ln in enumerate(links.values()):
+        kw = dict(row=row, col=col) if row else {}
+        fig.add_hline(y=ln.effective_bytes_s / GB, line_dash="dot", line_color=color(5 + i), line_width=1.5,
+                      annotation_text=f"{ln.name} {ln.effective_bytes_s / GB:.3g} GB/s",
+                      annotation_position="top left", annotation_font_size=12, **kw)
+
+
+def fig_breakeven(be: pd.DataFrame, links: Mapping[str, LinkSpec]) -> go.Figure:
+    """Break-even bandwidth per GPU vs context length, per model, with the links' effective bandwidth."""
+    fig = go.Figure()
+    for i, (name, part) in enumerate(be.groupby("model", sort=False)):
+        fig.add_scatter(x=part["context"], y=part["break-even GB/s per GPU"], mode="lines", name=name,
+                        line=dict(color=color(i), dash="dash" if part["attention"].iloc[0] == "MHA" else None),
+                        hovertemplate=name + ": %{x:,} tokens → %{y:.2f} GB/s<extra></extra>")
+    _link_lines(fig, links)
+    fig.update_xaxes(type="log", title_text="context length (tokens)")
+    fig.update_yaxes(type="log", title_text="break-even bandwidth per GPU (GB/s)")
+    fig.update_layout(title="Load if your link is above the curve, recompute if below", height=500)
+    return fig
+
+
+def fig_load_vs_recompute(lr: pd.DataFrame, context: int, model: str) -> go.Figure:
+    """Load time over each link beside the recompute time, for one context."""
+    colors = [color(2) if v == "load" else color(3) for v in lr["verdict"]]
+    fig = go.Figure(go.Bar(x=lr["link"], y=lr["load ms"], marker_color=colors, name="load",
+                           text=[f"{s:.3g}×" if s >= 1 else f"1/{1 / s:.2g}" for s in lr["load speed-up"]],
+                           textposition="outside", hovertemplate="%{x}: %{y:.1f} ms<extra></extra>"))
+    fig.add_hline(y=float(lr["recompute ms"].iloc[0]), line_dash="dash", line_color=INK_GRAY,
+                  annotation_text=f"recompute {lr['recompute ms'].iloc[0]:.0f} ms", annotation_position="top left")
+    fig.update_yaxes(type="log", title_text="time to load the KV (ms)")
+    fig.update_layout(title=f"{model}, {context:,} tokens: load (green = faster than recompute)", height=460,
+                      showlegend=False)
+    return fig
+
+
+def fig_multi_turn(mt: pd.DataFrame) -> go.Figure:
+    """TTFT of every turn of a chat, per place the history lives."""
+    fig = go.Figure()
+    for i, (tier, part) in enumerate(mt.groupby("tier", sort=False)):
+        fig.add_scatter(x=part["turn"], y=part["TTFT s"] * 1e3, mode="lines+markers", name=tier,
+                        line=dict(color=color(i)), customdata=part["history tokens"],
+                        hovertemplate=tier + ": turn %{x} (%{customdata:,} tokens of history) %{y:.1f} ms<extra></extra>")
+    fig.update_yaxes(type="log", title_text="TTFT (ms)")
+    fig.update_xaxes(title_text="turn", dtick=2)
+    fig.update_layout(title="Time to first token, turn by turn", height=480)
+    return fig
+
+
+def fig_economics(econ: pd.DataFrame) -> go.Figure:
+    """Break-even hits per hour against context length: fewer means cheaper to keep."""
+    fig = go.Figure()
+    for i, (name, part) in enumerate(econ.groupby("model", sort=False)):
+        fig.add_scatter(x=part["context"], y=part["break-even hits/h"], mode="lines", name=name,
+                        line=dict(color=color(i)),
+                        customdata=np.c_[part["storage $/h"] * 1e3, part["GPU $ saved per hit"] * 1e3],
+                        hovertemplate=name + ": %{x:,} tokens: %{y:.3f} hits/h<br>keep %{customdata[0]:.3f} m$/h, "
+                                             "a hit saves %{customdata[1]:.3f} m$<extra></extra>")
+    fig.add_hline(y=1 / 168, line_dash="dot", line_color="gray", annotation_text="once a week",
+                  annotation_position="bottom left")
+    fig.add_hline(y=1, line_dash="dot", line_color="gray", annotation_text="once an hour", annotation_position="top left")
+    fig.update_xaxes(type="log", title_text="context length (tokens)")
+    fig.update_yaxes(type="log", title_text="hits per hour to pay for keeping it")
+    fig.update_layout(title="How often a stored context must be reused to pay its storage", height=480)
+    return fig
+
+
+def fig_tiers(summary: pd.DataFrame) -> go.Figure:
+    """Where prompt tokens came from (left, stacked) and the TTFT that followed (right), per tier setup."""
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, column_widths=[0.55, 0.45], horizontal_spacing=0.04,
+                        subplot_titles=("where prompt tokens came from (%)", "TTFT (s): bar = mean, ◆ = p90"))
+    y = list(summary["setup"])
+    base = np.zeros(len(summary))
+    for col, c in zip(("GPU hit %", "CPU hit %", "SSD hit %", "recomputed %"),
+                      (color(0), color(2), color(5), "#c9ccd3"), strict=True):
+        fig.add_bar(y=y, x=summary[col], base=base, orientation="h", name=col.replace(" %", ""), row=1, col=1,
+                    marker_color=c, hovertemplate="%{y}: %{x:.1f}%<extra>" + col + "</extra>")
+        base = base + summary[col].to_numpy()
+    fig.add_bar(y=y, x=summary["mean TTFT s"], orientation="h", name="mean TTFT", marker_color=color(1),
+                text=[f"{v:.2f} s" for v in summary["mean TTFT s"]], textposition="inside", row=1, col=2,
+                hovertemplate="%{y}: mean %{x:.3f} s<extra></extra>")
+    fig.add_scatter(y=y, x=summary["p90 TTFT s"], mode="markers", name="p90 TTFT", row=1, col=2,
+                    marker=dict(symbol="diamond", size=12, color=color(4)),
+                    hovertemplate="%{y}: p90 %{x:.3f} s<extra></extra>")
+    fig.update_layout(barmode="overlay", title="Tiered KV cache: hits and time to first token", height=440,
+                      legend=dict(orientation="h", y=-0.18))
+    fig.update_xaxes(range=[0, 100], row=1, col=1)
+    fig.update_xaxes(type="log", row=1, col=2)
+    fig.update_yaxes(autorange="reversed", row=1, col=1)
+    return fig
+
+
+def fig_page_sweep(sweep: pd.DataFrame, link_gb_s: float, platform: str,
+                   paper: Sequence[tuple[int, float]] = ()) -> go.Figure:
+    """Effective CPU→GPU bandwidth against page size for each layout, with the link's peak."""
+    fig = go.Figure()
+    for i, (layout, part) in enumerate(sweep.groupby("layout", sort=False)):
+        fig.add_scatter(x=part["page tokens"], y=part["effective GB/s"], mode="lines+markers", name=layout,
+                        line=dict(color=color(i)), customdata=np.c_[part["copy KiB"], 100 * part["share of peak"]],
+                        hovertemplate=layout + ": page %{x} → %{y:.1f} GB/s (%{customdata[1]:.1f}% of peak; "
+                                               "%{customdata[0]:,.0f} KiB per copy)<extra></extra>")
+    fig.add_hline(y=link_gb_s, line_dash="dash", line_color="gray", annotation_text=f"{platform} peak {link_gb_s:g} GB/s",
+                  annotation_position="bottom right")
+    for page, share in paper:
+        fig.add_scatter(x=[page], y=[share * link_gb_s], mode="markers", name=f"paper: {share:.0%} at page {page}",
+                        marker=dict(symbol="star", size=16, color="black"))
+    fig.update_xaxes(type="log", title_text="page size (tokens)", dtick=np.log10(2) * 2)
+    fig.update_yaxes(type="log", title_text="effective bandwidth (GB/s)")
+    fig.update_layout(title=f"Small pages waste the link: {platform}", height=480)
+    return fig
+
+
+def fig_loading(curve: pd.DataFrame, knees: Mapping[str, float], new_tokens: int) -> go.Figure:
+    """Compute time and load time against the load/compute token ratio; knees where they cross."""
+    fig = go.Figure()
+    fig.add_scatter(x=curve["ratio"], y=curve["compute ms"], mode="lines", name=f"compute {new_tokens} new tokens",
+                    line=dict(color="black", width=3))
+    for i, (name, knee) in enumerate(knees.items()):
+        fig.add_scatter(x=curve["ratio"], y=curve[f"{name} load ms"], mode="lines", name=f"load via {name}",
+                        line=dict(color=color(i)))
+        if np.isfinite(knee):
+            fig.add_vline(x=knee, line_dash="dot", line_color=color(i),
+                          annotation_text=f"{knee:.3g}", annotation_position="top")
+    fig.add_vline(x=STRATA_THRESHOLD, line_dash="dash", line_color="gray",
+                  annotation_text="Strata's threshold 100", annotation_position="bottom right")
+    fig.update_xaxes(type="log", title_text="load/compute ratio (cached tokens ÷ new tokens)")
+    fig.update_yaxes(type="log", title_text="time (ms)")
+    fig.update_layout(title="Right of a knee the prefill is loading-bound", height=480)
+    return fig
+
+
+def _mix(requests) -> str:
+    kinds = {r.kind for r in requests}
+    return "mixed" if len(kinds) > 1 else next(iter(kinds))
+
+
+MIX_COLOR = {"long doc + question": color(1), "fresh prompt": color(0), "mixed": color(2)}
+
+
+def fig_timeline(schedules: Sequence[Schedule]) -> go.Figure:
+    """Per policy, a load lane and a compute lane: one bar per batch; red is compute waiting for KV."""
+    fig = go.Figure()
+    shown = set()
+    lanes = []
+    for s in schedules:
+        label = "FCFS" if s.policy == "fcfs" else "Balanced"
+        load_lane, comp_lane = f"{label} · load", f"{label} · compute"
+        lanes += [load_lane, comp_lane]
+        for b in s.batches:
+            mix = _mix(b.requests)
+            names = " + ".join(r.kind for r in b.requests)
+            if b.load_s > 0:
+                fig.add_bar(y=[load_lane], x=[b.load_s], base=[b.start_s], orientation="h", marker_color=color(6),
+                            name="load", legendgroup="load", showlegend="load" not in shown,
+                            hovertemplate=f"batch {b.index}: load {b.load_s * 1e3:.0f} ms<extra>{names}</extra>")
+                shown.add("load")
+            if b.stall_s > 1e-9:
+                fig.add_bar(y=[comp_lane], x=[b.stall_s], base=[b.start_s], orientation="h", marker_color=STALL,
+                            name="stall (waiting for KV)", legendgroup="stall", showlegend="stall" not in shown,
+                            hovertemplate=f"batch {b.index}: stalled {b.stall_s * 1e3:.0f} ms<extra></extra>")
+                shown.add("stall")
+            fig.add_bar(y=[comp_lane], x=[b.compute_s], base=[b.start_s + b.stall_s], orientation="h",
+                        marker=dict(color=MIX_COLOR[mix], line=dict(color="white", width=1)),
+                        name=f"compute: {mix}", legendgroup=mix, showlegend=mix not in shown,
+                        hovertemplate=f"batch {b.index}: compute {b.compute_s * 1e3:.0f} ms<extra>{names}</extra>")
+            shown.add(mix)
+        fig.add_annotation(x=s.total_s, y=comp_lane, text=f"{s.total_s:.2f} s, {s.stall_s:.2f} s stalled",
+                           showarrow=False, xanchor="left", xshift=6, font=dict(size=13))
+    fig.update_layout(barmode="overlay", title="Batch timeline: FCFS vs balanced batching", height=380,
+                      yaxis=dict(categoryorder="array", categoryarray=lanes[::-1]),
+                      legend=dict(orientation="h", y=-0.25), xaxis_title="time (s)")
+    fig.update_xaxes(range=[0, max(s.total_s for s in schedules) * 1.28])
+    return fig

@@ -1,0 +1,305 @@
+"""The KV ledger: how big KV is, whether to load or recompute it, and what keeping it costs.
+
+Follows lecture 9 §1 (size, storage tiers, the break-even bandwidth "KV bytes per token ÷ recompute
+time per token", the 20-turn chat) and lecture 27 §1 (KV produced per GPU per day, the storage
+economics of slide 9). Recompute times come from :func:`kvviz.hardware.prefill_seconds`; loading
+from a tier takes ``bytes ÷ (nominal bandwidth × efficiency)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from kvviz.errors import require
+from kvviz.hardware import GB, TB, Compute, LinkSpec, ModelSpec, prefill_seconds
+
+SECONDS_PER_DAY = 86_400
+HOURS_PER_YEAR = 8_760
+
+
+def _tokens(n, what: str = "tokens") -> int:
+    require(isinstance(n, (int, float, np.integer)) and n >= 1 and float(n).is_integer(),
+            f"{what} must be a whole number ≥ 1, got {n!r}", field=what)
+    return int(n)
+
+
+# ---- size -----------------------------------------------------------------------------------------
+
+def kv_bytes(m: ModelSpec, tokens: float) -> float:
+    """Bytes of KV for ``tokens`` tokens."""
+    return m.kv_bytes_per_token * tokens
+
+
+def tokens_that_fit(m: ModelSpec, capacity_gb: float) -> int:
+    """How many tokens of KV fit in ``capacity_gb`` GB."""
+    require(capacity_gb > 0, f"capacity must be > 0 GB, got {capacity_gb}", field="capacity_gb")
+    return int(capacity_gb * GB // m.kv_bytes_per_token)
+
+
+def kv_per_day(m: ModelSpec, tokens_per_s: float) -> float:
+    """Bytes of KV one GPU produces in a day at ``tokens_per_s`` tokens per second."""
+    require(tokens_per_s > 0, f"throughput must be > 0 tokens/s, got {tokens_per_s}", field="tokens_per_s")
+    return tokens_per_s * m.kv_bytes_per_token * SECONDS_PER_DAY
+
+
+def size_table(models: Mapping[str, ModelSpec], context: int, capacity_gb: float) -> pd.DataFrame:
+    """Per model: KV per token, per context of ``context`` tokens, and tokens that fit in the capacity."""
+    context = _tokens(context, "context")
+    rows = [{"model": m.name, "attention": m.attention, "bytes/token": int(m.kv_bytes_per_token),
+             "KiB/token": m.kv_bytes_per_token / 1024, "GB per context": kv_bytes(m, context) / GB,
+             "tokens in capacity": tokens_that_fit(m, capacity_gb)} for m in models.values()]
+    return pd.DataFrame(rows)
+
+
+# ---- load or recompute ----------------------------------------------------------------------------
+
+def recompute_seconds_per_token(m: ModelSpec, compute: Compute, context: int) -> float:
+    """Average prefill time per token of a ``context``-token prompt (attention makes it grow)."""
+    context = _tokens(context, "context")
+    return prefill_seconds(m, compute, context) / context
+
+
+def breakeven_bytes_s(m: ModelSpec, compute: Compute, context: int) -> float:
+    """Load bandwidth at which loading the KV takes as long as recomputing it (all GPUs together)."""
+    return m.kv_bytes_per_token / recompute_seconds_per_token(m, compute, context)
+
+
+def breakeven_table(models: Iterable[ModelSpec], compute: Compute, contexts: Iterable[int]) -> pd.DataFrame:
+    """Break-even bandwidth per GPU against context length, one row per (model, context)."""
+    rows = []
+    for m in models:
+        for c in contexts:
+            bw = breakeven_bytes_s(m, compute, int(c))
+            rows.append({"model": m.name, "attention": m.attention, "context": int(c),
+                         "recompute µs/token": recompute_seconds_per_token(m, compute, int(c)) * 1e6,
+                         "break-even GB/s per GPU": bw / compute.n_gpus / GB})
+    return pd.DataFrame(rows)
+
+
+def load_seconds(nbytes: float, ln: LinkSpec) -> float:
+    return nbytes / ln.effective_bytes_s
+
+
+def load_or_recompute(m: ModelSpec, compute: Compute, context: int, links: Mapping[str, LinkSpec]) -> pd.DataFrame:
+    """For one context: time to load its KV over each link vs time to recompute it."""
+    context = _tokens(context, "context")
+    recompute = prefill_seconds(m, compute, context)
+    nbytes = kv_bytes(m, context)
+    rows = []
+    for ln in links.values():
+        load = load_seconds(nbytes, ln)
+        rows.append({"link": ln.name, "effective GB/s": ln.effective_bytes_s / GB, "load ms": load * 1e3,
+                     "recompute ms": recompute * 1e3, "load speed-up": recompute / load,
+                     "verdict": "load" if load < recompute else "recompute"})
+    return pd.DataFrame(rows).sort_values("load ms", ignore_index=True)
+
+
+@dataclass(frozen=True)
+class Chat:
+    """A multi-turn chat: turn t's prompt is the system prompt, all earlier turns, and a new message."""
+
+    turns: int = 20
+    user_tokens: int = 230
+    reply_tokens: int = 370
+    system_tokens: int = 0
+
+    def __post_init__(self):
+        _tokens(self.turns, "turns")
+        _tokens(self.user_tokens, "user_tokens")
+        require(self.reply_tokens >= 0 and self.system_tokens >= 0, "token counts must be ≥ 0", field="reply_tokens")
+
+    def cached(self, turn: int) -> int:
+        """Tokens of history before turn ``turn``'s new message: what a cache can hold."""
+        return self.system_tokens + (turn - 1) * (self.user_tokens + self.reply_tokens)
+
+    def prompt(self, turn: int) -> int:
+        return self.cached(turn) + self.user_tokens
+
+
+def ttft_seconds(m: ModelSpec, compute: Compute, prompt: int, cached: int, ln: LinkSpec | None,
+                 overlap: bool = False) -> float:
+    """TTFT of one prompt whose first ``cached`` tokens' KV sits behind ``ln`` (None: already on the GPU).
+
+    Without overlap the load finishes before the new tokens are computed (the notes' ledger); with
+    layer-by-layer overlap only the first layer's load is exposed, or the whole load if it is longer.
+    """
+    compute_s = prefill_seconds(m, compute, prompt - cached, cached)
+    if ln is None or cached == 0:
+        return compute_s
+    load = load_seconds(kv_bytes(m, cached), ln)
+    if not overlap:
+        return load + compute_s
+    return max(load + compute_s / m.layers, load / m.layers + compute_s)
+
+
+def multi_turn_ttft(m: ModelSpec, compute: Compute, chat: Chat, links: Mapping[str, LinkSpec],
+                    overlap: bool = False) -> pd.DataFrame:
+    """TTFT of every turn when the history is recomputed, on the GPU, or behind each link (long form)."""
+    rows = []
+    for t in range(1, chat.turns + 1):
+        prompt, cached = chat.prompt(t), chat.cached(t)
+        rows.append({"turn": t, "tier": "no cache", "history tokens": cached,
+                     "TTFT s": prefill_seconds(m, compute, prompt)})
+        rows.append({"turn": t, "tier": "GPU hit", "history tokens": cached,
+                     "TTFT s": ttft_seconds(m, compute, prompt, cached, None)})
+        for ln in links.values():
+            rows.append({"turn": t, "tier": ln.name, "history tokens": cached,
+                         "TTFT s": ttft_seconds(m, compute, prompt, cached, ln, overlap)})
+    return pd.DataFrame(rows)
+
+
+# ---- economics ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Prices:
+    """Slide 9's prices: a GPU-hour and a TB-hour of secondary storage, in dollars."""
+
+    gpu_per_hour: float = 2.0
+    storage_per_tb_hour: float = 0.15
+
+    def __post_init__(self):
+        require(self.gpu_per_hour > 0, f"GPU price must be > 0 $/h, got {self.gpu_per_hour}", field="gpu_per_hour")
+        require(self.storage_per_tb_hour > 0, f"storage price must be > 0 $/TB·h, got {self.storage_per_tb_hour}",
+                field="storage_per_tb_hour")
+
+
+def context_economics(m: ModelSpec, compute: Compute, context: int, prices: Prices) -> dict[str, float]:
+    """Keeping one context's KV for an hour vs the GPU time one hit saves (lecture 27 §1.3)."""
+    context = _tokens(context, "context")
+    nbytes = kv_bytes(m, context)
+    storage = nbytes / TB * prices.storage_per_tb_hour
+    recompute = prefill_seconds(m, compute, context)
+    saved = recompute / 3600 * compute.n_gpus * prices.gpu_per_hour
+    return {"context": context, "KV GB": nbytes / GB, "storage $/h": storage, "recompute s": recompute,
+            "GPU $ saved per hit": saved, "break-even hits/h": storage / saved}
+
+
+def economics_curve(models: Iterable[ModelSpec], compute: Compute, contexts: Iterable[int],
+                    prices: Prices) -> pd.DataFrame:
+    rows = [{"model": m.name, **context_economics(m, compute, int(c), prices)} for m in models for c in contexts]
+    return pd.DataFrame(rows)
+
+
+def node_breakeven_hit_rate(gpus_per_node: int, storage_tb: float, prices: Prices, prefill_share: float = 1.0) -> float:
+    """Share of work that must hit the cache for the saved GPU time to pay a node's storage bill.
+
+    ``prefill_share`` is the share of the node's GPU time a hit could save (1 = all of it is prefill).
+    """
+    _tokens(gpus_per_node, "gpus_per_node")
+    require(storage_tb > 0, f"storage must be > 0 TB, got {storage_tb}", field="storage_tb")
+    require(0 < prefill_share <= 1, f"prefill share must be in (0, 1], got {prefill_share}", field="prefill_share")
+    return storage_tb * prices.storage_per_tb_hour / (gpus_per_node * prices.gpu_per_hour * prefill_share)
+
+
+def fleet_savings(nodes: int, years: float, hit_rate: float, gpus_per_node: int, storage_tb: float,
+                  prices: Prices, prefill_share: float = 1.0) -> dict[str, float]:
+    """Dollars a fleet saves at ``hit_rate`` over ``years``: GPU time saved, storage paid, net."""
+    _tokens(nodes, "nodes")
+    require(years > 0, f"years must be > 0, got {years}", field="years")
+    require(0 <= hit_rate <= 1, f"hit rate must be in [0, 1], got {hit_rate}", field="hit_rate")
+    hours = years * HOURS_PER_YEAR * nodes
+    gross = hit_rate * prefill_share * gpus_per_node * prices.gpu_per_hour * hours
+    storage = storage_tb * prices.storage_per_tb_hour * hours
+    return {"GPU $ saved": gross, "storage $": storage, "net $": gross - storage}
+
+
+# ---- the lecture notes' numbers beside this ledger's ------------------------------------------------
+
+def paper_row(quantity: str, paper: str, sim: str, agree: bool | None = None) -> dict[str, str]:
+    """One row of a "paper vs this simulation" table."""
+    mark = "" if agree is None else ("yes" if agree else "no")
+    return {"quantity": quantity, "paper": paper, "this simulation": sim, "agree": mark}
+
+
+def _near(value: float, target: float, rel: float) -> bool:
+    return abs(value - target) <= rel * abs(target)
+
+
+def _pick(models: Mapping[str, ModelSpec], name: str) -> ModelSpec:
+    from kvviz.hardware import model
+    return models.get(name) or model(name)
+
+
+def size_rows(models: Mapping[str, ModelSpec]) -> list[dict[str, str]]:
+    """Lecture 9 §1.1 and lecture 27 §1.2 against the current model table."""
+    l8, q14, l70, ds = (_pick(models, n) for n in ("llama-3-8b", "qwen2.5-14b", "llama-3.1-70b", "deepseek-r1"))
+    fit40 = tokens_that_fit(l8, 40)
+    day = kv_per_day(ds, 2625) / TB
+    return [
+        paper_row("Llama-3-8B KV per token", "128 KiB", f"{l8.kv_bytes_per_token / 1024:,.1f} KiB",
+                  l8.kv_bytes_per_token == 131072),
+        paper_row("Qwen2.5-14B KV per token", "196,608 B", f"{q14.kv_bytes_per_token:,.0f} B",
+                  q14.kv_bytes_per_token == 196608),
+        paper_row("Llama-3.1-70B KV per token", "320 KiB", f"{l70.kv_bytes_per_token / 1024:,.1f} KiB",
+                  l70.kv_bytes_per_token == 327680),
+        paper_row("Llama-3-8B: an 8,000-token context", "1.05 GB", f"{kv_bytes(l8, 8000) / GB:.2f} GB",
+                  _near(kv_bytes(l8, 8000) / GB, 1.05, 0.01)),
+        paper_row("Llama-3-8B tokens in 40 GB", "≈ 0.3 M", f"{fit40 / 1e6:.2f} M", _near(fit40, 3e5, 0.05)),
+        paper_row("Llama-3.1-70B: a 32K context (exercise 1)", "≈ 10.7 GB", f"{kv_bytes(l70, 32768) / GB:.1f} GB",
+                  _near(kv_bytes(l70, 32768) / GB, 10.7, 0.01)),
+        paper_row("DeepSeek-R1 on one MI300X at 2,625 tok/s", "68.6 KiB/token, 15.9 TB/day",
+                  f"{ds.kv_bytes_per_token / 1024:.1f} KiB/token, {day:.1f} TB/day", _near(day, 15.9, 0.01)),
+    ]
+
+
+def recompute_rows(models: Mapping[str, ModelSpec], h100: Compute, links: Mapping[str, LinkSpec],
+                   chat: Chat | None = None) -> list[dict[str, str]]:
+    """Lecture 9 §1.2 (and exercise 1) on one H100 at the current MFU."""
+    from kvviz.hardware import link
+    l8, q14, l70, mha, gqa = (_pick(models, n) for n in
+                               ("llama-3-8b", "qwen2.5-14b", "llama-3.1-70b", "llama-2-7b", "mistral-7b"))
+    t8 = prefill_seconds(l8, h100, 8000)
+    be = {m.name: breakeven_bytes_s(m, h100, 8000) / GB for m in (l8, q14, l70, mha, gqa)}
+    ln = {k: links.get(k) or link(k) for k in ("pcie5-x16", "rdma-400g", "nvme", "cloud-3g")}
+    speed = {k: t8 / load_seconds(kv_bytes(l8, 8000), v) for k, v in ln.items()}
+    chat = chat or Chat()
+    p, c = chat.prompt(chat.turns), chat.cached(chat.turns)
+    ttft = [prefill_seconds(l8, h100, p), ttft_seconds(l8, h100, p, c, None),
+            ttft_seconds(l8, h100, p, c, ln["pcie5-x16"]), ttft_seconds(l8, h100, p, c, ln["cloud-3g"])]
+    return [
+        paper_row("Llama-3-8B: recompute 8,000 tokens on an H100", "188 ms", f"{t8 * 1e3:.0f} ms", _near(t8, 0.188, 0.03)),
+        paper_row("Qwen2.5-14B break-even (351 ms per 8,000 tokens)", "≈ 4.5 GB/s", f"{be['qwen2.5-14b']:.2f} GB/s",
+                  _near(be["qwen2.5-14b"], 4.5, 0.05)),
+        paper_row("Llama-3-8B break-even per GPU", "≈ 6 GB/s", f"{be['llama-3-8b']:.1f} GB/s at 8K tokens",
+                  _near(be["llama-3-8b"], 6, 0.1)),
+        paper_row("Llama-3.1-70B break-even per GPU", "≈ 1.6 GB/s", f"{be['llama-3.1-70b']:.2f} GB/s at 8K tokens",
+                  _near(be["llama-3.1-70b"], 1.6, 0.05)),
+        paper_row("GQA break-even ÷ MHA break-even", "≈ 1/4", f"1/{be['llama-2-7b'] / be['mistral-7b']:.1f} "
+                  "(Mistral-7B vs Llama-2-7B)", _near(be["mistral-7b"] / be["llama-2-7b"], 0.25, 0.15)),
+        paper_row("Load 8K tokens from CPU DRAM / remote memory", "7–9× faster than recompute",
+                  f"{speed['pcie5-x16']:.1f}× (PCIe 5.0) / {speed['rdma-400g']:.1f}× (400 Gb/s RDMA)",
+                  6.5 <= speed["rdma-400g"] and speed["pcie5-x16"] <= 9.5),
+        paper_row("Load 8K tokens from an NVMe SSD", "about even", f"{speed['nvme']:.2f}×", _near(speed["nvme"], 1, 0.1)),
+        paper_row("Load 8K tokens over 3 Gb/s", "18× slower", f"{1 / speed['cloud-3g']:.1f}× slower",
+                  _near(1 / speed["cloud-3g"], 18, 0.05)),
+        paper_row(f"Turn {chat.turns} of a chat ({c:,} tokens of history): no cache / GPU hit / CPU / 3 Gb/s",
+                  "282 ms / 6.7 ms / 35.9 ms / 4.99 s",
+                  f"{ttft[0] * 1e3:.0f} ms / {ttft[1] * 1e3:.1f} ms / {ttft[2] * 1e3:.1f} ms / {ttft[3]:.2f} s",
+                  all(_near(a, b, 0.05) for a, b in zip(ttft, (0.282, 0.0067, 0.0359, 4.99), strict=True))),
+    ]
+
+
+def economics_rows(models: Mapping[str, ModelSpec], node: Compute, prices: Prices, storage_tb: float = 1.0,
+                   prefill_share: float = 1.0) -> list[dict[str, str]]:
+    """Lecture 27 §1.3 (slide 9 and code 01 part 3) against this ledger."""
+    rate = node_breakeven_hit_rate(node.n_gpus, storage_tb, prices, prefill_share)
+    fleet = fleet_savings(1000, 3, 0.10, node.n_gpus, storage_tb, prices, prefill_share)
+    e = context_economics(_pick(models, "llama-3.1-70b"), node, 10_000, prices)
+    return [
+        paper_row("Break-even hit rate (8-GPU node, $2/GPU·h, 1 TB at $0.15/h)", "1.06%", f"{rate:.2%}",
+                  _near(rate, 0.0106, 0.03)),
+        paper_row("10% hits, 1,000 nodes, 3 years: GPU $ saved / storage $", "≈ $33 M / ≈ $4 M",
+                  f"${fleet['GPU $ saved'] / 1e6:.0f} M / ${fleet['storage $'] / 1e6:.1f} M",
+                  _near(fleet["GPU $ saved"], 33e6, 0.1)),
+        paper_row("Llama-3.1-70B, 10K-token context: KV / keep for an hour", "3.3 GB / $0.0005",
+                  f"{e['KV GB']:.1f} GB / ${e['storage $/h']:.4f}", _near(e["KV GB"], 3.3, 0.02)),
+        paper_row(f"…one hit saves (recompute on {node.n_gpus}× {node.gpu.name}, MFU {node.mfu:g})",
+                  "$0.0026 (≈ 0.58 s)", f"${e['GPU $ saved per hit']:.4f} ({e['recompute s']:.2f} s)",
+                  _near(e["GPU $ saved per hit"], 0.0026, 0.05)),
+        paper_row("…break-even reuse", "0.19 hits/h", f"{e['break-even hits/h']:.2f} hits/h",
+                  _near(e["break-even hits/h"], 0.19, 0.06)),
+    ]

@@ -1,0 +1,220 @@
+"""Where should KV live? KV size, load vs recompute, storage economics, tiers and Strata's I/O."""
+
+from dataclasses import astuple
+
+import numpy as np
+import streamlit as st
+
+from kvviz import hardware as hw
+from kvviz import ledger, strata_io as sio, tiers
+from kvviz.figures import ledger as figs
+from ui import frame
+
+VIEWS = ("Size", "Load or recompute", "Economics", "Tiers", "Strata I/O")
+CONTEXTS = np.unique(np.geomspace(256, 1_048_576, 49).astype(int))
+
+frame.header("ledger", "How big KV is, when loading it beats recomputing it, what keeping it costs, "
+                       "and why copying it back is slower than the link promises.")
+view = st.segmented_control("View", VIEWS, default="Size", key="ledger_view", bind="query-params",
+                            label_visibility="collapsed") or "Size"
+
+with st.sidebar:
+    st.subheader("Presets")
+    with st.expander("Edit models, GPUs and links", icon=":material/edit:"):
+        st.caption("Every number is editable; add a row for your own model. `params_b`: matmul parameters per "
+                   "token (billions); `d_attn`: query heads × head dim; links: nominal GB/s × efficiency.")
+        tables = {k: st.data_editor(hw.to_frame(t), key=f"ledger_edit_{k}", num_rows="dynamic")
+                  for k, t in (("models", hw.MODELS), ("gpus", hw.GPUS), ("links", hw.LINKS))}
+with frame.user_errors():
+    models, gpus, links = (hw.models_from_frame(tables["models"]), hw.gpus_from_frame(tables["gpus"]),
+                           hw.links_from_frame(tables["links"]))
+with st.sidebar:
+    name = st.selectbox("Model", list(models), key="ledger_model", bind="query-params")
+    gpu_name = st.selectbox("GPU", list(gpus), key="ledger_gpu", bind="query-params")
+    mfu = st.number_input("MFU (model FLOPs utilisation)", value=hw.DEFAULT_MFU, step=0.05, format="%.3f",
+                          key="ledger_mfu", bind="query-params",
+                          help="Share of peak FLOP/s a prefill reaches. 0.735 reproduces the lecture notes' times.")
+with frame.user_errors():
+    m, compute = models[name], hw.Compute(gpus[gpu_name], mfu)
+    h100 = hw.Compute(gpus.get("h100", hw.GPUS["h100"]), mfu)
+
+
+def size_view() -> None:
+    c1, c2, c3 = st.columns(3)
+    context = c1.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", bind="query-params")
+    capacity = c2.number_input("Memory for KV (GB)", 0.1, 100_000.0, 40.0, key="ledger_capacity")
+    rate = c3.number_input("Tokens/s a GPU serves", 1.0, 1e7, 2_625.0, key="ledger_rate",
+                           help="For the KV-per-day figure; the slide's DeepSeek-R1 on one MI300X does 2,625.")
+    with frame.user_errors():
+        size = ledger.size_table(models, context, capacity)
+        per_day = ledger.kv_per_day(m, rate)
+    with st.container(horizontal=True):
+        st.metric(f"{name} KV per token", f"{m.kv_bytes_per_token / 1024:,.1f} KiB", border=True)
+        st.metric(f"per {context:,}-token context", f"{ledger.kv_bytes(m, context) / hw.GB:,.2f} GB", border=True)
+        st.metric(f"tokens in {capacity:g} GB", f"{ledger.tokens_that_fit(m, capacity):,}", border=True)
+        st.metric(f"KV per GPU per day at {rate:,.0f} tok/s", f"{per_day / hw.TB:,.1f} TB", border=True)
+    frame.figure(figs.fig_size(size, context, capacity), key="ledger_fig_size")
+    st.dataframe(size, hide_index=True, width="stretch", column_config={
+        "KiB/token": st.column_config.NumberColumn(format="%.1f"),
+        "GB per context": st.column_config.NumberColumn(format="%.2f")})
+    frame.what_to_notice([
+        "KV per token = layers × 2 (K and V) × KV heads × head dim × bytes: GQA's 8 KV heads make Llama-3-8B's "
+        "KV a quarter of the 7B multi-head model's, and MLA's single 576-wide latent shrinks it again.",
+        "A long document's KV is gigabytes: a GPU holds a few hundred thousand tokens of it, so it must live elsewhere.",
+        "Size does not follow parameters: 70B has 9× the compute of 8B per token but only 2.5× the KV."])
+    frame.paper_vs_sim(ledger.size_rows(models), note="KV sizes are exact arithmetic from the model configs; "
+                       "they agree to the byte. The per-day figure multiplies the slide's throughput; it is not modelled.")
+
+
+def recompute_view() -> None:
+    sub = st.segmented_control("Show", ("Break-even curves", "One context, every link", "20-turn chat"),
+                               default="Break-even curves", key="ledger_lr", bind="query-params") or "Break-even curves"
+    default_links = [k for k in ("pcie5-x16", "rdma-400g", "nvme", "cloud-10g", "cloud-3g") if k in links]
+    chosen = {k: links[k] for k in st.multiselect("Links", list(links), default_links, key="ledger_links")}
+    with frame.user_errors():
+        if sub == "Break-even curves":
+            picks = st.multiselect("Models", list(models), [k for k in ("llama-3-8b", "llama-3.1-70b", "qwen2.5-14b",
+                                   "llama-2-7b", "deepseek-r1") if k in models], key="ledger_models")
+            be = ledger.breakeven_table([models[k] for k in picks], compute, CONTEXTS)
+            frame.figure(figs.fig_breakeven(be, chosen), key="ledger_fig_be")
+            st.dataframe(be[be["context"].isin([1024, 4096, 8192, 32768, 131072])].pivot(
+                index="context", columns="model", values="break-even GB/s per GPU").round(2), width="stretch")
+        elif sub == "One context, every link":
+            context = st.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", bind="query-params")
+            lr = ledger.load_or_recompute(m, compute, context, chosen or links)
+            frame.figure(figs.fig_load_vs_recompute(lr, context, name), key="ledger_fig_lr")
+            st.dataframe(lr.round(2), hide_index=True, width="stretch")
+        else:
+            c1, c2, c3, c4 = st.columns(4)
+            chat = ledger.Chat(c1.number_input("Turns", 1, 200, 20, key="ledger_turns"),
+                               c2.number_input("User tokens/turn", 1, 100_000, 230, key="ledger_user"),
+                               c3.number_input("Reply tokens/turn", 0, 100_000, 370, key="ledger_reply"))
+            overlap = c4.toggle("Overlap load with compute", key="ledger_overlap")
+            mt = ledger.multi_turn_ttft(m, compute, chat, chosen, overlap)
+            frame.figure(figs.fig_multi_turn(mt), key="ledger_fig_mt")
+            st.dataframe(mt[mt["turn"] == chat.turns].drop(columns="turn").round(4), hide_index=True, width="stretch")
+    frame.what_to_notice([
+        "Break-even bandwidth = KV bytes per token ÷ recompute time per token. Above it, load; below it, recompute.",
+        "Longer contexts lower the bar (attention makes recompute grow faster than the bytes), bigger models and "
+        "smaller KV (GQA, MLA) lower it further: MHA's dashed curve sits about 4× above GQA's.",
+        "CPU DRAM and RDMA clear the bar by far; an NVMe SSD sits near it; a 3 Gb/s cloud link is far below."])
+    frame.paper_vs_sim(ledger.recompute_rows(models, h100, links), note="All rows use one H100 at the MFU in the "
+                       "sidebar. The notes' 6 GB/s for Llama-3-8B is at a shorter context (5.9 GB/s at 4K here); "
+                       "their turn-20 prompt length is not stated, so the default chat (230 + 370 tokens a turn) is a fit.")
+
+
+def economics_view() -> None:
+    c = st.columns(4)
+    prices = dict(gpu=c[0].number_input("$ per GPU-hour", 0.01, 1000.0, 2.0, key="ledger_gpu_price"),
+                  tb=c[1].number_input("$ per TB-hour of storage", 0.0001, 100.0, 0.15, format="%.4f", key="ledger_tb_price"))
+    node_gpus = c[2].number_input("GPUs per node", 1, 64, 8, key="ledger_node_gpus")
+    storage_tb = c[3].number_input("Storage per node (TB)", 0.001, 10_000.0, 1.0, key="ledger_storage_tb")
+    with frame.user_errors():
+        p = ledger.Prices(prices["gpu"], prices["tb"])
+        node = hw.Compute(gpus[gpu_name], mfu, node_gpus)
+        picks = [models[k] for k in ("llama-3-8b", "qwen2.5-14b", "llama-3.1-70b", "deepseek-r1") if k in models]
+        econ = ledger.economics_curve(picks or [m], node, CONTEXTS[CONTEXTS <= 262_144], p)
+        rate = ledger.node_breakeven_hit_rate(node_gpus, storage_tb, p)
+    st.metric("Break-even hit rate for the node", f"{rate:.2%}", border=True,
+              help="Storage $/h ÷ GPU $/h: the share of the node's work that must come from cache to pay for storage.")
+    frame.figure(figs.fig_economics(econ), key="ledger_fig_econ")
+    st.dataframe(econ[econ["context"].isin([1024, 8192, 65536])].round(5), hide_index=True, width="stretch")
+    frame.what_to_notice([
+        "Storage is cheap next to GPU time: a stored context pays for itself if it is reused a few times a day or less.",
+        "Longer contexts pay back faster: recompute grows faster than the bytes kept."])
+    frame.paper_vs_sim(ledger.economics_rows(models, hw.Compute(gpus.get("h100", hw.GPUS["h100"]), mfu, 8), p),
+                       note="The slide's formula for 1.06% is not given: storage $/h ÷ GPU $/h with its inputs gives "
+                            "0.94% (1.06% needs ~1.13 TB per node). The notes' lecture-27 time model prefills 10K "
+                            "tokens of 70B in 0.58 s on 8 H100s; set MFU to 0.33 to match it.")
+
+
+@st.cache_data(max_entries=16, show_spinner="Simulating the tiered cache…")
+def run_tiers(model_t: tuple, gpu_t: tuple, mfu_v: float, load: tuple, setups: tuple):
+    mm, comp = hw.ModelSpec(*model_t), hw.Compute(hw.GPUSpec(*gpu_t), mfu_v)
+    chat = tiers.ChatLoad(*load)
+    return tiers.compare(mm, comp, chat, [tiers.TierSetup(*s) for s in setups])[0], tiers.total_kv_gb(mm, chat)
+
+
+def tiers_view() -> None:
+    c = st.columns(4)
+    load = (c[0].number_input("Users", 1, 2000, 200, key="ledger_users"),
+            c[1].number_input("Turns each", 1, 100, 12, key="ledger_tturns"),
+            c[2].number_input("Requests/s", 0.1, 1000.0, 10.0, key="ledger_rps"))
+    gpu_gb = c[3].number_input("GPU KV room (GB)", 0.1, 10_000.0, 58.0, key="ledger_gpu_gb")
+    c = st.columns(4)
+    cpu_gb = c[0].number_input("CPU tier (GB)", 0.0, 100_000.0, 50.0, key="ledger_cpu_gb")
+    slow, fast = (c[1].number_input("Slow CPU reads (GB/s)", 0.01, 10_000.0, 10.0, key="ledger_slow"),
+                  c[2].number_input("Fast CPU reads (GB/s)", 0.01, 10_000.0, 50.0, key="ledger_fast"))
+    ssd_gb = c[3].number_input("SSD tier (GB)", 0.0, 1e6, 500.0, key="ledger_ssd_gb")
+    fill = st.segmented_control("Lower tiers hold", tiers.FILL_MODES, default="spill", key="ledger_fill",
+                                bind="query-params") or "spill"
+    with frame.user_errors():
+        setups = tiers.default_setups(gpu_gb, cpu_gb, slow, fast, ssd_gb, fill=fill)
+        summary, total = run_tiers(astuple(m), astuple(compute.gpu), mfu, load, tuple(astuple(s) for s in setups))
+    frame.figure(figs.fig_tiers(summary), key="ledger_fig_tiers")
+    st.dataframe(summary.round(2), hide_index=True, width="stretch")
+    frame.what_to_notice([
+        "GPU only: LRU evicts other users' histories before they return, so most turns recompute a growing history.",
+        "A CPU tier turns those misses into loads; how fast it reads decides whether the load beats recompute.",
+        "An SSD near the break-even bandwidth raises the hit rate but barely the TTFT. With write-through, a CPU "
+        "tier smaller than the GPU's share holds nothing the GPU does not already have."])
+    frame.paper_vs_sim(tiers.paper_rows(summary, total), note="One GPU, first come first served, prefill only "
+                       "(decoding is not simulated); loads are not overlapped with compute. The notes' absolute "
+                       "TTFTs come from their own simulator and are not printed, so only directions are compared.")
+
+
+def strata_view() -> None:
+    sub = st.segmented_control("Show", ("Page size", "Loading-bound", "Balanced batching"), default="Page size",
+                               key="ledger_strata", bind="query-params") or "Page size"
+    fitted = sio.fit_overhead([(sio.slice_bytes(m, 32), b * hw.GB, e) for _, b, e in sio.PAPER_POINTS]) * 1e6
+    c = st.columns(3)
+    overhead = c[0].number_input("Per-copy overhead L0 (µs)", 0.0, 1000.0, round(fitted, 2), key="ledger_l0",
+                                 help=f"Fitted to Strata's 22% (PCIe 5.0) and 5% (GH200) for {name}: {fitted:.2f} µs.")
+    gpu_io = c[1].number_input("GPU-assisted I/O (GB/s)", 0.1, 10_000.0, sio.GPU_IO_GB_S, key="ledger_gpu_io")
+    qwen = models.get("qwen2.5-14b", hw.MODELS["qwen2.5-14b"])
+    h200 = hw.Compute(gpus.get("h200", hw.GPUS["h200"]), mfu)
+    with frame.user_errors():
+        knee = sio.knee_ratio(qwen, h200, 256, sio.IOPath(gpu_io_gb_s=gpu_io).bandwidth(qwen, 32, "GPU-assisted"))
+        if sub == "Page size":
+            platform = c[2].selectbox("Platform", [p for p, _, _ in sio.PAPER_POINTS], key="ledger_platform",
+                                      bind="query-params")
+            link_gb_s, share = next((b, e) for p, b, e in sio.PAPER_POINTS if p == platform)
+            io = sio.IOPath(link_gb_s, overhead, 1, gpu_io)
+            sweep = sio.page_sweep(m, io, 8192, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
+            frame.figure(figs.fig_page_sweep(sweep, link_gb_s, platform, [(32, share)]), key="ledger_fig_pages")
+            st.dataframe(sweep[sweep["page tokens"].isin([1, 16, 32, 256, 1024])].round(3), hide_index=True,
+                         width="stretch")
+            st.caption(f"Little's law: X = C·S/L. One {sio.slice_bytes(m, 32) / 1024:.0f} KiB copy in flight taking "
+                       f"{overhead:.1f} µs + its wire time moves {io.bandwidth(m, 32, 'layer-first DMA') / hw.GB:.1f} GB/s.")
+        elif sub == "Loading-bound":
+            new = c[2].number_input("New tokens per request", 1, 100_000, 256, key="ledger_new")
+            paths = {"GPU-assisted": min(gpu_io, 64) * hw.GB,
+                     "DMA page 32": sio.IOPath(64, overhead).bandwidth(m, 32, "layer-first DMA")}
+            curve = sio.loading_curve(m, compute, new, sio.log_ratios(), paths)
+            knees = {k: sio.knee_ratio(m, compute, new, v) for k, v in paths.items()}
+            frame.figure(figs.fig_loading(curve, knees, new), key="ledger_fig_loading")
+            st.dataframe(curve.iloc[::10].round(1), hide_index=True, width="stretch")
+        else:
+            cc = st.columns(4)
+            reqs = sio.burst_example(cc[0].number_input("Document tokens", 1, 1_000_000, 28_672, key="ledger_doc"),
+                                     cc[1].number_input("Question tokens", 1, 100_000, 256, key="ledger_q"),
+                                     cc[2].number_input("Fresh prompt tokens", 1, 1_000_000, 3_584, key="ledger_fresh"))
+            threshold = cc[3].number_input("Threshold (load/compute)", 0.1, 10_000.0, round(knee, 1), key="ledger_thr")
+            runs = [sio.schedule(reqs, qwen, h200, min(gpu_io, 64) * hw.GB, p, 2, threshold) for p in ("fcfs", "balanced")]
+            frame.figure(figs.fig_timeline(runs), key="ledger_fig_timeline")
+            st.dataframe(sio.schedule_frame(runs[0]).merge(sio.schedule_frame(runs[1]), on="batch",
+                         suffixes=(" FCFS", " balanced"))[["batch", "requests FCFS", "stall s FCFS",
+                         "requests balanced", "stall s balanced"]].round(3), hide_index=True, width="stretch")
+    frame.what_to_notice([
+        "Layer-first pages cut KV into tiny copies; a fixed cost per copy then dominates, the more so on a faster link.",
+        "A long cached context with a short question is loading-bound: compute cannot hide the load.",
+        "Balanced batching pairs load-heavy with compute-heavy requests so each batch's compute hides its load."])
+    fcfs_bal = [sio.schedule(sio.burst_example(), qwen, h200, 50 * hw.GB, p, 2, knee) for p in ("fcfs", "balanced")]
+    frame.paper_vs_sim(sio.paper_rows(m, overhead, knee, *fcfs_bal), note="The overhead is one number fitted to "
+                       "two paper points, not a measurement. The burst uses Qwen2.5-14B on an H200 with GPU-assisted "
+                       "I/O; the notes' request lengths are not given, so 28K-token documents, 256-token questions and "
+                       "3.5K-token fresh prompts were chosen: the totals land near the notes', the stall lower.")
+
+
+{"Size": size_view, "Load or recompute": recompute_view, "Economics": economics_view, "Tiers": tiers_view,
+ "Strata I/O": strata_view}[view]()
