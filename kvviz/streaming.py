@@ -1,0 +1,539 @@
+"""CacheGen's bandwidth-adaptive streaming of a context's KV, chunk by chunk (SIGCOMM'24 §5.3).
+
+The context is cut into chunks (default 1,500 tokens); each chunk is pre-encoded at several
+levels and can also be sent as text, which the GPU recomputes over the earlier chunks' KV. A
+policy picks one configuration per chunk while the bandwidth changes; TTFT is the time the last
+chunk is ready, and the SLO is met when TTFT <= SLO. Policies (CLI names):
+
+- ``paper``: estimate the bandwidth from the previous chunk's measured throughput, and pick the
+  least-loss configuration whose expected delay fits this chunk's share of the remaining SLO
+  (its share of the remaining tokens); when nothing fits, the fastest one.
+- ``artifact``: the released code (``run_adaptation.py``): a fixed budget SLO/n per chunk, the
+  *current* chunk's bandwidth, levels tried best first, else text at the recompute cost.
+- ``level1``..: one level throughout; ``quant8``: 8-bit quantisation; ``text``: text only.
+- ``oracle``: knows the whole bandwidth trace; the best quality that meets the SLO (dynamic
+  programming on a time grid), else the earliest finish. It is the bound.
+
+Everything is vectorised across K bandwidth traces at once, so 1,000 random traces take a
+fraction of a second.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.special import ndtr
+
+from kvviz.errors import InputError, require
+
+# Mistral-7B: 32 layers x 8 KV heads x 128 dims, K and V: 65,536 values per token.
+MISTRAL_VALUES_PER_TOKEN = 2 * 32 * 8 * 128
+MISTRAL_PARAMS, MISTRAL_LAYERS, MISTRAL_D_MODEL = 7.24e9, 32, 4096
+# Paper Table 1 (Mistral-7B, LongChat): 8-bit quantisation 622 MB, CacheGen 176 MB, accuracy 0.98.
+PAPER_8BIT_MB, PAPER_CACHEGEN_MB, PAPER_CACHEGEN_QUALITY = 622.0, 176.0, 0.98
+# Lecture 9 exercise 3: recomputing a 9,600-token context on an A40 takes about 1.51 s.
+PREFILL_CALIBRATION = (9_600, 1.51)
+ARTIFACT_TEXT_S = 0.2                 # run_adaptation.py's fixed per-chunk text cost
+TEXT_BYTES_PER_TOKEN = 4              # token ids
+MAX_CSV_BYTES, MAX_CSV_ROWS = 1 << 20, 100_000
+ORACLE_GRID = 400
+MAX_TRACES = 20_000
+MAX_CHUNKS = 1_000
+
+
+@dataclass(frozen=True)
+class Level:
+    """One pre-encoded configuration: its size and a quality proxy (1 = lossless answers)."""
+
+    name: str
+    bits_per_value: float
+    quality: float
+
+
+def _artifact_level_bits(level: int) -> float:
+    """Mean log2(bins) of one of the artifact's bin tables over K and V of 32 layers."""
+    from kvviz.cachegen.codec import layer_bins
+    return float(np.log2(layer_bins(level, MISTRAL_LAYERS)).mean())
+
+
+def paper_levels() -> tuple[Level, ...]:
+    """Three levels anchored on the paper's Table 1: level 2 is CacheGen's 176 MB (2.26 bits per
+    value at the 8-bit baseline's 622 MB). Levels 1 and 3 are derived: each differs from level 2
+    by the artifact's bin tables' mean log2(bins) (a halved step costs one bit); their qualities
+    are illustrative, not from the paper."""
+    mid = PAPER_CACHEGEN_MB / PAPER_8BIT_MB * 8
+    bits = {lv: mid + _artifact_level_bits(lv) - _artifact_level_bits(2) for lv in (1, 2, 3)}
+    return (Level("level1", bits[1], 0.95), Level("level2", mid, PAPER_CACHEGEN_QUALITY),
+            Level("level3", bits[3], 0.99))
+
+
+PAPER_QUANT8 = Level("quant8", 8.0, 1.0)
+
+
+@dataclass(frozen=True)
+class StreamSetup:
+    """The context, its chunks, the configurations and the SLO."""
+
+    context_tokens: int = 9_500
+    chunk_tokens: int = 1_500
+    slo_s: float = 1.0
+    levels: tuple[Level, ...] = field(default_factory=paper_levels)
+    quant8: Level = PAPER_QUANT8
+    values_per_token: int = MISTRAL_VALUES_PER_TOKEN
+    recompute: str = "prefill"         # "prefill" (a FLOPs model) or "fixed" (the artifact's 0.2 s)
+    fixed_recompute_s: float = ARTIFACT_TEXT_S
+    initial_gbps: float | None = None  # the paper rule's first estimate; None = the trace's mean
+
+    def validate(self) -> None:
+        require(self.slo_s > 0 and math.isfinite(self.slo_s), f"the SLO must be > 0 s, got {self.slo_s}",
+                field="slo")
+        require(self.context_tokens >= 1, f"the context must have at least 1 token, got {self.context_tokens}",
+                field="context")
+        require(self.chunk_tokens >= 1, f"the chunk size must be at least 1 token, got {self.chunk_tokens}",
+                field="chunk")
+        require(self.chunk_tokens <= self.context_tokens,
+                f"the chunk size ({self.chunk_tokens:,} tokens) is larger than the context "
+                f"({self.context_tokens:,} tokens)", field="chunk")
+        require(self.n_chunks <= MAX_CHUNKS, f"{self.n_chunks:,} chunks is too many (at most {MAX_CHUNKS:,})",
+                field="chunk")
+        require(len(self.levels) >= 1, "at least one encoding level is needed", field="levels")
+        require(self.recompute in ("prefill", "fixed"),
+                f"recompute must be 'prefill' or 'fixed', got {self.recompute!r}", field="recompute")
+        require(self.fixed_recompute_s > 0, "the fixed recompute time must be > 0 s", field="recompute")
+        for lv in (*self.levels, self.quant8):
+            require(lv.bits_per_value > 0, f"level {lv.name} must have > 0 bits per value", field="levels")
+
+    @property
+    def n_chunks(self) -> int:
+        return -(-self.context_tokens // self.chunk_tokens)
+
+    @property
+    def tokens(self) -> np.ndarray:
+        """Tokens per chunk; the last chunk holds the remainder."""
+        t = np.full(self.n_chunks, self.chunk_tokens, dtype=np.int64)
+        t[-1] = self.context_tokens - self.chunk_tokens * (self.n_chunks - 1)
+        return t
+
+    @property
+    def config_names(self) -> tuple[str, ...]:
+        return (*(lv.name for lv in self.levels), "quant8", "text")
+
+    @property
+    def quality(self) -> np.ndarray:
+        return np.array([*(lv.quality for lv in self.levels), self.quant8.quality, 1.0])
+
+    @property
+    def text_index(self) -> int:
+        return len(self.levels) + 1
+
+    def bits(self) -> np.ndarray:
+        """Bits sent per (chunk, configuration), ``[n_chunks, n_configs]``."""
+        per_value = np.array([*(lv.bits_per_value for lv in self.levels), self.quant8.bits_per_value])
+        kv = self.tokens[:, None] * self.values_per_token * per_value[None, :]
+        text = self.tokens[:, None] * TEXT_BYTES_PER_TOKEN * 8.0
+        return np.concatenate([kv, text], axis=1)
+
+    def recompute_s(self) -> np.ndarray:
+        """GPU time to recompute each chunk from text over the earlier chunks' KV."""
+        if self.recompute == "fixed":
+            return np.full(self.n_chunks, self.fixed_recompute_s)
+        prefix = np.concatenate([[0], np.cumsum(self.tokens)[:-1]])
+        return prefill_seconds(self.tokens, prefix)
+
+
+def _prefill_flops(n: np.ndarray, prefix: np.ndarray) -> np.ndarray:
+    """Linear layers (2 FLOPs per parameter per token) plus attention over the prefix and the chunk."""
+    n, prefix = np.asarray(n, np.float64), np.asarray(prefix, np.float64)
+    return 2 * MISTRAL_PARAMS * n + 4 * MISTRAL_LAYERS * MISTRAL_D_MODEL * n * (prefix + (n + 1) / 2)
+
+
+def prefill_seconds(n: np.ndarray, prefix: np.ndarray) -> np.ndarray:
+    """Mistral-7B prefill time of ``n`` new tokens after ``prefix`` cached ones, calibrated so the
+    whole 9,600-token context takes 1.51 s (an A40, lecture 9 exercise 3)."""
+    tokens, seconds = PREFILL_CALIBRATION
+    rate = _prefill_flops(np.array(tokens), np.array(0)) / seconds
+    return _prefill_flops(n, prefix) / rate
+
+
+# ----------------------------------------------------------------------------- bandwidth traces
+
+@dataclass(frozen=True)
+class Bandwidth:
+    """K bandwidth traces. ``kind="chunk"``: ``gbps[k, i]`` is what chunk i sees, whenever it is
+    sent (the artifact's model). ``kind="timed"``: piecewise constant in time, ``gbps[k, j]`` from
+    ``times[k, j]`` on (the first time is 0, the last value lasts forever)."""
+
+    kind: str
+    gbps: np.ndarray
+    times: np.ndarray | None = None
+    name: str = ""
+
+    @property
+    def traces(self) -> int:
+        return self.gbps.shape[0]
+
+    def mean_gbps(self) -> np.ndarray:
+        return self.gbps.mean(axis=1)
+
+    def at(self, chunk: int, t: np.ndarray) -> np.ndarray:
+        """The bandwidth (Gb/s) at time ``t [K]`` for chunk ``chunk``."""
+        if self.kind == "chunk":
+            return self.gbps[:, chunk]
+        j = np.array([np.searchsorted(self.times[k], t[k], side="right") - 1 for k in range(self.traces)])
+        return self.gbps[np.arange(self.traces), j]
+
+    def finish(self, chunk: int, start: np.ndarray, bits: np.ndarray) -> np.ndarray:
+        """When a transfer of ``bits`` begun at ``start`` ends; arrays ``[K, ...]`` broadcast."""
+        start, bits = np.broadcast_arrays(np.asarray(start, np.float64), np.asarray(bits, np.float64))
+        if self.kind == "chunk":
+            shape = (self.traces,) + (1,) * (start.ndim - 1)
+            return start + bits / (self.gbps[:, chunk].reshape(shape) * 1e9)
+        out = np.empty(start.shape)
+        for k in range(self.traces):
+            out[k] = _timed_finish(self.times[k], self.gbps[k] * 1e9, start[k], bits[k])
+        return out
+
+
+def _timed_finish(times: np.ndarray, rate: np.ndarray, start: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """Invert the cumulative capacity of one piecewise-constant trace."""
+    capacity = np.concatenate([[0.0], np.cumsum(rate[:-1] * np.diff(times))])
+    j = np.searchsorted(times, start, side="right") - 1
+    target = capacity[j] + rate[j] * (start - times[j]) + bits
+    m = np.searchsorted(capacity, target, side="right") - 1
+    return times[m] + (target - capacity[m]) / rate[m]
+
+
+UNIFORM_LOW, UNIFORM_HIGH = 0.1, 10.0
+
+
+def iid_traces(traces: int, chunks: int, seed: int = 0) -> Bandwidth:
+    """The artifact's ``bw_generator``: i.i.d. Uniform(0.1, 10) Gb/s per chunk."""
+    return persistent_traces(traces, chunks, 0.0, seed, name="i.i.d. Uniform(0.1, 10) per chunk")
+
+
+def persistent_traces(traces: int, chunks: int, persistence: float = 0.9, seed: int = 0,
+                      name: str | None = None) -> Bandwidth:
+    """An AR(1) chain across chunks with lag-1 correlation ``persistence`` (Gaussian copula), with
+    the same Uniform(0.1, 10) Gb/s marginal as the artifact's generator: only the persistence
+    differs, and ``persistence = 0`` is exactly i.i.d."""
+    require(1 <= traces <= MAX_TRACES, f"traces must be 1..{MAX_TRACES:,}, got {traces}", field="traces")
+    require(0.0 <= persistence < 1.0, f"persistence must be in [0, 1), got {persistence}", field="persistence")
+    rng = np.random.default_rng(seed)
+    e = rng.standard_normal((traces, chunks))
+    z = np.empty_like(e)
+    z[:, 0] = e[:, 0]
+    for i in range(1, chunks):
+        z[:, i] = persistence * z[:, i - 1] + math.sqrt(1 - persistence**2) * e[:, i]
+    gbps = UNIFORM_LOW + (UNIFORM_HIGH - UNIFORM_LOW) * ndtr(z)
+    label = name or f"persistent (AR(1), persistence {persistence:g}) per chunk"
+    return Bandwidth("chunk", gbps, name=label)
+
+
+STEP_TRACE = ((0.0, 10.0), (0.3, 1.0), (3.0, 5.0))     # lecture 27 §4.2: 10 -> 1 -> 5 Gb/s
+
+
+def step_trace() -> Bandwidth:
+    """The lecture notes' step: 10 Gb/s for 0.3 s, 1 Gb/s until 3 s, then 5 Gb/s."""
+    times, gbps = zip(*STEP_TRACE)
+    return Bandwidth("timed", np.array([gbps], float), np.array([times], float), "step 10 → 1 → 5 Gb/s")
+
+
+def load_bandwidth_csv(source: str | Path | bytes, name: str = "uploaded trace") -> Bandwidth:
+    """A ``time_s, gbps`` CSV (header optional): times strictly increasing, bandwidth > 0.
+
+    Before the first time the first value holds; after the last, the last value holds.
+    """
+    if isinstance(source, (bytes, bytearray)):
+        data = bytes(source)
+    else:
+        path = Path(source)
+        require(path.is_file(), f"no such bandwidth file: {path}")
+        require(path.stat().st_size <= MAX_CSV_BYTES, f"{path} is larger than {MAX_CSV_BYTES >> 20} MiB")
+        data, name = path.read_bytes(), path.name
+    require(len(data) <= MAX_CSV_BYTES, f"the bandwidth file is larger than {MAX_CSV_BYTES >> 20} MiB")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError("the bandwidth file is not UTF-8 text") from exc
+    times, gbps = _parse_rows(csv.reader(io.StringIO(text)))
+    require(len(times) > 0, "the bandwidth file has no data rows (expected 'time_s, gbps' lines)")
+    times = np.array(times) - times[0]
+    return Bandwidth("timed", np.array([gbps]), times[None, :], name)
+
+
+def _parse_rows(rows) -> tuple[list[float], list[float]]:
+    times: list[float] = []
+    gbps: list[float] = []
+    for line, row in enumerate(rows, start=1):
+        cells = [c.strip() for c in row]
+        if not any(cells) or cells[0].startswith("#"):
+            continue
+        if len(cells) < 2:
+            raise InputError("expected two columns, time_s and gbps", line=line)
+        try:
+            t, b = float(cells[0]), float(cells[1])
+        except ValueError:
+            if not times and line == 1:          # a header line
+                continue
+            raise InputError(f"not a number: {cells[0]!r}, {cells[1]!r}", line=line) from None
+        if not (math.isfinite(t) and math.isfinite(b)):
+            raise InputError("time and bandwidth must be finite numbers", line=line)
+        if t < 0:
+            raise InputError(f"time must be >= 0 s, got {t:g}", line=line, field="time_s")
+        if b <= 0:
+            raise InputError(f"bandwidth must be > 0 Gb/s, got {b:g}", line=line, field="gbps")
+        if times and t <= times[-1]:
+            raise InputError(f"times must increase: {t:g} s comes after {times[-1]:g} s", line=line,
+                             field="time_s")
+        times.append(t)
+        gbps.append(b)
+        if len(times) > MAX_CSV_ROWS:
+            raise InputError(f"more than {MAX_CSV_ROWS:,} rows", line=line)
+    return times, gbps
+
+
+# ----------------------------------------------------------------------------- policies
+
+@dataclass(frozen=True)
+class Run:
+    """One policy over K traces: per (trace, chunk) arrays, and per-trace outcomes."""
+
+    policy: str
+    config: np.ndarray          # [K, n] index into setup.config_names
+    start: np.ndarray           # [K, n] seconds
+    end: np.ndarray             # [K, n]
+    bits: np.ndarray            # [K, n]
+    seen_gbps: np.ndarray       # [K, n] throughput the chunk's transfer saw
+    estimate_gbps: np.ndarray   # [K, n] the rule's bandwidth estimate (NaN when it uses none)
+    quality: np.ndarray         # [K] token-weighted quality proxy
+    slo_s: float
+
+    @property
+    def ttft(self) -> np.ndarray:
+        return self.end[:, -1]
+
+    @property
+    def met(self) -> np.ndarray:
+        return self.ttft <= self.slo_s * (1 + 1e-9)
+
+
+def policy_names(setup: StreamSetup) -> tuple[str, ...]:
+    return ("paper", "artifact", *(lv.name for lv in setup.levels), "quant8", "text", "oracle")
+
+
+def _check_bandwidth(setup: StreamSetup, bw: Bandwidth) -> None:
+    if bw.kind == "chunk":
+        require(bw.gbps.shape[1] >= setup.n_chunks,
+                f"the bandwidth trace has {bw.gbps.shape[1]} chunk values but the context has "
+                f"{setup.n_chunks} chunks", field="bandwidth")
+
+
+def simulate(setup: StreamSetup, bw: Bandwidth, policy: str) -> Run:
+    """Stream the context under one policy over every trace in ``bw``."""
+    setup.validate()
+    _check_bandwidth(setup, bw)
+    names = policy_names(setup)
+    require(policy in names, f"unknown policy {policy!r}; choose one of {', '.join(names)}", field="policy")
+    if policy == "oracle":
+        return _oracle(setup, bw)
+    k, n = bw.traces, setup.n_chunks
+    bits, recompute, quality = setup.bits(), setup.recompute_s(), setup.quality
+    text = setup.text_index
+    fixed = {name: i for i, name in enumerate(setup.config_names)}
+    rows = np.arange(k)
+    config = np.zeros((k, n), np.int64)
+    start, end, seen, estimate = (np.zeros((k, n)) for _ in range(4))
+    estimate[:] = np.nan
+    t = np.zeros(k)
+    prior = bw.mean_gbps() if setup.initial_gbps is None else np.full(k, setup.initial_gbps)
+    for i in range(n):
+        if policy == "paper":
+            estimate[:, i] = prior if i == 0 else seen[:, i - 1]
+            c = _paper_choice(setup, i, t, estimate[:, i], bits[i], recompute[i])
+        elif policy == "artifact":
+            now = bw.at(i, t)
+            estimate[:, i] = now
+            c = _artifact_choice(setup, now, bits[i])
+        else:
+            c = np.full(k, fixed[policy])
+        b = bits[i, c]
+        arrived = bw.finish(i, t, b)
+        seen[:, i] = b / np.maximum(arrived - t, 1e-15) / 1e9
+        config[:, i], start[:, i] = c, t
+        t = arrived + np.where(c == text, recompute[i], 0.0)
+        end[:, i] = t
+    return Run(policy, config, start, end, bits[np.arange(n)[None, :], config], seen, estimate,
+               _quality(setup, config), setup.slo_s)
+
+
+def _adaptive_configs(setup: StreamSetup) -> np.ndarray:
+    """What the adaptive rules and the oracle choose from: the CacheGen levels and text."""
+    return np.array([*range(len(setup.levels)), setup.text_index])
+
+
+def _paper_choice(setup: StreamSetup, i: int, t: np.ndarray, est: np.ndarray, bits: np.ndarray,
+                  recompute: float) -> np.ndarray:
+    """Least loss whose expected delay fits this chunk's share of the remaining SLO."""
+    tokens = setup.tokens
+    share = tokens[i] / tokens[i:].sum()
+    budget = (setup.slo_s - t) * share                                        # [K]
+    options = _adaptive_configs(setup)
+    delay = bits[options][None, :] / (np.maximum(est, 1e-9)[:, None] * 1e9)  # [K, C]
+    delay[:, options == setup.text_index] += recompute
+    fits = delay <= budget[:, None]
+    q = setup.quality[options]
+    score = np.where(fits, q[None, :], -np.inf)
+    best = np.argmax(score - 1e-12 * delay, axis=1)                          # ties: the faster one
+    fastest = np.argmin(delay, axis=1)
+    return options[np.where(fits.any(axis=1), best, fastest)]
+
+
+def _artifact_choice(setup: StreamSetup, now_gbps: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """run_adaptation.py: the first level (best first) whose transfer fits SLO / n, else text."""
+    budget = setup.slo_s / setup.n_chunks
+    choice = np.full(now_gbps.shape, setup.text_index)
+    for level in range(len(setup.levels)):                  # worst first, so the best fit wins
+        fits = bits[level] / (now_gbps * 1e9) < budget
+        choice = np.where(fits, level, choice)
+    return choice
+
+
+def _quality(setup: StreamSetup, config: np.ndarray) -> np.ndarray:
+    w = setup.tokens / setup.context_tokens
+    return (setup.quality[config] * w[None, :]).sum(axis=1)
+
+
+@dataclass(frozen=True)
+class OraclePlan:
+    """The oracle's dynamic programme: ``plan[i, k, g]`` is the option to send chunk i in at grid
+    point g; ``value[k, g]`` the best total quality from the start. For per-chunk traces the grid
+    is *remaining* time (so one programme serves every SLO up to ``horizon``); for timed traces
+    it is elapsed time on [0, SLO]."""
+
+    plan: np.ndarray
+    value: np.ndarray
+    dt: float
+    remaining: bool
+
+    def index(self, t: np.ndarray, slo: float) -> np.ndarray:
+        g = (slo - t) / self.dt if self.remaining else t / self.dt
+        g = np.floor(g + 1e-9) if self.remaining else np.ceil(g - 1e-9)
+        return np.clip(g, 0, self.plan.shape[2] - 1).astype(np.int64)
+
+
+def _durations(setup: StreamSetup, bw: Bandwidth, i: int, start: np.ndarray, options: np.ndarray) -> list:
+    bits, recompute = setup.bits(), setup.recompute_s()
+    return [bw.finish(i, start, bits[i, c]) - start + (recompute[i] if c == setup.text_index else 0.0)
+            for c in options]
+
+
+def oracle_plan(setup: StreamSetup, bw: Bandwidth, horizon: float | None = None) -> OraclePlan:
+    """Solve the oracle's programme. Durations are rounded *up* to the grid and start times
+    conservatively, so every plan it returns is truly feasible; it is optimal to within the grid."""
+    k, n, options = bw.traces, setup.n_chunks, _adaptive_configs(setup)
+    remaining = bw.kind == "chunk"
+    dt = (horizon or setup.slo_s) / ORACLE_GRID
+    grid = np.arange(ORACLE_GRID + 1) * dt
+    weight = setup.tokens / setup.context_tokens
+    value = np.zeros((k, ORACLE_GRID + 2))           # column 0 = "out of time" (-inf), then the grid
+    value[:, 0] = -np.inf
+    plan = np.zeros((n, k, ORACLE_GRID + 1), np.int8)
+    g = np.arange(ORACLE_GRID + 1)
+    for i in range(n - 1, -1, -1):
+        cands = np.empty((len(options), k, ORACLE_GRID + 1))
+        if remaining:
+            for j, d in enumerate(_durations(setup, bw, i, np.zeros(k), options)):
+                steps = np.ceil(d / dt - 1e-9).astype(np.int64)
+                idx = np.maximum(g[None, :] - steps[:, None] + 1, 0)
+                cands[j] = setup.quality[options[j]] * weight[i] + np.take_along_axis(value, idx, axis=1)
+        else:
+            start = np.broadcast_to(grid, (k, grid.size))
+            for j, d in enumerate(_durations(setup, bw, i, start, options)):
+                idx = np.ceil((start + d) / dt - 1e-9).astype(np.int64) + 1
+                idx = np.where(idx > ORACLE_GRID + 1, 0, idx)
+                cands[j] = setup.quality[options[j]] * weight[i] + np.take_along_axis(value, idx, axis=1)
+        plan[i] = cands.argmax(axis=0)
+        value = np.concatenate([np.full((k, 1), -np.inf), cands.max(axis=0)], axis=1)
+    return OraclePlan(plan, value[:, 1:], dt, remaining)
+
+
+def _oracle(setup: StreamSetup, bw: Bandwidth, solved: OraclePlan | None = None) -> Run:
+    """Follow the plan; where no plan meets the SLO, send each chunk the fastest way (earliest
+    finish is optimal then, since a later start never finishes earlier)."""
+    solved = solved or oracle_plan(setup, bw)
+    k, n, options = bw.traces, setup.n_chunks, _adaptive_configs(setup)
+    bits, recompute, text = setup.bits(), setup.recompute_s(), setup.text_index
+    rows = np.arange(k)
+    feasible = np.isfinite(solved.value[rows, solved.index(np.zeros(k), setup.slo_s)])
+    config = np.zeros((k, n), np.int64)
+    start, end, seen = (np.zeros((k, n)) for _ in range(3))
+    t = np.zeros(k)
+    for i in range(n):
+        planned = options[solved.plan[i, rows, solved.index(t, setup.slo_s)]]
+        fastest = options[np.argmin(np.stack(_durations(setup, bw, i, t, options), axis=1), axis=1)]
+        c = np.where(feasible, planned, fastest)
+        b = bits[i, c]
+        arrived = bw.finish(i, t, b)
+        seen[:, i] = b / np.maximum(arrived - t, 1e-15) / 1e9
+        config[:, i], start[:, i] = c, t
+        t = arrived + np.where(c == text, recompute[i], 0.0)
+        end[:, i] = t
+    return Run("oracle", config, start, end, bits[np.arange(n)[None, :], config], seen,
+               np.full((k, n), np.nan), _quality(setup, config), setup.slo_s)
+
+
+# ----------------------------------------------------------------------------- outputs
+
+def timeline(setup: StreamSetup, run: Run, trace: int = 0) -> pd.DataFrame:
+    """The per-chunk table of one trace: start, end, configuration, size, bandwidth seen."""
+    names = np.array(setup.config_names)
+    return pd.DataFrame({
+        "policy": run.policy,
+        "chunk": np.arange(setup.n_chunks),
+        "tokens": setup.tokens,
+        "start_s": run.start[trace],
+        "end_s": run.end[trace],
+        "config": names[run.config[trace]],
+        "MB": run.bits[trace] / 8e6,
+        "gbps_seen": run.seen_gbps[trace],
+        "estimate_gbps": run.estimate_gbps[trace],
+        "quality": setup.quality[run.config[trace]],
+    })
+
+
+def summary(runs: list[Run]) -> pd.DataFrame:
+    """Per policy over its K traces: SLO-violation rate, mean quality, mean and p95 TTFT."""
+    return pd.DataFrame([{
+        "policy": r.policy,
+        "violation_rate": float(1 - r.met.mean()),
+        "mean_quality": float(r.quality.mean()),
+        "mean_ttft_s": float(r.ttft.mean()),
+        "p95_ttft_s": float(np.percentile(r.ttft, 95)),
+    } for r in runs])
+
+
+def run_all(setup: StreamSetup, bw: Bandwidth, policies: tuple[str, ...] | None = None) -> list[Run]:
+    return [simulate(setup, bw, p) for p in (policies or policy_names(setup))]
+
+
+def slo_sweep(setup: StreamSetup, bw: Bandwidth, slos: np.ndarray,
+              policies: tuple[str, ...] | None = None, progress=None) -> pd.DataFrame:
+    """Violation rate and mean quality per policy at each SLO, over all K traces."""
+    frames = []
+    policies = policies or policy_names(setup)
+    shared = oracle_plan(setup, bw, float(max(slos))) if bw.kind == "chunk" and "oracle" in policies else None
+    for j, slo in enumerate(slos):
+        s = replace(setup, slo_s=float(slo))
+        runs = [_oracle(s, bw, shared) if p == "oracle" and shared else simulate(s, bw, p) for p in policies]
+        frame = summary(runs)
+        frame.insert(0, "slo_s", float(slo))
+        frames.append(frame)
+        if progress:
+            progress((j + 1) / len(slos))
+    return pd.concat(frames, ignore_index=True)
