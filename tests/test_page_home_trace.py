@@ -77,3 +77,12 @@ def test_presenter_mode_persists_across_pages():
     assert_clean(at)
     assert at.sidebar.toggle(key="presenter").value is True
     assert at.expander  # explanations folded away
+
+
+def test_an_upload_survives_a_visit_to_another_page():
+    at = open_page("trace", {"trace_source": "Upload"})
+    at.sidebar.file_uploader(key="trace_upload").upload("t.jsonl", GOOD, "application/json").run()
+    at.switch_page("pages/home.py").run()
+    at.switch_page("pages/trace.py").run()
+    assert_clean(at)
+    assert at.metric[0].value == "2"

@@ -51,33 +51,38 @@ def _synthetic_knobs(prefix: str) -> dict:
     st.caption("Synthetic workload")
     knobs = dict(
         requests=st.number_input("Requests", 100, 50_000, d.requests, 100, key=f"{prefix}_requests",
-                                 bind="query-params"),
-        seed=st.number_input("Seed", 0, 10**6, d.seed, key=f"{prefix}_seed", bind="query-params"),
+                                 bind="query-params", persist_state="session"),
+        seed=st.number_input("Seed", 0, 10**6, d.seed, key=f"{prefix}_seed", bind="query-params", persist_state="session"),
         share_doc_qa=st.slider("Share: document QA", 0.0, 1.0, d.share_doc_qa, 0.05, key=f"{prefix}_qa",
-                               bind="query-params"),
+                               bind="query-params", persist_state="session"),
         share_chat=st.slider("Share: multi-turn chat", 0.0, 1.0, d.share_chat, 0.05, key=f"{prefix}_chat",
-                             bind="query-params"),
+                             bind="query-params", persist_state="session"),
         share_oneshot=st.slider("Share: one-shot", 0.0, 1.0, d.share_oneshot, 0.05, key=f"{prefix}_oneshot",
-                                bind="query-params"),
+                                bind="query-params", persist_state="session"),
         documents=st.number_input("Documents in the pool", 1, 100_000, d.documents, key=f"{prefix}_docs",
-                                  bind="query-params"),
+                                  bind="query-params", persist_state="session"),
         doc_zipf=st.slider("Document popularity skew (Zipf)", 0.0, 2.0, d.doc_zipf, 0.05,
-                           key=f"{prefix}_zipf", bind="query-params"),
+                           key=f"{prefix}_zipf", bind="query-params", persist_state="session"),
         rate=st.number_input("Arrival rate (requests/s)", 0.1, 1000.0, d.rate, 0.5, key=f"{prefix}_rate",
-                             bind="query-params"),
+                             bind="query-params", persist_state="session"),
     )
     return {**{f.name: getattr(d, f.name) for f in fields(d)}, **knobs}
 
 
 def _upload(prefix: str) -> dict | None:
     block_size = st.number_input("Block size (tokens per hash id)", 1, 1 << 20, DEFAULT_BLOCK_SIZE,
-                                 key=f"{prefix}_block_size")
+                                 key=f"{prefix}_block_size", persist_state="session")
     file = st.file_uploader(
         "Trace file (Mooncake JSONL or CSV)", type=["jsonl", "json", "csv", "txt"], key=f"{prefix}_upload",
         max_upload_size=MAX_BYTES // 2**20,
         help=f"Up to {MAX_BYTES // 2**20} MiB and {MAX_REQUESTS:,} requests. Parsed as data only; "
              "it stays in your session.")
     if file is None:
+        # Widgets forget a file when you leave the page; the session still has the last upload.
+        earlier = st.session_state.get(SESSION_KEY)
+        if earlier and earlier["kind"] == "upload":
+            st.caption("Showing the trace you uploaded earlier in this session.")
+            return {**earlier, "block_size": int(block_size)}
         return None
     return {"kind": "upload", "data": file.getvalue(), "block_size": int(block_size), "name": "uploaded trace"}
 
@@ -93,7 +98,7 @@ def trace_picker(prefix: str, *, keep: bool = False) -> Trace | None:
     with st.sidebar:
         st.header("Trace")
         source = st.segmented_control("Source", options, default=options[0], required=True,
-                                      key=f"{prefix}_source", bind="query-params")
+                                      key=f"{prefix}_source", bind="query-params", persist_state="session")
         if source == "Session trace":
             spec = st.session_state[SESSION_KEY]
         elif source == "Synthetic":
