@@ -1,0 +1,134 @@
+"""Figures of the Mooncake cluster page: overload timelines and the scheduler comparison."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from kvviz.conductor import PAPER_FIG8_TTFT_S, SCHEDULER_LABELS, ScheduleResult
+from kvviz.overload import POLICY_LABELS, OverloadResult
+from kvviz.style import color
+
+PREFILL, DECODE = color(0), color(1)
+ADMITTED, REJ_EARLY, REJ_DECODE = color(2), "#f2b134", color(3)
+
+
+def smoothed(loads: pd.DataFrame, seconds: float = 10.0) -> pd.DataFrame:
+    """Loads averaged over a trailing ``seconds`` window (the raw 1-s samples flicker)."""
+    step = float(loads["time_s"].iloc[1] - loads["time_s"].iloc[0]) if len(loads) > 1 else 1.0
+    n = max(1, int(round(seconds / step)))
+    out = loads.copy()
+    out[["prefill_load", "decode_load"]] = loads[["prefill_load", "decode_load"]].rolling(n, min_periods=1).mean()
+    return out
+
+
+def _load_traces(fig: go.Figure, loads: pd.DataFrame, row: int, legend: bool) -> None:
+    loads = smoothed(loads)
+    minutes = loads["time_s"] / 60
+    fig.add_trace(go.Scatter(x=minutes, y=loads["prefill_load"], name="Prefill load", legendgroup="p",
+                             showlegend=legend, line=dict(color=PREFILL)), row=row, col=1)
+    fig.add_trace(go.Scatter(x=minutes, y=loads["decode_load"], name="Decode load", legendgroup="d",
+                             showlegend=legend, line=dict(color=DECODE)), row=row, col=1)
+
+
+def fig_timeline(result: OverloadResult) -> go.Figure:
+    """One policy: prefill and decode load over time, and what happened to arrivals per window."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.62, 0.38], vertical_spacing=0.06)
+    _load_traces(fig, result.loads, 1, True)
+    tl = result.timeline
+    x = (tl["start_s"] + (tl["start_s"].iloc[1] - tl["start_s"].iloc[0] if len(tl) > 1 else 0) / 2) / 60
+    for col, name, c in (("admitted", "Admitted", ADMITTED), ("rejected_early", "Rejected on arrival", REJ_EARLY),
+                         ("rejected_decode", "Rejected after prefill (wasted)", REJ_DECODE)):
+        fig.add_trace(go.Bar(x=x, y=tl[col], name=name, marker_color=c, marker_line_width=0), row=2, col=1)
+    fig.update_layout(barmode="stack", bargap=0, height=520,
+                      title=f"{POLICY_LABELS[result.policy]}: load and admissions over time")
+    fig.update_yaxes(title_text="Load, 10-s mean (1 = SLO)", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="Requests / window", row=2, col=1)
+    fig.update_xaxes(title_text="Time (minutes)", row=2, col=1)
+    return fig
+
+
+def fig_policy_multiples(runs: dict[str, OverloadResult]) -> go.Figure:
+    """Small multiples: prefill and decode load of every policy on one shared time axis."""
+    policies = list(runs)
+    fig = make_subplots(rows=len(policies), cols=1, shared_xaxes=True, vertical_spacing=0.05,
+                        subplot_titles=[POLICY_LABELS[p] for p in policies])
+    top = 1.0
+    for i, p in enumerate(policies, start=1):
+        _load_traces(fig, runs[p].loads, i, i == 1)
+        top = max(top, float(runs[p].loads[["prefill_load", "decode_load"]].to_numpy().max(initial=0)))
+    fig.update_yaxes(range=[0, top * 1.05], title_text="Load")
+    fig.update_annotations(font_size=15)
+    fig.update_xaxes(title_text="Time (minutes)", row=len(policies), col=1)
+    fig.update_layout(height=170 * len(policies) + 110, title="The same arrivals under each policy")
+    return fig
+
+
+def fig_totals(table: pd.DataFrame) -> go.Figure:
+    """Completed, rejected-on-arrival and rejected-after-prefill requests per policy (mean, ± 1 sd)."""
+    labels = [POLICY_LABELS[p].replace(" + ", " +<br>").replace(" (", "<br>(") for p in table["policy"]]
+    fig = go.Figure()
+    for col, name, c in (("completed", "Completed", ADMITTED), ("rejected_early", "Rejected on arrival", REJ_EARLY),
+                         ("rejected_after_prefill", "Rejected after prefill (wasted)", REJ_DECODE)):
+        fig.add_trace(go.Bar(x=labels, y=table[col], name=name, marker_color=c,
+                             error_y=dict(type="data", array=table[f"{col}_sd"], visible=True),
+                             hovertemplate="%{y:,.0f}"))
+    seeds = int(table["seeds"].iloc[0]) if len(table) else 0
+    fig.update_layout(barmode="group", title=f"Outcomes per policy (mean of {seeds} run{'s' * (seeds != 1)}, ± 1 sd)",
+                      yaxis_title="Requests")
+    return fig
+
+
+def fig_ttft_ecdf(results: dict[str, ScheduleResult]) -> go.Figure:
+    """Distribution of TTFT per scheduler (empirical CDF, log time axis)."""
+    fig = go.Figure()
+    for i, (name, r) in enumerate(results.items()):
+        t = np.sort(r.ttft_s)
+        if len(t) > 2000:                                   # thin the curve, keep its shape
+            idx = np.unique(np.linspace(0, len(t) - 1, 2000).astype(int))
+            t, y = t[idx], (idx + 1) / len(r.ttft_s)
+        else:
+            y = np.arange(1, len(t) + 1) / len(t)
+        fig.add_trace(go.Scatter(x=t, y=y, name=SCHEDULER_LABELS[name], mode="lines", line=dict(color=color(i))))
+    fig.update_xaxes(type="log", title_text="TTFT (s, log scale)")
+    fig.update_yaxes(title_text="Share of requests ≤ x", range=[0, 1.02])
+    fig.update_layout(title="Time to first token per scheduler", legend=dict(x=0.01, y=0.99))
+    return fig
+
+
+def fig_schedule_bars(results: dict[str, ScheduleResult]) -> go.Figure:
+    """Cache hit ratio and busiest-instance load over average, per scheduler."""
+    names = [SCHEDULER_LABELS[k] for k in results]
+    colors = [color(i) for i in range(len(results))]
+    hit = [r.hit_ratio for r in results.values()]
+    imb = [r.imbalance for r in results.values()]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Cache hit ratio (blocks reused)",
+                                                        "Busiest instance ÷ average load"))
+    fig.add_trace(go.Bar(x=names, y=hit, marker_color=colors, text=[f"{v:.2f}" for v in hit],
+                         textposition="outside", showlegend=False), row=1, col=1)
+    fig.add_trace(go.Bar(x=names, y=imb, marker_color=colors, text=[f"{v:.2f}" for v in imb],
+                         textposition="outside", showlegend=False), row=1, col=2)
+    fig.update_yaxes(range=[0, 1.05], row=1, col=1)
+    fig.update_yaxes(range=[0, max(imb + [1.0]) * 1.2], row=1, col=2)
+    return fig
+
+
+def fig_fig8(results: dict[str, ScheduleResult]) -> go.Figure:
+    """Mooncake's Figure 8 beside this simulation: average TTFT per scheduler."""
+    keys = [k for k in PAPER_FIG8_TTFT_S if k in results]
+    names = [SCHEDULER_LABELS[k] for k in keys]
+    colors = [color(list(results).index(k)) for k in keys]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Paper, Fig. 8 (8P+8D, 23k real requests)",
+                                                        "This simulation"))
+    paper = [PAPER_FIG8_TTFT_S[k] for k in keys]
+    sim = [results[k].mean_ttft_s for k in keys]
+    for col, values in ((1, paper), (2, sim)):
+        fig.add_trace(go.Bar(x=names, y=values, marker_color=colors, showlegend=False,
+                             text=[f"{v:.2f} s" if v < 10 else f"{v:.0f} s" for v in values],
+                             textposition="outside"), row=1, col=col)
+        fig.update_yaxes(title_text="Average TTFT (s)" if col == 1 else None,
+                         range=[0, max(values + [1e-3]) * 1.2], row=1, col=col)
+    fig.update_layout(title="Average TTFT: the paper's order and this run's")
+    return fig

@@ -1,0 +1,27 @@
+"""The Mooncake cluster page in a real browser: both views, a policy switch, and a shared link."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
+
+
+def test_overload_view_switch_policy(page: Page, app_url: str):
+    open_page(page, app_url, "cluster")
+    assert_no_exception(page)
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3)
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Early rejection + prediction",
+                                                            exact=True).click()
+    wait_idle(page)
+    assert_no_exception(page)
+    expect(page.get_by_text("Early rejection + prediction: load and admissions over time")).to_be_visible()
+    screenshot(page, "cluster_overload")
+
+
+def test_scheduling_view_from_a_link(page: Page, app_url: str):
+    open_page(page, app_url, "cluster", "cluster_view=Scheduling&cluster_instances=4")
+    assert_no_exception(page)
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3)
+    expect(page.get_by_text("What the paper reports vs this simulation")).to_be_visible()
+    screenshot(page, "cluster_scheduling")
