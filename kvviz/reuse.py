@@ -53,7 +53,7 @@ def _count_greater_before(values: np.ndarray) -> np.ndarray:
         not_greater = np.searchsorted(left_keys, keys[right], side="right")
         block_end = np.searchsorted(left_keys, (r_block + 1) * big, side="left")
         counts[idx[right]] += block_end - not_greater
-        order = np.argsort(keys, kind="stable")
+        order = np.argsort(keys, kind="stable")  # merges the sorted runs (timsort finds them)
         cur, idx = cur[order], idx[order]
         w *= 2
     return counts

@@ -17,6 +17,9 @@ cache and most distinct blocks are never reused (the notes report ~52% and ~84%)
 
 from __future__ import annotations
 
+import bisect
+import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,74 +66,83 @@ class WorkloadConfig:
 
 
 class _BlockNamer:
-    """Chained block ids: the id of a block is fixed by its parent's id and its content key."""
+    """Block ids in order of first appearance, with the chain rule built in.
+
+    A shared block is named by (its content's key, its position): everything before it is the
+    same content, so the chained hash would be the same too. Blocks unique to one request get
+    fresh ids.
+    """
 
     def __init__(self) -> None:
-        self.table: dict[tuple, int] = {}
+        self.shared: dict[tuple, int] = {}
+        self.next_id = 0
 
-    def name(self, keys: list[tuple]) -> list[int]:
-        ids, parent = [], -1
-        for key in keys:
-            parent = self.table.setdefault((parent, key), len(self.table))
-            ids.append(parent)
+    def _fresh(self, count: int) -> range:
+        ids = range(self.next_id, self.next_id + count)
+        self.next_id += count
+        return ids
+
+    def name(self, shared_key: tuple, full_shared: int, n_blocks: int) -> list[int]:
+        ids = []
+        for k in range(full_shared):
+            block = self.shared.get((shared_key, k))
+            if block is None:
+                block = self.shared[(shared_key, k)] = self._fresh(1)[0]
+            ids.append(block)
+        ids.extend(self._fresh(n_blocks - full_shared))
         return ids
 
 
-def _lengths(rng: np.random.Generator, mean: float, size: int | None = None) -> np.ndarray:
-    sigma = 0.6
-    draw = rng.lognormal(np.log(mean) - sigma**2 / 2, sigma, size)
-    return np.maximum(1, np.rint(draw)).astype(np.int64)
+def _length(rng: np.random.Generator, mean: float) -> int:
+    """A log-normal token count with the given mean (sigma 0.6), at least 1."""
+    return max(1, round(rng.lognormal(math.log(mean) - 0.18, 0.6)))
 
 
-def _prompt_keys(shared_tokens: int, total_tokens: int, shared_key: tuple, unique_key: tuple,
-                 block_size: int) -> list[tuple]:
-    """Content keys of a prompt whose first ``shared_tokens`` tokens are shared content.
-
-    Blocks that lie wholly inside the shared part are keyed by position in that content; the
-    rest (including the block that straddles its end) are unique to this request.
-    """
-    n = -(-total_tokens // block_size)
-    full_shared = min(shared_tokens, total_tokens) // block_size
-    return [shared_key + (k,) if k < full_shared else unique_key + (k,) for k in range(n)]
+def _pick(rng: np.random.Generator, cdf: list[float]) -> int:
+    """An index drawn with the probabilities whose running sum is ``cdf``."""
+    return min(bisect.bisect(cdf, rng.random()), len(cdf) - 1)
 
 
 class _Generator:
-    """Draws requests unit by unit: a document question, a one-shot prompt or a chat session."""
+    """Draws requests unit by unit: a document question, a one-shot prompt or a chat session.
+
+    A request is (arrival ms, input tokens, output tokens, shared content key, number of full
+    blocks of shared content, number of blocks). Blocks wholly inside the shared content (a
+    document, a chat history) are reused by whoever sends the same content; the rest, including
+    the block that straddles the end of the shared part, belong to this request alone.
+    """
 
     def __init__(self, config: WorkloadConfig):
         self.c = config
         self.rng = np.random.default_rng(config.seed)
         popularity = 1.0 / np.arange(1, config.documents + 1) ** config.doc_zipf
-        self.popularity = popularity / popularity.sum()
-        self.doc_len = _lengths(self.rng, config.doc_tokens, config.documents)
-        self.serial = 0  # request number, names the blocks unique to a request
+        self.doc_cdf = np.cumsum(popularity / popularity.sum()).tolist()
+        self.doc_len = [_length(self.rng, config.doc_tokens) for _ in range(config.documents)]
+        self.sessions = itertools.count()
 
-    def _request(self, t: float, n_in: int, n_out: int, shared: int, shared_key: tuple) -> tuple:
-        keys = _prompt_keys(shared, n_in, shared_key, ("req", self.serial), self.c.block_size)
-        self.serial += 1
-        return round(t * 1000), n_in, n_out, keys
+    def _request(self, t: float, n_in: int, shared_tokens: int, shared_key: tuple) -> tuple:
+        n_out = _length(self.rng, self.c.output_tokens)
+        bs = self.c.block_size
+        return round(t * 1000), n_in, n_out, shared_key, min(shared_tokens, n_in) // bs, -(-n_in // bs)
 
     def doc_qa(self, t: float) -> list[tuple]:
-        doc = int(self.rng.choice(self.c.documents, p=self.popularity))
-        n_in = int(self.doc_len[doc] + _lengths(self.rng, self.c.question_tokens))
-        return [self._request(t, n_in, int(_lengths(self.rng, self.c.output_tokens)),
-                              int(self.doc_len[doc]), ("doc", doc))]
+        doc = _pick(self.rng, self.doc_cdf)
+        n_in = self.doc_len[doc] + _length(self.rng, self.c.question_tokens)
+        return [self._request(t, n_in, self.doc_len[doc], ("doc", doc))]
 
     def oneshot(self, t: float) -> list[tuple]:
-        n_in = int(_lengths(self.rng, self.c.oneshot_tokens))
-        return [self._request(t, n_in, int(_lengths(self.rng, self.c.output_tokens)), 0, ())]
+        return [self._request(t, _length(self.rng, self.c.oneshot_tokens), 0, ())]
 
     def chat(self, t: float) -> list[tuple]:
-        session, history, rows = self.serial, 0, []
+        session, history, rows = ("chat", next(self.sessions)), 0, []
         for turn in range(int(self.rng.geometric(1.0 / self.c.chat_turns))):
             mean_new = self.c.chat_first_tokens if turn == 0 else self.c.chat_turn_tokens
-            n_in = int(history + _lengths(self.rng, mean_new))
-            n_out = int(_lengths(self.rng, self.c.output_tokens))
-            # History blocks keep their content; the partial last block is this request's own,
-            # since the answer appended to it makes it a different block next turn.
-            rows.append(self._request(t, n_in, n_out, n_in, ("chat", session)))
-            history = n_in + n_out
-            t += n_out * 0.03 + self.rng.exponential(self.c.think_time_s)
+            n_in = history + _length(self.rng, mean_new)
+            # The whole prompt is history for the next turn, but its partial last block is not:
+            # the answer appended to it makes it a different block next time.
+            rows.append(self._request(t, n_in, n_in, session))
+            history = n_in + rows[-1][2]
+            t += rows[-1][2] * 0.03 + self.rng.exponential(self.c.think_time_s)
         return rows
 
 
@@ -142,18 +154,18 @@ def generate(config: WorkloadConfig = WorkloadConfig()) -> Trace:
     unit_p = np.array([c.share_doc_qa, c.share_chat / c.chat_turns, c.share_oneshot])
     unit_p /= unit_p.sum()
     unit_rate = c.rate / (unit_p @ np.array([1.0, c.chat_turns, 1.0]))  # a session is several requests
-    kinds = (gen.doc_qa, gen.chat, gen.oneshot)
+    kinds, kind_cdf = (gen.doc_qa, gen.chat, gen.oneshot), np.cumsum(unit_p).tolist()
     rows: list[tuple] = []
     t, horizon = 0.0, np.inf
     # Chat turns land in the future, so draw until every request before the horizon is drawn.
     while t <= horizon:
         t += gen.rng.exponential(1.0 / unit_rate)
-        rows.extend(kinds[gen.rng.choice(3, p=unit_p)](t))
+        rows.extend(kinds[_pick(gen.rng, kind_cdf)](t))
         if horizon == np.inf and len(rows) >= c.requests:
             horizon = np.partition([r[0] for r in rows], c.requests - 1)[c.requests - 1] / 1000
     rows.sort(key=lambda r: r[0])
     rows = rows[:c.requests]
     namer = _BlockNamer()
     return from_records([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
-                        [namer.name(r[3]) for r in rows], block_size=c.block_size,
+                        [namer.name(*r[3:]) for r in rows], block_size=c.block_size,
                         name=f"synthetic (seed {c.seed})")
