@@ -46,25 +46,25 @@ def session_trace() -> Trace | None:
     return trace_from_spec(spec) if spec else None
 
 
+# Trace controls live in the URL (a shareable view) and in the session (kept across pages).
+KEEP = {"bind": "query-params", "persist_state": "session"}
+
+
 def _synthetic_knobs(prefix: str) -> dict:
     d = WorkloadConfig()
     st.caption("Synthetic workload")
     knobs = dict(
-        requests=st.number_input("Requests", 100, 50_000, d.requests, 100, key=f"{prefix}_requests",
-                                 bind="query-params", persist_state="session"),
-        seed=st.number_input("Seed", 0, 10**6, d.seed, key=f"{prefix}_seed", bind="query-params", persist_state="session"),
-        share_doc_qa=st.slider("Share: document QA", 0.0, 1.0, d.share_doc_qa, 0.05, key=f"{prefix}_qa",
-                               bind="query-params", persist_state="session"),
+        requests=st.number_input("Requests", 100, 50_000, d.requests, 100, key=f"{prefix}_requests", **KEEP),
+        seed=st.number_input("Seed", 0, 10**6, d.seed, key=f"{prefix}_seed", **KEEP),
+        share_doc_qa=st.slider("Share: document QA", 0.0, 1.0, d.share_doc_qa, 0.05, key=f"{prefix}_qa", **KEEP),
         share_chat=st.slider("Share: multi-turn chat", 0.0, 1.0, d.share_chat, 0.05, key=f"{prefix}_chat",
-                             bind="query-params", persist_state="session"),
+                             **KEEP),
         share_oneshot=st.slider("Share: one-shot", 0.0, 1.0, d.share_oneshot, 0.05, key=f"{prefix}_oneshot",
-                                bind="query-params", persist_state="session"),
-        documents=st.number_input("Documents in the pool", 1, 100_000, d.documents, key=f"{prefix}_docs",
-                                  bind="query-params", persist_state="session"),
-        doc_zipf=st.slider("Document popularity skew (Zipf)", 0.0, 2.0, d.doc_zipf, 0.05,
-                           key=f"{prefix}_zipf", bind="query-params", persist_state="session"),
-        rate=st.number_input("Arrival rate (requests/s)", 0.1, 1000.0, d.rate, 0.5, key=f"{prefix}_rate",
-                             bind="query-params", persist_state="session"),
+                                **KEEP),
+        documents=st.number_input("Documents in the pool", 1, 100_000, d.documents, key=f"{prefix}_docs", **KEEP),
+        doc_zipf=st.slider("Document popularity skew (Zipf)", 0.0, 2.0, d.doc_zipf, 0.05, key=f"{prefix}_zipf",
+                           **KEEP),
+        rate=st.number_input("Arrival rate (requests/s)", 0.1, 1000.0, d.rate, 0.5, key=f"{prefix}_rate", **KEEP),
     )
     return {**{f.name: getattr(d, f.name) for f in fields(d)}, **knobs}
 
@@ -98,7 +98,7 @@ def trace_picker(prefix: str, *, keep: bool = False) -> Trace | None:
     with st.sidebar:
         st.header("Trace")
         source = st.segmented_control("Source", options, default=options[0], required=True,
-                                      key=f"{prefix}_source", bind="query-params", persist_state="session")
+                                      key=f"{prefix}_source", **KEEP)
         if source == "Session trace":
             spec = st.session_state[SESSION_KEY]
         elif source == "Synthetic":
