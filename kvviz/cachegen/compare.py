@@ -11,7 +11,7 @@ since a synthetic KV has no model to measure answers with.
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -59,8 +59,20 @@ class Row:
 
 
 def run_codec(name: str, kv: np.ndarray, cfg: CodecConfig, profile: np.ndarray | None,
-              sensitivity: float, check: bool = True) -> Row:
-    """Encode (and, with ``check``, decode and compare symbol for symbol) one variant."""
+              sensitivity: float, check: bool = True, memo: dict | None = None) -> Row:
+    """Encode (and, with ``check``, decode and compare symbol for symbol) one variant.
+
+    ``memo`` (a dict shared between calls on the same KV) reuses an earlier run of the same
+    configuration; a checked run is reused by unchecked calls but not the other way round.
+    """
+    if memo is not None:
+        key = cfg if cfg.delta else replace(cfg, group=CodecConfig.group)   # G only matters with deltas
+        hit = memo.get((key, True)) or (None if check else memo.get((key, False)))
+        if hit is not None:
+            return replace(hit, variant=name)
+        row = run_codec(name, kv, cfg, profile, sensitivity, check)
+        memo[(key, check)] = row
+        return row
     counts = codec.offline_counts(profile, cfg) if cfg.entropy and cfg.tables == "offline" else None
     qz = codec.quantize_kv(kv, cfg)
     bs = codec.encode_quantized(qz, kv.shape, cfg, counts)
@@ -107,15 +119,19 @@ ABLATION: tuple[tuple[str, dict], ...] = (
 )
 
 
+ARTIFACT_ROW = "CacheGen (artifact): no delta, shipped tables"
+
+
 def ablation(kv: np.ndarray, profile: np.ndarray, level: int = 2, group: int = 10,
-             sensitivity: float = 1.0, check: bool = True) -> pd.DataFrame:
+             sensitivity: float = 1.0, check: bool | tuple[str, ...] = True,
+             memo: dict | None = None) -> pd.DataFrame:
     """The ablation table at one level: the paper's encoder, each step removed in turn, the
-    artifact's encoder, and the baselines."""
+    artifact's encoder, and the baselines. ``check`` decodes every row, or the rows named."""
     base = codec.variant(PAPER, level=level, group=group)
-    rows = [run_codec(name, kv, codec.variant(base, **change), profile, sensitivity, check)
-            for name, change in ABLATION]
-    rows.append(run_codec("CacheGen (artifact): no delta, shipped tables", kv,
-                          codec.variant(ARTIFACT, level=level), profile, sensitivity, check))
+    jobs = [(name, codec.variant(base, **change)) for name, change in ABLATION]
+    jobs.append((ARTIFACT_ROW, codec.variant(ARTIFACT, level=level)))
+    rows = [run_codec(name, kv, cfg, profile, sensitivity,
+                      check if isinstance(check, bool) else name in check, memo) for name, cfg in jobs]
     rows += [run_quant(kv, 8, sensitivity), run_quant(kv, 4, sensitivity), run_zlib(kv, sensitivity)]
     return pd.DataFrame([r.as_dict() for r in rows])
 
@@ -130,14 +146,36 @@ PARETO_VARIANTS: tuple[tuple[str, CodecConfig], ...] = (
 
 
 def pareto(kv: np.ndarray, profile: np.ndarray, group: int = 10, sensitivity: float = 1.0,
-           progress=None) -> pd.DataFrame:
+           progress=None, memo: dict | None = None) -> pd.DataFrame:
     """bits/value vs error for each variant at every level, plus the baselines (level = None)."""
     rows = []
     jobs = [(name, cfg, lvl) for name, cfg in PARETO_VARIANTS for lvl in codec.LEVELS]
     for i, (name, cfg, lvl) in enumerate(jobs):
-        cfg = codec.variant(cfg, level=lvl, group=group)
-        rows.append(run_codec(name, kv, cfg, profile, sensitivity, check=False))
+        cfg = codec.variant(cfg, level=lvl) if not cfg.delta else codec.variant(cfg, level=lvl, group=group)
+        rows.append(run_codec(name, kv, cfg, profile, sensitivity, check=False, memo=memo))
         if progress:
             progress((i + 1) / len(jobs))
     rows += [run_quant(kv, 8, sensitivity), run_quant(kv, 4, sensitivity), run_zlib(kv, sensitivity)]
     return pd.DataFrame([r.as_dict() for r in rows])
+
+
+def study(kv: np.ndarray, profile: np.ndarray, level: int, group: int, sensitivity: float,
+          progress=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ablation at ``level`` (the paper's and the artifact's rows decoded and checked) and the
+    Pareto sweep, sharing every encode they have in common."""
+    memo: dict = {}
+    table = ablation(kv, profile, level, group, sensitivity, check=(ABLATION[0][0], ARTIFACT_ROW), memo=memo)
+    return table, pareto(kv, profile, group, sensitivity, progress, memo)
+
+
+def stream_levels(kv: np.ndarray, profile: np.ndarray, group: int = 10, sensitivity: float = 1.0):
+    """Levels 1-3 of the paper's encoder and the 8-bit baseline as streaming configurations:
+    their measured bits per value, and quality proxy 1 − (layer-weighted) relative error."""
+    from kvviz.streaming import Level
+    levels = []
+    for lvl in codec.ARTIFACT_LEVELS:
+        row = run_codec(f"level{lvl}", kv, codec.variant(PAPER, level=lvl, group=group), profile, sensitivity,
+                        check=False)
+        levels.append(Level(f"level{lvl}", row.bits_per_value, 1.0 - row.weighted_error))
+    q8 = run_quant(kv, 8, sensitivity)
+    return tuple(levels), Level("quant8", q8.bits_per_value, 1.0 - q8.weighted_error)

@@ -1,0 +1,76 @@
+"""The paper's numbers beside this simulation's, as rows for the page and the CLI.
+
+Paper numbers: CacheGen (SIGCOMM'24) abstract and Table 1 (Mistral-7B, LongChat) as quoted in
+``research/algorithms.md`` §A.0; the 81% -> 8% adaptation figure is from the lecture notes and its
+experimental condition was not found in any source.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from kvviz import streaming as S
+from kvviz.streaming import StreamSetup
+
+CONTEXT_TABLE1 = 9_490            # tokens that make 622 MB at 8 bits on Mistral-7B
+
+
+def _mb(bits_per_value: float) -> float:
+    return bits_per_value * S.MISTRAL_VALUES_PER_TOKEN * CONTEXT_TABLE1 / 8e6
+
+
+def _row(quantity: str, paper: str, sim: str) -> dict:
+    return {"quantity": quantity, "paper": paper, "this simulation": sim}
+
+
+def stream_rows(setup: StreamSetup, summary: pd.DataFrame, source: str) -> list[dict]:
+    """Sizes, size ratio, violation rates and TTFT ratios at the current SLO."""
+    by = summary.set_index("policy")
+    level2 = next((lv for lv in setup.levels if lv.name == "level2"), setup.levels[len(setup.levels) // 2])
+    ratio = setup.quant8.bits_per_value / level2.bits_per_value
+
+    def viol(p):
+        return f"{by.loc[p, 'violation_rate']:.0%}" if p in by.index else "–"
+
+    def speedup(a, b):
+        return f"{by.loc[a, 'mean_ttft_s'] / by.loc[b, 'mean_ttft_s']:.1f}×" if {a, b} <= set(by.index) else "–"
+
+    return [
+        _row("KV of a ~9.5K-token Mistral-7B context: 8-bit vs CacheGen",
+             "622 MB vs 176 MB (Table 1)",
+             f"{_mb(setup.quant8.bits_per_value):.0f} MB vs {_mb(level2.bits_per_value):.0f} MB (level 2)"),
+        _row("Size reduction vs the 8-bit quantization baseline", "3.5–4.3×", f"{ratio:.1f}×"),
+        _row(f"SLO violations, 8-bit quant → adaptive (SLO {setup.slo_s:g} s)",
+             "81% → 8% at SLO 1 s (lecture notes; condition not stated)",
+             f"{viol('quant8')} → {viol('paper')} (paper rule), {viol('artifact')} (artifact rule), {source}"),
+        _row("Mean TTFT, 8-bit quant ÷ CacheGen adaptive", "3.2–3.7× lower delay",
+             f"{speedup('quant8', 'paper')} (paper rule)"),
+        _row("Mean TTFT, text recompute ÷ CacheGen adaptive", "3.1–4.7× faster",
+             f"{speedup('text', 'paper')} (paper rule)"),
+    ]
+
+
+def codec_rows(table: pd.DataFrame, locality: dict[str, float]) -> list[dict]:
+    """Locality, per-channel tables, size vs 8-bit, and how close the coder gets to −Σlog2 p."""
+    by = table.set_index("variant")
+    paper = table.iloc[0]
+    glob = by.loc["one global distribution"]
+    q8 = by.loc["8-bit quantization"]
+    overhead = paper.bits_per_value / paper.ideal_bits_per_value - 1
+    return [
+        _row("Variance of raw values ÷ of deltas to the anchor", "2.4–2.9× (LLaMA, §5.1)",
+             f"{locality['raw/delta']:.2f}× raw; {locality['centred/delta']:.2f}× once channel means are removed"),
+        _row("Per-(layer, channel) tables vs one global table", "up to 53% smaller",
+             f"{1 - paper.bits_per_value / glob.bits_per_value:.0%} smaller"),
+        _row("Size vs 8-bit quantization", "3.5–4.3× smaller at ≤2% accuracy drop",
+             f"{q8.bits_per_value / paper.bits_per_value:.1f}× smaller, relative error "
+             f"{paper.rel_error:.1e} vs {q8.rel_error:.1e}"),
+        _row("Arithmetic coder vs −Σ log2 p", "(not reported; the artifact uses a GPU AC kernel)",
+             f"{overhead:+.2%} over the bound, round trip {paper.roundtrip}"),
+    ]
+
+
+def slo_grid(slo: float, points: int = 14) -> np.ndarray:
+    """SLOs for the sweep: geometric from 0.1 s to 5 s, plus the current SLO."""
+    return np.unique(np.round(np.append(np.geomspace(0.1, 5.0, points), slo), 4))

@@ -1,0 +1,58 @@
+"""``python -m kvviz stream``: CacheGen's chunk streaming under one policy, chunk by chunk."""
+
+from __future__ import annotations
+
+import argparse
+
+NAME = "stream"
+HELP = "Stream a context's KV chunk by chunk under a CacheGen policy over a bandwidth trace."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bandwidth", default="persistent",
+                        help="persistent | iid | step | a CSV file of 'time_s, gbps' (default persistent)")
+    parser.add_argument("--slo", type=float, default=1.0, help="TTFT SLO in seconds (default 1)")
+    parser.add_argument("--policy", default="paper",
+                        help="paper | artifact | level1 | level2 | level3 | quant8 | text | oracle | all")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random bandwidth traces")
+    parser.add_argument("--persistence", type=float, default=0.9, help="lag-1 correlation of 'persistent'")
+    parser.add_argument("--traces", type=int, default=1000,
+                        help="random traces for the summary (the table shows the first); default 1000")
+    parser.add_argument("--context", type=int, default=9_500, help="context tokens (default 9500)")
+    parser.add_argument("--chunk", type=int, default=1_500, help="tokens per chunk (default 1500)")
+    parser.add_argument("--recompute", choices=("prefill", "fixed"), default="prefill",
+                        help="text cost: a Mistral-7B prefill model, or the artifact's fixed 0.2 s")
+
+
+def bandwidth_from(args: argparse.Namespace, chunks: int):
+    from kvviz import streaming as S
+    if args.bandwidth == "persistent":
+        return S.persistent_traces(args.traces, chunks, args.persistence, args.seed)
+    if args.bandwidth == "iid":
+        return S.iid_traces(args.traces, chunks, args.seed)
+    if args.bandwidth == "step":
+        return S.step_trace()
+    return S.load_bandwidth_csv(args.bandwidth)
+
+
+def run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from kvviz import streaming as S
+
+    setup = S.StreamSetup(context_tokens=args.context, chunk_tokens=args.chunk, slo_s=args.slo,
+                          recompute=args.recompute)
+    setup.validate()
+    bw = bandwidth_from(args, setup.n_chunks)
+    policies = S.policy_names(setup) if args.policy == "all" else (args.policy,)
+    runs = [S.simulate(setup, bw, p) for p in policies]
+    first = S.Bandwidth(bw.kind, bw.gbps[:1], None if bw.times is None else bw.times[:1], bw.name)
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
+        for p in policies:
+            one = S.simulate(setup, first, p)
+            print(S.timeline(setup, one).to_string(index=False))
+            print(f"{p}: TTFT {one.ttft[0]:.3f} s, SLO {setup.slo_s:g} s "
+                  f"{'met' if one.met[0] else 'MISSED'}, quality {one.quality[0]:.4f}  [trace 0: {bw.name}]\n")
+        print(f"Over {bw.traces:,} trace(s) ({bw.name}), SLO {setup.slo_s:g} s:")
+        print(S.summary(runs).to_string(index=False))
+    return 0

@@ -1,0 +1,209 @@
+"""CacheGen: a real KV codec, and chunk-by-chunk adaptive streaming over a changing bandwidth."""
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from kvviz import streaming as S
+from kvviz.cachegen import compare, report
+from kvviz.cachegen.kv import SyntheticKV, locality, profile_context, synthetic_kv
+from kvviz.figures import cachegen as figs
+from ui import frame
+
+VIEWS = ("Streaming timeline", "Violation vs SLO", "Codec")
+SOURCES = ("persistent", "iid", "step", "upload")
+SOURCE_LABELS = {"persistent": "Persistent", "iid": "i.i.d. (artifact)", "step": "Step 10→1→5", "upload": "Upload CSV"}
+DEFAULT_POLICIES = ["paper", "artifact", "level2", "quant8", "text", "oracle"]
+
+frame.header("cachegen", "How CacheGen shrinks KV into a bitstream, and picks a compression level for each "
+                         "chunk as the network's bandwidth changes.")
+view = st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="cachegen_view",
+                            bind="query-params", label_visibility="collapsed")
+
+
+@st.cache_data(max_entries=8, show_spinner="Generating the KV…")
+def kv_pair(spec: SyntheticKV):
+    return synthetic_kv(spec), synthetic_kv(profile_context(spec))
+
+
+@st.cache_data(max_entries=8, show_spinner="Encoding levels 1–3 with the codec…")
+def codec_stream_levels(spec: SyntheticKV, group: int, sensitivity: float):
+    return compare.stream_levels(*kv_pair(spec), group, sensitivity)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def bandwidth(source: str, persistence: float, seed: int, chunks: int, traces: int, csv: bytes | None):
+    if source == "step":
+        return S.step_trace()
+    if source == "upload":
+        return S.load_bandwidth_csv(csv)
+    if source == "iid":
+        return S.iid_traces(traces, chunks, seed)
+    return S.persistent_traces(traces, chunks, persistence, seed)
+
+
+@st.cache_data(max_entries=32, show_spinner="Streaming the context under every policy…")
+def runs_of(setup: S.StreamSetup, bw: S.Bandwidth, policies: tuple[str, ...]):
+    return S.run_all(setup, bw, policies)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def sweep_of(setup: S.StreamSetup, bw: S.Bandwidth, slos: tuple[float, ...], _progress=None):
+    return S.slo_sweep(setup, bw, np.array(slos), progress=_progress)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def codec_tables(spec: SyntheticKV, level: int, group: int, sensitivity: float, _progress=None):
+    kv, profile = kv_pair(spec)
+    return (*compare.study(kv, profile, level, group, sensitivity, _progress), locality(kv, group))
+
+
+def codec_controls() -> tuple[SyntheticKV, int, int, float]:
+    st.header("Synthetic KV")
+    spec = SyntheticKV(
+        layers=st.slider("Layers", 1, 32, 8, key="cachegen_layers", bind="query-params"),
+        tokens=st.select_slider("Tokens", [256, 512, 1024, 2048, 4096], 1024, key="cachegen_tokens",
+                                bind="query-params"),
+        channels=st.select_slider("Channels per layer (K or V)", [16, 32, 64, 128, 256], 64,
+                                  key="cachegen_channels", bind="query-params"),
+        rho=st.slider("Token-to-token correlation ρ", 0.0, 0.99, 0.9, 0.01, key="cachegen_rho", bind="query-params"),
+        offset=st.slider("Channel offset spread", 0.0, 5.0, 1.0, 0.1, key="cachegen_offset", bind="query-params"),
+        outliers=st.slider("Outlier channels per layer", 0, 8, 2, key="cachegen_outliers", bind="query-params"),
+        outlier_scale=st.slider("Outlier magnitude (×)", 1.0, 30.0, 8.0, 0.5, key="cachegen_outscale",
+                                bind="query-params"),
+        seed=st.number_input("Seed", 0, 10**6, 0, key="cachegen_kvseed", bind="query-params"))
+    st.header("Encoder")
+    group = st.slider("Anchor group size G (tokens)", 2, 64, 10, key="cachegen_group", bind="query-params")
+    level = st.select_slider("Level (1–3 = the artifact's tables)", [0, 1, 2, 3, 4], 2, key="cachegen_level",
+                             bind="query-params")
+    sens = st.slider("Assumed sensitivity, first ÷ last layer", 1.0, 20.0, 4.0, 0.5, key="cachegen_sens",
+                     bind="query-params", help="Weights each layer's error; shallow layers matter more (§5.1).")
+    return spec, group, level, sens
+
+
+def stream_setup() -> tuple[S.StreamSetup, S.Bandwidth, str]:
+    with st.sidebar:
+        st.header("Bandwidth")
+        source = st.segmented_control("Bandwidth trace", SOURCES, default="persistent", required=True,
+                                      format_func=SOURCE_LABELS.get, key="cachegen_bw", bind="query-params")
+        persistence = st.slider("Persistence (lag-1 correlation per chunk)", 0.0, 0.99, 0.9, 0.01,
+                                key="cachegen_persist", bind="query-params", disabled=source != "persistent")
+        seed = st.number_input("Trace seed", 0, 10**6, 0, key="cachegen_seed", bind="query-params")
+        traces = st.select_slider("Random traces (K)", [100, 300, 1000, 3000], 1000, key="cachegen_k",
+                                  bind="query-params")
+        csv = None
+        if source == "upload":
+            up = st.file_uploader("Bandwidth CSV (`time_s, gbps`)", type=["csv", "txt"], key="cachegen_csv",
+                                  max_upload_size=1, help="Parsed as numbers only; it stays in your session.")
+            csv = up.getvalue() if up else None
+        st.header("Context and SLO")
+        slo = st.slider("SLO (s)", 0.1, 5.0, 1.0, 0.05, key="cachegen_slo", bind="query-params")
+        context = st.number_input("Context (tokens)", 1, 1_000_000, 9_500, 100, key="cachegen_context",
+                                  bind="query-params")
+        chunk = st.number_input("Chunk (tokens)", 1, 1_000_000, 1_500, 100, key="cachegen_chunk", bind="query-params")
+        sizes = st.segmented_control("Level sizes", ["paper", "codec"], default="paper", required=True,
+                                     format_func={"paper": "Paper preset", "codec": "This codec"}.get,
+                                     key="cachegen_sizes", bind="query-params")
+        recompute = st.segmented_control("Text recompute", ["prefill", "fixed"], default="prefill", required=True,
+                                         format_func={"prefill": "Prefill model", "fixed": "Fixed 0.2 s"}.get,
+                                         key="cachegen_recompute", bind="query-params")
+    if source == "upload" and csv is None:
+        st.info("Upload a CSV with two columns, `time_s, gbps` (header optional, times increasing, "
+                "bandwidth > 0), up to 1 MiB.", icon=":material/upload_file:")
+        st.stop()
+    setup = S.StreamSetup(context_tokens=int(context), chunk_tokens=int(chunk), slo_s=float(slo), recompute=recompute)
+    with frame.user_errors():
+        setup.validate()
+        if sizes == "codec":
+            levels, q8 = codec_stream_levels(SyntheticKV(), 10, 4.0)
+            setup = replace(setup, levels=levels, quant8=q8)
+        bw = bandwidth(source, float(persistence), int(seed), setup.n_chunks, int(traces), csv)
+    return setup, bw, source
+
+
+if view == "Codec":
+    with st.sidebar:
+        spec, group, level, sens = codec_controls()
+    with frame.user_errors():
+        spec.validate()
+        bar = st.progress(0.0, "Encoding every variant at every level…")
+        table, points, loc = codec_tables(spec, level, group, sens, _progress=bar.progress)
+        bar.empty()
+    frame.figure(figs.fig_pareto(points), key="cachegen_pareto")
+    st.subheader(f"Ablation at level {level}")
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        c: st.column_config.NumberColumn(format="%.3f") for c in ("bits_per_value", "ideal_bits_per_value",
+                                                                   "header_bits_per_value")} | {
+        c: st.column_config.NumberColumn(format="%.2e") for c in ("rel_error", "weighted_error", "mse")})
+    frame.explain(
+        "Every row is encoded **for real**: the bytes are the rANS coder's output plus everything a receiver "
+        "needs (an int32 length per stream, fp16 per-token scales, 8-bit anchors, and the 16-bit CDF tables "
+        "when they are shipped). `ideal_bits_per_value` replaces the coded bytes by −Σ log₂ p under the "
+        "data's own histograms. The paper's encoder uses anchors + deltas and tables profiled offline on "
+        "other contexts; the released artifact quantizes raw values and ships each chunk's tables.")
+    frame.what_to_notice([
+        "**Quantization + entropy coding is the big win**: compare the curves with the stars (fixed-width "
+        "quantization) and zlib, which barely compresses floats.",
+        f"**The delta step helps only when neighbouring tokens are correlated**: at ρ = {spec.rho:g} the paper's "
+        "curve is " + ("below" if table.iloc[0].rel_error < table.iloc[1].rel_error else "above") +
+        " the no-delta one at the same level; set ρ to 0 and anchors + deltas cost more than they save.",
+        "Per-(layer, channel) tables beat one global table, most when channels differ (offsets, outliers).",
+        "Layer-wise bins spend bits on shallow layers; they pay off only under the assumed sensitivity.",
+    ])
+    frame.paper_vs_sim(report.codec_rows(table, loc), note=(
+        "The paper measures LLaMA/Mistral KV and answer accuracy; this is a synthetic KV with a relative-error "
+        "proxy, so the ratios show the mechanisms, not the paper's exact gains. The locality ratio depends on ρ "
+        "and on the channel offsets: with offsets removed the delta's advantage is only what ρ gives."))
+    st.stop()
+
+setup, bw, source = stream_setup()
+label = bw.name
+if view == "Streaming timeline":
+    policies = st.multiselect("Policies (one row each)", S.policy_names(setup), DEFAULT_POLICIES,
+                              key="cachegen_policies", format_func=figs.policy_label)
+    with frame.user_errors():
+        runs = runs_of(setup, S.Bandwidth(bw.kind, bw.gbps[:1], None if bw.times is None else bw.times[:1],
+                                          bw.name), tuple(policies or ["paper"]))
+    frame.figure(figs.fig_timeline(setup, runs, bw), key="cachegen_timeline")
+    if bw.kind == "chunk":
+        frame.figure(figs.fig_chunk_bandwidth(bw, setup), key="cachegen_chunkbw")
+    table = pd.concat([S.timeline(setup, r) for r in runs], ignore_index=True)
+    st.dataframe(table, hide_index=True, width="stretch", height=240, column_config={
+        c: st.column_config.NumberColumn(format="%.3f") for c in ("start_s", "end_s", "MB", "gbps_seen",
+                                                                   "estimate_gbps", "quality")})
+    frame.explain(
+        "Each chunk (1,500 tokens by default) is pre-encoded at three levels; it can also be sent as **text** "
+        "and recomputed on the GPU over the earlier chunks' KV. **Paper rule** (§5.3): estimate the bandwidth "
+        "from the previous chunk's throughput, then pick the least-loss configuration whose expected delay fits "
+        "this chunk's share of the remaining SLO. **Artifact rule** (`run_adaptation.py`): a fixed budget SLO/n "
+        "per chunk, the *current* chunk's bandwidth, levels best first, else text. Bars are as tall as the "
+        "bandwidth the transfer saw.")
+else:
+    slos = report.slo_grid(setup.slo_s)
+    with frame.user_errors():
+        bar = st.progress(0.0, "Sweeping the SLO over every trace…")
+        sweep = sweep_of(setup, bw, tuple(slos), _progress=bar.progress)
+        bar.empty()
+    frame.figure(figs.fig_violation(sweep, setup.slo_s), key="cachegen_violation")
+
+if view == "Streaming timeline":
+    summary = sweep_of(setup, bw, (setup.slo_s,))
+else:
+    summary = sweep[np.isclose(sweep.slo_s, setup.slo_s)]
+st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({label}):")
+st.dataframe(summary.drop(columns="slo_s"), hide_index=True, width="stretch")
+frame.what_to_notice([
+    "**Compression itself is the biggest win**: 8-bit quantization misses most SLOs a CacheGen level meets.",
+    "**Adaptation helps when bandwidth is persistent** (the last chunk predicts the next) **and can hurt when "
+    "it is i.i.d.**: the paper rule then chases noise. Compare *Persistent* with *i.i.d.* at the same SLO.",
+    "The artifact rule reads the *current* chunk's bandwidth, a glimpse of the future the paper's rule "
+    "does not have; on i.i.d. traces that alone makes it look far better.",
+    "Text is lossless but costs a recompute; the rules fall back to it only when every level would be late.",
+])
+frame.paper_vs_sim(report.stream_rows(setup, summary, label), note=(
+    "Sizes follow Table 1 by construction in the paper preset (levels 1 and 3 are derived from the artifact's "
+    "bin tables, their qualities illustrative). The paper's adaptation experiment used bandwidth traces whose "
+    "construction is not public; this simulation's violation rates depend on the trace source, so where they "
+    "disagree with 81% → 8% the trace, not the rule, is the first suspect."))
