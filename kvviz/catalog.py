@@ -16,6 +16,14 @@ SECTIONS: tuple[str, ...] = (
     "Model",
 )
 
+SECTION_BLURBS: dict[str, str] = {
+    "Cache contents": "Where KV lives: which tokens' KV sits on the GPU, in CPU memory, or nowhere.",
+    "Reuse and eviction": "How KV is reused: which blocks come back, and which a finite cache keeps.",
+    "Moving KV": "How KV moves: compressed, streamed, and adapted to the bandwidth at hand.",
+    "Serving cluster": "How a cluster schedules around KV: prefill and decode pools, overload, placement.",
+    "Model": "What reuse does to a real model's answers, on a tiny LLaMA trained for this dashboard.",
+}
+
 
 @dataclass(frozen=True)
 class PageInfo:

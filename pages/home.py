@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from kvviz.catalog import PAGES, SECTIONS
+from kvviz.catalog import PAGES, SECTION_BLURBS, SECTIONS
 from ui.frame import ensure_navigation
 
 PAGES_DIR = Path(__file__).resolve().parent
@@ -25,6 +25,7 @@ for section in SECTIONS:
     if not built:
         continue
     st.subheader(section)
+    st.caption(SECTION_BLURBS[section])
     cols = st.columns(2)
     for i, info in enumerate(built):
         with cols[i % 2].container(border=True):
