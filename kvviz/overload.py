@@ -78,6 +78,10 @@ class ClusterConfig:
         require(self.tbt_base_s >= 0 and self.tbt_per_request_s >= 0 and self.tbt_base_s + self.tbt_per_request_s > 0,
                 "TBT(b) = base + per_request * b needs non-negative terms, not both zero", field="tbt_base_s")
         require(self.t_d_s is None or self.t_d_s > 0, "t_d must be positive", field="t_d_s")
+        require(self.decode_load(1) <= self.threshold,
+                f"a decode instance cannot run even one request within the TBT SLO: TBT(1) = "
+                f"{self.tbt(1) * 1000:.0f} ms against an SLO of {self.tbt_slo_s * 1000:.0f} ms (x threshold "
+                f"{self.threshold:g}); raise the TBT SLO or the threshold", field="tbt_slo_s")
         self.prefill.validate()
 
     def tbt(self, b: float) -> float:

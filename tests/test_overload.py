@@ -160,3 +160,8 @@ def test_every_request_is_accounted_for_and_admitted_ttft_meets_the_slo(reqs, po
     assert t["wasted_prefill_s"] <= t["prefill_busy_s"] + 1e-9
     if policy == "baseline":
         assert t["rejected_after_prefill"] == 0 or batch < len(reqs)
+
+
+def test_a_decode_pool_that_cannot_meet_the_tbt_slo_is_refused():
+    with pytest.raises(InputError, match="TBT SLO"):
+        ClusterConfig(tbt_slo_s=0.02).validate()

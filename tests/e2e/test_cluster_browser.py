@@ -9,10 +9,9 @@ from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_i
 
 def test_overload_view_switch_policy(page: Page, app_url: str):
     open_page(page, app_url, "cluster")
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3, timeout=60_000)
     assert_no_exception(page)
-    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3)
-    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Early rejection + prediction",
-                                                            exact=True).click()
+    page.get_by_role("radio", name="Early rejection + prediction", exact=True).click()
     wait_idle(page)
     assert_no_exception(page)
     expect(page.get_by_text("Early rejection + prediction: load and admissions over time")).to_be_visible()
@@ -21,7 +20,8 @@ def test_overload_view_switch_policy(page: Page, app_url: str):
 
 def test_scheduling_view_from_a_link(page: Page, app_url: str):
     open_page(page, app_url, "cluster", "cluster_view=Scheduling&cluster_instances=4")
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3, timeout=60_000)
     assert_no_exception(page)
-    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3)
+    expect(page.get_by_role("radio", name="Scheduling", exact=True)).to_have_attribute("aria-checked", "true")
     expect(page.get_by_text("What the paper reports vs this simulation")).to_be_visible()
     screenshot(page, "cluster_scheduling")

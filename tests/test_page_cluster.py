@@ -1,0 +1,76 @@
+"""AppTest checks of the Mooncake cluster page: both views, controls, shared links, bad input."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import assert_clean, open_page
+
+FAST = {"cluster_minutes": "5", "cluster_seeds": "1"}
+
+
+def _titles(at) -> list[str]:
+    return [json.loads(el.proto.spec)["layout"].get("title", {}).get("text", "") for el in at.get("plotly_chart")]
+
+
+def test_overload_view_renders_every_section():
+    at = open_page("cluster", FAST)
+    assert_clean(at)
+    assert at.title[0].value == "Mooncake cluster"
+    assert len(at.get("plotly_chart")) == 3
+    assert [m.label for m in at.metric] == ["Completed", "Rejected on arrival", "Rejected after prefill",
+                                            "Wasted prefill"]
+    assert "Early rejection: load and admissions over time" in _titles(at)
+    paper = at.table[-1].value
+    assert "4,183" in paper["paper"].tolist()
+    assert any("What to notice" in s.value for s in at.subheader)
+
+
+def test_policy_switch_and_a_shared_link_open_the_same_view():
+    at = open_page("cluster", {**FAST, "cluster_policy": "Early rejection + prediction", "cluster_p": "4"})
+    assert_clean(at)
+    assert at.slider(key="cluster_p").value == 4
+    assert "Early rejection + prediction: load and admissions over time" in _titles(at)
+    at.segmented_control(key="cluster_policy").set_value("baseline").run()
+    assert_clean(at)
+    assert "Baseline: load and admissions over time" in _titles(at)
+
+
+def test_an_impossible_tbt_slo_is_an_error_not_a_traceback():
+    at = open_page("cluster", FAST)
+    at.slider(key="cluster_tbt").set_value(20).run()
+    assert_clean(at)
+    assert at.error and "TBT SLO" in at.error[0].value
+
+
+def test_trace_replay_of_a_trace_without_block_ids():
+    at = open_page("cluster", {**FAST, "cluster_arrivals": "Trace replay", "cluster_source": "Upload"})
+    assert_clean(at)
+    csv = b"arrival_time,prompt_tokens,decode_tokens\n0.0,8000,100\n0.5,12000,50\n1.0,4000,300\n"
+    at.file_uploader(key="cluster_upload").upload("t.csv", csv, "text/csv").run()
+    assert_clean(at)
+    assert not at.error
+    assert len(at.get("plotly_chart")) == 3
+    at.segmented_control(key="cluster_view").set_value("Scheduling").run()
+    assert_clean(at)
+    assert at.warning and "no block ids" in at.warning[0].value
+
+
+def test_scheduling_view_compares_four_schedulers():
+    at = open_page("cluster", {"cluster_view": "Scheduling", "cluster_requests": "600", "cluster_instances": "4"})
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == 3
+    table = at.dataframe[0].value
+    assert table["scheduler"].tolist() == ["Random", "Load balancing", "Cache-aware", "KVCache-centric"]
+    assert table["requests"].tolist() == [600] * 4
+    at.select_slider(key="cluster_bw").set_value(3).run()
+    assert_clean(at)
+    assert at.dataframe[0].value["scheduler"].tolist()[-1] == "KVCache-centric"
+
+
+def test_a_bad_upload_shows_the_line_that_is_wrong():
+    at = open_page("cluster", {**FAST, "cluster_arrivals": "Trace replay", "cluster_source": "Upload"})
+    at.file_uploader(key="cluster_upload").upload("t.jsonl", b'{"timestamp": 0, "input_length": -5}\n',
+                                                 "application/json").run()
+    assert_clean(at)
+    assert at.error and "line 1" in at.error[0].value
