@@ -166,9 +166,9 @@ class HiRadixCache(RadixCache):
         freed, write_back, pending = 0, [], set()
         while freed < num_tokens and heap:
             x = heapq.heappop(heap)[-1]
-            if x.lock_ref > 0 or x.parent is None:
+            if x.lock_ref > 0 or x.parent is None or x.value is None:
                 continue
-            n = len(x.key)
+            n, parent = len(x.key), x.parent
             if x.backuped:
                 self._drop_device(x)
                 self.events.append(dict(event="to host", node=x.id, tokens=n))
@@ -181,8 +181,7 @@ class HiRadixCache(RadixCache):
                 self.events.append(dict(event="evicted", node=x.id, tokens=n, state="D"))
                 self._orphan_host_copies(x)
             freed += n
-            parent = x.parent
-            if parent is not None and parent is not self.root and self._device_leaf(parent, pending):
+            if parent is not self.root and self._device_leaf(parent, pending):
                 heapq.heappush(heap, self._heap_entry(parent))
         for x in write_back:  # the write-back copies are awaited, then the device copies dropped
             self.ongoing_write_through.pop(x.id, None)

@@ -138,8 +138,15 @@ class MatchResult:
 
 
 def _short(tokens: Sequence[int], n: int = 10) -> str:
-    head = ", ".join(str(t) for t in tokens[:n])
-    return f"[{head}{', …' if len(tokens) > n else ''}]"
+    """Tokens as text, runs of consecutive ids written a..b: [1..300, 901]."""
+    parts, i = [], 0
+    while i < len(tokens) and len(parts) < n:
+        j = i
+        while j + 1 < len(tokens) and tokens[j + 1] == tokens[j] + 1:
+            j += 1
+        parts.append(f"{tokens[i]}..{tokens[j]}" if j - i >= 2 else str(tokens[i]))
+        i = j + 1 if j - i >= 2 else i + 1
+    return f"[{', '.join(parts)}{', …' if i < len(tokens) else ''}]"
 
 
 def as_tokens(key: Any, what: str = "key") -> Key:

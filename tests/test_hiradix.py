@@ -183,3 +183,12 @@ def test_laws_invariants_and_sizes(script, policy):
         assert c.host_tokens == sum(len(n.host_value) for n in nodes if n.host_value is not None) <= 40
         assert c.evictable_size() == sum(len(n.value) for n in nodes if n.value is not None and n.lock_ref == 0)
         assert all(n.value is not None or n.host_value is not None for n in nodes)
+
+
+def test_deleting_a_device_only_leaf_cascades_to_its_parent():
+    c = HiRadixCache(80, 400, "write_through_selective")
+    c.insert(r(1, 60))
+    c.insert(r(1, 60) + r(601, 604))                          # [1..60] hc2: backed up; [601..604] D only
+    c.ack()
+    assert c.evict(48) == 64                                   # [601..604] deleted, then [1..60] → H
+    assert [(len(n.key), n.state) for n in c.nodes()] == [(60, "H")]
