@@ -302,7 +302,7 @@ class Replay:
 
     script: str
     config: ReplayConfig
-    steps: pd.DataFrame            # step, op, lines (list of str), clock_from, clock_to, error, totals…
+    steps: pd.DataFrame            # step, op, lines (list of str), clock_from, clock_to, error ("" if none), totals…
     nodes: pd.DataFrame            # the tidy node frame of every step, with a ``step`` column
     node_offsets: np.ndarray       # step k's rows are nodes[offsets[k]:offsets[k+1]]
     dumps: tuple[str, ...]
@@ -318,8 +318,9 @@ class Replay:
 
     @property
     def error(self) -> str | None:
-        errs = self.steps["error"].dropna()
-        return str(errs.iloc[0]) if len(errs) else None
+        """The message of the operation that stopped the replay, if one did."""
+        errs = [e for e in self.steps["error"] if e]
+        return errs[0] if errs else None
 
 
 def replay(script: Script, config: ReplayConfig = ReplayConfig(), *, snapshots: bool = True,
@@ -334,7 +335,7 @@ def replay(script: Script, config: ReplayConfig = ReplayConfig(), *, snapshots: 
     rows, frames, dumps, requests, locks = [], [], [], [], {}
     seen = {"evicted_device": 0, "evicted_host": 0, "loaded_tokens": 0, "backed_up": 0}
 
-    def record(op_text: str, lines: list[str], clock_from: int, error: str | None = None) -> None:
+    def record(op_text: str, lines: list[str], clock_from: int, error: str = "") -> None:
         for e in cache.events:
             if e["event"] in EVENT_TOTALS:
                 seen[EVENT_TOTALS[e["event"]]] += e["tokens"]

@@ -1,0 +1,190 @@
+"""Radix cache & HiCache: SGLang's prefix tree and its GPU/CPU tiers, stepped through operation by operation."""
+
+from dataclasses import asdict, replace
+
+import streamlit as st
+
+from kvviz.figures.radix import totals_figure, tree_figure
+from kvviz.hiradix import WRITE_POLICIES
+from kvviz.radix import POLICIES
+from kvviz.radix_scenarios import (PRESETS, ReplayConfig, eviction_steps, parse_text, repeat_prompt_hit, replay,
+                                   script_from_trace, to_text, totals_frame)
+from ui import frame
+from ui.traces import session_trace
+
+frame.header("radix", "How a prefix cache fills, splits, evicts, spills to CPU memory and comes back — one "
+                      "scheduling round at a time.")
+
+DEFAULTS = asdict(ReplayConfig(**{**asdict(ReplayConfig()), **PRESETS["sglang9"].suggested}))
+TREES = {"radix": "RadixCache", "hiradix": "HiRadixCache"}          # URL values are the shown labels
+BY_TITLE = {p.title: k for k, p in PRESETS.items()}
+CONTROL_KEYS = {"cache": "radix_cache", "device_capacity": "radix_device", "host_capacity": "radix_host",
+                "page_size": "radix_page", "eviction_policy": "radix_policy", "write_policy": "radix_write",
+                "deferral": "radix_strata", "threshold": "radix_threshold", "auto_ack": "radix_ack"}
+
+
+def apply_suggested() -> None:
+    """A preset brings the settings it was written for; the URL then carries them."""
+    chosen = PRESETS[BY_TITLE.get(st.session_state.get("radix_preset"), "sglang9")]
+    for name, value in {**asdict(ReplayConfig()), **chosen.suggested}.items():
+        if name in CONTROL_KEYS:
+            st.session_state[CONTROL_KEYS[name]] = TREES[value] if name == "cache" else value
+    st.session_state["radix_step"] = 0
+
+
+@st.cache_data(max_entries=32, show_spinner="Replaying the script…")
+def cached_replay(text: str, name: str, config: tuple, snapshots: bool = True):
+    """Simulate once; every step's tree is kept, so moving the slider is a lookup."""
+    return replay(parse_text(text, name), ReplayConfig(*config), snapshots=snapshots)
+
+
+with st.sidebar:
+    st.header("Request script")
+    source = st.segmented_control("Source", ["Preset", "Type", "Trace"], default="Preset", required=True,
+                                  key="radix_source", bind="query-params")
+    preset = PRESETS[BY_TITLE[st.selectbox("Preset", list(BY_TITLE), key="radix_preset", bind="query-params",
+                                           on_change=apply_suggested)]]
+    st.header("Cache")
+    kind = {v: k for k, v in TREES.items()}[st.segmented_control(
+        "Tree", list(TREES.values()), default=TREES[DEFAULTS["cache"]], required=True, key="radix_cache",
+        bind="query-params", help="RadixCache: GPU only. HiRadixCache: GPU plus a CPU tier (SGLang HiCache).")]
+    device = st.number_input("GPU capacity (tokens)", 1, 10_000_000, DEFAULTS["device_capacity"], key="radix_device",
+                             bind="query-params")
+    host = st.number_input("CPU capacity (tokens)", 1, 100_000_000, DEFAULTS["host_capacity"], key="radix_host",
+                           bind="query-params", disabled=kind != "hiradix")
+    page = st.number_input("Page size (tokens)", 1, 4096, 1, key="radix_page", bind="query-params")
+    policy = st.selectbox("Eviction policy", POLICIES, key="radix_policy", bind="query-params")
+    write = st.selectbox("Write policy", WRITE_POLICIES, key="radix_write", bind="query-params",
+                         disabled=kind != "hiradix", help="When a node gets its CPU copy (HiCache).")
+    st.header("Scheduler")
+    strata = st.toggle("Strata delay-hit deferral", True, key="radix_strata", bind="query-params")
+    threshold = st.number_input("Defer when in-flight match exceeds (tokens)", 0, 1_000_000, 100,
+                                key="radix_threshold", bind="query-params", disabled=not strata)
+    auto_ack = st.toggle("Acknowledge transfers every round", True, key="radix_ack", bind="query-params",
+                         help="SGLang checks finished host writes and loads once per scheduler loop.")
+
+if source == "Preset":
+    text, name = preset.text, preset.title
+    st.caption(f"**{preset.title}.** {preset.blurb}")
+elif source == "Type":
+    text = st.text_area(
+        "One step per line: `prompt => output` (words or integers, `a..b` for a run), `&` to arrive with the "
+        "line above, or `match` / `insert` / `lock` / `unlock` tokens, `evict N`, `evict_host N`, `ack`.",
+        preset.text, height=180, key="radix_text")
+    name = "typed script"
+else:
+    trace = session_trace()
+    if trace is None:
+        st.info("No trace is loaded in this session. Open the **Trace** page, pick or upload a trace there, "
+                "then come back: its first requests replay here with block ids as tokens.",
+                icon=":material/timeline:")
+        st.page_link("pages/trace.py", label="Go to the Trace page", icon=":material/arrow_forward:")
+        st.stop()
+    c1, c2 = st.columns(2)
+    n = c1.number_input("First N requests", 1, 500, 30, key="radix_n", bind="query-params")
+    round_ms = c2.number_input("Round length (ms)", 1, 3_600_000, 1000, key="radix_round", bind="query-params",
+                               help="Requests arriving in the same window are scheduled in the same round.")
+    with frame.user_errors():
+        text, name = to_text(script_from_trace(trace, int(n), int(round_ms))), f"{trace.name} (first {n})"
+    st.caption(f"One token = one {trace.block_size}-token block, so capacities count blocks.")
+
+config = ReplayConfig(kind, int(device), int(host), int(page), policy, write, strata, int(threshold), auto_ack)
+with frame.user_errors():
+    rep = cached_replay(text, name, tuple(asdict(config).values()))
+    other = cached_replay(text, name, tuple(asdict(replace(config, deferral=not strata)).values()), False)
+
+if rep.error:
+    st.error(f"The replay stopped: {rep.error}", icon=":material/error:")
+last = rep.n_steps - 1
+if st.session_state.get("radix_step", 0) > last:
+    st.session_state["radix_step"] = last
+
+
+def nudge(delta: int) -> None:
+    st.session_state["radix_step"] = min(max(st.session_state.get("radix_step", 0) + delta, 0), last)
+
+
+left, mid, right = st.columns([1, 8, 1], vertical_alignment="bottom")
+left.button("◀", key="radix_prev", on_click=nudge, args=(-1,), help="Previous step", width="stretch")
+step = mid.slider("Step", 0, last, 0, key="radix_step", bind="query-params")
+right.button("▶", key="radix_next", on_click=nudge, args=(1,), help="Next step", width="stretch")
+
+row = rep.steps.iloc[step]
+st.markdown(f"#### Step {step} of {last}: {row.op}")
+st.markdown("\n".join(f"- {line}" for line in row.lines))
+with st.container(horizontal=True):
+    st.metric("On GPU", f"{row.device_tokens:,} / {device:,}", border=True,
+              help=f"{row.reserved:,} more held by running requests")
+    if kind == "hiradix":
+        st.metric("On CPU", f"{row.host_tokens:,} / {host:,}", border=True)
+    hit_rate = (row.device_hit + row.loaded_back) / row.prompt_tokens if row.prompt_tokens else 0
+    st.metric("Cache hits", f"{row.device_hit + row.loaded_back:,}", border=True,
+              help=f"{hit_rate:.0%} of admitted prompt tokens (GPU hits + loaded back)")
+    st.metric("Evicted", f"{row.evicted_device:,}", border=True, help=f"from CPU: {row.evicted_host:,}")
+    if kind == "hiradix":
+        st.metric("Loaded back", f"{row.loaded_tokens:,}", border=True)
+    off_or_on = other.steps.iloc[-1].redundant
+    st.metric("Redundant prefill", f"{row.redundant:,}", border=True,
+              help=f"Tokens recomputed while another request was computing them. Whole script: "
+                   f"{rep.steps.iloc[-1].redundant:,} with deferral {'on' if strata else 'off'}, "
+                   f"{off_or_on:,} with it {'off' if strata else 'on'}.")
+
+clock_to = rep.steps["clock_to"].to_numpy()
+view = st.segmented_control("View", ["Tree", "Text dump", "Requests"], default="Tree", required=True,
+                            key="radix_view", bind="query-params")
+if view == "Tree":
+    frame.figure(tree_figure(rep.tree(step), clock_range=(int(row.clock_from), int(row.clock_to)),
+                             step_of=lambda k: int(clock_to.searchsorted(k))), key="radix_tree")
+    st.caption("Gold halo: used in this step. Dark ring: locked (a running request or a pending transfer). "
+               "Dotted edges: spans being computed. Hover a node for its hit count and last access.")
+elif view == "Text dump":
+    st.code(rep.dumps[step], language=None)
+else:
+    st.dataframe(rep.requests, hide_index=True, width="stretch")
+
+frame.figure(totals_figure(totals_frame(rep), step), key="radix_totals")
+
+frame.explain(
+    "**The rules (SGLang `radix_cache.py` / `hiradix_cache.py`).** Edges hold tokens. A lookup walks from the "
+    "root and **splits** an edge where the match ends, even for a read-only lookup; it never counts a hit. "
+    "A request looks up its prompt minus the last token (a forward pass must produce logits), locks the "
+    "matched node, allocates the rest (evicting only the shortfall), and inserts its prompt after prefill "
+    "and prompt + output at finish: each insert adds 1 to the hit count of the nodes it walks. Eviction "
+    "frees whole unlocked leaves in policy order and cascades up. In **HiCache**, a node is copied to CPU "
+    "memory when its hit count reaches the write policy's threshold (and is locked until the copy is "
+    "acknowledged); evicting a GPU+CPU node keeps it in the tree as CPU-only; a CPU hit of at least 10 "
+    "tokens is loaded back, a shorter one recomputed. **Strata** hangs each admitted request's uncached "
+    "span in the tree as an in-flight node; a request whose match runs over more than the threshold of "
+    "in-flight tokens is deferred a round, to the head of the queue, instead of computing them again.")
+
+frame.what_to_notice([
+    f"A repeated prompt's last token is never reused: the same 10-token prompt twice reports "
+    f"{repeat_prompt_hit(10, 1)} cached tokens; with pages of 128 a 256-token repeat reports "
+    f"{repeat_prompt_hit(256, 128)} and a 257-token one {repeat_prompt_hit(257, 128)}.",
+    "Page size loses partial pages: raise it to 4 and watch branches start only at page boundaries — the "
+    "tokens of the page where two prompts diverge are recomputed by both.",
+    "Write-through versus write-back changes what survives eviction: under write-through every node is on "
+    "CPU (green) from its first insert, so GPU eviction only turns it orange; under write_through_selective "
+    "a node seen once has no CPU copy and is simply deleted; write-back copies at eviction time.",
+    f"Deferral avoids recomputing the same document twice: in *Delay hits (Strata)*, redundant prefill is "
+    f"{rep.steps.iloc[-1].redundant:,} tokens with deferral {'on' if strata else 'off'} and {off_or_on:,} "
+    f"with it {'off' if strata else 'on'}.",
+])
+
+paper_steps = ", ".join(f"({k + 1})" for k in eviction_steps(rep)) or "none"
+frame.paper_vs_sim([
+    dict(quantity="Cached tokens for an identical prompt, page 128 (256 / 257 tokens)",
+         paper="128 / 256 (SGLang issue #27206)",
+         **{"this simulation": f"{repeat_prompt_hit(256, 128)} / {repeat_prompt_hit(257, 128)}"}),
+    dict(quantity="Steps of the SGLang paper's Fig. 3 that evict", paper="(5), (8), (9)",
+         **{"this simulation": f"{paper_steps} (this script, these settings; figure numbering)"}),
+    dict(quantity="Strata delay-hit threshold (in-flight tokens)", paper="more than 100 (§4.3.1)",
+         **{"this simulation": f"more than {threshold}" if strata else "deferral off"}),
+    dict(quantity="HiCache load-back floor", paper="10 tokens (hiradix_cache.py)", **{"this simulation": "10 tokens"}),
+    dict(quantity="Delay-hit fix, min-distance workload", paper="+42% throughput (Strata §5.3.3)",
+         **{"this simulation": f"redundant prefill {max(rep.steps.iloc[-1].redundant, off_or_on):,} → "
+                               f"{min(rep.steps.iloc[-1].redundant, off_or_on):,} tokens"}),
+], note="The paper figure has no token counts or memory size, so which steps evict depends on the capacity "
+        "you choose; its numbering starts at (1) = the empty tree, this page's at step 0. Strata reports "
+        "throughput on GPUs; this page counts tokens, so it shows the mechanism, not the speed-up. The "
+        "Strata scheduling rules come from secondary sources and the lecture notes (see docs/radix.md).")

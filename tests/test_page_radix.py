@@ -1,0 +1,89 @@
+"""AppTest: the radix page opens clean, steps, follows URL parameters, and reports bad input."""
+
+from __future__ import annotations
+
+from tests.conftest import assert_clean, open_page
+
+
+def texts(at) -> str:
+    return " ".join(m.value for m in at.markdown)
+
+
+def test_opens_on_the_sglang_example_with_tree_and_totals():
+    at = open_page("radix")
+    assert_clean(at)
+    assert "Step 0 of 9" in texts(at)
+    assert len(at.get("plotly_chart")) == 2
+    labels = [m.label for m in at.metric]
+    assert {"On GPU", "Cache hits", "Evicted", "Redundant prefill"} <= set(labels)
+    assert at.metric[0].value == "0 / 72"
+    assert not at.error
+
+
+def test_step_from_the_url_and_buttons():
+    at = open_page("radix", {"radix_step": "6"})
+    assert_clean(at)
+    assert "Step 6 of 9" in texts(at) and "R6 shot" in texts(at)
+    at.button(key="radix_next").click().run()
+    assert "Step 7 of 9" in texts(at)
+    at.button(key="radix_prev").click().run()
+    at.button(key="radix_prev").click().run()
+    assert "Step 5 of 9" in texts(at)
+
+
+def test_choosing_a_preset_brings_its_settings():
+    at = open_page("radix")
+    at.selectbox(key="radix_preset").select("Delay hits (Strata)").run()
+    assert_clean(at)
+    assert at.number_input(key="radix_device").value == 1024
+    at.slider(key="radix_step").set_value(1).run()
+    assert "deferred (delay hit)" in texts(at)
+    red = next(m for m in at.metric if m.label == "Redundant prefill")
+    assert red.value == "0"
+
+
+def test_deferral_off_in_the_url_recomputes_the_document():
+    at = open_page("radix", {"radix_preset": "Delay hits (Strata)", "radix_cache": "HiRadixCache", "radix_device": "1024",
+                             "radix_strata": "false", "radix_step": "1"})
+    assert_clean(at)
+    assert "300 in flight → recomputed" in texts(at)
+
+
+def test_typed_script_and_its_errors():
+    at = open_page("radix", {"radix_source": "Type"})
+    assert_clean(at)
+    at.text_area(key="radix_text").input("a b c => d\n& a b c => e\nevict x").run()
+    assert_clean(at)
+    assert at.error and "line 3" in at.error[0].value
+    at.text_area(key="radix_text").input("insert 1 2 3\nunlock 1 2 3").run()
+    assert_clean(at)
+    assert at.error and "holds no lock" in at.error[0].value
+    at.text_area(key="radix_text").input("").run()
+    assert at.error and "no steps" in at.error[0].value
+
+
+def test_page_larger_than_capacity_is_a_clear_error():
+    at = open_page("radix", {"radix_page": "128"})
+    assert_clean(at)
+    assert at.error and "smaller than one page" in at.error[0].value
+
+
+def test_invalid_url_values_are_ignored():
+    at = open_page("radix", {"radix_step": "banana", "radix_policy": "random", "radix_device": "-5"})
+    assert_clean(at)
+    assert "Step 0 of 9" in texts(at)
+
+
+def test_trace_source_without_a_session_trace_says_how_to_load_one():
+    at = open_page("radix", {"radix_source": "Trace"})
+    assert_clean(at)
+    assert at.info and "Trace" in at.info[0].value
+
+
+def test_text_dump_and_requests_views():
+    at = open_page("radix", {"radix_view": "Text dump", "radix_step": "3"})
+    assert_clean(at)
+    assert at.code and "root  device=" in at.code[0].value
+    at = open_page("radix", {"radix_view": "Requests"})
+    assert_clean(at)
+    assert any("device_hit" in d.value.columns for d in at.dataframe)
