@@ -119,8 +119,17 @@ def prefix_tokens(blocks: int, input_length: int, block_size: int) -> int:
 
 def _argmin(values: list[float], tiebreak: list[float] | None) -> int:
     """Index of the smallest value; equal values go to the smallest ``tiebreak`` (work done so far)."""
-    keys = tiebreak or [0.0] * len(values)
-    return min(range(len(values)), key=lambda i: (values[i], keys[i]))
+    best = 0
+    for i in range(1, len(values)):
+        v, b = values[i], values[best]
+        if v < b or (v == b and tiebreak is not None and tiebreak[i] < tiebreak[best]):
+            best = i
+    return best
+
+
+def _prefill_times(prefix_blocks: list[int], input_length: int, block_size: int, model: PrefillModel) -> dict:
+    """f(len, prefix) for each distinct prefix length in ``prefix_blocks`` (most are equal)."""
+    return {p: model.time(input_length, prefix_tokens(p, input_length, block_size)) for p in set(prefix_blocks)}
 
 
 def kvcentric_choice(prefix_blocks: list[int], queue_s: list[float], input_length: int, block_size: int,
@@ -131,28 +140,29 @@ def kvcentric_choice(prefix_blocks: list[int], queue_s: list[float], input_lengt
     Each instance is costed on one branch only, as in the paper: with a prefix ratio at or over
     ``threshold`` it fetches the best prefix, otherwise it computes from its own.
     """
-    best = max(range(len(prefix_blocks)), key=lambda i: prefix_blocks[i])
-    best_len = prefix_blocks[best]
-    options = []
+    best_len = max(prefix_blocks)
+    best = prefix_blocks.index(best_len)
+    f = _prefill_times(prefix_blocks, input_length, block_size, model)
+    ttfts, used, fetched = [], [], []
     for own, queue in zip(prefix_blocks, queue_s):
-        if best_len == 0 or (own > 0 and best_len / own < threshold):
-            ttft, used, fetched = queue + model.time(input_length, prefix_tokens(own, input_length, block_size)), own, 0
+        if best_len == 0 or (own > 0 and best_len < threshold * own):
+            ttfts.append(queue + f[own])
+            used.append(own)
+            fetched.append(0)
         else:
-            fetched = best_len - own
-            transfer = fetched * transfer_s_per_block + (transfer_latency_s if fetched else 0.0)
-            ttft = transfer + queue + model.time(input_length, prefix_tokens(best_len, input_length, block_size))
-            used = best_len
-        options.append((ttft, used, fetched))
-    i = _argmin([o[0] for o in options], tiebreak)
-    ttft, used, fetched = options[i]
-    return Choice(i, ttft, used, fetched, best if fetched else None)
+            n = best_len - own
+            ttfts.append(n * transfer_s_per_block + (transfer_latency_s if n else 0.0) + queue + f[best_len])
+            used.append(best_len)
+            fetched.append(n)
+    i = _argmin(ttfts, tiebreak)
+    return Choice(i, ttfts[i], used[i], fetched[i], best if fetched[i] else None)
 
 
 def cache_aware_choice(prefix_blocks: list[int], queue_s: list[float], input_length: int, block_size: int,
                        model: PrefillModel, tiebreak: list[float] | None = None) -> Choice:
     """Local cache-aware: min over instances of T_queue + f(len, local prefix); no fetching."""
-    times = [q + model.time(input_length, prefix_tokens(p, input_length, block_size))
-             for p, q in zip(prefix_blocks, queue_s)]
+    f = _prefill_times(prefix_blocks, input_length, block_size, model)
+    times = [q + f[p] for p, q in zip(prefix_blocks, queue_s)]
     i = _argmin(times, tiebreak)
     return Choice(i, times[i], prefix_blocks[i], 0, None)
 
@@ -247,8 +257,7 @@ def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), schedule
     caches = [_LocalCache(config.cache_blocks) for _ in range(config.instances)]
     free_at = [0.0] * config.instances
     busy = [0.0] * config.instances
-    out = {k: np.zeros(n, dtype=d) for k, d in
-           (("ttft", np.float64), ("inst", np.int64), ("prefix", np.int64), ("fetched", np.int64))}
+    out: dict[str, list] = {"ttft": [0.0] * n, "inst": [0] * n, "prefix": [0] * n, "fetched": [0] * n}
     picks = np.random.default_rng(config.seed).integers(config.instances, size=n).tolist()
     per_block = config.transfer_s_per_block(trace.block_size)
     bs, model = trace.block_size, config.prefill
@@ -270,7 +279,8 @@ def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), schedule
         busy[c.instance] += c.ttft_s - queue[c.instance]
         out["ttft"][r], out["inst"][r], out["prefix"][r], out["fetched"][r] = (
             c.ttft_s, c.instance, c.prefix_blocks, c.fetched_blocks)
-    return ScheduleResult(scheduler, out["ttft"], out["inst"], out["prefix"], out["fetched"],
+    return ScheduleResult(scheduler, np.asarray(out["ttft"]), np.asarray(out["inst"], np.int64),
+                          np.asarray(out["prefix"], np.int64), np.asarray(out["fetched"], np.int64),
                           trace.requests["n_blocks"].to_numpy(np.int64), np.asarray(busy), config.ttft_slo_s)
 
 

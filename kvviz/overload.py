@@ -499,3 +499,16 @@ def compare_with_paper(table: pd.DataFrame) -> pd.DataFrame:
         rows.append({"quantity": "Completed, early-rejection variants vs baseline (lecture notes)",
                      "paper": "-3% to -7%", "this simulation": " / ".join(done)})
     return pd.DataFrame(rows)
+
+
+def display_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The summary table with readable column names and rounded numbers, for a page or report."""
+    columns = {"policy": "Policy", "completed": "Completed", "rejected_early": "Rejected on arrival",
+               "rejected_after_prefill": "Rejected after prefill", "wasted_prefill_s": "Wasted prefill (s)",
+               "goodput_rps": "Goodput (req/s)", "prefill_load_std": "Prefill-load std",
+               "period_s": "Swing period (s)", "anti_phase_corr": "Prefill/decode correlation"}
+    out = table[list(columns)].rename(columns=columns)
+    out["Policy"] = table["policy"].map(POLICY_LABELS)
+    return out.round({"Completed": 0, "Rejected on arrival": 0, "Rejected after prefill": 0, "Wasted prefill (s)": 0,
+                      "Goodput (req/s)": 3, "Prefill-load std": 3, "Swing period (s)": 0,
+                      "Prefill/decode correlation": 2})

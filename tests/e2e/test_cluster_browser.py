@@ -8,7 +8,7 @@ from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_i
 
 
 def test_overload_view_switch_policy(page: Page, app_url: str):
-    open_page(page, app_url, "cluster")
+    open_page(page, app_url, "cluster", "cluster_minutes=10&cluster_seeds=2")
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3, timeout=60_000)
     assert_no_exception(page)
     page.get_by_role("radio", name="Early rejection + prediction", exact=True).click()
