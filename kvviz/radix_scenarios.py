@@ -444,11 +444,11 @@ def _raw(cache: RadixCache, op: Op, vocab: dict[int, str], locks: dict) -> list[
     node = m.last_node
     if op.kind == "lock":
         if node is cache.root:
-            raise InputError("lock: nothing of that key is cached on the device", field="lock")
+            raise InputError("nothing of that key is cached on the device", field="lock")
         cache.inc_lock_ref(node)
         return [f"locked node {node.id} and its ancestors (lock_ref now {node.lock_ref})"]
     if node is cache.root:
-        raise InputError("unlock: nothing of that key is cached, so it holds no lock", field="unlock")
+        raise InputError("nothing of that key is cached on the device, so it holds no lock", field="unlock")
     cache.dec_lock_ref(node)
     return [f"unlocked node {node.id} (lock_ref now {node.lock_ref})"]
 

@@ -1,0 +1,86 @@
+"""``python -m kvviz radix SCRIPT``: replay a request script on SGLang's radix tree, step by step.
+
+SCRIPT is a JSON file (a list of steps, see ``kvviz.radix_scenarios.parse_json``), a text file in
+the page's one-step-per-line form, or ``preset:NAME`` for a built-in preset. After each step it
+prints what happened, the tree dump (as SGLang's ``pretty_print``) and the running totals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+NAME = "radix"
+HELP = "Replay a request script on RadixCache / HiRadixCache and print the tree and totals after each step."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("script", help="a .json or text script, or preset:NAME (e.g. preset:delay)")
+    parser.add_argument("--cache", choices=("radix", "hiradix"), default=None,
+                        help="tree kind (default: the preset's, else hiradix)")
+    parser.add_argument("--device", type=int, default=None, help="GPU capacity in tokens (default 64)")
+    parser.add_argument("--host", type=int, default=None, help="CPU capacity in tokens (default 256)")
+    parser.add_argument("--page-size", type=int, default=None, help="tokens per page (default 1)")
+    parser.add_argument("--policy", default=None, help="eviction policy: lru lfu fifo mru filo priority slru")
+    parser.add_argument("--write-policy", default=None,
+                        help="write_through, write_through_selective or write_back (HiRadixCache)")
+    parser.add_argument("--no-deferral", action="store_true", help="turn Strata's delay-hit deferral off")
+    parser.add_argument("--threshold", type=int, default=None, help="deferral threshold in tokens (default 100)")
+    parser.add_argument("--no-auto-ack", action="store_true", help="acknowledge transfers only at 'ack' steps")
+    parser.add_argument("--legacy-hit-count", action="store_true", help="hit counts as before SGLang PR #18843")
+    parser.add_argument("--totals-only", action="store_true", help="print one JSON line of totals per step")
+
+
+def _script(arg: str):
+    from kvviz.errors import InputError
+    from kvviz.radix_scenarios import MAX_TEXT_BYTES, PRESETS, parse_json, parse_text
+
+    if arg.startswith("preset:"):
+        key = arg.split(":", 1)[1]
+        if key not in PRESETS:
+            raise InputError(f"unknown preset {key!r}; choose one of {', '.join(PRESETS)}", field="script")
+        return PRESETS[key].script(), PRESETS[key].suggested
+    path = Path(arg)
+    if not path.is_file():
+        raise InputError(f"no such file: {arg}", field="script")
+    if path.stat().st_size > 4 * MAX_TEXT_BYTES:
+        raise InputError(f"{arg} is larger than {4 * MAX_TEXT_BYTES // 2**20} MiB", field="script")
+    data = path.read_bytes()
+    if path.suffix == ".json" or data.lstrip()[:1] in (b"[", b"{"):
+        return parse_json(data), {}
+    try:
+        return parse_text(data.decode("utf-8"), path.name), {}
+    except UnicodeDecodeError:
+        raise InputError(f"{arg} is not UTF-8 text", field="script") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from kvviz.radix_scenarios import TOTAL_COLUMNS, ReplayConfig, replay
+
+    script, suggested = _script(args.script)
+    chosen = dict(cache=args.cache, device_capacity=args.device, host_capacity=args.host, page_size=args.page_size,
+                  eviction_policy=args.policy, write_policy=args.write_policy, threshold=args.threshold)
+    values = {**asdict(ReplayConfig()), **suggested, **{k: v for k, v in chosen.items() if v is not None}}
+    values["deferral"] = values["deferral"] and not args.no_deferral
+    values["auto_ack"] = values["auto_ack"] and not args.no_auto_ack
+    values["hit_count_rule"] = "legacy" if args.legacy_hit_count else "upstream"
+    rep = replay(script, ReplayConfig(**values))
+    for k, row in rep.steps.iterrows():
+        totals = {c: int(row[c]) for c in TOTAL_COLUMNS}
+        if args.totals_only:
+            print(json.dumps({"step": k, "op": row.op, **totals}))
+            continue
+        print(f"== step {k}: {row.op}")
+        for line in row.lines:
+            print("  " + line.replace("**", ""))
+        print(rep.dumps[k])
+        print("totals: " + ", ".join(f"{c}={v}" for c, v in totals.items() if v))
+        print()
+    if rep.error:
+        print(f"kvviz radix: {rep.error}", file=sys.stderr)
+        return 2
+    return 0
