@@ -13,8 +13,9 @@ from kvviz.figures import cachegen as figs
 from ui import frame
 
 VIEWS = ("Streaming timeline", "Violation vs SLO", "Codec")
-SOURCES = ("persistent", "iid", "step", "upload")
-SOURCE_LABELS = {"persistent": "Persistent", "iid": "i.i.d. (artifact)", "step": "Step 10→1→5", "upload": "Upload CSV"}
+SOURCES = {"Persistent": "persistent", "i.i.d.": "iid", "Step": "step", "Upload": "upload"}   # label -> kind
+SIZES = {"Paper preset": "paper", "This codec": "codec"}
+RECOMPUTE = {"Prefill model": "prefill", "Fixed 0.2 s": "fixed"}
 DEFAULT_POLICIES = ["paper", "artifact", "level2", "quant8", "text", "oracle"]
 
 frame.header("cachegen", "How CacheGen shrinks KV into a bitstream, and picks a compression level for each "
@@ -86,8 +87,10 @@ def codec_controls() -> tuple[SyntheticKV, int, int, float]:
 def stream_setup() -> tuple[S.StreamSetup, S.Bandwidth, str]:
     with st.sidebar:
         st.header("Bandwidth")
-        source = st.segmented_control("Bandwidth trace", SOURCES, default="persistent", required=True,
-                                      format_func=SOURCE_LABELS.get, key="cachegen_bw", bind="query-params")
+        source = SOURCES[st.segmented_control("Bandwidth trace", list(SOURCES), default="Persistent", required=True,
+                                              key="cachegen_bw", bind="query-params",
+                                              help="Persistent: AR(1) across chunks; i.i.d.: the artifact's "
+                                                   "Uniform(0.1, 10) Gb/s per chunk; Step: 10 → 1 → 5 Gb/s.")]
         persistence = st.slider("Persistence (lag-1 correlation per chunk)", 0.0, 0.99, 0.9, 0.01,
                                 key="cachegen_persist", bind="query-params", disabled=source != "persistent")
         seed = st.number_input("Trace seed", 0, 10**6, 0, key="cachegen_seed", bind="query-params")
@@ -103,12 +106,10 @@ def stream_setup() -> tuple[S.StreamSetup, S.Bandwidth, str]:
         context = st.number_input("Context (tokens)", 1, 1_000_000, 9_500, 100, key="cachegen_context",
                                   bind="query-params")
         chunk = st.number_input("Chunk (tokens)", 1, 1_000_000, 1_500, 100, key="cachegen_chunk", bind="query-params")
-        sizes = st.segmented_control("Level sizes", ["paper", "codec"], default="paper", required=True,
-                                     format_func={"paper": "Paper preset", "codec": "This codec"}.get,
-                                     key="cachegen_sizes", bind="query-params")
-        recompute = st.segmented_control("Text recompute", ["prefill", "fixed"], default="prefill", required=True,
-                                         format_func={"prefill": "Prefill model", "fixed": "Fixed 0.2 s"}.get,
-                                         key="cachegen_recompute", bind="query-params")
+        sizes = SIZES[st.segmented_control("Level sizes", list(SIZES), default="Paper preset", required=True,
+                                           key="cachegen_sizes", bind="query-params")]
+        recompute = RECOMPUTE[st.segmented_control("Text recompute", list(RECOMPUTE), default="Prefill model",
+                                                   required=True, key="cachegen_recompute", bind="query-params")]
     if source == "upload" and csv is None:
         st.info("Upload a CSV with two columns, `time_s, gbps` (header optional, times increasing, "
                 "bandwidth > 0), up to 1 MiB.", icon=":material/upload_file:")
