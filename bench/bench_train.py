@@ -1,0 +1,35 @@
+"""Benchmark: training speed of the numpy record-world trainer (target: the full recipe ≤ 6 min).
+
+Times ``--steps`` steps (default 200) of the shipped recipe and extrapolates to the full run.
+The full reproduction is ``python -m kvviz.train_record_world`` (it prints its own timings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from kvviz.train_record_world import Recipe, train  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=200)
+    args = parser.parse_args()
+    full = Recipe()
+    start = time.perf_counter()
+    train(Recipe(steps=args.steps), log=lambda _: None)
+    per_step = (time.perf_counter() - start) / args.steps
+    print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"{per_step * 1e3:.1f} ms per step (batch {full.batch}, 2..12 records, {full.n_questions} questions)")
+    print(f"full recipe, {full.steps} steps: about {per_step * full.steps / 60:.1f} min (target <= 6 min)")
+
+
+if __name__ == "__main__":
+    main()

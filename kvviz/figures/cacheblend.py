@@ -1,0 +1,168 @@
+"""Figures of the CacheBlend page: the token strip, the deviation heatmap, accuracy against the
+recompute ratio, the loading controller and the training loss. Plain functions: results in,
+plotly figures out; the page styles them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from kvviz.style import GRID, INK, color
+
+KEY, VALUE, CUT, IDLE, RECOMPUTED, RIGHT, WRONG = range(7)
+_STRIP_COLORS = ("#cfe0f7", "#fbd9c4", "#ed4a7b", "#f3f5f9", "#1f5fbf", "#19a979", "#e34b4b")
+METHOD_NAMES = {"full_prefill": "Full prefill", "full_reuse": "Full reuse", "prefix": "Prefix cache",
+                "cacheblend": "CacheBlend", "random": "Random selection"}
+METHOD_COLORS = {"full_prefill": color(2), "full_reuse": color(3), "prefix": color(8), "cacheblend": color(0),
+                 "random": color(1)}
+
+
+def _discrete_scale(colors: tuple[str, ...]) -> list[list]:
+    n = len(colors)
+    scale = []
+    for i, c in enumerate(colors):
+        scale += [[i / n, c], [(i + 1) / n, c]]
+    return scale
+
+
+def token_strip(texts: list[str], is_value: np.ndarray, cut_value: np.ndarray, chunk_len: int,
+                computed: np.ndarray, scores: np.ndarray, answers: dict[str, np.ndarray]) -> go.Figure:
+    """One document as a strip of tokens, the tokens each layer recomputes, and each method's answers.
+
+    ``computed``/``scores`` are [layers, N]; ``answers`` maps a row label to [N] of
+    True (right) / False (wrong) / NaN (no record answered at that position).
+    """
+    n, n_layers = len(texts), computed.shape[0]
+    rows = ["document"] + [f"layer {i} recomputes" for i in range(n_layers)] + [f"answer: {k}" for k in answers]
+    z = np.full((len(rows), n), np.nan)
+    text = np.full((len(rows), n), "", dtype=object)
+    hover = np.full((len(rows), n), "", dtype=object)
+    z[0] = np.where(cut_value, CUT, np.where(is_value, VALUE, KEY))
+    text[0] = texts
+    for j in range(n):
+        kind = "value, cut from its key" if cut_value[j] else ("value" if is_value[j] else "key")
+        hover[0, j] = f"position {j}, chunk {j // chunk_len}: {texts[j]} ({kind})"
+    for layer in range(n_layers):
+        z[1 + layer] = np.where(computed[layer], RECOMPUTED, IDLE)
+        for j in range(n):
+            s = scores[layer, j]
+            dev = "" if np.isnan(s) else f"; ranked by deviation {s:.3g}"
+            hover[1 + layer, j] = f"{texts[j]}: {'recomputed' if computed[layer, j] else 'reused'} at layer {layer}{dev}"
+    for r, (label, right) in enumerate(answers.items(), start=1 + n_layers):
+        known = ~np.isnan(right)
+        z[r, known] = np.where(right[known] > 0, RIGHT, WRONG)
+        text[r, known] = np.where(right[known] > 0, "✓", "✗")
+        for j in np.flatnonzero(known):
+            hover[r, j] = f"{label}: question about {texts[j - 1]} answered {'right' if right[j] else 'wrong'}"
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(range(n)), y=rows, text=text, texttemplate="%{text}", hovertext=hover,
+        hovertemplate="%{hovertext}<extra></extra>", zmin=-0.5, zmax=len(_STRIP_COLORS) - 0.5,
+        colorscale=_discrete_scale(_STRIP_COLORS), showscale=False, xgap=2, ygap=3))
+    for start in range(chunk_len, n, chunk_len):
+        fig.add_vline(x=start - 0.5, line=dict(color=INK, width=2, dash="dot"))
+    for j in np.flatnonzero(cut_value):
+        fig.add_annotation(x=j - 0.5, y=1.0, yref="paper", yanchor="bottom", text="✂ cut", showarrow=False,
+                           font=dict(color=_STRIP_COLORS[CUT]))
+    fig.update_yaxes(autorange="reversed", showgrid=False)
+    fig.update_xaxes(title="token position (dotted lines: chunk boundaries)", showgrid=False, dtick=1)
+    fig.update_layout(height=120 + 34 * len(rows), margin=dict(t=40))
+    return fig
+
+
+def deviation_heatmap(texts: list[str], reuse: np.ndarray, blended: np.ndarray, chunk_len: int) -> go.Figure:
+    """Per-token KV deviation ||ΔK||²+||ΔV||² from full prefill by layer, full reuse above and
+    CacheBlend below, on one colour scale (log10, since the deviation spans decades)."""
+    floor = 1e-4
+    top = max(float(np.max(reuse)), float(np.max(blended)), floor * 10)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
+                        subplot_titles=("Full reuse (plain concatenation)", "After CacheBlend"))
+    labels = [f"{j}:{t}" for j, t in enumerate(texts)]
+    for row, dev in ((1, reuse), (2, blended)):
+        fig.add_trace(go.Heatmap(
+            z=np.log10(np.maximum(dev, floor)), x=labels, y=[f"layer {i}" for i in range(dev.shape[0])],
+            customdata=dev, zmin=np.log10(floor), zmax=np.log10(top), colorscale="Blues",
+            hovertemplate="%{x} %{y}: deviation %{customdata:.3g}<extra></extra>",
+            colorbar=dict(title="log10 dev", len=0.9), showscale=row == 1, xgap=1, ygap=1), row=row, col=1)
+        fig.update_yaxes(autorange="reversed", row=row, col=1)
+    for start in range(chunk_len, len(texts), chunk_len):
+        fig.add_vline(x=start - 0.5, line=dict(color=INK, width=1.5, dash="dot"))
+    fig.update_layout(height=420)
+    return fig
+
+
+def accuracy_vs_ratio(table: pd.DataFrame, chance: float) -> go.Figure:
+    """Answer accuracy on cut records and on all records against the recompute ratio.
+
+    CacheBlend and random are lines over the ratios; full prefill, full reuse and the prefix
+    cache are single points at the share of tokens they recompute, with dashed guides.
+    """
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
+                        subplot_titles=("Cut records (value starts a chunk)", "All records"))
+    for col, column in ((1, "acc_cut"), (2, "acc_all")):
+        for method, group in table.groupby("method", sort=False):
+            group = group.sort_values("ratio")
+            swept = method in ("cacheblend", "random")
+            fig.add_trace(go.Scatter(
+                x=group["ratio"], y=group[column], name=METHOD_NAMES.get(method, method), legendgroup=method,
+                showlegend=col == 1, mode="lines+markers" if swept else "markers",
+                marker=dict(color=METHOD_COLORS.get(method), size=9 if swept else 13,
+                            symbol="circle" if swept else "diamond"),
+                line=dict(color=METHOD_COLORS.get(method)),
+                hovertemplate=f"{METHOD_NAMES.get(method, method)}: recompute %{{x:.0%}} → %{{y:.1%}}<extra></extra>"),
+                row=1, col=col)
+            if method in ("full_prefill", "full_reuse") and len(group):
+                fig.add_hline(y=float(group[column].iloc[0]), line=dict(color=METHOD_COLORS[method], dash="dash",
+                                                                         width=1.5), row=1, col=col)
+        fig.add_hline(y=chance, line=dict(color=GRID, dash="dot", width=2), row=1, col=col,
+                      annotation_text="chance 1/12", annotation_position="bottom right")
+        fig.update_xaxes(title="tokens recomputed", tickformat=".0%", range=[-0.03, 1.03], row=1, col=col)
+    fig.update_yaxes(title="answer accuracy", tickformat=".0%", range=[0, 1.05], row=1, col=1)
+    fig.update_layout(height=430, legend=dict(orientation="h", y=-0.22))
+    return fig
+
+
+def controller_figure(name: str, prefill_ms: float, loads_ms: dict[str, float], picks: dict[str, float],
+                      r_min: float) -> go.Figure:
+    """Per-layer time against the recompute ratio: recompute r·T_prefill rises, each device's
+    load time is flat; the controller picks where they cross, never below the quality floor."""
+    r = np.linspace(0, 1, 101)
+    fig = go.Figure()
+    fig.add_vrect(x0=0, x1=r_min, fillcolor=GRID, opacity=0.6, line_width=0,
+                  annotation_text=f"below the {r_min:.0%} quality floor", annotation_position="top left")
+    fig.add_trace(go.Scatter(x=r, y=r * prefill_ms, name="recompute r × prefill", line=dict(color=INK, width=3),
+                             hovertemplate="recompute %{x:.0%}: %{y:.1f} ms per layer<extra></extra>"))
+    for i, (device, load) in enumerate(loads_ms.items()):
+        c = color(i + 1)
+        fig.add_trace(go.Scatter(x=[0, 1], y=[load, load], name=f"load: {device}", mode="lines",
+                                 line=dict(color=c, dash="dash"),
+                                 hovertemplate=f"{device}: %{{y:.1f}} ms per layer<extra></extra>"))
+        pick = picks[device]
+        fig.add_trace(go.Scatter(x=[pick], y=[max(load, pick * prefill_ms)], mode="markers", showlegend=False,
+                                 marker=dict(color=c, size=14, line=dict(color="white", width=2)),
+                                 hovertemplate=f"{device}: picks r = %{{x:.0%}}<extra></extra>"))
+    top = max(prefill_ms, *loads_ms.values()) * 1.1
+    fig.update_xaxes(title="recompute ratio r", tickformat=".0%", range=[0, 1])
+    fig.update_yaxes(title="time per layer (ms)", range=[0, top])
+    fig.update_layout(title=name, height=420, legend=dict(orientation="h", y=-0.22))
+    return fig
+
+
+def loss_curve(loss: np.ndarray, n_records: int) -> go.Figure:
+    """The training loss (moving average over 100 steps) with the 'guess among the values' level."""
+    steps = np.arange(1, len(loss) + 1)
+    window = min(100, max(1, len(loss)))
+    smooth = np.convolve(loss, np.ones(window) / window, mode="valid")
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=steps, y=loss, name="loss per step", mode="lines",
+                             line=dict(color=color(0), width=0.6), opacity=0.35))
+    fig.add_trace(go.Scatter(x=steps[window - 1:], y=smooth, name=f"mean of {window} steps", mode="lines",
+                             line=dict(color=color(0))))
+    fig.add_hline(y=float(np.log(n_records)), line=dict(color=color(1), dash="dash"),
+                  annotation_text=f"ln {n_records}: guessing among the document's values",
+                  annotation_position="top right")
+    fig.update_xaxes(title="training step")
+    fig.update_yaxes(title="cross-entropy of the answer (nats)", rangemode="tozero")
+    fig.update_layout(height=340, legend=dict(orientation="h", y=-0.3))
+    return fig

@@ -1,0 +1,115 @@
+"""The record world: documents of random key -> value records, and questions about them.
+
+Lecture 27 §0.4 (``blend_world.py``): a document is ``k1 v1 k2 v2 ... k12 v12`` with a fresh
+mapping in every document, and the question ``? k`` asks for the value of one key. Nothing in
+the weights can know the answer: the model must read it from the context (an induction head:
+an early layer lets each value remember "the key before me", a later layer matches it).
+
+Tokens: ``?`` (id 0), 26 keys ``A``..``Z`` (ids 1..26), 26 values ``0``..``25`` (ids 27..52).
+Every document uses 12 distinct keys and 12 distinct values, so guessing among the values in
+the context is right 1/12 of the time.
+
+Chunked reuse (§5.2): cutting a document into chunks of ``chunk_len`` tokens puts some values
+at the start of a chunk (odd ``chunk_len`` cuts records: the key ends one chunk and its value
+starts the next); those values never saw their key when their chunk was precomputed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kvviz.errors import require
+
+N_KEYS = 26
+N_VALUES = 26
+QUERY = 0
+KEY0 = 1
+VALUE0 = KEY0 + N_KEYS
+VOCAB = VALUE0 + N_VALUES
+N_RECORDS = 12
+QUESTION_LEN = 2  # "?" and the key
+
+
+@dataclass(frozen=True)
+class Documents:
+    """``n`` documents: ``tokens`` [n, 2·records], with ``keys``/``values`` [n, records] as token ids."""
+
+    tokens: np.ndarray
+    keys: np.ndarray
+    values: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def n_records(self) -> int:
+        return self.keys.shape[1]
+
+
+def sample_documents(n: int, seed: int | np.random.Generator = 0, n_records: int = N_RECORDS) -> Documents:
+    """``n`` fresh documents with distinct keys and distinct values in each (non-repeating)."""
+    require(1 <= n_records <= min(N_KEYS, N_VALUES), f"records per document must be 1..{min(N_KEYS, N_VALUES)}",
+            field="n_records")
+    rng = np.random.default_rng(seed)
+    keys = KEY0 + np.argsort(rng.random((n, N_KEYS)), axis=1)[:, :n_records]
+    values = VALUE0 + np.argsort(rng.random((n, N_VALUES)), axis=1)[:, :n_records]
+    tokens = np.empty((n, 2 * n_records), dtype=np.int64)
+    tokens[:, 0::2], tokens[:, 1::2] = keys, values
+    return Documents(tokens, keys.astype(np.int64), values.astype(np.int64))
+
+
+def with_questions(docs: Documents, asked: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Documents followed by questions ``? k v`` about records ``asked`` [n, q].
+
+    Returns ``tokens`` [n, T], the positions whose next-token prediction is an answer [q], and
+    the answers [n, q]. The last answer is not appended (nothing predicts after it).
+    """
+    n, q = asked.shape
+    rows = np.arange(n)[:, None]
+    ask_keys, answers = docs.keys[rows, asked], docs.values[rows, asked]
+    qa = np.stack([np.full_like(ask_keys, QUERY), ask_keys, answers], axis=2).reshape(n, 3 * q)
+    tokens = np.concatenate([docs.tokens, qa[:, :-1]], axis=1)
+    answer_at = docs.tokens.shape[1] + 1 + 3 * np.arange(q)
+    return tokens, answer_at, answers
+
+
+def training_batch(rng: np.random.Generator, batch: int, n_questions: int = 4,
+                   n_records: int = N_RECORDS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A batch of fresh documents, each followed by ``n_questions`` questions about distinct records."""
+    docs = sample_documents(batch, rng, n_records)
+    asked = np.argsort(rng.random((batch, n_records)), axis=1)[:, :n_questions]
+    return with_questions(docs, asked)
+
+
+def chunk_starts(n_tokens: int, chunk_len: int) -> np.ndarray:
+    """Positions where a chunk of ``chunk_len`` tokens begins."""
+    require(chunk_len >= 1, f"chunk length must be at least 1 token, got {chunk_len}", field="chunk_len")
+    return np.arange(0, n_tokens, chunk_len)
+
+
+def chunk_ids(n_tokens: int, chunk_len: int) -> np.ndarray:
+    """The chunk each token belongs to."""
+    require(chunk_len >= 1, f"chunk length must be at least 1 token, got {chunk_len}", field="chunk_len")
+    return np.arange(n_tokens) // chunk_len
+
+
+def cut_records(n_records: int, chunk_len: int) -> np.ndarray:
+    """Which records are cut: the value (position 2i+1) starts a chunk, away from its key."""
+    require(chunk_len >= 1, f"chunk length must be at least 1 token, got {chunk_len}", field="chunk_len")
+    return (2 * np.arange(n_records) + 1) % chunk_len == 0
+
+
+def token_text(token: int) -> str:
+    """How a token is written: ``?``, a key letter or a value number."""
+    if token == QUERY:
+        return "?"
+    if KEY0 <= token < VALUE0:
+        return chr(ord("A") + token - KEY0)
+    return str(token - VALUE0)
+
+
+def is_value(tokens: np.ndarray) -> np.ndarray:
+    return np.asarray(tokens) >= VALUE0
