@@ -55,6 +55,12 @@ def size_table(models: Mapping[str, ModelSpec], context: int, capacity_gb: float
     return pd.DataFrame(rows)
 
 
+def size_curve(models: Iterable[ModelSpec], contexts: Iterable[int]) -> pd.DataFrame:
+    """GB of KV per model against context length (long form)."""
+    return pd.DataFrame([{"model": m.name, "attention": m.attention, "context": int(c), "GB": kv_bytes(m, c) / GB}
+                         for m in models for c in contexts])
+
+
 # ---- load or recompute ----------------------------------------------------------------------------
 
 def recompute_seconds_per_token(m: ModelSpec, compute: Compute, context: int) -> float:

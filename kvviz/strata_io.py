@@ -306,7 +306,7 @@ def schedule_frame(s: Schedule) -> pd.DataFrame:
     return pd.DataFrame([{"policy": s.policy, "batch": b.index, "start s": b.start_s, "load s": b.load_s,
                           "compute s": b.compute_s, "time s": b.time_s, "stall s": b.stall_s,
                           "load/compute tokens": _ratio(b.requests),
-                          "requests": " + ".join(r.kind for r in b.requests)} for b in s.batches])
+                          "requests": ", ".join(r.kind.split(" + ")[0] for r in b.requests)} for b in s.batches])
 
 
 def log_ratios(lo: float = 1, hi: float = 1000, n: int = 61) -> np.ndarray:

@@ -11,7 +11,7 @@ from kvviz.figures import ledger as figs
 from ui import frame
 
 VIEWS = ("Size", "Load or recompute", "Economics", "Tiers", "Strata I/O")
-CONTEXTS = np.unique(np.geomspace(256, 1_048_576, 49).astype(int))
+CONTEXTS = np.unique(np.r_[np.geomspace(256, 1_048_576, 49).astype(int), 2 ** np.arange(8, 21), 8_000])
 
 frame.header("ledger", "How big KV is, when loading it beats recomputing it, what keeping it costs, "
                        "and why copying it back is slower than the link promises.")
@@ -40,6 +40,9 @@ with frame.user_errors():
 
 
 def size_view() -> None:
+    frame.explain("Every layer keeps a key and a value vector per KV head for every token: **bytes per token = layers × "
+                  "2 × KV heads × head dim × bytes per value**. MLA keeps one 576-wide latent per layer instead. Edit "
+                  "any model, or add your own, in the sidebar's preset tables.")
     c1, c2, c3 = st.columns(3)
     context = c1.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", bind="query-params")
     capacity = c2.number_input("Memory for KV (GB)", 0.1, 100_000.0, 40.0, key="ledger_capacity")
@@ -49,12 +52,14 @@ def size_view() -> None:
         size = ledger.size_table(models, context, capacity)
         per_day = ledger.kv_per_day(m, rate)
     with st.container(horizontal=True):
-        st.metric(f"{name} KV per token", f"{m.kv_bytes_per_token / 1024:,.1f} KiB", border=True)
-        st.metric(f"per {context:,}-token context", f"{ledger.kv_bytes(m, context) / hw.GB:,.2f} GB", border=True)
+        st.metric("KV per token", f"{m.kv_bytes_per_token / 1024:,.1f} KiB", border=True, help=name)
+        st.metric(f"per {context:,} tokens", f"{ledger.kv_bytes(m, context) / hw.GB:,.2f} GB", border=True)
         st.metric(f"tokens in {capacity:g} GB", f"{ledger.tokens_that_fit(m, capacity):,}", border=True)
-        st.metric(f"KV per GPU per day at {rate:,.0f} tok/s", f"{per_day / hw.TB:,.1f} TB", border=True)
-    frame.figure(figs.fig_size(size, context, capacity), key="ledger_fig_size")
+        st.metric("per GPU-day", f"{per_day / hw.TB:,.1f} TB", border=True, help=f"at {rate:,.0f} tokens/s")
+    frame.figure(figs.fig_size(ledger.size_curve(models.values(), CONTEXTS), context, capacity), key="ledger_fig_size")
     st.dataframe(size, hide_index=True, width="stretch", column_config={
+        "bytes/token": st.column_config.NumberColumn(format="localized"),
+        "tokens in capacity": st.column_config.NumberColumn(format="localized"),
         "KiB/token": st.column_config.NumberColumn(format="%.1f"),
         "GB per context": st.column_config.NumberColumn(format="%.2f")})
     frame.what_to_notice([
@@ -67,6 +72,9 @@ def size_view() -> None:
 
 
 def recompute_view() -> None:
+    frame.explain("Recomputing costs a prefill: 2 FLOPs per parameter per token plus causal attention, which grows with "
+                  "the square of the length, at peak × MFU. Loading costs bytes ÷ (link bandwidth × efficiency). Per "
+                  "token, their ratio is the **break-even bandwidth**.")
     sub = st.segmented_control("Show", ("Break-even curves", "One context, every link", "20-turn chat"),
                                default="Break-even curves", key="ledger_lr", bind="query-params") or "Break-even curves"
     default_links = [k for k in ("pcie5-x16", "rdma-400g", "nvme", "cloud-10g", "cloud-3g") if k in links]
@@ -89,10 +97,12 @@ def recompute_view() -> None:
             chat = ledger.Chat(c1.number_input("Turns", 1, 200, 20, key="ledger_turns"),
                                c2.number_input("User tokens/turn", 1, 100_000, 230, key="ledger_user"),
                                c3.number_input("Reply tokens/turn", 0, 100_000, 370, key="ledger_reply"))
-            overlap = c4.toggle("Overlap load with compute", key="ledger_overlap")
+            overlap = c4.toggle("Overlap", key="ledger_overlap", help="Load layer by layer while computing (LMCache, "
+                               "Mooncake); off = load first, then compute, as the lecture notes' ledger does.")
             mt = ledger.multi_turn_ttft(m, compute, chat, chosen, overlap)
             frame.figure(figs.fig_multi_turn(mt), key="ledger_fig_mt")
-            st.dataframe(mt[mt["turn"] == chat.turns].drop(columns="turn").round(4), hide_index=True, width="stretch")
+            last = mt[mt["turn"] == chat.turns].assign(**{"TTFT ms": lambda d: d["TTFT s"] * 1e3})
+            st.dataframe(last[["tier", "history tokens", "TTFT ms"]].round(1), hide_index=True, width="stretch")
     frame.what_to_notice([
         "Break-even bandwidth = KV bytes per token ÷ recompute time per token. Above it, load; below it, recompute.",
         "Longer contexts lower the bar (attention makes recompute grow faster than the bytes), bigger models and "
@@ -104,6 +114,8 @@ def recompute_view() -> None:
 
 
 def economics_view() -> None:
+    frame.explain("Keeping a context costs its KV bytes × the storage price per hour; each hit saves the GPU time of "
+                  "recomputing it. Their ratio is how many hits per hour the context needs to pay its way.")
     c = st.columns(4)
     prices = dict(gpu=c[0].number_input("$ per GPU-hour", 0.01, 1000.0, 2.0, key="ledger_gpu_price"),
                   tb=c[1].number_input("$ per TB-hour of storage", 0.0001, 100.0, 0.15, format="%.4f", key="ledger_tb_price"))
@@ -115,13 +127,19 @@ def economics_view() -> None:
         picks = [models[k] for k in ("llama-3-8b", "qwen2.5-14b", "llama-3.1-70b", "deepseek-r1") if k in models]
         econ = ledger.economics_curve(picks or [m], node, CONTEXTS[CONTEXTS <= 262_144], p)
         rate = ledger.node_breakeven_hit_rate(node_gpus, storage_tb, p)
-    st.metric("Break-even hit rate for the node", f"{rate:.2%}", border=True,
-              help="Storage $/h ÷ GPU $/h: the share of the node's work that must come from cache to pay for storage.")
+    fleet = ledger.fleet_savings(1000, 3, 0.10, node_gpus, storage_tb, p)
+    with st.container(horizontal=True):
+        st.metric("Break-even hit rate for the node", f"{rate:.2%}", border=True,
+                  help="Storage $/h ÷ GPU $/h: the share of the node's work that must come from cache to pay for it.")
+        st.metric("1,000 nodes, 3 years, 10% hits: net saving", f"${fleet['net $'] / 1e6:,.1f} M", border=True,
+                  help=f"GPU time saved ${fleet['GPU $ saved'] / 1e6:,.1f} M minus storage ${fleet['storage $'] / 1e6:,.1f} M.")
     frame.figure(figs.fig_economics(econ), key="ledger_fig_econ")
-    st.dataframe(econ[econ["context"].isin([1024, 8192, 65536])].round(5), hide_index=True, width="stretch")
+    st.dataframe(econ[econ["context"].isin([1024, 8192, 65536])][["model", "context", "KV GB", "storage $/h",
+                 "GPU $ saved per hit", "break-even hits/h"]].round(5), hide_index=True, width="stretch")
     frame.what_to_notice([
-        "Storage is cheap next to GPU time: a stored context pays for itself if it is reused a few times a day or less.",
-        "Longer contexts pay back faster: recompute grows faster than the bytes kept."])
+        "Storage is cheap next to GPU time: below about one reuse an hour, often far below, keeping KV pays.",
+        "Models with more compute per byte of KV (70B with GQA, MLA) pay back sooner; so do longer contexts, "
+        "because recompute grows faster than the bytes kept."])
     frame.paper_vs_sim(ledger.economics_rows(models, hw.Compute(gpus.get("h100", hw.GPUS["h100"]), mfu, 8), p),
                        note="The slide's formula for 1.06% is not given: storage $/h ÷ GPU $/h with its inputs gives "
                             "0.94% (1.06% needs ~1.13 TB per node). The notes' lecture-27 time model prefills 10K "
@@ -136,6 +154,9 @@ def run_tiers(model_t: tuple, gpu_t: tuple, mfu_v: float, load: tuple, setups: t
 
 
 def tiers_view() -> None:
+    frame.explain("Users chat in sessions; each prompt is the user's whole history plus a new message. One GPU serves "
+                  "prefills first come, first served: it finds the history in the fastest tier that holds it, loads it, "
+                  "computes the rest. Every tier evicts the least recently used history.")
     c = st.columns(4)
     load = (c[0].number_input("Users", 1, 2000, 200, key="ledger_users"),
             c[1].number_input("Turns each", 1, 100, 12, key="ledger_tturns"),
@@ -152,7 +173,7 @@ def tiers_view() -> None:
         setups = tiers.default_setups(gpu_gb, cpu_gb, slow, fast, ssd_gb, fill=fill)
         summary, total = run_tiers(astuple(m), astuple(compute.gpu), mfu, load, tuple(astuple(s) for s in setups))
     frame.figure(figs.fig_tiers(summary), key="ledger_fig_tiers")
-    st.dataframe(summary.round(2), hide_index=True, width="stretch")
+    st.dataframe(summary.drop(columns="p50 TTFT s").round(2), hide_index=True, width="stretch")
     frame.what_to_notice([
         "GPU only: LRU evicts other users' histories before they return, so most turns recompute a growing history.",
         "A CPU tier turns those misses into loads; how fast it reads decides whether the load beats recompute.",
@@ -164,6 +185,9 @@ def tiers_view() -> None:
 
 
 def strata_view() -> None:
+    frame.explain("A CPU→GPU copy costs a fixed overhead plus bytes ÷ bandwidth, so one copy in flight reaches "
+                  "X = C·S/L (Little's law). GPU layouts are layer-first: one page of one layer's K or V per copy. "
+                  "Strata keeps host memory page-first and copies with a small GPU kernel.")
     sub = st.segmented_control("Show", ("Page size", "Loading-bound", "Balanced batching"), default="Page size",
                                key="ledger_strata", bind="query-params") or "Page size"
     fitted = sio.fit_overhead([(sio.slice_bytes(m, 32), b * hw.GB, e) for _, b, e in sio.PAPER_POINTS]) * 1e6
@@ -182,7 +206,7 @@ def strata_view() -> None:
             io = sio.IOPath(link_gb_s, overhead, 1, gpu_io)
             sweep = sio.page_sweep(m, io, 8192, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
             frame.figure(figs.fig_page_sweep(sweep, link_gb_s, platform, [(32, share)]), key="ledger_fig_pages")
-            st.dataframe(sweep[sweep["page tokens"].isin([1, 16, 32, 256, 1024])].round(3), hide_index=True,
+            st.dataframe(sweep[sweep["page tokens"].isin([1, 32, 1024])].round(3), hide_index=True,
                          width="stretch")
             st.caption(f"Little's law: X = C·S/L. One {sio.slice_bytes(m, 32) / 1024:.0f} KiB copy in flight taking "
                        f"{overhead:.1f} µs + its wire time moves {io.bandwidth(m, 32, 'layer-first DMA') / hw.GB:.1f} GB/s.")

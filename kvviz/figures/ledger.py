@@ -15,32 +15,47 @@ from kvviz.style import color
 
 ATTENTION_COLOR = {"MHA": color(3), "GQA": color(0), "MLA": color(2)}
 STALL = "#d62728"
+LOAD = "#a3a8b4"
 INK_GRAY = "#555a66"
 
 
-def fig_size(size: pd.DataFrame, context: int, capacity_gb: float) -> go.Figure:
-    """GB of KV for one context per model (bars by attention type), against a memory capacity."""
-    df = size.sort_values("GB per context")
+def _hline(fig: go.Figure, y: float, xs: Sequence[float], label: str, line_color: str, dash: str = "dot",
+           label_at_end: bool = False) -> None:
+    """A labelled horizontal reference line drawn as a trace (shape annotations misplace on log axes)."""
+    fig.add_scatter(x=[xs[0], xs[-1]], y=[y, y], mode="lines+text", text=["", label] if label_at_end else [label, ""],
+                    textposition="top left" if label_at_end else "top right",
+                    line=dict(color=line_color, dash=dash, width=1.5), textfont=dict(color=line_color, size=12),
+                    showlegend=False, hoverinfo="skip")
+
+
+def _vline(fig: go.Figure, x: float, ys: Sequence[float], label: str, line_color: str, dash: str = "dot") -> None:
+    fig.add_scatter(x=[x, x], y=[ys[0], ys[-1]], mode="lines+text", text=["", label], textposition="top center",
+                    line=dict(color=line_color, dash=dash, width=1.5), textfont=dict(color=line_color, size=12),
+                    showlegend=False, hoverinfo="skip")
+
+
+def fig_size(curve: pd.DataFrame, context: int, capacity_gb: float) -> go.Figure:
+    """GB of KV against context length per model (colour: attention type), against a memory capacity."""
     fig = go.Figure()
-    for att, part in df.groupby("attention", sort=False):
-        fig.add_bar(y=part["model"], x=part["GB per context"], orientation="h", name=att,
-                    marker_color=ATTENTION_COLOR.get(att, color(4)),
-                    text=[f"{k:,.1f} KiB/token" for k in part["KiB/token"]], textposition="auto",
-                    hovertemplate="%{y}: %{x:.2f} GB<extra></extra>")
-    fig.add_vline(x=capacity_gb, line_dash="dash", line_color="gray",
-                  annotation_text=f"{capacity_gb:g} GB of memory", annotation_position="top")
-    fig.update_layout(title=f"KV of one {context:,}-token context", barmode="overlay", height=420,
-                      xaxis_title="GB of KV", yaxis=dict(categoryorder="array", categoryarray=list(df["model"])),
-                      legend_title_text="attention")
+    xs = [curve["context"].min(), curve["context"].max()]
+    for i, (name, part) in enumerate(curve.groupby("model", sort=False)):
+        att = part["attention"].iloc[0]
+        fig.add_scatter(x=part["context"], y=part["GB"], mode="lines", name=f"{name} ({att})",
+                        line=dict(color=color(i), dash={"MHA": "dash", "MLA": "dot"}.get(att)),
+                        hovertemplate=name + ": %{x:,} tokens → %{y:.2f} GB<extra></extra>")
+    _hline(fig, capacity_gb, xs, f"{capacity_gb:g} GB of memory", INK_GRAY, "dash")
+    _vline(fig, context, [curve["GB"].min(), curve["GB"].max()], f"{context:,} tokens", INK_GRAY)
+    fig.update_xaxes(type="log", title_text="context length (tokens)")
+    fig.update_yaxes(type="log", title_text="GB of KV for one context")
+    fig.update_layout(title="KV grows with every token: where a line crosses memory, one context fills it",
+                      height=480)
     return fig
 
 
-def _link_lines(fig: go.Figure, links: Mapping[str, LinkSpec], row=None, col=None) -> None:
+def _link_lines(fig: go.Figure, links: Mapping[str, LinkSpec], xs: Sequence[float]) -> None:
     for i, ln in enumerate(links.values()):
-        kw = dict(row=row, col=col) if row else {}
-        fig.add_hline(y=ln.effective_bytes_s / GB, line_dash="dot", line_color=color(5 + i), line_width=1.5,
-                      annotation_text=f"{ln.name} {ln.effective_bytes_s / GB:.3g} GB/s",
-                      annotation_position="top left", annotation_font_size=12, **kw)
+        _hline(fig, ln.effective_bytes_s / GB, xs, f"{ln.name} {ln.effective_bytes_s / GB:.3g} GB/s", INK_GRAY,
+               label_at_end=bool(i % 2))
 
 
 def fig_breakeven(be: pd.DataFrame, links: Mapping[str, LinkSpec]) -> go.Figure:
@@ -50,7 +65,7 @@ def fig_breakeven(be: pd.DataFrame, links: Mapping[str, LinkSpec]) -> go.Figure:
         fig.add_scatter(x=part["context"], y=part["break-even GB/s per GPU"], mode="lines", name=name,
                         line=dict(color=color(i), dash="dash" if part["attention"].iloc[0] == "MHA" else None),
                         hovertemplate=name + ": %{x:,} tokens → %{y:.2f} GB/s<extra></extra>")
-    _link_lines(fig, links)
+    _link_lines(fig, links, [be["context"].min(), be["context"].max()])
     fig.update_xaxes(type="log", title_text="context length (tokens)")
     fig.update_yaxes(type="log", title_text="break-even bandwidth per GPU (GB/s)")
     fig.update_layout(title="Load if your link is above the curve, recompute if below", height=500)
@@ -63,8 +78,8 @@ def fig_load_vs_recompute(lr: pd.DataFrame, context: int, model: str) -> go.Figu
     fig = go.Figure(go.Bar(x=lr["link"], y=lr["load ms"], marker_color=colors, name="load",
                            text=[f"{s:.3g}×" if s >= 1 else f"1/{1 / s:.2g}" for s in lr["load speed-up"]],
                            textposition="outside", hovertemplate="%{x}: %{y:.1f} ms<extra></extra>"))
-    fig.add_hline(y=float(lr["recompute ms"].iloc[0]), line_dash="dash", line_color=INK_GRAY,
-                  annotation_text=f"recompute {lr['recompute ms'].iloc[0]:.0f} ms", annotation_position="top left")
+    _hline(fig, float(lr["recompute ms"].iloc[0]), [lr["link"].iloc[0], lr["link"].iloc[-1]],
+           f"recompute {lr['recompute ms'].iloc[0]:.0f} ms", INK_GRAY, "dash")
     fig.update_yaxes(type="log", title_text="time to load the KV (ms)")
     fig.update_layout(title=f"{model}, {context:,} tokens: load (green = faster than recompute)", height=460,
                       showlegend=False)
@@ -75,8 +90,9 @@ def fig_multi_turn(mt: pd.DataFrame) -> go.Figure:
     """TTFT of every turn of a chat, per place the history lives."""
     fig = go.Figure()
     for i, (tier, part) in enumerate(mt.groupby("tier", sort=False)):
+        line = dict(color="black", dash="dash") if tier == "no cache" else dict(color=color(i + 1))
         fig.add_scatter(x=part["turn"], y=part["TTFT s"] * 1e3, mode="lines+markers", name=tier,
-                        line=dict(color=color(i)), customdata=part["history tokens"],
+                        line=line, customdata=part["history tokens"],
                         hovertemplate=tier + ": turn %{x} (%{customdata:,} tokens of history) %{y:.1f} ms<extra></extra>")
     fig.update_yaxes(type="log", title_text="TTFT (ms)")
     fig.update_xaxes(title_text="turn", dtick=2)
@@ -93,9 +109,10 @@ def fig_economics(econ: pd.DataFrame) -> go.Figure:
                         customdata=np.c_[part["storage $/h"] * 1e3, part["GPU $ saved per hit"] * 1e3],
                         hovertemplate=name + ": %{x:,} tokens: %{y:.3f} hits/h<br>keep %{customdata[0]:.3f} m$/h, "
                                              "a hit saves %{customdata[1]:.3f} m$<extra></extra>")
-    fig.add_hline(y=1 / 168, line_dash="dot", line_color="gray", annotation_text="once a week",
-                  annotation_position="bottom left")
-    fig.add_hline(y=1, line_dash="dot", line_color="gray", annotation_text="once an hour", annotation_position="top left")
+    xs = [econ["context"].min(), econ["context"].max()]
+    _hline(fig, 1 / 168, xs, "once a week", INK_GRAY)
+    _hline(fig, 1 / 24, xs, "once a day", INK_GRAY)
+    _hline(fig, 1, xs, "once an hour", INK_GRAY)
     fig.update_xaxes(type="log", title_text="context length (tokens)")
     fig.update_yaxes(type="log", title_text="hits per hour to pay for keeping it")
     fig.update_layout(title="How often a stored context must be reused to pay its storage", height=480)
@@ -114,7 +131,7 @@ def fig_tiers(summary: pd.DataFrame) -> go.Figure:
                     marker_color=c, hovertemplate="%{y}: %{x:.1f}%<extra>" + col + "</extra>")
         base = base + summary[col].to_numpy()
     fig.add_bar(y=y, x=summary["mean TTFT s"], orientation="h", name="mean TTFT", marker_color=color(1),
-                text=[f"{v:.2f} s" for v in summary["mean TTFT s"]], textposition="inside", row=1, col=2,
+                text=[f"{v:.2f} s" for v in summary["mean TTFT s"]], textposition="outside", cliponaxis=False, row=1, col=2,
                 hovertemplate="%{y}: mean %{x:.3f} s<extra></extra>")
     fig.add_scatter(y=y, x=summary["p90 TTFT s"], mode="markers", name="p90 TTFT", row=1, col=2,
                     marker=dict(symbol="diamond", size=12, color=color(4)),
@@ -136,8 +153,8 @@ def fig_page_sweep(sweep: pd.DataFrame, link_gb_s: float, platform: str,
                         line=dict(color=color(i)), customdata=np.c_[part["copy KiB"], 100 * part["share of peak"]],
                         hovertemplate=layout + ": page %{x} → %{y:.1f} GB/s (%{customdata[1]:.1f}% of peak; "
                                                "%{customdata[0]:,.0f} KiB per copy)<extra></extra>")
-    fig.add_hline(y=link_gb_s, line_dash="dash", line_color="gray", annotation_text=f"{platform} peak {link_gb_s:g} GB/s",
-                  annotation_position="bottom right")
+    _hline(fig, link_gb_s, [sweep["page tokens"].min(), sweep["page tokens"].max()],
+           f"{platform} peak {link_gb_s:g} GB/s", INK_GRAY, "dash")
     for page, share in paper:
         fig.add_scatter(x=[page], y=[share * link_gb_s], mode="markers", name=f"paper: {share:.0%} at page {page}",
                         marker=dict(symbol="star", size=16, color="black"))
@@ -152,14 +169,15 @@ def fig_loading(curve: pd.DataFrame, knees: Mapping[str, float], new_tokens: int
     fig = go.Figure()
     fig.add_scatter(x=curve["ratio"], y=curve["compute ms"], mode="lines", name=f"compute {new_tokens} new tokens",
                     line=dict(color="black", width=3))
-    for i, (name, knee) in enumerate(knees.items()):
+    for i, name in enumerate(knees):
         fig.add_scatter(x=curve["ratio"], y=curve[f"{name} load ms"], mode="lines", name=f"load via {name}",
                         line=dict(color=color(i)))
-        if np.isfinite(knee):
-            fig.add_vline(x=knee, line_dash="dot", line_color=color(i),
-                          annotation_text=f"{knee:.3g}", annotation_position="top")
-    fig.add_vline(x=STRATA_THRESHOLD, line_dash="dash", line_color="gray",
-                  annotation_text="Strata's threshold 100", annotation_position="bottom right")
+    times = curve[[c for c in curve.columns if c.endswith(" ms")]].to_numpy()
+    ys = [times.min(), times.max()]
+    for i, (name, knee) in enumerate(knees.items()):
+        if np.isfinite(knee) and curve["ratio"].min() <= knee <= curve["ratio"].max():
+            _vline(fig, knee, ys, f"knee {knee:.3g}", color(i))
+    _vline(fig, STRATA_THRESHOLD, ys, "Strata's 100", INK_GRAY, "dash")
     fig.update_xaxes(type="log", title_text="load/compute ratio (cached tokens ÷ new tokens)")
     fig.update_yaxes(type="log", title_text="time (ms)")
     fig.update_layout(title="Right of a knee the prefill is loading-bound", height=480)
@@ -187,7 +205,7 @@ def fig_timeline(schedules: Sequence[Schedule]) -> go.Figure:
             mix = _mix(b.requests)
             names = " + ".join(r.kind for r in b.requests)
             if b.load_s > 0:
-                fig.add_bar(y=[load_lane], x=[b.load_s], base=[b.start_s], orientation="h", marker_color=color(6),
+                fig.add_bar(y=[load_lane], x=[b.load_s], base=[b.start_s], orientation="h", marker_color=LOAD,
                             name="load", legendgroup="load", showlegend="load" not in shown,
                             hovertemplate=f"batch {b.index}: load {b.load_s * 1e3:.0f} ms<extra>{names}</extra>")
                 shown.add("load")

@@ -1,0 +1,37 @@
+"""The ledger page in headless Chromium: every view renders, controls work, screenshots for a person."""
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
+
+
+def _click_option(page: Page, label: str) -> None:
+    page.get_by_role("radio", name=label, exact=True).first.click()
+    wait_idle(page)
+
+
+def test_ledger_views_in_browser(page: Page, app_url: str):
+    open_page(page, app_url, "ledger")
+    assert_no_exception(page)
+    expect(page.get_by_text("Where should KV live?").first).to_be_visible()
+    expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
+    screenshot(page, "ledger_size")
+    _click_option(page, "Load or recompute")
+    assert_no_exception(page)
+    expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
+    screenshot(page, "ledger_breakeven")
+    _click_option(page, "Strata I/O")
+    assert_no_exception(page)
+    screenshot(page, "ledger_pages")
+    assert "ledger_view=Strata" in page.url
+
+
+def test_ledger_strata_timeline_from_url(page: Page, app_url: str):
+    open_page(page, app_url, "ledger", "ledger_view=Strata+I%2FO&ledger_strata=Balanced+batching")
+    assert_no_exception(page)
+    expect(page.get_by_text("FCFS vs balanced batching").first).to_be_visible()
+    screenshot(page, "ledger_timeline")
+    open_page(page, app_url, "ledger", "ledger_view=Tiers")
+    assert_no_exception(page)
+    expect(page.get_by_text("Tiered KV cache").first).to_be_visible()
+    screenshot(page, "ledger_tiers")

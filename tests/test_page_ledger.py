@@ -1,0 +1,87 @@
+"""AppTest: the ledger page's five views, their controls, bad input and shareable URLs."""
+
+import json
+
+import pytest
+
+from tests.conftest import assert_clean, open_page
+
+
+def _titles(at) -> list[str]:
+    return [json.loads(el.proto.spec)["layout"]["title"]["text"] for el in at.get("plotly_chart")]
+
+
+def test_default_view_is_size():
+    at = open_page("ledger")
+    assert_clean(at)
+    assert at.title[0].value == "Where should KV live?"
+    assert any("KV grows with every token" in t for t in _titles(at))
+    assert "128.0 KiB" in [m.value for m in at.metric]
+    assert any("What the paper reports" in s.value for s in at.subheader)
+
+
+@pytest.mark.parametrize("view,sub_key,sub,title", [
+    ("Load or recompute", None, None, "Load if your link is above the curve"),
+    ("Load or recompute", "ledger_lr", "One context, every link", "load (green = faster than recompute)"),
+    ("Load or recompute", "ledger_lr", "20-turn chat", "Time to first token, turn by turn"),
+    ("Economics", None, None, "How often a stored context must be reused"),
+    ("Tiers", None, None, "Tiered KV cache"),
+    ("Strata I/O", None, None, "Small pages waste the link"),
+    ("Strata I/O", "ledger_strata", "Loading-bound", "loading-bound"),
+    ("Strata I/O", "ledger_strata", "Balanced batching", "FCFS vs balanced batching"),
+])
+def test_url_opens_each_view(view, sub_key, sub, title):
+    query = {"ledger_view": view} | ({sub_key: sub} if sub_key else {})
+    at = open_page("ledger", query)
+    assert_clean(at)
+    assert any(title in t for t in _titles(at)), _titles(at)
+    assert len(at.dataframe) >= 2      # the view's table and the paper-vs-simulation table
+
+
+def test_model_and_gpu_from_url_and_widget_change():
+    at = open_page("ledger", {"ledger_model": "llama-3.1-70b", "ledger_gpu": "a100"})
+    assert_clean(at)
+    assert at.selectbox(key="ledger_model").value == "llama-3.1-70b"
+    assert "320.0 KiB" in [m.value for m in at.metric]
+    at.selectbox(key="ledger_model").set_value("deepseek-r1").run()
+    assert_clean(at)
+    assert "68.6 KiB" in [m.value for m in at.metric]
+    at.number_input(key="ledger_context").set_value(32_768).run()
+    assert "per 32,768 tokens" in [m.label for m in at.metric]
+
+
+def test_invalid_url_values_are_ignored():
+    at = open_page("ledger", {"ledger_view": "Nonsense", "ledger_model": "gpt-9", "ledger_mfu": "abc"})
+    assert_clean(at)
+    assert at.selectbox(key="ledger_model").value == "llama-3-8b"
+    assert any("KV grows" in t for t in _titles(at))
+
+
+@pytest.mark.parametrize("mfu", [0.0, 1.5, -0.2])
+def test_bad_mfu_shows_error_not_traceback(mfu):
+    at = open_page("ledger")
+    at.number_input(key="ledger_mfu").set_value(mfu).run()
+    assert_clean(at)
+    assert at.error and "MFU must be in (0, 1]" in at.error[0].value
+
+
+def test_balanced_batching_controls_change_the_result():
+    at = open_page("ledger", {"ledger_view": "Strata I/O", "ledger_strata": "Balanced batching"})
+    before = at.dataframe[0].value.copy()
+    assert (before["stall s FCFS"].sum() > before["stall s balanced"].sum())
+    at.number_input(key="ledger_doc").set_value(4_096).run()
+    assert_clean(at)
+    assert any("FCFS vs balanced" in t for t in _titles(at))
+    after = at.dataframe[0].value
+    assert after["stall s FCFS"].sum() < before["stall s FCFS"].sum()   # short documents load fast
+
+
+def test_tiers_fill_mode_switch():
+    at = open_page("ledger", {"ledger_view": "Tiers", "ledger_fill": "write-through"})
+    assert_clean(at)
+    table = at.dataframe[0].value
+    assert list(table["setup"])[0] == "GPU only (LRU)"
+    assert (table["CPU hit %"] == 0).all()      # 50 GB CPU < 58 GB GPU: write-through adds nothing
+    at.number_input(key="ledger_cpu_gb").set_value(400.0).run()
+    assert_clean(at)
+    assert (at.dataframe[0].value["CPU hit %"].iloc[1:] > 0).all()
