@@ -99,6 +99,11 @@ def overload_view() -> None:
             a = overload.trace_arrivals(trace, speedup)
             spec, seeds = ("trace", a.time_s.tobytes(), a.input_length.tobytes(), a.output_length.tobytes()), (0,)
         runs, table, cap = run_overload(spec, config, seeds)
+    frame.explain(
+        "Prefill and decode run on separate pools. **Prefill load** is a new request's predicted TTFT over the "
+        "TTFT SLO; **decode load** is max(TBT ÷ TBT SLO, batch ÷ batch limit). A request is admitted while the "
+        "load its policy looks at stays ≤ the threshold; the decode pool still turns away a finished prefill "
+        "that would overload it. Only completed requests count (goodput).")
     rate = table["arrived"].iloc[0] / max(runs["baseline"][0].loads["time_s"].iloc[-1], 1.0)
     st.caption(f"Capacity: prefill pool {cap.prefill_rps:.2f} req/s, decode pool {cap.decode_rps:.2f} req/s "
                f"(the **{cap.bottleneck}** pool is the bottleneck); offered ≈ {rate:.2f} req/s. "
@@ -174,6 +179,12 @@ def scheduling_view() -> None:
                         for c in ("timestamp", "input_length", "output_length"))
         results, offered = run_schedulers(trace.blocks.tobytes(), trace.offsets.tobytes(), columns,
                                           trace.block_size, config)
+    frame.explain(
+        "Each prefill instance keeps an LRU cache of 512-token KV blocks named by chained hashes, so a request's "
+        "reusable prefix there is its run of leading block ids found in that cache. **Algorithm 1** costs every "
+        "instance: if the longest prefix anywhere is at least *threshold* × its own, TTFT = transfer + queue + "
+        "prefill of the rest of the prompt; otherwise queue + prefill from its own prefix. The smallest TTFT wins "
+        "and fetched blocks stay there.")
     st.caption(f"**{trace.name}**: {trace.n_requests:,} requests; prefill work without reuse is "
                f"{offered:.0%} of the pool's capacity at this speed-up.")
     frame.figure(fig_fig8(results), key="cluster_fig8")

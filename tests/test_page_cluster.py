@@ -20,7 +20,7 @@ def test_overload_view_renders_every_section():
     assert len(at.get("plotly_chart")) == 3
     assert [m.label for m in at.metric] == ["Completed", "Rejected on arrival", "Rejected after prefill",
                                             "Wasted prefill"]
-    assert "Early rejection: load and admissions over time" in _titles(at)
+    assert "Early rejection: load and admissions over time (10-s windows)" in _titles(at)
     paper = at.table[-1].value
     assert "4,183" in paper["paper"].tolist()
     assert any("What to notice" in s.value for s in at.subheader)
@@ -30,10 +30,10 @@ def test_policy_switch_and_a_shared_link_open_the_same_view():
     at = open_page("cluster", {**FAST, "cluster_policy": "Early rejection + prediction", "cluster_p": "4"})
     assert_clean(at)
     assert at.slider(key="cluster_p").value == 4
-    assert "Early rejection + prediction: load and admissions over time" in _titles(at)
+    assert "Early rejection + prediction: load and admissions over time (10-s windows)" in _titles(at)
     at.segmented_control(key="cluster_policy").set_value("baseline").run()
     assert_clean(at)
-    assert "Baseline: load and admissions over time" in _titles(at)
+    assert "Baseline: load and admissions over time (10-s windows)" in _titles(at)
 
 
 def test_an_impossible_tbt_slo_is_an_error_not_a_traceback():

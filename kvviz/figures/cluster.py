@@ -43,8 +43,9 @@ def fig_timeline(result: OverloadResult) -> go.Figure:
                          ("rejected_decode", "Rejected after prefill (wasted)", REJ_DECODE)):
         fig.add_trace(go.Bar(x=x, y=tl[col], name=name, marker_color=c, marker_line_width=0), row=2, col=1)
     fig.update_layout(barmode="stack", bargap=0, height=520,
-                      title=f"{POLICY_LABELS[result.policy]}: load and admissions over time")
-    fig.update_yaxes(title_text="Load, 10-s mean (1 = SLO)", rangemode="tozero", row=1, col=1)
+                      title=f"{POLICY_LABELS[result.policy]}: load and admissions over time (10-s windows)",
+                      legend=dict(orientation="h", x=0, y=-0.16, yanchor="top"))
+    fig.update_yaxes(title_text="Load (1 = SLO)", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="Requests / window", row=2, col=1)
     fig.update_xaxes(title_text="Time (minutes)", row=2, col=1)
     return fig
@@ -62,7 +63,8 @@ def fig_policy_multiples(runs: dict[str, OverloadResult]) -> go.Figure:
     fig.update_yaxes(range=[0, top * 1.05], title_text="Load")
     fig.update_annotations(font_size=15)
     fig.update_xaxes(title_text="Time (minutes)", row=len(policies), col=1)
-    fig.update_layout(height=170 * len(policies) + 110, title="The same arrivals under each policy")
+    fig.update_layout(height=170 * len(policies) + 110, title="The same arrivals under each policy",
+                      legend=dict(orientation="h", x=0, y=-0.06, yanchor="top"))
     return fig
 
 
@@ -76,6 +78,7 @@ def fig_totals(table: pd.DataFrame) -> go.Figure:
                              error_y=dict(type="data", array=table[f"{col}_sd"], visible=True),
                              hovertemplate="%{y:,.0f}"))
     seeds = int(table["seeds"].iloc[0]) if len(table) else 0
+    fig.update_layout(legend=dict(orientation="h", x=0, y=-0.2, yanchor="top"))
     fig.update_layout(barmode="group", title=f"Outcomes per policy (mean of {seeds} run{'s' * (seeds != 1)}, ± 1 sd)",
                       yaxis_title="Requests")
     return fig

@@ -1,0 +1,47 @@
+"""The cluster page's figure builders, without a browser."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kvviz.conductor import PAPER_FIG8_TTFT_S, ConductorConfig, compare
+from kvviz.figures.cluster import fig_fig8, fig_policy_multiples, fig_schedule_bars, fig_timeline, fig_totals, \
+    fig_ttft_ecdf, smoothed
+from kvviz.overload import POLICIES, ClusterConfig, poisson_arrivals, simulate, summary_table
+from kvviz.workload import WorkloadConfig, generate
+
+
+@pytest.fixture(scope="module")
+def runs():
+    config = ClusterConfig()
+    arrivals = poisson_arrivals(config, 2.0, 300, 0)
+    return {p: [simulate(arrivals, config, p)] for p in POLICIES}
+
+
+def test_smoothing_is_a_trailing_mean():
+    loads = pd.DataFrame({"time_s": np.arange(5.0), "prefill_load": [0, 1, 2, 3, 4.0], "decode_load": 1.0})
+    out = smoothed(loads, seconds=2)
+    assert out["prefill_load"].tolist() == [0, 0.5, 1.5, 2.5, 3.5]
+
+
+def test_overload_figures(runs):
+    fig = fig_timeline(runs["early"][0])
+    assert [t.name for t in fig.data] == ["Prefill load", "Decode load", "Admitted", "Rejected on arrival",
+                                          "Rejected after prefill (wasted)"]
+    assert sum(fig.data[2].y) == runs["early"][0].totals["arrived"] - runs["early"][0].totals["rejected_early"]
+    assert len(fig_policy_multiples({p: r[0] for p, r in runs.items()}).data) == 2 * len(POLICIES)
+    table = summary_table(runs)
+    totals = fig_totals(table)
+    assert list(totals.data[0].y) == table["completed"].tolist()
+
+
+def test_scheduling_figures_put_the_paper_beside_the_run():
+    results = compare(generate(WorkloadConfig(requests=300, seed=1)), ConductorConfig(instances=4))
+    fig = fig_fig8(results)
+    assert list(fig.data[0].y) == list(PAPER_FIG8_TTFT_S.values())
+    assert list(fig.data[1].y) == [results[k].mean_ttft_s for k in PAPER_FIG8_TTFT_S]
+    assert len(fig_ttft_ecdf(results).data) == 4
+    bars = fig_schedule_bars(results)
+    assert list(bars.data[0].y) == [r.hit_ratio for r in results.values()]
