@@ -15,7 +15,6 @@ from ui.traces import session_trace
 frame.header("radix", "How a prefix cache fills, splits, evicts, spills to CPU memory and comes back — one "
                       "scheduling round at a time.")
 
-DEFAULTS = asdict(ReplayConfig(**{**asdict(ReplayConfig()), **PRESETS["sglang9"].suggested}))
 TREES = {"radix": "RadixCache", "hiradix": "HiRadixCache"}          # URL values are the shown labels
 BY_TITLE = {p.title: k for k, p in PRESETS.items()}
 CONTROL_KEYS = {"cache": "radix_cache", "device_capacity": "radix_device", "host_capacity": "radix_host",
@@ -23,13 +22,35 @@ CONTROL_KEYS = {"cache": "radix_cache", "device_capacity": "radix_device", "host
                 "deferral": "radix_strata", "threshold": "radix_threshold", "auto_ack": "radix_ack"}
 
 
+def preset_settings(title: str) -> dict:
+    """The control values a preset was written for, keyed by widget key."""
+    values = {**asdict(ReplayConfig()), **PRESETS[BY_TITLE.get(title, "sglang9")].suggested}
+    return {key: TREES[values[name]] if name == "cache" else values[name] for name, key in CONTROL_KEYS.items()}
+
+
 def apply_suggested() -> None:
-    """A preset brings the settings it was written for; the URL then carries them."""
-    chosen = PRESETS[BY_TITLE.get(st.session_state.get("radix_preset"), "sglang9")]
-    for name, value in {**asdict(ReplayConfig()), **chosen.suggested}.items():
-        if name in CONTROL_KEYS:
-            st.session_state[CONTROL_KEYS[name]] = TREES[value] if name == "cache" else value
-    st.session_state["radix_step"] = 0
+    """Choosing a preset brings its settings (and the URL then carries them)."""
+    st.session_state.update(preset_settings(st.session_state["radix_preset"]), radix_step=0)
+
+
+LIMITS = {"radix_device": (1, 10_000_000), "radix_host": (1, 100_000_000), "radix_page": (1, 4096),
+          "radix_threshold": (0, 1_000_000)}
+CHOICES = {"radix_cache": tuple(TREES.values()), "radix_policy": POLICIES, "radix_write": WRITE_POLICIES,
+           "radix_strata": ("true", "false"), "radix_ack": ("true", "false")}
+
+
+def valid_in_url(key: str) -> bool:
+    raw = st.query_params.get(key)
+    if raw is not None and key in LIMITS:
+        return raw.isdigit() and LIMITS[key][0] <= int(raw) <= LIMITS[key][1]
+    return raw in CHOICES.get(key, ())
+
+
+if "radix_ready" not in st.session_state:   # a fresh session: the URL's preset brings what the URL lacks
+    for key, value in preset_settings(st.query_params.get("radix_preset", "")).items():
+        if not valid_in_url(key):
+            st.session_state[key] = value
+    st.session_state["radix_ready"] = True
 
 
 @st.cache_data(max_entries=32, show_spinner="Replaying the script…")
@@ -46,21 +67,21 @@ with st.sidebar:
                                            on_change=apply_suggested)]]
     st.header("Cache")
     kind = {v: k for k, v in TREES.items()}[st.segmented_control(
-        "Tree", list(TREES.values()), default=TREES[DEFAULTS["cache"]], required=True, key="radix_cache",
+        "Tree", list(TREES.values()), required=True, key="radix_cache",
         bind="query-params", help="RadixCache: GPU only. HiRadixCache: GPU plus a CPU tier (SGLang HiCache).")]
-    device = st.number_input("GPU capacity (tokens)", 1, 10_000_000, DEFAULTS["device_capacity"], key="radix_device",
-                             bind="query-params")
-    host = st.number_input("CPU capacity (tokens)", 1, 100_000_000, DEFAULTS["host_capacity"], key="radix_host",
-                           bind="query-params", disabled=kind != "hiradix")
-    page = st.number_input("Page size (tokens)", 1, 4096, 1, key="radix_page", bind="query-params")
+    device = st.number_input("GPU capacity (tokens)", *LIMITS["radix_device"], key="radix_device", bind="query-params")
+    host = st.number_input("CPU capacity (tokens)", *LIMITS["radix_host"], key="radix_host", bind="query-params",
+                           disabled=kind != "hiradix")
+    page = st.number_input("Page size (tokens)", *LIMITS["radix_page"], key="radix_page", bind="query-params")
     policy = st.selectbox("Eviction policy", POLICIES, key="radix_policy", bind="query-params")
     write = st.selectbox("Write policy", WRITE_POLICIES, key="radix_write", bind="query-params",
                          disabled=kind != "hiradix", help="When a node gets its CPU copy (HiCache).")
     st.header("Scheduler")
-    strata = st.toggle("Strata delay-hit deferral", True, key="radix_strata", bind="query-params")
-    threshold = st.number_input("Defer when in-flight match exceeds (tokens)", 0, 1_000_000, 100,
-                                key="radix_threshold", bind="query-params", disabled=not strata)
-    auto_ack = st.toggle("Acknowledge transfers every round", True, key="radix_ack", bind="query-params",
+    strata = st.toggle("Strata delay-hit deferral", key="radix_strata", bind="query-params")
+    threshold = st.number_input("Defer when in-flight match exceeds (tokens)", *LIMITS["radix_threshold"],
+                                key="radix_threshold",
+                                bind="query-params", disabled=not strata)
+    auto_ack = st.toggle("Acknowledge transfers every round", key="radix_ack", bind="query-params",
                          help="SGLang checks finished host writes and loads once per scheduler loop.")
 
 if source == "Preset":
@@ -119,10 +140,10 @@ with st.container(horizontal=True):
         st.metric("On CPU", f"{row.host_tokens:,} / {host:,}", border=True)
     hit_rate = (row.device_hit + row.loaded_back) / row.prompt_tokens if row.prompt_tokens else 0
     st.metric("Cache hits", f"{row.device_hit + row.loaded_back:,}", border=True,
-              help=f"{hit_rate:.0%} of admitted prompt tokens (GPU hits + loaded back)")
-    st.metric("Evicted", f"{row.evicted_device:,}", border=True, help=f"from CPU: {row.evicted_host:,}")
-    if kind == "hiradix":
-        st.metric("Loaded back", f"{row.loaded_tokens:,}", border=True)
+              help=f"{hit_rate:.0%} of admitted prompt tokens: {row.device_hit:,} hit on the GPU, "
+                   f"{row.loaded_back:,} loaded back from CPU, {row.host_recomputed:,} found on CPU but recomputed")
+    st.metric("Evicted", f"{row.evicted_device:,}", border=True,
+              help=f"Tokens evicted from the GPU; {row.evicted_host:,} dropped from the CPU tier")
     off_or_on = other.steps.iloc[-1].redundant
     st.metric("Redundant prefill", f"{row.redundant:,}", border=True,
               help=f"Tokens recomputed while another request was computing them. Whole script: "

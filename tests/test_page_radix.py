@@ -87,3 +87,11 @@ def test_text_dump_and_requests_views():
     at = open_page("radix", {"radix_view": "Requests"})
     assert_clean(at)
     assert any("device_hit" in d.value.columns for d in at.dataframe)
+
+
+def test_a_link_to_a_preset_opens_with_its_settings_unless_the_link_overrides_them():
+    at = open_page("radix", {"radix_preset": "HiCache tiers", "radix_write": "write_back"})
+    assert_clean(at)
+    assert at.number_input(key="radix_device").value == 80
+    assert at.selectbox(key="radix_write").value == "write_back"
+    assert at.metric[1].label == "On CPU"

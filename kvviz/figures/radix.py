@@ -218,6 +218,7 @@ def totals_figure(totals: pd.DataFrame, step: int) -> go.Figure:
                                  line=dict(shape="hv", color=PALETTE[i % len(PALETTE)]),
                                  marker=dict(size=5), legendgroup=str(panel)), row=panel, col=1)
     fig.add_vline(x=step, line=dict(color=INK, dash="dash", width=1))
+    fig.update_xaxes(dtick=max(1, int(np.ceil(len(totals) / 12))))
     fig.update_xaxes(title_text="step", row=2, col=1)
     fig.update_yaxes(title_text="tokens", rangemode="tozero")
     fig.update_layout(height=520, hovermode="x unified", legend=dict(orientation="v", x=1.02, y=1))
