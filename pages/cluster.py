@@ -128,7 +128,8 @@ def overload_view() -> None:
         "**Baseline** keeps the prefill pool busy and the decode pool full, but every request the decode pool "
         "turns away after its prefill is compute thrown away (red bars).",
         "**Early rejection** looks at the decode load *now*, but a request it admits reaches decode only after "
-        "its prefill: the two loads swing in anti-phase and the prefill pool sits idle between bursts.",
+        "its prefill. Each dip in decode load floods the prefill pool; the prefill peak reaches decode a few "
+        "seconds later, decode refills, arrivals are refused and the prefill pool drains: a lagged anti-phase swing.",
         f"The prefill-load swing (std) here: baseline {swing['baseline']:.2f}, early rejection "
         f"{swing['early']:.2f}, with prediction {swing['predict']:.2f}.",
         "**Prediction** (every decode lasts t_d) asks about the decode load when the prefill will finish: here it "

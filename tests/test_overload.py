@@ -128,6 +128,11 @@ def test_oscillation_of_a_known_sine():
     assert osc["period_s"] == pytest.approx(50, rel=0.02)
     assert osc["amplitude"] == pytest.approx(0.3, rel=0.02)
     assert osc["anti_phase_corr"] == pytest.approx(-1.0)
+    assert osc["anti_phase_lag_s"] == 0.0
+    # decode trailing prefill by 5 s: the strongest anti-phase is found at that lag
+    late = pd.DataFrame({"time_s": t, "prefill_load": pre, "decode_load": 1 - np.roll(pre, 5)})
+    osc = oscillation(late, warmup_share=0)
+    assert (osc["anti_phase_corr"], osc["anti_phase_lag_s"]) == (pytest.approx(-1.0, abs=1e-6), -5.0)
 
 
 def test_default_cluster_reproduces_the_lecture_notes_direction():
