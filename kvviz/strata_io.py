@@ -35,6 +35,7 @@ PAPER_POINTS = (              # (platform, link GB/s, share of peak) for 64 KiB 
     ("PCIe 5.0 x16 (H200 node)", 64.0, 0.22),
     ("GH200 NVLink-C2C", 384.0, 0.05),
 )
+PAPER_SLICE_BYTES = 64 * KIB  # Llama-3.1-8B, page 32: one layer's K (or V), the copy the two points measure
 STRATA_THRESHOLD = 100.0      # §4.3.2: load/compute ratio where stalls start on the paper's testbed
 
 
@@ -67,6 +68,11 @@ def fit_overhead(points: Iterable[tuple[float, float, float]]) -> float:
         return sum(((copy_efficiency(s, b, l0_us * 1e-6) - e) / e) ** 2 for s, b, e in pts)
 
     return minimize_scalar(loss, bounds=(1e-3, 1e3), method="bounded", options={"xatol": 1e-6}).x * 1e-6
+
+
+def paper_overhead_us() -> float:
+    """The per-copy overhead (µs) fitted to Strata's two points, for its 64 KiB copies."""
+    return fit_overhead([(PAPER_SLICE_BYTES, b * GB, e) for _, b, e in PAPER_POINTS]) * 1e6
 
 
 def slice_bytes(m: ModelSpec, page_tokens: int) -> float:

@@ -115,3 +115,25 @@ def test_node_breakeven_hit_rate_and_fleet():
 def test_bad_parameters_raise_input_error(call, match):
     with pytest.raises(InputError, match=match):
         call()
+
+
+def test_cli_kvsize_and_breakeven(capsys):
+    import json
+
+    from kvviz.cli import main
+
+    assert main(["kvsize", "--model", "Llama-3.1-70B", "--tokens", "32768"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["kv_bytes_per_token"] == 327_680 and out["kv_gb"] == pytest.approx(10.74, abs=0.01)
+    assert main(["kvsize", "--list"]) == 0
+    assert "qwen2.5-14b" in json.loads(capsys.readouterr().out)
+    assert main(["breakeven", "--model", "qwen2.5-14b", "--gpu", "h100", "--context", "8000"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["breakeven_gb_s_per_gpu"] == pytest.approx(4.48, rel=0.01)
+    assert {r["link"] for r in out["links"]} == set(hw.LINKS)
+    for argv, msg in ((["kvsize", "--model", "gpt-9"], "unknown model"), (["kvsize"], "--model"),
+                      (["breakeven", "--model", "llama-3-8b", "--gpu", "h100", "--mfu", "0"], "MFU"),
+                      (["breakeven", "--model", "llama-3-8b", "--gpu", "tpu"], "unknown gpu")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert msg in err and len(err.strip().splitlines()) == 1

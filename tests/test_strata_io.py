@@ -26,7 +26,7 @@ def test_overhead_fit_reproduces_paper_points():
     """One-point fit gives the notes' 3.6 µs (±0.1); the two-point fit is within 1.5 points of 22% and 5%."""
     one = sio.fit_overhead([(65536, 64e9, 0.22)]) * 1e6
     assert one == pytest.approx(3.63, abs=0.1)
-    l0 = sio.fit_overhead([(65536, b * 1e9, e) for _, b, e in sio.PAPER_POINTS])
+    l0 = sio.paper_overhead_us() * 1e-6
     assert 3.2e-6 < l0 < 3.7e-6
     assert sio.copy_efficiency(65536, 64e9, l0) == pytest.approx(0.22, abs=0.015)
     assert sio.copy_efficiency(65536, 384e9, l0) == pytest.approx(0.05, abs=0.005)
