@@ -321,3 +321,14 @@ def compare_with_paper(results: dict[str, ScheduleResult]) -> pd.DataFrame:
             rows.append({"quantity": f"Cache hit ratio: {SCHEDULER_LABELS[s]} (lecture notes)", "paper": f"{hit:.2f}",
                          "this simulation": f"{results[s].hit_ratio:.2f}"})
     return pd.DataFrame(rows)
+
+
+def display_table(results: dict[str, ScheduleResult]) -> pd.DataFrame:
+    """One row per scheduler with readable column names, for a page or report."""
+    rows = [{"Scheduler": SCHEDULER_LABELS[k], "Requests": len(r.ttft_s), "Mean TTFT (s)": round(r.mean_ttft_s, 2),
+             "P90 TTFT (s)": round(r.p90_ttft_s, 2), "Hit ratio": round(r.hit_ratio, 3),
+             "Busiest ÷ mean load": round(r.imbalance, 2), "Remote fetches": r.remote_fetches,
+             "Replicated blocks": r.replicated_blocks,
+             "Over TTFT SLO": f"{float(np.mean(r.ttft_s > r.ttft_slo_s)) if len(r.ttft_s) else 0.0:.0%}"}
+            for k, r in results.items()]
+    return pd.DataFrame(rows)

@@ -191,9 +191,7 @@ def scheduling_view() -> None:
     frame.figure(fig_fig8(results), key="cluster_fig8")
     frame.figure(fig_ttft_ecdf(results), key="cluster_ecdf")
     frame.figure(fig_schedule_bars(results), key="cluster_bars")
-    summary = pd.DataFrame([r.summary() for r in results.values()])
-    st.dataframe(summary.assign(scheduler=summary["scheduler"].map(conductor.SCHEDULER_LABELS)), hide_index=True,
-                 width="stretch")
+    st.dataframe(conductor.display_table(results), hide_index=True, width="stretch")
     frame.what_to_notice([
         "Random and load balancing scatter a document's or a session's requests over all instances: each instance "
         "recomputes prefixes another one already holds, so the hit ratio stays low and queues grow.",

@@ -61,11 +61,12 @@ def test_scheduling_view_compares_four_schedulers():
     assert_clean(at)
     assert len(at.get("plotly_chart")) == 3
     table = at.dataframe[0].value
-    assert table["scheduler"].tolist() == ["Random", "Load balancing", "Cache-aware", "KVCache-centric"]
-    assert table["requests"].tolist() == [600] * 4
+    assert table["Scheduler"].tolist() == ["Random", "Load balancing", "Cache-aware", "KVCache-centric"]
+    assert table["Requests"].tolist() == [600] * 4
+    assert table["Remote fetches"].iloc[:3].tolist() == [0, 0, 0]
     at.select_slider(key="cluster_bw").set_value(3).run()
     assert_clean(at)
-    assert at.dataframe[0].value["scheduler"].tolist()[-1] == "KVCache-centric"
+    assert at.dataframe[0].value["Scheduler"].tolist()[-1] == "KVCache-centric"
 
 
 def test_a_bad_upload_shows_the_line_that_is_wrong():
