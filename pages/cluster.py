@@ -69,6 +69,7 @@ def overload_view() -> None:
         else:
             speedup = st.slider("Replay speed-up", 0.5, 10.0, 2.0, 0.5, key="cluster_speedup", bind="query-params",
                                 help="The paper replays its trace at 2× to overload the cluster.")
+            trace = trace_picker("cluster")
         st.header("Cluster")
         d = overload.ClusterConfig()
         cfg = dict(
@@ -92,7 +93,6 @@ def overload_view() -> None:
             spec, seeds = ("poisson", float(load), minutes * 60.0, int(mean_in), int(mean_out)), \
                 tuple(range(int(seed), int(seed) + n_seeds))
         else:
-            trace = trace_picker("cluster")
             if trace is None:
                 st.info("Upload a trace (timestamps and lengths are enough for this view).")
                 st.stop()
