@@ -170,3 +170,28 @@ def test_every_request_is_accounted_for_and_admitted_ttft_meets_the_slo(reqs, po
 def test_a_decode_pool_that_cannot_meet_the_tbt_slo_is_refused():
     with pytest.raises(InputError, match="TBT SLO"):
         ClusterConfig(tbt_slo_s=0.02).validate()
+
+
+def test_cli_overload_prints_json_and_writes_the_timeline(capsys, tmp_path):
+    import json
+
+    from kvviz.cli import main
+    out = tmp_path / "timeline.csv"
+    assert main(["overload", "--policy", "early", "--duration", "120", "--seed", "3", "--timeline", str(out)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    (result,) = summary["results"]
+    assert result["policy"] == "early"
+    assert result["arrived"] == result["completed"] + result["rejected"]
+    timeline = pd.read_csv(out)
+    assert timeline["arrived"].sum() == result["arrived"]
+    assert main(["overload", "--prefill", "0"]) == 2
+    assert "prefill instances" in capsys.readouterr().err
+
+
+def test_cli_schedule_on_the_example_trace(capsys):
+    import json
+
+    from kvviz.cli import main
+    assert main(["schedule", "--trace", "assets/example_trace.jsonl", "--scheduler", "kvcentric"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)["results"]
+    assert result["scheduler"] == "kvcentric" and result["requests"] > 0
