@@ -19,7 +19,7 @@ def test_overload_view_switch_policy(page: Page, app_url: str):
 
 
 def test_scheduling_view_from_a_link(page: Page, app_url: str):
-    open_page(page, app_url, "cluster", "cluster_view=Scheduling&cluster_instances=4")
+    open_page(page, app_url, "cluster", "cluster_view=Scheduling&cluster_instances=4&cluster_requests=1000")
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3, timeout=60_000)
     assert_no_exception(page)
     expect(page.get_by_role("radio", name="Scheduling", exact=True)).to_have_attribute("aria-checked", "true")
