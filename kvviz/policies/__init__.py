@@ -1,0 +1,1 @@
+"""Block-cache eviction policies, each a compiled per-access loop returning a hit mask."""
