@@ -35,11 +35,12 @@ def codec_stream_levels(spec: SyntheticKV, group: int, sensitivity: float):
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def bandwidth(source: str, persistence: float, seed: int, chunks: int, traces: int, csv: bytes | None):
+def bandwidth(source: str, persistence: float, seed: int, chunks: int, traces: int, csv: bytes | None,
+              csv_name: str = ""):
     if source == "step":
         return S.step_trace()
     if source == "upload":
-        return S.load_bandwidth_csv(csv)
+        return S.load_bandwidth_csv(csv, csv_name)
     if source == "iid":
         return S.iid_traces(traces, chunks, seed)
     return S.persistent_traces(traces, chunks, persistence, seed)
@@ -96,11 +97,11 @@ def stream_setup() -> tuple[S.StreamSetup, S.Bandwidth, str]:
         seed = st.number_input("Trace seed", 0, 10**6, 0, key="cachegen_seed", bind="query-params")
         traces = st.select_slider("Random traces (K)", [100, 300, 1000, 3000], 1000, key="cachegen_k",
                                   bind="query-params")
-        csv = None
+        csv, csv_name = None, ""
         if source == "upload":
             up = st.file_uploader("Bandwidth CSV (`time_s, gbps`)", type=["csv", "txt"], key="cachegen_csv",
                                   max_upload_size=1, help="Parsed as numbers only; it stays in your session.")
-            csv = up.getvalue() if up else None
+            csv, csv_name = (up.getvalue(), up.name) if up else (None, "")
         st.header("Context and SLO")
         slo = st.slider("SLO (s)", 0.1, 5.0, 1.0, 0.05, key="cachegen_slo", bind="query-params")
         context = st.number_input("Context (tokens)", 1, 1_000_000, 9_500, 100, key="cachegen_context",
@@ -120,7 +121,7 @@ def stream_setup() -> tuple[S.StreamSetup, S.Bandwidth, str]:
         if sizes == "codec":
             levels, q8 = codec_stream_levels(SyntheticKV(), 10, 4.0)
             setup = replace(setup, levels=levels, quant8=q8)
-        bw = bandwidth(source, float(persistence), int(seed), setup.n_chunks, int(traces), csv)
+        bw = bandwidth(source, float(persistence), int(seed), setup.n_chunks, int(traces), csv, csv_name)
     return setup, bw, source
 
 

@@ -7,13 +7,14 @@
    layers), symmetric, with the artifact's scale of one fp16 maximum per (layer, K/V, token):
    ``q = round(x (bins/2-1) / m) + bins/2-1`` in ``[0, bins-2]``.
 3. **Arithmetic coding** of the symbols with one distribution per (layer, K/V, channel), or one
-   global distribution; one rANS stream per (layer, K/V, channel) (``kvviz.cachegen.rans``).
+   global distribution; one rANS stream per (layer, K/V, channel) (``kvviz.cachegen.rans``),
+   interleaved, so unlike the artifact's layout no per-stream lengths are sent.
    The artifact ships each chunk's histograms with the bitstream (``tables="shipped"``, 16-bit
    CDFs); the paper profiles them offline on other contexts and shares them (``"offline"``).
 
 ``encode`` returns a ``Bitstream`` that holds only what a receiver gets; ``decode`` rebuilds the
-KV from it alone. Sizes count every byte sent: coded words, stream lengths, scales, anchors and,
-when shipped, the tables.
+KV from it alone. Sizes count every byte sent: coded words, scales, anchors and, when shipped,
+the tables.
 """
 
 from __future__ import annotations
@@ -147,17 +148,23 @@ def reconstruct(qz: Quantized, cfg: CodecConfig, tokens: int) -> np.ndarray:
     return out
 
 
-def _streams(symbols: np.ndarray) -> np.ndarray:
-    """[L, 2, T', C] -> [L*2*C, T']: one stream per (layer, K/V, channel)."""
+def _rows(symbols: np.ndarray) -> np.ndarray:
+    """[L, 2, T', C] -> [T', L*2*C]: time-major, one column (stream) per (layer, K/V, channel)."""
     layers, kv2, t, c = symbols.shape
-    return symbols.transpose(0, 1, 3, 2).reshape(layers * kv2 * c, t)
+    return symbols.transpose(2, 0, 1, 3).reshape(t, layers * kv2 * c)
 
 
-def _counts(streams: np.ndarray, alphabet: int, per_channel: bool) -> np.ndarray:
-    n, t = streams.shape
+def _symbols(rows: np.ndarray, layers: int, channels: int) -> np.ndarray:
+    """Invert ``_rows``."""
+    return rows.reshape(rows.shape[0], layers, 2, channels).transpose(1, 2, 0, 3)
+
+
+def _counts(rows: np.ndarray, alphabet: int, per_channel: bool) -> np.ndarray:
+    """Histograms per stream ([S, A]), or one over everything ([1, A])."""
+    t, n = rows.shape
     if not per_channel:
-        return np.bincount(streams.ravel(), minlength=alphabet)[None, :].astype(np.int64)
-    flat = (np.arange(n, dtype=np.int64)[:, None] * alphabet + streams).ravel()
+        return np.bincount(rows.ravel(), minlength=alphabet)[None, :].astype(np.int64)
+    flat = (np.arange(n, dtype=np.int32)[None, :] * alphabet + rows).ravel()
     return np.bincount(flat, minlength=n * alphabet).reshape(n, alphabet)
 
 
@@ -195,7 +202,7 @@ def offline_counts(profile_kv: np.ndarray, cfg: CodecConfig) -> np.ndarray:
     symbol stays codable (a shared table cannot know which symbols this context will use)."""
     qz = quantize_kv(profile_kv, cfg)
     alphabet = int(qz.bins.max()) - 1
-    return _counts(_streams(qz.symbols), alphabet, cfg.per_channel) + 1
+    return _counts(_rows(qz.symbols), alphabet, cfg.per_channel) + 1
 
 
 def encode(kv: np.ndarray, cfg: CodecConfig, profile: np.ndarray | None = None) -> Bitstream:
@@ -211,27 +218,28 @@ def encode_quantized(qz: Quantized, shape: tuple, cfg: CodecConfig,
                      profile: np.ndarray | None = None) -> Bitstream:
     """The lossless half of ``encode``: code already-quantised symbols."""
     layers, _, tokens, channels = shape
-    streams = _streams(qz.symbols)
+    rows = _rows(qz.symbols)
+    n_streams = rows.shape[1]
     alphabet = int(qz.bins.max()) - 1
     scale_bytes = layers * 2 * tokens * 2
     anchor_bytes = 0 if qz.anchors is None else int(qz.anchors.size)
-    own = _counts(streams, alphabet, cfg.per_channel)
-    dist = np.arange(streams.shape[0]) if cfg.per_channel else np.zeros(streams.shape[0], np.int64)
-    ideal = rans.ideal_bits(streams, own, dist)
+    own = _counts(rows, alphabet, cfg.per_channel)
+    dist = np.arange(n_streams) if cfg.per_channel else np.zeros(n_streams, np.int64)
+    ideal = rans.entropy_bits(own)
     common = dict(config=cfg, shape=tuple(shape), scales=qz.scales, anchors=qz.anchors,
                   anchor_bytes=anchor_bytes, ideal_data_bits=ideal)
     if not cfg.entropy:
         width = np.ceil(np.log2(qz.bins - 1)).astype(np.int64)          # bits per symbol, [L, 2]
-        data_bits = int((width * channels * streams.shape[1]).sum())
-        return Bitstream(coded=None, raw_symbols=streams, model=None, data_bytes=-(-data_bits // 8),
+        data_bits = int((width * channels * rows.shape[0]).sum())
+        return Bitstream(coded=None, raw_symbols=rows, model=None, data_bytes=-(-data_bits // 8),
                          header_bytes=scale_bytes, **common)
     if cfg.tables == "shipped":
         model, table_bytes = rans.fit_model(own), int(own.shape[0] * (alphabet + 1) * 2)
     else:
         require(profile is not None, "offline tables need a profile (offline_counts of another context)")
         model, table_bytes = rans.fit_model(profile), 0
-    coded = rans.encode(streams, model, dist)
-    header = scale_bytes + table_bytes + 4 * streams.shape[0]          # + an int32 length per stream
+    coded = rans.encode_rows(rows, model, dist)
+    header = scale_bytes + table_bytes          # interleaved streams need no per-stream lengths
     return Bitstream(coded=coded, raw_symbols=None, model=model, data_bytes=coded.nbytes,
                      header_bytes=header, **common)
 
@@ -241,12 +249,12 @@ def decode(bs: Bitstream) -> np.ndarray:
     layers, _, tokens, channels = bs.shape
     cfg = bs.config
     if bs.coded is None:
-        streams = bs.raw_symbols
+        rows = bs.raw_symbols
     else:
-        n = bs.coded.offsets.size - 1
+        n = bs.coded.streams
         dist = np.arange(n) if cfg.per_channel else np.zeros(n, np.int64)
-        streams = rans.decode(bs.coded, bs.model, dist)
-    symbols = streams.reshape(layers, 2, channels, -1).transpose(0, 1, 3, 2)
+        rows = rans.decode_rows(bs.coded, bs.model, dist)
+    symbols = _symbols(rows, layers, channels)
     bins = layer_bins(cfg.level, layers, cfg.layer_bins)
     return reconstruct(Quantized(symbols, bs.scales, bs.anchors, bins), cfg, tokens)
 

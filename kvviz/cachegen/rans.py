@@ -10,9 +10,11 @@ numpy steps rather than 33M Python steps.
 The coder is rANS with 32-bit states and 16-bit renormalisation words (Duda 2013; the byte-wise
 layout follows the common "rans_word" construction): state ``x`` lives in ``[L, 2**32)`` with
 ``L = 2**16``; a symbol with frequency ``f`` and cumulative start ``c`` (out of ``2**n``) maps
-``x -> (x // f) << n | (x % f) + c``. rANS is last-in first-out, so the encoder walks each stream
-backwards and the decoder forwards. Each stream's bitstream is its final 32-bit state followed by
-its renormalisation words; it round-trips bit for bit.
+``x -> (x // f) << n | (x % f) + c``. rANS is last-in first-out, so the encoder walks the symbols
+backwards and the decoder forwards. The streams are *interleaved* (Giesen 2014): the bitstream is
+every stream's final 32-bit state, then the renormalisation words in the order the decoder needs
+them (step by step, stream by stream), so the decoder reads it front to back with one pointer and
+needs no per-stream lengths. It round-trips bit for bit.
 """
 
 from __future__ import annotations
@@ -46,15 +48,15 @@ class Model:
 
 @dataclass(frozen=True)
 class Encoded:
-    """All streams' words, stream after stream: stream ``s`` is ``words[offsets[s]:offsets[s+1]]``."""
+    """The interleaved bitstream: ``2 * streams`` state words, then the renormalisation words."""
 
     words: np.ndarray       # uint16
-    offsets: np.ndarray     # int64, len S + 1
+    streams: int
     length: int             # symbols per stream
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the coded data (states and renormalisation words), without stream lengths."""
+        """Bytes of the coded data: final states and renormalisation words."""
         return int(self.words.size) * 2
 
 
@@ -99,10 +101,15 @@ def _tables(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def encode(symbols: np.ndarray, model: Model, dist: np.ndarray) -> Encoded:
     """Code ``symbols[s, t]`` (S streams of equal length) with distribution ``dist[s]`` each."""
-    symbols = np.asarray(symbols)
-    n_streams, length = symbols.shape
-    base = np.asarray(dist, dtype=np.int64) * model.alphabet
-    rows = np.ascontiguousarray(symbols.T)                          # row t = every stream's symbol t
+    return encode_rows(np.ascontiguousarray(np.asarray(symbols).T), model, dist)
+
+
+def encode_rows(rows: np.ndarray, model: Model, dist: np.ndarray) -> Encoded:
+    """``encode`` for time-major input: ``rows[t, s]`` is stream s's t-th symbol."""
+    length, n_streams = rows.shape
+    itype = np.int32 if model.freq.size < 2**31 else np.int64
+    base = (np.asarray(dist, dtype=np.int64) * model.alphabet).astype(itype)
+    rows = rows.astype(itype, copy=False)
     freq, cum, bound = _tables(model)
     scale, word = float(1 << model.prob_bits), float(1 << WORD_BITS)
     x = np.full(n_streams, float(RANS_L))
@@ -110,20 +117,19 @@ def encode(symbols: np.ndarray, model: Model, dist: np.ndarray) -> Encoded:
     words = np.zeros((length, n_streams), dtype=np.uint16)
     with np.errstate(divide="ignore", invalid="ignore"):
         x = _encode_steps(rows, base, freq, cum, bound, x, words, emitted, scale, word)
-    if not np.all(np.isfinite(x)):      # a zero frequency divides by zero and poisons the state
-        raise ValueError("a symbol has zero probability in its stream's distribution")
-    counts = emitted.sum(axis=0) + STATE_WORDS
-    offsets = np.zeros(n_streams + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
+        if not np.all(np.isfinite(x)):      # a zero frequency divides by zero and poisons the state
+            raise ValueError("a symbol has zero probability in its stream's distribution")
     high = np.floor(x / word)
-    head = np.stack([high, x - high * word], axis=1).astype(np.uint16)
-    body = np.concatenate([head, words.T], axis=1)                  # [S, 2 + T]
-    keep = np.concatenate([np.ones((n_streams, STATE_WORDS), bool), emitted.T], axis=1)
-    return Encoded(body[keep], offsets, length)
+    head = np.stack([high, x - high * word], axis=1).astype(np.uint16).ravel()
+    return Encoded(np.concatenate([head, words[emitted]]), n_streams, length)
 
 
 def _encode_steps(rows, base, freq, cum, bound, x, words, emitted, scale, word) -> np.ndarray:
-    """The encoder's loop, last symbol first; fills ``words``/``emitted`` and returns the states."""
+    """The encoder's loop, last symbol first; fills ``words``/``emitted`` and returns the states.
+
+    The word emitted before coding symbol t is the one the decoder reads after decoding symbol t,
+    so storing it in row t puts every word where the decoder's step t will look for it.
+    """
     for t in range(rows.shape[0] - 1, -1, -1):
         idx = base + rows[t]
         f = freq[idx]
@@ -147,34 +153,48 @@ def _decode_table(model: Model) -> np.ndarray | None:
 
 def decode(encoded: Encoded, model: Model, dist: np.ndarray) -> np.ndarray:
     """Invert ``encode``: the symbols ``[S, T]`` (uint16), exactly."""
-    n = model.prob_bits
-    n_streams = encoded.offsets.size - 1
+    return decode_rows(encoded, model, dist).T
+
+
+def decode_rows(encoded: Encoded, model: Model, dist: np.ndarray) -> np.ndarray:
+    """Invert ``encode_rows``: the symbols ``[T, S]`` (uint16), exactly."""
+    n, n_streams = model.prob_bits, encoded.streams
     dist = np.asarray(dist, dtype=np.int64)
-    base = dist * model.alphabet
+    itype = np.int32 if max(model.freq.size, dist.max(initial=0) + 1 << n) < 2**31 else np.int64
+    base = (dist * model.alphabet).astype(itype)
     freq, cum, _ = _tables(model)
     lookup = _decode_table(model)
     cum_rows = model.cum[dist].astype(np.float64) if lookup is None else None
-    words = np.concatenate([encoded.words, np.zeros(1, np.uint16)]).astype(np.float64)
-    starts = encoded.offsets[:-1]
+    words = np.concatenate([encoded.words, np.zeros(n_streams, np.uint16)]).astype(np.float64)
     scale, word = float(1 << n), float(1 << WORD_BITS)
-    x = words[starts] * word + words[starts + 1]
-    ptr = starts + STATE_WORDS
+    x = words[0:2 * n_streams:2] * word + words[1:2 * n_streams:2]
+    ptr = STATE_WORDS * n_streams
     out = np.empty((encoded.length, n_streams), dtype=np.uint16)
-    lookup_base = dist << n
+    lookup_base = (dist << n).astype(itype)
     for t in range(encoded.length):
         high = np.floor(x / scale)
         slot = x - high * scale
         if lookup is not None:
-            s = lookup[lookup_base + slot.astype(np.int64)]
+            s = lookup[lookup_base + slot.astype(itype)]
         else:
             s = (cum_rows[:, 1:] <= slot[:, None]).sum(axis=1)
         out[t] = s
         idx = base + s
         x = freq[idx] * high + slot - cum[idx]
         need = x < RANS_L
-        x = np.where(need, x * word + words[ptr], x)
-        ptr = ptr + need
-    return out.T
+        take = np.cumsum(need)
+        x = np.where(need, x * word + words[ptr + take - 1], x)
+        ptr += int(take[-1])
+    return out
+
+
+def entropy_bits(counts: np.ndarray) -> float:
+    """−Σ log2 p of the symbols a histogram counts, under the histogram itself (the entropy bound)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    total = counts.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(counts > 0, counts * np.log2(np.where(counts > 0, counts, 1) / np.maximum(total, 1)), 0.0)
+    return float(-terms.sum())
 
 
 def ideal_bits(symbols: np.ndarray, counts: np.ndarray, dist: np.ndarray) -> float:

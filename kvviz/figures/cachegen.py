@@ -43,8 +43,7 @@ def fig_timeline(setup: StreamSetup, runs: list[Run], bw: Bandwidth, trace: int 
     names = np.array(setup.config_names)
     until = max(setup.slo_s, max(float(r.ttft[trace]) for r in runs)) * 1.06
     top = max(float(bw.gbps[trace].max()), max(float(r.seen_gbps[trace].max()) for r in runs)) * 1.3
-    fig = make_subplots(rows=len(runs), cols=1, shared_xaxes=True, vertical_spacing=0.025,
-                        row_titles=[policy_label(r.policy) for r in runs])
+    fig = make_subplots(rows=len(runs), cols=1, shared_xaxes=True, vertical_spacing=0.03)
     shown: set[str] = set()
     for row, run in enumerate(runs, start=1):
         if bw.kind == "timed":
@@ -63,6 +62,7 @@ def fig_timeline(setup: StreamSetup, runs: list[Run], bw: Bandwidth, trace: int 
                 marker=dict(color=colors[name], line=dict(color="white", width=1),
                             pattern_shape="/" if name == "text" else ""),
                 name=name, legendgroup=name, showlegend=name not in shown,
+                legendrank=setup.config_names.index(name),
                 customdata=np.stack([chunks, start[pick], end[pick], run.bits[trace, pick] / 8e6], axis=1),
                 hovertemplate=(f"{policy_label(run.policy)} · chunk %{{customdata[0]}} · {name}<br>"
                                "%{customdata[1]:.3f}–%{customdata[2]:.3f} s · %{customdata[3]:.1f} MB"
@@ -70,21 +70,22 @@ def fig_timeline(setup: StreamSetup, runs: list[Run], bw: Bandwidth, trace: int 
             shown.add(name)
         ttft, ok = float(run.ttft[trace]), bool(run.met[trace])
         fig.add_trace(go.Scatter(
-            x=[ttft], y=[top * 0.86], mode="markers+text", text=[f"TTFT {ttft:.2f} s {'✓' if ok else '✗'}"],
+            x=[ttft], y=[top * 0.62], mode="markers+text", text=[f"TTFT {ttft:.2f} s {'✓' if ok else '✗'}"],
             textposition="middle left" if ttft > until * 0.6 else "middle right",
             textfont=dict(color="#19a979" if ok else SLO_COLOR),
             marker=dict(symbol="diamond", size=12, color="#19a979" if ok else SLO_COLOR),
             showlegend=False, hovertemplate=f"TTFT {ttft:.3f} s<extra></extra>"), row=row, col=1)
         fig.add_vline(x=setup.slo_s, line=dict(color=SLO_COLOR, dash="dash", width=2), row=row, col=1)
-        fig.update_yaxes(range=[0, top], showticklabels=row == 1, nticks=3, row=row, col=1)
+        fig.update_yaxes(range=[0, top], nticks=3, row=row, col=1)
+        axis = "" if row == 1 else str(row)
+        fig.add_annotation(x=0.005, y=0.97, xref=f"x{axis} domain", yref=f"y{axis} domain", text=f"<b>{policy_label(run.policy)}</b>",
+                           showarrow=False, xanchor="left", yanchor="top", bgcolor="rgba(255,255,255,0.8)")
     fig.add_annotation(x=setup.slo_s, y=1.0, xref="x", yref="paper", text=f"SLO {setup.slo_s:g} s",
                        showarrow=False, xanchor="left", yanchor="bottom", font=dict(color=SLO_COLOR))
     fig.update_layout(barmode="overlay", bargap=0, height=130 * len(runs) + 120,
                       legend=dict(orientation="h", y=-0.08, x=0),
                       yaxis_title="Gb/s")
     fig.update_xaxes(title_text="time since the request (s)", range=[0, until], row=len(runs), col=1)
-    fig.for_each_annotation(lambda a: a.update(textangle=0, xanchor="left") if a.text in
-                            [policy_label(r.policy) for r in runs] else None)
     return fig
 
 
@@ -98,8 +99,15 @@ def fig_chunk_bandwidth(bw: Bandwidth, setup: StreamSetup, trace: int = 0) -> go
     return fig
 
 
+FIXED_POLICY_COLORS = {"paper": "#1f5fbf", "artifact": "#e8743b", "quant8": "#bf399e", "text": TEXT_COLOR,
+                       "oracle": "#262730"}
+LEVEL_POLICY_COLORS = ("#19a979", "#13a4b4", "#945ecf", "#6c8893", "#ed4a7b")
+
+
 def policy_colors(policies) -> dict[str, str]:
-    return {p: color(i) for i, p in enumerate(policies)}
+    """Rules in blue and orange, the oracle black, text grey, fixed levels in greens and violets."""
+    levels = iter(LEVEL_POLICY_COLORS * 4)
+    return {p: FIXED_POLICY_COLORS.get(p) or next(levels) for p in policies}
 
 
 def fig_violation(sweep: pd.DataFrame, slo_now: float | None = None) -> go.Figure:
@@ -118,9 +126,10 @@ def fig_violation(sweep: pd.DataFrame, slo_now: float | None = None) -> go.Figur
                 hovertemplate=f"{policy_label(p)}<br>SLO %{{x:.2f}} s: %{{y:.3f}}<extra></extra>"), row=1, col=col)
     if slo_now is not None:
         for col in (1, 2):
-            fig.add_vline(x=slo_now, line=dict(color=SLO_COLOR, dash="dash", width=1.5), row=1, col=col)
+            fig.add_vline(x=np.log10(slo_now), line=dict(color=SLO_COLOR, dash="dash", width=1.5),  # log axis
+                          row=1, col=col)
     fig.update_yaxes(tickformat=".0%", range=[-0.02, 1.02], row=1, col=1)
-    fig.update_xaxes(title_text="SLO (s)")
+    fig.update_xaxes(title_text="SLO (s)", type="log")
     fig.update_layout(height=460, legend=dict(orientation="h", y=-0.22, x=0))
     return fig
 
@@ -134,15 +143,15 @@ def fig_pareto(points: pd.DataFrame, error: str = "weighted_error") -> go.Figure
     curves = points[points.level.notna()]
     for i, (name, d) in enumerate(curves.groupby("variant", sort=False)):
         fig.add_trace(go.Scatter(
-            x=d.bits_per_value, y=d[error], mode="lines+markers+text", name=name,
-            text=[f"L{int(v)}" for v in d.level], textposition="top right", textfont=dict(size=11),
+            x=d.bits_per_value, y=d[error], mode="lines+markers+text" if i == 0 else "lines+markers", name=name,
+            text=[f"L{int(v)}" for v in d.level], textposition="bottom left", textfont=dict(size=12),
             marker=dict(symbol=VARIANT_SYMBOLS[i % len(VARIANT_SYMBOLS)], color=color(i)),
             line=dict(color=color(i)),
             hovertemplate=f"{name}<br>level %{{text}}: %{{x:.2f}} bits/value, error %{{y:.2e}}<extra></extra>"))
     base = points[points.level.isna()]
     lossy = base[~base.variant.str.startswith("zlib")]
     fig.add_trace(go.Scatter(x=lossy.bits_per_value, y=lossy[error], mode="markers+text", name="fixed-width quantization",
-                             text=lossy.variant, textposition="bottom center",
+                             text=lossy.variant, textposition="middle right",
                              marker=dict(symbol="star", size=14, color="#262730"),
                              hovertemplate="%{text}: %{x:.2f} bits/value, error %{y:.2e}<extra></extra>"))
     for _, z in base[base.variant.str.startswith("zlib")].iterrows():

@@ -1,0 +1,65 @@
+"""Timings of the CacheGen page's core: the codec on a 4K-token, 32-layer synthetic KV (target:
+encode + decode <= 10 s) and streaming over 1,000 random traces (target: <= 2 s).
+
+Run: .venv/bin/python bench/bench_cachegen.py   (prints numbers; no assertions)
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from kvviz import streaming as S  # noqa: E402
+from kvviz.cachegen import codec, rans  # noqa: E402
+from kvviz.cachegen.kv import SyntheticKV, profile_context, synthetic_kv  # noqa: E402
+
+
+def timed(label: str, fn):
+    t = time.perf_counter()
+    out = fn()
+    print(f"{label:58s} {time.perf_counter() - t:7.2f} s")
+    return out
+
+
+def bench_codec() -> None:
+    spec = SyntheticKV(layers=32, tokens=4096, channels=128, rho=0.9)
+    kv = timed(f"generate KV {spec.layers}x2x{spec.tokens}x{spec.channels} "
+               f"({spec.layers * 2 * spec.tokens * spec.channels / 1e6:.1f}M values)", lambda: synthetic_kv(spec))
+    for name, cfg in (("artifact (no delta, shipped tables)", codec.ARTIFACT), ("paper (delta, offline tables)", codec.PAPER)):
+        profile = codec.offline_counts(synthetic_kv(profile_context(spec)), cfg) if cfg.tables == "offline" else None
+        t0 = time.perf_counter()
+        bs = timed(f"encode, {name}", lambda: codec.encode(kv, cfg, profile))
+        back = timed(f"decode, {name}", lambda: codec.decode(bs))
+        total = time.perf_counter() - t0
+        exact = np.array_equal(back, codec.reconstruct(codec.quantize_kv(kv, cfg), cfg, kv.shape[2]))
+        ideal = (bs.ideal_data_bits / 8 + bs.header_bytes + bs.anchor_bytes) * 8 / bs.values
+        print(f"  encode+decode {total:.2f} s (target <= 10 s); {bs.bits_per_value:.3f} bits/value "
+              f"(−Σlog2 p bound {ideal:.3f}); round trip {'exact' if exact else 'MISMATCH'}")
+    streams = np.random.default_rng(0).integers(0, 31, (8192, 4096))
+    model = rans.fit_model(np.ones((1, 31)))
+    coded = timed("rANS alone: encode 8,192 streams x 4,096 symbols", lambda: rans.encode(streams, model, np.zeros(8192, int)))
+    timed("rANS alone: decode the same", lambda: rans.decode(coded, model, np.zeros(8192, int)))
+
+
+def bench_streaming() -> None:
+    setup = S.StreamSetup()
+    for label, bw in (("persistent 0.9", S.persistent_traces(1000, setup.n_chunks, 0.9, 0)),
+                      ("i.i.d.", S.iid_traces(1000, setup.n_chunks, 0))):
+        t = time.perf_counter()
+        runs = S.run_all(setup, bw)
+        dt = time.perf_counter() - t
+        print(f"stream 1,000 {label} traces, all {len(runs)} policies incl. oracle {dt:15.2f} s (target <= 2 s)")
+        print(S.summary(runs).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    bw = S.persistent_traces(1000, setup.n_chunks, 0.9, 0)
+    slos = np.geomspace(0.1, 5.0, 14)
+    timed("SLO sweep: 14 SLOs x 8 policies x 1,000 traces", lambda: S.slo_sweep(setup, bw, slos))
+
+
+if __name__ == "__main__":
+    bench_streaming()
+    bench_codec()
