@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_right, insort
+from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -200,7 +200,11 @@ def auto_t_d(arrivals: Arrivals, config: ClusterConfig) -> float:
 
 
 class _Decode:
-    """One decode instance: a continuous batch advanced by a virtual token clock."""
+    """One decode instance: a continuous batch advanced by a virtual token clock.
+
+    ``done`` holds (virtual finish, request), sorted: a request finishes when the clock ``v``
+    (tokens each member has produced since the clock started) reaches its entry.
+    """
 
     __slots__ = ("b", "v", "last", "done", "version")
 
@@ -236,7 +240,9 @@ class _Sim:
         self.seq = 0
         self.pf_finish: list[float] = []             # predicted prefill ends of admitted requests, sorted
         self.pf_head = 0
-        self.pf_active: dict[int, float] = {}        # request -> prefill end (oracle only)
+        self.pf_decode_end: list[float] = []         # oracle: predicted decode ends of requests in prefill, sorted
+        self.pf_decode_end_of: dict[int, float] = {}
+        self.tbt_full = cfg.tbt(cfg.max_batch())
         self.starts: list[float] = []                # decode start times, in time order
         self.finished_starts: list[float] = []       # decode start times of finished requests, sorted
         self.start_of: dict[int, float] = {}
@@ -289,15 +295,17 @@ class _Sim:
         return self.load((in_decode + joining) // len(self.dec) + 1)
 
     def oracle_decode_load(self, t: float, t_f: float) -> float:
-        """Request-level prediction with true output lengths at today's TBTs."""
+        """Request-level prediction with true output lengths: requests decoding now at their
+        instance's current TBT, requests still in prefill at the TBT of a full batch."""
         cfg, n = self.cfg, 0
         for d in self.dec:
             if d.b:
                 v_now = d.v + (t - d.last) / cfg.tbt(d.b)
                 left = (t_f - t) / cfg.tbt(d.b)
-                n += sum(1 for vf, _ in d.done if vf - v_now > left)
-        tbt = cfg.tbt(sum(d.b for d in self.dec) / len(self.dec))
-        n += sum(1 for r, end in self.pf_active.items() if end <= t_f < end + self.out[r] * tbt)
+                n += len(d.done) - bisect_right(d.done, (v_now + left, _INF))
+        # requests still in prefill that will be decoding at t_f: prefill ended by then, decode not yet
+        ended_prefill = bisect_right(self.pf_finish, t_f, self.pf_head) - self.pf_head
+        n += ended_prefill - bisect_right(self.pf_decode_end, t_f)
         return self.load(n // len(self.dec) + 1)
 
     # --- events ------------------------------------------------------------------------------
@@ -324,13 +332,17 @@ class _Sim:
         self.busy_s += self.tp[r]
         insort(self.pf_finish, t + ttft, self.pf_head)
         if self.policy == "oracle":
-            self.pf_active[r] = t + ttft
+            end = t + ttft + self.out[r] * self.tbt_full
+            self.pf_decode_end_of[r] = end
+            insort(self.pf_decode_end, end)
         self.push(t + ttft, 0, r)
 
     def prefill_done(self, r: int, t: float) -> None:
         cfg = self.cfg
         self.pf_head += 1
-        self.pf_active.pop(r, None)
+        if self.policy == "oracle":
+            end = self.pf_decode_end_of.pop(r)
+            del self.pf_decode_end[bisect_left(self.pf_decode_end, end)]
         d = min(self.dec, key=_batch) if len(self.dec) > 1 else self.dec[0]
         if self.load(d.b + 1) > cfg.threshold:
             self.count(3, t)
@@ -339,7 +351,7 @@ class _Sim:
             return
         self.ttft_sum += t - self.t_in[r]
         d.advance(t, cfg)
-        heapq.heappush(d.done, (d.v + self.out[r], r))
+        insort(d.done, (d.v + self.out[r], r))
         d.b += 1
         self.starts.append(t)
         self.start_of[r] = t
@@ -350,7 +362,7 @@ class _Sim:
             return
         d.advance(t, self.cfg)
         while d.done and d.done[0][0] <= d.v + 1e-9:
-            _, r = heapq.heappop(d.done)
+            _, r = d.done.pop(0)
             d.b -= 1
             self.count(4, t)
             self.finish[r] = t
