@@ -195,6 +195,17 @@ def summarize(name: str, run: pd.DataFrame) -> dict:
             "GPU busy %": 100 * busy / span}
 
 
+def ttft_by_source(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean TTFT (s) per setup by where the user's history was found (queueing included), and request counts."""
+    order = [t for t in ("GPU", "CPU", "SSD", "miss") if t in set(runs["tier"])]
+    mean = runs.pivot_table(index="setup", columns="tier", values="TTFT s", aggfunc="mean", sort=False)
+    count = runs.pivot_table(index="setup", columns="tier", values="TTFT s", aggfunc="count", sort=False)
+    out = mean[order].round(3).astype(object)
+    for t in order:
+        out[t] = [f"{v:.3f} s ({int(n)})" if pd.notna(v) else "–" for v, n in zip(mean[t], count[t], strict=True)]
+    return out.reset_index()
+
+
 def compare(m: ModelSpec, compute: Compute, load: ChatLoad, setups: list[TierSetup]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run every setup; return the summary table and all runs (long form, with a ``setup`` column)."""
     runs = [simulate(m, compute, load, s).assign(setup=s.name) for s in setups]

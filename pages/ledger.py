@@ -18,13 +18,12 @@ frame.header("ledger", "How big KV is, when loading it beats recomputing it, wha
 view = st.segmented_control("View", VIEWS, default="Size", key="ledger_view", bind="query-params",
                             label_visibility="collapsed") or "Size"
 
-with st.sidebar:
-    st.subheader("Presets")
-    with st.expander("Edit models, GPUs and links", icon=":material/edit:"):
-        st.caption("Every number is editable; add a row for your own model. `params_b`: matmul parameters per "
-                   "token (billions); `d_attn`: query heads × head dim; links: nominal GB/s × efficiency.")
-        tables = {k: st.data_editor(hw.to_frame(t), key=f"ledger_edit_{k}", num_rows="dynamic")
-                  for k, t in (("models", hw.MODELS), ("gpus", hw.GPUS), ("links", hw.LINKS))}
+with st.expander("Presets: edit any model, GPU or link, or add your own", icon=":material/edit:"):
+    st.caption("`params_b`: matmul parameters per token (billions); `d_attn`: query heads × head dim; "
+               "`peak_tflops`: dense BF16; links: nominal GB/s × efficiency. Edits last for your session.")
+    tables = {k: tab.data_editor(hw.to_frame(t), key=f"ledger_edit_{k}", num_rows="dynamic", width="stretch")
+              for tab, (k, t) in zip(st.tabs(["Models", "GPUs", "Links"]),
+                                     (("models", hw.MODELS), ("gpus", hw.GPUS), ("links", hw.LINKS)), strict=True)}
 with frame.user_errors():
     models, gpus, links = (hw.models_from_frame(tables["models"]), hw.gpus_from_frame(tables["gpus"]),
                            hw.links_from_frame(tables["links"]))
@@ -42,7 +41,7 @@ with frame.user_errors():
 def size_view() -> None:
     frame.explain("Every layer keeps a key and a value vector per KV head for every token: **bytes per token = layers × "
                   "2 × KV heads × head dim × bytes per value**. MLA keeps one 576-wide latent per layer instead. Edit "
-                  "any model, or add your own, in the sidebar's preset tables.")
+                  "any model, or add your own, in the Presets table above.")
     c1, c2, c3 = st.columns(3)
     context = c1.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", bind="query-params")
     capacity = c2.number_input("Memory for KV (GB)", 0.1, 100_000.0, 40.0, key="ledger_capacity")
@@ -150,7 +149,8 @@ def economics_view() -> None:
 def run_tiers(model_t: tuple, gpu_t: tuple, mfu_v: float, load: tuple, setups: tuple):
     mm, comp = hw.ModelSpec(*model_t), hw.Compute(hw.GPUSpec(*gpu_t), mfu_v)
     chat = tiers.ChatLoad(*load)
-    return tiers.compare(mm, comp, chat, [tiers.TierSetup(*s) for s in setups])[0], tiers.total_kv_gb(mm, chat)
+    summary, runs = tiers.compare(mm, comp, chat, [tiers.TierSetup(*s) for s in setups])
+    return summary, tiers.ttft_by_source(runs), tiers.total_kv_gb(mm, chat)
 
 
 def tiers_view() -> None:
@@ -171,9 +171,11 @@ def tiers_view() -> None:
                                 bind="query-params") or "spill"
     with frame.user_errors():
         setups = tiers.default_setups(gpu_gb, cpu_gb, slow, fast, ssd_gb, fill=fill)
-        summary, total = run_tiers(astuple(m), astuple(compute.gpu), mfu, load, tuple(astuple(s) for s in setups))
+        summary, by_source, total = run_tiers(astuple(m), astuple(compute.gpu), mfu, load, tuple(astuple(s) for s in setups))
     frame.figure(figs.fig_tiers(summary), key="ledger_fig_tiers")
     st.dataframe(summary.drop(columns="p50 TTFT s").round(2), hide_index=True, width="stretch")
+    st.caption("Mean TTFT by where the history was found (requests in brackets); queueing is included.")
+    st.dataframe(by_source, hide_index=True, width="stretch")
     frame.what_to_notice([
         "GPU only: LRU evicts other users' histories before they return, so most turns recompute a growing history.",
         "A CPU tier turns those misses into loads; how fast it reads decides whether the load beats recompute.",
@@ -191,7 +193,7 @@ def strata_view() -> None:
     sub = st.segmented_control("Show", ("Page size", "Loading-bound", "Balanced batching"), default="Page size",
                                key="ledger_strata", bind="query-params") or "Page size"
     fitted = sio.paper_overhead_us()
-    c = st.columns(3)
+    c = st.columns(4)
     overhead = c[0].number_input("Per-copy overhead L0 (µs)", 0.0, 1000.0, round(fitted, 2), key="ledger_l0",
                                  help=f"Fitted to Strata's 22% (PCIe 5.0) and 5% (GH200), 64 KiB copies: {fitted:.2f} µs")
     gpu_io = c[1].number_input("GPU-assisted I/O (GB/s)", 0.1, 10_000.0, sio.GPU_IO_GB_S, key="ledger_gpu_io")
@@ -203,13 +205,16 @@ def strata_view() -> None:
             platform = c[2].selectbox("Platform", [p for p, _, _ in sio.PAPER_POINTS], key="ledger_platform",
                                       bind="query-params")
             link_gb_s, share = next((b, e) for p, b, e in sio.PAPER_POINTS if p == platform)
-            io = sio.IOPath(link_gb_s, overhead, 1, gpu_io)
+            flight = c[3].number_input("Copies in flight C", 1, 1024, 1, key="ledger_flight",
+                                       help="Little's law: C copies in flight multiply throughput, up to the link.")
+            io = sio.IOPath(link_gb_s, overhead, flight, gpu_io)
             sweep = sio.page_sweep(m, io, 8192, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
             frame.figure(figs.fig_page_sweep(sweep, link_gb_s, platform, [(32, share)]), key="ledger_fig_pages")
-            st.dataframe(sweep[sweep["page tokens"].isin([1, 32, 1024])].round(3), hide_index=True,
-                         width="stretch")
-            st.caption(f"Little's law: X = C·S/L. One {sio.slice_bytes(m, 32) / 1024:.0f} KiB copy in flight taking "
-                       f"{overhead:.1f} µs + its wire time moves {io.bandwidth(m, 32, 'layer-first DMA') / hw.GB:.1f} GB/s.")
+            st.dataframe(sweep[sweep["page tokens"].isin([1, 32, 1024])].round(3), hide_index=True, width="stretch",
+                         column_config={"share of peak": st.column_config.NumberColumn(format="percent")})
+            st.caption(f"Little's law: X = C·S/L. {flight} × {sio.slice_bytes(m, 32) / 1024:.0f} KiB copies in flight, each "
+                       f"taking {overhead:.1f} µs + its wire time, move {io.bandwidth(m, 32, 'layer-first DMA') / hw.GB:.1f}"
+                       " GB/s at page 32.")
         elif sub == "Loading-bound":
             new = c[2].number_input("New tokens per request", 1, 100_000, 256, key="ledger_new")
             paths = {"GPU-assisted": min(gpu_io, 64) * hw.GB,

@@ -76,3 +76,12 @@ def test_infinite_gpu_recomputes_only_new_tokens():
 def test_bad_parameters(call, match):
     with pytest.raises(InputError, match=match):
         call()
+
+
+def test_ttft_by_source_counts_every_request():
+    summary, runs = tiers.compare(L8, H100, SMALL, tiers.default_setups(gpu_gb=5, cpu_gb=5, ssd_gb=100))
+    table = tiers.ttft_by_source(runs).set_index("setup")
+    first = table.iloc[0]
+    assert first["CPU"] == "–" and first["SSD"] == "–"
+    counts = [int(str(v).split("(")[1].rstrip(")")) for v in table.iloc[3] if "(" in str(v)]
+    assert sum(counts) == len(tiers.requests(SMALL))

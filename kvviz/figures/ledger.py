@@ -24,13 +24,13 @@ def _hline(fig: go.Figure, y: float, xs: Sequence[float], label: str, line_color
     """A labelled horizontal reference line drawn as a trace (shape annotations misplace on log axes)."""
     fig.add_scatter(x=[xs[0], xs[-1]], y=[y, y], mode="lines+text", text=["", label] if label_at_end else [label, ""],
                     textposition="top left" if label_at_end else "top right",
-                    line=dict(color=line_color, dash=dash, width=1.5), textfont=dict(color=line_color, size=12),
+                    line=dict(color=line_color, dash=dash, width=1.5), textfont=dict(color=line_color),
                     showlegend=False, hoverinfo="skip")
 
 
 def _vline(fig: go.Figure, x: float, ys: Sequence[float], label: str, line_color: str, dash: str = "dot") -> None:
     fig.add_scatter(x=[x, x], y=[ys[0], ys[-1]], mode="lines+text", text=["", label], textposition="top center",
-                    line=dict(color=line_color, dash=dash, width=1.5), textfont=dict(color=line_color, size=12),
+                    line=dict(color=line_color, dash=dash, width=1.5), textfont=dict(color=line_color),
                     showlegend=False, hoverinfo="skip")
 
 
@@ -46,7 +46,7 @@ def fig_size(curve: pd.DataFrame, context: int, capacity_gb: float) -> go.Figure
     _hline(fig, capacity_gb, xs, f"{capacity_gb:g} GB of memory", INK_GRAY, "dash")
     _vline(fig, context, [curve["GB"].min(), curve["GB"].max()], f"{context:,} tokens", INK_GRAY)
     fig.update_xaxes(type="log", title_text="context length (tokens)")
-    fig.update_yaxes(type="log", title_text="GB of KV for one context")
+    fig.update_yaxes(type="log", title_text="GB of KV for one context", dtick=1)
     fig.update_layout(title="KV grows with every token: where a line crosses memory, one context fills it",
                       height=480)
     return fig
@@ -67,7 +67,7 @@ def fig_breakeven(be: pd.DataFrame, links: Mapping[str, LinkSpec]) -> go.Figure:
                         hovertemplate=name + ": %{x:,} tokens → %{y:.2f} GB/s<extra></extra>")
     _link_lines(fig, links, [be["context"].min(), be["context"].max()])
     fig.update_xaxes(type="log", title_text="context length (tokens)")
-    fig.update_yaxes(type="log", title_text="break-even bandwidth per GPU (GB/s)")
+    fig.update_yaxes(type="log", title_text="break-even bandwidth per GPU (GB/s)", dtick=1)
     fig.update_layout(title="Load if your link is above the curve, recompute if below", height=500)
     return fig
 
@@ -80,7 +80,7 @@ def fig_load_vs_recompute(lr: pd.DataFrame, context: int, model: str) -> go.Figu
                            textposition="outside", hovertemplate="%{x}: %{y:.1f} ms<extra></extra>"))
     _hline(fig, float(lr["recompute ms"].iloc[0]), [lr["link"].iloc[0], lr["link"].iloc[-1]],
            f"recompute {lr['recompute ms'].iloc[0]:.0f} ms", INK_GRAY, "dash")
-    fig.update_yaxes(type="log", title_text="time to load the KV (ms)")
+    fig.update_yaxes(type="log", title_text="time to load the KV (ms)", dtick=1)
     fig.update_layout(title=f"{model}, {context:,} tokens: load (green = faster than recompute)", height=460,
                       showlegend=False)
     return fig
@@ -94,7 +94,7 @@ def fig_multi_turn(mt: pd.DataFrame) -> go.Figure:
         fig.add_scatter(x=part["turn"], y=part["TTFT s"] * 1e3, mode="lines+markers", name=tier,
                         line=line, customdata=part["history tokens"],
                         hovertemplate=tier + ": turn %{x} (%{customdata:,} tokens of history) %{y:.1f} ms<extra></extra>")
-    fig.update_yaxes(type="log", title_text="TTFT (ms)")
+    fig.update_yaxes(type="log", title_text="TTFT (ms)", dtick=1)
     fig.update_xaxes(title_text="turn", dtick=2)
     fig.update_layout(title="Time to first token, turn by turn", height=480)
     return fig
@@ -114,7 +114,7 @@ def fig_economics(econ: pd.DataFrame) -> go.Figure:
     _hline(fig, 1 / 24, xs, "once a day", INK_GRAY)
     _hline(fig, 1, xs, "once an hour", INK_GRAY)
     fig.update_xaxes(type="log", title_text="context length (tokens)")
-    fig.update_yaxes(type="log", title_text="hits per hour to pay for keeping it")
+    fig.update_yaxes(type="log", title_text="hits per hour to pay for keeping it", dtick=1)
     fig.update_layout(title="How often a stored context must be reused to pay its storage", height=480)
     return fig
 
@@ -179,7 +179,7 @@ def fig_loading(curve: pd.DataFrame, knees: Mapping[str, float], new_tokens: int
             _vline(fig, knee, ys, f"knee {knee:.3g}", color(i))
     _vline(fig, STRATA_THRESHOLD, ys, "Strata's 100", INK_GRAY, "dash")
     fig.update_xaxes(type="log", title_text="load/compute ratio (cached tokens ÷ new tokens)")
-    fig.update_yaxes(type="log", title_text="time (ms)")
+    fig.update_yaxes(type="log", title_text="time (ms)", dtick=1)
     fig.update_layout(title="Right of a knee the prefill is loading-bound", height=480)
     return fig
 

@@ -35,3 +35,22 @@ def test_ledger_strata_timeline_from_url(page: Page, app_url: str):
     assert_no_exception(page)
     expect(page.get_by_text("Tiered KV cache").first).to_be_visible()
     screenshot(page, "ledger_tiers")
+
+
+def test_ledger_preset_edit_is_validated(page: Page, app_url: str):
+    """Type 0 into Llama-3-8B's layers in the presets table: a named error, not a traceback."""
+    open_page(page, app_url, "ledger")
+    page.get_by_text("Presets: edit any model").click()
+    wait_idle(page)
+    grid = page.get_by_test_id("stDataFrame").first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    page.mouse.dblclick(box["x"] + 170, box["y"] + 54)    # first row, 'layers' column
+    page.wait_for_timeout(500)
+    page.keyboard.press("Control+A")
+    page.keyboard.type("0")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    assert_no_exception(page)
+    expect(page.get_by_test_id("stAlertContentError")).to_contain_text("layers must be a whole number > 0")
+    screenshot(page, "ledger_bad_edit")
