@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from kvviz import streaming as S
-from kvviz.cachegen import compare, report
+from kvviz.cachegen import compare, model_kv, report
 from kvviz.cachegen.kv import SyntheticKV, locality, profile_context, synthetic_kv
 from kvviz.figures import cachegen as figs
 from ui import frame
@@ -57,12 +57,31 @@ def sweep_of(setup: S.StreamSetup, bw: S.Bandwidth, slos: tuple[float, ...], _pr
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def codec_tables(spec: SyntheticKV, level: int, group: int, sensitivity: float, _progress=None):
-    kv, profile = kv_pair(spec)
-    return (*compare.study(kv, profile, level, group, sensitivity, _progress), locality(kv, group))
+def codec_tables(spec: SyntheticKV, documents: int, level: int, group: int, sensitivity: float, _progress=None):
+    """The ablation, the Pareto points and the locality ratios; ``documents`` > 0: the model's KV."""
+    judge = None
+    if documents:
+        kv, ctx = model_kv.record_world_kv(documents, spec.seed)
+        profile = model_kv.record_world_kv(documents, spec.seed + 1)[0]
+        judge = lambda kv_hat: model_kv.accuracy(kv_hat, ctx)  # noqa: E731
+    else:
+        kv, profile = kv_pair(spec)
+    return (*compare.study(kv, profile, level, group, sensitivity, _progress, judge), locality(kv, group))
 
 
-def codec_controls() -> tuple[SyntheticKV, int, int, float]:
+def codec_controls() -> tuple[SyntheticKV, int, int, int, float]:
+    sources = ["Synthetic", "Record-world model"] if model_kv.available() else ["Synthetic"]
+    source = st.segmented_control("KV source", sources, default="Synthetic", required=True,
+                                  key="cachegen_kvsource", bind="query-params")
+    documents = 0
+    if source != "Synthetic":
+        documents = st.slider("Documents (24 tokens each)", 20, 400, 100, 20, key="cachegen_docs",
+                              bind="query-params")
+    elif len(sources) == 1:
+        st.caption("The record-world model appears here once its weights (assets/record_world.npz) exist.")
+    seed = st.number_input("Seed", 0, 10**6, 0, key="cachegen_kvseed", bind="query-params")
+    if documents:
+        return (SyntheticKV(seed=seed), documents, *encoder_controls())
     st.header("Synthetic KV")
     spec = SyntheticKV(
         layers=st.slider("Layers", 1, 32, 8, key="cachegen_layers", bind="query-params"),
@@ -75,14 +94,18 @@ def codec_controls() -> tuple[SyntheticKV, int, int, float]:
         outliers=st.slider("Outlier channels per layer", 0, 8, 2, key="cachegen_outliers", bind="query-params"),
         outlier_scale=st.slider("Outlier magnitude (×)", 1.0, 30.0, 8.0, 0.5, key="cachegen_outscale",
                                 bind="query-params"),
-        seed=st.number_input("Seed", 0, 10**6, 0, key="cachegen_kvseed", bind="query-params"))
+        seed=seed)
+    return (spec, documents, *encoder_controls())
+
+
+def encoder_controls() -> tuple[int, int, float]:
     st.header("Encoder")
     group = st.slider("Anchor group size G (tokens)", 2, 64, 10, key="cachegen_group", bind="query-params")
     level = st.select_slider("Level (1–3 = the artifact's tables)", [0, 1, 2, 3, 4], 2, key="cachegen_level",
                              bind="query-params")
     sens = st.slider("Assumed sensitivity, first ÷ last layer", 1.0, 20.0, 4.0, 0.5, key="cachegen_sens",
                      bind="query-params", help="Weights each layer's error; shallow layers matter more (§5.1).")
-    return spec, group, level, sens
+    return group, level, sens
 
 
 def stream_setup() -> tuple[S.StreamSetup, S.Bandwidth, str]:
@@ -127,12 +150,15 @@ def stream_setup() -> tuple[S.StreamSetup, S.Bandwidth, str]:
 
 if view == "Codec":
     with st.sidebar:
-        spec, group, level, sens = codec_controls()
+        spec, documents, group, level, sens = codec_controls()
     with frame.user_errors():
         spec.validate()
         bar = st.progress(0.0, "Encoding every variant at every level…")
-        table, points, loc = codec_tables(spec, level, group, sens, _progress=bar.progress)
+        table, points, loc = codec_tables(spec, documents, level, group, sens, _progress=bar.progress)
         bar.empty()
+    if "accuracy" in table.columns:
+        st.caption(f"The model answers {table.accuracy.iloc[-1]:.1%} of {documents * 12:,} questions right over "
+                   f"its fp16 KV; the `accuracy` column is the same over each decoded KV.")
     frame.figure(figs.fig_pareto(points), key="cachegen_pareto")
     st.subheader(f"Ablation at level {level}")
     st.dataframe(table, hide_index=True, width="stretch", column_config={

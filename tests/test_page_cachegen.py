@@ -89,3 +89,20 @@ def test_upload_source_asks_for_a_file():
     at = open_page("cachegen", {"cachegen_bw": "Upload"})
     assert_clean(at)
     assert any("time_s, gbps" in i.value for i in at.info)
+
+
+def test_record_world_source_shows_the_models_answers(monkeypatch):
+    """With weights on disk the codec can take the model's KV; a random-init model stands in here."""
+    import kvviz.model as model_module
+    from kvviz.cachegen import model_kv
+
+    stand_in = model_module.Model(model_module.Config(), model_module.init_params(model_module.Config(), seed=0))
+    monkeypatch.setattr(model_kv, "available", lambda: True)
+    monkeypatch.setattr(model_module, "load_model", lambda path=None: stand_in)
+    at = open_page("cachegen", {"cachegen_view": "Codec", "cachegen_kvsource": "Record-world model",
+                                "cachegen_docs": "20"})
+    assert_clean(at)
+    table = table_with(at, "accuracy")
+    assert table.accuracy.between(0, 1).all()
+    assert any("questions right" in c.value for c in at.caption)
+    assert at.table[-1].value.index.str.contains("Record-world").any()

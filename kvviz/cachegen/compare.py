@@ -53,13 +53,14 @@ class Row:
     weighted_error: float
     mse: float
     roundtrip: str
+    accuracy: float | None = None      # the model's answers over the decoded KV, when there is a model
 
     def as_dict(self) -> dict:
         return self.__dict__.copy()
 
 
 def run_codec(name: str, kv: np.ndarray, cfg: CodecConfig, profile: np.ndarray | None,
-              sensitivity: float, check: bool = True, memo: dict | None = None) -> Row:
+              sensitivity: float, check: bool = True, memo: dict | None = None, judge=None) -> Row:
     """Encode (and, with ``check``, decode and compare symbol for symbol) one variant.
 
     ``memo`` (a dict shared between calls on the same KV) reuses an earlier run of the same
@@ -70,7 +71,7 @@ def run_codec(name: str, kv: np.ndarray, cfg: CodecConfig, profile: np.ndarray |
         hit = memo.get((key, True)) or (None if check else memo.get((key, False)))
         if hit is not None:
             return replace(hit, variant=name)
-        row = run_codec(name, kv, cfg, profile, sensitivity, check)
+        row = run_codec(name, kv, cfg, profile, sensitivity, check, judge=judge)
         memo[(key, check)] = row
         return row
     counts = codec.offline_counts(profile, cfg) if cfg.entropy and cfg.tables == "offline" else None
@@ -84,10 +85,10 @@ def run_codec(name: str, kv: np.ndarray, cfg: CodecConfig, profile: np.ndarray |
     err = errors(kv, kv_hat, sensitivity)
     return Row(name, cfg.level, bs.bits_per_value, ideal_total / bs.values,
                8 * (bs.header_bytes + bs.anchor_bytes) / bs.values, err["rel_error"],
-               err["weighted_error"], err["mse"], roundtrip)
+               err["weighted_error"], err["mse"], roundtrip, judge(kv_hat) if judge else None)
 
 
-def run_quant(kv: np.ndarray, bits: int, sensitivity: float) -> Row:
+def run_quant(kv: np.ndarray, bits: int, sensitivity: float, judge=None) -> Row:
     """The fixed-width baseline: per-token symmetric quantisation, ``bits`` per value + fp16 scales."""
     bins = np.int64(2**bits)
     q, m = codec.quantize(kv, bins)
@@ -95,10 +96,11 @@ def run_quant(kv: np.ndarray, bits: int, sensitivity: float) -> Row:
     total = kv.size * bits + FP16_BITS * m.size
     err = errors(kv, kv_hat, sensitivity)
     return Row(f"{bits}-bit quantization", None, total / kv.size, total / kv.size,
-               FP16_BITS * m.size / kv.size, err["rel_error"], err["weighted_error"], err["mse"], "n/a")
+               FP16_BITS * m.size / kv.size, err["rel_error"], err["weighted_error"], err["mse"], "n/a",
+               judge(kv_hat) if judge else None)
 
 
-def run_zlib(kv: np.ndarray, sensitivity: float) -> Row:
+def run_zlib(kv: np.ndarray, sensitivity: float, judge=None) -> Row:
     """zlib (level 6) on the fp16 KV: lossless on what is stored, so the error is fp16 rounding."""
     half = kv.astype(np.float16)
     packed = zlib.compress(half.tobytes(), 6)
@@ -106,7 +108,7 @@ def run_zlib(kv: np.ndarray, sensitivity: float) -> Row:
     err = errors(kv, half.astype(np.float32), sensitivity)
     bits = 8 * len(packed) / kv.size
     return Row("zlib on fp16", None, bits, bits, 0.0, err["rel_error"], err["weighted_error"], err["mse"],
-               "exact" if ok else "MISMATCH")
+               "exact" if ok else "MISMATCH", judge(half.astype(np.float32)) if judge else None)
 
 
 ABLATION: tuple[tuple[str, dict], ...] = (
@@ -124,16 +126,24 @@ ARTIFACT_ROW = "CacheGen (artifact): no delta, shipped tables"
 
 def ablation(kv: np.ndarray, profile: np.ndarray, level: int = 2, group: int = 10,
              sensitivity: float = 1.0, check: bool | tuple[str, ...] = True,
-             memo: dict | None = None) -> pd.DataFrame:
+             memo: dict | None = None, judge=None) -> pd.DataFrame:
     """The ablation table at one level: the paper's encoder, each step removed in turn, the
     artifact's encoder, and the baselines. ``check`` decodes every row, or the rows named."""
     base = codec.variant(PAPER, level=level, group=group)
     jobs = [(name, codec.variant(base, **change)) for name, change in ABLATION]
     jobs.append((ARTIFACT_ROW, codec.variant(ARTIFACT, level=level)))
     rows = [run_codec(name, kv, cfg, profile, sensitivity,
-                      check if isinstance(check, bool) else name in check, memo) for name, cfg in jobs]
-    rows += [run_quant(kv, 8, sensitivity), run_quant(kv, 4, sensitivity), run_zlib(kv, sensitivity)]
-    return pd.DataFrame([r.as_dict() for r in rows])
+                      check if isinstance(check, bool) else name in check, memo, judge) for name, cfg in jobs]
+    return _frame(rows + _baselines(kv, sensitivity, judge))
+
+
+def _baselines(kv: np.ndarray, sensitivity: float, judge=None) -> list[Row]:
+    return [run_quant(kv, 8, sensitivity, judge), run_quant(kv, 4, sensitivity, judge), run_zlib(kv, sensitivity, judge)]
+
+
+def _frame(rows: list[Row]) -> pd.DataFrame:
+    frame = pd.DataFrame([r.as_dict() for r in rows])
+    return frame.drop(columns="accuracy") if frame["accuracy"].isna().all() else frame
 
 
 PARETO_VARIANTS: tuple[tuple[str, CodecConfig], ...] = (
@@ -146,25 +156,26 @@ PARETO_VARIANTS: tuple[tuple[str, CodecConfig], ...] = (
 
 
 def pareto(kv: np.ndarray, profile: np.ndarray, group: int = 10, sensitivity: float = 1.0,
-           progress=None, memo: dict | None = None) -> pd.DataFrame:
+           progress=None, memo: dict | None = None, judge=None) -> pd.DataFrame:
     """bits/value vs error for each variant at every level, plus the baselines (level = None)."""
     rows = []
     jobs = [(name, cfg, lvl) for name, cfg in PARETO_VARIANTS for lvl in codec.LEVELS]
     for i, (name, cfg, lvl) in enumerate(jobs):
         cfg = codec.variant(cfg, level=lvl) if not cfg.delta else codec.variant(cfg, level=lvl, group=group)
-        rows.append(run_codec(name, kv, cfg, profile, sensitivity, check=False, memo=memo))
+        rows.append(run_codec(name, kv, cfg, profile, sensitivity, check=False, memo=memo, judge=judge))
         if progress:
             progress((i + 1) / len(jobs))
-    rows += [run_quant(kv, 8, sensitivity), run_quant(kv, 4, sensitivity), run_zlib(kv, sensitivity)]
-    return pd.DataFrame([r.as_dict() for r in rows])
+    return _frame(rows + _baselines(kv, sensitivity, judge))
 
 
 def study(kv: np.ndarray, profile: np.ndarray, level: int, group: int, sensitivity: float,
-          progress=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+          progress=None, judge=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The ablation at ``level`` (the paper's and the artifact's rows decoded and checked) and the
-    Pareto sweep, sharing every encode they have in common."""
+    Pareto sweep, sharing every encode they have in common. ``judge(kv_hat) -> accuracy`` scores
+    each decoded KV of the ablation when a model is the source."""
     memo: dict = {}
-    table = ablation(kv, profile, level, group, sensitivity, check=(ABLATION[0][0], ARTIFACT_ROW), memo=memo)
+    table = ablation(kv, profile, level, group, sensitivity, check=(ABLATION[0][0], ARTIFACT_ROW), memo=memo,
+                     judge=judge)
     return table, pareto(kv, profile, group, sensitivity, progress, memo)
 
 
