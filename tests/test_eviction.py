@@ -223,3 +223,13 @@ def test_log_capacities():
     with pytest.raises(InputError, match="below the smallest"):
         log_capacities(10, 5, 4)
     assert math.isinf(parse_capacities("5,inf")[-1])
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 1000), capacity=st.integers(1, 3000))
+def test_lru_hits_are_whole_prefixes_on_chained_ids(seed, capacity):
+    # A chained block's parent is used right before it every time, so LRU evicts the child first:
+    # every LRU hit is part of a hit prefix and prefix mode changes nothing.
+    trace = generate(WorkloadConfig(requests=120, seed=seed))
+    row = sweep(trace, ["lru"], [capacity], workers=1).iloc[0]
+    assert row.prefix_hits == row.hits

@@ -1,0 +1,94 @@
+"""Figures of the Eviction page: hit ratio against capacity, and hit ratio over time at one capacity."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from kvviz.eviction import BOUND, INFINITE, MOONCAKE_TABLE1, POLICIES, format_capacity
+from kvviz.style import INK, color
+
+CEILING_COLOR = "#6c8893"
+DASH = {BOUND: "dash"}
+
+
+def policy_color(policy: str) -> str:
+    """One colour per policy, the same on every chart (Belady is ink-black: it is the bound)."""
+    return INK if policy == BOUND else color(list(POLICIES).index(policy))
+
+
+def _label(policy: str) -> str:
+    return POLICIES[policy].label
+
+
+def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = False,
+                  block_tokens: int | None = None) -> go.Figure:
+    """Hit ratio against capacity (log x), one line per policy, Belady dashed as the bound and the
+    infinite cache as the ceiling; with ``paper`` Mooncake v3 Table 1's points as open markers."""
+    finite = curve[np.isfinite(curve["capacity"])]
+    fig = go.Figure()
+    order = [p for p in POLICIES if p in set(curve["policy"]) and p != BOUND] + \
+            ([BOUND] if BOUND in set(curve["policy"]) else [])
+    for policy in order:
+        rows = finite[finite["policy"] == policy].sort_values("capacity")
+        bound = policy == BOUND
+        fig.add_scatter(x=rows["capacity"], y=rows["hit_ratio"], mode="lines" if bound else "lines+markers",
+                        name=_label(policy), line=dict(color=policy_color(policy), dash=DASH.get(policy)),
+                        customdata=np.c_[rows["hits"], rows["accesses"]],
+                        hovertemplate=f"{_label(policy)}<br>%{{x:,}} blocks: %{{y:.3f}}"
+                                      "<br>%{customdata[0]:,} of %{customdata[1]:,} accesses<extra></extra>")
+    ceiling = curve[curve["capacity"] == INFINITE]["hit_ratio"]
+    if len(ceiling):
+        fig.add_hline(y=float(ceiling.iloc[0]), line_dash="dot", line_color=CEILING_COLOR,
+                      annotation_text=f"infinite cache {float(ceiling.iloc[0]):.3f}",
+                      annotation_position="top left", annotation_font_color=CEILING_COLOR)
+    if paper:
+        _add_paper_points(fig, finite["capacity"].min() if len(finite) else 1)
+    unit = f" of {block_tokens} tokens" if block_tokens else ""
+    fig.update_xaxes(type="log", title_text=f"cache capacity (blocks{unit}, log scale)")
+    top = float(max(curve["hit_ratio"].max() if len(curve) else 0, 0.05))
+    fig.update_yaxes(title_text="prefix hit ratio" if prefix else "block hit ratio", range=[0, min(1.0, top * 1.12)],
+                     tickformat=".2f")
+    fig.update_layout(title="Hit ratio against cache capacity", height=480, hovermode="closest",
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0))
+    return fig
+
+
+def _add_paper_points(fig: go.Figure, smallest: float) -> None:
+    for policy, row in MOONCAKE_TABLE1.items():
+        caps = [c for c in row if c != INFINITE and c >= smallest]
+        fig.add_scatter(x=caps, y=[row[c] for c in caps], mode="markers", name=f"Mooncake: {_label(policy)}",
+                        legendgroup="paper", marker=dict(symbol="diamond-open", size=11, line_width=2,
+                                                         color=policy_color(policy)),
+                        hovertemplate=f"Mooncake v3 Table 1, {_label(policy)}<br>%{{x:,}} blocks: %{{y:.2f}}"
+                                      "<extra></extra>")
+
+
+def fig_over_time(windows: Mapping[str, pd.DataFrame], capacity: float, *, prefix: bool = False) -> go.Figure:
+    """Hit ratio per time window for each policy at one capacity (windows from ``Simulation.over_time``)."""
+    fig = go.Figure()
+    for policy, frame in windows.items():
+        fig.add_scatter(x=frame["time_s"], y=frame["hit_ratio"], mode="lines", name=_label(policy),
+                        line=dict(color=policy_color(policy), dash=DASH.get(policy), shape="hv"),
+                        customdata=frame["accesses"],
+                        hovertemplate=f"{_label(policy)}<br>t=%{{x:,.0f}} s: %{{y:.3f}}"
+                                      "<br>%{customdata:,} accesses in the window<extra></extra>")
+    fig.update_xaxes(title_text="time since first arrival (s)")
+    fig.update_yaxes(title_text="prefix hit ratio" if prefix else "block hit ratio", range=[0, 1], tickformat=".1f")
+    fig.update_layout(title=f"Hit ratio over time at {format_capacity(capacity)} blocks", height=400,
+                      hovermode="x unified",
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0))
+    return fig
+
+
+def curve_table(curve: pd.DataFrame) -> pd.DataFrame:
+    """The curve as a wide table: one row per capacity (``∞`` last), one hit-ratio column per policy."""
+    wide = curve.pivot(index="capacity", columns="policy", values="hit_ratio")
+    wide = wide[[p for p in POLICIES if p in wide.columns]]
+    wide.columns = [_label(p) for p in wide.columns]
+    wide.index = ["∞" if c == INFINITE else f"{int(c):,}" for c in wide.index]
+    wide.index.name = "capacity (blocks)"
+    return wide.reset_index()

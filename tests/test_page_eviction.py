@@ -1,0 +1,81 @@
+"""The Eviction page in AppTest: it draws, reacts to its controls, opens from a URL and reports bad input."""
+
+from __future__ import annotations
+
+from tests.conftest import assert_clean, open_page
+
+SMALL = {"eviction_requests": "300"}     # a small synthetic trace keeps each run quick
+
+
+def _curve_table(at):
+    return next(df.value for df in at.dataframe if "capacity (blocks)" in df.value.columns)
+
+
+def test_default_view_draws_both_figures_the_table_and_the_teaching_sections():
+    at = open_page("eviction", SMALL)
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == 2
+    table = _curve_table(at)
+    assert list(table.columns) == ["capacity (blocks)", "LRU", "LFU", "LengthAware", "S3-FIFO", "Belady (OPT)"]
+    assert table["capacity (blocks)"].iloc[-1] == "∞"
+    assert (table.iloc[-1, 1:] == table.iloc[-1, 1]).all()         # all policies meet at the infinite cache
+    headers = [h.value for h in at.subheader]
+    assert "What to notice" in headers and "What the paper reports vs this simulation" in headers
+    paper = at.table[-1].value
+    assert paper["paper"].iloc[0] == "0.30 / 0.30 / 0.30"
+    assert any("23,608 requests" in m.value for m in at.markdown)
+    assert at.get("download_button")
+
+
+def test_changing_policies_prefix_mode_and_block_size_updates_the_view():
+    at = open_page("eviction", SMALL)
+    full = _curve_table(at)
+    at.multiselect(key="eviction_policies").set_value(["fifo", "sieve"]).run()
+    assert_clean(at)
+    assert list(_curve_table(at).columns)[1:] == ["FIFO", "SIEVE", "Belady (OPT)"]
+    at.multiselect(key="eviction_policies").set_value(["lru", "lfu", "length_aware", "s3fifo"])
+    at.toggle(key="eviction_prefix").set_value(True).run()
+    assert_clean(at)
+    prefix = _curve_table(at)
+    assert (prefix.iloc[:, 1:] <= full.iloc[:, 1:] + 1e-12).all().all()
+    assert (prefix["S3-FIFO"] < full["S3-FIFO"]).any()
+    assert (prefix["LRU"] == full["LRU"]).all()      # chained ids: LRU's hits are always whole prefixes
+    at.toggle(key="eviction_prefix").set_value(False)
+    at.segmented_control(key="eviction_block").set_value(2).run()
+    assert_clean(at)
+    assert any("of 1,024 tokens" in c.value for c in at.caption)
+
+
+def test_a_shared_url_opens_the_same_view():
+    at = open_page("eviction", {**SMALL, "eviction_policies": ["FIFO", "ARC"], "eviction_prefix": "true",
+                                "eviction_points": "6", "eviction_range": ["1k", "50k"], "eviction_block": "1024"})
+    assert_clean(at)
+    assert at.multiselect(key="eviction_policies").value == ["fifo", "arc"]
+    assert at.toggle(key="eviction_prefix").value is True
+    assert at.select_slider(key="eviction_range").value == (1000, 50_000)
+    assert at.segmented_control(key="eviction_block").value == 2
+    capacities = _curve_table(at)["capacity (blocks)"].tolist()
+    assert capacities[0] == "1,000" and capacities[-2] == "50,000" and len(capacities) == 7
+
+
+def test_invalid_url_values_are_ignored():
+    at = open_page("eviction", {**SMALL, "eviction_points": "many", "eviction_policies": ["NOPE"],
+                                "eviction_block": "-3"})
+    assert_clean(at)
+    assert not at.error
+    assert at.slider(key="eviction_points").value == 20
+
+
+def test_a_trace_without_block_ids_is_an_error_message_not_a_traceback():
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import APP
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["kvviz_trace_spec"] = {
+        "kind": "upload", "data": b"timestamp,input_length,output_length\n0,100,5\n10,200,7\n",
+        "block_size": 512, "name": "lengths only"}
+    at.run()
+    at.switch_page("pages/eviction.py").run()
+    assert_clean(at)
+    assert at.error and "no block ids" in at.error[0].value
