@@ -76,12 +76,43 @@ def with_questions(docs: Documents, asked: np.ndarray) -> tuple[np.ndarray, np.n
     return tokens, answer_at, answers
 
 
-def training_batch(rng: np.random.Generator, batch: int, n_questions: int = 4,
-                   n_records: int = N_RECORDS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A batch of fresh documents, each followed by ``n_questions`` questions about distinct records."""
-    docs = sample_documents(batch, rng, n_records)
+def _documents_with_repeats(rng: np.random.Generator, batch: int, n_records: int) -> Documents:
+    """Documents whose records draw keys, with replacement, from a small pool of 1..R keys with
+    fixed values, so later records repeat earlier ones (always with the same value)."""
+    pool = KEY0 + np.argsort(rng.random((batch, N_KEYS)), axis=1)
+    value_of = VALUE0 + np.argsort(rng.random((batch, N_VALUES)), axis=1)
+    size = rng.integers(1, n_records + 1, size=(batch, 1))
+    pick = (rng.random((batch, n_records)) * size).astype(np.int64)
+    rows = np.arange(batch)[:, None]
+    keys, values = pool[rows, pick], value_of[rows, pick]
+    tokens = np.empty((batch, 2 * n_records), dtype=np.int64)
+    tokens[:, 0::2], tokens[:, 1::2] = keys, values
+    return Documents(tokens, keys, values)
+
+
+def training_batch(rng: np.random.Generator, batch: int, n_questions: int = 4, n_records: int = N_RECORDS,
+                   repeat_share: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+    """A training batch: fresh documents, each followed by ``n_questions`` questions.
+
+    A share ``repeat_share`` of the documents repeat records (see ``_documents_with_repeats``);
+    the rest are non-repeating like the evaluation documents. Returns ``tokens`` [B, T] and
+    ``targets`` [B, T]: the token to predict after each position, or -1 where nothing can be
+    predicted. Targets are the answers and, inside a document, every value whose key appeared
+    before (an induction target: copy what followed this key last time).
+    """
+    n_repeat = int(round(repeat_share * batch))
+    plain = sample_documents(batch - n_repeat, rng, n_records)
+    rep = _documents_with_repeats(rng, n_repeat, n_records)
+    docs = Documents(*(np.concatenate([a, b]) for a, b in zip((plain.tokens, plain.keys, plain.values),
+                                                                (rep.tokens, rep.keys, rep.values))))
     asked = np.argsort(rng.random((batch, n_records)), axis=1)[:, :n_questions]
-    return with_questions(docs, asked)
+    tokens, answer_at, answers = with_questions(docs, asked)
+    targets = np.full(tokens.shape, -1, dtype=np.int64)
+    targets[:, answer_at] = answers
+    seen_before = np.triu(docs.keys[:, :, None] == docs.keys[:, None, :], 1).any(axis=1)   # [B, R]
+    key_pos = 2 * np.arange(n_records)
+    targets[:, key_pos] = np.where(seen_before, docs.values, -1)
+    return tokens, targets
 
 
 def chunk_starts(n_tokens: int, chunk_len: int) -> np.ndarray:

@@ -1,10 +1,11 @@
 """Train the record-world model in numpy: a hand-written backward pass and Adam.
 
 ``python -m kvviz.train_record_world`` reproduces ``assets/record_world.npz`` (same seed, same
-recipe, same numbers up to floating-point summation order). The loss is cross-entropy on the
-answers only: everything else in a document is random and cannot be predicted. The loss stays
-near log(12) while the model guesses among the values it sees, then drops suddenly when the
-induction head forms (lecture 27 §0.4: near step 5,000 of 12,000 in the lecture's run).
+recipe, same numbers up to floating-point summation order). The loss is cross-entropy on what
+can be predicted: the answers, and values whose key already appeared in the document (training
+documents may repeat records; the evaluation documents never do). Everything else is random.
+The loss stays near the level of guessing among the values in sight, then drops suddenly when
+the induction head forms (lecture 27 §0.4: near step 5,000 of 12,000 in the lecture's run).
 
 The backward pass mirrors ``kvviz.model.forward`` step by step, from the intermediates it
 records; ``tests/test_model.py`` checks it against finite differences.
@@ -35,14 +36,16 @@ from kvviz.record_world import N_RECORDS, sample_documents, training_batch, with
 class Recipe:
     """Everything that decides the shipped weights.
 
-    Each step draws its documents' record count uniformly from ``min_records``..12: short
-    documents make the key-matching signal strong early, so the induction head forms sooner.
+    Each step draws its documents' record count uniformly from ``min_records``..12, and a share
+    ``repeat_share`` of its documents repeat records: every repeated value is one more induction
+    target, so the induction head forms far sooner than from the answers alone.
     """
 
     steps: int = 6_000
     batch: int = 32
     n_questions: int = 4
     min_records: int = 2
+    repeat_share: float = 0.5
     lr: float = 3e-3
     warmup: int = 300
     min_lr_frac: float = 0.05
@@ -96,27 +99,26 @@ def _block_backward(layer: dict, rec: LayerRecord, dh: np.ndarray, positions: np
     return dh_mid + dx
 
 
-def loss_and_grads(model: Model, tokens: np.ndarray, answer_at: np.ndarray,
-                   answers: np.ndarray) -> tuple[float, dict[str, np.ndarray], float]:
-    """Mean cross-entropy of the answers, its gradient for every parameter, and answer accuracy."""
+def loss_and_grads(model: Model, tokens: np.ndarray, targets: np.ndarray) -> tuple[float, dict[str, np.ndarray], float]:
+    """Mean cross-entropy over the positions with a target (``targets >= 0``), its gradient for
+    every parameter, and the accuracy there."""
     run = forward(model, tokens, record=True)
-    logits = run.logits[:, answer_at]                                            # [B, q, V]
+    mask = targets >= 0
+    logits = run.logits[mask]                                                    # [M, V]
     shifted = logits - logits.max(axis=-1, keepdims=True)
     probs = np.exp(shifted)
     probs /= probs.sum(axis=-1, keepdims=True)
-    rows, cols = np.indices(answers.shape)
-    loss = float(-np.mean(np.log(probs[rows, cols, answers] + 1e-30)))
-    accuracy = float(np.mean(np.argmax(logits, axis=-1) == answers))
+    rows, wanted = np.arange(len(logits)), targets[mask]
+    loss = float(-np.mean(np.log(probs[rows, wanted] + 1e-30)))
+    accuracy = float(np.mean(np.argmax(logits, axis=-1) == wanted))
 
-    dlogits = probs
-    dlogits[rows, cols, answers] -= 1.0
-    dlogits /= answers.size
     params, grads = model.params, {}
-    h_ans, r_ans = run.h_out[:, answer_at], run.r_final[:, answer_at]
-    grads["head"] = _outer(h_ans * r_ans * params["final_norm"], dlogits)
-    dh_ans, grads["final_norm"] = rmsnorm_backward(dlogits @ params["head"].T, h_ans, r_ans, params["final_norm"])
-    dh = np.zeros_like(run.h_out)
-    dh[:, answer_at] = dh_ans
+    dlogits = np.zeros_like(run.logits)
+    probs[rows, wanted] -= 1.0
+    dlogits[mask] = probs / len(logits)
+    grads["head"] = _outer(run.h_out * run.r_final * params["final_norm"], dlogits)
+    dh, grads["final_norm"] = rmsnorm_backward(dlogits @ params["head"].T, run.h_out, run.r_final,
+                                               params["final_norm"])
     positions = np.arange(tokens.shape[1])
     for i in reversed(range(model.config.n_layers)):
         dh = _block_backward(model.layer(i), run.layers[i], dh, positions, model.config, grads, f"l{i}.")
@@ -179,8 +181,9 @@ def train(recipe: Recipe, config: Config = Config(), log=print, checkpoint: Path
     start, smooth = time.perf_counter(), None
     for step in range(recipe.steps):
         n_records = int(rng.integers(recipe.min_records, N_RECORDS + 1))
-        tokens, answer_at, answers = training_batch(rng, recipe.batch, min(recipe.n_questions, n_records), n_records)
-        loss, grads, acc = loss_and_grads(model, tokens, answer_at, answers)
+        tokens, targets = training_batch(rng, recipe.batch, min(recipe.n_questions, n_records), n_records,
+                                         recipe.repeat_share)
+        loss, grads, acc = loss_and_grads(model, tokens, targets)
         adam.step(model.params, grads, learning_rate(step, recipe), recipe.clip, recipe.weight_decay)
         losses[step] = loss
         smooth = loss if smooth is None else 0.98 * smooth + 0.02 * loss

@@ -17,7 +17,7 @@ from kvviz.errors import InputError
 from kvviz.model import WEIGHTS, Config, Model, forward, init_params, load_model
 from kvviz.record_world import sample_documents, with_questions
 
-RANDOM = Model(Config(), {k: v * 8 for k, v in init_params(Config(), 11).items()})
+RANDOM = Model(Config(), init_params(Config(), 11))
 trained = pytest.mark.skipif(not WEIGHTS.exists(), reason="shipped weights missing")
 
 

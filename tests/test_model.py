@@ -26,8 +26,8 @@ def _perturbed(config: Config, seed: int = 3) -> Model:
 
 def test_backward_matches_finite_differences():
     model = _perturbed(SMALL)
-    tokens, answer_at, answers = training_batch(np.random.default_rng(1), 3, 2, n_records=4)
-    _, grads, _ = loss_and_grads(model, tokens, answer_at, answers)
+    tokens, targets = training_batch(np.random.default_rng(1), 4, 2, n_records=4)
+    _, grads, _ = loss_and_grads(model, tokens, targets)
     rng = np.random.default_rng(0)
     worst = 0.0
     for name, value in model.params.items():
@@ -35,9 +35,9 @@ def test_backward_matches_finite_differences():
             idx = tuple(int(rng.integers(0, s)) for s in value.shape)
             old, eps = value[idx], 1e-6
             value[idx] = old + eps
-            up = loss_and_grads(model, tokens, answer_at, answers)[0]
+            up = loss_and_grads(model, tokens, targets)[0]
             value[idx] = old - eps
-            down = loss_and_grads(model, tokens, answer_at, answers)[0]
+            down = loss_and_grads(model, tokens, targets)[0]
             value[idx] = old
             numeric = (up - down) / (2 * eps)
             worst = max(worst, abs(numeric - grads[name][idx]) / max(1e-7, abs(numeric) + abs(grads[name][idx])))

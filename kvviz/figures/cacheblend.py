@@ -151,8 +151,13 @@ def controller_figure(name: str, prefill_ms: float, loads_ms: dict[str, float], 
 
 def loss_curve(loss: np.ndarray, n_records: int) -> go.Figure:
     """The training loss (moving average over 100 steps) with the 'guess among the values' level."""
+    if len(loss) == 0:
+        fig = go.Figure()
+        fig.add_annotation(text="these weights carry no loss curve", showarrow=False, x=0.5, y=0.5,
+                           xref="paper", yref="paper")
+        return fig
     steps = np.arange(1, len(loss) + 1)
-    window = min(100, max(1, len(loss)))
+    window = min(100, len(loss))
     smooth = np.convolve(loss, np.ones(window) / window, mode="valid")
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=steps, y=loss, name="loss per step", mode="lines",
