@@ -7,6 +7,11 @@ import pytest
 from tests.conftest import assert_clean, open_page
 
 
+def _frame_with(at, column: str):
+    """The first table on the page that has ``column`` (the presets editors come first)."""
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
 def _titles(at) -> list[str]:
     return [json.loads(el.proto.spec)["layout"]["title"]["text"] for el in at.get("plotly_chart")]
 
@@ -35,7 +40,8 @@ def test_url_opens_each_view(view, sub_key, sub, title):
     at = open_page("ledger", query)
     assert_clean(at)
     assert any(title in t for t in _titles(at)), _titles(at)
-    assert len(at.dataframe) >= 2      # the view's table and the paper-vs-simulation table
+    assert len(at.dataframe) >= 4      # 3 preset editors and the view's table
+    assert len(at.table) == 1 and "paper" in at.table[0].value.columns   # paper vs this simulation
 
 
 def test_model_and_gpu_from_url_and_widget_change():
@@ -67,21 +73,21 @@ def test_bad_mfu_shows_error_not_traceback(mfu):
 
 def test_balanced_batching_controls_change_the_result():
     at = open_page("ledger", {"ledger_view": "Strata I/O", "ledger_strata": "Balanced batching"})
-    before = at.dataframe[0].value.copy()
+    before = _frame_with(at, "stall s FCFS").copy()
     assert (before["stall s FCFS"].sum() > before["stall s balanced"].sum())
     at.number_input(key="ledger_doc").set_value(4_096).run()
     assert_clean(at)
     assert any("FCFS vs balanced" in t for t in _titles(at))
-    after = at.dataframe[0].value
+    after = _frame_with(at, "stall s FCFS")
     assert after["stall s FCFS"].sum() < before["stall s FCFS"].sum()   # short documents load fast
 
 
 def test_tiers_fill_mode_switch():
     at = open_page("ledger", {"ledger_view": "Tiers", "ledger_fill": "write-through"})
     assert_clean(at)
-    table = at.dataframe[0].value
+    table = _frame_with(at, "setup")
     assert list(table["setup"])[0] == "GPU only (LRU)"
     assert (table["CPU hit %"] == 0).all()      # 50 GB CPU < 58 GB GPU: write-through adds nothing
     at.number_input(key="ledger_cpu_gb").set_value(400.0).run()
     assert_clean(at)
-    assert (at.dataframe[0].value["CPU hit %"].iloc[1:] > 0).all()
+    assert (_frame_with(at, "CPU hit %")["CPU hit %"].iloc[1:] > 0).all()
