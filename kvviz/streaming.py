@@ -342,26 +342,34 @@ def simulate(setup: StreamSetup, bw: Bandwidth, policy: str) -> Run:
     require(policy in names, f"unknown policy {policy!r}; choose one of {', '.join(names)}", field="policy")
     if policy == "oracle":
         return _oracle(setup, bw)
-    k, n = bw.traces, setup.n_chunks
-    bits, recompute, quality = setup.bits(), setup.recompute_s(), setup.quality
-    text = setup.text_index
+    bits, recompute = setup.bits(), setup.recompute_s()
     fixed = {name: i for i, name in enumerate(setup.config_names)}
-    rows = np.arange(k)
-    config = np.zeros((k, n), np.int64)
-    start, end, seen, estimate = (np.zeros((k, n)) for _ in range(4))
-    estimate[:] = np.nan
-    t = np.zeros(k)
-    prior = bw.mean_gbps() if setup.initial_gbps is None else np.full(k, setup.initial_gbps)
-    for i in range(n):
+    prior = bw.mean_gbps() if setup.initial_gbps is None else np.full(bw.traces, setup.initial_gbps)
+
+    def choose(i: int, t: np.ndarray, seen: np.ndarray):
         if policy == "paper":
-            estimate[:, i] = prior if i == 0 else seen[:, i - 1]
-            c = _paper_choice(setup, i, t, estimate[:, i], bits[i], recompute[i])
-        elif policy == "artifact":
+            estimate = prior if i == 0 else seen[:, i - 1]
+            return _paper_choice(setup, i, t, estimate, bits[i], recompute[i]), estimate
+        if policy == "artifact":
             now = bw.at(i, t)
-            estimate[:, i] = now
-            c = _artifact_choice(setup, now, bits[i])
-        else:
-            c = np.full(k, fixed[policy])
+            return _artifact_choice(setup, now, bits[i]), now
+        return np.full(bw.traces, fixed[policy]), None
+
+    return _stream(setup, bw, policy, choose)
+
+
+def _stream(setup: StreamSetup, bw: Bandwidth, policy: str, choose) -> Run:
+    """Send the chunks one after another; ``choose(i, t, seen) -> (configs [K], estimate or None)``."""
+    k, n = bw.traces, setup.n_chunks
+    bits, recompute, text = setup.bits(), setup.recompute_s(), setup.text_index
+    config = np.zeros((k, n), np.int64)
+    start, end, seen = (np.zeros((k, n)) for _ in range(3))
+    estimate = np.full((k, n), np.nan)
+    t = np.zeros(k)
+    for i in range(n):
+        c, est = choose(i, t, seen)
+        if est is not None:
+            estimate[:, i] = est
         b = bits[i, c]
         arrived = bw.finish(i, t, b)
         seen[:, i] = b / np.maximum(arrived - t, 1e-15) / 1e9
@@ -467,25 +475,16 @@ def _oracle(setup: StreamSetup, bw: Bandwidth, solved: OraclePlan | None = None)
     """Follow the plan; where no plan meets the SLO, send each chunk the fastest way (earliest
     finish is optimal then, since a later start never finishes earlier)."""
     solved = solved or oracle_plan(setup, bw)
-    k, n, options = bw.traces, setup.n_chunks, _adaptive_configs(setup)
-    bits, recompute, text = setup.bits(), setup.recompute_s(), setup.text_index
+    k, options = bw.traces, _adaptive_configs(setup)
     rows = np.arange(k)
     feasible = np.isfinite(solved.value[rows, solved.index(np.zeros(k), setup.slo_s)])
-    config = np.zeros((k, n), np.int64)
-    start, end, seen = (np.zeros((k, n)) for _ in range(3))
-    t = np.zeros(k)
-    for i in range(n):
+
+    def choose(i: int, t: np.ndarray, seen: np.ndarray):
         planned = options[solved.plan[i, rows, solved.index(t, setup.slo_s)]]
         fastest = options[np.argmin(np.stack(_durations(setup, bw, i, t, options), axis=1), axis=1)]
-        c = np.where(feasible, planned, fastest)
-        b = bits[i, c]
-        arrived = bw.finish(i, t, b)
-        seen[:, i] = b / np.maximum(arrived - t, 1e-15) / 1e9
-        config[:, i], start[:, i] = c, t
-        t = arrived + np.where(c == text, recompute[i], 0.0)
-        end[:, i] = t
-    return Run("oracle", config, start, end, bits[np.arange(n)[None, :], config], seen,
-               np.full((k, n), np.nan), _quality(setup, config), setup.slo_s)
+        return np.where(feasible, planned, fastest), None
+
+    return _stream(setup, bw, "oracle", choose)
 
 
 # ----------------------------------------------------------------------------- outputs
