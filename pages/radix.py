@@ -127,28 +127,29 @@ def nudge(delta: int) -> None:
 
 left, mid, right = st.columns([1, 8, 1], vertical_alignment="bottom")
 left.button("◀", key="radix_prev", on_click=nudge, args=(-1,), help="Previous step", width="stretch")
-step = mid.slider("Step", 0, last, 0, key="radix_step", bind="query-params")
+step = mid.slider("Step", 0, last, key="radix_step", bind="query-params")
 right.button("▶", key="radix_next", on_click=nudge, args=(1,), help="Next step", width="stretch")
 
 row = rep.steps.iloc[step]
 st.markdown(f"#### Step {step} of {last}: {row.op}")
 st.markdown("\n".join(f"- {line}" for line in row.lines))
-with st.container(horizontal=True):
-    st.metric("On GPU", f"{row.device_tokens:,} / {device:,}", border=True,
-              help=f"{row.reserved:,} more held by running requests")
-    if kind == "hiradix":
-        st.metric("On CPU", f"{row.host_tokens:,} / {host:,}", border=True)
-    hit_rate = (row.device_hit + row.loaded_back) / row.prompt_tokens if row.prompt_tokens else 0
-    st.metric("Cache hits", f"{row.device_hit + row.loaded_back:,}", border=True,
-              help=f"{hit_rate:.0%} of admitted prompt tokens: {row.device_hit:,} hit on the GPU, "
-                   f"{row.loaded_back:,} loaded back from CPU, {row.host_recomputed:,} found on CPU but recomputed")
-    st.metric("Evicted", f"{row.evicted_device:,}", border=True,
-              help=f"Tokens evicted from the GPU; {row.evicted_host:,} dropped from the CPU tier")
-    off_or_on = other.steps.iloc[-1].redundant
-    st.metric("Redundant prefill", f"{row.redundant:,}", border=True,
-              help=f"Tokens recomputed while another request was computing them. Whole script: "
-                   f"{rep.steps.iloc[-1].redundant:,} with deferral {'on' if strata else 'off'}, "
-                   f"{off_or_on:,} with it {'off' if strata else 'on'}.")
+hit_rate = (row.device_hit + row.loaded_back) / row.prompt_tokens if row.prompt_tokens else 0
+off_or_on = other.steps.iloc[-1].redundant
+metrics = [("On GPU", row.device_tokens, f"of {device:,} tokens; {row.reserved:,} more held by running requests")]
+if kind == "hiradix":
+    metrics.append(("On CPU", row.host_tokens, f"of {host:,} tokens"))
+metrics += [
+    ("Cache hits", row.device_hit + row.loaded_back,
+     f"{hit_rate:.0%} of admitted prompt tokens: {row.device_hit:,} hit on the GPU, {row.loaded_back:,} loaded "
+     f"back from CPU, {row.host_recomputed:,} found on CPU but recomputed"),
+    ("Evicted", row.evicted_device, f"tokens evicted from the GPU; {row.evicted_host:,} dropped from the CPU"),
+    ("Redundant prefill", row.redundant,
+     f"Tokens recomputed while another request was computing them. Whole script: "
+     f"{rep.steps.iloc[-1].redundant:,} with deferral {'on' if strata else 'off'}, {off_or_on:,} with it "
+     f"{'off' if strata else 'on'}."),
+]
+for col, (label, value, tip) in zip(st.columns(len(metrics)), metrics):
+    col.metric(label, f"{value:,}", border=True, help=tip)
 
 clock_to = rep.steps["clock_to"].to_numpy()
 view = st.segmented_control("View", ["Tree", "Text dump", "Requests"], default="Tree", required=True,

@@ -151,10 +151,14 @@ def test_layout_collapses_chains_only_when_large():
     text = "\n".join(f"{i} {i + 1} {i + 2}" for i in range(0, 300, 3))
     rep = replay(parse_text(text), ReplayConfig(cache="radix", device_capacity=10_000))
     tree = rep.tree(rep.n_steps - 1)
-    lay = layout_tree(tree)
+    lay = layout_tree(tree, collapse=False)
     assert len(lay.nodes) == len(tree) and len(lay.edges) == len(tree) - 1
     ys = lay.nodes["y"].to_numpy()
     assert len(np.unique(ys[lay.nodes["x"] == 1])) == len(tree) - 1   # every leaf its own row
+    folded = layout_tree(tree, collapse=True, keep_leaves=8).nodes
+    assert len(folded) == 1 + 8 + 1 and folded["tokens"].iloc[-1] == "+92 more leaves"
+    assert folded["length"].sum() == tree["length"].sum()            # folding keeps every token
+    assert len(tree_figure(tree).data) >= 3
     chain = replay(parse_text("1 2 3 4 5 6\nmatch 1 2 3 4 5\nmatch 1 2 3 4\nmatch 1 2 3\nmatch 1 2"),
                    ReplayConfig(cache="radix", device_capacity=100))
     last = chain.tree(chain.n_steps - 1)

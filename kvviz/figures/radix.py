@@ -42,18 +42,44 @@ def _merge(group: list[dict]) -> dict:
     row.update(id=first["id"], parent=first["parent"], length=sum(g["length"] for g in group),
                tokens=first["tokens"] if len(group) == 1 else f"{first['tokens']} ⋯ ({len(group)} nodes)",
                hit_count=max(g["hit_count"] for g in group), last_access=max(g["last_access"] for g in group),
-               members=len(group), lock_ref=max(g["lock_ref"] for g in group))
+               members=sum(g.get("members", 1) for g in group), lock_ref=max(g["lock_ref"] for g in group))
     return row
 
 
-def layout_tree(frame: pd.DataFrame, collapse: bool = True) -> TreeLayout:
-    """Tidy left-to-right layout of a node frame (``RadixCache.node_frame``), root at x = 0."""
+def _fold_leaves(by_id: dict, children: dict, keep: int) -> None:
+    """Under a parent with more than ``keep`` leaf children, keep the most recently used and fold the
+    rest into one node "+n leaves" (in the majority state of those it stands for)."""
+    for pid in list(children):
+        leaves = [c for c in children[pid] if not children[c]]
+        if len(leaves) <= keep:
+            continue
+        leaves.sort(key=lambda c: -by_id[c]["last_access"])
+        folded = [by_id[c] for c in leaves[keep:]]
+        fid = -1 - pid
+        states = pd.Series([f["state"] for f in folded]).value_counts()
+        by_id[fid] = dict(folded[0], id=fid, parent=pid, tokens=f"+{len(folded)} more leaves",
+                          length=sum(f["length"] for f in folded), state=states.index[0],
+                          hit_count=max(f["hit_count"] for f in folded), lock_ref=max(f["lock_ref"] for f in folded),
+                          waiting=sum(f["waiting"] for f in folded), owners="", members=len(folded))
+        gone = {f["id"] for f in folded}
+        children[pid] = [c for c in children[pid] if c not in gone] + [fid]
+        children[fid] = []
+
+
+def layout_tree(frame: pd.DataFrame, collapse: bool = True, keep_leaves: int = 8) -> TreeLayout:
+    """Tidy left-to-right layout of a node frame (``RadixCache.node_frame``), root at x = 0.
+
+    With ``collapse``, chains of single children in one state become one node and, under a parent
+    with many leaves, all but the ``keep_leaves`` most recently used fold into one.
+    """
     records = frame.to_dict("records")
     by_id = {r["id"]: r for r in records}
     children: dict[int, list[int]] = {r["id"]: [] for r in records}
     for r in records:
         if r["parent"] >= 0:
             children[r["parent"]].append(r["id"])
+    if collapse:
+        _fold_leaves(by_id, children, keep_leaves)
 
     def same(a: dict, b: dict) -> bool:
         return a["state"] == b["state"] and (a["lock_ref"] > 0) == (b["lock_ref"] > 0)
@@ -117,12 +143,12 @@ def _hover(r: dict, step_of) -> str:
     if r.get("extra_key"):
         lines.append(f"namespace {r['extra_key']}")
     if r.get("members", 1) > 1:
-        lines.append(f"{r['members']} nodes drawn as one (a chain)")
+        lines.append(f"{r['members']} nodes drawn as one")
     return "<br>".join(lines)
 
 
 def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), step_of=lambda k: k,
-                max_labels: int = 40, collapse_above: int = 80, width_chars: int = 110,
+                max_labels: int = 40, collapse_above: int = 80, width_chars: int = 130,
                 title: str | None = None) -> go.Figure:
     """The tree at one step: nodes coloured by tier, sized by tokens, locked ones ringed.
 
@@ -135,14 +161,19 @@ def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), 
     nodes = lay.nodes
     depth = nodes["x"].to_numpy(int)
     levels = int(depth.max()) + 1 if len(depth) else 1
-    room = int(np.clip(width_chars / max(levels, 1) / 1.25 - 8, 6, 26))
-    big = set(nodes.loc[nodes["id"] > 0].nlargest(max_labels, "length").index)
-    labels = [_label(nodes.loc[i], i in big, room) for i in range(len(nodes))]
+    room = int(np.clip((width_chars / max(levels, 1) - 4) / 1.1, 6, 28))
+    ys = nodes["y"].to_numpy()
+    rows = int(-ys.min()) + 1 if len(ys) else 1
+    height = int(np.clip(150 + 40 * rows, 300, 1800))
+    px_row = (height - 150) / rows
+    records = nodes.to_dict("records")
+    show = _labelled(nodes, max_labels, 16 / px_row)
+    labels = [_label(r, i in show, room) for i, r in enumerate(records)]
     col = np.zeros(levels)
     for d, text in zip(depth, labels):
         col[d] = max(col[d], len(text))
-    starts = np.concatenate([[0.0], np.cumsum(1.25 * col + 5)])[:levels]
-    xs, ys = starts[depth], nodes["y"].to_numpy()
+    starts = np.concatenate([[0.0], np.cumsum(0.55 * (col[:-1] + col[1:]) + 4)]) if levels > 1 else np.zeros(1)
+    xs = starts[depth]
     fig = go.Figure()
     for dashed in (False, True):
         ex, ey = [], []
@@ -152,14 +183,14 @@ def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), 
                 ey += [ys[p], ys[c], ys[c], None]
         fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", hoverinfo="skip", showlegend=False,
                                  line=dict(color="#9aa3b2", width=1.5, dash="dot" if dashed else "solid")))
-    size = np.clip(8 + 4 * np.sqrt(nodes["length"].to_numpy(float)), 10, 40)
+    size = np.clip(8 + 4 * np.sqrt(nodes["length"].to_numpy(float)), 10, 40) * min(1.0, px_row / 40)
     touched = ((nodes["last_access"] >= clock_range[0]) & (nodes["last_access"] <= clock_range[1])
                & (nodes["id"] > 0)).to_numpy()
     if touched.any():
         fig.add_trace(go.Scatter(x=xs[touched], y=ys[touched], mode="markers", hoverinfo="skip",
                                  name="used this step", marker=dict(size=size[touched] + 12, color=TOUCH_COLOR,
                                                                      opacity=0.5, line=dict(width=0))))
-    hover = [_hover(r, step_of) for r in nodes.to_dict("records")]
+    hover = [_hover(r, step_of) for r in records]
     for state, (name, colour) in {"root": ("root", ROOT_COLOR), **STATE_STYLE}.items():
         mask = (nodes["id"] == 0) if state == "root" else ((nodes["state"] == state) & (nodes["id"] > 0))
         idx = np.flatnonzero(mask.to_numpy())
@@ -167,7 +198,7 @@ def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), 
             continue
         fig.add_trace(go.Scatter(
             x=xs[idx], y=ys[idx], mode="markers+text", name=name, text=[labels[i] for i in idx],
-            textposition="middle right", textfont=dict(size=12, color=INK), hovertext=[hover[i] for i in idx],
+            textposition="top center", textfont=dict(size=12, color=INK), hovertext=[hover[i] for i in idx],
             hoverinfo="text", showlegend=state != "root",
             marker=dict(size=size[idx], color=colour, symbol="diamond" if state == "root" else "circle",
                         line=dict(color="white", width=1))))
@@ -177,26 +208,40 @@ def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), 
                                  name="locked (lock_ref > 0)",
                                  marker=dict(size=size[locked] + 6, symbol="circle-open", color=LOCK_COLOR,
                                              line=dict(width=3))))
-    rows = int(-ys.min()) + 1 if len(ys) else 1
     fig.update_layout(
-        title=title, height=int(np.clip(150 + 40 * rows, 300, 1600)), hovermode="closest",
+        title=title, height=height, hovermode="closest",
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
-        xaxis=dict(visible=False, range=[-3, max(starts[-1] + 1.25 * col[-1] + 2, 40)]),
+        xaxis=dict(visible=False, range=[-0.6 * col[0] - 2, max(starts[-1] + 0.6 * col[-1] + 2, 40)]),
         yaxis=dict(visible=False, range=[ys.min() - 0.7 if len(ys) else -1, 0.7]))
     return fig
 
 
-def _label(row: pd.Series, show: bool, room: int = 22) -> str:
+def _labelled(nodes: pd.DataFrame, most: int, gap_rows: float) -> set[int]:
+    """The largest nodes, at most ``most``, skipping any within ``gap_rows`` of a labelled one in its column."""
+    chosen: dict[float, list[float]] = {}
+    out: set[int] = set()
+    xs, ys, ids = nodes["x"].to_numpy(), nodes["y"].to_numpy(), nodes["id"].to_numpy()
+    for i in np.argsort(-nodes["length"].to_numpy(), kind="stable"):
+        if ids[i] == 0 or len(out) >= most:
+            continue
+        x, y = xs[i], ys[i]
+        if all(abs(y - other) >= gap_rows for other in chosen.get(x, [])):
+            chosen.setdefault(x, []).append(y)
+            out.add(int(i))
+    return out
+
+
+def _label(row: dict, show: bool, room: int = 22) -> str:
     if row["id"] == 0:
         return "root"
     if row.get("waiting"):
-        return f"⏳{row['waiting']} waiting·{row['length']}"
+        return f"⏳ {row['waiting']} waiting ({row['length']})"
     if not show:
         return ""
-    words = str(row["tokens"])
-    if len(words) > room:
-        words = words[:room - 1].rstrip() + "…"
-    return f"{words} ·{row['length']}"
+    words, size = str(row["tokens"]), f" ({row['length']})"
+    if len(words) + len(size) > room:
+        words = words[:max(room - len(size) - 1, 3)].rstrip() + "…"
+    return words + size
 
 
 TOTAL_LINES = {   # column -> (label, panel)

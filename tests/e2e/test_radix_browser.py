@@ -1,10 +1,7 @@
-"""Browser: the radix page steps through every preset, deep links to a step, and shows bad input."""
+"""Browser: the radix page deep-links to a step, steps with its buttons, and steps through every preset."""
 
 from __future__ import annotations
 
-from urllib.parse import quote_plus
-
-import pytest
 from playwright.sync_api import Page, expect
 
 from kvviz.radix_scenarios import PRESETS
@@ -24,14 +21,20 @@ def test_step_buttons_and_deep_link(page: Page, app_url: str):
     assert_no_exception(page)
 
 
-@pytest.mark.parametrize("preset", ["delay", "tiers"])
-def test_presets_step_through(page: Page, app_url: str, preset: str):
-    title = quote_plus(PRESETS[preset].title)
-    open_page(page, app_url, "radix", f"radix_preset={title}&radix_cache=HiRadixCache&radix_step=1")
-    assert_no_exception(page)
-    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2)
-    for _ in range(2):
-        page.get_by_role("button", name="▶").click()
-        wait_idle(page)
+def test_every_preset_steps_through(page: Page, app_url: str):
+    open_page(page, app_url, "radix")
+    for i, (key, preset) in enumerate(PRESETS.items()):
+        if i:   # the first preset is already chosen
+            page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
+            page.get_by_role("option", name=preset.title, exact=True).click()
+            wait_idle(page)
+        expect(page.get_by_text("Step 0 of")).to_be_visible()
+        for step in (1, 2):
+            page.get_by_role("button", name="▶").click()
+            wait_idle(page)
+            expect(page.get_by_text(f"Step {step} of")).to_be_visible()
         assert_no_exception(page)
-    screenshot(page, f"radix_{preset}")
+        expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2)
+        expect(page.get_by_test_id("stAlertContentError")).to_have_count(0)
+        if key in ("delay", "tiers"):
+            screenshot(page, f"radix_{key}")
