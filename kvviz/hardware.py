@@ -177,7 +177,7 @@ def _positive(value, what: str, row: str, *, integer: bool = False) -> None:
     if ok and integer:
         ok = float(value).is_integer()
     kind = "a whole number > 0" if integer else "a number > 0"
-    require(ok, f"{row}: {what} must be {kind}, got {value!r}", field=what)
+    require(ok, f"{row}: {what} must be {kind}, got {value!r}")  # the message names the row and column
 
 
 def validate_model(m: ModelSpec) -> ModelSpec:
@@ -187,7 +187,7 @@ def validate_model(m: ModelSpec) -> ModelSpec:
     for f in ("bytes_per_value", "params_b"):
         _positive(getattr(m, f), f, row)
     require(m.attention in ATTENTION_TYPES,
-            f"{row}: attention must be one of {', '.join(ATTENTION_TYPES)}, got {m.attention!r}", field="attention")
+            f"{row}: attention must be one of {', '.join(ATTENTION_TYPES)}, got {m.attention!r}")
     return m
 
 
@@ -200,22 +200,24 @@ def validate_gpu(g: GPUSpec) -> GPUSpec:
 def validate_link(k: LinkSpec) -> LinkSpec:
     _positive(k.gb_s, "gb_s", f"link '{k.name}'")
     require(isinstance(k.efficiency, (int, float)) and 0 < k.efficiency <= 1,
-            f"link '{k.name}': efficiency must be in (0, 1], got {k.efficiency!r}", field="efficiency")
+            f"link '{k.name}': efficiency must be in (0, 1], got {k.efficiency!r}")
     return k
 
 
 def to_frame(table: dict) -> pd.DataFrame:
-    """A preset table as a DataFrame, one row per entry, indexed by name (for st.data_editor)."""
-    return pd.DataFrame([asdict(v) for v in table.values()]).set_index("name")
+    """A preset table as a DataFrame, one row per entry, ``name`` first (for st.data_editor)."""
+    return pd.DataFrame([asdict(v) for v in table.values()])
 
 
 def _from_frame(df: pd.DataFrame, cls, validate) -> dict:
     out = {}
+    kind = cls.__name__.removesuffix("Spec").lower()
     names = [f.name for f in fields(cls) if f.name != "name"]
-    for name, row in df.iterrows():
-        label = str(name).strip().lower() if name is not None and str(name).strip() else ""
-        require(bool(label) and label != "nan", "every row needs a name", field="name")
-        require(label not in out, f"the name '{label}' appears twice", field="name")
+    for _, row in df.iterrows():
+        name = row.get("name")
+        label = "" if name is None or (isinstance(name, float) and math.isnan(name)) else str(name).strip().lower()
+        require(bool(label), f"{kind} table: every row needs a name", field="name")
+        require(label not in out, f"{kind} table: the name '{label}' appears twice", field="name")
         values = {}
         for f in names:
             v = row.get(f)
@@ -223,7 +225,7 @@ def _from_frame(df: pd.DataFrame, cls, validate) -> dict:
                 try:
                     v = float(v)
                 except ValueError:
-                    raise InputError(f"{cls.__name__[:-4].lower()} '{label}': {f} must be a number, got {v!r}",
+                    raise InputError(f"{kind} '{label}': {f} must be a number, got {v!r}",
                                      field=f) from None
             if f == "attention":
                 v = str(v).strip().upper() if v is not None else v
@@ -233,7 +235,7 @@ def _from_frame(df: pd.DataFrame, cls, validate) -> dict:
                 v = v.item()
             values[f] = v
         out[label] = validate(cls(name=label, **values))
-    require(bool(out), "the table is empty: keep at least one row", field="name")
+    require(bool(out), f"{kind} table is empty: keep at least one row", field="name")
     return out
 
 

@@ -21,7 +21,8 @@ view = st.segmented_control("View", VIEWS, default="Size", key="ledger_view", bi
 with st.expander("Presets: edit any model, GPU or link, or add your own", icon=":material/edit:"):
     st.caption("`params_b`: matmul parameters per token (billions); `d_attn`: query heads × head dim; "
                "`peak_tflops`: dense BF16; links: nominal GB/s × efficiency. Edits last for your session.")
-    tables = {k: tab.data_editor(hw.to_frame(t), key=f"ledger_edit_{k}", num_rows="dynamic", width="stretch")
+    tables = {k: tab.data_editor(hw.to_frame(t), key=f"ledger_edit_{k}", num_rows="dynamic",
+                                  hide_index=True, width="stretch")
               for tab, (k, t) in zip(st.tabs(["Models", "GPUs", "Links"]),
                                      (("models", hw.MODELS), ("gpus", hw.GPUS), ("links", hw.LINKS)), strict=True)}
 with frame.user_errors():

@@ -90,22 +90,35 @@ def test_bad_edits_are_named(table, row, col, value, match):
     presets = {"models": hw.MODELS, "gpus": hw.GPUS, "links": hw.LINKS}[table]
     parse = {"models": hw.models_from_frame, "gpus": hw.gpus_from_frame, "links": hw.links_from_frame}[table]
     df = hw.to_frame(presets).astype(object)
-    df.loc[row, col] = value
+    df.loc[df["name"] == row, col] = value
     with pytest.raises(InputError, match=match):
         parse(df)
 
 
 def test_a_new_row_needs_a_name_and_numbers():
     df = hw.to_frame(hw.MODELS)
-    df.loc["my-model"] = [40, 8, 128, 1, 20.0, 6144, "GQA"]
+    df.loc[len(df)] = ["My-Model", 40, 8, 128, 1, 20.0, 6144, "gqa"]
     parsed = hw.models_from_frame(df)
     assert parsed["my-model"].kv_bytes_per_token == 40 * 2 * 8 * 128 * 1
-    empty = pd.concat([hw.to_frame(hw.MODELS), pd.DataFrame([[None] * 7], columns=df.columns, index=[None])])
-    with pytest.raises(InputError, match="name"):
-        hw.models_from_frame(empty)
+    assert parsed["my-model"].attention == "GQA"
+    blank = pd.concat([df, pd.DataFrame([[None] * 8], columns=df.columns)], ignore_index=True)
+    with pytest.raises(InputError, match="every row needs a name"):
+        hw.models_from_frame(blank)
+    unnamed = df.copy()
+    unnamed.loc[len(unnamed)] = [None, 40, 8, 128, 2, 20.0, 6144, "GQA"]
+    with pytest.raises(InputError, match="every row needs a name"):
+        hw.models_from_frame(unnamed)
+    twice = df.copy()
+    twice.loc[len(twice)] = ["llama-3-8b", 40, 8, 128, 2, 20.0, 6144, "GQA"]
+    with pytest.raises(InputError, match="appears twice"):
+        hw.models_from_frame(twice)
+    empty_cells = df.copy()
+    empty_cells.loc[len(empty_cells)] = ["half-filled", None, None, None, None, None, None, None]
+    with pytest.raises(InputError, match="model 'half-filled': layers"):
+        hw.models_from_frame(empty_cells)
     with pytest.raises(InputError, match="must be a number"):
         text = hw.to_frame(hw.MODELS).astype(object)
-        text.loc["llama-3-8b", "layers"] = "thirty-two"
+        text.loc[0, "layers"] = "thirty-two"
         hw.models_from_frame(text)
 
 
