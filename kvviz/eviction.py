@@ -331,7 +331,7 @@ class Simulation:
     def over_time(self, window_s: float | None = None, prefix: bool = False) -> pd.DataFrame:
         """Hit ratio per time window: columns ``time_s`` (window start), ``accesses``, ``hit_ratio``.
 
-        The default window splits the trace's time span into about 60 windows of a round length.
+        The default window splits the trace's time span into about 40 windows of a round length.
         """
         ts = self.requests["timestamp"].to_numpy() / 1000.0
         span = float(ts.max() - ts.min()) if len(ts) else 0.0
@@ -345,7 +345,7 @@ class Simulation:
                              "hit_ratio": (hits / grouped["accesses"].where(grouped["accesses"] > 0)).to_numpy()})
 
 
-def nice_window(span_s: float, windows: int = 60) -> float:
+def nice_window(span_s: float, windows: int = 40) -> float:
     """A round window length (1, 2 or 5 × 10^k seconds) giving about ``windows`` windows."""
     if span_s <= 0:
         return 1.0
@@ -408,3 +408,40 @@ def _best(policies: Sequence[str], values: Sequence[float]) -> str:
     top = max(values)
     names = [POLICIES[p].label for p, v in zip(policies, values) if round(v, 2) == round(top, 2)]
     return "tie" if len(names) == len(policies) else " = ".join(names)
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's disk cache) every policy kernel on a tiny trace."""
+    ids = np.array([0, 1, 0, 2, 1, 0], dtype=np.int64)
+    tiny = Replay(ids, 3, np.array([0, 3, 6], dtype=np.int64), np.zeros(2, dtype=np.int64), 1)
+    for name in POLICIES:
+        _count(tiny, name, 2)
+    _count(tiny, "s3fifo", 20)
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What a hit curve says, in numbers: who wins where, the gap to OPT, where policies stop mattering."""
+
+    leaders: tuple[tuple[float, str, float], ...]   # (capacity, best online policy, its hit ratio) at low/mid/high
+    lead_changes: int                               # how often the best online policy changes along the curve
+    widest_gap: tuple[float, float]                 # (capacity, Belady minus the best online hit ratio)
+    ceiling: float                                  # the infinite-cache hit ratio
+    converged_at: float | None                      # first capacity where every policy is within 0.005 of it
+
+
+def findings(curve: pd.DataFrame, policies: Sequence[str]) -> Findings:
+    """Summarise a curve that holds ``policies``, ``belady`` and the ``INFINITE`` capacity."""
+    finite = curve[np.isfinite(curve["capacity"])]
+    best = winners(finite, policies)
+    picks = sorted({0, len(best) // 2, len(best) - 1}) if len(best) else []
+    leaders = tuple((float(best["capacity"].iloc[i]), str(best["policy"].iloc[i]), float(best["hit_ratio"].iloc[i]))
+                    for i in picks)
+    changes = int((best["policy"] != best["policy"].shift()).sum() - 1) if len(best) else 0
+    bound = finite[finite["policy"] == BOUND].set_index("capacity")["hit_ratio"]
+    gaps = [(float(c), float(bound.get(c, r) - r)) for c, r in zip(best["capacity"], best["hit_ratio"])]
+    ceiling = float(curve[curve["capacity"] == INFINITE]["hit_ratio"].iloc[0])
+    worst = finite[finite["policy"].isin(policies)].groupby("capacity")["hit_ratio"].min()
+    close = worst[worst >= ceiling - 0.005]
+    return Findings(leaders, max(changes, 0), max(gaps, key=lambda g: g[1]) if gaps else (math.nan, 0.0),
+                    ceiling, float(close.index[0]) if len(close) else None)

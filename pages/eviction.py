@@ -7,8 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from kvviz.eviction import (
-    BOUND, INFINITE, ONLINE, POLICIES, TABLE1_CAPACITIES, coarsen, curve_csv, curve_of, log_capacities,
-    paper_comparison, replay_of, simulate, sweep, winners,
+    BOUND, INFINITE, ONLINE, POLICIES, TABLE1_CAPACITIES, coarsen, curve_csv, curve_of, findings,
+    log_capacities, paper_comparison, replay_of, simulate, sweep,
 )
 from kvviz.figures.eviction import curve_table, fig_hit_curve, fig_over_time
 from kvviz.trace import MAX_REQUESTS
@@ -99,12 +99,15 @@ with frame.user_errors():
     cache_trace = coarsen(trace, int(factor))
     key = _fingerprint(cache_trace)
     replay = prepared(key, cache_trace)
-    capacities = log_capacities(int(low), int(high), int(points)) + (INFINITE,)
+    top = max(int(low), min(int(high), replay.n_ids))     # a bigger cache than the trace's blocks never evicts
+    capacities = log_capacities(int(low), top, int(points)) + (INFINITE,)
     swept = run_sweep(key, [*policies, BOUND], capacities, cache_trace)
 curve = curve_of(swept, prefix)
+found = findings(curve, policies)
 
+capped = f" (capped at the {replay.n_ids:,} distinct blocks: a bigger cache never evicts)" if top < high else ""
 st.caption(f"**{trace.name}** · {replay.accesses:,} block accesses · {replay.n_ids:,} distinct blocks of "
-           f"{cache_trace.block_size:,} tokens · capacities {low:,}–{high:,} blocks")
+           f"{cache_trace.block_size:,} tokens · capacities {low:,}–{top:,} blocks{capped}")
 if "s3fifo" in policies and low < 20:
     st.caption("S3-FIFO caches nothing below 20 blocks: like libCacheSim, it never admits a block as large "
                "as its 10% small queue.")
@@ -112,8 +115,10 @@ frame.figure(fig_hit_curve(curve, prefix=prefix, paper=paper, block_tokens=cache
              key="eviction_curve")
 
 finite = [c for c in capacities if c != INFINITE]
-at = st.select_slider("Capacity for the over-time view (blocks)", finite, value=finite[len(finite) // 2],
-                      format_func=lambda c: f"{c:,}", key="eviction_at")
+gap_at = found.widest_gap[0]
+at = st.select_slider("Capacity for the over-time view (blocks)", finite,
+                      value=gap_at if gap_at in finite else finite[len(finite) // 2], format_func=lambda c: f"{c:,}",
+                      key="eviction_at", help="Starts where Belady is farthest ahead of the best online policy.")
 with st.spinner("Replaying at one capacity…"):
     windows = {p: over_time(key, p, at, prefix, cache_trace) for p in [*policies, BOUND]}
 frame.figure(fig_over_time(windows, at, prefix=prefix), key="eviction_time")
@@ -125,31 +130,29 @@ st.download_button("Download the curve (CSV)", curve_csv(curve), file_name="hit_
                    icon=":material/download:", on_click="ignore")
 
 
-def _notice(curve: pd.DataFrame) -> list[str]:
-    best = winners(curve[np.isfinite(curve["capacity"])], policies)
-    runs, points = [], []
-    for row in best.itertuples():
-        if runs and runs[-1][0] == row.policy:
-            runs[-1][2] = row.capacity
-        else:
-            runs.append([row.policy, row.capacity, row.capacity])
-    if runs:
-        spans = "; ".join(f"**{POLICIES[p].label}** from {int(a):,} to {int(b):,} blocks" for p, a, b in runs)
-        points.append(f"Best online policy on this trace: {spans}. Which policy wins depends on the workload: "
-                      "the lecture notes' synthetic load had LFU best at very small capacity and LRU at medium, "
-                      "while Mooncake's real trace had LRU best throughout.")
-        bound = curve[curve.policy == BOUND].set_index("capacity")["hit_ratio"]
-        gaps = [(row.capacity, bound[row.capacity] - row.hit_ratio) for row in best.itertuples()]
-        cap, gap = max(gaps, key=lambda g: g[1])
-        points.append(f"The widest gap to Belady is at {int(cap):,} blocks: {gap:.3f} of all accesses — what "
-                      "knowing the future would add there. Where the lines meet, eviction choice no longer matters.")
-    ceiling = float(curve[curve.capacity == INFINITE]["hit_ratio"].iloc[0])
-    points.append(f"Nothing passes the infinite-cache line ({ceiling:.3f}): a block's first access always misses."
-                  + (" Prefix mode also drops every hit after a request's first miss." if prefix else ""))
+def _notice() -> list[str]:
+    label = {p: POLICIES[p].label for p in POLICIES}
+    lead = ", ".join(f"**{label[p]}** at {int(c):,} blocks ({r:.3f})" for c, p, r in found.leaders)
+    points = [f"Best online policy on this trace: {lead}; the lead changes {found.lead_changes} times along the "
+              "curve. " if lead else "Pick policies in the sidebar to compare them with the bounds. "]
+    points[0] += ("Which policy wins depends on the workload: the lecture notes' synthetic load had LFU best at very "
+                  "small capacity and LRU at medium, while Mooncake's real trace had LRU best throughout.")
+    cap, gap = found.widest_gap
+    if gap > 0:
+        points.append(f"The widest gap to Belady is at {int(cap):,} blocks: {gap:.3f} of all accesses, which only "
+                      "knowledge of the future would win back.")
+    meet = (f" From {int(found.converged_at):,} blocks every policy is within 0.005 of it: eviction no longer "
+            "matters." if found.converged_at else "")
+    points.append(f"Nothing passes the infinite-cache line ({found.ceiling:.3f}): a block's first access always "
+                  f"misses.{meet}")
+    if prefix:
+        points.append("Prefix mode drops hits that follow a miss in the same request. LRU loses none on chained "
+                      "ids: a block's parent is used right before it every time, so LRU always evicts the child "
+                      "first.")
     return points
 
 
-frame.what_to_notice(_notice(curve))
+frame.what_to_notice(_notice())
 
 with frame.user_errors():
     table1 = pd.concat([policy_sweep(key, p, TABLE1_CAPACITIES, cache_trace) for p in ("lru", "lfu", "length_aware")])

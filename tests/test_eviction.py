@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from kvviz.errors import InputError
 from kvviz.eviction import (
-    INFINITE, ONLINE, POLICIES, Replay, coarsen, curve_csv, hit_curve, hit_mask, log_capacities,
+    INFINITE, ONLINE, POLICIES, Replay, coarsen, curve_csv, findings, hit_curve, hit_mask, log_capacities,
     parse_capacities, parse_capacity, parse_policies, replay_of, simulate, sweep, winners,
 )
 from kvviz.reuse import stack_distances
@@ -233,3 +233,15 @@ def test_lru_hits_are_whole_prefixes_on_chained_ids(seed, capacity):
     trace = generate(WorkloadConfig(requests=120, seed=seed))
     row = sweep(trace, ["lru"], [capacity], workers=1).iloc[0]
     assert row.prefix_hits == row.hits
+
+
+def test_findings_summarise_leaders_gap_and_convergence():
+    trace = generate(WorkloadConfig(requests=150, seed=6))
+    curve = hit_curve(trace, ["lru", "fifo", "belady"], [10, 100, 1000, 100_000, INFINITE])
+    found = findings(curve, ["lru", "fifo"])
+    assert [c for c, _, _ in found.leaders] == [10, 1000, 100_000]
+    assert found.ceiling == pytest.approx(replay_of(trace).seen_before.mean())
+    assert found.converged_at == 100_000                       # more blocks than the trace has
+    cap, gap = found.widest_gap
+    at = curve[curve.capacity == cap].set_index("policy")["hit_ratio"]
+    assert gap == pytest.approx(at["belady"] - max(at["lru"], at["fifo"])) and gap > 0

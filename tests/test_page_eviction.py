@@ -48,14 +48,23 @@ def test_changing_policies_prefix_mode_and_block_size_updates_the_view():
 
 def test_a_shared_url_opens_the_same_view():
     at = open_page("eviction", {**SMALL, "eviction_policies": ["FIFO", "ARC"], "eviction_prefix": "true",
-                                "eviction_points": "6", "eviction_range": ["1k", "50k"], "eviction_block": "1024"})
+                                "eviction_points": "6", "eviction_range": ["100", "1k"], "eviction_block": "1024"})
     assert_clean(at)
     assert at.multiselect(key="eviction_policies").value == ["fifo", "arc"]
     assert at.toggle(key="eviction_prefix").value is True
-    assert at.select_slider(key="eviction_range").value == (1000, 50_000)
+    assert at.select_slider(key="eviction_range").value == (100, 1000)
     assert at.segmented_control(key="eviction_block").value == 2
     capacities = _curve_table(at)["capacity (blocks)"].tolist()
-    assert capacities[0] == "1,000" and capacities[-2] == "50,000" and len(capacities) == 7
+    assert capacities[0] == "100" and capacities[-2] == "1,000" and len(capacities) == 7
+
+
+def test_capacities_stop_at_the_trace_s_distinct_blocks():
+    at = open_page("eviction", {**SMALL, "eviction_range": ["10", "5M"]})
+    assert_clean(at)
+    caption = next(c.value for c in at.caption if "distinct blocks" in c.value)
+    assert "capped at the" in caption
+    distinct = caption.split(" distinct blocks of")[0].split("· ")[-1]
+    assert _curve_table(at)["capacity (blocks)"].iloc[-2] == distinct
 
 
 def test_invalid_url_values_are_ignored():

@@ -15,9 +15,12 @@ CEILING_COLOR = "#6c8893"
 DASH = {BOUND: "dash"}
 
 
+PALETTE_INDEX = {"lru": 0, "s3fifo": 1, "lfu": 2, "length_aware": 3, "sieve": 4, "arc": 5, "fifo": 7}
+
+
 def policy_color(policy: str) -> str:
     """One colour per policy, the same on every chart (Belady is ink-black: it is the bound)."""
-    return INK if policy == BOUND else color(list(POLICIES).index(policy))
+    return INK if policy == BOUND else color(PALETTE_INDEX[policy])
 
 
 def _label(policy: str) -> str:
@@ -50,10 +53,12 @@ def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = Fa
     unit = f" of {block_tokens} tokens" if block_tokens else ""
     fig.update_xaxes(type="log", title_text=f"cache capacity (blocks{unit}, log scale)")
     top = float(max(curve["hit_ratio"].max() if len(curve) else 0, 0.05))
+    if paper:
+        top = max(top, *(v for row in MOONCAKE_TABLE1.values() for v in row.values()))
     fig.update_yaxes(title_text="prefix hit ratio" if prefix else "block hit ratio", range=[0, min(1.0, top * 1.12)],
                      tickformat=".2f")
     fig.update_layout(title="Hit ratio against cache capacity", height=480, hovermode="closest",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0))
+                      legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02))
     return fig
 
 
@@ -79,8 +84,7 @@ def fig_over_time(windows: Mapping[str, pd.DataFrame], capacity: float, *, prefi
     fig.update_xaxes(title_text="time since first arrival (s)")
     fig.update_yaxes(title_text="prefix hit ratio" if prefix else "block hit ratio", range=[0, 1], tickformat=".1f")
     fig.update_layout(title=f"Hit ratio over time at {format_capacity(capacity)} blocks", height=400,
-                      hovermode="x unified",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0))
+                      hovermode="x unified", legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02))
     return fig
 
 
