@@ -106,6 +106,8 @@ class StreamSetup:
         require(self.recompute in ("prefill", "fixed"),
                 f"recompute must be 'prefill' or 'fixed', got {self.recompute!r}", field="recompute")
         require(self.fixed_recompute_s > 0, "the fixed recompute time must be > 0 s", field="recompute")
+        require(self.initial_gbps is None or (self.initial_gbps > 0 and math.isfinite(self.initial_gbps)),
+                f"the initial bandwidth estimate must be > 0 Gb/s, got {self.initial_gbps}", field="initial_gbps")
         for lv in (*self.levels, self.quant8):
             require(lv.bits_per_value > 0, f"level {lv.name} must have > 0 bits per value", field="levels")
 
@@ -177,6 +179,10 @@ class Bandwidth:
     @property
     def traces(self) -> int:
         return self.gbps.shape[0]
+
+    def first(self) -> Bandwidth:
+        """Just trace 0."""
+        return Bandwidth(self.kind, self.gbps[:1], None if self.times is None else self.times[:1], self.name)
 
     def mean_gbps(self) -> np.ndarray:
         return self.gbps.mean(axis=1)

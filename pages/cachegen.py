@@ -167,16 +167,17 @@ if view == "Codec":
         c: st.column_config.NumberColumn(format="%.2e") for c in ("rel_error", "weighted_error", "mse")})
     frame.explain(
         "Every row is encoded **for real**: the bytes are the rANS coder's output plus everything a receiver "
-        "needs (an int32 length per stream, fp16 per-token scales, 8-bit anchors, and the 16-bit CDF tables "
-        "when they are shipped). `ideal_bits_per_value` replaces the coded bytes by −Σ log₂ p under the "
+        "needs (each stream's final state, fp16 per-token scales, 8-bit anchors, and the 16-bit CDF tables "
+        "when they are shipped; the streams are interleaved, so no per-stream lengths). `ideal_bits_per_value` replaces the coded bytes by −Σ log₂ p under the "
         "data's own histograms. The paper's encoder uses anchors + deltas and tables profiled offline on "
         "other contexts; the released artifact quantizes raw values and ships each chunk's tables.")
     frame.what_to_notice([
         "**Quantization + entropy coding is the big win**: compare the curves with the stars (fixed-width "
         "quantization) and zlib, which barely compresses floats.",
-        f"**The delta step helps only when neighbouring tokens are correlated**: at ρ = {spec.rho:g} the paper's "
-        "curve is " + ("below" if table.iloc[0].rel_error < table.iloc[1].rel_error else "above") +
-        " the no-delta one at the same level; set ρ to 0 and anchors + deltas cost more than they save.",
+        "**The delta step helps only when neighbouring tokens are correlated**: here, with deltas "
+        f"{table.iloc[0].bits_per_value:.2f} bits/value at error {table.iloc[0].rel_error:.1e}, without "
+        f"{table.iloc[1].bits_per_value:.2f} at {table.iloc[1].rel_error:.1e}. Compare the curves at ρ = 0.97 "
+        "and at ρ = 0, where the 8-bit anchors cost more than the deltas save.",
         "Per-(layer, channel) tables beat one global table, most when channels differ (offsets, outliers).",
         "Layer-wise bins spend bits on shallow layers; they pay off only under the assumed sensitivity.",
     ])
@@ -192,8 +193,7 @@ if view == "Streaming timeline":
     policies = st.multiselect("Policies (one row each)", S.policy_names(setup), DEFAULT_POLICIES,
                               key="cachegen_policies", format_func=figs.policy_label)
     with frame.user_errors():
-        runs = runs_of(setup, S.Bandwidth(bw.kind, bw.gbps[:1], None if bw.times is None else bw.times[:1],
-                                          bw.name), tuple(policies or ["paper"]))
+        runs = runs_of(setup, bw.first(), tuple(policies or ["paper"]))
     frame.figure(figs.fig_timeline(setup, runs, bw), key="cachegen_timeline")
     if bw.kind == "chunk":
         frame.figure(figs.fig_chunk_bandwidth(bw, setup), key="cachegen_chunkbw")
@@ -215,6 +215,8 @@ else:
         sweep = sweep_of(setup, bw, tuple(slos), _progress=bar.progress)
         bar.empty()
     frame.figure(figs.fig_violation(sweep, setup.slo_s), key="cachegen_violation")
+    frame.explain(f"Every point runs each policy over the same {bw.traces:,} trace(s) at that SLO (the dashed line "
+                  "is the sidebar's SLO). The oracle knows each trace in advance: no policy can beat it.")
 
 if view == "Streaming timeline":
     summary = sweep_of(setup, bw, (setup.slo_s,))
@@ -228,7 +230,8 @@ frame.what_to_notice([
     "it is i.i.d.**: the paper rule then chases noise. Compare *Persistent* with *i.i.d.* at the same SLO.",
     "The artifact rule reads the *current* chunk's bandwidth, a glimpse of the future the paper's rule "
     "does not have; on i.i.d. traces that alone makes it look far better.",
-    "Text is lossless but costs a recompute; the rules fall back to it only when every level would be late.",
+    "Text is lossless but costs a GPU recompute: the paper rule sends it whenever it fits the budget, the "
+    "artifact rule only when no level fits.",
 ])
 frame.paper_vs_sim(report.stream_rows(setup, summary, label), note=(
     "Sizes follow Table 1 by construction in the paper preset (levels 1 and 3 are derived from the artifact's "

@@ -22,6 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk", type=int, default=1_500, help="tokens per chunk (default 1500)")
     parser.add_argument("--recompute", choices=("prefill", "fixed"), default="prefill",
                         help="text cost: a Mistral-7B prefill model, or the artifact's fixed 0.2 s")
+    parser.add_argument("--initial-gbps", type=float, default=None,
+                        help="the paper rule's estimate for chunk 0 (default: the trace's mean)")
 
 
 def bandwidth_from(args: argparse.Namespace, chunks: int):
@@ -41,12 +43,12 @@ def run(args: argparse.Namespace) -> int:
     from kvviz import streaming as S
 
     setup = S.StreamSetup(context_tokens=args.context, chunk_tokens=args.chunk, slo_s=args.slo,
-                          recompute=args.recompute)
+                          recompute=args.recompute, initial_gbps=args.initial_gbps)
     setup.validate()
     bw = bandwidth_from(args, setup.n_chunks)
     policies = S.policy_names(setup) if args.policy == "all" else (args.policy,)
     runs = [S.simulate(setup, bw, p) for p in policies]
-    first = S.Bandwidth(bw.kind, bw.gbps[:1], None if bw.times is None else bw.times[:1], bw.name)
+    first = bw.first()
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
         for p in policies:
             one = S.simulate(setup, first, p)
