@@ -157,9 +157,9 @@ def loading_curve(m: ModelSpec, compute: Compute, new_tokens: int, ratios: Seque
                "compute ms": prefill_seconds(m, compute, new_tokens, cached) * 1e3}
         for name, bw in paths.items():
             load = cached * m.kv_bytes_per_token / bw
+            total, stall = batch_time(load, row["compute ms"] / 1e3, m.layers)
             row[f"{name} load ms"] = load * 1e3
-            row[f"{name} stall %"] = 100 * batch_time(load, row["compute ms"] / 1e3, m.layers)[1] / \
-                batch_time(load, row["compute ms"] / 1e3, m.layers)[0]
+            row[f"{name} stall %"] = 100 * stall / total
         rows.append(row)
     return pd.DataFrame(rows)
 

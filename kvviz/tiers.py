@@ -190,9 +190,20 @@ def summarize(name: str, run: pd.DataFrame) -> dict:
     busy = (run["load s"] + run["compute s"]).sum()
     span = (run["start s"] + run["load s"] + run["compute s"]).max() - run["arrival s"].min()
     ttft = run["TTFT s"]
+    late = run.tail(max(1, len(run) // 8))
+    late_span = max(late["arrival s"].iloc[-1] - late["arrival s"].iloc[0], 1e-9)
     return {"setup": name, **share, "recomputed %": 100 - sum(share.values()),
             "mean TTFT s": ttft.mean(), "p50 TTFT s": ttft.median(), "p90 TTFT s": ttft.quantile(0.9),
-            "GPU busy %": 100 * busy / span}
+            "GPU busy %": 100 * busy / span, "last 1/8: TTFT s": late["TTFT s"].mean(),
+            "last 1/8: offered load": (late["load s"] + late["compute s"]).sum() / late_span}
+
+
+def ttft_over_time(runs: pd.DataFrame, bins: int = 24) -> pd.DataFrame:
+    """Mean TTFT per setup in ``bins`` equal windows of arrival time (where a queue builds up, it shows)."""
+    edges = np.linspace(runs["arrival s"].min(), runs["arrival s"].max(), bins + 1)
+    window = pd.cut(runs["arrival s"], edges, include_lowest=True, labels=(edges[:-1] + edges[1:]) / 2)
+    out = runs.assign(t=window.astype(float)).groupby(["setup", "t"], sort=False, observed=True)["TTFT s"].mean()
+    return out.reset_index()
 
 
 def ttft_by_source(runs: pd.DataFrame) -> pd.DataFrame:
@@ -230,8 +241,10 @@ def paper_rows(summary: pd.DataFrame, total_gb: float) -> list[dict[str, str]]:
         paper_row("All users' KV (200 users × 12 turns, Llama-3-8B)", "241 GB", f"{total_gb:.0f} GB",
                   abs(total_gb - 241) <= 0.05 * 241),
         paper_row("GPU only (LRU, ~58 GB of KV room)", "others' KV is evicted; recompute fills the GPU; queue explodes",
-                  f"{gpu_only['GPU hit %']:.0f}% of tokens hit; GPU {gpu_only['GPU busy %']:.0f}% busy; "
-                  f"mean TTFT {gpu_only['mean TTFT s']:.2f} s"),
+                  f"{gpu_only['recomputed %']:.0f}% of tokens recomputed; in the last 1/8 of the run the GPU is offered "
+                  f"{gpu_only['last 1/8: offered load']:.2f}× its capacity and mean TTFT reaches "
+                  f"{gpu_only['last 1/8: TTFT s']:.1f} s", gpu_only["recomputed %"] > 50
+                  and gpu_only["last 1/8: offered load"] > 1 and gpu_only["last 1/8: TTFT s"] > 5 * fast["last 1/8: TTFT s"]),
         paper_row("Same 50 GB CPU tier: slow (10 GB/s) vs fast (50 GB/s) reads", "mean TTFT 5× apart",
                   f"{ratio:.1f}× apart", 3 <= ratio <= 7),
     ]
@@ -240,7 +253,7 @@ def paper_rows(summary: pd.DataFrame, total_gb: float) -> list[dict[str, str]]:
         rows.append(paper_row("Adding an SSD tier", "hit rate and TTFT improve further",
                               f"recomputed {fast['recomputed %']:.0f}% → {ssd['recomputed %']:.0f}%; mean TTFT "
                               f"{fast['mean TTFT s']:.2f} → {ssd['mean TTFT s']:.2f} s",
-                              ssd["mean TTFT s"] < fast["mean TTFT s"]))
+                              ssd["mean TTFT s"] < 0.95 * fast["mean TTFT s"]))
     rows.append(paper_row("LMCache vs engine offload (slides, 70B on MI300X, 19 users)", "TTFT 0.15 vs 1.63 s",
                           "not simulated (a measured system)"))
     return rows

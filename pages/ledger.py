@@ -135,7 +135,10 @@ def economics_view() -> None:
                   help=f"GPU time saved ${fleet['GPU $ saved'] / 1e6:,.1f} M minus storage ${fleet['storage $'] / 1e6:,.1f} M.")
     frame.figure(figs.fig_economics(econ), key="ledger_fig_econ")
     st.dataframe(econ[econ["context"].isin([1024, 8192, 65536])][["model", "context", "KV GB", "storage $/h",
-                 "GPU $ saved per hit", "break-even hits/h"]].round(5), hide_index=True, width="stretch")
+                 "GPU $ saved per hit", "break-even hits/h"]], hide_index=True, width="stretch", column_config={
+                 "storage $/h": st.column_config.NumberColumn(format="$%.5f"), "KV GB": st.column_config.NumberColumn(
+                     format="%.2f"), "GPU $ saved per hit": st.column_config.NumberColumn(format="$%.5f"),
+                 "break-even hits/h": st.column_config.NumberColumn(format="%.3f")})
     frame.what_to_notice([
         "Storage is cheap next to GPU time: below about one reuse an hour, often far below, keeping KV pays.",
         "Models with more compute per byte of KV (70B with GQA, MLA) pay back sooner; so do longer contexts, "
@@ -151,7 +154,7 @@ def run_tiers(model_t: tuple, gpu_t: tuple, mfu_v: float, load: tuple, setups: t
     mm, comp = hw.ModelSpec(*model_t), hw.Compute(hw.GPUSpec(*gpu_t), mfu_v)
     chat = tiers.ChatLoad(*load)
     summary, runs = tiers.compare(mm, comp, chat, [tiers.TierSetup(*s) for s in setups])
-    return summary, tiers.ttft_by_source(runs), tiers.total_kv_gb(mm, chat)
+    return summary, tiers.ttft_by_source(runs), tiers.ttft_over_time(runs), tiers.total_kv_gb(mm, chat)
 
 
 def tiers_view() -> None:
@@ -172,9 +175,11 @@ def tiers_view() -> None:
                                 bind="query-params") or "spill"
     with frame.user_errors():
         setups = tiers.default_setups(gpu_gb, cpu_gb, slow, fast, ssd_gb, fill=fill)
-        summary, by_source, total = run_tiers(astuple(m), astuple(compute.gpu), mfu, load, tuple(astuple(s) for s in setups))
+        summary, by_source, over_time, total = run_tiers(astuple(m), astuple(compute.gpu), mfu, load, tuple(astuple(s) for s in setups))
     frame.figure(figs.fig_tiers(summary), key="ledger_fig_tiers")
-    st.dataframe(summary.drop(columns="p50 TTFT s").round(2), hide_index=True, width="stretch")
+    st.dataframe(summary.drop(columns=["p50 TTFT s", "last 1/8: offered load"]).round(2), hide_index=True,
+                 width="stretch")
+    frame.figure(figs.fig_tiers_time(over_time), key="ledger_fig_tiers_time")
     st.caption("Mean TTFT by where the history was found (requests in brackets); queueing is included.")
     st.dataframe(by_source, hide_index=True, width="stretch")
     frame.what_to_notice([

@@ -144,6 +144,19 @@ def fig_tiers(summary: pd.DataFrame) -> go.Figure:
     return fig
 
 
+def fig_tiers_time(over_time: pd.DataFrame) -> go.Figure:
+    """Mean TTFT in windows of arrival time, per setup: a queue that builds up climbs."""
+    fig = go.Figure()
+    for i, (name, part) in enumerate(over_time.groupby("setup", sort=False)):
+        fig.add_scatter(x=part["t"], y=part["TTFT s"], mode="lines+markers", name=name, line=dict(color=color(i)),
+                        hovertemplate=name + ": arrivals near %{x:.0f} s wait %{y:.2f} s<extra></extra>")
+    fig.update_xaxes(title_text="arrival time (s)")
+    fig.update_yaxes(type="log", dtick=1, title_text="mean TTFT (s)")
+    fig.update_layout(title="TTFT over the run: the queue builds as histories grow",
+                      height=400, legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
 def fig_page_sweep(sweep: pd.DataFrame, link_gb_s: float, platform: str,
                    paper: Sequence[tuple[int, float]] = ()) -> go.Figure:
     """Effective CPU→GPU bandwidth against page size for each layout, with the link's peak."""
