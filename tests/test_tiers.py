@@ -85,3 +85,16 @@ def test_ttft_by_source_counts_every_request():
     assert first["CPU"] == "–" and first["SSD"] == "–"
     counts = [int(str(v).split("(")[1].rstrip(")")) for v in table.iloc[3] if "(" in str(v)]
     assert sum(counts) == len(tiers.requests(SMALL))
+
+
+def test_gpu_only_queue_explodes_late_in_the_run():
+    """Lecture 27 §6.3: with the GPU alone the queue explodes; a fast CPU tier keeps it far lower."""
+    summary, runs = tiers.compare(L8, H100, tiers.ChatLoad(), tiers.default_setups()[::2])
+    gpu_only, fast = summary.iloc[0], summary.iloc[1]
+    assert gpu_only["last 1/8: offered load"] > 1.2
+    assert gpu_only["last 1/8: TTFT s"] > 5 * fast["last 1/8: TTFT s"]
+    over = tiers.ttft_over_time(runs, bins=8)
+    first = over[over["setup"] == gpu_only["setup"]]["TTFT s"].to_numpy()
+    assert len(first) == 8 and first[-1] > 100 * first[0]
+    rows = tiers.paper_rows(summary.iloc[[0, 1, 1]].assign(setup=["a", "b", "c"]), 241)
+    assert rows[1]["agree"] == "yes"
