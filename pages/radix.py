@@ -30,7 +30,9 @@ def preset_settings(title: str) -> dict:
 
 def apply_suggested() -> None:
     """Choosing a preset brings its settings (and the URL then carries them)."""
-    st.session_state.update(preset_settings(st.session_state["radix_preset"]), radix_step=0)
+    for key, value in preset_settings(st.session_state["radix_preset"]).items():
+        st.session_state[key] = value
+    st.session_state["radix_restart"] = True   # the slider (whose range changes) is reset where it is drawn
 
 
 LIMITS = {"radix_device": (1, 10_000_000), "radix_host": (1, 100_000_000), "radix_page": (1, 4096),
@@ -117,18 +119,24 @@ with frame.user_errors():
 if rep.error:
     st.error(f"The replay stopped: {rep.error}", icon=":material/error:")
 last = rep.n_steps - 1
-if st.session_state.get("radix_step", 0) > last:
-    st.session_state["radix_step"] = last
+raw_step = st.query_params.get("radix_step", "0")
+if "radix_step" not in st.session_state:   # the step a shared link points at (the URL is kept by hand:
+    st.session_state["radix_step"] = int(raw_step) if raw_step.isdigit() else 0   # the range changes)
+if st.session_state.pop("radix_restart", False):
+    st.session_state["radix_step"] = 0
+st.session_state["radix_step"] = min(st.session_state["radix_step"], last)
 
 
-def nudge(delta: int) -> None:
-    st.session_state["radix_step"] = min(max(st.session_state.get("radix_step", 0) + delta, 0), last)
+def show_step(step: int) -> None:
+    st.session_state["radix_step"] = min(max(step, 0), last)
 
 
 left, mid, right = st.columns([1, 8, 1], vertical_alignment="bottom")
-left.button("◀", key="radix_prev", on_click=nudge, args=(-1,), help="Previous step", width="stretch")
-step = mid.slider("Step", 0, last, key="radix_step", bind="query-params")
-right.button("▶", key="radix_next", on_click=nudge, args=(1,), help="Next step", width="stretch")
+step = st.session_state["radix_step"]
+left.button("◀", key="radix_prev", on_click=show_step, args=(step - 1,), help="Previous step", width="stretch")
+step = mid.slider("Step", 0, max(last, 1), key="radix_step", disabled=last == 0)
+right.button("▶", key="radix_next", on_click=show_step, args=(step + 1,), help="Next step", width="stretch")
+st.query_params["radix_step"] = str(step)
 
 row = rep.steps.iloc[step]
 st.markdown(f"#### Step {step} of {last}: {row.op}")

@@ -32,10 +32,11 @@ def test_step_from_the_url_and_buttons():
 
 
 def test_choosing_a_preset_brings_its_settings():
-    at = open_page("radix")
+    at = open_page("radix", {"radix_step": "2"})
     at.selectbox(key="radix_preset").select("Delay hits (Strata)").run()
     assert_clean(at)
     assert at.number_input(key="radix_device").value == 1024
+    assert at.slider(key="radix_step").value == 0                 # a new script starts at its beginning
     at.slider(key="radix_step").set_value(1).run()
     assert "deferred (delay hit)" in texts(at)
     red = next(m for m in at.metric if m.label == "Redundant prefill")
