@@ -235,11 +235,12 @@ def strata_view() -> None:
                                      cc[1].number_input("Question tokens", 1, 100_000, 256, key="ledger_q"),
                                      cc[2].number_input("Fresh prompt tokens", 1, 1_000_000, 3_584, key="ledger_fresh"))
             threshold = cc[3].number_input("Threshold (load/compute)", 0.1, 10_000.0, round(knee, 1), key="ledger_thr")
-            runs = [sio.schedule(reqs, qwen, h200, min(gpu_io, 64) * hw.GB, p, 2, threshold) for p in ("fcfs", "balanced")]
-            st.caption("The notes' setting: Qwen2.5-14B on an H200, GPU-assisted I/O, batches of 2; 8 questions on "
+            size = c[2].number_input("Requests per batch", 1, 64, 2, key="ledger_batch")
+            runs = [sio.schedule(reqs, qwen, h200, min(gpu_io, 64) * hw.GB, p, size, threshold) for p in ("fcfs", "balanced")]
+            st.caption("The notes' setting: Qwen2.5-14B on an H200, GPU-assisted I/O, batches of 2: 8 questions on "
                        "different long documents, then 8 fresh prompts, twice, all queued at once.")
             frame.figure(figs.fig_timeline(runs), key="ledger_fig_timeline")
-            st.dataframe(sio.schedule_frame(runs[0]).merge(sio.schedule_frame(runs[1]), on="batch",
+            st.dataframe(sio.schedule_frame(runs[0]).merge(sio.schedule_frame(runs[1]), on="batch", how="outer",
                          suffixes=(" FCFS", " balanced"))[["batch", "requests FCFS", "stall s FCFS",
                          "requests balanced", "stall s balanced"]].round(3), hide_index=True, width="stretch")
     frame.what_to_notice([

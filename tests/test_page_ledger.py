@@ -80,6 +80,9 @@ def test_balanced_batching_controls_change_the_result():
     assert any("FCFS vs balanced" in t for t in _titles(at))
     after = _frame_with(at, "stall s FCFS")
     assert after["stall s FCFS"].sum() < before["stall s FCFS"].sum()   # short documents load fast
+    at.number_input(key="ledger_batch").set_value(4).run()
+    assert_clean(at)
+    assert len(_frame_with(at, "stall s FCFS")) == 8                       # 32 requests, 4 per batch
 
 
 def test_tiers_fill_mode_switch():
