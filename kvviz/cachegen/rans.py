@@ -129,18 +129,29 @@ def _encode_steps(rows, base, freq, cum, bound, x, words, emitted, scale, word) 
     """The encoder's loop, last symbol first; fills ``words``/``emitted`` and returns the states.
 
     The word emitted before coding symbol t is the one the decoder reads after decoding symbol t,
-    so storing it in row t puts every word where the decoder's step t will look for it.
+    so storing it in row t puts every word where the decoder's step t will look for it. The
+    arithmetic is in place on preallocated buffers: the loop is bound by numpy calls.
     """
+    high, tmp, q = (np.empty_like(x) for _ in range(3))
+    out = np.empty(x.shape, bool)
+    inv_word = 1.0 / word
     for t in range(rows.shape[0] - 1, -1, -1):
         idx = base + rows[t]
-        f = freq[idx]
-        out = x >= bound[idx]
-        high = np.floor(x / word)
-        words[t] = x - high * word
+        f = freq.take(idx)
+        np.greater_equal(x, bound.take(idx), out=out)
+        np.multiply(x, inv_word, out=high)
+        np.floor(high, out=high)
+        np.multiply(high, word, out=tmp)
+        np.subtract(x, tmp, out=tmp)
+        words[t] = tmp
         emitted[t] = out
-        x = np.where(out, high, x)
-        q = np.floor(x / f)
-        x = q * (scale - f) + x + cum[idx]
+        np.copyto(x, high, where=out)
+        np.divide(x, f, out=q)
+        np.floor(q, out=q)
+        np.subtract(scale, f, out=tmp)
+        tmp *= q
+        x += tmp
+        x += cum.take(idx)
     return x
 
 
@@ -172,20 +183,29 @@ def decode_rows(encoded: Encoded, model: Model, dist: np.ndarray) -> np.ndarray:
     ptr = STATE_WORDS * n_streams
     out = np.empty((encoded.length, n_streams), dtype=np.uint16)
     lookup_base = (dist << n).astype(itype)
+    high, slot, tmp = (np.empty_like(x) for _ in range(3))
+    inv_scale = 1.0 / scale
     for t in range(encoded.length):
-        high = np.floor(x / scale)
-        slot = x - high * scale
+        np.multiply(x, inv_scale, out=high)
+        np.floor(high, out=high)
+        np.multiply(high, scale, out=slot)
+        np.subtract(x, slot, out=slot)
         if lookup is not None:
-            s = lookup[lookup_base + slot.astype(itype)]
+            s = lookup.take(lookup_base + slot.astype(itype))
         else:
             s = (cum_rows[:, 1:] <= slot[:, None]).sum(axis=1)
         out[t] = s
         idx = base + s
-        x = freq[idx] * high + slot - cum[idx]
+        np.multiply(freq.take(idx), high, out=x)
+        x += slot
+        x -= cum.take(idx)
         need = x < RANS_L
         take = np.cumsum(need)
-        x = np.where(need, x * word + words[ptr + take - 1], x)
-        ptr += int(take[-1])
+        take += ptr - 1
+        np.multiply(x, word, out=tmp)
+        tmp += words.take(take)
+        np.copyto(x, tmp, where=need)
+        ptr += int(take[-1] - ptr + 1)
     return out
 
 
