@@ -33,7 +33,7 @@ from kvviz.policies.arc import arc_hits
 from kvviz.policies.belady import belady_hits
 from kvviz.policies.counting import hits_per_request
 from kvviz.policies.fifo import fifo_hits
-from kvviz.policies.lfu import frequency_hits
+from kvviz.policies.lfu import length_aware_hits, lfu_hits
 from kvviz.policies.lru import lru_hits_from_distances, lru_stack_distances
 from kvviz.policies.s3fifo import s3fifo_hits
 from kvviz.policies.sieve import sieve_hits
@@ -77,6 +77,11 @@ class Replay:
         return nxt
 
     @cached_property
+    def most_accesses(self) -> int:
+        """How often the most popular block is accessed (bounds every frequency count)."""
+        return int(np.bincount(self.ids).max())
+
+    @cached_property
     def seen_before(self) -> np.ndarray:
         """The accesses an infinite cache hits: every access but a block's first."""
         first = np.zeros(self.accesses, dtype=bool)
@@ -109,9 +114,9 @@ POLICIES: dict[str, Policy] = {p.name: p for p in (
     Policy("fifo", "FIFO", "evict the block that entered first",
            lambda r, c: fifo_hits(r.ids, r.n_ids, c)),
     Policy("lfu", "LFU", "evict the least hit block while cached; ties: oldest at that count",
-           lambda r, c: frequency_hits(r.ids, r.n_ids, c, np.zeros_like(r.ids))),
+           lambda r, c: lfu_hits(r.ids, r.n_ids, c, r.most_accesses)),
     Policy("length_aware", "LengthAware", "LFU, ties broken by evicting the block deepest in its request",
-           lambda r, c: frequency_hits(r.ids, r.n_ids, c, r.depth)),
+           lambda r, c: length_aware_hits(r.ids, r.n_ids, c, r.depth)),
     Policy("sieve", "SIEVE", "FIFO queue with a visited bit and a hand that spares visited blocks",
            lambda r, c: sieve_hits(r.ids, r.n_ids, c)),
     Policy("arc", "ARC", "two LRU lists (seen once / twice) with ghost lists tuning their split",

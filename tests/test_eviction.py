@@ -245,3 +245,13 @@ def test_findings_summarise_leaders_gap_and_convergence():
     cap, gap = found.widest_gap
     at = curve[curve.capacity == cap].set_index("policy")["hit_ratio"]
     assert gap == pytest.approx(at["belady"] - max(at["lru"], at["fifo"])) and gap > 0
+
+
+@settings(max_examples=20, deadline=None)
+@given(blocks=st.lists(st.integers(0, 30), min_size=1, max_size=300), cap=st.integers(1, 35))
+def test_length_aware_with_all_depths_zero_is_exactly_lfu(blocks, cap):
+    from kvviz.policies.lfu import length_aware_hits
+
+    r = replay(blocks)
+    flat = length_aware_hits(r.ids, r.n_ids, cap, np.zeros_like(r.ids))
+    np.testing.assert_array_equal(flat, hit_mask(r, "lfu", cap))

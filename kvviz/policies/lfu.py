@@ -19,13 +19,47 @@ import numpy as np
 
 from kvviz.policies._heap import ABSENT, SLOT, new_heap, pop, push, rekey
 from kvviz.policies._jit import kernel
+from kvviz.policies._lists import NOWHERE, SIZE, WHERE, new_queues, pop_tail, push_head, unlink
 
 
 @kernel
-def frequency_hits(ids: np.ndarray, n_ids: int, capacity: int, depth: np.ndarray) -> np.ndarray:
-    """Per-access hits; the key is (frequency, -depth, time reached), smallest evicted first.
+def lfu_hits(ids: np.ndarray, n_ids: int, capacity: int, most_accesses: int) -> np.ndarray:
+    """Per-access hits of LFU in O(1) per access, with libCacheSim's frequency lists.
 
-    LFU passes zeros for ``depth``; LengthAwareCache passes each access's index in its request.
+    Queue ``f`` holds the cached blocks of frequency ``f``, newest at the head; the victim is the
+    tail of the lowest non-empty queue. ``most_accesses`` bounds every frequency (the most any
+    block is accessed in the trace). A miss always inserts at frequency 1 right after evicting,
+    so the lowest frequency only needs tracking through hits.
+    """
+    hit = np.zeros(len(ids), np.bool_)
+    links, ends = new_queues(n_ids, most_accesses + 1)
+    cached = 0
+    lowest = 1
+    for i in range(len(ids)):
+        b = ids[i]
+        f = links[b, WHERE]
+        if f != NOWHERE:
+            hit[i] = True
+            unlink(links, ends, b)
+            push_head(links, ends, f + 1, b)
+            if f == lowest and ends[f, SIZE] == 0:
+                lowest = f + 1
+            continue
+        if cached == capacity:
+            pop_tail(links, ends, lowest)
+        else:
+            cached += 1
+        push_head(links, ends, 1, b)
+        lowest = 1
+    return hit
+
+
+@kernel
+def length_aware_hits(ids: np.ndarray, n_ids: int, capacity: int, depth: np.ndarray) -> np.ndarray:
+    """Per-access hits of LengthAwareCache; ``depth[i]`` is access i's block index in its request.
+
+    The cached blocks sit in a heap keyed by (frequency, -depth, time that state was reached);
+    the smallest key is evicted. With all depths zero this is exactly LFU.
     """
     hit = np.zeros(len(ids), np.bool_)
     nodes, slots = new_heap(n_ids, capacity)
