@@ -151,7 +151,7 @@ metrics += [
      f"{hit_rate:.0%} of admitted prompt tokens: {row.device_hit:,} hit on the GPU, {row.loaded_back:,} loaded "
      f"back from CPU, {row.host_recomputed:,} found on CPU but recomputed"),
     ("Evicted", row.evicted_device, f"tokens evicted from the GPU; {row.evicted_host:,} dropped from the CPU"),
-    ("Redundant prefill", row.redundant,
+    ("Redundant", row.redundant,
      f"Tokens recomputed while another request was computing them. Whole script: "
      f"{rep.steps.iloc[-1].redundant:,} with deferral {'on' if strata else 'off'}, {off_or_on:,} with it "
      f"{'off' if strata else 'on'}."),
@@ -196,18 +196,19 @@ frame.what_to_notice([
     "Write-through versus write-back changes what survives eviction: under write-through every node is on "
     "CPU (green) from its first insert, so GPU eviction only turns it orange; under write_through_selective "
     "a node seen once has no CPU copy and is simply deleted; write-back copies at eviction time.",
-    f"Deferral avoids recomputing the same document twice: in *Delay hits (Strata)*, redundant prefill is "
-    f"{rep.steps.iloc[-1].redundant:,} tokens with deferral {'on' if strata else 'off'} and {off_or_on:,} "
-    f"with it {'off' if strata else 'on'}.",
+    f"Deferral avoids recomputing the same document twice (try *Delay hits (Strata)*): over this script, "
+    f"redundant prefill is {rep.steps.iloc[-1].redundant:,} tokens with deferral {'on' if strata else 'off'} "
+    f"and {off_or_on:,} with it {'off' if strata else 'on'}.",
 ])
 
-paper_steps = ", ".join(f"({k + 1})" for k in eviction_steps(rep)) or "none"
-frame.paper_vs_sim([
-    dict(quantity="Cached tokens for an identical prompt, page 128 (256 / 257 tokens)",
-         paper="128 / 256 (SGLang issue #27206)",
-         **{"this simulation": f"{repeat_prompt_hit(256, 128)} / {repeat_prompt_hit(257, 128)}"}),
-    dict(quantity="Steps of the SGLang paper's Fig. 3 that evict", paper="(5), (8), (9)",
-         **{"this simulation": f"{paper_steps} (this script, these settings; figure numbering)"}),
+rows = [dict(quantity="Cached tokens for an identical prompt, page 128 (256 / 257 tokens)",
+             paper="128 / 256 (SGLang issue #27206)",
+             **{"this simulation": f"{repeat_prompt_hit(256, 128)} / {repeat_prompt_hit(257, 128)}"})]
+if source == "Preset" and preset is PRESETS["sglang9"]:
+    paper_steps = ", ".join(f"({k + 1})" for k in eviction_steps(rep)) or "none"
+    rows.append(dict(quantity="Steps of the SGLang paper's Fig. 3 that evict", paper="(5), (8), (9)",
+                     **{"this simulation": f"{paper_steps} (these settings; the figure's numbering)"}))
+frame.paper_vs_sim(rows + [
     dict(quantity="Strata delay-hit threshold (in-flight tokens)", paper="more than 100 (§4.3.1)",
          **{"this simulation": f"more than {threshold}" if strata else "deferral off"}),
     dict(quantity="HiCache load-back floor", paper="10 tokens (hiradix_cache.py)", **{"this simulation": "10 tokens"}),

@@ -15,7 +15,7 @@ def test_opens_on_the_sglang_example_with_tree_and_totals():
     assert "Step 0 of 9" in texts(at)
     assert len(at.get("plotly_chart")) == 2
     labels = [m.label for m in at.metric]
-    assert {"On GPU", "Cache hits", "Evicted", "Redundant prefill"} <= set(labels)
+    assert {"On GPU", "Cache hits", "Evicted", "Redundant"} <= set(labels)
     assert at.metric[0].value == "0" and "of 72 tokens" in at.metric[0].help
     assert not at.error
 
@@ -39,7 +39,7 @@ def test_choosing_a_preset_brings_its_settings():
     assert at.slider(key="radix_step").value == 0                 # a new script starts at its beginning
     at.slider(key="radix_step").set_value(1).run()
     assert "deferred (delay hit)" in texts(at)
-    red = next(m for m in at.metric if m.label == "Redundant prefill")
+    red = next(m for m in at.metric if m.label == "Redundant")
     assert red.value == "0"
 
 
