@@ -26,15 +26,15 @@ def test_ledger_views_in_browser(page: Page, app_url: str):
     assert "ledger_view=Strata" in page.url
 
 
-def test_ledger_strata_timeline_from_url(page: Page, app_url: str):
-    open_page(page, app_url, "ledger", "ledger_view=Strata+I%2FO&ledger_strata=Balanced+batching")
-    assert_no_exception(page)
-    expect(page.get_by_text("FCFS vs balanced batching").first).to_be_visible()
-    screenshot(page, "ledger_timeline")
-    open_page(page, app_url, "ledger", "ledger_view=Tiers")
-    assert_no_exception(page)
-    expect(page.get_by_text("Tiered KV cache").first).to_be_visible()
-    screenshot(page, "ledger_tiers")
+def test_ledger_views_from_url(page: Page, app_url: str):
+    """A shared link opens the same view: the batch timeline, then the tiered cache."""
+    for query, text, shot in (("ledger_view=Strata+I%2FO&ledger_strata=Balanced+batching", "FCFS vs balanced batching",
+                               "ledger_timeline"),
+                              ("ledger_view=Tiers", "Tiered KV cache", "ledger_tiers")):
+        open_page(page, app_url, "ledger", query)
+        assert_no_exception(page)
+        expect(page.get_by_text(text).first).to_be_visible()
+        screenshot(page, shot)
 
 
 def test_ledger_preset_edit_is_validated(page: Page, app_url: str):
