@@ -1,0 +1,48 @@
+"""Timings of the radix page's work: replaying scripts and drawing one step's tree.
+
+Run: .venv/bin/python bench/bench_radix.py
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from kvviz.figures.radix import tree_figure  # noqa: E402
+from kvviz.radix_scenarios import PRESETS, ReplayConfig, parse_text, replay, script_from_trace, to_text  # noqa: E402
+from kvviz.workload import WorkloadConfig, generate  # noqa: E402
+
+
+def timed(fn, repeat: int = 3) -> tuple[float, object]:
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def main() -> None:
+    for key, preset in PRESETS.items():
+        config = ReplayConfig(**{**asdict(ReplayConfig()), **preset.suggested})
+        t, rep = timed(lambda: replay(preset.script(), config))
+        print(f"preset {key:9s} replay {t * 1000:7.1f} ms  steps {rep.n_steps:3d}  nodes(last) {len(rep.tree(rep.n_steps - 1)):4d}")
+    trace = generate(WorkloadConfig(requests=600, seed=1))
+    for n in (50, 200, 500):
+        text = to_text(script_from_trace(trace, n, 1000))
+        config = ReplayConfig(cache="hiradix", device_capacity=2000, host_capacity=8000)
+        t, rep = timed(lambda: replay(parse_text(text), config), repeat=1)
+        last = rep.tree(rep.n_steps - 1)
+        tf, _ = timed(lambda: tree_figure(last))
+        print(f"trace {n:4d} requests  replay {t:6.2f} s  steps {rep.n_steps:4d}  node rows {len(rep.nodes):7d}  "
+              f"last tree {len(last):4d} nodes, figure {tf * 1000:6.0f} ms")
+        t, _ = timed(lambda: replay(parse_text(text), config, snapshots=False), repeat=1)
+        print(f"           without snapshots {t:6.2f} s")
+
+
+if __name__ == "__main__":
+    main()
