@@ -1,0 +1,56 @@
+"""``python -m kvviz hitcurve``: the CSV it prints and the one-line errors it exits 2 with."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvviz.cli import main
+from kvviz.eviction import hit_curve, parse_capacities
+from kvviz.trace import load_trace
+
+EXAMPLE = "assets/example_trace.jsonl"
+
+
+def test_prints_the_curve_as_csv(capsys):
+    assert main(["hitcurve", EXAMPLE, "--policies", "lru,belady", "--capacities", "100,1k,inf"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "policy,capacity,hits,accesses,hit_ratio"
+    assert [line.split(",")[:2] for line in lines[1:]] == [
+        ["lru", "100"], ["lru", "1000"], ["lru", "inf"], ["belady", "100"], ["belady", "1000"], ["belady", "inf"]]
+    expected = hit_curve(load_trace(EXAMPLE), ["lru"], parse_capacities("1k"))
+    assert lines[2].split(",")[2] == str(expected["hits"].iloc[0])
+    assert lines[3].split(",")[2] == lines[6].split(",")[2]        # infinite capacity: every policy alike
+
+
+def test_prefix_mode_and_coarser_blocks(capsys):
+    main(["hitcurve", EXAMPLE, "--policies", "fifo", "--capacities", "300"])
+    full = int(capsys.readouterr().out.splitlines()[1].split(",")[2])
+    main(["hitcurve", EXAMPLE, "--policies", "fifo", "--capacities", "300", "--prefix"])
+    prefix = int(capsys.readouterr().out.splitlines()[1].split(",")[2])
+    assert prefix <= full
+    main(["hitcurve", EXAMPLE, "--policies", "fifo", "--capacities", "inf", "--cache-block", "2"])
+    coarse = capsys.readouterr().out.splitlines()[1].split(",")
+    assert int(coarse[3]) < len(load_trace(EXAMPLE).blocks)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--policies", "lru,mru"], "unknown policy 'mru'"),
+    (["--capacities", "0"], "capacity '0' must be at least 1 block"),
+    (["--capacities", "ten"], "capacity 'ten' is not a number"),
+    (["--capacities", "1.5"], "whole number"),
+])
+def test_bad_arguments_exit_2_with_one_line(capsys, args, message):
+    assert main(["hitcurve", EXAMPLE, *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_unreplayable_traces_exit_2(tmp_path, capsys):
+    lengths = tmp_path / "lengths.csv"
+    lengths.write_text("timestamp,input_length,output_length\n0,100,5\n")
+    assert main(["hitcurve", str(lengths)]) == 2
+    assert "no block ids" in capsys.readouterr().err
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert main(["hitcurve", str(empty)]) == 2
+    assert "empty" in capsys.readouterr().err
