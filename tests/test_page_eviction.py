@@ -88,3 +88,11 @@ def test_a_trace_without_block_ids_is_an_error_message_not_a_traceback():
     at.switch_page("pages/eviction.py").run()
     assert_clean(at)
     assert at.error and "no block ids" in at.error[0].value
+
+
+def test_no_policy_selected_still_draws_the_bounds():
+    at = open_page("eviction", SMALL)
+    at.multiselect(key="eviction_policies").set_value([]).run()
+    assert_clean(at)
+    assert list(_curve_table(at).columns) == ["capacity (blocks)", "Belady (OPT)"]
+    assert any("Pick policies" in m.value for m in at.markdown)
