@@ -172,7 +172,8 @@ def tiers_view() -> None:
                   c[2].number_input("Fast CPU reads (GB/s)", 0.01, 10_000.0, 50.0, key="ledger_fast"))
     ssd_gb = c[3].number_input("SSD tier (GB)", 0.0, 1e6, 500.0, key="ledger_ssd_gb")
     fill = st.segmented_control("Lower tiers hold", tiers.FILL_MODES, default="spill", key="ledger_fill",
-                                bind="query-params") or "spill"
+                                bind="query-params", help="spill: what the tier above evicts; write-through: a copy "
+                                "of all new KV, as LMCache stores to every backend.") or "spill"
     with frame.user_errors():
         setups = tiers.default_setups(gpu_gb, cpu_gb, slow, fast, ssd_gb, fill=fill)
         summary, by_source, over_time, total = run_tiers(astuple(m), astuple(compute.gpu), mfu, load, tuple(astuple(s) for s in setups))
