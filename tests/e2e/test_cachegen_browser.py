@@ -36,11 +36,20 @@ def test_upload_good_and_bad_bandwidth(page: Page, app_url: str):
 
 
 def test_violation_and_codec_views(page: Page, app_url: str):
-    open_page(page, app_url, "cachegen", "cachegen_view=Violation+vs+SLO&cachegen_k=300")
+    open_page(page, app_url, "cachegen", "cachegen_view=Violation+vs+SLO&cachegen_k=100")
     assert_no_exception(page)
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1)
     screenshot(page, "cachegen_violation")
-    open_page(page, app_url, "cachegen", "cachegen_view=Codec&cachegen_tokens=512")
+    open_page(page, app_url, "cachegen",
+              "cachegen_view=Codec&cachegen_layers=4&cachegen_tokens=256&cachegen_channels=32")
     assert_no_exception(page)
     expect(page.get_by_text("exact").first).to_be_visible()
     screenshot(page, "cachegen_codec")
+
+
+def test_presenter_mode_timeline(page: Page, app_url: str):
+    open_page(page, app_url, "cachegen", "cachegen_bw=Step&cachegen_k=100")
+    page.get_by_text("Presenter mode").click()
+    wait_idle(page)
+    assert_no_exception(page)
+    screenshot(page, "cachegen_presenter")
