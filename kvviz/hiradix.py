@@ -20,10 +20,11 @@ step; spec §5). Strata's in-flight nodes (spec §4.2) are inherited from ``kvvi
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from typing import Any
 
 from kvviz.errors import require
-from kvviz.radix import MatchResult, RadixCache, TreeNode
+from kvviz.radix import RadixCache, Time, TreeNode
 
 WRITE_POLICIES: tuple[str, ...] = ("write_through", "write_through_selective", "write_back")
 LOAD_BACK_THRESHOLD = 10
@@ -106,14 +107,9 @@ class HiRadixCache(RadixCache):
         return len(self.ongoing_write_through) + len(self.ongoing_load_back)
 
     # ---- match and insert ----------------------------------------------------------------------
-    def match_prefix(self, key: Any, extra_key: str | None = None) -> MatchResult:
-        """Device hit (leading device-resident run), host hit (the H run after it), in-flight run."""
-        tokens, extra = self._norm(key, extra_key)
-        self._tick()
-        tokens = tokens[:self.page_align(len(tokens))]
-        if not tokens:
-            return self._empty_result()
-        return self._result(self._match_walk(tokens, extra, self._stamp))
+    def _walk_clock(self) -> Callable[[], Time]:
+        """HiRadixCache stamps each node of a walk separately (deeper nodes are later); not the root."""
+        return self._stamp
 
     def insert(self, key: Any, value: Any = None, *, extra_key: str | None = None, priority: int = 0,
                chunked: bool = False) -> int:
@@ -124,16 +120,7 @@ class HiRadixCache(RadixCache):
         if not tokens:
             return 0
         node, i, total = self.root, 0, 0
-        while i < len(tokens):
-            child = node.children.get(self._child_key(extra, tokens[i:]))
-            if child is None:
-                break
-            child.last_access_time = self._stamp()
-            n = self._match_len(child.key, tokens[i:])
-            if n == 0:
-                break
-            if n < len(child.key):
-                child = self._split(child, n)
+        for child, i, n in self._descend(tokens, extra, self._stamp):
             child.priority = max(child.priority, priority)
             if child.in_flight:
                 self._materialise(child, values[i:i + n])
@@ -255,6 +242,3 @@ class HiRadixCache(RadixCache):
         self.ongoing_load_back[node.id] = node
         self.events.append(dict(event="loaded back", node=node.id, tokens=length))
         return length, node
-
-    def host_only_nodes(self) -> list[TreeNode]:
-        return [n for n in self.nodes() if n.state == "H"]

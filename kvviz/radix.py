@@ -307,21 +307,33 @@ class RadixCache:
         parent.children[self._child_key(new.extra_key, new.key)] = new
         return new
 
-    def _match_walk(self, tokens: Key, extra_key: str | None, touch: Callable[[], Time]) -> list[TreeNode]:
-        """The matched path from the root (splitting where the match ends mid-edge)."""
-        node, i, path = self.root, 0, []
+    def _descend(self, tokens: Key, extra_key: str | None,
+                 touch: Callable[[], Time] | None = None) -> Iterator[tuple[TreeNode, int, int]]:
+        """Walk the cached path of ``tokens`` from the root, splitting an edge matched only in part.
+
+        Yields (node, offset, matched length) per node; ``touch`` stamps each node as it is reached.
+        A split ends the walk: the rest of the key differs from the split-off suffix.
+        """
+        node, i = self.root, 0
         while i < len(tokens):
             child = node.children.get(self._child_key(extra_key, tokens[i:]))
             if child is None:
-                break
-            child.last_access_time = touch()
+                return
+            if touch is not None:
+                child.last_access_time = touch()
             n = self._match_len(child.key, tokens[i:])
+            if n == 0:
+                return
             if n < len(child.key):
-                path.append(self._split(child, n))
-                break
-            path.append(child)
+                child = self._split(child, n)
+            yield child, i, n
             node, i = child, i + n
-        return path
+
+    def _walk_clock(self) -> Callable[[], Time]:
+        """RadixCache stamps a whole walk, root included, with one time (SGLang captures it once)."""
+        t = self._stamp()
+        self.root.last_access_time = t
+        return lambda: t
 
     def _result(self, path: list[TreeNode]) -> MatchResult:
         deepest = path[-1] if path else self.root
@@ -353,9 +365,7 @@ class RadixCache:
         tokens = tokens[:self.page_align(len(tokens))]
         if not tokens:
             return self._empty_result()
-        t = self._stamp()
-        self.root.last_access_time = t
-        return self._result(self._match_walk(tokens, extra, lambda: t))
+        return self._result([node for node, _, _ in self._descend(tokens, extra, self._walk_clock())])
 
     def _counts(self, chunked: bool) -> bool:
         return self.hit_count_rule == "upstream" and not chunked
@@ -373,23 +383,13 @@ class RadixCache:
         tokens, extra = self._norm(key, extra_key)
         values = self._values(tokens, value)
         self._tick()
-        t = self._stamp()
-        self.root.last_access_time = t
+        touch = self._walk_clock()
         self.root.priority = max(self.root.priority, priority)
         if not tokens:
             return 0
         count = self._counts(chunked)
         node, i, total = self.root, 0, 0
-        while i < len(tokens):
-            child = node.children.get(self._child_key(extra, tokens[i:]))
-            if child is None:
-                break
-            child.last_access_time = t
-            n = self._match_len(child.key, tokens[i:])
-            if n == 0:
-                break
-            if n < len(child.key):
-                child = self._split(child, n)
+        for child, i, n in self._descend(tokens, extra, touch):
             if child.in_flight:
                 self._materialise(child, values[i:i + n])
             else:
@@ -505,15 +505,7 @@ class RadixCache:
         """
         tokens, extra = self._norm(key, extra_key)
         node, i = self.root, 0
-        while i < len(tokens):
-            child = node.children.get(self._child_key(extra, tokens[i:]))
-            if child is None:
-                break
-            n = self._match_len(child.key, tokens[i:])
-            if n == 0:
-                break
-            if n < len(child.key):
-                child = self._split(child, n)
+        for child, i, n in self._descend(tokens, extra):
             if child.in_flight:
                 child.owners.add(owner)
             node, i = child, i + n

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -487,10 +487,6 @@ def eviction_steps(rep: Replay) -> list[int]:
 def totals_frame(rep: Replay) -> pd.DataFrame:
     """The running totals, one row per step."""
     return rep.steps[["step", *TOTAL_COLUMNS]]
-
-
-def config_dict(config: ReplayConfig) -> dict:
-    return asdict(config)
 
 
 # ---- presets ------------------------------------------------------------------------------------
