@@ -78,6 +78,7 @@ def test_codec_sizes_feed_the_streaming_levels():
 
 @pytest.mark.parametrize("query, message", [
     ({"cachegen_chunk": "20000"}, "larger than the context"),
+    ({"cachegen_chunk": "1"}, "too many"),
 ])
 def test_bad_input_is_a_message(query, message):
     at = open_page("cachegen", query)
