@@ -85,6 +85,8 @@ with st.sidebar:
                                 bind="query-params", disabled=not strata)
     auto_ack = st.toggle("Acknowledge transfers every round", key="radix_ack", bind="query-params",
                          help="SGLang checks finished host writes and loads once per scheduler loop.")
+    legacy = st.toggle("Legacy hit counts", key="radix_legacy", bind="query-params",
+                       help="Before SGLang PR #18843 the RadixCache never counted hits, so LFU behaved like LRU.")
 
 if source == "Preset":
     text, name = preset.text, preset.title
@@ -111,7 +113,8 @@ else:
         text, name = to_text(script_from_trace(trace, int(n), int(round_ms))), f"{trace.name} (first {n})"
     st.caption(f"One token = one {trace.block_size}-token block, so capacities count blocks.")
 
-config = ReplayConfig(kind, int(device), int(host), int(page), policy, write, strata, int(threshold), auto_ack)
+config = ReplayConfig(kind, int(device), int(host), int(page), policy, write, strata, int(threshold), auto_ack,
+                      "legacy" if legacy else "upstream")
 with frame.user_errors():
     rep = cached_replay(text, name, tuple(asdict(config).values()))
     other = cached_replay(text, name, tuple(asdict(replace(config, deferral=not strata)).values()), False)
@@ -164,7 +167,8 @@ view = st.segmented_control("View", ["Tree", "Text dump", "Requests"], default="
                             key="radix_view", bind="query-params")
 if view == "Tree":
     frame.figure(tree_figure(rep.tree(step), clock_range=(int(row.clock_from), int(row.clock_to)),
-                             step_of=lambda k: int(clock_to.searchsorted(k))), key="radix_tree")
+                             step_of=lambda k: int(clock_to.searchsorted(k)),
+                             width_chars=200 if frame.presenter() else 130), key="radix_tree")
     st.caption("Gold halo: used in this step. Dark ring: locked (a running request or a pending transfer). "
                "Dotted edges: spans being computed. Hover a node for its hit count and last access.")
 elif view == "Text dump":

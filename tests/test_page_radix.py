@@ -96,3 +96,23 @@ def test_a_link_to_a_preset_opens_with_its_settings_unless_the_link_overrides_th
     assert at.number_input(key="radix_device").value == 80
     assert at.selectbox(key="radix_write").value == "write_back"
     assert at.metric[1].label == "On CPU"
+
+
+def test_replays_the_session_trace_with_block_ids_as_tokens():
+    from ui.traces import SESSION_KEY
+
+    at = open_page("radix", {"radix_source": "Trace", "radix_n": "20"})
+    at.session_state[SESSION_KEY] = {"kind": "example"}
+    at.run()
+    assert_clean(at)
+    assert not at.error and "blocks" in " ".join(c.value for c in at.caption)
+    assert "R1" in texts(at) or at.slider(key="radix_step").max >= 1
+    at.slider(key="radix_step").set_value(3).run()
+    assert_clean(at)
+    assert "Step 3 of" in texts(at)
+
+
+def test_legacy_hit_counts_toggle():
+    at = open_page("radix", {"radix_legacy": "true", "radix_view": "Text dump", "radix_step": "3"})
+    assert_clean(at)
+    assert "hc=0" in at.code[0].value and "hc=1" not in at.code[0].value
