@@ -424,11 +424,14 @@ def warm_up() -> None:
     _count(tiny, "s3fifo", 20)
 
 
+TIE = "tie"
+
+
 @dataclass(frozen=True)
 class Findings:
     """What a hit curve says, in numbers: who wins where, the gap to OPT, where policies stop mattering."""
 
-    leaders: tuple[tuple[float, str, float], ...]   # (capacity, best online policy, its hit ratio) at low/mid/high
+    leaders: tuple[tuple[float, str, float], ...]   # (capacity, best online policy or TIE, hit ratio) at low/mid/high
     lead_changes: int                               # how often the best online policy changes along the curve
     widest_gap: tuple[float, float]                 # (capacity, Belady minus the best online hit ratio)
     ceiling: float                                  # the infinite-cache hit ratio
@@ -440,8 +443,9 @@ def findings(curve: pd.DataFrame, policies: Sequence[str]) -> Findings:
     finite = curve[np.isfinite(curve["capacity"])]
     best = winners(finite, policies)
     picks = sorted({0, len(best) // 2, len(best) - 1}) if len(best) else []
-    leaders = tuple((float(best["capacity"].iloc[i]), str(best["policy"].iloc[i]), float(best["hit_ratio"].iloc[i]))
-                    for i in picks)
+    spread = finite[finite["policy"].isin(policies)].groupby("capacity")["hit_ratio"].agg(np.ptp)
+    leaders = tuple((float(c), TIE if len(policies) > 1 and spread[c] == 0 else str(p), float(r))
+                    for c, p, r in (best.iloc[i][["capacity", "policy", "hit_ratio"]] for i in picks))
     changes = int((best["policy"] != best["policy"].shift()).sum() - 1) if len(best) else 0
     bound = finite[finite["policy"] == BOUND].set_index("capacity")["hit_ratio"]
     gaps = [(float(c), float(bound.get(c, r) - r)) for c, r in zip(best["capacity"], best["hit_ratio"])]

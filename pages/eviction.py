@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from kvviz.eviction import (
-    BOUND, INFINITE, ONLINE, POLICIES, TABLE1_CAPACITIES, coarsen, curve_csv, curve_of, findings,
+    BOUND, INFINITE, ONLINE, POLICIES, TABLE1_CAPACITIES, TIE, coarsen, curve_csv, curve_of, findings,
     log_capacities, paper_comparison, replay_of, simulate, sweep,
 )
 from kvviz.figures.eviction import curve_table, fig_hit_curve, fig_over_time
@@ -131,10 +131,11 @@ st.download_button("Download the curve (CSV)", curve_csv(curve), file_name="hit_
 
 
 def _notice() -> list[str]:
-    label = {p: POLICIES[p].label for p in POLICIES}
+    label = {**{p: POLICIES[p].label for p in POLICIES}, TIE: "all tie"}
     lead = ", ".join(f"**{label[p]}** at {int(c):,} blocks ({r:.3f})" for c, p, r in found.leaders)
-    points = [f"Best online policy on this trace: {lead}; the lead changes {found.lead_changes} times along the "
-              "curve. " if lead else "Pick policies in the sidebar to compare them with the bounds. "]
+    times = {0: "never changes", 1: "changes once"}.get(found.lead_changes, f"changes {found.lead_changes} times")
+    points = [f"Best online policy on this trace: {lead}; the lead {times} along the curve. " if lead
+              else "Pick policies in the sidebar to compare them with the bounds. "]
     points[0] += ("Which policy wins depends on the workload: the lecture notes' synthetic load had LFU best at very "
                   "small capacity and LRU at medium, while Mooncake's real trace had LRU best throughout.")
     cap, gap = found.widest_gap

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from kvviz.errors import InputError
 from kvviz.eviction import (
-    INFINITE, ONLINE, POLICIES, Replay, coarsen, curve_csv, findings, hit_curve, hit_mask, log_capacities,
+    INFINITE, ONLINE, POLICIES, TIE, Replay, coarsen, curve_csv, findings, hit_curve, hit_mask, log_capacities,
     parse_capacities, parse_capacity, parse_policies, replay_of, simulate, sweep, winners,
 )
 from kvviz.reuse import stack_distances
@@ -242,6 +242,7 @@ def test_findings_summarise_leaders_gap_and_convergence():
     assert [c for c, _, _ in found.leaders] == [10, 1000, 100_000]
     assert found.ceiling == pytest.approx(replay_of(trace).seen_before.mean())
     assert found.converged_at == 100_000                       # more blocks than the trace has
+    assert found.leaders[-1][1] == TIE
     cap, gap = found.widest_gap
     at = curve[curve.capacity == cap].set_index("policy")["hit_ratio"]
     assert gap == pytest.approx(at["belady"] - max(at["lru"], at["fifo"])) and gap > 0

@@ -49,12 +49,13 @@ def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = Fa
                       annotation_text=f"infinite cache {float(ceiling.iloc[0]):.3f}",
                       annotation_position="top left", annotation_font_color=CEILING_COLOR)
     if paper:
-        _add_paper_points(fig, finite["capacity"].min() if len(finite) else 1)
+        _add_paper_points(fig, finite["capacity"].min(), finite["capacity"].max())
     unit = f" of {block_tokens} tokens" if block_tokens else ""
     fig.update_xaxes(type="log", title_text=f"cache capacity (blocks{unit}, log scale)")
     top = float(max(curve["hit_ratio"].max() if len(curve) else 0, 0.05))
-    if paper:
-        top = max(top, *(v for row in MOONCAKE_TABLE1.values() for v in row.values()))
+    if paper and len(finite):
+        top = max(top, *(v for row in MOONCAKE_TABLE1.values() for c, v in row.items()
+                         if finite["capacity"].min() <= c <= finite["capacity"].max()))
     fig.update_yaxes(title_text="prefix hit ratio" if prefix else "block hit ratio", range=[0, min(1.0, top * 1.12)],
                      tickformat=".2f")
     fig.update_layout(title="Hit ratio against cache capacity", height=480, hovermode="closest",
@@ -62,9 +63,10 @@ def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = Fa
     return fig
 
 
-def _add_paper_points(fig: go.Figure, smallest: float) -> None:
+def _add_paper_points(fig: go.Figure, smallest: float, largest: float) -> None:
+    """Table 1's points that fall inside the curve's capacity range."""
     for policy, row in MOONCAKE_TABLE1.items():
-        caps = [c for c in row if c != INFINITE and c >= smallest]
+        caps = [c for c in row if smallest <= c <= largest]
         fig.add_scatter(x=caps, y=[row[c] for c in caps], mode="markers", name=f"Mooncake: {_label(policy)}",
                         legendgroup="paper", marker=dict(symbol="diamond-open", size=11, line_width=2,
                                                          color=policy_color(policy)),
