@@ -1,0 +1,44 @@
+"""Figure builders of the Eviction page, checked without a browser."""
+
+from __future__ import annotations
+
+from kvviz.eviction import INFINITE, hit_curve, simulate
+from kvviz.figures.eviction import curve_table, fig_hit_curve, fig_over_time, policy_color
+from kvviz.style import INK
+from kvviz.workload import WorkloadConfig, generate
+
+TRACE = generate(WorkloadConfig(requests=200, seed=9))
+CURVE = hit_curve(TRACE, ["lru", "s3fifo", "belady"], [100, 1000, 30_000, INFINITE])
+
+
+def test_hit_curve_lines_bound_ceiling_and_paper_points():
+    fig = fig_hit_curve(CURVE, paper=True, block_tokens=512)
+    names = [t.name for t in fig.data]
+    assert names[:3] == ["LRU", "S3-FIFO", "Belady (OPT)"]         # Belady last: it is drawn as the bound
+    assert fig.data[2].line.dash == "dash" and fig.data[2].line.color == INK
+    assert fig.layout.xaxis.type == "log" and "512 tokens" in fig.layout.xaxis.title.text
+    assert len(fig.data[0].x) == 3                                  # the infinite capacity is the ceiling line
+    assert any("infinite cache" in a.text for a in fig.layout.annotations)
+    paper = [t for t in fig.data if t.name.startswith("Mooncake")]
+    assert len(paper) == 3 and all(max(t.x) <= 30_000 for t in paper)   # only inside the curve's range
+    assert fig.layout.yaxis.range[1] >= 0.48                        # the paper's 0.48 at 30K stays visible
+
+
+def test_prefix_axis_and_no_paper():
+    fig = fig_hit_curve(CURVE, prefix=True)
+    assert fig.layout.yaxis.title.text == "prefix hit ratio"
+    assert not [t for t in fig.data if t.name.startswith("Mooncake")]
+
+
+def test_over_time_one_line_per_policy_in_the_policy_colours():
+    windows = {p: simulate(TRACE, p, 300).over_time() for p in ("lru", "belady")}
+    fig = fig_over_time(windows, 300)
+    assert [t.name for t in fig.data] == ["LRU", "Belady (OPT)"]
+    assert fig.data[0].line.color == policy_color("lru") != policy_color("s3fifo")
+    assert "300 blocks" in fig.layout.title.text
+
+
+def test_curve_table_is_wide_with_infinity_last():
+    table = curve_table(CURVE)
+    assert list(table.columns) == ["capacity (blocks)", "LRU", "S3-FIFO", "Belady (OPT)"]
+    assert table["capacity (blocks)"].tolist() == ["100", "1,000", "30,000", "∞"]
