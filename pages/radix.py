@@ -48,11 +48,9 @@ def valid_in_url(key: str) -> bool:
     return raw in CHOICES.get(key, ())
 
 
-if "radix_ready" not in st.session_state:   # a fresh session: the URL's preset brings what the URL lacks
-    for key, value in preset_settings(st.query_params.get("radix_preset", "")).items():
-        if not valid_in_url(key):
-            st.session_state[key] = value
-    st.session_state["radix_ready"] = True
+for key, value in preset_settings(st.query_params.get("radix_preset", "")).items():
+    if key not in st.session_state and not valid_in_url(key):   # a fresh view: the preset fills what the URL lacks
+        st.session_state[key] = value
 
 
 @st.cache_data(max_entries=32, show_spinner="Replaying the script…")
@@ -66,7 +64,7 @@ with st.sidebar:
     source = st.segmented_control("Source", ["Preset", "Type", "Trace"], default="Preset", required=True,
                                   key="radix_source", bind="query-params")
     preset = PRESETS[BY_TITLE[st.selectbox("Preset", list(BY_TITLE), key="radix_preset", bind="query-params",
-                                           on_change=apply_suggested)]]
+                                           on_change=apply_suggested, disabled=source == "Trace")]]
     st.header("Cache")
     kind = {v: k for k, v in TREES.items()}[st.segmented_control(
         "Tree", list(TREES.values()), required=True, key="radix_cache",

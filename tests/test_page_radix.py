@@ -116,3 +116,11 @@ def test_legacy_hit_counts_toggle():
     at = open_page("radix", {"radix_legacy": "true", "radix_view": "Text dump", "radix_step": "3"})
     assert_clean(at)
     assert "hc=0" in at.code[0].value and "hc=1" not in at.code[0].value
+
+
+def test_coming_back_from_another_page_keeps_usable_settings():
+    at = open_page("radix")
+    at.switch_page("pages/home.py").run()
+    at.switch_page("pages/radix.py").run()
+    assert_clean(at)
+    assert at.number_input(key="radix_device").value == 72 and not at.error
