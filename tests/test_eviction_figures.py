@@ -42,3 +42,9 @@ def test_curve_table_is_wide_with_infinity_last():
     table = curve_table(CURVE)
     assert list(table.columns) == ["capacity (blocks)", "LRU", "S3-FIFO", "Belady (OPT)"]
     assert table["capacity (blocks)"].tolist() == ["100", "1,000", "30,000", "∞"]
+
+
+def test_paper_points_outside_the_range_are_left_out():
+    curve = hit_curve(TRACE, ["lru"], [10, 20, INFINITE])
+    fig = fig_hit_curve(curve, paper=True)
+    assert not [t for t in fig.data if t.name.startswith("Mooncake")]

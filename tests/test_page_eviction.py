@@ -96,3 +96,10 @@ def test_no_policy_selected_still_draws_the_bounds():
     assert_clean(at)
     assert list(_curve_table(at).columns) == ["capacity (blocks)", "Belady (OPT)"]
     assert any("Pick policies" in m.value for m in at.markdown)
+
+
+def test_a_one_point_range_below_or_above_the_trace_opens_clean():
+    for ends in (["100", "100"], ["5M", "5M"]):
+        at = open_page("eviction", {**SMALL, "eviction_range": ends})
+        assert_clean(at)
+        assert len(_curve_table(at)) == 2                 # the one capacity and ∞

@@ -54,8 +54,8 @@ def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = Fa
     fig.update_xaxes(type="log", title_text=f"cache capacity (blocks{unit}, log scale)")
     top = float(max(curve["hit_ratio"].max() if len(curve) else 0, 0.05))
     if paper and len(finite):
-        top = max(top, *(v for row in MOONCAKE_TABLE1.values() for c, v in row.items()
-                         if finite["capacity"].min() <= c <= finite["capacity"].max()))
+        top = max([top, *(v for row in MOONCAKE_TABLE1.values() for c, v in row.items()
+                          if finite["capacity"].min() <= c <= finite["capacity"].max())])
     fig.update_yaxes(title_text="prefix hit ratio" if prefix else "block hit ratio", range=[0, min(1.0, top * 1.12)],
                      tickformat=".2f")
     fig.update_layout(title="Hit ratio against cache capacity", height=480, hovermode="closest",
