@@ -67,6 +67,8 @@ def _add_paper_points(fig: go.Figure, smallest: float, largest: float) -> None:
     """Table 1's points that fall inside the curve's capacity range."""
     for policy, row in MOONCAKE_TABLE1.items():
         caps = [c for c in row if smallest <= c <= largest]
+        if not caps:
+            continue
         fig.add_scatter(x=caps, y=[row[c] for c in caps], mode="markers", name=f"Mooncake: {_label(policy)}",
                         legendgroup="paper", marker=dict(symbol="diamond-open", size=11, line_width=2,
                                                          color=policy_color(policy)),
