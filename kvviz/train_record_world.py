@@ -41,7 +41,7 @@ class Recipe:
     target, so the induction head forms far sooner than from the answers alone.
     """
 
-    steps: int = 6_000
+    steps: int = 2_000
     batch: int = 32
     n_questions: int = 4
     min_records: int = 2

@@ -28,7 +28,8 @@ def test_token_strip_rows_cuts_and_boundaries():
 def test_deviation_heatmap_shares_one_scale():
     view = blend.inspect_document(MODEL, sample_documents(1, 3), 5, 0.2)
     fig = figs.deviation_heatmap(view.texts, view.dev_reuse, view.dev_blend, 5)
-    assert len(fig.data) == 2 and fig.data[0].zmax == fig.data[1].zmax
+    assert len(fig.data) == 2 and fig.data[0].zmax == fig.data[1].zmax == 1
+    assert np.nanmax(np.asarray(fig.data[0].z, dtype=float)) == 1.0
 
 
 def test_accuracy_figure_has_lines_for_swept_methods_and_points_for_the_rest():

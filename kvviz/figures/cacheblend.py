@@ -73,18 +73,20 @@ def token_strip(texts: list[str], is_value: np.ndarray, cut_value: np.ndarray, c
 
 def deviation_heatmap(texts: list[str], reuse: np.ndarray, blended: np.ndarray, chunk_len: int) -> go.Figure:
     """Per-token KV deviation ||ΔK||²+||ΔV||² from full prefill by layer, full reuse above and
-    CacheBlend below, on one colour scale (log10, since the deviation spans decades)."""
-    floor = 1e-4
-    top = max(float(np.max(reuse)), float(np.max(blended)), floor * 10)
+    CacheBlend below. Each layer is scaled by its largest full-reuse deviation (deeper layers
+    deviate by orders of magnitude more), so the colour shows which tokens carry a layer's
+    deviation; hovering gives the raw value."""
+    # layer 0 (exact cache) holds only float rounding: do not blow that up to full colour
+    scale = np.maximum(reuse.max(axis=1, keepdims=True), max(float(reuse.max()), 1e-12) * 1e-3)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
                         subplot_titles=("Full reuse (plain concatenation)", "After CacheBlend"))
     labels = [f"{j}:{t}" for j, t in enumerate(texts)]
     for row, dev in ((1, reuse), (2, blended)):
         fig.add_trace(go.Heatmap(
-            z=np.log10(np.maximum(dev, floor)), x=labels, y=[f"layer {i}" for i in range(dev.shape[0])],
-            customdata=dev, zmin=np.log10(floor), zmax=np.log10(top), colorscale="Blues",
-            hovertemplate="%{x} %{y}: deviation %{customdata:.3g}<extra></extra>",
-            colorbar=dict(title="log10 dev", len=0.9), showscale=row == 1, xgap=1, ygap=1), row=row, col=1)
+            z=np.clip(dev / scale, 0, 1), x=labels, y=[f"layer {i}" for i in range(dev.shape[0])], customdata=dev,
+            zmin=0, zmax=1, colorscale="Blues", hovertemplate="%{x} %{y}: deviation %{customdata:.3g}<extra></extra>",
+            colorbar=dict(title="share of the<br>layer's max", len=0.9, tickformat=".0%"), showscale=row == 1,
+            xgap=1, ygap=1), row=row, col=1)
         fig.update_yaxes(autorange="reversed", row=row, col=1)
     for start in range(chunk_len, len(texts), chunk_len):
         fig.add_vline(x=start - 0.5, line=dict(color=INK, width=1.5, dash="dot"))
