@@ -31,6 +31,11 @@ def test_example_trace_curves_and_presenter_view(page: Page, app_url: str):
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2)
     expect(page.get_by_text("What the paper reports vs this simulation")).to_be_visible()
     screenshot(page, "eviction")
+    page.get_by_text("Presenter mode").click()
+    wait_idle(page)
+    assert_no_exception(page)
+    expect(page.get_by_test_id("stExpander").first).to_be_visible()     # the teaching text folds away
+    screenshot(page, "eviction_presenter")
 
 
 def test_uploaded_trace_prefix_mode_and_a_bad_file(page: Page, app_url: str):
