@@ -171,20 +171,8 @@ if view == "Codec":
         "when they are shipped; the streams are interleaved, so no per-stream lengths). `ideal_bits_per_value` replaces the coded bytes by −Σ log₂ p under the "
         "data's own histograms. The paper's encoder uses anchors + deltas and tables profiled offline on "
         "other contexts; the released artifact quantizes raw values and ships each chunk's tables.")
-    frame.what_to_notice([
-        "**Quantization + entropy coding is the big win**: compare the curves with the stars (fixed-width "
-        "quantization) and zlib, which barely compresses floats.",
-        "**The delta step helps only when neighbouring tokens are correlated**: here, with deltas "
-        f"{table.iloc[0].bits_per_value:.2f} bits/value at error {table.iloc[0].rel_error:.1e}, without "
-        f"{table.iloc[1].bits_per_value:.2f} at {table.iloc[1].rel_error:.1e}. Compare the curves at ρ = 0.97 "
-        "and at ρ = 0, where the 8-bit anchors cost more than the deltas save.",
-        "Per-(layer, channel) tables beat one global table, most when channels differ (offsets, outliers).",
-        "Layer-wise bins spend bits on shallow layers; they pay off only under the assumed sensitivity.",
-    ])
-    frame.paper_vs_sim(report.codec_rows(table, loc), note=(
-        "The paper measures LLaMA/Mistral KV and answer accuracy; this is a synthetic KV with a relative-error "
-        "proxy, so the ratios show the mechanisms, not the paper's exact gains. The locality ratio depends on ρ "
-        "and on the channel offsets: with offsets removed the delta's advantage is only what ρ gives."))
+    frame.what_to_notice(report.codec_notice(table, None if documents else spec.rho))
+    frame.paper_vs_sim(report.codec_rows(table, loc), note=report.CODEC_NOTE)
     st.stop()
 
 setup, bw, source = stream_setup()
@@ -224,17 +212,5 @@ else:
     summary = sweep[np.isclose(sweep.slo_s, setup.slo_s)]
 st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({label}):")
 st.dataframe(summary.drop(columns="slo_s"), hide_index=True, width="stretch")
-frame.what_to_notice([
-    "**Compression itself is the biggest win**: 8-bit quantization misses most SLOs a CacheGen level meets.",
-    "**Adaptation helps when bandwidth is persistent** (the last chunk predicts the next) **and can hurt when "
-    "it is i.i.d.**: the paper rule then chases noise. Compare *Persistent* with *i.i.d.* at the same SLO.",
-    "The artifact rule reads the *current* chunk's bandwidth, a glimpse of the future the paper's rule "
-    "does not have; on i.i.d. traces that alone makes it look far better.",
-    "Text is lossless but costs a GPU recompute: the paper rule sends it whenever it fits the budget, the "
-    "artifact rule only when no level fits.",
-])
-frame.paper_vs_sim(report.stream_rows(setup, summary, label), note=(
-    "Sizes follow Table 1 by construction in the paper preset (levels 1 and 3 are derived from the artifact's "
-    "bin tables, their qualities illustrative). The paper's adaptation experiment used bandwidth traces whose "
-    "construction is not public; this simulation's violation rates depend on the trace source, so where they "
-    "disagree with 81% → 8% the trace, not the rule, is the first suspect."))
+frame.what_to_notice(report.STREAM_NOTICE)
+frame.paper_vs_sim(report.stream_rows(setup, summary, label), note=report.STREAM_NOTE)

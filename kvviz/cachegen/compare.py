@@ -143,7 +143,10 @@ def _baselines(kv: np.ndarray, sensitivity: float, judge=None) -> list[Row]:
 
 def _frame(rows: list[Row]) -> pd.DataFrame:
     frame = pd.DataFrame([r.as_dict() for r in rows])
-    return frame.drop(columns="accuracy") if frame["accuracy"].isna().all() else frame
+    if frame["accuracy"].isna().all():
+        return frame.drop(columns="accuracy")
+    return frame[["variant", "level", "bits_per_value", "accuracy"] +
+                 [c for c in frame.columns if c not in ("variant", "level", "bits_per_value", "accuracy")]]
 
 
 PARETO_VARIANTS: tuple[tuple[str, CodecConfig], ...] = (

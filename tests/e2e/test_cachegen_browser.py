@@ -53,3 +53,18 @@ def test_presenter_mode_timeline(page: Page, app_url: str):
     wait_idle(page)
     assert_no_exception(page)
     screenshot(page, "cachegen_presenter")
+
+
+def test_record_world_model_source(page: Page, app_url: str):
+    from kvviz.cachegen import model_kv
+    if not model_kv.available():
+        import pytest
+        pytest.skip("record-world weights not trained yet")
+    open_page(page, app_url, "cachegen", "cachegen_view=Codec&cachegen_kvsource=Record-world+model&cachegen_docs=40")
+    assert_no_exception(page)
+    expect(page.get_by_text("questions right").first).to_be_visible()
+    wait_idle(page)
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1)
+    expect(page.get_by_test_id("stPlotlyChart").locator(".main-svg").first).to_be_visible()
+    assert_no_exception(page)
+    screenshot(page, "cachegen_model")
