@@ -121,7 +121,7 @@ POLICIES: dict[str, Policy] = {p.name: p for p in (
            lambda r, c: sieve_hits(r.ids, r.n_ids, c)),
     Policy("arc", "ARC", "two LRU lists (seen once / twice) with ghost lists tuning their split",
            lambda r, c: arc_hits(r.ids, r.n_ids, c)),
-    Policy("s3fifo", "S3-FIFO", "small FIFO (10%) filters one-hit blocks; main FIFO; ghost ids (90%)",
+    Policy("s3fifo", "S3-FIFO", "a small FIFO (10%) keeps only blocks hit twice there; main FIFO with reinsertion; ghost ids (90%)",
            lambda r, c: s3fifo_hits(r.ids, r.n_ids, c), admits_below=20),
     Policy("belady", "Belady (OPT)", "evict the block whose next use is farthest (needs the future)",
            lambda r, c: belady_hits(r.ids, r.n_ids, c, r.next_use)),

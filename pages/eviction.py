@@ -35,7 +35,8 @@ frame.explain(
     "hits / block accesses.** *Prefix mode* counts a hit only while every earlier block of the request hit too "
     "— what a prefix cache can actually reuse. **Belady** (evict the block needed farthest in the future) "
     "needs the future, so no real cache can beat it; the dotted **infinite cache** line counts every access "
-    "whose block was seen before. The simulators match libCacheSim 0.3.5 hit for hit.")
+    "whose block was seen before. The simulators match libCacheSim 0.3.5 hit for hit.\n\n"
+    + "\n".join(f"- **{p.label}**: {p.rule}." for p in POLICIES.values()))
 
 trace = trace_picker("eviction")
 if trace is None:
