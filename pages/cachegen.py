@@ -164,7 +164,8 @@ if view == "Codec":
     st.dataframe(table, hide_index=True, width="stretch", column_config={
         c: st.column_config.NumberColumn(format="%.3f") for c in ("bits_per_value", "ideal_bits_per_value",
                                                                    "header_bits_per_value")} | {
-        c: st.column_config.NumberColumn(format="%.2e") for c in ("rel_error", "weighted_error", "mse")})
+        c: st.column_config.NumberColumn(format="%.2e") for c in ("rel_error", "weighted_error", "mse")} | {
+        "accuracy": st.column_config.NumberColumn(format="percent")})
     frame.explain(
         "Every row is encoded **for real**: the bytes are the rANS coder's output plus everything a receiver "
         "needs (each stream's final state, fp16 per-token scales, 8-bit anchors, and the 16-bit CDF tables "
