@@ -159,6 +159,8 @@ def test_encode_refuses_a_bad_tensor():
         codec.encode(np.full((1, 2, 4, 3), np.nan), ARTIFACT)
     with pytest.raises(InputError):
         codec.encode(np.zeros((1, 2, 4, 3)), PAPER)        # offline tables need a profile
+    with pytest.raises(InputError, match="fp16"):
+        codec.encode(np.full((1, 2, 4, 3), 1e5), ARTIFACT)
 
 
 # ----------------------------------------------------------------------------- synthetic KV

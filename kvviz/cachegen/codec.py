@@ -30,6 +30,7 @@ from kvviz.errors import require
 LEVELS = (0, 1, 2, 3, 4)
 ARTIFACT_LEVELS = (1, 2, 3)
 ANCHOR_BINS = 256                    # anchors are quantised at 8 bits (lecture notes §3.3)
+FP16_MAX = 65504.0                   # the scales travel as fp16
 # Bins by layer group, as (first-layer fraction, bins) for keys and values. Levels 1-3 are the
 # artifact's Mistral-7B tables (``cachegen_basics.py``: keys [0,10) [10,20) [20,32), values
 # [0,2) [2,32) of 32 layers); levels 0 and 4 extend the sweep one step coarser and finer.
@@ -208,10 +209,18 @@ def offline_counts(profile_kv: np.ndarray, cfg: CodecConfig) -> np.ndarray:
 def encode(kv: np.ndarray, cfg: CodecConfig, profile: np.ndarray | None = None) -> Bitstream:
     """Encode ``kv [L, 2, T, C]``. ``profile`` is the offline table (``offline_counts``); it is
     needed when ``cfg.tables == "offline"`` and entropy coding is on."""
+    kv = check_kv(kv)
+    return encode_quantized(quantize_kv(kv, cfg), kv.shape, cfg, profile)
+
+
+def check_kv(kv: np.ndarray) -> np.ndarray:
+    """A KV tensor the codec can take: [layers, 2, tokens, channels], finite, within fp16 (float32)."""
     kv = np.asarray(kv, dtype=np.float32)
     require(kv.ndim == 4 and kv.shape[1] == 2, f"KV must be [layers, 2, tokens, channels], got {kv.shape}")
     require(bool(np.all(np.isfinite(kv))), "KV holds NaN or infinite values")
-    return encode_quantized(quantize_kv(kv, cfg), kv.shape, cfg, profile)
+    peak = float(np.abs(kv).max(initial=0))
+    require(peak < FP16_MAX, f"KV values reach {peak:.3g}, beyond the fp16 range of the scales ({FP16_MAX:g})")
+    return kv
 
 
 def encode_quantized(qz: Quantized, shape: tuple, cfg: CodecConfig,

@@ -75,6 +75,7 @@ def run_codec(name: str, kv: np.ndarray, cfg: CodecConfig, profile: np.ndarray |
         memo[(key, check)] = row
         return row
     counts = codec.offline_counts(profile, cfg) if cfg.entropy and cfg.tables == "offline" else None
+    codec.check_kv(kv)
     qz = codec.quantize_kv(kv, cfg)
     bs = codec.encode_quantized(qz, kv.shape, cfg, counts)
     kv_hat = codec.reconstruct(qz, cfg, kv.shape[2])
