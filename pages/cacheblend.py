@@ -96,21 +96,22 @@ with frame.user_errors():
         frame.figure(figs.controller_figure(served.name, 1e3 * next(iter(runs.values())).prefill,
                                             {d: 1e3 * r.load for d, r in runs.items()},
                                             {d: r.ratio for d, r in runs.items()}, blend.R_MIN), key=f"{STEM}_ctl")
-        st.dataframe(pd.DataFrame([{"device": d, "load / layer (ms)": 1e3 * r.load,
-                                    "recompute at r (ms)": 1e3 * r.ratio * r.prefill, "picked r": r.ratio,
-                                    "TTFT CacheBlend (s)": r.ttft_blend, "TTFT full prefill (s)": r.ttft_full,
-                                    "reuse pays": "yes" if r.reuse_pays else "no: prefill is faster"}
+        st.dataframe(pd.DataFrame([{"device": d.split(" (")[0], "load ms": 1e3 * r.load,
+                                    "recompute ms": 1e3 * r.ratio * r.prefill, "picked r": r.ratio,
+                                    "TTFT blend s": r.ttft_blend, "TTFT prefill s": r.ttft_full,
+                                    "reuse pays": "yes" if r.reuse_pays else "no"}
                                    for d, r in runs.items()]).style.format(
-            {"load / layer (ms)": "{:.1f}", "recompute at r (ms)": "{:.1f}", "picked r": "{:.0%}",
-             "TTFT CacheBlend (s)": "{:.2f}", "TTFT full prefill (s)": "{:.2f}"}), hide_index=True, width="stretch")
+            {"load ms": "{:.1f}", "recompute ms": "{:.1f}", "picked r": "{:.0%}", "TTFT blend s": "{:.2f}",
+             "TTFT prefill s": "{:.2f}"}), hide_index=True, width="stretch")
         st.caption("Per layer: load = KV bytes ÷ bandwidth (FP16); prefill = FLOPs ÷ (A40 149.7 TFLOPS × 60%). "
                    "Loading layer l+1 overlaps recomputing layer l, so a layer costs max(load, r × prefill).")
     else:
-        info = net.info.get("recipe", {})
+        recipe = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in net.info.get("recipe", {}).items())
         st.subheader("Training the record-world model")
-        frame.figure(figs.loss_curve(net.loss, N_RECORDS), key=f"{STEM}_loss")
-        st.caption(f"4 layers, d = {net.config.d_model}, {net.config.n_heads} heads, SwiGLU {net.config.d_ff}, "
-                   f"RoPE; {sum(p.size for p in net.params.values()):,} parameters. Recipe: {info}. "
+        frame.figure(figs.loss_curve(net.loss), key=f"{STEM}_loss")
+        st.caption(f"{net.config.n_layers} layers, d = {net.config.d_model}, {net.config.n_heads} heads, SwiGLU "
+                   f"{net.config.d_ff}, RoPE; {sum(p.size for p in net.params.values()):,} parameters. "
+                   f"Recipe: {recipe}; trained in {net.info.get('train_seconds', '?')} s. "
                    f"Full-prefill accuracy on fresh documents: {net.info.get('full_prefill_accuracy', float('nan')):.1%}. "
                    f"Retrain: `python -m kvviz.train_record_world`.")
 

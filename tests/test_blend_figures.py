@@ -48,5 +48,6 @@ def test_accuracy_figure_has_lines_for_swept_methods_and_points_for_the_rest():
 def test_controller_and_loss_figures():
     fig = figs.controller_figure("m", 20.0, {"NVMe": 10.0}, {"NVMe": 0.5}, 0.15)
     assert fig.data[-1].x[0] == 0.5 and fig.data[-1].y[0] == 10.0
-    assert len(figs.loss_curve(np.linspace(3, 0.1, 500, dtype=np.float32), 12).data) == 2
-    assert len(figs.loss_curve(np.zeros(0), 12).data) == 0
+    fig = figs.loss_curve(np.r_[np.full(300, 2.0), np.full(300, 0.01)].astype(np.float32))
+    assert len(fig.data) == 2 and "step 3" in fig.layout.annotations[0].text   # the drop, near step 300
+    assert len(figs.loss_curve(np.zeros(0)).data) == 0

@@ -151,25 +151,30 @@ def controller_figure(name: str, prefill_ms: float, loads_ms: dict[str, float], 
     return fig
 
 
-def loss_curve(loss: np.ndarray, n_records: int) -> go.Figure:
-    """The training loss (moving average over 100 steps) with the 'guess among the values' level."""
+def loss_curve(loss: np.ndarray, formed_below: float = 0.2) -> go.Figure:
+    """The training loss per step and its centred 100-step mean, with the step where the mean
+    first falls below ``formed_below`` nats marked: the induction head has formed."""
     if len(loss) == 0:
         fig = go.Figure()
         fig.add_annotation(text="these weights carry no loss curve", showarrow=False, x=0.5, y=0.5,
                            xref="paper", yref="paper")
         return fig
-    steps = np.arange(1, len(loss) + 1)
+    steps = np.arange(len(loss))
     window = min(100, len(loss))
     smooth = np.convolve(loss, np.ones(window) / window, mode="valid")
+    centre = steps[: len(smooth)] + window // 2
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=steps, y=loss, name="loss per step", mode="lines",
                              line=dict(color=color(0), width=0.6), opacity=0.35))
-    fig.add_trace(go.Scatter(x=steps[window - 1:], y=smooth, name=f"mean of {window} steps", mode="lines",
+    fig.add_trace(go.Scatter(x=centre, y=smooth, name=f"mean of {window} steps", mode="lines",
                              line=dict(color=color(0))))
-    fig.add_hline(y=float(np.log(n_records)), line=dict(color=color(1), dash="dash"),
-                  annotation_text=f"ln {n_records}: guessing among the document's values",
-                  annotation_position="top right")
+    below = np.flatnonzero(smooth < formed_below)
+    if below.size:
+        step = int(centre[below[0]])
+        fig.add_vline(x=step, line=dict(color=color(1), dash="dash"))
+        fig.add_annotation(x=step, y=float(np.max(smooth)), text=f"induction head formed (~step {step})",
+                           xanchor="left", showarrow=False, font=dict(color=color(1)))
     fig.update_xaxes(title="training step")
-    fig.update_yaxes(title="cross-entropy of the answer (nats)", rangemode="tozero")
+    fig.update_yaxes(title="loss (nats)", rangemode="tozero")
     fig.update_layout(height=340, legend=dict(orientation="h", y=-0.3))
     return fig
