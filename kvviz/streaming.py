@@ -527,6 +527,25 @@ def run_all(setup: StreamSetup, bw: Bandwidth, policies: tuple[str, ...] | None 
     return [simulate(setup, bw, p) for p in (policies or policy_names(setup))]
 
 
+def by_mean_bandwidth(runs: list[Run], bw: Bandwidth, bins: int = 8) -> pd.DataFrame:
+    """Violation rate and mean quality per policy, with the traces grouped by the mean bandwidth
+    their chunks see (equal-count groups): where in the bandwidth range each policy fails."""
+    n = runs[0].config.shape[1]
+    mean = bw.gbps[:, :n].mean(axis=1)
+    groups = min(bins, bw.traces)
+    edges = np.quantile(mean, np.linspace(0, 1, groups + 1))
+    group = np.clip(np.searchsorted(edges, mean, side="right") - 1, 0, groups - 1)
+    rows = []
+    for run in runs:
+        for g in range(groups):
+            pick = group == g
+            if pick.any():
+                rows.append({"policy": run.policy, "mean_gbps": float(mean[pick].mean()), "traces": int(pick.sum()),
+                             "violation_rate": float(1 - run.met[pick].mean()),
+                             "mean_quality": float(run.quality[pick].mean())})
+    return pd.DataFrame(rows)
+
+
 def slo_sweep(setup: StreamSetup, bw: Bandwidth, slos: np.ndarray,
               policies: tuple[str, ...] | None = None, progress=None) -> pd.DataFrame:
     """Violation rate and mean quality per policy at each SLO, over all K traces."""

@@ -107,3 +107,11 @@ def test_record_world_source_shows_the_models_answers(monkeypatch):
     assert table.accuracy.between(0, 1).all()
     assert any("questions right" in c.value for c in at.caption)
     assert at.table[-1].value.index.str.contains("Record-world").any()
+
+
+def test_violation_against_mean_bandwidth():
+    at = open_page("cachegen", {"cachegen_view": "Violation vs SLO", "cachegen_against": "Mean bandwidth",
+                                "cachegen_k": "300"})
+    assert_clean(at)
+    assert at.segmented_control(key="cachegen_against").value == "Mean bandwidth"
+    assert len(at.get("plotly_chart")) == 1

@@ -203,3 +203,14 @@ def test_unknown_policy_and_short_trace():
         S.simulate(S.StreamSetup(), S.iid_traces(2, 7), "magic")
     with pytest.raises(InputError, match="chunk values"):
         S.simulate(S.StreamSetup(), S.iid_traces(2, 3), "paper")
+
+
+def test_by_mean_bandwidth_groups_traces_and_low_bandwidth_fails_more():
+    setup = S.StreamSetup()
+    bw = S.persistent_traces(800, setup.n_chunks, 0.9, seed=5)
+    runs = S.run_all(setup, bw, ("level2", "quant8"))
+    table = S.by_mean_bandwidth(runs, bw, bins=4)
+    assert (table.groupby("policy").traces.sum() == 800).all()
+    level2 = table[table.policy == "level2"].sort_values("mean_gbps")
+    assert level2.violation_rate.iloc[0] > level2.violation_rate.iloc[-1]
+    assert level2.violation_rate.iloc[-1] == 0.0

@@ -110,10 +110,12 @@ def policy_colors(policies) -> dict[str, str]:
     return {p: FIXED_POLICY_COLORS.get(p) or next(levels) for p in policies}
 
 
-def fig_violation(sweep: pd.DataFrame, slo_now: float | None = None) -> go.Figure:
-    """SLO-violation rate and mean quality against the SLO, one line per policy."""
+def fig_violation(sweep: pd.DataFrame, slo_now: float | None = None, x: str = "slo_s") -> go.Figure:
+    """SLO-violation rate and mean quality against the SLO (``x="slo_s"``, log axis) or against the
+    traces' mean bandwidth (``x="mean_gbps"``), one line per policy."""
     policies = list(dict.fromkeys(sweep["policy"]))
     colors = policy_colors(policies)
+    x_label = "SLO (s)" if x == "slo_s" else "mean bandwidth the chunks see (Gb/s)"
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=("SLO-violation rate", "mean quality proxy"))
     for p in policies:
@@ -121,15 +123,15 @@ def fig_violation(sweep: pd.DataFrame, slo_now: float | None = None) -> go.Figur
         dash = "dot" if p == "oracle" else None
         for col, ycol in ((1, "violation_rate"), (2, "mean_quality")):
             fig.add_trace(go.Scatter(
-                x=d.slo_s, y=d[ycol], mode="lines+markers", name=policy_label(p), legendgroup=p,
+                x=d[x], y=d[ycol], mode="lines+markers", name=policy_label(p), legendgroup=p,
                 showlegend=col == 1, line=dict(color=colors[p], dash=dash),
-                hovertemplate=f"{policy_label(p)}<br>SLO %{{x:.2f}} s: %{{y:.3f}}<extra></extra>"), row=1, col=col)
-    if slo_now is not None:
+                hovertemplate=f"{policy_label(p)}<br>{x_label} %{{x:.2f}}: %{{y:.3f}}<extra></extra>"), row=1, col=col)
+    if slo_now is not None and x == "slo_s":
         for col in (1, 2):
             fig.add_vline(x=np.log10(slo_now), line=dict(color=SLO_COLOR, dash="dash", width=1.5),  # log axis
                           row=1, col=col)
     fig.update_yaxes(tickformat=".0%", range=[-0.02, 1.02], row=1, col=1)
-    fig.update_xaxes(title_text="SLO (s)", type="log")
+    fig.update_xaxes(title_text=x_label, type="log" if x == "slo_s" else "linear")
     fig.update_layout(height=460, legend=dict(orientation="h", y=-0.22, x=0))
     return fig
 

@@ -68,3 +68,10 @@ def test_record_world_model_source(page: Page, app_url: str):
     expect(page.get_by_test_id("stPlotlyChart").locator(".main-svg").first).to_be_visible()
     assert_no_exception(page)
     screenshot(page, "cachegen_model")
+
+
+def test_violation_against_mean_bandwidth(page: Page, app_url: str):
+    open_page(page, app_url, "cachegen", "cachegen_view=Violation+vs+SLO&cachegen_against=Mean+bandwidth&cachegen_k=300")
+    assert_no_exception(page)
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1)
+    screenshot(page, "cachegen_by_bandwidth")
