@@ -42,6 +42,7 @@ from kvviz.trace import Trace
 INFINITE = math.inf
 CURVE_COLUMNS = ("policy", "capacity", "hits", "accesses", "hit_ratio")
 MAX_CAPACITIES = 200
+MAX_ACCESSES = 2**31 - 1     # the policies keep block ids, times and keys in int32 arrays
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,8 @@ def replay_of(trace: Trace) -> Replay:
     require(trace.has_block_ids, "this trace has no block ids (hash_ids): cache replay needs them",
             field="hash_ids")
     require(len(trace.blocks) > 0, "this trace has no block accesses: it is empty")
+    require(len(trace.blocks) < MAX_ACCESSES, f"{len(trace.blocks):,} block accesses; the simulators take "
+            f"fewer than {MAX_ACCESSES:,}")
     _, ids = np.unique(trace.blocks, return_inverse=True)
     ids = ids.astype(np.int64).reshape(-1)
     return Replay(ids, int(ids.max()) + 1, np.asarray(trace.offsets, dtype=np.int64),

@@ -1,6 +1,6 @@
 """An indexed binary min-heap of cached blocks, for the priority-based policies.
 
-``nodes`` has one row per block id: a key of three int64 numbers compared lexicographically
+``nodes`` has one int32 row per block id: a key of three numbers compared lexicographically
 (columns 0-2) and the block's heap slot (column ``SLOT``, ``ABSENT`` when not cached). ``slots``
 holds the cached blocks in heap order and ``size`` how many there are, passed by value and
 returned by the operations that change it. The root, ``slots[0]``, is the block to evict; a
@@ -20,9 +20,9 @@ SLOT = 3
 @helper
 def new_heap(n_ids: int, capacity: int) -> tuple[np.ndarray, np.ndarray]:
     """``(nodes, slots)`` of an empty heap for up to ``capacity`` of blocks ``0 .. n_ids-1``."""
-    nodes = np.zeros((n_ids, 4), np.int64)
+    nodes = np.zeros((n_ids, 4), np.int32)
     nodes[:, SLOT] = ABSENT
-    return nodes, np.empty(capacity, np.int64)
+    return nodes, np.empty(capacity, np.int32)
 
 
 @helper

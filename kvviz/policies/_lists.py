@@ -4,7 +4,7 @@ A block is in at most one queue at a time, so all queues share one ``links`` tab
 block id, with columns ``PREV`` (toward the head), ``NEXT`` (toward the tail) and ``WHERE`` (the
 queue holding the block, or ``NOWHERE``). ``ends`` has one row per queue: ``HEAD`` (newest end,
 where blocks enter), ``TAIL`` (oldest end) and ``SIZE``. This is the layout of libCacheSim's
-intrusive lists; keeping a block's three fields in one row keeps an operation in one cache line.
+intrusive lists; keeping a block's three fields in one int32 row keeps an operation in one cache line.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ HEAD, TAIL, SIZE = 0, 1, 2
 @helper
 def new_queues(n_ids: int, n_queues: int) -> tuple[np.ndarray, np.ndarray]:
     """``(links, ends)`` for empty queues ``0 .. n_queues-1`` over blocks ``0 .. n_ids-1``."""
-    links = np.full((n_ids, 3), NONE, np.int64)
+    links = np.full((n_ids, 3), NONE, np.int32)
     ends = np.full((n_queues, 3), NONE, np.int64)
     ends[:, SIZE] = 0
     return links, ends
