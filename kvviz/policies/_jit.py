@@ -5,11 +5,25 @@ on disk (``cache=True``), so the readable loop is also the fast one. Kernels rel
 (``nogil=True``) so a sweep runs one simulation per core from a thread pool; the small data
 structure helpers are inlined into them (``inline="always"``), which keeps a list or heap
 operation as cheap as writing it out by hand.
+
+numba checks only a kernel's own file before reusing its disk cache, not the helpers inlined
+into it, so the cache lives in a folder named after a hash of every module of this package:
+any edit here starts a fresh cache.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+from pathlib import Path
+
+import numba
 from numba import njit
+
+_HERE = Path(__file__).resolve().parent
+if not os.environ.get("NUMBA_CACHE_DIR"):
+    _source = hashlib.sha1(b"".join(p.read_bytes() for p in sorted(_HERE.glob("*.py")))).hexdigest()[:12]
+    numba.config.CACHE_DIR = str(_HERE / "__pycache__" / f"numba-{_source}")
 
 kernel = njit(cache=True, nogil=True)
 """Decorator for a compiled per-access loop."""
