@@ -546,6 +546,24 @@ def by_mean_bandwidth(runs: list[Run], bw: Bandwidth, bins: int = 8) -> pd.DataF
     return pd.DataFrame(rows)
 
 
+PERSISTENCE_GRID = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99)
+
+
+def persistence_sweep(setup: StreamSetup, traces: int, seed: int = 0,
+                      persistences: tuple[float, ...] = PERSISTENCE_GRID, progress=None) -> pd.DataFrame:
+    """Violation rate and mean quality per policy as the bandwidth's persistence grows from i.i.d.
+    (0) towards constant, with the marginal Uniform(0.1, 10) Gb/s held fixed: the test of "the last
+    chunk predicts the next"."""
+    frames = []
+    for j, phi in enumerate(persistences):
+        frame = summary(run_all(setup, persistent_traces(traces, setup.n_chunks, phi, seed)))
+        frame.insert(0, "persistence", float(phi))
+        frames.append(frame)
+        if progress:
+            progress((j + 1) / len(persistences))
+    return pd.concat(frames, ignore_index=True)
+
+
 def slo_sweep(setup: StreamSetup, bw: Bandwidth, slos: np.ndarray,
               policies: tuple[str, ...] | None = None, progress=None) -> pd.DataFrame:
     """Violation rate and mean quality per policy at each SLO, over all K traces."""

@@ -51,6 +51,11 @@ def runs_of(setup: S.StreamSetup, bw: S.Bandwidth, policies: tuple[str, ...]):
     return S.run_all(setup, bw, policies)
 
 
+@st.cache_data(max_entries=8, show_spinner=False)
+def persistence_of(setup: S.StreamSetup, traces: int, seed: int, _progress=None):
+    return S.persistence_sweep(setup, traces, seed, progress=_progress)
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def sweep_of(setup: S.StreamSetup, bw: S.Bandwidth, slos: tuple[float, ...], _progress=None):
     return S.slo_sweep(setup, bw, np.array(slos), progress=_progress)
@@ -108,7 +113,7 @@ def encoder_controls() -> tuple[int, int, float]:
     return group, level, sens
 
 
-def stream_setup() -> tuple[S.StreamSetup, S.Bandwidth, str]:
+def stream_setup() -> tuple[S.StreamSetup, S.Bandwidth, int, int]:
     with st.sidebar:
         st.header("Bandwidth")
         source = SOURCES[st.segmented_control("Bandwidth trace", list(SOURCES), default="Persistent", required=True,
@@ -145,7 +150,7 @@ def stream_setup() -> tuple[S.StreamSetup, S.Bandwidth, str]:
             levels, q8 = codec_stream_levels(SyntheticKV(), 10, 4.0)
             setup = replace(setup, levels=levels, quant8=q8)
         bw = bandwidth(source, float(persistence), int(seed), setup.n_chunks, int(traces), csv, csv_name)
-    return setup, bw, source
+    return setup, bw, int(traces), int(seed)
 
 
 if view == "Codec":
@@ -176,7 +181,7 @@ if view == "Codec":
     frame.paper_vs_sim(report.codec_rows(table, loc), note=report.CODEC_NOTE)
     st.stop()
 
-setup, bw, source = stream_setup()
+setup, bw, traces, seed = stream_setup()
 label = bw.name
 if view == "Streaming timeline":
     policies = st.multiselect("Policies (one row each)", S.policy_names(setup), DEFAULT_POLICIES,
@@ -198,8 +203,8 @@ if view == "Streaming timeline":
         "per chunk, the *current* chunk's bandwidth, levels best first, else text. Bars are as tall as the "
         "bandwidth the transfer saw.")
 else:
-    against = st.segmented_control("Against", ["SLO", "Mean bandwidth"], default="SLO", required=True,
-                                   key="cachegen_against", bind="query-params")
+    against = st.segmented_control("Against", ["SLO", "Mean bandwidth", "Persistence"], default="SLO",
+                                   required=True, key="cachegen_against", bind="query-params")
     with frame.user_errors():
         if against == "SLO":
             bar = st.progress(0.0, "Sweeping the SLO over every trace…")
@@ -207,17 +212,25 @@ else:
             bar.empty()
             frame.figure(figs.fig_violation(sweep, setup.slo_s), key="cachegen_violation")
             summary = sweep[np.isclose(sweep.slo_s, setup.slo_s)]
-        else:
+        elif against == "Mean bandwidth":
             runs = runs_of(setup, bw, S.policy_names(setup))
             summary = S.summary(runs).assign(slo_s=setup.slo_s)
             frame.figure(figs.fig_violation(S.by_mean_bandwidth(runs, bw), x="mean_gbps"), key="cachegen_bybw")
+        else:
+            bar = st.progress(0.0, "Streaming over traces of every persistence…")
+            sweep = persistence_of(setup, traces, seed, _progress=bar.progress)
+            bar.empty()
+            frame.figure(figs.fig_violation(sweep, x="persistence"), key="cachegen_bypersist")
+            summary = sweep_of(setup, bw, (setup.slo_s,))
     frame.explain(f"Every point runs each policy over the same {bw.traces:,} trace(s): at each SLO (the dashed line is "
                   "the sidebar's), or at the sidebar's SLO with the traces grouped by the mean bandwidth their chunks "
-                  "see. The oracle knows each trace in advance: no policy can beat it.")
+                  f"see, or over {traces:,} fresh persistent traces per persistence value (same Uniform(0.1, 10) Gb/s "
+                  "marginal, so only predictability changes). The oracle knows each trace in advance: no policy can "
+                  "beat it.")
 
 if view == "Streaming timeline":
     summary = sweep_of(setup, bw, (setup.slo_s,))
 st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({label}):")
 st.dataframe(summary.drop(columns="slo_s"), hide_index=True, width="stretch")
-frame.what_to_notice(report.STREAM_NOTICE)
+frame.what_to_notice(report.stream_notice(summary, label))
 frame.paper_vs_sim(report.stream_rows(setup, summary, label), note=report.STREAM_NOTE)

@@ -115,3 +115,10 @@ def test_violation_against_mean_bandwidth():
     assert_clean(at)
     assert at.segmented_control(key="cachegen_against").value == "Mean bandwidth"
     assert len(at.get("plotly_chart")) == 1
+
+
+def test_violation_against_persistence():
+    at = open_page("cachegen", {"cachegen_view": "Violation vs SLO", "cachegen_against": "Persistence",
+                                "cachegen_k": "100"})
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == 1

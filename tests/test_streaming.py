@@ -214,3 +214,13 @@ def test_by_mean_bandwidth_groups_traces_and_low_bandwidth_fails_more():
     level2 = table[table.policy == "level2"].sort_values("mean_gbps")
     assert level2.violation_rate.iloc[0] > level2.violation_rate.iloc[-1]
     assert level2.violation_rate.iloc[-1] == 0.0
+
+
+def test_persistence_helps_the_paper_rule_and_not_the_artifact_rule():
+    # Lecture 9 §3.4 / lecture 27 §4.2: the previous chunk predicts the next only when bandwidth persists.
+    setup = S.StreamSetup()
+    sweep = S.persistence_sweep(setup, 1500, seed=1, persistences=(0.0, 0.99))
+    rate = sweep.set_index(["policy", "persistence"]).violation_rate
+    assert rate["paper", 0.99] < rate["paper", 0.0] - 0.05
+    assert rate["paper", 0.0] > rate["level2", 0.0]                  # i.i.d.: chasing noise loses to a fixed level
+    assert rate["artifact", 0.0] < rate["artifact", 0.99]            # it reads the current chunk: i.i.d. is easy

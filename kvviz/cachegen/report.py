@@ -118,10 +118,20 @@ CODEC_NOTE = ("The paper measures LLaMA/Mistral KV and answer accuracy. The synt
               "record-world model is real but tiny (4 layers, 64 channels): it shows what happens to answers, "
               "not the paper's sizes.")
 
+def stream_notice(summary: pd.DataFrame, source: str) -> list[str]:
+    """The streaming views' "What to notice", ending with this run's numbers."""
+    by = summary.set_index("policy")
+    shown = [p for p in ("paper", "artifact", "level2", "quant8", "oracle") if p in by.index]
+    here = ", ".join(f"{p} {by.loc[p, 'violation_rate']:.0%} at quality {by.loc[p, 'mean_quality']:.3f}"
+                     for p in shown)
+    return STREAM_NOTICE + [f"**This run** ({source}): SLO violations {here}."]
+
+
 STREAM_NOTICE = [
     "**Compression itself is the biggest win**: 8-bit quantization misses most SLOs a CacheGen level meets.",
     "**Adaptation helps when bandwidth is persistent** (the last chunk predicts the next) **and can hurt when "
-    "it is i.i.d.**: the paper rule then chases noise. Compare *Persistent* with *i.i.d.* at the same SLO.",
+    "it is i.i.d.**: the paper rule then chases noise and misses more SLOs than a fixed level. See "
+    "*Violation vs SLO → Against: Persistence*.",
     "The artifact rule reads the *current* chunk's bandwidth, a glimpse of the future the paper's rule "
     "does not have; on i.i.d. traces that alone makes it look far better.",
     "Text is lossless but costs a GPU recompute: the paper rule sends it whenever it fits the budget, the "

@@ -111,11 +111,12 @@ def policy_colors(policies) -> dict[str, str]:
 
 
 def fig_violation(sweep: pd.DataFrame, slo_now: float | None = None, x: str = "slo_s") -> go.Figure:
-    """SLO-violation rate and mean quality against the SLO (``x="slo_s"``, log axis) or against the
-    traces' mean bandwidth (``x="mean_gbps"``), one line per policy."""
+    """SLO-violation rate and mean quality against the SLO (``x="slo_s"``, log axis), the traces'
+    mean bandwidth (``x="mean_gbps"``) or their persistence (``x="persistence"``), one line per policy."""
     policies = list(dict.fromkeys(sweep["policy"]))
     colors = policy_colors(policies)
-    x_label = "SLO (s)" if x == "slo_s" else "mean bandwidth the chunks see (Gb/s)"
+    x_label = {"slo_s": "SLO (s)", "mean_gbps": "mean bandwidth the chunks see (Gb/s)",
+               "persistence": "bandwidth persistence (lag-1 correlation between chunks)"}[x]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=("SLO-violation rate", "mean quality proxy"))
     for p in policies:
