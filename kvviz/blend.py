@@ -29,7 +29,7 @@ import numpy as np
 
 from kvviz.errors import require
 from kvviz.model import Model, attend, causal_mask, finish, forward, merge_heads, qkv, rope, unembed
-from kvviz.record_world import QUERY, Documents, chunk_ids, cut_records
+from kvviz.record_world import QUERY, Documents, check_chunk_len, chunk_ids, cut_records
 
 METHODS = ("full_prefill", "full_reuse", "prefix", "cacheblend", "random")
 GRADUAL = (1.25, 0.75)  # first and last multiple of r·N kept after layers 0 .. L-2 (lecture notes)
@@ -259,7 +259,7 @@ class Setup:
 
 def setup(model: Model, docs: Documents, chunk_len: int, full: KV | None = None) -> Setup:
     """Both reference caches of ``docs`` (pass ``full`` to reuse a full prefill of the same docs)."""
-    require(chunk_len >= 1, f"chunk length must be at least 1 token, got {chunk_len}", field="chunk_len")
+    check_chunk_len(chunk_len)
     full = full_prefill_kv(model, docs.tokens) if full is None else full
     return Setup(docs, chunk_len, full, chunk_kv(model, docs.tokens, chunk_len))
 

@@ -115,21 +115,25 @@ def training_batch(rng: np.random.Generator, batch: int, n_questions: int = 4, n
     return tokens, targets
 
 
+def check_chunk_len(chunk_len: int) -> None:
+    require(chunk_len >= 1, f"chunk length must be at least 1 token, got {chunk_len}", field="chunk_len")
+
+
 def chunk_starts(n_tokens: int, chunk_len: int) -> np.ndarray:
     """Positions where a chunk of ``chunk_len`` tokens begins."""
-    require(chunk_len >= 1, f"chunk length must be at least 1 token, got {chunk_len}", field="chunk_len")
+    check_chunk_len(chunk_len)
     return np.arange(0, n_tokens, chunk_len)
 
 
 def chunk_ids(n_tokens: int, chunk_len: int) -> np.ndarray:
     """The chunk each token belongs to."""
-    require(chunk_len >= 1, f"chunk length must be at least 1 token, got {chunk_len}", field="chunk_len")
+    check_chunk_len(chunk_len)
     return np.arange(n_tokens) // chunk_len
 
 
 def cut_records(n_records: int, chunk_len: int) -> np.ndarray:
     """Which records are cut: the value (position 2i+1) starts a chunk, away from its key."""
-    require(chunk_len >= 1, f"chunk length must be at least 1 token, got {chunk_len}", field="chunk_len")
+    check_chunk_len(chunk_len)
     return (2 * np.arange(n_records) + 1) % chunk_len == 0
 
 
