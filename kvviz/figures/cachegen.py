@@ -116,7 +116,7 @@ def fig_violation(sweep: pd.DataFrame, slo_now: float | None = None, x: str = "s
     policies = list(dict.fromkeys(sweep["policy"]))
     colors = policy_colors(policies)
     x_label = {"slo_s": "SLO (s)", "mean_gbps": "mean bandwidth the chunks see (Gb/s)",
-               "persistence": "bandwidth persistence (lag-1 correlation between chunks)"}[x]
+               "persistence": "persistence (lag-1 correlation)"}[x]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=("SLO-violation rate", "mean quality proxy"))
     for p in policies:

@@ -75,3 +75,10 @@ def test_violation_against_mean_bandwidth(page: Page, app_url: str):
     assert_no_exception(page)
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1)
     screenshot(page, "cachegen_by_bandwidth")
+
+
+def test_violation_against_persistence(page: Page, app_url: str):
+    open_page(page, app_url, "cachegen", "cachegen_view=Violation+vs+SLO&cachegen_against=Persistence&cachegen_k=300")
+    assert_no_exception(page)
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1)
+    screenshot(page, "cachegen_by_persistence")
