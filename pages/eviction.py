@@ -10,21 +10,13 @@ from kvviz.eviction import (
     BOUND, INFINITE, ONLINE, POLICIES, TABLE1_CAPACITIES, TIE, coarsen, curve_csv, curve_of, findings,
     log_capacities, paper_comparison, replay_of, simulate, sweep,
 )
-from kvviz.figures.eviction import curve_table, fig_hit_curve, fig_over_time
+from kvviz.figures.eviction import curve_table, fig_hit_curve, fig_over_time, short_blocks
 from kvviz.trace import MAX_REQUESTS
 from ui import frame
 from ui.traces import trace_picker
 
 LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]          # 1 … 5,000,000 blocks
 FACTORS = [1, 2, 4, 8]
-
-
-def short(blocks: int) -> str:
-    """1, 20, 5k, 2M: capacity labels that read well on a slider and in a URL."""
-    for unit, size in (("M", 10**6), ("k", 10**3)):
-        if blocks >= size:
-            return f"{blocks // size}{unit}"
-    return str(blocks)
 
 
 frame.header("eviction", "How much KV reuse survives a finite cache: hit ratio against capacity for eight "
@@ -50,7 +42,7 @@ with st.sidebar:
     policies = st.multiselect("Policies", ONLINE, default=["lru", "lfu", "length_aware", "s3fifo"],
                               format_func=lambda p: POLICIES[p].label, key="eviction_policies",
                               bind="query-params", help="Belady and the infinite cache are always drawn.")
-    low, high = st.select_slider("Capacity range (blocks)", LADDER, value=(100, 100_000), format_func=short,
+    low, high = st.select_slider("Capacity range (blocks)", LADDER, value=(100, 100_000), format_func=short_blocks,
                                  key="eviction_range", bind="query-params")
     points = st.slider("Points on the curve", 4, 40, 20, key="eviction_points", bind="query-params")
     factor = st.segmented_control("Cache block size (tokens)", FACTORS, default=1, required=True,

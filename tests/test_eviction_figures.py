@@ -48,3 +48,9 @@ def test_paper_points_outside_the_range_are_left_out():
     curve = hit_curve(TRACE, ["lru"], [10, 20, INFINITE])
     fig = fig_hit_curve(curve, paper=True)
     assert not [t for t in fig.data if t.name.startswith("Mooncake")]
+
+
+def test_capacity_ticks_are_a_short_one_two_five_ladder():
+    fig = fig_hit_curve(CURVE)
+    assert list(fig.layout.xaxis.tickvals) == [100, 200, 500, 1000, 2000, 5000, 10_000, 20_000]
+    assert list(fig.layout.xaxis.ticktext)[3:] == ["1k", "2k", "5k", "10k", "20k"]

@@ -51,7 +51,9 @@ def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = Fa
     if paper:
         _add_paper_points(fig, finite["capacity"].min(), finite["capacity"].max())
     unit = f" of {block_tokens} tokens" if block_tokens else ""
-    fig.update_xaxes(type="log", title_text=f"cache capacity (blocks{unit}, log scale)")
+    ticks = _ladder(finite["capacity"].min(), finite["capacity"].max()) if len(finite) else []
+    fig.update_xaxes(type="log", title_text=f"cache capacity (blocks{unit}, log scale)",
+                     tickvals=ticks or None, ticktext=[short_blocks(t) for t in ticks] or None)
     top = float(max(curve["hit_ratio"].max() if len(curve) else 0, 0.05))
     if paper and len(finite):
         top = max([top, *(v for row in MOONCAKE_TABLE1.values() for c, v in row.items()
@@ -61,6 +63,21 @@ def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = Fa
     fig.update_layout(title="Hit ratio against cache capacity", height=480, hovermode="closest",
                       legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02))
     return fig
+
+
+def _ladder(low: float, high: float) -> list[int]:
+    """Tick values 1, 2, 5 x 10^k inside [low, high] (decades only when the range is wide)."""
+    steps = (1,) if high / max(low, 1) > 10**3.5 else (1, 2, 5)
+    top = int(np.ceil(np.log10(max(high, 1)))) + 1
+    return [m * 10**k for k in range(top) for m in steps if low <= m * 10**k <= high]
+
+
+def short_blocks(blocks: int) -> str:
+    """1, 20, 5k, 2M: capacity labels that stay short on an axis, a slider and in a URL."""
+    for unit, size in (("M", 10**6), ("k", 10**3)):
+        if blocks >= size and blocks % size == 0:
+            return f"{blocks // size}{unit}"
+    return f"{blocks:,}"
 
 
 def _add_paper_points(fig: go.Figure, smallest: float, largest: float) -> None:
