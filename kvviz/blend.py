@@ -444,15 +444,16 @@ def loading_controller(model: ServingModel, tokens: int, bandwidth_gbps: float, 
 @dataclass
 class DocumentView:
     """One document under CacheBlend: token texts, kinds, what each layer recomputed, the
-    deviation scores, each method's answers (at value positions; NaN at keys) and the KV
-    deviation from full prefill by layer under full reuse and after CacheBlend, [L, N]."""
+    deviation scores, each method's answers (the predicted value's text at each value's
+    position, None at keys) and the KV deviation from full prefill by layer under full reuse
+    and after CacheBlend, [L, N]."""
 
     texts: list[str]
     is_value: np.ndarray
     cut_value: np.ndarray
     computed: np.ndarray
     scores: np.ndarray
-    answers: dict[str, np.ndarray]
+    answers: dict[str, list[str | None]]
     dev_reuse: np.ndarray
     dev_blend: np.ndarray
 
@@ -469,9 +470,9 @@ def inspect_document(model: Model, docs: Documents, chunk_len: int, ratio: float
     for method, label in (("full_reuse", "full reuse"), ("cacheblend", "CacheBlend"), ("random", "random")):
         kv, _, res = method_kv(model, s, method, ratio, variant, seed)
         blended = res if method == "cacheblend" else blended
-        right = np.full(n, np.nan)
-        right[1::2] = answer(model, kv, s.docs)[0] == s.docs.values[0]
-        answers[label] = right
+        said = [None] * n
+        said[1::2] = [token_text(int(t)) for t in answer(model, kv, s.docs)[0]]
+        answers[label] = said
     cut_value = np.zeros(n, dtype=bool)
     cut_value[1::2] = s.cut
     return DocumentView([token_text(int(t)) for t in tokens], is_value(tokens), cut_value,

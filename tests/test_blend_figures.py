@@ -23,6 +23,7 @@ def test_token_strip_rows_cuts_and_boundaries():
     assert len(fig.layout.shapes) == 4                                   # boundaries at 5, 10, 15, 20
     assert sum("cut" in a.text for a in fig.layout.annotations) == 2
     assert np.isnan(heat.z[5][0]) and heat.text[5][1] in ("✓", "✗")      # answers only at values
+    assert heat.hovertext[5][1].startswith(f"full reuse: ? {view.texts[0]} → ")
 
 
 def test_deviation_heatmap_shares_one_scale():

@@ -31,8 +31,8 @@ def token_strip(texts: list[str], is_value: np.ndarray, cut_value: np.ndarray, c
                 computed: np.ndarray, scores: np.ndarray, answers: dict[str, np.ndarray]) -> go.Figure:
     """One document as a strip of tokens, the tokens each layer recomputes, and each method's answers.
 
-    ``computed``/``scores`` are [layers, N]; ``answers`` maps a row label to [N] of
-    True (right) / False (wrong) / NaN (no record answered at that position).
+    ``computed``/``scores`` are [layers, N]; ``answers`` maps a row label to what the model
+    answered for the record whose value sits at each position (None at keys).
     """
     n, n_layers = len(texts), computed.shape[0]
     rows = ["document"] + [f"layer {i} recomputes" for i in range(n_layers)] + [f"answer: {k}" for k in answers]
@@ -50,12 +50,13 @@ def token_strip(texts: list[str], is_value: np.ndarray, cut_value: np.ndarray, c
             s = scores[layer, j]
             dev = "" if np.isnan(s) else f"; ranked by deviation {s:.3g}"
             hover[1 + layer, j] = f"{texts[j]}: {'recomputed' if computed[layer, j] else 'reused'} at layer {layer}{dev}"
-    for r, (label, right) in enumerate(answers.items(), start=1 + n_layers):
-        known = ~np.isnan(right)
-        z[r, known] = np.where(right[known] > 0, RIGHT, WRONG)
-        text[r, known] = np.where(right[known] > 0, "✓", "✗")
-        for j in np.flatnonzero(known):
-            hover[r, j] = f"{label}: question about {texts[j - 1]} answered {'right' if right[j] else 'wrong'}"
+    for r, (label, said) in enumerate(answers.items(), start=1 + n_layers):
+        for j, value in enumerate(said):
+            if value is None:
+                continue
+            right = value == texts[j]
+            z[r, j], text[r, j] = (RIGHT, "✓") if right else (WRONG, "✗")
+            hover[r, j] = f"{label}: ? {texts[j - 1]} → {value} ({'right' if right else f'wrong, it is {texts[j]}'})"
     fig = go.Figure(go.Heatmap(
         z=z, x=list(range(n)), y=rows, text=text, texttemplate="%{text}", hovertext=hover,
         hovertemplate="%{hovertext}<extra></extra>", zmin=-0.5, zmax=len(_STRIP_COLORS) - 0.5,

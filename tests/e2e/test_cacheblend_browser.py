@@ -38,3 +38,11 @@ def test_a_shared_link_opens_the_same_view(page, app_url):
     expect(page.get_by_text("Training the record-world model")).to_be_visible()
     expect(page.get_by_test_id("stSlider").first).to_contain_text("3")
     screenshot(page, "cacheblend_model")
+
+    page.get_by_test_id("stButtonGroup").get_by_text("One document").click()
+    wait_idle(page)
+    page.get_by_text("Presenter mode").click()
+    wait_idle(page)
+    assert_no_exception(page)
+    expect(page.get_by_text("Document 7: which tokens are recomputed")).to_be_visible()
+    screenshot(page, "cacheblend_presenter")
