@@ -58,6 +58,10 @@ PAGES: tuple[PageInfo, ...] = (
         "How KV moves: a KV codec and per-chunk adaptive levels over a changing bandwidth.",
     ),
     PageInfo(
+        "strata", "Strata's I/O", ":material/swap_vert:", "Moving KV",
+        "Why copying KV back to the GPU is slower than the link, and how Strata's layout and batching fix it.",
+    ),
+    PageInfo(
         "cluster", "Mooncake cluster", ":material/hub:", "Serving cluster",
         "Prefill/decode load under overload, early rejection, and KVCache-centric scheduling.",
     ),

@@ -6,15 +6,16 @@ import numpy as np
 import streamlit as st
 
 from kvviz import hardware as hw
-from kvviz import ledger, strata_io as sio, tiers
+from kvviz import ledger, tiers
 from kvviz.figures import ledger as figs
 from ui import frame
 
-VIEWS = ("Size", "Load or recompute", "Economics", "Tiers", "Strata I/O")
+VIEWS = ("Size", "Load or recompute", "Economics", "Tiers")
 CONTEXTS = np.unique(np.r_[np.geomspace(256, 1_048_576, 49).astype(int), 2 ** np.arange(8, 21), 8_000])
 
 frame.header("ledger", "How big KV is, when loading it beats recomputing it, what keeping it costs, "
-                       "and why copying it back is slower than the link promises.")
+                       "and what a tier of CPU memory or SSD buys. (How the copy back to the GPU behaves: "
+                       "the Strata I/O page.)")
 view = st.segmented_control("View", VIEWS, default="Size", key="ledger_view", bind="query-params",
                             label_visibility="collapsed") or "Size"
 
@@ -193,68 +194,4 @@ def tiers_view() -> None:
                        "TTFTs come from their own simulator and are not printed, so only directions are compared.")
 
 
-def strata_view() -> None:
-    frame.explain("A CPU→GPU copy costs a fixed overhead plus bytes ÷ bandwidth, so one copy in flight reaches "
-                  "X = C·S/L (Little's law). GPU layouts are layer-first: one page of one layer's K or V per copy. "
-                  "Strata keeps host memory page-first and copies with a small GPU kernel.")
-    sub = st.segmented_control("Show", ("Page size", "Loading-bound", "Balanced batching"), default="Page size",
-                               key="ledger_strata", bind="query-params") or "Page size"
-    fitted = sio.paper_overhead_us()
-    c = st.columns(4)
-    overhead = c[0].number_input("Per-copy overhead L0 (µs)", 0.0, 1000.0, round(fitted, 2), key="ledger_l0",
-                                 help=f"Fitted to Strata's 22% (PCIe 5.0) and 5% (GH200), 64 KiB copies: {fitted:.2f} µs")
-    gpu_io = c[1].number_input("GPU-assisted I/O (GB/s)", 0.1, 10_000.0, sio.GPU_IO_GB_S, key="ledger_gpu_io")
-    qwen = models.get("qwen2.5-14b", hw.MODELS["qwen2.5-14b"])
-    h200 = hw.Compute(gpus.get("h200", hw.GPUS["h200"]), mfu)
-    with frame.user_errors():
-        knee = sio.knee_ratio(qwen, h200, 256, sio.IOPath(gpu_io_gb_s=gpu_io).bandwidth(qwen, 32, "GPU-assisted"))
-        if sub == "Page size":
-            platform = c[2].selectbox("Platform", [p for p, _, _ in sio.PAPER_POINTS], key="ledger_platform",
-                                      bind="query-params")
-            link_gb_s, share = next((b, e) for p, b, e in sio.PAPER_POINTS if p == platform)
-            flight = c[3].number_input("Copies in flight C", 1, 1024, 1, key="ledger_flight",
-                                       help="Little's law: C copies in flight multiply throughput, up to the link.")
-            io = sio.IOPath(link_gb_s, overhead, flight, gpu_io)
-            sweep = sio.page_sweep(m, io, 8192, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
-            frame.figure(figs.fig_page_sweep(sweep, link_gb_s, platform, [(32, share)]), key="ledger_fig_pages")
-            st.dataframe(sweep[sweep["page tokens"].isin([1, 32, 1024])].round(3), hide_index=True, width="stretch",
-                         column_config={"share of peak": st.column_config.NumberColumn(format="percent")})
-            st.caption(f"Little's law: X = C·S/L. {flight} × {sio.slice_bytes(m, 32) / 1024:.0f} KiB copies in flight, each "
-                       f"taking {overhead:.1f} µs + its wire time, move {io.bandwidth(m, 32, 'layer-first DMA') / hw.GB:.1f}"
-                       " GB/s at page 32.")
-        elif sub == "Loading-bound":
-            new = c[2].number_input("New tokens per request", 1, 100_000, 256, key="ledger_new")
-            paths = {"GPU-assisted": min(gpu_io, 64) * hw.GB,
-                     "DMA page 32": sio.IOPath(64, overhead).bandwidth(m, 32, "layer-first DMA")}
-            curve = sio.loading_curve(m, compute, new, sio.log_ratios(), paths)
-            knees = {k: sio.knee_ratio(m, compute, new, v) for k, v in paths.items()}
-            frame.figure(figs.fig_loading(curve, knees, new), key="ledger_fig_loading")
-            st.dataframe(curve.iloc[::10].round(1), hide_index=True, width="stretch")
-        else:
-            cc = st.columns(4)
-            reqs = sio.burst_example(cc[0].number_input("Document tokens", 1, 1_000_000, 28_672, key="ledger_doc"),
-                                     cc[1].number_input("Question tokens", 1, 100_000, 256, key="ledger_q"),
-                                     cc[2].number_input("Fresh prompt tokens", 1, 1_000_000, 3_584, key="ledger_fresh"))
-            threshold = cc[3].number_input("Threshold (load/compute)", 0.1, 10_000.0, round(knee, 1), key="ledger_thr")
-            size = c[2].number_input("Requests per batch", 1, 64, 2, key="ledger_batch")
-            runs = [sio.schedule(reqs, qwen, h200, min(gpu_io, 64) * hw.GB, p, size, threshold) for p in ("fcfs", "balanced")]
-            st.caption("The notes' setting: Qwen2.5-14B on an H200, GPU-assisted I/O, batches of 2: 8 questions on "
-                       "different long documents, then 8 fresh prompts, twice, all queued at once.")
-            frame.figure(figs.fig_timeline(runs), key="ledger_fig_timeline")
-            st.dataframe(sio.schedule_frame(runs[0]).merge(sio.schedule_frame(runs[1]), on="batch", how="outer",
-                         suffixes=(" FCFS", " balanced"))[["batch", "requests FCFS", "stall s FCFS",
-                         "requests balanced", "stall s balanced"]].round(3), hide_index=True, width="stretch")
-    frame.what_to_notice([
-        "Layer-first pages cut KV into tiny copies; a fixed cost per copy then dominates, the more so on a faster link.",
-        "A long cached context with a short question is loading-bound: compute cannot hide the load.",
-        "Balanced batching pairs load-heavy with compute-heavy requests so each batch's compute hides its load."])
-    fcfs_bal = [sio.schedule(sio.burst_example(), qwen, h200, 50 * hw.GB, p, 2, knee) for p in ("fcfs", "balanced")]
-    llama8 = models.get("llama-3-8b", hw.MODELS["llama-3-8b"])
-    frame.paper_vs_sim(sio.paper_rows(llama8, overhead, knee, *fcfs_bal), note="The overhead is one number fitted to "
-                       "two paper points, not a measurement. The burst uses Qwen2.5-14B on an H200 with GPU-assisted "
-                       "I/O; the notes' request lengths are not given, so 28K-token documents, 256-token questions and "
-                       "3.5K-token fresh prompts were chosen: the totals land near the notes', the stall lower.")
-
-
-{"Size": size_view, "Load or recompute": recompute_view, "Economics": economics_view, "Tiers": tiers_view,
- "Strata I/O": strata_view}[view]()
+{"Size": size_view, "Load or recompute": recompute_view, "Economics": economics_view, "Tiers": tiers_view}[view]()

@@ -1,4 +1,4 @@
-"""AppTest: the ledger page's five views, their controls, bad input and shareable URLs."""
+"""AppTest: the ledger page's four views and the Strata I/O page: controls, bad input, shareable URLs."""
 
 import json
 
@@ -31,9 +31,6 @@ def test_default_view_is_size():
     ("Load or recompute", "ledger_lr", "20-turn chat", "Time to first token, turn by turn"),
     ("Economics", None, None, "How often a stored context must be reused"),
     ("Tiers", None, None, "Tiered KV cache"),
-    ("Strata I/O", None, None, "Small pages waste the link"),
-    ("Strata I/O", "ledger_strata", "Loading-bound", "loading-bound"),
-    ("Strata I/O", "ledger_strata", "Balanced batching", "FCFS vs balanced batching"),
 ])
 def test_url_opens_each_view(view, sub_key, sub, title):
     query = {"ledger_view": view} | ({sub_key: sub} if sub_key else {})
@@ -71,16 +68,29 @@ def test_bad_mfu_shows_error_not_traceback(mfu):
     assert at.error and "MFU must be in (0, 1]" in at.error[0].value
 
 
+@pytest.mark.parametrize("view,title", [
+    (None, "Small pages waste the link"),
+    ("Loading-bound", "loading-bound"),
+    ("Balanced batching", "FCFS vs balanced batching"),
+])
+def test_url_opens_each_strata_view(view, title):
+    at = open_page("strata", {"strata_view": view} if view else None)
+    assert_clean(at)
+    assert at.title[0].value == "Strata's I/O"
+    assert any(title in t for t in _titles(at)), _titles(at)
+    assert len(at.table) == 1 and "paper" in at.table[0].value.columns
+
+
 def test_balanced_batching_controls_change_the_result():
-    at = open_page("ledger", {"ledger_view": "Strata I/O", "ledger_strata": "Balanced batching"})
+    at = open_page("strata", {"strata_view": "Balanced batching"})
     before = _frame_with(at, "stall s FCFS").copy()
     assert (before["stall s FCFS"].sum() > before["stall s balanced"].sum())
-    at.number_input(key="ledger_doc").set_value(4_096).run()
+    at.number_input(key="strata_doc").set_value(4_096).run()
     assert_clean(at)
     assert any("FCFS vs balanced" in t for t in _titles(at))
     after = _frame_with(at, "stall s FCFS")
     assert after["stall s FCFS"].sum() < before["stall s FCFS"].sum()   # short documents load fast
-    at.number_input(key="ledger_batch").set_value(4).run()
+    at.number_input(key="strata_batch").set_value(4).run()
     assert_clean(at)
     assert len(_frame_with(at, "stall s FCFS")) == 8                       # 32 requests, 4 per batch
 

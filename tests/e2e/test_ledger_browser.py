@@ -20,18 +20,27 @@ def test_ledger_views_in_browser(page: Page, app_url: str):
     assert_no_exception(page)
     expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
     screenshot(page, "ledger_breakeven")
-    _click_option(page, "Strata I/O")
+    _click_option(page, "Tiers")
     assert_no_exception(page)
-    screenshot(page, "ledger_pages")
-    assert "ledger_view=Strata" in page.url
+    assert "ledger_view=Tiers" in page.url
+
+
+def test_strata_page_views(page: Page, app_url: str):
+    open_page(page, app_url, "strata")
+    assert_no_exception(page)
+    expect(page.get_by_text("Small pages waste the link").first).to_be_visible()
+    screenshot(page, "strata_pages")
+    _click_option(page, "Loading-bound")
+    assert_no_exception(page)
+    assert "strata_view=Loading-bound" in page.url
 
 
 def test_ledger_views_from_url(page: Page, app_url: str):
     """A shared link opens the same view: the batch timeline, then the tiered cache."""
-    for query, text, shot in (("ledger_view=Strata+I%2FO&ledger_strata=Balanced+batching", "FCFS vs balanced batching",
-                               "ledger_timeline"),
-                              ("ledger_view=Tiers", "Tiered KV cache", "ledger_tiers")):
-        open_page(page, app_url, "ledger", query)
+    for stem, query, text, shot in (("strata", "strata_view=Balanced+batching", "FCFS vs balanced batching",
+                                     "strata_timeline"),
+                                    ("ledger", "ledger_view=Tiers", "Tiered KV cache", "ledger_tiers")):
+        open_page(page, app_url, stem, query)
         assert_no_exception(page)
         expect(page.get_by_text(text).first).to_be_visible()
         screenshot(page, shot)
