@@ -7,6 +7,8 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 export DEBIAN_FRONTEND := noninteractive
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# kvviz's matrices are small and a server has many users: one BLAS thread each is faster.
+export OPENBLAS_NUM_THREADS ?= 1
 
 .PHONY: run test test-fast bench chromium clean
 
