@@ -33,7 +33,7 @@ def test_violation_figure_one_line_per_policy_on_a_log_slo_axis():
     names = {t.name for t in fig.data if t.showlegend}
     assert len(names) == len(S.policy_names(setup))
     assert fig.layout.xaxis.type == "log"
-    assert fig.layout.shapes[0].x0 == 0.0                                # log10(1 s)
+    assert fig.layout.shapes[0].x0 == 1.0                                # the SLO, in data units
 
 
 def test_pareto_has_each_variant_and_the_baselines():

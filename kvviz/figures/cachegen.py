@@ -129,8 +129,7 @@ def fig_violation(sweep: pd.DataFrame, slo_now: float | None = None, x: str = "s
                 hovertemplate=f"{policy_label(p)}<br>{x_label} %{{x:.2f}}: %{{y:.3f}}<extra></extra>"), row=1, col=col)
     if slo_now is not None and x == "slo_s":
         for col in (1, 2):
-            fig.add_vline(x=np.log10(slo_now), line=dict(color=SLO_COLOR, dash="dash", width=1.5),  # log axis
-                          row=1, col=col)
+            fig.add_vline(x=slo_now, line=dict(color=SLO_COLOR, dash="dash", width=1.5), row=1, col=col)
     fig.update_yaxes(tickformat=".0%", range=[-0.02, 1.02], row=1, col=1)
     fig.update_xaxes(title_text=x_label, type="log" if x == "slo_s" else "linear")
     fig.update_layout(height=460, legend=dict(orientation="h", y=-0.22, x=0))
