@@ -48,3 +48,13 @@ def test_codec_prints_the_ablation(capsys):
     assert "variance raw/delta" in out and "zlib on fp16" in out and "MISMATCH" not in out
     assert main(["codec", "--rho", "1.5"]) == 2
     assert "rho" in capsys.readouterr().err
+
+
+def test_codec_on_the_record_world_model(capsys, monkeypatch):
+    import kvviz.model as model_module
+
+    stand_in = model_module.Model(model_module.Config(), model_module.init_params(model_module.Config(), seed=0))
+    monkeypatch.setattr(model_module, "load_model", lambda path=None: stand_in)
+    assert main(["codec", "--source", "model", "--documents", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "Record-world model KV (4, 2, 240, 64), 120 questions" in out and "accuracy" in out

@@ -19,21 +19,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--level", type=int, default=2, choices=range(5), help="0-4; 1-3 are the artifact's")
     parser.add_argument("--sensitivity", type=float, default=4.0, help="first ÷ last layer error weight")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--source", choices=("synthetic", "model"), default="synthetic",
+                        help="the synthetic KV, or the record-world model's KV with its answer accuracy")
+    parser.add_argument("--documents", type=int, default=100, help="record-world documents (with --source model)")
 
 
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from kvviz.cachegen import compare
+    from kvviz.cachegen import compare, model_kv
     from kvviz.cachegen.kv import SyntheticKV, locality, profile_context, synthetic_kv
 
-    spec = SyntheticKV(layers=args.layers, tokens=args.tokens, channels=args.channels, rho=args.rho,
-                       offset=args.offset, outliers=min(args.outliers, args.channels), seed=args.seed)
-    kv, profile = synthetic_kv(spec), synthetic_kv(profile_context(spec))
-    table = compare.ablation(kv, profile, args.level, args.group, args.sensitivity, check=True)
+    judge = None
+    if args.source == "model":
+        kv, ctx = model_kv.record_world_kv(args.documents, args.seed)
+        profile = model_kv.record_world_kv(args.documents, args.seed + 1)[0]
+        judge = lambda kv_hat: model_kv.accuracy(kv_hat, ctx)  # noqa: E731
+        what = f"Record-world model KV {kv.shape}, {args.documents * 12:,} questions"
+    else:
+        spec = SyntheticKV(layers=args.layers, tokens=args.tokens, channels=args.channels, rho=args.rho,
+                           offset=args.offset, outliers=min(args.outliers, args.channels), seed=args.seed)
+        kv, profile = synthetic_kv(spec), synthetic_kv(profile_context(spec))
+        what = f"Synthetic KV {kv.shape} (layers, K/V, tokens, channels), rho {args.rho:g}"
+    table = compare.ablation(kv, profile, args.level, args.group, args.sensitivity, check=True, judge=judge)
     loc = locality(kv, args.group)
-    print(f"Synthetic KV {kv.shape} (layers, K/V, tokens, channels), rho {args.rho:g}: variance raw/delta "
-          f"{loc['raw/delta']:.2f}x, centred/delta {loc['centred/delta']:.2f}x (group {args.group})")
+    print(f"{what}: variance raw/delta {loc['raw/delta']:.2f}x, centred/delta {loc['centred/delta']:.2f}x "
+          f"(group {args.group})")
     with pd.option_context("display.width", 220, "display.max_columns", 20, "display.max_colwidth", 48):
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     bad = table[table.roundtrip == "MISMATCH"]
