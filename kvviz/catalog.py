@@ -43,7 +43,7 @@ PAGES: tuple[PageInfo, ...] = (
     ),
     PageInfo(
         "ledger", "Where should KV live?", ":material/calculate:", "Cache contents",
-        "KV size per token, load versus recompute, storage economics and Strata's I/O.",
+        "KV size per token, load versus recompute, storage economics, and CPU or SSD tiers.",
     ),
     PageInfo(
         "trace", "Trace", ":material/timeline:", "Reuse and eviction",

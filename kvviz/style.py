@@ -21,6 +21,12 @@ def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
+def _tidy_log_ticks(axis) -> None:
+    """A log axis left to plotly labels every digit between decades; keep 1, 2 and 5."""
+    if axis.type == "log" and axis.dtick is None and axis.tickvals is None:
+        axis.dtick = "D2"
+
+
 def style_figure(fig: go.Figure, presenter: bool = False) -> go.Figure:
     """Apply the kvviz look in place and return the figure.
 
@@ -38,6 +44,8 @@ def style_figure(fig: go.Figure, presenter: bool = False) -> go.Figure:
     )
     fig.update_xaxes(gridcolor=GRID, zerolinecolor=GRID, title_font=dict(size=base + 1), tickfont=dict(size=base - 1))
     fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID, title_font=dict(size=base + 1), tickfont=dict(size=base - 1))
+    fig.for_each_xaxis(_tidy_log_ticks)
+    fig.for_each_yaxis(_tidy_log_ticks)
     width = 4 if presenter else 2.5
     for trace in fig.data:
         if trace.type in ("scatter", "scattergl"):
