@@ -14,17 +14,14 @@ from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kvviz import blend  # noqa: E402
 from kvviz.model import load_model  # noqa: E402
 from kvviz.record_world import sample_documents  # noqa: E402
+from timing import timed  # noqa: E402
 
 
-def timed(label: str, fn):
-    start = time.perf_counter()
-    out = fn()
-    print(f"{label:<58s} {time.perf_counter() - start:7.2f} s", flush=True)
-    return out
 
 
 def main() -> None:

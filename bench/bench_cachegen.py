@@ -13,19 +13,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kvviz import streaming as S  # noqa: E402
 from kvviz.cachegen import codec, rans  # noqa: E402
 from kvviz.cachegen.kv import SyntheticKV, profile_context, synthetic_kv  # noqa: E402
+from timing import timed  # noqa: E402
 
 
-def timed(label: str, fn):
-    """Run ``fn``; print wall time and this process's CPU time (what an idle machine would take,
-    roughly: the machine is shared, and under load the wall time mostly measures the others)."""
-    t, c = time.perf_counter(), time.process_time()
-    out = fn()
-    print(f"{label:58s} {time.perf_counter() - t:7.2f} s wall {time.process_time() - c:7.2f} s CPU")
-    return out
 
 
 def bench_codec() -> None:

@@ -11,26 +11,23 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kvviz.reuse import stack_distances  # noqa: E402
 from kvviz.stats import trace_stats  # noqa: E402
 from kvviz.trace import load_trace  # noqa: E402
 from kvviz.workload import WorkloadConfig, generate  # noqa: E402
+from timing import timed  # noqa: E402
 
 
-def timed(label: str, fn):
-    start = time.perf_counter()
-    result = fn()
-    print(f"{label:<34} {time.perf_counter() - start:7.3f} s")
-    return result
 
 
 def main(requests: int = 20_000) -> None:
     trace = timed(f"generate {requests:,} requests", lambda: generate(WorkloadConfig(requests=requests)))
-    print(f"{'block accesses':<34} {len(trace.blocks):,}")
+    print(f"{'block accesses':<58} {len(trace.blocks):,}")
     text = timed("to_jsonl", trace.to_jsonl)
     data = text.encode()
-    print(f"{'JSONL size':<34} {len(data) / 2**20:.1f} MiB")
+    print(f"{'JSONL size':<58} {len(data) / 2**20:.1f} MiB")
     parsed = timed("load_trace (parse + validate)", lambda: load_trace(data))
     timed("trace_stats", lambda: trace_stats(parsed))
     timed("stack_distances (LRU curve)", lambda: stack_distances(parsed.blocks))
