@@ -10,7 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from kvviz.catalog import PAGES, SECTIONS
-from ui.frame import PRESENTER_KEY, presenter
+from ui.frame import PRESENTER_KEY, drop_unusable_query_params, presenter
 
 ROOT = Path(__file__).resolve().parent
 
@@ -30,6 +30,7 @@ for section in SECTIONS:
             sections.setdefault(section, []).append(
                 st.Page(path, title=info.title, icon=info.icon, url_path=info.stem))
 
+drop_unusable_query_params()
 page = st.navigation(sections)
 with st.sidebar:
     st.toggle("Presenter mode", key=PRESENTER_KEY,

@@ -119,7 +119,8 @@ def stream_setup() -> tuple[S.StreamSetup, S.Bandwidth, int, int]:
         source = SOURCES[st.segmented_control("Bandwidth trace", list(SOURCES), default="Persistent", required=True,
                                               key="cachegen_bw", bind="query-params",
                                               help="Persistent: AR(1) across chunks; i.i.d.: the artifact's "
-                                                   "Uniform(0.1, 10) Gb/s per chunk; Step: 10 → 1 → 5 Gb/s.")]
+                                                   "Uniform(0.1, 10) Gb/s per chunk; Step: 10 → 1 → 5 Gb/s.")
+                         or "Persistent"]
         persistence = st.slider("Persistence (lag-1 correlation per chunk)", 0.0, 0.99, 0.9, 0.01,
                                 key="cachegen_persist", bind="query-params", disabled=source != "persistent")
         seed = st.number_input("Trace seed", 0, 10**6, 0, key="cachegen_seed", bind="query-params")
@@ -136,9 +137,10 @@ def stream_setup() -> tuple[S.StreamSetup, S.Bandwidth, int, int]:
                                   bind="query-params")
         chunk = st.number_input("Chunk (tokens)", 1, 1_000_000, 1_500, 100, key="cachegen_chunk", bind="query-params")
         sizes = SIZES[st.segmented_control("Level sizes", list(SIZES), default="Paper preset", required=True,
-                                           key="cachegen_sizes", bind="query-params")]
+                                           key="cachegen_sizes", bind="query-params") or "Paper preset"]
         recompute = RECOMPUTE[st.segmented_control("Text recompute", list(RECOMPUTE), default="Prefill model",
-                                                   required=True, key="cachegen_recompute", bind="query-params")]
+                                                   required=True, key="cachegen_recompute", bind="query-params")
+                              or "Prefill model"]
     if source == "upload" and csv is None:
         st.info("Upload a CSV with two columns, `time_s, gbps` (header optional, times increasing, "
                 "bandwidth > 0), up to 1 MiB.", icon=":material/upload_file:")

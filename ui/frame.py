@@ -12,6 +12,7 @@ A page reads like Streamlit's demo apps::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -19,6 +20,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from kvviz.catalog import page_info
 from kvviz.errors import InputError
@@ -44,6 +46,32 @@ def ensure_navigation() -> None:
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+def drop_unusable_query_params() -> None:
+    """Remove URL parameters whose value is a non-finite number (``inf``, ``nan``, ``1e309``).
+
+    Streamlit ignores a URL value a bound widget cannot use, except that seeding an integer
+    widget from a non-finite number raises inside Streamlit (1.67). Such a value can only be a
+    typo or mischief, so it is dropped before any page draws a widget: from the URL and from the
+    snapshot Streamlit seeds widgets from (a private field; tests/test_url_params.py guards it).
+    """
+    bad = [key for key in st.query_params if not _finite_or_text(st.query_params[key])]
+    if not bad:
+        return
+    ctx = get_script_run_ctx()
+    for key in bad:
+        del st.query_params[key]
+        if ctx is not None:
+            with ctx.session_state.query_params() as qp:
+                qp._initial_query_params.pop(key, None)
+
+
+def _finite_or_text(value: str) -> bool:
+    try:
+        return math.isfinite(float(value))
+    except ValueError:
+        return True
 
 
 def header(stem: str, what: str) -> None:
