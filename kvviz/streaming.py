@@ -273,6 +273,23 @@ def load_bandwidth_csv(source: str | Path | bytes, name: str = "uploaded trace")
     return Bandwidth("timed", np.array([gbps]), times[None, :], name)
 
 
+BANDWIDTH_KINDS = ("persistent", "iid", "step", "upload")
+
+
+def make_bandwidth(kind: str, traces: int, chunks: int, persistence: float = 0.9, seed: int = 0,
+                   csv: str | Path | bytes | None = None, name: str = "uploaded trace") -> Bandwidth:
+    """The bandwidth source by name: ``persistent``, ``iid``, ``step``, or ``upload`` (``csv``)."""
+    if kind == "persistent":
+        return persistent_traces(traces, chunks, persistence, seed)
+    if kind == "iid":
+        return iid_traces(traces, chunks, seed)
+    if kind == "step":
+        return step_trace()
+    require(kind == "upload" and csv is not None,
+            f"unknown bandwidth source '{kind}' (one of {', '.join(BANDWIDTH_KINDS)} or a CSV)", field="bandwidth")
+    return load_bandwidth_csv(csv, name)
+
+
 def _parse_rows(rows) -> tuple[list[float], list[float]]:
     times: list[float] = []
     gbps: list[float] = []

@@ -37,13 +37,7 @@ def codec_stream_levels(spec: SyntheticKV, group: int, sensitivity: float):
 @st.cache_data(max_entries=16, show_spinner=False)
 def bandwidth(source: str, persistence: float, seed: int, chunks: int, traces: int, csv: bytes | None,
               csv_name: str = ""):
-    if source == "step":
-        return S.step_trace()
-    if source == "upload":
-        return S.load_bandwidth_csv(csv, csv_name)
-    if source == "iid":
-        return S.iid_traces(traces, chunks, seed)
-    return S.persistent_traces(traces, chunks, persistence, seed)
+    return S.make_bandwidth(source, traces, chunks, persistence, seed, csv, csv_name)
 
 
 @st.cache_data(max_entries=32, show_spinner="Streaming the context under every policy…")
@@ -64,13 +58,7 @@ def sweep_of(setup: S.StreamSetup, bw: S.Bandwidth, slos: tuple[float, ...], _pr
 @st.cache_data(max_entries=8, show_spinner=False)
 def codec_tables(spec: SyntheticKV, documents: int, level: int, group: int, sensitivity: float, _progress=None):
     """The ablation, the Pareto points and the locality ratios; ``documents`` > 0: the model's KV."""
-    judge = None
-    if documents:
-        kv, ctx = model_kv.record_world_kv(documents, spec.seed)
-        profile = model_kv.record_world_kv(documents, spec.seed + 1)[0]
-        judge = lambda kv_hat: model_kv.accuracy(kv_hat, ctx)  # noqa: E731
-    else:
-        kv, profile = kv_pair(spec)
+    kv, profile, judge = model_kv.judged_kv(documents, spec.seed) if documents else (*kv_pair(spec), None)
     return (*compare.study(kv, profile, level, group, sensitivity, _progress, judge), locality(kv, group))
 
 

@@ -50,6 +50,14 @@ def record_world_kv(documents: int = 200, seed: int = 0, model=None) -> tuple[np
     return to_codec(cache.k, cache.v), ModelContext(model, docs, cache.k.shape)
 
 
+def judged_kv(documents: int, seed: int = 0):
+    """The model's KV for the codec study, profiling KV from other documents, and a judge that
+    scores a decoded KV by the share of questions the model still answers right."""
+    kv, ctx = record_world_kv(documents, seed)
+    profile = record_world_kv(documents, seed + 1, ctx.model)[0]
+    return kv, profile, lambda kv_hat: accuracy(kv_hat, ctx)
+
+
 def to_codec(k: np.ndarray, v: np.ndarray) -> np.ndarray:
     """[L, D, H, N, hd] K and V -> [L, 2, D*N, H*hd]: tokens of all documents, one after another."""
     layers, docs, heads, tokens, hd = k.shape

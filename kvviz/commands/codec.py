@@ -32,9 +32,7 @@ def run(args: argparse.Namespace) -> int:
 
     judge = None
     if args.source == "model":
-        kv, ctx = model_kv.record_world_kv(args.documents, args.seed)
-        profile = model_kv.record_world_kv(args.documents, args.seed + 1)[0]
-        judge = lambda kv_hat: model_kv.accuracy(kv_hat, ctx)  # noqa: E731
+        kv, profile, judge = model_kv.judged_kv(args.documents, args.seed)
         what = f"Record-world model KV {kv.shape}, {args.documents * 12:,} questions"
     else:
         spec = SyntheticKV(layers=args.layers, tokens=args.tokens, channels=args.channels, rho=args.rho,

@@ -28,13 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def bandwidth_from(args: argparse.Namespace, chunks: int):
     from kvviz import streaming as S
-    if args.bandwidth == "persistent":
-        return S.persistent_traces(args.traces, chunks, args.persistence, args.seed)
-    if args.bandwidth == "iid":
-        return S.iid_traces(args.traces, chunks, args.seed)
-    if args.bandwidth == "step":
-        return S.step_trace()
-    return S.load_bandwidth_csv(args.bandwidth)
+    named = args.bandwidth in S.BANDWIDTH_KINDS[:3]
+    return S.make_bandwidth(args.bandwidth if named else "upload", args.traces, chunks, args.persistence,
+                            args.seed, csv=None if named else args.bandwidth, name=args.bandwidth)
 
 
 def run(args: argparse.Namespace) -> int:
