@@ -34,9 +34,10 @@ from kvviz.policies.belady import belady_hits
 from kvviz.policies.counting import hits_per_request
 from kvviz.policies.fifo import fifo_hits
 from kvviz.policies.lfu import length_aware_hits, lfu_hits
-from kvviz.policies.lru import lru_hits_from_distances, lru_stack_distances
+from kvviz.policies.lru import lru_hits_from_distances
 from kvviz.policies.s3fifo import s3fifo_hits
 from kvviz.policies.sieve import sieve_hits
+from kvviz.reuse import stack_distances_of_ids
 from kvviz.trace import Trace
 
 INFINITE = math.inf
@@ -91,7 +92,7 @@ class Replay:
 
     @cached_property
     def stack_distances(self) -> np.ndarray:
-        return lru_stack_distances(self.ids, self.n_ids)
+        return stack_distances_of_ids(self.ids, self.n_ids)
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,17 @@
 The stack distance of an access is the number of *distinct other* blocks touched since the
 previous access to the same block. An LRU cache of C blocks hits exactly the accesses whose stack
 distance is below C, so one pass gives the whole LRU hit curve (Mattson, Gecsei, Slutz and
-Traiger, "Evaluation techniques for storage hierarchies", IBM Systems Journal 1970).
+Traiger, "Evaluation techniques for storage hierarchies", IBM Systems Journal 1970). The pass
+keeps a Fenwick tree over access positions that marks each block's latest access; the distance
+is the number of marks strictly between the two accesses. The loop is compiled by numba, like
+the eviction policies (``kvviz.policies``), whose LRU reads its curve from here.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from kvviz.policies._jit import kernel
 
 FIRST = -1  # the distance given to an access with no earlier access to its block
 
@@ -30,46 +35,46 @@ def reuse_distances(blocks: np.ndarray) -> np.ndarray:
     return np.where(prev >= 0, idx - prev, FIRST)
 
 
-def _count_greater_before(values: np.ndarray) -> np.ndarray:
-    """counts[i] = #{j < i : values[j] > values[i]}, by a bottom-up merge sort in numpy.
+@kernel
+def _fenwick_add(tree: np.ndarray, pos: int, delta: int) -> None:
+    pos += 1
+    while pos < len(tree):
+        tree[pos] += delta
+        pos += pos & -pos
 
-    Each level merges sorted runs of width w pairwise; elements of a right run count the larger
-    elements of their left run with one vectorised searchsorted over block-offset keys.
-    """
-    n = len(values)
-    shift = int(values.min(initial=0))
-    cur = values.astype(np.int64) - shift          # non-negative
-    big = int(cur.max(initial=0)) + 1
-    idx = np.arange(n, dtype=np.int64)             # idx[pos]: original index now at pos
-    counts = np.zeros(n, dtype=np.int64)
-    pos = np.arange(n, dtype=np.int64)
-    w = 1
-    while w < n:
-        block = pos // (2 * w)
-        right = (pos % (2 * w)) >= w
-        keys = block * big + cur
-        left_keys = keys[~right]
-        r_block = block[right]
-        not_greater = np.searchsorted(left_keys, keys[right], side="right")
-        block_end = np.searchsorted(left_keys, (r_block + 1) * big, side="left")
-        counts[idx[right]] += block_end - not_greater
-        order = np.argsort(keys, kind="stable")  # merges the sorted runs (timsort finds them)
-        cur, idx = cur[order], idx[order]
-        w *= 2
-    return counts
+
+@kernel
+def _fenwick_count(tree: np.ndarray, pos: int) -> int:
+    """Marks at positions 0 .. pos-1."""
+    total = 0
+    while pos > 0:
+        total += tree[pos]
+        pos -= pos & -pos
+    return total
+
+
+@kernel
+def stack_distances_of_ids(ids: np.ndarray, n_ids: int) -> np.ndarray:
+    """Stack distances of a sequence of dense ids (0 .. n_ids-1); ``FIRST`` for a first access."""
+    n = len(ids)
+    distance = np.full(n, FIRST, np.int64)
+    latest = np.full(n_ids, -1, np.int64)
+    tree = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        b = ids[i]
+        p = latest[b]
+        if p >= 0:
+            distance[i] = _fenwick_count(tree, i) - _fenwick_count(tree, p + 1)
+            _fenwick_add(tree, p, -1)
+        _fenwick_add(tree, i, 1)
+        latest[b] = i
+    return distance
 
 
 def stack_distances(blocks: np.ndarray) -> np.ndarray:
-    """LRU stack distance of every access (0 = no other block since), or -1 for a first access.
-
-    For an access i whose previous access is p, the distinct blocks in between are the
-    i - p - 1 accesses there minus those that repeat a block already seen in the window, and an
-    access j in the window repeats one exactly when prev[j] > p.
-    """
-    prev = previous_access(blocks)
-    idx = np.arange(len(prev), dtype=np.int64)
-    repeats = _count_greater_before(prev)
-    return np.where(prev >= 0, idx - prev - 1 - repeats, FIRST)
+    """LRU stack distance of every access (0 = no other block since), or -1 for a first access."""
+    distinct, ids = np.unique(np.asarray(blocks), return_inverse=True)
+    return stack_distances_of_ids(ids.astype(np.int64).ravel(), len(distinct))
 
 
 def lru_hits(blocks: np.ndarray, capacities: np.ndarray) -> np.ndarray:
