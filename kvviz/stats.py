@@ -73,7 +73,7 @@ def trace_stats(trace: Trace) -> TraceStats:
 # (lecture 9 §2.2, code 03 demo 1): (label, TraceStats field, what is reported, bound, kind)
 # where kind "about" compares within 15% and "above" checks the value exceeds the bound.
 PAPER_REFERENCE: tuple[tuple[str, str, str, float, str], ...] = (
-    ("mean input tokens", "mean_input_tokens", "8,590 (Mooncake trace)", 8590.0, "about"),
+    ("mean input tokens", "mean_input_tokens", "8,590 (Mooncake trace, as the notes quote it)", 8590.0, "about"),
     ("mean output tokens", "mean_output_tokens", "182 (Mooncake trace)", 182.0, "about"),
     ("reusable block accesses, infinite cache", "infinite_cache_hit_fraction",
      "~55% (Mooncake trace); ~52% (notes' synthetic load)", 0.55, "about"),
