@@ -19,6 +19,7 @@ Everything is parsed as data. Every problem raises ``InputError`` naming the lin
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -88,6 +89,16 @@ class Trace:
                 rec["hash_ids"] = self.hash_ids(i).tolist()
             lines.append(json.dumps(rec, separators=(", ", ": ")))
         return "\n".join(lines) + ("\n" if lines else "")
+
+
+def fingerprint(trace: Trace) -> str:
+    """A content hash of a trace (its requests, block ids and block size): the cache key of
+    anything derived from it, so equal traces share results whatever their name or origin."""
+    digest = hashlib.sha256(str(trace.block_size).encode())
+    columns = trace.requests[["timestamp", "input_length", "output_length"]].to_numpy(np.int64)
+    for part in (columns, trace.blocks, trace.offsets):
+        digest.update(np.ascontiguousarray(part).tobytes())
+    return digest.hexdigest()
 
 
 def blocks_needed(input_length: int, block_size: int = DEFAULT_BLOCK_SIZE) -> int:

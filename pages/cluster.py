@@ -1,14 +1,13 @@
 """Mooncake cluster: overload admission (early rejection and its oscillation) and KVCache-centric scheduling."""
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from kvviz import conductor, overload
 from kvviz.figures.cluster import fig_fig8, fig_policy_multiples, fig_schedule_bars, fig_timeline, fig_totals, fig_ttft_ecdf
 from kvviz.trace import Trace
 from ui import frame
-from ui.traces import trace_picker
+from ui.traces import HASH_TRACE, trace_picker
 
 frame.header("cluster", "How Mooncake's disaggregated cluster copes with overload, and where its Conductor sends "
                         "each request so that KV already computed is reused.")
@@ -41,14 +40,9 @@ def run_overload(spec: tuple, config: overload.ClusterConfig, seeds: tuple[int, 
     return runs, overload.summary_table(runs), per_seed[0]["capacity"]
 
 
-@st.cache_data(max_entries=16, show_spinner="Replaying the trace through four schedulers…")
-def run_schedulers(blocks: bytes, offsets: bytes, columns: tuple[bytes, bytes, bytes], block_size: int,
-                   config: conductor.ConductorConfig):
-    """All four schedulers over one trace (cached on the trace's arrays as bytes)."""
-    ts, inp, out = (np.frombuffer(c, np.int64) for c in columns)
-    off = np.frombuffer(offsets, np.int64)
-    requests = pd.DataFrame({"timestamp": ts, "input_length": inp, "output_length": out, "n_blocks": np.diff(off)})
-    trace = Trace(requests, np.frombuffer(blocks, np.int64), off, block_size)
+@st.cache_data(max_entries=16, show_spinner="Replaying the trace through four schedulers…", hash_funcs=HASH_TRACE)
+def run_schedulers(trace: Trace, config: conductor.ConductorConfig):
+    """All four schedulers over one trace (cached on the trace's content)."""
     return conductor.compare(trace, config), conductor.offered_load(trace, config)
 
 
@@ -176,10 +170,7 @@ def scheduling_view() -> None:
     with frame.user_errors():
         config = conductor.ConductorConfig(**cfg)
         config.validate()
-        columns = tuple(trace.requests[c].to_numpy(np.int64).tobytes()
-                        for c in ("timestamp", "input_length", "output_length"))
-        results, offered = run_schedulers(trace.blocks.tobytes(), trace.offsets.tobytes(), columns,
-                                          trace.block_size, config)
+        results, offered = run_schedulers(trace, config)
     frame.explain(
         "Each prefill instance keeps an LRU cache of 512-token KV blocks named by chained hashes, so a request's "
         "reusable prefix there is its run of leading block ids found in that cache. **Algorithm 1** costs every "

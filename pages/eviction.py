@@ -1,8 +1,5 @@
 """Eviction hit curves: hit ratio against cache capacity for eight policies, on any trace."""
 
-import hashlib
-
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -11,7 +8,7 @@ from kvviz.eviction import (
     log_capacities, paper_comparison, replay_of, simulate, sweep,
 )
 from kvviz.figures.eviction import curve_table, fig_hit_curve, fig_over_time, short_blocks
-from kvviz.trace import MAX_REQUESTS
+from kvviz.trace import MAX_REQUESTS, fingerprint
 from ui import frame
 from ui.traces import trace_picker
 
@@ -54,13 +51,6 @@ with st.sidebar:
     paper = st.toggle("Show Mooncake Table 1", value=True, key="eviction_paper", bind="query-params")
 
 
-def _fingerprint(t) -> str:
-    digest = hashlib.sha1()
-    for part in (t.blocks, t.offsets, t.requests["timestamp"].to_numpy(np.int64)):
-        digest.update(np.ascontiguousarray(part).tobytes())
-    return f"{digest.hexdigest()}-{t.block_size}"
-
-
 @st.cache_resource(max_entries=4, show_spinner="Preparing the block sequence…")
 def prepared(key: str, _trace):
     """Dense ids, next uses and depths of one trace, shared by every policy and capacity."""
@@ -90,7 +80,7 @@ def run_sweep(key: str, names: list[str], capacities: tuple, trace) -> pd.DataFr
 
 with frame.user_errors():
     cache_trace = coarsen(trace, int(factor))
-    key = _fingerprint(cache_trace)
+    key = fingerprint(cache_trace)
     replay = prepared(key, cache_trace)
     top = max(int(low), min(int(high), replay.n_ids))     # a bigger cache than the trace's blocks never evicts
     capacities = log_capacities(int(low), top, int(points)) + (INFINITE,)

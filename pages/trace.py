@@ -1,15 +1,14 @@
 """Trace: a request trace's arrivals, lengths, block popularity and reuse."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from kvviz.figures.trace import fig_arrivals, fig_popularity, fig_reuse_distances
 from kvviz.reuse import stack_distances
 from kvviz.stats import block_counts, compare_with_paper, trace_stats
-from kvviz.trace import DEFAULT_BLOCK_SIZE, MAX_REQUESTS
+from kvviz.trace import DEFAULT_BLOCK_SIZE, MAX_REQUESTS, Trace
 from ui import frame
-from ui.traces import trace_picker
+from ui.traces import HASH_TRACE, trace_picker
 
 frame.header("trace", "How a serving workload reuses KV: who arrives when, how long the prompts are, "
                       "and how often each 512-token block comes back.")
@@ -31,11 +30,10 @@ if trace is None:
     st.stop()
 
 
-@st.cache_data(max_entries=16, show_spinner="Measuring reuse…")
-def reuse_of(blocks_bytes: bytes):
-    """Popularity counts and LRU stack distances (cached on the block sequence itself)."""
-    blocks = np.frombuffer(blocks_bytes, dtype=np.int64)
-    return block_counts(blocks), stack_distances(blocks)
+@st.cache_data(max_entries=16, show_spinner="Measuring reuse…", hash_funcs=HASH_TRACE)
+def reuse_of(trace: Trace):
+    """Popularity counts and LRU stack distances (cached on the trace's content)."""
+    return block_counts(trace.blocks), stack_distances(trace.blocks)
 
 
 stats = trace_stats(trace)
@@ -64,7 +62,7 @@ else:
 
 frame.figure(fig_arrivals(trace), key="trace_arrivals")
 if trace.has_block_ids:
-    counts, distances = reuse_of(trace.blocks.tobytes())
+    counts, distances = reuse_of(trace)
     left, right = st.columns(2) if frame.presenter() else (st.container(), st.container())
     with left:
         frame.figure(fig_popularity(counts), key="trace_popularity")

@@ -158,3 +158,12 @@ def test_arbitrary_records_load_or_raise_input_error(recs):
         return
     assert trace.n_requests == len(recs)
     assert (np.diff(trace.requests["timestamp"].to_numpy()) >= 0).all()
+
+
+def test_fingerprint_keys_on_content_not_name():
+    from kvviz.trace import fingerprint
+
+    a, b = load_trace(GOOD, name="a"), load_trace(GOOD, name="b")
+    assert fingerprint(a) == fingerprint(b)
+    assert fingerprint(load_trace(GOOD.replace(b"[0, 1, 2, 3]", b"[0, 1, 2, 9]"))) != fingerprint(a)
+    assert fingerprint(a.head(2)) != fingerprint(a)

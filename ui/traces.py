@@ -10,12 +10,14 @@ from pathlib import Path
 
 import streamlit as st
 
-from kvviz.trace import DEFAULT_BLOCK_SIZE, MAX_BYTES, MAX_REQUESTS, Trace, load_trace
+from kvviz.trace import DEFAULT_BLOCK_SIZE, MAX_BYTES, MAX_REQUESTS, Trace, fingerprint, load_trace
 from kvviz.workload import WorkloadConfig, generate
 from ui.frame import user_errors
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "assets" / "example_trace.jsonl"
 SESSION_KEY = "kvviz_trace_spec"
+HASH_TRACE = {Trace: fingerprint}
+"""``hash_funcs`` for ``st.cache_data`` functions that take a Trace: key them on its content."""
 SOURCES = ("Session trace", "Synthetic", "Example", "Upload")
 
 
