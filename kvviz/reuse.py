@@ -1,4 +1,4 @@
-"""Reuse in a block-access sequence: previous accesses, reuse distances and LRU stack distances.
+"""Reuse in a block-access sequence: LRU stack distances and the LRU hit curve they give.
 
 The stack distance of an access is the number of *distinct other* blocks touched since the
 previous access to the same block. An LRU cache of C blocks hits exactly the accesses whose stack
@@ -16,23 +16,6 @@ import numpy as np
 from kvviz.policies._jit import kernel
 
 FIRST = -1  # the distance given to an access with no earlier access to its block
-
-
-def previous_access(blocks: np.ndarray) -> np.ndarray:
-    """For each access, the index of the previous access to the same block, or -1."""
-    blocks = np.asarray(blocks)
-    order = np.argsort(blocks, kind="stable")
-    prev = np.full(len(blocks), FIRST, dtype=np.int64)
-    same = blocks[order[1:]] == blocks[order[:-1]]
-    prev[order[1:][same]] = order[:-1][same]
-    return prev
-
-
-def reuse_distances(blocks: np.ndarray) -> np.ndarray:
-    """Accesses since the previous access to the same block (1 = immediately again), or -1."""
-    prev = previous_access(blocks)
-    idx = np.arange(len(prev), dtype=np.int64)
-    return np.where(prev >= 0, idx - prev, FIRST)
 
 
 @kernel
@@ -77,8 +60,13 @@ def stack_distances(blocks: np.ndarray) -> np.ndarray:
     return stack_distances_of_ids(ids.astype(np.int64).ravel(), len(distinct))
 
 
+def lru_curve(distances: np.ndarray, capacities: np.ndarray) -> np.ndarray:
+    """Hits of an LRU cache of each capacity (in blocks), read off the stack distances: an access
+    hits exactly when its distance is below the capacity."""
+    reused = np.sort(distances[distances >= 0])
+    return np.searchsorted(reused, np.asarray(capacities), side="left").astype(np.int64)
+
+
 def lru_hits(blocks: np.ndarray, capacities: np.ndarray) -> np.ndarray:
     """Hits of an LRU cache of each capacity (in blocks) over the sequence, in one pass."""
-    sd = stack_distances(blocks)
-    sd = np.sort(sd[sd >= 0])
-    return np.searchsorted(sd, np.asarray(capacities), side="left").astype(np.int64)
+    return lru_curve(stack_distances(blocks), capacities)

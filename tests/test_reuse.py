@@ -1,4 +1,4 @@
-"""Reuse and stack distances against a plain LRU simulation."""
+"""Stack distances and the one-pass LRU curve against the definition and a plain LRU simulation."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvviz.reuse import lru_hits, previous_access, reuse_distances, stack_distances
+from kvviz.reuse import lru_hits, stack_distances
 
 
 def naive_stack_distances(seq):
@@ -34,8 +34,6 @@ def lru_simulation(seq, capacity):
 
 def test_hand_made_sequence():
     seq = np.array([1, 2, 1, 3, 2, 2, 1])
-    assert previous_access(seq).tolist() == [-1, -1, 0, -1, 1, 4, 2]
-    assert reuse_distances(seq).tolist() == [-1, -1, 2, -1, 3, 1, 4]
     assert stack_distances(seq).tolist() == [-1, -1, 1, -1, 2, 0, 2]
 
 

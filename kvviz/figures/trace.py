@@ -6,6 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from kvviz.reuse import lru_curve
 from kvviz.style import color
 from kvviz.trace import Trace
 
@@ -67,7 +68,7 @@ def fig_reuse_distances(distances: np.ndarray) -> go.Figure:
     if len(reused):
         top = max(int(reused[-1]) + 2, 2)
         cap = np.unique(np.geomspace(1, top, num=200).astype(np.int64))
-        fig.add_scatter(x=cap, y=np.searchsorted(reused, cap, side="left") / total, mode="lines",
+        fig.add_scatter(x=cap, y=lru_curve(d, cap) / total, mode="lines",
                         line_color=color(1), name="LRU hit ratio",
                         hovertemplate="%{x:,} blocks: %{y:.1%}<extra></extra>", row=1, col=1)
         fig.add_hline(y=len(reused) / total, line_dash="dash", line_color=color(2), row=1, col=1,
