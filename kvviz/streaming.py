@@ -582,11 +582,15 @@ def persistence_sweep(setup: StreamSetup, traces: int, seed: int = 0,
 
 
 def slo_sweep(setup: StreamSetup, bw: Bandwidth, slos: np.ndarray,
-              policies: tuple[str, ...] | None = None, progress=None) -> pd.DataFrame:
-    """Violation rate and mean quality per policy at each SLO, over all K traces."""
+              policies: tuple[str, ...] | None = None, progress=None, horizon: float | None = None) -> pd.DataFrame:
+    """Violation rate and mean quality per policy at each SLO, over all K traces.
+
+    The oracle's programme is solved once on a grid up to ``horizon`` (default: the largest SLO),
+    so a sweep computed one SLO at a time with the same horizon gives the same numbers."""
     frames = []
     policies = policies or policy_names(setup)
-    shared = oracle_plan(setup, bw, float(max(slos))) if bw.kind == "chunk" and "oracle" in policies else None
+    horizon = float(horizon if horizon is not None else max(slos))
+    shared = oracle_plan(setup, bw, horizon) if bw.kind == "chunk" and "oracle" in policies else None
     for j, slo in enumerate(slos):
         s = replace(setup, slo_s=float(slo))
         runs = [_oracle(s, bw, shared) if p == "oracle" and shared else simulate(s, bw, p) for p in policies]

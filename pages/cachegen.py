@@ -45,21 +45,34 @@ def runs_of(setup: S.StreamSetup, bw: S.Bandwidth, policies: tuple[str, ...]):
     return S.run_all(setup, bw, policies)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def persistence_of(setup: S.StreamSetup, traces: int, seed: int, _progress=None):
-    return S.persistence_sweep(setup, traces, seed, progress=_progress)
+@st.cache_data(max_entries=64, show_spinner=False)
+def persistence_point(setup: S.StreamSetup, traces: int, seed: int, persistence: float):
+    return S.persistence_sweep(setup, traces, seed, (persistence,))
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def sweep_of(setup: S.StreamSetup, bw: S.Bandwidth, slos: tuple[float, ...], _progress=None):
-    return S.slo_sweep(setup, bw, np.array(slos), progress=_progress)
+@st.cache_data(max_entries=128, show_spinner=False)
+def sweep_point(setup: S.StreamSetup, bw: S.Bandwidth, slo: float, horizon: float):
+    return S.slo_sweep(setup, bw, np.array([slo]), horizon=horizon)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def codec_tables(spec: SyntheticKV, documents: int, level: int, group: int, sensitivity: float, _progress=None):
+def sweep_of(setup: S.StreamSetup, bw: S.Bandwidth, slos: tuple[float, ...]):
+    """Every policy at each SLO, one cached point at a time (the bar is drawn here, not cached)."""
+    parts = frame.stepped(lambda slo: f"Sweeping the SLO over every trace: {slo:g} s…", slos,
+                          lambda slo: sweep_point(setup, bw, slo, max(slos)))
+    return pd.concat(parts, ignore_index=True)
+
+
+def persistence_of(setup: S.StreamSetup, traces: int, seed: int):
+    parts = frame.stepped(lambda phi: f"Streaming over traces of persistence {phi:g}…", S.PERSISTENCE_GRID,
+                          lambda phi: persistence_point(setup, traces, seed, phi))
+    return pd.concat(parts, ignore_index=True)
+
+
+@st.cache_data(max_entries=8, show_spinner="Encoding every variant at every level…")
+def codec_tables(spec: SyntheticKV, documents: int, level: int, group: int, sensitivity: float):
     """The ablation, the Pareto points and the locality ratios; ``documents`` > 0: the model's KV."""
     kv, profile, judge = model_kv.judged_kv(documents, spec.seed) if documents else (*kv_pair(spec), None)
-    return (*compare.study(kv, profile, level, group, sensitivity, _progress, judge), locality(kv, group))
+    return (*compare.study(kv, profile, level, group, sensitivity, None, judge), locality(kv, group))
 
 
 def codec_controls() -> tuple[SyntheticKV, int, int, int, float]:
@@ -148,9 +161,7 @@ if view == "Codec":
         spec, documents, group, level, sens = codec_controls()
     with frame.user_errors():
         spec.validate()
-        bar = st.progress(0.0, "Encoding every variant at every level…")
-        table, points, loc = codec_tables(spec, documents, level, group, sens, _progress=bar.progress)
-        bar.empty()
+        table, points, loc = codec_tables(spec, documents, level, group, sens)
     if "accuracy" in table.columns:
         st.caption(f"The model answers {table.accuracy.iloc[-1]:.1%} of {documents * 12:,} questions right over "
                    f"its fp16 KV; the `accuracy` column is the same over each decoded KV.")
@@ -197,9 +208,7 @@ else:
                                    required=True, key="cachegen_against", bind="query-params")
     with frame.user_errors():
         if against == "SLO":
-            bar = st.progress(0.0, "Sweeping the SLO over every trace…")
-            sweep = sweep_of(setup, bw, tuple(report.slo_grid(setup.slo_s)), _progress=bar.progress)
-            bar.empty()
+            sweep = sweep_of(setup, bw, tuple(report.slo_grid(setup.slo_s)))
             frame.figure(figs.fig_violation(sweep, setup.slo_s), key="cachegen_violation")
             summary = sweep[np.isclose(sweep.slo_s, setup.slo_s)]
         elif against == "Mean bandwidth":
@@ -207,9 +216,7 @@ else:
             summary = S.summary(runs).assign(slo_s=setup.slo_s)
             frame.figure(figs.fig_violation(S.by_mean_bandwidth(runs, bw), x="mean_gbps"), key="cachegen_bybw")
         else:
-            bar = st.progress(0.0, "Streaming over traces of every persistence…")
-            sweep = persistence_of(setup, traces, seed, _progress=bar.progress)
-            bar.empty()
+            sweep = persistence_of(setup, traces, seed)
             frame.figure(figs.fig_violation(sweep, x="persistence"), key="cachegen_bypersist")
             summary = sweep_of(setup, bw, (setup.slo_s,))
     frame.explain(f"Every point runs each policy over the same {bw.traces:,} trace(s): at each SLO (the dashed line is "

@@ -30,12 +30,8 @@ def run_seed(spec: tuple, config: overload.ClusterConfig, seed: int) -> dict:
 
 
 def run_overload(spec: tuple, config: overload.ClusterConfig, seeds: tuple[int, ...]):
-    bar = st.progress(0.0, text="Simulating the cluster…")
-    per_seed = []
-    for i, seed in enumerate(seeds):
-        per_seed.append(run_seed(spec, config, seed))
-        bar.progress((i + 1) / len(seeds), text=f"Simulated seed {seed}")
-    bar.empty()
+    per_seed = frame.stepped(lambda seed: f"Simulating the cluster: seed {seed}…", seeds,
+                             lambda seed: run_seed(spec, config, seed))
     runs = {p: [r for s in per_seed for r in s["runs"][p]] for p in overload.POLICIES}
     return runs, overload.summary_table(runs), per_seed[0]["capacity"]
 

@@ -69,12 +69,8 @@ def over_time(key: str, policy: str, capacity: float, prefix: bool, _trace) -> p
 
 
 def run_sweep(key: str, names: list[str], capacities: tuple, trace) -> pd.DataFrame:
-    bar = st.progress(0.0, text="Replaying the trace…")
-    parts = []
-    for i, name in enumerate(names):
-        bar.progress(i / len(names), text=f"Replaying the trace through {POLICIES[name].label}…")
-        parts.append(policy_sweep(key, name, capacities, trace))
-    bar.empty()
+    parts = frame.stepped(lambda name: f"Replaying the trace through {POLICIES[name].label}…", names,
+                          lambda name: policy_sweep(key, name, capacities, trace))
     return pd.concat(parts, ignore_index=True)
 
 

@@ -13,8 +13,10 @@ A page reads like Streamlit's demo apps::
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import TypeVar
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -22,11 +24,14 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
+from kvviz import budget
 from kvviz.catalog import page_info
 from kvviz.errors import InputError
 from kvviz.style import style_figure
 
 PRESENTER_KEY = "presenter"
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def presenter() -> bool:
@@ -74,6 +79,41 @@ def _finite_or_text(value: str) -> bool:
         return True
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=^&])")
+PLAIN_LIMIT = 300
+
+
+def plain(text: object, limit: int = PLAIN_LIMIT) -> str:
+    """User content (a file name, a CSV header, a message quoting a field) made safe to show in
+    markdown: cut to ``limit`` characters and every markdown character escaped, so a name such as
+    ``![x](http://host/p.png)`` shows as text and never makes a viewer's browser fetch anything."""
+    text = str(text)
+    if len(text) > limit:
+        text = text[:limit] + f"… ({len(text) - limit:,} more characters)"
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text.replace("\n", " "))
+
+
+def confirm_cost(cost: budget.Cost, key: str) -> None:
+    """Run long work only after a click: show the estimate and stop until the viewer asks for it.
+
+    Work over the hard limit is refused with the knob to turn. A confirmed cost is remembered in
+    this session, so reruns of the same view (its result is cached by then) do not ask again.
+    """
+    budget.check(cost)
+    if not budget.needs_confirmation(cost):
+        return
+    confirmed = st.session_state.setdefault("kvviz_confirmed_costs", set())
+    token = f"{key}:{cost}"
+    if token in confirmed:
+        return
+    st.info(f"This view is expensive — {plain(cost.describe())}. Reduce {plain(cost.knob)} for an instant "
+            "view, or run it as it is.", icon=":material/hourglass_top:")
+    if st.button("Run it", key=f"{key}_confirm", type="primary"):
+        confirmed.add(token)
+        return
+    st.stop()
+
+
 def header(stem: str, what: str) -> None:
     """The page title from the catalog and one line saying what the page shows."""
     ensure_navigation()
@@ -114,6 +154,22 @@ def paper_vs_sim(rows: pd.DataFrame | Sequence[dict], note: str) -> None:
     st.markdown(note)
 
 
+def stepped(label: Callable[[T], str], steps: Sequence[T], run: Callable[[T], R]) -> list[R]:
+    """``run(step)`` for every step, with a progress bar drawn here, by the page.
+
+    ``run`` is typically a cached function of one step. The bar must never go into a cached
+    function: Streamlit replays a cached function's elements on a cache hit, and a bar from an
+    earlier run no longer exists, so the view would crash on rerun and for the next visitor.
+    """
+    bar = st.progress(0.0, text=label(steps[0]) if steps else "")
+    results = []
+    for i, step in enumerate(steps):
+        bar.progress(i / len(steps), text=label(step))
+        results.append(run(step))
+    bar.empty()
+    return results
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Show bad input as ``st.error`` with its line/field message and stop this page's run.
@@ -123,5 +179,5 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except InputError as exc:
-        st.error(f"{exc}", icon=":material/error:")
+        st.error(plain(exc, 500), icon=":material/error:")
         st.stop()
