@@ -16,24 +16,24 @@ RATIOS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5)
 VIEWS = ("One document", "Accuracy vs ratio", "Loading controller", "The model")
 
 
-@st.cache_resource
+@st.cache_resource(max_entries=1, ttl="1h", show_spinner="Loading the model…")
 def model():
     return load_model()
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=32, ttl="1h", show_spinner=False)
 def document(seed: int, chunk_len: int, ratio: float, variant: str) -> blend.DocumentView:
     return blend.inspect_document(model(), sample_documents(1, seed), chunk_len, ratio, variant, seed)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
 def sweep(chunk_len: int, variant: str, ratios: tuple[float, ...]) -> pd.DataFrame:
     m = model()
     return blend.evaluate(m, blend.setup(m, sample_documents(N_DOCS, EVAL_SEED), chunk_len), ratios,
                           variant=variant, seed=EVAL_SEED)
 
 
-@st.cache_data(max_entries=2, show_spinner=False)
+@st.cache_data(max_entries=2, ttl="1h", show_spinner=False)
 def lecture() -> dict[str, float]:
     return blend.lecture_numbers(model(), sample_documents(N_DOCS, EVAL_SEED))
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from kvviz import streaming as S
+from kvviz.cachegen import streaming as S
 from kvviz.cachegen import compare, model_kv, report
 from kvviz.cachegen.kv import SyntheticKV, locality, profile_context, synthetic_kv
 from kvviz.figures import cachegen as figs
@@ -24,33 +24,33 @@ view = st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key=
                             bind="query-params", label_visibility="collapsed")
 
 
-@st.cache_data(max_entries=8, show_spinner="Generating the KV…")
+@st.cache_data(max_entries=2, ttl="1h", show_spinner="Generating the KV…")  # ≤ 512 MB an entry
 def kv_pair(spec: SyntheticKV):
     return synthetic_kv(spec), synthetic_kv(profile_context(spec))
 
 
-@st.cache_data(max_entries=8, show_spinner="Encoding levels 1–3 with the codec…")
+@st.cache_data(max_entries=8, ttl="1h", show_spinner="Encoding levels 1–3 with the codec…")
 def codec_stream_levels(spec: SyntheticKV, group: int, sensitivity: float):
     return compare.stream_levels(*kv_pair(spec), group, sensitivity)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
 def bandwidth(source: str, persistence: float, seed: int, chunks: int, traces: int, csv: bytes | None,
               csv_name: str = ""):
     return S.make_bandwidth(source, traces, chunks, persistence, seed, csv, csv_name)
 
 
-@st.cache_data(max_entries=32, show_spinner="Streaming the context under every policy…")
+@st.cache_data(max_entries=32, ttl="1h", show_spinner="Streaming the context under every policy…")
 def runs_of(setup: S.StreamSetup, bw: S.Bandwidth, policies: tuple[str, ...]):
     return S.run_all(setup, bw, policies)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, ttl="1h", show_spinner=False)
 def persistence_point(setup: S.StreamSetup, traces: int, seed: int, persistence: float):
     return S.persistence_sweep(setup, traces, seed, (persistence,))
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_data(max_entries=128, ttl="1h", show_spinner=False)
 def sweep_point(setup: S.StreamSetup, bw: S.Bandwidth, slo: float, horizon: float):
     return S.slo_sweep(setup, bw, np.array([slo]), horizon=horizon)
 
@@ -68,7 +68,7 @@ def persistence_of(setup: S.StreamSetup, traces: int, seed: int):
     return pd.concat(parts, ignore_index=True)
 
 
-@st.cache_data(max_entries=8, show_spinner="Encoding every variant at every level…")
+@st.cache_data(max_entries=8, ttl="1h", show_spinner="Encoding every variant at every level…")
 def codec_tables(spec: SyntheticKV, documents: int, level: int, group: int, sensitivity: float):
     """The ablation, the Pareto points and the locality ratios; ``documents`` > 0: the model's KV."""
     kv, profile, judge = model_kv.judged_kv(documents, spec.seed) if documents else (*kv_pair(spec), None)

@@ -21,7 +21,7 @@ def make_arrivals(spec: tuple, config: overload.ClusterConfig, seed: int) -> ove
     return overload.Arrivals(np.frombuffer(spec[1]), np.frombuffer(spec[2], np.int64), np.frombuffer(spec[3], np.int64))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, ttl="1h", show_spinner=False)
 def run_seed(spec: tuple, config: overload.ClusterConfig, seed: int) -> dict:
     """Every policy over one seed's arrivals (cached on plain inputs: numbers and bytes)."""
     arrivals = make_arrivals(spec, config, seed)
@@ -36,7 +36,7 @@ def run_overload(spec: tuple, config: overload.ClusterConfig, seeds: tuple[int, 
     return runs, overload.summary_table(runs), per_seed[0]["capacity"]
 
 
-@st.cache_data(max_entries=16, show_spinner="Replaying the trace through four schedulers…", hash_funcs=HASH_TRACE)
+@st.cache_data(max_entries=16, ttl="1h", show_spinner="Replaying the trace through four schedulers…", hash_funcs=HASH_TRACE)
 def run_schedulers(trace: Trace, config: conductor.ConductorConfig):
     """All four schedulers over one trace (cached on the trace's content)."""
     return conductor.compare(trace, config), conductor.offered_load(trace, config)

@@ -51,19 +51,19 @@ with st.sidebar:
     paper = st.toggle("Show Mooncake Table 1", value=True, key="eviction_paper", bind="query-params")
 
 
-@st.cache_resource(max_entries=4, show_spinner="Preparing the block sequence…")
+@st.cache_resource(max_entries=4, ttl="1h", show_spinner="Preparing the block sequence…")
 def prepared(key: str, _trace):
     """Dense ids, next uses and depths of one trace, shared by every policy and capacity."""
     return replay_of(_trace)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, ttl="1h", show_spinner=False)
 def policy_sweep(key: str, policy: str, capacities: tuple, _trace) -> pd.DataFrame:
     """One policy at every capacity (cached on the trace's fingerprint and plain inputs)."""
     return sweep(prepared(key, _trace), [policy], capacities)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=32, ttl="1h", show_spinner=False)
 def over_time(key: str, policy: str, capacity: float, prefix: bool, _trace) -> pd.DataFrame:
     return simulate(prepared(key, _trace), policy, capacity).over_time(prefix=prefix)
 

@@ -150,7 +150,7 @@ def economics_view() -> None:
                             "tokens of 70B in 0.58 s on 8 H100s; set MFU to 0.33 to match it.")
 
 
-@st.cache_data(max_entries=16, show_spinner="Simulating the tiered cache…")
+@st.cache_data(max_entries=16, ttl="1h", show_spinner="Simulating the tiered cache…")
 def run_tiers(model_t: tuple, gpu_t: tuple, mfu_v: float, load: tuple, setups: tuple):
     mm, comp = hw.ModelSpec(*model_t), hw.Compute(hw.GPUSpec(*gpu_t), mfu_v)
     chat = tiers.ChatLoad(*load)

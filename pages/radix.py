@@ -53,7 +53,7 @@ for key, value in preset_settings(st.query_params.get("radix_preset", "")).items
         st.session_state[key] = value
 
 
-@st.cache_data(max_entries=32, show_spinner="Replaying the script…")
+@st.cache_data(max_entries=32, ttl="1h", show_spinner="Replaying the script…")
 def cached_replay(text: str, name: str, config: tuple, snapshots: bool = True):
     """Simulate once; every step's tree is kept, so moving the slider is a lookup."""
     return replay(parse_text(text, name), ReplayConfig(*config), snapshots=snapshots)

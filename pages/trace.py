@@ -30,7 +30,7 @@ if trace is None:
     st.stop()
 
 
-@st.cache_data(max_entries=16, show_spinner="Measuring reuse…", hash_funcs=HASH_TRACE)
+@st.cache_data(max_entries=16, ttl="1h", show_spinner="Measuring reuse…", hash_funcs=HASH_TRACE)
 def reuse_of(trace: Trace):
     """Popularity counts and LRU stack distances (cached on the trace's content)."""
     return block_counts(trace.blocks), stack_distances(trace.blocks)

@@ -21,13 +21,13 @@ HASH_TRACE = {Trace: fingerprint}
 SOURCES = ("Session trace", "Synthetic", "Example", "Upload")
 
 
-@st.cache_data(max_entries=16, show_spinner="Parsing the trace…")
+@st.cache_data(max_entries=8, ttl="1h", show_spinner="Parsing the trace…")
 def parse_trace(data: bytes, block_size: int, name: str) -> Trace:
     """Parse trace bytes (cached on the bytes themselves)."""
     return load_trace(data, block_size, name=name)
 
 
-@st.cache_data(max_entries=16, show_spinner="Generating the synthetic workload…")
+@st.cache_data(max_entries=16, ttl="1h", show_spinner="Generating the synthetic workload…")
 def synthetic_trace(**knobs) -> Trace:
     """Generate a synthetic trace (cached on the generator's knobs)."""
     return generate(WorkloadConfig(**knobs))
