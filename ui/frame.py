@@ -145,8 +145,10 @@ def what_to_notice(points: Sequence[str]) -> None:
 def paper_vs_sim(rows: pd.DataFrame | Sequence[dict], note: str) -> None:
     """What the paper reports beside what this simulation shows, and where they disagree.
 
-    ``rows`` has columns ``quantity``, ``paper``, ``this simulation`` (and optionally ``agree``);
-    ``note`` says plainly where and why the two differ.
+    ``rows`` are built with ``kvviz.compare_rows`` (columns ``quantity``, ``paper``, ``this
+    simulation``, ``status``, ``basis``): the status (agrees / differs / input / calibrated) is
+    computed from the numbers, and the basis says how. ``note`` says plainly where and why the two
+    differ.
     """
     st.subheader("What the paper reports vs this simulation")
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
