@@ -2,7 +2,8 @@
 
 Every page file in ``pages/`` that the catalog names is listed in the navigation under its
 section; ``url_path`` is the file stem (a different one breaks deep links with a ``pages/``
-folder). The sidebar's presenter mode applies to every page.
+folder). The sidebar's presenter mode applies to every page. An unexpected error in a page shows
+the viewer a short message with an error id; the server log has its traceback under the same id.
 """
 
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from kvviz.catalog import PAGES, SECTIONS
+from ui.errors import guarded
 from ui.frame import PRESENTER_KEY, drop_unusable_query_params, presenter
 
 ROOT = Path(__file__).resolve().parent
@@ -35,4 +37,4 @@ page = st.navigation(sections)
 with st.sidebar:
     st.toggle("Presenter mode", key=PRESENTER_KEY,
               help="Bigger fonts and lines in every figure, explanations folded away, wide layout.")
-page.run()
+guarded(page.run, page.url_path)

@@ -1,0 +1,39 @@
+"""Unexpected errors: a short message with an error id for the viewer, the traceback in the server log.
+
+Streamlit's own ``client.showErrorDetails`` is "none" (``.streamlit/config.toml``), so an error that
+escapes even this guard shows only Streamlit's generic sentence. The guard does better: the viewer
+reads an id they can quote, and the log line with the full traceback carries the same id. Bad input
+is not unexpected: pages show ``InputError`` through ``ui.frame.user_errors``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+
+import streamlit as st
+from streamlit.logger import get_logger
+
+LOG = get_logger("kvviz")
+
+
+class PageFailed(Exception):
+    """What the viewer sees instead of the exception: no message, path or frame from the server."""
+
+
+def guarded(run: Callable[[], object], where: str) -> None:
+    """Run a page; an unexpected exception is logged with a short id and shown as that id.
+
+    Streamlit's control flow (``st.stop``, ``st.rerun``, ``st.switch_page``) raises
+    ``ScriptControlException``, a ``BaseException``, so it passes through untouched. The viewer's
+    element is an ``st.exception`` of a ``PageFailed`` that was never raised (so it has no frames):
+    tests that look for exceptions on a page still see it.
+    """
+    try:
+        run()
+    except Exception as exc:   # noqa: BLE001 - the whole point: nothing unexpected reaches the viewer raw
+        error_id = secrets.token_hex(4)
+        LOG.error("error id %s: %s on page %r", error_id, type(exc).__name__, where, exc_info=exc)
+        st.exception(PageFailed(f"Something went wrong (error id {error_id}). "
+                                "The server log has the details."))
+
