@@ -227,7 +227,7 @@ else:
 
 if view == "Streaming timeline":
     summary = sweep_of(setup, bw, (setup.slo_s,))
-st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({label}):")
+st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({frame.plain(label)}):")
 st.dataframe(summary.drop(columns="slo_s"), hide_index=True, width="stretch")
-frame.what_to_notice(report.stream_notice(summary, label))
+frame.what_to_notice(report.stream_notice(summary, frame.plain(label)))
 frame.paper_vs_sim(report.stream_rows(setup, summary, label), note=report.STREAM_NOTE)

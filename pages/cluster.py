@@ -173,7 +173,7 @@ def scheduling_view() -> None:
         "instance: if the longest prefix anywhere is at least *threshold* × its own, TTFT = transfer + queue + "
         "prefill of the rest of the prompt; otherwise queue + prefill from its own prefix. The smallest TTFT wins "
         "and fetched blocks stay there.")
-    st.caption(f"**{trace.name}**: {trace.n_requests:,} requests; prefill work without reuse is "
+    st.caption(f"**{frame.plain(trace.name)}**: {trace.n_requests:,} requests; prefill work without reuse is "
                f"{offered:.0%} of the pool's capacity at this speed-up.")
     frame.figure(fig_fig8(results), key="cluster_fig8")
     frame.figure(fig_ttft_ecdf(results), key="cluster_ecdf")

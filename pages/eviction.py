@@ -85,7 +85,7 @@ curve = curve_of(swept, prefix)
 found = findings(curve, policies)
 
 capped = f" (capped at the {replay.n_ids:,} distinct blocks: a bigger cache never evicts)" if top < high else ""
-st.caption(f"**{trace.name}** · {replay.accesses:,} block accesses · {replay.n_ids:,} distinct blocks of "
+st.caption(f"**{frame.plain(trace.name)}** · {replay.accesses:,} block accesses · {replay.n_ids:,} distinct blocks of "
            f"{cache_trace.block_size:,} tokens · capacities {low:,}–{top:,} blocks{capped}")
 if "s3fifo" in policies and low < 20:
     st.caption("S3-FIFO caches nothing below 20 blocks: like libCacheSim, it never admits a block as large "

@@ -118,7 +118,7 @@ with frame.user_errors():
     other = cached_replay(text, name, tuple(asdict(replace(config, deferral=not strata)).values()), False)
 
 if rep.error:
-    st.error(f"The replay stopped: {rep.error}", icon=":material/error:")
+    st.error(f"The replay stopped: {frame.plain(rep.error)}", icon=":material/error:")
 last = rep.n_steps - 1
 raw_step = st.query_params.get("radix_step", "0")
 if "radix_step" not in st.session_state:   # the step a shared link points at (the URL is kept by hand:

@@ -37,7 +37,7 @@ def reuse_of(trace: Trace):
 
 
 stats = trace_stats(trace)
-st.caption(f"**{trace.name}** · block size {trace.block_size} tokens")
+st.caption(f"**{frame.plain(trace.name)}** · block size {trace.block_size} tokens")
 with st.container(horizontal=True):
     st.metric("Requests", f"{stats.requests:,}", border=True)
     st.metric("Time span", f"{stats.time_span_s:,.0f} s", border=True)

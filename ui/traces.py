@@ -12,7 +12,7 @@ import streamlit as st
 
 from kvviz.trace import DEFAULT_BLOCK_SIZE, MAX_BYTES, MAX_REQUESTS, Trace, fingerprint, load_trace
 from kvviz.workload import WorkloadConfig, generate
-from ui.frame import user_errors
+from ui.frame import plain, user_errors
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "assets" / "example_trace.jsonl"
 SESSION_KEY = "kvviz_trace_spec"
@@ -116,6 +116,6 @@ def trace_picker(prefix: str, *, keep: bool = False) -> Trace | None:
     if keep:
         st.session_state[SESSION_KEY] = spec
     for warning in trace.warnings:
-        st.warning(warning)
+        st.warning(plain(warning, 500))
     return trace
 
