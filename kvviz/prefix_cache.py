@@ -1,0 +1,405 @@
+"""Prefix-cache replay: a trace cached the way a serving engine caches it (SGLang's RadixCache).
+
+A block cache (``kvviz.eviction``) sees a trace as a flat sequence of block accesses and evicts
+any block; a serving engine keeps a *prefix tree* and can only reuse a request's KV up to the
+first block it does not hold. This module replays a trace through SGLang's RadixCache
+(RadixAttention, Zheng et al. arXiv 2312.07104 §3; ``mem_cache/radix_cache.py`` and
+``evict_policy.py`` as written down in shared/research/radix_spec.md §2) with page size = the
+trace's block size, request by request in arrival order:
+
+1. **match** the longest cached prefix (hits = matched blocks); a match that ends inside an edge
+   splits it, and every node on the walk is stamped with the walk's time;
+2. **lock** the matched path and evict only the shortfall of free blocks for the rest of the
+   prompt, whole leaves in the policy's order, cascading to parents that become leaves;
+3. **insert** the prompt: every node on the path gets the walk's time and ``hit_count + 1``, the
+   uncached rest becomes one new leaf (``hit_count = 1``), then the lock is released.
+
+Requests complete instantly (a hit-ratio replay): no request holds a lock while the next one is
+served, and output tokens are not inserted. A prompt longer than the free cache caches only the
+blocks that fit after its matched prefix. Policies are SGLang's eviction keys (smallest evicted
+first; ties to the older access): LRU ``last_access``, LFU ``(hit_count, last_access)``, FIFO
+``creation``, MRU ``-last_access``, FILO ``-creation``, SLRU ``(hit_count >= 2, last_access)``.
+SGLang's ``priority`` policy is left out: a trace carries no request priorities, so it is LRU.
+
+The tree is implicit in the block ids: node = distinct prefix (the block id, re-chained on
+its parent so per-block hashes work too), parent = the request's previous block. A radix edge
+of several blocks is named by its deepest block, which is also the node that keeps its id when
+a split cuts the edge (SGLang's suffix keeps the id), so every per-node field lives in
+per-block arrays. The replay is one compiled loop with an indexed heap of evictable leaves; the
+tests check it hit for hit against ``kvviz.radix.RadixCache``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from enum import Enum
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from kvviz.errors import InputError, require
+from kvviz.eviction import INFINITE, parse_capacities, parse_capacity
+from kvviz.policies._heap import ABSENT, SLOT, new_heap, pop, push, rekey
+from kvviz.policies._jit import helper, kernel
+from kvviz.trace import Trace
+
+
+class PrefixPolicy(Enum):
+    """SGLang's radix eviction keys (``--radix-eviction-policy``); the value is the kernel's code."""
+
+    LRU = 0
+    LFU = 1
+    FIFO = 2
+    MRU = 3
+    FILO = 4
+    SLRU = 5
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+    @property
+    def rule(self) -> str:
+        return RULES[self]
+
+
+RULES: dict[PrefixPolicy, str] = {
+    PrefixPolicy.LRU: "evict the leaf used least recently",
+    PrefixPolicy.LFU: "evict the leaf inserted through fewest times; ties: least recently used",
+    PrefixPolicy.FIFO: "evict the leaf created first (a split makes a new, younger prefix node)",
+    PrefixPolicy.MRU: "evict the leaf used most recently",
+    PrefixPolicy.FILO: "evict the leaf created last",
+    PrefixPolicy.SLRU: "evict leaves inserted through once before those seen twice; LRU within each",
+}
+POLICY_NAMES: tuple[str, ...] = tuple(p.name.lower() for p in PrefixPolicy)
+CURVE_COLUMNS = ("policy", "capacity", "hits", "accesses", "hit_ratio")
+
+
+def parse_policy(name: str) -> PrefixPolicy:
+    key = str(name).strip().lower()
+    if key not in POLICY_NAMES:
+        raise InputError(f"unknown prefix-cache policy '{str(name).strip()}'; choose from {', '.join(POLICY_NAMES)}",
+                         field="policies")
+    return PrefixPolicy[key.upper()]
+
+
+def parse_policies(names: str | Iterable[str]) -> tuple[str, ...]:
+    """Policy names from ``"lru,lfu"`` or a list: validated, duplicates dropped, order kept."""
+    items = names.split(",") if isinstance(names, str) else list(names)
+    out: list[str] = []
+    for raw in items:
+        if str(raw).strip():
+            name = parse_policy(raw).name.lower()
+            if name not in out:
+                out.append(name)
+    require(bool(out), "no policy given; choose from " + ", ".join(POLICY_NAMES), field="policies")
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class PrefixReplay:
+    """A trace as prefix-tree nodes, prepared once for every policy and capacity.
+
+    ``nodes[i]`` is access i's node (its whole prefix, numbered densely), ``parent[n]`` the node
+    before it (-1 at the root) and ``depth[n]`` its block index within every request holding it.
+    """
+
+    nodes: np.ndarray
+    parent: np.ndarray
+    depth: np.ndarray
+    offsets: np.ndarray
+    timestamps_ms: np.ndarray
+    input_lengths: np.ndarray
+    block_size: int
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.parent)
+
+    @property
+    def accesses(self) -> int:
+        return len(self.nodes)
+
+    @property
+    def n_requests(self) -> int:
+        return len(self.offsets) - 1
+
+    @cached_property
+    def seen_before(self) -> np.ndarray:
+        """The accesses an infinite prefix cache hits: every access but its prefix's first."""
+        first = np.zeros(self.accesses, dtype=bool)
+        first[np.unique(self.nodes, return_index=True)[1]] = True
+        return ~first
+
+
+def access_depths(offsets: np.ndarray) -> np.ndarray:
+    """Each access's block index within its request."""
+    counts = np.diff(offsets)
+    return np.arange(int(offsets[-1]), dtype=np.int64) - np.repeat(offsets[:-1], counts)
+
+
+def prefix_nodes(blocks: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(node per access, parent per node, depth per node): blocks re-chained on their prefix.
+
+    Level by level, a node is the distinct pair (parent node, block id). With chained ids this is
+    one node per distinct id; with per-block hashes equal ids under different prefixes differ.
+    """
+    depth = access_depths(offsets)
+    _, dense = np.unique(blocks, return_inverse=True)
+    dense = dense.astype(np.int64).reshape(-1)
+    nodes = np.empty(len(blocks), np.int64)
+    parents, depths, base = [], [], 0
+    order = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=0)) + 2))
+    width = int(dense.max(initial=0)) + 1
+    for d in range(len(bounds) - 1):
+        idx = order[bounds[d]:bounds[d + 1]]
+        prev = nodes[idx - 1] if d > 0 else np.full(len(idx), -1, np.int64)
+        uniq, first, inverse = np.unique((prev + 1) * width + dense[idx], return_index=True, return_inverse=True)
+        nodes[idx] = base + inverse.reshape(-1)
+        parents.append(prev[first])
+        depths.append(np.full(len(uniq), d, np.int64))
+        base += len(uniq)
+    if not parents:
+        return nodes, np.empty(0, np.int64), np.empty(0, np.int64)
+    return nodes, np.concatenate(parents), np.concatenate(depths)
+
+
+def prepare(trace: Trace) -> PrefixReplay:
+    """Prepare a trace for prefix replay; a trace without block ids or accesses is an InputError."""
+    require(trace.has_block_ids, "this trace has no block ids (hash_ids): prefix-cache replay needs them",
+            field="hash_ids")
+    require(len(trace.blocks) > 0, "this trace has no block accesses: it is empty")
+    require(len(trace.blocks) < 2**30, f"{len(trace.blocks):,} block accesses; the replay takes fewer than 2^30")
+    offsets = np.asarray(trace.offsets, dtype=np.int64)
+    nodes, parent, depth = prefix_nodes(np.asarray(trace.blocks), offsets)
+    return PrefixReplay(nodes, parent, depth, offsets, trace.requests["timestamp"].to_numpy(np.int64),
+                        trace.requests["input_length"].to_numpy(np.int64), trace.block_size)
+
+
+# ---- the compiled replay ------------------------------------------------------------------------
+
+NO_NODE = -1
+_LOWEST = -(2**31)
+
+
+@helper
+def _set_key(keys: np.ndarray, x: int, policy: int, last: np.ndarray, created: np.ndarray,
+             hits: np.ndarray) -> None:
+    """Write node ``x``'s eviction key (policy key, then last access) into heap row ``x``."""
+    if policy == 0:
+        keys[x, 0] = last[x]
+    elif policy == 1:
+        keys[x, 0] = hits[x]
+    elif policy == 2:
+        keys[x, 0] = created[x]
+    elif policy == 3:
+        keys[x, 0] = -last[x]
+    elif policy == 4:
+        keys[x, 0] = -created[x]
+    else:
+        keys[x, 0] = 1 if hits[x] >= 2 else 0
+    keys[x, 1] = last[x]
+    keys[x, 2] = 0
+
+
+@helper
+def _remove(keys: np.ndarray, slots: np.ndarray, size: int, x: int) -> int:
+    """Take node ``x`` out of the heap if it is there; returns the new size."""
+    if keys[x, SLOT] == ABSENT:
+        return size
+    keys[x, 0] = _LOWEST
+    keys[x, 1] = _LOWEST
+    rekey(keys, slots, size, x)
+    return pop(keys, slots, size)
+
+
+@kernel
+def prefix_replay(nodes: np.ndarray, offsets: np.ndarray, parent: np.ndarray, depth: np.ndarray,
+                  capacity: int, policy: int) -> np.ndarray:
+    """Matched blocks of every request replayed through a RadixCache of ``capacity`` blocks.
+
+    A radix node is named by its deepest block ``x``: ``head[x]`` is its first block, and the
+    fields ``last``, ``created``, ``hits`` (SGLang's hit_count) and ``children`` (cached child
+    nodes) are indexed by ``x``. ``owner[b]`` is the node holding cached block ``b`` (-1: not
+    cached). Evictable leaves sit in an indexed heap keyed by the policy.
+    """
+    n = len(parent)
+    owner = np.full(n, NO_NODE, np.int64)
+    head = np.full(n, NO_NODE, np.int64)
+    last = np.zeros(n, np.int64)
+    created = np.zeros(n, np.int64)
+    hits = np.zeros(n, np.int64)
+    children = np.zeros(n, np.int64)
+    keys, slots = new_heap(n, max(n, 1))
+    size = 0
+    used = 0
+    clock = 0
+    matched = np.zeros(len(offsets) - 1, np.int64)
+    for r in range(len(offsets) - 1):
+        lo, hi = offsets[r], offsets[r + 1]
+        m = 0
+        while lo + m < hi and owner[nodes[lo + m]] != NO_NODE:
+            m += 1
+        matched[r] = m
+        # 1. match: stamp the walk; a match ending inside an edge splits it at the last matched block
+        t = clock
+        clock += 1
+        deepest = NO_NODE
+        if m > 0:
+            deepest = nodes[lo + m - 1]
+            for i in range(lo, lo + m):
+                b = nodes[i]
+                if owner[b] == b:
+                    last[b] = t
+            x = owner[deepest]
+            if x != deepest:                      # split node x after block `deepest`
+                last[x] = t
+                below = x
+                while parent[below] != deepest:
+                    below = parent[below]
+                head[deepest] = head[x]
+                head[x] = below
+                b = deepest
+                while True:
+                    owner[b] = deepest
+                    if b == head[deepest]:
+                        break
+                    b = parent[b]
+                created[deepest] = clock
+                last[deepest] = clock
+                clock += 1
+                hits[deepest] = hits[x]
+                children[deepest] = 1
+                if keys[x, SLOT] != ABSENT:
+                    _set_key(keys, x, policy, last, created, hits)
+                    rekey(keys, slots, size, x)
+            size = _remove(keys, slots, size, deepest)   # the matched path is locked
+        # 2. evict the shortfall, whole leaves in key order, cascading to parents left childless
+        want = min(hi - lo - m, capacity - m)
+        if capacity - used < want:
+            target = want - (capacity - used)
+            freed = 0
+            while freed < target and size > 0:
+                x = slots[0]
+                size = pop(keys, slots, size)
+                h = head[x]
+                b = x
+                while True:
+                    owner[b] = NO_NODE
+                    if b == h:
+                        break
+                    b = parent[b]
+                gone = depth[x] - depth[h] + 1
+                freed += gone
+                used -= gone
+                p = parent[h]
+                if p != NO_NODE:
+                    children[p] -= 1
+                    if children[p] == 0 and p != deepest:
+                        _set_key(keys, p, policy, last, created, hits)
+                        size = push(keys, slots, size, p)
+        # 3. insert: stamp and count the path, hang the rest as one leaf, unlock
+        t = clock
+        clock += 1
+        for i in range(lo, lo + m):
+            b = nodes[i]
+            if owner[b] == b:
+                last[b] = t
+                hits[b] += 1
+        if want > 0:
+            leaf = nodes[lo + m + want - 1]
+            head[leaf] = nodes[lo + m]
+            for i in range(lo + m, lo + m + want):
+                owner[nodes[i]] = leaf
+            created[leaf] = clock
+            last[leaf] = clock
+            clock += 1
+            hits[leaf] = 1
+            children[leaf] = 0
+            used += want
+            if deepest != NO_NODE:
+                children[deepest] += 1
+            _set_key(keys, leaf, policy, last, created, hits)
+            size = push(keys, slots, size, leaf)
+        elif deepest != NO_NODE and children[deepest] == 0:
+            _set_key(keys, deepest, policy, last, created, hits)
+            size = push(keys, slots, size, deepest)
+    return matched
+
+
+def request_hits(replay: PrefixReplay, policy: str, capacity: float | int) -> np.ndarray:
+    """Matched (hit) blocks of every request for one policy and capacity (``INFINITE``: never evict)."""
+    code = parse_policy(policy).value
+    capacity = parse_capacity(capacity) if capacity != 0 else 0
+    cap = replay.n_nodes if capacity == INFINITE else min(int(capacity), replay.n_nodes)
+    return prefix_replay(replay.nodes, replay.offsets, replay.parent, replay.depth, cap, code)
+
+
+def cached_tokens(replay: PrefixReplay, hits: np.ndarray) -> np.ndarray:
+    """Tokens each request found cached: hit blocks × block size, at most its prompt."""
+    return np.minimum(hits * replay.block_size, replay.input_lengths)
+
+
+def _hits(replay: PrefixReplay, policy: str, capacity: float | int) -> tuple[str, float | int, int]:
+    return policy, capacity, int(request_hits(replay, policy, capacity).sum())
+
+
+def sweep(source: Trace | PrefixReplay, policies: Iterable[str], capacities: Iterable[float | int], *,
+          progress: Callable[[float], None] | None = None, workers: int | None = None) -> pd.DataFrame:
+    """Prefix hits for every (policy, capacity): columns ``policy, capacity, hits, accesses, hit_ratio``.
+
+    Runs on ``workers`` threads (default: one per core; the kernel releases the GIL);
+    ``progress(fraction_done)`` is called from the calling thread.
+    """
+    replay = source if isinstance(source, PrefixReplay) else prepare(source)
+    names = parse_policies(policies)
+    caps = parse_capacities(capacities)
+    jobs = [(p, c) for p in names for c in caps]
+    results: dict[tuple[str, float | int], int] = {}
+    with ThreadPoolExecutor(max_workers=workers or min(len(jobs), os.cpu_count() or 1)) as pool:
+        futures = [pool.submit(_hits, replay, p, c) for p, c in jobs]
+        for done, future in enumerate(as_completed(futures), start=1):
+            p, c, h = future.result()
+            results[(p, c)] = h
+            if progress is not None:
+                progress(done / len(jobs))
+    hits = np.array([results[j] for j in jobs], dtype=np.int64)
+    return pd.DataFrame({"policy": [p for p, _ in jobs], "capacity": np.array([c for _, c in jobs], dtype=float),
+                         "hits": hits, "accesses": replay.accesses, "hit_ratio": hits / replay.accesses})
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's disk cache) the replay kernel on a tiny trace."""
+    nodes = np.array([0, 1, 0, 2], dtype=np.int64)
+    prefix_replay(nodes, np.array([0, 2, 4], dtype=np.int64), np.array([-1, 0, 0], dtype=np.int64),
+                  np.array([0, 1, 1], dtype=np.int64), 2, 0)
+
+
+# ---- reading a curve ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Reach:
+    """The smallest swept capacity where a policy's curve reaches ``share`` of the infinite cache."""
+
+    policy: str
+    share: float
+    capacity: float | None      # None: no swept capacity gets there
+    hit_ratio: float
+
+
+def reaches(curve: pd.DataFrame, ceiling: float, shares: Sequence[float] = (0.8, 0.9, 0.95)) -> list[Reach]:
+    """Per policy and share, the first finite capacity whose hit ratio is at least share × ceiling."""
+    out = []
+    finite = curve[np.isfinite(curve["capacity"])].sort_values("capacity")
+    for policy, rows in finite.groupby("policy", sort=False):
+        for share in shares:
+            ok = rows[rows["hit_ratio"] >= share * ceiling - 1e-12]
+            out.append(Reach(str(policy), share, float(ok["capacity"].iloc[0]) if len(ok) else None,
+                             float(ok["hit_ratio"].iloc[0]) if len(ok) else math.nan))
+    return out
