@@ -44,6 +44,7 @@ import pandas as pd
 
 from kvviz.errors import InputError, require
 from kvviz.eviction import INFINITE, parse_capacities, parse_capacity
+from kvviz.hardware import ModelSpec
 from kvviz.policies._heap import ABSENT, SLOT, new_heap, pop, push, rekey
 from kvviz.policies._jit import helper, kernel
 from kvviz.trace import Trace
@@ -403,3 +404,24 @@ def reaches(curve: pd.DataFrame, ceiling: float, shares: Sequence[float] = (0.8,
             out.append(Reach(str(policy), share, float(ok["capacity"].iloc[0]) if len(ok) else None,
                              float(ok["hit_ratio"].iloc[0]) if len(ok) else math.nan))
     return out
+
+
+# ---- capacity in bytes ----------------------------------------------------------------------------
+
+GIB = 2**30
+
+
+def block_bytes(model: ModelSpec, block_tokens: int) -> float:
+    """KV bytes of one cache block: the model's KV bytes per token × tokens per block."""
+    require(block_tokens >= 1, f"block size must be at least 1 token, got {block_tokens}", field="block_size")
+    return model.kv_bytes_per_token * block_tokens
+
+
+def curve_csv_gib(curve: pd.DataFrame, bytes_per_block: float) -> str:
+    """A hit curve as CSV with one more column, ``capacity_gib`` (``inf`` for the infinite cache)."""
+    lines = [",".join((*CURVE_COLUMNS, "capacity_gib"))]
+    for row in curve.itertuples(index=False):
+        gib = "inf" if row.capacity == INFINITE else f"{row.capacity * bytes_per_block / GIB:.4f}"
+        cap = "inf" if row.capacity == INFINITE else str(int(row.capacity))
+        lines.append(f"{row.policy},{cap},{row.hits},{row.accesses},{row.hit_ratio:.6f},{gib}")
+    return "\n".join(lines) + "\n"
