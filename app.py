@@ -12,14 +12,15 @@ import streamlit as st
 
 from kvviz.catalog import PAGES, SECTIONS
 from ui.errors import guarded
-from ui.frame import PRESENTER_KEY, drop_unusable_query_params, presenter
+from ui import presenter
+from ui.frame import drop_unusable_query_params
 
 ROOT = Path(__file__).resolve().parent
 
 st.set_page_config(
     page_title="kvviz",
     page_icon=":material/memory:",
-    layout="wide" if presenter() else "centered",
+    **presenter.page_config(),
     menu_items={"About": "kvviz: how LLM KV caches behave, simulated from the papers and real systems."},
 )
 
@@ -35,6 +36,5 @@ for section in SECTIONS:
 drop_unusable_query_params()
 page = st.navigation(sections)
 with st.sidebar:
-    st.toggle("Presenter mode", key=PRESENTER_KEY,
-              help="Bigger fonts and lines in every figure, explanations folded away, wide layout.")
+    presenter.apply(presenter.toggle())
 guarded(page.run, page.url_path)

@@ -104,6 +104,10 @@ def accuracy_vs_ratio(table: pd.DataFrame, chance: float) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
                         subplot_titles=("Cut records (value starts a chunk)", "All records"))
     for col, column in ((1, "acc_cut"), (2, "acc_all")):
+        if table[column].isna().all():   # even chunk lengths cut no record: nothing to plot, say so
+            fig.add_annotation(text="No record is cut at this chunk length:<br>every key shares a chunk "
+                                    "with its value", showarrow=False, x=0.5, y=0.5,
+                               xref=f"x{col if col > 1 else ''} domain", yref=f"y{col if col > 1 else ''} domain")
         for method, group in table.groupby("method", sort=False):
             group = group.sort_values("ratio")
             swept = method in ("cacheblend", "random")
@@ -115,7 +119,7 @@ def accuracy_vs_ratio(table: pd.DataFrame, chance: float) -> go.Figure:
                 line=dict(color=METHOD_COLORS.get(method)),
                 hovertemplate=f"{METHOD_NAMES.get(method, method)}: recompute %{{x:.0%}} → %{{y:.1%}}<extra></extra>"),
                 row=1, col=col)
-            if method in ("full_prefill", "full_reuse") and len(group):
+            if method in ("full_prefill", "full_reuse") and group[column].notna().any():
                 fig.add_hline(y=float(group[column].iloc[0]), line=dict(color=METHOD_COLORS[method], dash="dash",
                                                                          width=1.5), row=1, col=col)
         fig.add_hline(y=chance, line=dict(color=GRID, dash="dot", width=2), row=1, col=col,

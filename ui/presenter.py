@@ -1,0 +1,90 @@
+"""Presenter mode: the whole page at projector size, in the URL as ``?presenter=1``.
+
+Streamlit sizes its text in ``rem`` (its theme's ``fontSizes``), so one rule on the root element
+enlarges body text, captions, tables, metrics, buttons, widget labels, expander titles, tabs and
+alerts together, the way browser zoom would, while the figure-first wide layout keeps its width.
+Figures get their own projector fonts from ``kvviz.style.style_figure(presenter=True)``.
+
+``st.dataframe`` draws its cells on a canvas (glide-data-grid) with a row height fixed in pixels,
+so the root rule scales its font but not its rows; pages pass ``dataframe_kwargs()`` to give the
+rows room (``row_height``).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+from ui.frame import PRESENTER_KEY
+
+ROOT_PX = 22            # 1 rem in presenter mode: body text 22 px, captions 19 px, tables 19 px
+ROW_HEIGHT_PX = 46      # dataframe rows at presenter size (Streamlit's default is 35 px)
+READING_WIDTH_PX = 1400  # widest main column outside presenter mode: lines stay readable at 1920 px
+_ON = {"1", "true", "yes", "on"}
+
+NORMAL_CSS = f"""
+[data-testid="stMainBlockContainer"] {{ max-width: {READING_WIDTH_PX}px; }}
+"""
+
+PRESENTER_CSS = f"""
+html {{ font-size: {ROOT_PX}px !important; }}
+[data-testid="stMainBlockContainer"] {{ max-width: none; padding: 2.5rem 2.5rem 4rem; }}
+h1 {{ font-size: 2.2rem !important; }}
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] * {{ font-size: 0.95rem; }}
+[data-testid="stTable"] td, [data-testid="stTable"] th {{ font-size: 0.95rem; }}
+[data-testid="stMetricValue"] {{ font-size: 2rem; }}
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {{ font-size: 0.95rem; }}
+[data-testid^="stBaseButton-"] *, [data-testid="stDownloadButton"] button * {{ font-size: 0.95rem; }}
+[data-testid="stExpander"] summary * {{ font-size: 1rem; font-weight: 600; }}
+[data-testid="stTab"] * {{ font-size: 1rem; }}
+[data-testid="stWidgetLabel"] * {{ font-size: 0.95rem; }}
+[data-testid="stAlert"] * {{ font-size: 1rem; }}
+[data-testid="stTooltipContent"] * {{ font-size: 0.95rem; }}
+[data-testid="stCode"] code {{ font-size: 0.95rem; }}
+"""
+
+
+def normalise_url() -> None:
+    """Accept ``?presenter=1`` (or yes/on) for the bound toggle, which only parses true/false.
+
+    Run before the toggle is drawn; the value is rewritten in the URL and in the snapshot that
+    Streamlit seeds widgets from (the same private field ``ui.frame.drop_unusable_query_params`` uses).
+    """
+    raw = st.query_params.get(PRESENTER_KEY)
+    if raw is None or raw.lower() in ("true", "false"):
+        return
+    value = "true" if raw.lower() in _ON else "false"
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return
+    with ctx.session_state.query_params() as qp:
+        qp._initial_query_params[PRESENTER_KEY] = [value]
+        qp.set_with_no_forward_msg(PRESENTER_KEY, value)
+
+
+def toggle() -> bool:
+    """The sidebar's presenter toggle, bound to the URL so a copied link keeps presenter mode."""
+    normalise_url()
+    return st.toggle("Presenter mode", key=PRESENTER_KEY, bind="query-params",
+                     help="Projector-size text and figures, explanations folded away, sidebar "
+                          "collapsed on opening. Shareable: the link carries ?presenter=true.")
+
+
+def requested_in_url() -> bool:
+    """Whether the URL asks for presenter mode (before the toggle has been drawn in this run)."""
+    return (st.query_params.get(PRESENTER_KEY) or "").lower() in _ON
+
+
+def page_config() -> dict:
+    """``st.set_page_config`` arguments: always wide; a presenter link opens with the sidebar closed."""
+    return {"layout": "wide", "initial_sidebar_state": "collapsed" if requested_in_url() else "auto"}
+
+
+def apply(on: bool) -> None:
+    """Inject the page CSS: projector sizes when ``on``, otherwise a readable maximum width."""
+    st.html(f"<style>{PRESENTER_CSS if on else NORMAL_CSS}</style>")
+
+
+def dataframe_kwargs(on: bool) -> dict:
+    """Extra ``st.dataframe`` arguments so canvas-drawn rows fit projector-size text."""
+    return {"row_height": ROW_HEIGHT_PX} if on else {}
