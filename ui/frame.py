@@ -60,16 +60,20 @@ def drop_unusable_query_params() -> None:
     widget from a non-finite number raises inside Streamlit (1.67). Such a value can only be a
     typo or mischief, so it is dropped before any page draws a widget: from the URL and from the
     snapshot Streamlit seeds widgets from (a private field; tests/test_url_params.py guards it).
+    A parameter already bound to a widget (a rerun, a page switch) cannot be deleted through
+    ``st.query_params``; Streamlit's own unchecked removal is used then.
     """
     bad = [key for key in st.query_params if not _finite_or_text(st.query_params[key])]
     if not bad:
         return
     ctx = get_script_run_ctx()
     for key in bad:
-        del st.query_params[key]
-        if ctx is not None:
-            with ctx.session_state.query_params() as qp:
-                qp._initial_query_params.pop(key, None)
+        if ctx is None:
+            del st.query_params[key]
+            continue
+        with ctx.session_state.query_params() as qp:
+            qp.remove_param(key)
+            qp._initial_query_params.pop(key, None)
 
 
 def _finite_or_text(value: str) -> bool:
