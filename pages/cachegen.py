@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from kvviz.cachegen import streaming as S
+from kvviz import streaming as S
 from kvviz.cachegen import compare, model_kv, report
 from kvviz.cachegen.kv import SyntheticKV, locality, profile_context, synthetic_kv
 from kvviz.figures import cachegen as figs
