@@ -14,10 +14,17 @@ found there). Requests arrive in trace order and are placed by one of four sched
   replication).
 
 ``f`` is the prefill-time predictor ``PrefillModel``: the paper fits a polynomial offline; here
-it is linear (weights) plus quadratic (attention) in the tokens computed. Predictions equal the
-simulated execution, so TTFT = queue + transfer + prefill exactly. Prefill is FIFO per instance.
-A request's blocks enter its instance's cache when it is dispatched; blocks are touched tail
-first, so LRU evicts the tail of a prefix before its head (as vLLM's free-block queue does).
+it is linear (weights) plus quadratic (attention) in the tokens computed, with the coefficients of
+:func:`kvviz.hardware.prefill_seconds` (one cost model). Predictions equal the simulated execution,
+so TTFT = queue + transfer + prefill exactly. Prefill is FIFO per instance.
+
+KV is causal: a request's blocks enter its instance's cache when it is dispatched (the room is
+taken) but exist only when its prefill finishes. A later request on the same instance queues
+behind that prefill, so its local prefix is always there when it starts; a fetch from another
+instance must first wait for the blocks to exist. While the best prefix does not exist yet,
+Algorithm 1's fetch branch includes the wait, and the instance computes from its own prefix instead
+when that is sooner. Blocks are touched tail first, so LRU evicts the tail of a prefix before its
+head (as vLLM's free-block queue does).
 """
 
 from __future__ import annotations
@@ -28,27 +35,41 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from kvviz import budget
+from kvviz import hardware as hw
 from kvviz.errors import require
 from kvviz.trace import Trace
 
 SCHEDULERS: tuple[str, ...] = ("random", "balance", "cache", "kvcentric")
 SCHEDULER_LABELS = {"random": "Random", "balance": "Load balancing", "cache": "Cache-aware",
                     "kvcentric": "KVCache-centric"}
-# LLaMA2/3-70B: 80 layers x 8 KV heads x 128 dims x (K, V) x 2 bytes (fp16) = 320 KiB per token.
-KV_BYTES_PER_TOKEN_70B = 80 * 8 * 128 * 2 * 2
+# One prefill instance of the cluster: a 70B model on 8 A100/A800 at 50% MFU (an assumption: the
+# paper gives no MFU), plus a fixed 20 ms per request.
+CLUSTER_MODEL = hw.model("llama-3.1-70b")
+CLUSTER_COMPUTE = hw.Compute(hw.gpu("a100"), mfu=0.5, n_gpus=8)
+OVERHEAD_S = 0.02
+_PER_TOKEN_S, _PER_TOKEN2_S = hw.prefill_coefficients(CLUSTER_MODEL, CLUSTER_COMPUTE)
+# Measured on this 2-core machine (bench/bench_cluster.py), rounded down: block lookups per CPU second.
+BLOCK_VISITS_PER_S = 3.0e6
 
 
 @dataclass(frozen=True)
 class PrefillModel:
     """f(len, prefix): seconds to prefill tokens prefix..len on one instance.
 
-    Defaults: a 70B model on 8 A100/A800 at ~50% MFU, 140 GFLOP per token of weights (1.1e-4 s)
-    plus causal attention 2*d*layers*L^2 FLOP (1.05e-9 s * L^2), and a fixed 20 ms per request.
+    ``overhead_s + per_token_s·(len − prefix) + per_token2_s·(len² − prefix²)``; ``for_hardware``
+    takes the two coefficients from :func:`kvviz.hardware.prefill_coefficients`, so f is the paper
+    GPU's prefill time plus the overhead. The defaults are CLUSTER_MODEL on CLUSTER_COMPUTE.
     """
 
-    overhead_s: float = 0.02
-    per_token_s: float = 1.1e-4
-    per_token2_s: float = 1.05e-9
+    overhead_s: float = OVERHEAD_S
+    per_token_s: float = _PER_TOKEN_S
+    per_token2_s: float = _PER_TOKEN2_S
+
+    @classmethod
+    def for_hardware(cls, m: hw.ModelSpec, compute: hw.Compute, overhead_s: float = OVERHEAD_S) -> PrefillModel:
+        """f for model ``m`` on ``compute``: the paper GPU's prefill time plus ``overhead_s``."""
+        return cls(overhead_s, *hw.prefill_coefficients(m, compute))
 
     def time(self, length, prefix=0):
         """Prefill seconds for ``length`` tokens of which the first ``prefix`` are cached."""
@@ -77,7 +98,7 @@ class ConductorConfig:
     balancing_threshold: float = 1.25     # "manually adjusted" in the paper; no value published
     bandwidth_gbps: float = 800.0         # RDMA between prefill nodes
     transfer_latency_s: float = 0.001     # fixed cost of one remote fetch
-    kv_bytes_per_token: int = KV_BYTES_PER_TOKEN_70B
+    kv_bytes_per_token: float = CLUSTER_MODEL.kv_bytes_per_token
     speedup: float = 1.0                  # replay the trace this many times faster
     ttft_slo_s: float = 30.0              # only counted (share over SLO), nothing is rejected here
     seed: int = 0                         # for the random scheduler
@@ -110,6 +131,7 @@ class Choice:
     prefix_blocks: int          # blocks not recomputed (local or fetched)
     fetched_blocks: int         # blocks copied from ``fetch_from`` (0 if none)
     fetch_from: int | None
+    waited_s: float = 0.0       # idle time beyond the queue, waiting for the fetched KV to exist
 
 
 def prefix_tokens(blocks: int, input_length: int, block_size: int) -> int:
@@ -134,28 +156,35 @@ def _prefill_times(prefix_blocks: list[int], input_length: int, block_size: int,
 
 def kvcentric_choice(prefix_blocks: list[int], queue_s: list[float], input_length: int, block_size: int,
                      model: PrefillModel, threshold: float, transfer_s_per_block: float,
-                     transfer_latency_s: float = 0.0, tiebreak: list[float] | None = None) -> Choice:
+                     transfer_latency_s: float = 0.0, tiebreak: list[float] | None = None,
+                     ready_in_s: list[float] | None = None) -> Choice:
     """Algorithm 1 for one request, given each instance's local prefix (blocks) and queue time.
 
     Each instance is costed on one branch only, as in the paper: with a prefix ratio at or over
-    ``threshold`` it fetches the best prefix, otherwise it computes from its own.
+    ``threshold`` it fetches the best prefix, otherwise it computes from its own. ``ready_in_s``
+    says how long until each instance's prefix exists (its prefill is still running; None: all
+    there). A fetch waits for it, and while it waits the instance may compute from its own prefix
+    instead: it takes whichever is sooner.
     """
+    ready = ready_in_s or [0.0] * len(prefix_blocks)
     best_len = max(prefix_blocks)
-    best = prefix_blocks.index(best_len)
+    best = min((i for i, p in enumerate(prefix_blocks) if p == best_len), key=lambda i: ready[i])
+    wait = ready[best]
     f = _prefill_times(prefix_blocks, input_length, block_size, model)
-    ttfts, used, fetched = [], [], []
+    options = []                        # per instance: (ttft, blocks used, blocks fetched, waited)
     for own, queue in zip(prefix_blocks, queue_s):
+        local = (queue + f[own], own, 0, 0.0)
         if best_len == 0 or (own > 0 and best_len < threshold * own):
-            ttfts.append(queue + f[own])
-            used.append(own)
-            fetched.append(0)
-        else:
-            n = best_len - own
-            ttfts.append(n * transfer_s_per_block + (transfer_latency_s if n else 0.0) + queue + f[best_len])
-            used.append(best_len)
-            fetched.append(n)
-    i = _argmin(ttfts, tiebreak)
-    return Choice(i, ttfts[i], used[i], fetched[i], best if fetched[i] else None)
+            options.append(local)
+            continue
+        n = best_len - own
+        start = max(queue, wait)
+        fetch = (start + n * transfer_s_per_block + (transfer_latency_s if n else 0.0) + f[best_len], best_len, n,
+                 start - queue)
+        options.append(local if wait > 0 and local[0] < fetch[0] else fetch)
+    i = _argmin([o[0] for o in options], tiebreak)
+    ttft, used, fetched, waited = options[i]
+    return Choice(i, ttft, used, fetched, best if fetched else None, waited)
 
 
 def cache_aware_choice(prefix_blocks: list[int], queue_s: list[float], input_length: int, block_size: int,
@@ -168,27 +197,28 @@ def cache_aware_choice(prefix_blocks: list[int], queue_s: list[float], input_len
 
 
 class _LocalCache:
-    """One instance's LRU block cache."""
+    """One instance's LRU block cache: block id -> the time its KV exists (its prefill's end)."""
 
     def __init__(self, capacity: int):
         self.capacity = capacity
-        self.blocks: OrderedDict[int, None] = OrderedDict()
+        self.blocks: OrderedDict[int, float] = OrderedDict()
 
-    def match(self, ids: list[int]) -> int:
-        n = 0
+    def match(self, ids: list[int]) -> tuple[int, float]:
+        """Leading blocks of ``ids`` held here, and when the last of them exists."""
+        n, ready, blocks = 0, 0.0, self.blocks
         for h in ids:
-            if h not in self.blocks:
+            at = blocks.get(h)
+            if at is None:
                 break
             n += 1
-        return n
+            ready = max(ready, at)
+        return n, ready
 
-    def store(self, ids: list[int]) -> None:
+    def store(self, ids: list[int], ready_at: float = 0.0) -> None:
         blocks = self.blocks
         for h in reversed(ids):          # the head of the prefix ends most recently used
-            if h in blocks:
-                blocks.move_to_end(h)
-            else:
-                blocks[h] = None
+            at = blocks.pop(h, ready_at)
+            blocks[h] = min(at, ready_at)
         while len(blocks) > self.capacity:
             blocks.popitem(last=False)
 
@@ -251,6 +281,7 @@ def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), schedule
             field="scheduler")
     require(trace.has_block_ids, "this trace has no block ids (hash_ids), so prefix reuse cannot be "
             "simulated; load a trace with hash_ids for the scheduling comparison", field="hash_ids")
+    budget.check(cost(trace, config))
     n = trace.n_requests
     arrival = (trace.requests["timestamp"].to_numpy(np.float64) / 1000.0 / config.speedup).tolist()
     length = trace.requests["input_length"].to_numpy(np.int64).tolist()
@@ -267,16 +298,17 @@ def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), schedule
         queue = [max(f - t, 0.0) for f in free_at]
         if scheduler in ("random", "balance"):
             i = picks[r] if scheduler == "random" else _argmin(queue, busy)
-            own = caches[i].match(ids)
+            own = caches[i].match(ids)[0]
             c = Choice(i, queue[i] + model.time(L, prefix_tokens(own, L, bs)), own, 0, None)
         else:
-            prefixes = [cache.match(ids) for cache in caches]
+            matches = [cache.match(ids) for cache in caches]
+            prefixes = [n for n, _ in matches]
             c = (cache_aware_choice(prefixes, queue, L, bs, model, busy) if scheduler == "cache" else
                  kvcentric_choice(prefixes, queue, L, bs, model, config.balancing_threshold, per_block,
-                                  config.transfer_latency_s, busy))
-        caches[c.instance].store(ids)
+                                  config.transfer_latency_s, busy, [max(at - t, 0.0) for _, at in matches]))
+        caches[c.instance].store(ids, t + c.ttft_s)
         free_at[c.instance] = t + c.ttft_s
-        busy[c.instance] += c.ttft_s - queue[c.instance]
+        busy[c.instance] += c.ttft_s - queue[c.instance] - c.waited_s
         out["ttft"][r], out["inst"][r], out["prefix"][r], out["fetched"][r] = (
             c.ttft_s, c.instance, c.prefix_blocks, c.fetched_blocks)
     return ScheduleResult(scheduler, np.asarray(out["ttft"]), np.asarray(out["inst"], np.int64),
@@ -284,9 +316,18 @@ def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), schedule
                           trace.requests["n_blocks"].to_numpy(np.int64), np.asarray(busy), config.ttft_slo_s)
 
 
+def cost(trace: Trace, config: ConductorConfig, schedulers: int = 1) -> budget.Cost:
+    """Estimated CPU time of replaying ``trace`` through ``schedulers`` schedulers: every request
+    looks its blocks up on every instance (the cache-aware ones do; the others on one)."""
+    visits = (int(trace.requests["n_blocks"].sum()) + trace.n_requests) * (config.instances + 1) * schedulers
+    return budget.cost("prefill scheduling replay", visits, "block lookups", BLOCK_VISITS_PER_S,
+                       "the number of requests or of prefill instances")
+
+
 def compare(trace: Trace, config: ConductorConfig = ConductorConfig(),
             schedulers: tuple[str, ...] = SCHEDULERS) -> dict[str, ScheduleResult]:
-    """Every scheduler over the same trace and pool."""
+    """Every scheduler over the same trace and pool (refused before it starts if over the work budget)."""
+    budget.check(cost(trace, config, len(schedulers)))
     return {s: schedule(trace, config, s) for s in schedulers}
 
 

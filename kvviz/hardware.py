@@ -170,6 +170,24 @@ def prefill_seconds(m: ModelSpec, compute: Compute, new_tokens: float, cached_to
     return prefill_flops(m, new_tokens, cached_tokens) / compute.flops_per_s
 
 
+def prefill_coefficients(m: ModelSpec, compute: Compute) -> tuple[float, float]:
+    """(a, b) with ``prefill_seconds(m, compute, L − p, p) = a·(L − p) + b·(L² − p²)`` for a prompt of
+    ``L`` tokens whose first ``p`` are cached: the same cost model as a polynomial in the lengths
+    (the form Mooncake's Conductor predicts TTFT with)."""
+    attention = 2.0 * m.layers * m.d_attn
+    return (2.0 * m.params_b * 1e9 + attention) / compute.flops_per_s, attention / compute.flops_per_s
+
+
+def prefill_layer_seconds(m: ModelSpec, compute: Compute, new_tokens: float, cached_tokens: float = 0) -> float:
+    """One layer's share of :func:`prefill_seconds` (layers cost alike on the paper GPU)."""
+    return prefill_seconds(m, compute, new_tokens, cached_tokens) / m.layers
+
+
+def kv_bytes_per_token_layer(m: ModelSpec) -> float:
+    """KV bytes one token keeps in one layer."""
+    return m.kv_bytes_per_token / m.layers
+
+
 # ---- validation and editable tables -------------------------------------------------------------
 
 def _positive(value, what: str, row: str, *, integer: bool = False) -> None:

@@ -26,6 +26,12 @@ The paper gives no threshold or t_d; the threshold defaults to 1 (load = SLO) an
 mean output length times the TBT of a full batch. Outputs: totals, a windowed timeline, load samples and
 the oscillation strength of the prefill load (std, dominant period and its amplitude, and the
 correlation of prefill with decode load: negative means anti-phase).
+
+Work is bounded before anything runs: the load samples and timeline windows are capped in number
+(a span of years is sampled more coarsely, not into gigabytes), and ``cost`` estimates a run's CPU
+seconds from its arrivals and samples for :mod:`kvviz.budget`. Event times are compared exactly
+(a decode event pops the request it was scheduled for), so no float tolerance can stall the loop
+at large times.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from kvviz import budget
 from kvviz.conductor import PrefillModel
 from kvviz.errors import require
 from kvviz.trace import Trace
@@ -47,6 +54,12 @@ POLICIES: tuple[str, ...] = ("baseline", "early", "predict", "oracle")
 POLICY_LABELS = {"baseline": "Baseline", "early": "Early rejection",
                  "predict": "Early rejection + prediction", "oracle": "Oracle (true output lengths)"}
 MAX_ARRIVALS = 500_000
+MAX_SAMPLES = 100_000        # load samples per run: a longer span is sampled more coarsely
+MAX_WINDOWS = 10_000         # timeline windows per run
+# Measured on this 2-core machine (bench/bench_cluster.py), rounded down: one policy over one run
+# handles 55,000-100,000 arrivals and about a million load samples per CPU second.
+ARRIVALS_PER_S = 50_000.0
+SAMPLES_PER_S = 500_000.0
 _INF = math.inf
 
 
@@ -119,6 +132,22 @@ class Arrivals:
         return float(self.time_s[-1]) if len(self.time_s) else 0.0
 
 
+def steps(span_s: float, config: ClusterConfig) -> tuple[float, float]:
+    """(sample step, window) for a run spanning ``span_s``: the configured ones, or whole multiples
+    of them large enough that at most MAX_SAMPLES samples and MAX_WINDOWS windows cover the span."""
+    def step(base: float, most: int) -> float:
+        return base * max(1, math.ceil(span_s / (base * most)))
+    return step(config.sample_s, MAX_SAMPLES), step(config.window_s, MAX_WINDOWS)
+
+
+def cost(n_arrivals: float, span_s: float, config: ClusterConfig, runs: int = 1) -> budget.Cost:
+    """Estimated CPU time of ``runs`` simulations of ``n_arrivals`` arrivals over ``span_s`` seconds."""
+    samples = span_s / steps(span_s, config)[0] + 1
+    seconds = runs * (n_arrivals / ARRIVALS_PER_S + samples / SAMPLES_PER_S)
+    return budget.Cost("cluster overload simulation", runs * n_arrivals, "arrivals", seconds,
+                       "the duration, the overload factor or the number of seeds")
+
+
 def _lognormal(rng: np.random.Generator, mean: float, sigma: float, size: int) -> np.ndarray:
     return np.maximum(1, np.rint(rng.lognormal(np.log(mean) - sigma**2 / 2, sigma, size))).astype(np.int64)
 
@@ -147,18 +176,23 @@ def capacity(config: ClusterConfig, input_length: np.ndarray, output_length: np.
     return Capacity(config.prefill_instances / mean_prefill, config.decode_instances * b / mean_decode)
 
 
-def poisson_arrivals(config: ClusterConfig, load: float, duration_s: float, seed: int,
-                     mean_input: int = 20_000, mean_output: int = 200) -> Arrivals:
-    """Poisson arrivals at ``load`` times the cluster's capacity; log-normal lengths (sigma 0.6)."""
+def poisson_rate(config: ClusterConfig, load: float, mean_input: int = 20_000, mean_output: int = 200) -> float:
+    """Arrivals per second at ``load`` times the cluster's capacity (the same for every seed)."""
     require(load > 0, "the overload factor must be positive", field="load")
-    require(0 < duration_s <= 7 * 24 * 3600, "the duration must be in (0, 1 week]", field="duration_s")
     require(1 <= mean_input <= 1_000_000 and 1 <= mean_output <= 100_000,
             "mean lengths must be 1..1,000,000 input and 1..100,000 output tokens", field="mean_input")
     config.validate()
     # Capacity from a large fixed-seed sample, so every seed is offered the same rate.
     ref = np.random.default_rng(12345)
     cap = capacity(config, _lognormal(ref, mean_input, 0.6, 20_000), _lognormal(ref, mean_output, 0.6, 20_000))
-    rate = load * cap.rps
+    return load * cap.rps
+
+
+def poisson_arrivals(config: ClusterConfig, load: float, duration_s: float, seed: int,
+                     mean_input: int = 20_000, mean_output: int = 200) -> Arrivals:
+    """Poisson arrivals at ``load`` times the cluster's capacity; log-normal lengths (sigma 0.6)."""
+    require(0 < duration_s <= 7 * 24 * 3600, "the duration must be in (0, 1 week]", field="duration_s")
+    rate = poisson_rate(config, load, mean_input, mean_output)
     expected = rate * duration_s
     require(expected <= MAX_ARRIVALS, f"{expected:,.0f} arrivals expected; at most {MAX_ARRIVALS:,} per run: "
             "shorten the duration or lower the load", field="duration_s")
@@ -212,6 +246,8 @@ class _Decode:
         self.b, self.v, self.last, self.done, self.version = 0, 0.0, 0.0, [], 0
 
     def advance(self, t: float, cfg: ClusterConfig) -> None:
+        if t <= self.last:
+            return
         if self.b:
             self.v += (t - self.last) / cfg.tbt(self.b)
         self.last = t
@@ -249,11 +285,16 @@ class _Sim:
         self.outcome = [COMPLETED] * len(self.t_in)
         self.finish = [math.nan] * len(self.t_in)
         horizon = arrivals.span_s
-        self.n_windows = int(horizon // cfg.window_s) + 1
+        self.sample_s, self.window_s = steps(horizon, cfg)
+        self.n_windows = int(horizon // self.window_s) + 1
         self.counts = [[0] * self.n_windows for _ in range(5)]
         self.load_table = [cfg.decode_load(b) for b in range(cfg.batch_limit + 2)]
-        self.samples: list[tuple[float, float, float]] = []
-        self.next_sample = 0.0
+        self.n_samples = int(horizon // self.sample_s) + 1
+        self.pre_samples = np.zeros(self.n_samples)
+        self.dec_samples = np.zeros(self.n_samples)
+        self.next_k = 0                              # index of the next load sample to take
+        self.next_sample = 0.0                       # its time
+        self.dec_sum = cfg.decode_instances * self.load_table[0]   # sum of the decode instances' loads
         self.horizon = horizon
         self.wasted_s = 0.0
         self.busy_s = 0.0
@@ -265,7 +306,7 @@ class _Sim:
         heapq.heappush(self.events, (t, self.seq, kind, payload))
 
     def count(self, row: int, t: float) -> None:
-        w = int(t // self.cfg.window_s)
+        w = int(t // self.window_s)
         self.counts[row][w if w < self.n_windows else -1] += 1
 
     def load(self, b: int) -> float:
@@ -273,14 +314,24 @@ class _Sim:
         table = self.load_table
         return table[b] if b < len(table) else self.cfg.decode_load(b)
 
+    def resize(self, d: _Decode, b: int) -> None:
+        """Set decode instance ``d``'s batch to ``b``, keeping the sum of decode loads current."""
+        self.dec_sum += self.load(b) - self.load(d.b)
+        d.b = b
+
     def sample_until(self, t: float) -> None:
-        cfg = self.cfg
-        while self.next_sample <= t and self.next_sample <= self.horizon:
-            s = self.next_sample
-            pre = sum(max(0.0, f - s) for f in self.free_at) / (len(self.free_at) * cfg.ttft_slo_s)
-            dec = sum(self.load_table[d.b] for d in self.dec) / len(self.dec)
-            self.samples.append((s, pre, dec))
-            self.next_sample += cfg.sample_s
+        """Take every load sample due by ``t`` (nothing changes between events but the clock)."""
+        end = min(int(t // self.sample_s), self.n_samples - 1) + 1
+        if end <= self.next_k:
+            return
+        s = np.arange(self.next_k, end) * self.sample_s
+        free = np.sort(np.asarray(self.free_at))
+        above = np.concatenate(([0.0], np.cumsum(free[::-1])))     # sum of the j largest queue ends
+        n_above = len(free) - np.searchsorted(free, s, side="right")
+        self.pre_samples[self.next_k:end] = (above[n_above] - s * n_above) / (len(free) * self.cfg.ttft_slo_s)
+        self.dec_samples[self.next_k:end] = self.dec_sum / len(self.dec)
+        self.next_k = end
+        self.next_sample = end * self.sample_s
 
     # --- decode load as each policy sees it on arrival ----------------------------------------
     def decode_load_now(self) -> float:
@@ -352,18 +403,21 @@ class _Sim:
         self.ttft_sum += t - self.t_in[r]
         d.advance(t, cfg)
         insort(d.done, (d.v + self.out[r], r))
-        d.b += 1
+        self.resize(d, d.b + 1)
         self.starts.append(t)
         self.start_of[r] = t
         self.reschedule(d)
 
     def decode_done(self, d: _Decode, version: int, t: float) -> None:
+        """The event was scheduled for the head of ``d.done``: it finishes now, exactly (the clock
+        snaps to its entry), with every member whose entry is not later; no tolerance involved."""
         if version != d.version:
             return
         d.advance(t, self.cfg)
-        while d.done and d.done[0][0] <= d.v + 1e-9:
+        d.v = max(d.v, d.done[0][0])
+        while d.done and d.done[0][0] <= d.v:
             _, r = d.done.pop(0)
-            d.b -= 1
+            self.resize(d, d.b - 1)
             self.count(4, t)
             self.finish[r] = t
             insort(self.finished_starts, self.start_of.pop(r))
@@ -398,12 +452,14 @@ def simulate(arrivals: Arrivals, config: ClusterConfig = ClusterConfig(), policy
     """Run one admission policy over the arrivals; in-flight requests drain after the last arrival."""
     config.validate()
     require(policy in POLICIES, f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}", field="policy")
+    budget.check(cost(len(arrivals.time_s), arrivals.span_s, config))
     sim = _Sim(arrivals, config, policy)
     sim.run()
     c = np.asarray(sim.counts, dtype=np.int64)
-    timeline = pd.DataFrame({"start_s": np.arange(sim.n_windows) * config.window_s, "arrived": c[0],
+    timeline = pd.DataFrame({"start_s": np.arange(sim.n_windows) * sim.window_s, "arrived": c[0],
                              "admitted": c[1], "rejected_early": c[2], "rejected_decode": c[3], "completed": c[4]})
-    loads = pd.DataFrame(sim.samples, columns=["time_s", "prefill_load", "decode_load"])
+    loads = pd.DataFrame({"time_s": np.arange(sim.n_samples) * sim.sample_s, "prefill_load": sim.pre_samples,
+                          "decode_load": sim.dec_samples})
     span = max(arrivals.span_s, 1e-9)
     completed = int(c[4].sum())
     totals = {
@@ -413,7 +469,7 @@ def simulate(arrivals: Arrivals, config: ClusterConfig = ClusterConfig(), policy
         "prefill_busy_s": round(sim.busy_s, 2),
         "goodput_rps": round(completed / span, 4),
         "mean_ttft_s": round(sim.ttft_sum / completed, 3) if completed else 0.0,
-        "t_d_s": round(sim.t_d, 3),
+        "t_d_s": round(sim.t_d, 3), "sample_s": sim.sample_s, "window_s": sim.window_s,
         **oscillation(loads),
     }
     return OverloadResult(policy, totals, timeline, loads, np.asarray(sim.outcome, dtype=np.int8),

@@ -55,7 +55,7 @@ def overload_view() -> None:
             mean_out = st.number_input("Mean output (tokens)", 10, 5000, 200, 10, key="cluster_mean_out",
                                        bind="query-params")
             n_seeds = st.slider("Seeds (runs averaged)", 1, 5, 3, key="cluster_seeds", bind="query-params")
-            seed = st.number_input("First seed", 0, 10**6, 0, key="cluster_seed", bind="query-params")
+            seed = st.number_input("First seed", 0, 10**6, 0, key="cluster_first_seed", bind="query-params")
         else:
             speedup = st.slider("Replay speed-up", 0.5, 10.0, 2.0, 0.5, key="cluster_speedup", bind="query-params",
                                 help="The paper replays its trace at 2× to overload the cluster.")
@@ -82,12 +82,15 @@ def overload_view() -> None:
         if source == "Poisson":
             spec, seeds = ("poisson", float(load), minutes * 60.0, int(mean_in), int(mean_out)), \
                 tuple(range(int(seed), int(seed) + n_seeds))
+            n, span = overload.poisson_rate(config, load, int(mean_in), int(mean_out)) * minutes * 60.0, minutes * 60.0
         else:
             if trace is None:
                 st.info("Upload a trace (timestamps and lengths are enough for this view).")
                 st.stop()
             a = overload.trace_arrivals(trace, speedup)
             spec, seeds = ("trace", a.time_s.tobytes(), a.input_length.tobytes(), a.output_length.tobytes()), (0,)
+            n, span = len(a.time_s), a.span_s
+        frame.confirm_cost(overload.cost(n, span, config, len(overload.POLICIES) * len(seeds)), "cluster_overload")
         runs, table, cap = run_overload(spec, config, seeds)
     frame.explain(
         "Prefill and decode run on separate pools. **Prefill load** is a new request's predicted TTFT over the "
@@ -166,6 +169,7 @@ def scheduling_view() -> None:
     with frame.user_errors():
         config = conductor.ConductorConfig(**cfg)
         config.validate()
+        frame.confirm_cost(conductor.cost(trace, config, len(conductor.SCHEDULERS)), "cluster_schedule")
         results, offered = run_schedulers(trace, config)
     frame.explain(
         "Each prefill instance keeps an LRU cache of 512-token KV blocks named by chained hashes, so a request's "

@@ -32,7 +32,7 @@ with frame.user_errors():
 with st.sidebar:
     name = st.selectbox("Model", list(models), key="ledger_model", bind="query-params")
     gpu_name = st.selectbox("GPU", list(gpus), key="ledger_gpu", bind="query-params")
-    mfu = st.number_input("MFU (model FLOPs utilisation)", value=hw.DEFAULT_MFU, step=0.05, format="%.3f",
+    mfu = st.number_input("MFU (model FLOPs utilisation)", 0.01, 1.0, hw.DEFAULT_MFU, 0.05, format="%.3f",
                           key="ledger_mfu", bind="query-params",
                           help="Share of peak FLOP/s a prefill reaches. 0.735 reproduces the lecture notes' times.")
 with frame.user_errors():

@@ -21,7 +21,7 @@ with st.sidebar:
                         bind="query-params")
     gpu_name = st.selectbox("GPU", list(hw.GPUS), index=list(hw.GPUS).index("h200"), key="strata_gpu",
                             bind="query-params")
-    mfu = st.number_input("MFU (model FLOPs utilisation)", value=hw.DEFAULT_MFU, step=0.05, format="%.3f",
+    mfu = st.number_input("MFU (model FLOPs utilisation)", 0.01, 1.0, hw.DEFAULT_MFU, 0.05, format="%.3f",
                           key="strata_mfu", bind="query-params")
 fitted = sio.paper_overhead_us()
 c = st.columns(4)

@@ -61,35 +61,72 @@ def test_ties_go_to_the_instance_with_less_work_done():
 
 def test_lru_evicts_the_tail_of_a_prefix_first():
     cache = _LocalCache(3)
-    cache.store([1, 2, 3, 4])
-    assert cache.match([1, 2, 3, 4]) == 3
+    cache.store([1, 2, 3, 4], ready_at=2.0)
+    assert cache.match([1, 2, 3, 4]) == (3, 2.0)
     assert 4 not in cache.blocks
 
 
 def _two_request_trace():
-    # r0 at 0 s: blocks 1-4; r1 at 0.5 s: blocks 1-5 (shares r0's four).
+    # r0 at 0 s: blocks 1-4; r1 at 0.5 s: blocks 1-5 (shares r0's four, still being computed).
     return from_records([0, 500], [4 * BS, 5 * BS], [10, 10], [[1, 2, 3, 4], [1, 2, 3, 4, 5]], block_size=BS)
 
 
-def test_schedulers_on_a_shared_prefix():
-    config = ConductorConfig(instances=2, prefill=PrefillModel(0.0, 1.0 / BS, 0.0))   # 1 s per block
+ONE_S_PER_BLOCK = PrefillModel(0.0, 1.0 / BS, 0.0)
+
+
+def test_schedulers_on_a_shared_prefix_still_being_computed():
+    config = ConductorConfig(instances=2, prefill=ONE_S_PER_BLOCK)
     runs = compare(_two_request_trace(), config)
     # r0 runs 0-4 s on instance 0. Cache-aware waits behind it: 3.5 + 1 = 4.5 s.
     assert runs["cache"].instance.tolist() == [0, 0]
     assert runs["cache"].ttft_s[1] == pytest.approx(4.5)
-    # KVCache-centric fetches the 4 blocks to idle instance 1: ~1 ms + 4 x 1.68 ms + 1 s.
-    kv = runs["kvcentric"]
-    assert kv.instance.tolist() == [0, 1]
-    per_block = config.transfer_s_per_block(BS)
-    assert per_block == pytest.approx(512 * 327_680 * 8 / 800e9)
-    assert kv.ttft_s[1] == pytest.approx(0.001 + 4 * per_block + 1.0)
-    assert (kv.remote_fetches, kv.replicated_blocks, kv.hit_ratio) == (1, 4, pytest.approx(4 / 9))
+    # KVCache-centric cannot fetch r0's blocks before 4 s: waiting and fetching (4.5 s + transfer)
+    # loses to queueing behind r0 on instance 0 (4.5 s).
+    assert runs["kvcentric"].instance.tolist() == [0, 0]
+    assert runs["kvcentric"].ttft_s[1] == pytest.approx(4.5)
+    assert runs["kvcentric"].remote_fetches == 0
     # Load balancing sends r1 to the idle instance, which has nothing cached: 5 s.
     assert runs["balance"].instance.tolist() == [0, 1]
     assert runs["balance"].ttft_s[1] == pytest.approx(5.0)
     assert runs["balance"].hit_ratio == 0.0
+
+
+def test_kvcentric_fetches_a_finished_prefix_to_a_less_busy_instance():
+    # r0 (blocks 1-4) on instance 0 until 4 s; r1 (10 blocks) on instance 1 until 10 s; r2 at 4.5 s
+    # keeps instance 0 busy until 14.5 s. r3 at 5 s shares r0's blocks, which exist since 4 s.
+    ids = [[1, 2, 3, 4], list(range(70, 80)), list(range(80, 90)), [1, 2, 3, 4, 5]]
+    trace = from_records([0, 0, 4500, 5000], [len(x) * BS for x in ids], [10] * 4, ids, block_size=BS)
+    config = ConductorConfig(instances=2, prefill=ONE_S_PER_BLOCK)
+    kv = schedule(trace, config, "kvcentric")
+    assert kv.instance.tolist() == [0, 1, 0, 1]
+    per_block = config.transfer_s_per_block(BS)
+    assert per_block == pytest.approx(512 * 327_680 * 8 / 800e9)
+    assert kv.ttft_s[3] == pytest.approx(5.0 + 0.001 + 4 * per_block + 1.0)   # queue 5 s on instance 1
+    assert (kv.remote_fetches, kv.replicated_blocks) == (1, 4)
+    assert kv.hit_ratio == pytest.approx(4 / 29)
     summary = kv.summary()
-    assert summary["remote_fetches"] == 1 and summary["requests"] == 2
+    assert summary["remote_fetches"] == 1 and summary["requests"] == 4
+
+
+def test_kv_is_causal_a_second_request_cannot_fetch_kv_still_being_computed():
+    """Two requests for one 16-block document, 1 ms apart: the first's KV exists only when its
+    prefill ends, so the second either waits for it or recomputes; it cannot fetch it at once."""
+    doc = list(range(16))
+    trace = from_records([0, 1], [17 * BS, 17 * BS], [10, 10], [doc + [100], doc + [101]], block_size=BS)
+    config = ConductorConfig()
+    f = config.prefill
+    first_done = f.time(17 * BS)                                     # r0 alone on an idle instance
+    for scheduler in ("cache", "kvcentric"):
+        r = schedule(trace, config, scheduler)
+        assert r.ttft_s[0] == pytest.approx(first_done)
+        # cheapest: recompute everything on an idle instance (waiting for r0 and fetching is later)
+        assert r.ttft_s[1] == pytest.approx(f.time(17 * BS)), scheduler
+        assert r.prefix_blocks[1] == 0 and r.fetched_blocks[1] == 0
+    fetch = kvcentric_choice([16, 0, 0], [first_done, 0.0, 0.0], 17 * BS, BS, PER_BLOCK, 1.25, 0.002,
+                             ready_in_s=[0.5, 0.0, 0.0])
+    # KV ready in 0.5 s on the busy instance: idle instance 1 waits 0.5 s, fetches 16 blocks, computes 1
+    assert (fetch.instance, fetch.fetched_blocks, fetch.fetch_from) == (1, 16, 0)
+    assert (fetch.ttft_s, fetch.waited_s) == (pytest.approx(0.5 + 16 * 0.002 + 0.1), pytest.approx(0.5))
 
 
 def test_trace_without_block_ids_is_refused_with_a_message():
@@ -112,7 +149,7 @@ def test_unknown_scheduler():
 
 def test_offered_load():
     trace = _two_request_trace()
-    config = ConductorConfig(instances=2, prefill=PrefillModel(0.0, 1.0 / BS, 0.0))
+    config = ConductorConfig(instances=2, prefill=ONE_S_PER_BLOCK)
     assert offered_load(trace, config) == pytest.approx(9.0 / (0.5 * 2))
 
 

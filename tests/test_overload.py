@@ -185,7 +185,7 @@ def test_cli_overload_prints_json_and_writes_the_timeline(capsys, tmp_path):
     timeline = pd.read_csv(out)
     assert timeline["arrived"].sum() == result["arrived"]
     assert main(["overload", "--prefill", "0"]) == 2
-    assert "prefill instances" in capsys.readouterr().err
+    assert "prefill" in capsys.readouterr().err
 
 
 def test_cli_schedule_on_the_example_trace(capsys):
@@ -195,3 +195,46 @@ def test_cli_schedule_on_the_example_trace(capsys):
     assert main(["schedule", "--trace", "assets/example_trace.jsonl", "--scheduler", "kvcentric"]) == 0
     (result,) = json.loads(capsys.readouterr().out)["results"]
     assert result["scheduler"] == "kvcentric" and result["requests"] > 0
+
+
+def test_two_requests_thirty_days_apart_finish_within_a_second():
+    """A float tolerance that vanishes at large times once stalled the decode loop forever; and one
+    load sample per second of span allocated gigabytes. Both are bounded now."""
+    import time
+
+    from kvviz.overload import MAX_SAMPLES, MAX_WINDOWS
+    trace = from_records([0, 2_592_000_000], [8000, 8000], [100, 100], None)
+    arr = trace_arrivals(trace, 2.0)
+    start = time.process_time()
+    for policy in POLICIES:
+        result = simulate(arr, ClusterConfig(), policy)
+        assert result.outcome.tolist() == [COMPLETED, COMPLETED], policy
+        assert len(result.loads) <= MAX_SAMPLES + 1 and len(result.timeline) <= MAX_WINDOWS + 1
+        assert result.totals["sample_s"] > 1.0 and result.totals["window_s"] > 10.0
+    assert time.process_time() - start < 1.0
+
+
+def test_a_tiny_date_time_csv_spanning_centuries_runs_or_says_why():
+    from kvviz.errors import InputError
+    from kvviz.trace import load_trace
+    csv = b"TIMESTAMP,ContextTokens,GeneratedTokens\n1700-01-01 00:00:00,100,10\n2200-01-01 00:00:00,100,10\n"
+    try:
+        arr = trace_arrivals(load_trace(csv, name="t.csv"), 2.0)
+    except InputError as exc:
+        assert "ten years" in str(exc) or "TIMESTAMP" in str(exc)
+        return
+    assert simulate(arr, ClusterConfig(), "oracle").totals["completed"] == 2
+
+
+def test_the_work_budget_refuses_before_running_and_names_the_knob():
+    from kvviz import budget
+    from kvviz.errors import InputError
+    from kvviz.overload import cost
+    config = ClusterConfig()
+    small = cost(1000, 600, config)
+    assert not budget.needs_confirmation(small)
+    assert budget.needs_confirmation(cost(23_000, 3600, config, runs=20))     # 60 min x load 4 x 5 seeds
+    with pytest.raises(InputError, match="reduce the duration"):
+        budget.check(cost(500_000, 7 * 24 * 3600, config, runs=40))
+    # the estimate counts samples too: a span of years costs at most MAX_SAMPLES of them
+    assert cost(2, 1e10, config).seconds < 1.0

@@ -43,7 +43,8 @@ def fig_timeline(result: OverloadResult) -> go.Figure:
                          ("rejected_decode", "Rejected after prefill (wasted)", REJ_DECODE)):
         fig.add_trace(go.Bar(x=x, y=tl[col], name=name, marker_color=c, marker_line_width=0), row=2, col=1)
     fig.update_layout(barmode="stack", bargap=0, height=520,
-                      title=f"{POLICY_LABELS[result.policy]}: load and admissions over time (10-s windows)",
+                      title=f"{POLICY_LABELS[result.policy]}: load and admissions over time "
+                            f"({result.totals['window_s']:,g}-s windows)",
                       legend=dict(orientation="h", x=0, y=-0.16, yanchor="top"))
     fig.update_yaxes(title_text="Load (1 = SLO)", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="Requests / window", row=2, col=1)
