@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+import numba
 import numpy as np
 
 from kvviz.errors import InputError
@@ -45,3 +46,35 @@ def remap_ids(hashes: Sequence[int], table: dict[int, int]) -> list[int]:
     """Replace each hash by a small integer id, in order of first appearance (as Mooncake's
     released traces do); ``table`` carries the mapping across requests and is updated."""
     return [table.setdefault(h, len(table)) for h in hashes]
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@numba.njit(cache=True)
+def _mix(z):  # splitmix64's finaliser: a bijection of 64-bit words that spreads every input bit
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@numba.njit(cache=True)
+def _rechain(ids, offsets, out):
+    for r in range(len(offsets) - 1):
+        h = _GOLDEN
+        for k in range(offsets[r], offsets[r + 1]):
+            h = _mix(_mix(h) + np.uint64(ids[k]) + _GOLDEN)
+            out[k] = h
+
+
+def rechain(ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Chain per-block ids into prefix ids: within each request, c_1 = H(id_1) and
+    c_k = H(c_{k-1}, id_k) (uint64), so equal chained ids mean equal prefixes.
+
+    Traces such as Qwen-Bailian's hash each block on its own; there an equal id at position k
+    does not mean the k−1 blocks before it match, and a prefix cache could not serve it. The
+    ids are already hashes, so a 64-bit mixer (splitmix64's) is enough to combine them.
+    """
+    out = np.empty(len(ids), np.uint64)
+    _rechain(np.asarray(ids, np.int64).view(np.uint64), np.asarray(offsets, np.int64), out)
+    return out

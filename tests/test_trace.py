@@ -24,7 +24,7 @@ def test_loads_mooncake_jsonl_exactly():
     assert trace.requests["timestamp"].tolist() == [0, 250, 900]
     assert trace.requests["input_length"].tolist() == [1000, 512, 1537]
     assert trace.requests["n_blocks"].tolist() == [2, 1, 4]
-    assert trace.blocks.dtype == np.int64
+    assert trace.blocks.dtype == np.int32 and trace.offsets.dtype == np.int64
     assert trace.blocks.tolist() == [0, 1, 0, 0, 1, 2, 3]
     assert trace.offsets.tolist() == [0, 2, 3, 7]
     assert trace.hash_ids(2).tolist() == [0, 1, 2, 3]
@@ -97,7 +97,7 @@ def test_mooncake_csv_and_vidur_csv():
      b'{"timestamp": 1, "input_length": 10, "output_length": 1}\n', 2, "hash_ids", "missing"),
     (b"a,b,c\n1,2,3\n", 1, None, "arrival time"),
     (b"timestamp,input_length,output_length\n0,10\n", 2, None, "columns"),
-    (b"timestamp,input_length,output_length\n0,ten,1\n", 2, "input_length", "number"),
+    (b"timestamp,input_length,output_length\n0,ten,1\n", 2, "input_length", "integer"),
     (b"timestamp,input_length,output_length,hash_ids\n0,10,1,1 x\n", 2, "hash_ids", "integers"),
     (b"timestamp,input_length,output_length\n", None, None, "no requests"),
 ])
@@ -110,15 +110,17 @@ def test_bad_input_names_line_and_field(data, line, field, words):
 
 
 def test_limits_on_size_and_requests(monkeypatch):
-    import kvviz.trace as trace_mod
+    import kvviz.traces.ingest as ingest
+    from kvviz.traces import Limits
 
-    monkeypatch.setattr(trace_mod, "MAX_REQUESTS", 2)
+    monkeypatch.setattr(ingest, "MAX_REQUESTS", 2)
     with pytest.raises(InputError, match="more than 2 requests"):
         load_trace(GOOD)
-    monkeypatch.setattr(trace_mod, "MAX_BYTES", 10)
     with pytest.raises(InputError, match="limit"):
-        load_trace(GOOD)
-    assert MAX_REQUESTS >= 100_000
+        load_trace(GOOD, limits=Limits(10, 10))
+    with pytest.raises(InputError, match="limit"):
+        load_trace(GOOD, limits=Limits(1000, 10))
+    assert MAX_REQUESTS >= 10_000_000
 
 
 def test_missing_file_is_an_input_error(tmp_path):

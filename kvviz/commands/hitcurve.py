@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from kvviz import args as A
-from kvviz.trace import DEFAULT_BLOCK_SIZE
+from kvviz.trace import add_trace_arguments
 
 NAME = "hitcurve"
 HELP = ("Replay a trace's block accesses through eviction policies and print the hit curve as CSV "
@@ -17,7 +17,7 @@ PREFIX_POLICIES = "lru,lfu,fifo,mru,filo,slru"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("trace", type=A.input_file, help="path of the trace (Mooncake JSONL, or CSV with hash_ids)")
+    add_trace_arguments(parser)
     parser.add_argument("--policies", default=BLOCK_POLICIES,
                         help="comma-separated: lru, fifo, lfu, length_aware, sieve, arc, s3fifo, belady "
                              "(default: all)")
@@ -26,14 +26,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"(default: {DEFAULT_CAPACITIES}, Mooncake v3 Table 1)")
     parser.add_argument("--prefix", action="store_true",
                         help="count a hit only while every earlier block of its request hit too")
-    parser.add_argument("--block-size", type=A.count, default=DEFAULT_BLOCK_SIZE,
-                        help="tokens per hash id in the file (default: %(default)s)")
     parser.add_argument("--cache-block", type=A.count, default=1, metavar="FACTOR",
                         help="cache blocks of FACTOR trace blocks each (chained ids; default: 1)")
     parser.add_argument("--cache", choices=("block", "prefix"), default="block",
                         help="block: every block is an entry (libCacheSim-style); prefix: SGLang's RadixCache, "
                              "evicting leaves of the prefix tree (policies lru, lfu, fifo, mru, filo, slru; "
                              "default all six)")
+    parser.add_argument("--sample", default="auto",
+                        help="auto (a SHARDS sample above 2,000,000 block accesses), exact, or a rate such as "
+                             "0.01; LRU stays exact (default: auto; see docs/eviction.md)")
     parser.add_argument("--model", help="a model preset (kvsize --list): add capacity_gib, the KV of that many blocks")
 
 
@@ -41,16 +42,20 @@ def run(args: argparse.Namespace) -> int:
     from kvviz import prefix_cache
     from kvviz.eviction import coarsen, curve_csv, hit_curve, parse_capacities, parse_policies
     from kvviz.hardware import model
-    from kvviz.trace import load_trace
+    from kvviz.trace import trace_from_args
 
     prefix = args.cache == "prefix"
     policies = (prefix_cache.parse_policies(PREFIX_POLICIES if args.policies == BLOCK_POLICIES else args.policies)
                 if prefix else parse_policies(args.policies))
     spec = model(args.model) if args.model else None
     capacities = parse_capacities(args.capacities)
-    trace = coarsen(load_trace(args.trace, args.block_size), args.cache_block)
+    trace = coarsen(trace_from_args(args), args.cache_block)
     curve = (prefix_cache.sweep(trace, policies, capacities) if prefix
-             else hit_curve(trace, policies, capacities, prefix=args.prefix))
+             else hit_curve(trace, policies, capacities, prefix=args.prefix, sample=args.sample))
+    if "rate" in curve:
+        print(f"kvviz hitcurve: sampled at rate {curve['rate'].iloc[0]:.4g} (SHARDS; LRU exact); "
+              "docs/eviction.md says how close that is", file=sys.stderr)
+        curve = curve.drop(columns=["rate", "represented"])
     sys.stdout.write(curve_csv(curve) if spec is None
                      else prefix_cache.curve_csv_gib(curve, prefix_cache.block_bytes(spec, trace.block_size)))
     return 0

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from kvviz import args as A
+from kvviz.trace import MAX_REQUESTS, TRACE_HELP, add_trace_arguments
+
 NAME = "schedule"
 HELP = "Compare prefill schedulers (random, load balancing, cache-aware, KVCache-centric) over a trace; print JSON."
 
@@ -13,25 +16,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from kvviz.conductor import SCHEDULERS, ConductorConfig
     d = ConductorConfig()
     parser.add_argument("--scheduler", choices=SCHEDULERS + ("all",), default="all", help="default: all four")
-    parser.add_argument("--trace", help="Mooncake JSONL/CSV trace with hash_ids (default: the synthetic workload)")
-    parser.add_argument("--requests", type=int, default=12_000, help="synthetic workload size (without --trace)")
-    parser.add_argument("--seed", type=int, default=0, help="synthetic workload seed (and the random scheduler's)")
-    parser.add_argument("--speedup", type=float, default=3.0, help="replay the trace this many times faster")
-    parser.add_argument("--instances", type=int, default=d.instances, help="prefill instances")
-    parser.add_argument("--cache-blocks", type=int, default=d.cache_blocks, help="local LRU cache per instance")
-    parser.add_argument("--threshold", type=float, default=d.balancing_threshold, help="kvcache balancing threshold")
-    parser.add_argument("--bandwidth", type=float, default=d.bandwidth_gbps, help="fetch bandwidth, Gb/s")
-    parser.add_argument("--per-request", metavar="CSV", help="write per-request TTFT, instance and hits here")
+    add_trace_arguments(parser, flag="--trace", help="a trace with hash_ids (default: the synthetic workload): "
+                        + TRACE_HELP)
+    parser.add_argument("--requests", type=A.bounded_int(1, MAX_REQUESTS), default=12_000,
+                        help="synthetic workload size (without --trace)")
+    parser.add_argument("--seed", type=A.seed, default=0, help="synthetic workload seed (and the random scheduler's)")
+    parser.add_argument("--speedup", type=A.positive, default=3.0, help="replay the trace this many times faster")
+    parser.add_argument("--instances", type=A.count, default=d.instances, help="prefill instances")
+    parser.add_argument("--cache-blocks", type=A.count, default=d.cache_blocks, help="local LRU cache per instance")
+    parser.add_argument("--threshold", type=A.positive, default=d.balancing_threshold,
+                        help="kvcache balancing threshold")
+    parser.add_argument("--bandwidth", type=A.positive, default=d.bandwidth_gbps, help="fetch bandwidth, Gb/s")
+    parser.add_argument("--per-request", type=A.output_path, metavar="CSV",
+                        help="write per-request TTFT, instance and hits here")
 
 
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from kvviz import conductor
-    from kvviz.trace import load_trace
+    from kvviz.trace import trace_from_args
     from kvviz.workload import WorkloadConfig, generate
 
-    trace = load_trace(args.trace) if args.trace else generate(WorkloadConfig(requests=args.requests, seed=args.seed))
+    trace = trace_from_args(args) if args.trace else generate(WorkloadConfig(requests=args.requests, seed=args.seed))
     config = conductor.ConductorConfig(instances=args.instances, cache_blocks=args.cache_blocks,
                                        balancing_threshold=args.threshold, bandwidth_gbps=args.bandwidth,
                                        speedup=args.speedup, seed=args.seed)

@@ -1,4 +1,4 @@
-"""``python -m kvviz stats TRACE``: a trace's statistics as JSON."""
+"""``python -m kvviz stats TRACE``: a trace's statistics as JSON (a file or a library id)."""
 
 from __future__ import annotations
 
@@ -6,18 +6,21 @@ import argparse
 import json
 
 from kvviz.stats import trace_stats
-from kvviz.trace import DEFAULT_BLOCK_SIZE, load_trace
+from kvviz.trace import add_trace_arguments, trace_from_args
 
 NAME = "stats"
-HELP = "Print a trace's statistics (Mooncake JSONL or CSV) as JSON."
+HELP = "Print a trace's statistics (any supported trace file, or a library id) as JSON."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("trace", help="path of the trace file")
-    parser.add_argument("--block-size", type=int, default=DEFAULT_BLOCK_SIZE, help="tokens per hash id")
+    add_trace_arguments(parser)
+    parser.add_argument("--how-read", action="store_true", help="also print how the file was read")
 
 
 def run(args: argparse.Namespace) -> int:
-    trace = load_trace(args.trace, args.block_size)
-    print(json.dumps(trace_stats(trace).to_dict(), indent=2))
+    trace = trace_from_args(args)
+    out = trace_stats(trace).to_dict()
+    if args.how_read:
+        out |= {"how_read": list(trace.how_read), "warnings": list(trace.warnings)}
+    print(json.dumps(out, indent=2))
     return 0

@@ -1,0 +1,454 @@
+"""The trace formats kvviz reads, and how each chunk of lines becomes raw columns.
+
+* **Mooncake** (FAST'25 ``FAST25-release/traces``): JSONL ``timestamp`` (ms), ``input_length``,
+  ``output_length``, ``hash_ids`` (chained ids of 512-token blocks, ceil(input/512) per request).
+* **Qwen-Bailian** (alibaba-edu/qwen-bailian-usagetraces-anon, ATC'25): JSONL with ``chat_id``,
+  ``parent_chat_id``, ``timestamp`` (seconds, float), ``input_length``, ``output_length``,
+  ``type``, ``turn``, ``hash_ids`` (one salted SipHash per 16-token block, each block hashed on
+  its own and remapped to sequential integers: NOT chained). Its README does not say whether a
+  partial last block has an id, so floor or ceil of input/16 ids are both accepted.
+* **CSV**: an arrival column, a prompt column, an output column and optional ``hash_ids``
+  (space-separated), found by name (Mooncake's, vidur's, splitwise's, Azure 2023/2024's,
+  BurstGPT's) or given by a column map.
+
+Parsing only turns text into typed columns (``RawChunk``); ranges and counts are checked on whole
+columns in ``kvviz.traces.ingest``. JSONL goes through pyarrow's reader when a chunk is clean;
+otherwise line by line with the standard library, which names the line and field of a problem.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kvviz.errors import InputError
+from kvviz.traces.timeunits import TimeUnit
+
+MAX_DIGITS = 20            # per number: int64 has 19, a float's mantissa fewer
+MAX_HEADER_BYTES = 65_536
+MAX_COLUMNS = 1_000
+MAX_TEXT_FIELD = 200       # characters of a string field kept (Qwen's ``type``)
+QUOTE = 40                 # characters of user content quoted in a message
+
+
+class Format(Enum):
+    MOONCAKE = "mooncake"
+    QWEN = "qwen"
+    CSV = "csv"
+
+
+class PartialBlock(Enum):
+    """How many ids a prompt of n tokens carries."""
+
+    CEIL = "ceil"              # the partial last block has an id (Mooncake)
+    FLOOR_OR_CEIL = "either"   # not documented (Qwen-Bailian): accept both
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    fmt: Format
+    title: str
+    block_size: int
+    time_unit: TimeUnit
+    chained: bool
+    partial: PartialBlock
+    extras: tuple[tuple[str, str], ...] = ()     # (column, "int" | "str")
+
+
+SPECS = {
+    Format.MOONCAKE: FormatSpec(Format.MOONCAKE, "Mooncake JSONL (FAST'25)", 512, TimeUnit.MS, True,
+                                PartialBlock.CEIL),
+    Format.QWEN: FormatSpec(Format.QWEN, "Qwen-Bailian usage trace JSONL (ATC'25)", 16, TimeUnit.S, False,
+                            PartialBlock.FLOOR_OR_CEIL,
+                            (("chat_id", "int"), ("parent_chat_id", "int"), ("turn", "int"), ("type", "str"))),
+    Format.CSV: FormatSpec(Format.CSV, "CSV", 512, TimeUnit.MS, True, PartialBlock.CEIL),
+}
+QWEN_KEYS = frozenset({"chat_id", "parent_chat_id", "turn"})
+
+# CSV columns known by name: (column, unit of an arrival column; None = date-times).
+ARRIVAL_COLUMNS: dict[str, TimeUnit | None] = {
+    "timestamp": TimeUnit.MS, "arrived_at": TimeUnit.S, "arrival_time": TimeUnit.S,
+    "arrival_timestamp": TimeUnit.S, "Timestamp": TimeUnit.S, "TIMESTAMP": None,
+}
+INPUT_COLUMNS = ("input_length", "num_prefill_tokens", "prompt_tokens", "prompt_size", "ContextTokens",
+                 "Request tokens")
+OUTPUT_COLUMNS = ("output_length", "num_decode_tokens", "decode_tokens", "token_size", "GeneratedTokens",
+                  "Response tokens")
+ROLES = ("arrival", "input", "output", "hash_ids")
+
+
+def quote(text: object, limit: int = QUOTE) -> str:
+    """User content cut to ``limit`` characters for a message."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"
+
+
+class RowError(InputError):
+    """A problem with one row; ``reason`` groups rows skipped for the same cause."""
+
+    def __init__(self, message: str, *, line: int, field: str | None = None, reason: str = "") -> None:
+        super().__init__(message, line=line, field=field)
+        self.reason = f"{field or 'line'}: {reason or message}"
+
+
+@dataclass
+class RawChunk:
+    """Typed columns of one chunk, before range checks. ``ids`` is flat, ``counts`` per row
+    (-1: the row has no ``hash_ids``)."""
+
+    lines: np.ndarray
+    times: np.ndarray
+    inputs: np.ndarray
+    outputs: np.ndarray
+    counts: np.ndarray
+    ids: np.ndarray
+    extras: dict[str, np.ndarray] = field(default_factory=dict)
+    datetimes: bool = False
+
+
+def detect(first_line: str, chosen: Format | None) -> Format:
+    """The format of a trace from its first non-blank line (or the one the user chose)."""
+    if chosen is not None:
+        return chosen
+    text = first_line.lstrip()
+    if not text.startswith(("{", "[")):
+        return Format.CSV
+    try:
+        rec = json.loads(text)
+    except (ValueError, RecursionError):
+        return Format.MOONCAKE          # the line-by-line parser reports what is wrong
+    return Format.QWEN if isinstance(rec, dict) and QWEN_KEYS & rec.keys() else Format.MOONCAKE
+
+
+# ---------------------------------------------------------------- JSONL
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"a number with {len(text):,} digits (at most {MAX_DIGITS})")
+    return int(text)
+
+
+def _bounded_float(text: str) -> float:
+    if len(text) > 2 * MAX_DIGITS:
+        raise ValueError(f"a number written with {len(text):,} characters (at most {2 * MAX_DIGITS})")
+    return float(text)
+
+
+def _no_constant(text: str) -> None:
+    raise ValueError(f"{text} is not a JSON number")
+
+
+def _json_line(line: str, line_no: int) -> dict:
+    try:
+        rec = json.loads(line, parse_int=_bounded_int, parse_float=_bounded_float, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise RowError(f"not valid JSON ({exc.msg} at column {exc.colno})", line=line_no,
+                       reason="not valid JSON") from None
+    except RecursionError:
+        raise RowError("nested too deeply (a trace record is flat)", line=line_no, reason="nested too deeply") from None
+    except ValueError as exc:
+        raise RowError(quote(exc, 80), line=line_no, reason="number too long") from None
+    if not isinstance(rec, dict):
+        raise RowError("expected a JSON object {...}", line=line_no, reason="not an object")
+    return rec
+
+
+def _number(value: Any, line: int, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RowError(f"expected a number, got {quote(json.dumps(value))}", line=line, field=name,
+                       reason="not a number")
+    return float(value)
+
+
+def _integer(value: Any, line: int, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RowError(f"expected an integer, got {quote(json.dumps(value))}", line=line, field=name,
+                       reason="not an integer")
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")) or value != int(value):
+            raise RowError(f"expected an integer, got {value}", line=line, field=name, reason="not an integer")
+        value = int(value)
+    if not -(2**63) <= value < 2**63:
+        raise RowError(f"{quote(value)} is absurdly large", line=line, field=name, reason="absurdly large")
+    return value
+
+
+def _id_list(value: Any, line: int) -> list[int]:
+    if not isinstance(value, list):
+        raise RowError("expected a list of integers", line=line, field="hash_ids", reason="not a list")
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63:
+            raise RowError(f"expected integers, found {quote(json.dumps(v))}", line=line, field="hash_ids",
+                           reason="not integers")
+    return value
+
+
+def jsonl_slow(text: str, first_line: int, spec: FormatSpec, reject) -> RawChunk:
+    """Line by line with the standard library: every problem named by line and field.
+
+    ``reject(RowError)`` raises (strict) or records the row as skipped.
+    """
+    lines, times, inputs, outputs, counts, ids = [], [], [], [], [], []
+    extras: dict[str, list] = {name: [] for name, _ in spec.extras}
+    for k, line in enumerate(text.split("\n")):
+        if not line.strip():
+            continue
+        line_no = first_line + k
+        try:
+            rec = _json_line(line, line_no)
+            for name in ("timestamp", "input_length", "output_length"):
+                if name not in rec:
+                    raise RowError("missing", line=line_no, field=name)
+            row = (_number(rec["timestamp"], line_no, "timestamp"),
+                   _integer(rec["input_length"], line_no, "input_length"),
+                   _integer(rec["output_length"], line_no, "output_length"))
+            row_ids = _id_list(rec["hash_ids"], line_no) if "hash_ids" in rec else None
+            row_extras = {name: _extra(rec.get(name), kind, line_no, name) for name, kind in spec.extras}
+        except RowError as err:
+            reject(err)
+            continue
+        lines.append(line_no)
+        times.append(row[0]), inputs.append(row[1]), outputs.append(row[2])
+        counts.append(-1 if row_ids is None else len(row_ids))
+        ids.extend(row_ids or ())
+        for name, value in row_extras.items():
+            extras[name].append(value)
+    return RawChunk(np.array(lines, np.int64), np.array(times, np.float64), np.array(inputs, np.int64),
+                    np.array(outputs, np.int64), np.array(counts, np.int64), np.array(ids, np.int64),
+                    {name: _extra_array(values, kind) for (name, kind), values in zip(spec.extras, extras.values())})
+
+
+def _extra(value: Any, kind: str, line: int, name: str) -> Any:
+    if value is None:
+        return -1 if kind == "int" else ""
+    if kind == "int":
+        return _integer(value, line, name)
+    if not isinstance(value, str):
+        raise RowError(f"expected text, got {quote(json.dumps(value))}", line=line, field=name, reason="not text")
+    return value[:MAX_TEXT_FIELD]
+
+
+def _extra_array(values: list, kind: str) -> np.ndarray:
+    return np.array(values, np.int64) if kind == "int" else np.array(values, dtype=object)
+
+
+def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | None:
+    """pyarrow's JSON reader on a clean chunk; None when the chunk needs the line-by-line parser
+    (anything pyarrow rejects, or accepts but the standard library would not)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.json as pj
+
+    raw_lines = chunk.split(b"\n")
+    line_idx = np.fromiter((k for k, raw in enumerate(raw_lines) if raw.strip()), np.int64)
+    rows = len(line_idx)
+    if rows == 0 or chunk.count(b"{") + chunk.count(b"[") > 2 * rows:      # nested beyond a flat record
+        return None
+    if not chunk.isascii():
+        try:
+            chunk.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    types = {"int": pa.int64(), "str": pa.string()}
+    schema = pa.schema([("timestamp", pa.float64()), ("input_length", pa.int64()), ("output_length", pa.int64()),
+                        ("hash_ids", pa.list_(pa.int64()))] + [(n, types[k]) for n, k in spec.extras])
+    try:
+        table = pj.read_json(io.BytesIO(chunk),
+                             read_options=pj.ReadOptions(block_size=min(max(len(chunk) + 1, 1 << 20), 1 << 30)),
+                             parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if table.num_rows != rows or any(table.column(n).null_count for n in ("timestamp", "input_length",
+                                                                           "output_length")):
+        return None
+    id_col = table.column("hash_ids")
+    counts = pc.fill_null(pc.list_value_length(id_col), -1).to_numpy().astype(np.int64)
+    extras = {}
+    for name, kind in spec.extras:
+        col = table.column(name)
+        if kind == "int":
+            extras[name] = pc.fill_null(col, -1).to_numpy().astype(np.int64)
+        else:
+            extras[name] = np.array(pc.utf8_slice_codeunits(pc.fill_null(col, ""), 0, MAX_TEXT_FIELD)
+                                    .to_pylist(), dtype=object)
+    return RawChunk(line_idx + first_line, table.column("timestamp").to_numpy(),
+                    table.column("input_length").to_numpy(), table.column("output_length").to_numpy(), counts,
+                    pc.list_flatten(id_col).to_numpy().astype(np.int64, copy=False), extras)
+
+
+# ---------------------------------------------------------------- CSV
+
+_NUMBER = re.compile(r"[+-]?(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})(?:[eE][+-]?[0-9]{1,3})?", re.ASCII)
+_IDS = re.compile(r"(?:-?[0-9]{1,19}(?: +-?[0-9]{1,19})*)?", re.ASCII)
+_DATETIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?)?"
+                       r"(?P<zone>Z|[+-][0-9]{2}:?[0-9]{2})?", re.ASCII)
+
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """Which column plays which role, and the arrival column's unit (None: date-times)."""
+
+    header: tuple[str, ...]
+    columns: dict[str, str]
+    unit: TimeUnit | None
+    unit_known: bool
+
+    def describe(self) -> str:
+        return ", ".join(f"{role} = '{quote(col)}'" for role, col in self.columns.items())
+
+
+def parse_column_map(text: str) -> dict[str, str]:
+    """``arrival=…,input=…,output=…[,hash_ids=…]`` → {role: column}."""
+    out: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        role, sep, column = part.partition("=")
+        role = role.strip()
+        if not sep or role not in ROLES or not column.strip():
+            raise InputError(f"expected role=column with a role among {', '.join(ROLES)}, got '{quote(part)}'",
+                             field="columns")
+        out[role] = column.strip()
+    missing = [r for r in ROLES[:3] if r not in out]
+    if missing:
+        raise InputError(f"the column map needs {', '.join(missing)} too", field="columns")
+    return out
+
+
+def csv_header(line: str) -> tuple[str, ...]:
+    if len(line) > MAX_HEADER_BYTES:
+        raise InputError(f"the CSV header is {len(line):,} characters long (at most {MAX_HEADER_BYTES:,})", line=1)
+    try:
+        header = tuple(h.strip() for h in next(csv.reader([line])))
+    except (StopIteration, csv.Error) as exc:
+        raise InputError(f"cannot read the CSV header ({quote(exc, 80)})", line=1) from None
+    if len(header) > MAX_COLUMNS:
+        raise InputError(f"the CSV header has {len(header):,} columns (at most {MAX_COLUMNS:,})", line=1)
+    return header
+
+
+def csv_layout(header: tuple[str, ...], column_map: dict[str, str] | None, unit: TimeUnit | None) -> CsvLayout:
+    """Find the roles' columns by the map, else by the known names."""
+    shown = ", ".join(quote(h, 20) for h in header[:5]) + (f", … ({len(header)} columns)" if len(header) > 5 else "")
+    if column_map:
+        for role, col in column_map.items():
+            if col not in header:
+                raise InputError(f"the column map names '{quote(col)}' for {role}, but the header has: {shown}",
+                                 line=1, field="columns")
+        return CsvLayout(header, dict(column_map), unit or TimeUnit.MS, unit is not None)
+    columns = {"arrival": _pick(header, ARRIVAL_COLUMNS, "arrival time", shown),
+               "input": _pick(header, INPUT_COLUMNS, "prompt length", shown),
+               "output": _pick(header, OUTPUT_COLUMNS, "output length", shown)}
+    if "hash_ids" in header:
+        columns["hash_ids"] = "hash_ids"
+    named = ARRIVAL_COLUMNS[columns["arrival"]]
+    return CsvLayout(header, columns, unit or named, unit is not None or named is not None)
+
+
+def _pick(header: tuple[str, ...], names, what: str, shown: str) -> str:
+    for name in names:
+        if name in header:
+            return name
+    raise InputError(f"the CSV header ({shown}) has no {what} column (one of: {', '.join(names)})", line=1)
+
+
+def csv_rows(text: str, first_line: int, layout: CsvLayout, reject) -> tuple[np.ndarray, dict[str, list[str]]]:
+    """The role columns of a chunk as strings, with each row's line number."""
+    pos = {role: layout.header.index(col) for role, col in layout.columns.items()}
+    width = len(layout.header)
+    lines: list[int] = []
+    cols: dict[str, list[str]] = {role: [] for role in pos}
+    reader = csv.reader(io.StringIO(text))
+    try:
+        for row in reader:
+            if not row or all(not c.strip() for c in row):
+                continue
+            line_no = first_line + reader.line_num - 1
+            if len(row) != width:
+                reject(RowError(f"{len(row):,} columns, the header has {width}", line=line_no,
+                                reason="wrong number of columns"))
+                continue
+            lines.append(line_no)
+            for role, k in pos.items():
+                cols[role].append(row[k].strip())
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV ({quote(exc, 80)})", line=first_line + reader.line_num - 1) from None
+    return np.array(lines, np.int64), cols
+
+
+def strict_numbers(values: list[str], lines: np.ndarray, name: str, reject, *, integer: bool) -> tuple[np.ndarray,
+                                                                                                       np.ndarray]:
+    """Plain ASCII decimal numbers only (no ``1_000``, ``nan``, ``now`` or other scripts' digits);
+    returns (values, keep mask)."""
+    series = pd.Series(values, dtype=object)
+    ok = series.str.fullmatch(_NUMBER).fillna(False).to_numpy(bool, copy=True)
+    kind = "an integer" if integer else "a number"
+    for k in np.flatnonzero(~ok):
+        reject(RowError(f"expected {kind}, got '{quote(values[k])}'", line=int(lines[k]), field=name,
+                        reason=f"not {kind}"))
+    numbers = np.zeros(len(values), np.float64)
+    if ok.any():
+        numbers[ok] = np.asarray(series[ok].to_numpy(), dtype=np.float64)
+    if integer:
+        frac = ok & (numbers != np.floor(numbers))
+        for k in np.flatnonzero(frac):
+            reject(RowError(f"expected an integer, got {quote(values[k])}", line=int(lines[k]), field=name,
+                            reason="not an integer"))
+        ok &= ~frac
+    return numbers, ok
+
+
+def datetimes_ms(values: list[str], lines: np.ndarray, name: str, reject) -> tuple[np.ndarray, np.ndarray]:
+    """ISO date-times → ms since 1970 (float); every row with or every row without a time zone."""
+    series = pd.Series(values, dtype=object)
+    match = series.str.extract(_DATETIME.pattern + "$", expand=True)
+    full = series.str.fullmatch(_DATETIME).fillna(False).to_numpy(bool, copy=True)
+    for k in np.flatnonzero(~full):
+        reject(RowError(f"expected a number or a date-time like 2024-05-10 13:45:00, got '{quote(values[k])}'",
+                        line=int(lines[k]), field=name, reason="not a date-time"))
+    zoned = full & match["zone"].notna().to_numpy(bool, copy=True)
+    if zoned.any() and (full & ~zoned).any():
+        first_zoned = bool(zoned[np.flatnonzero(full)[0]])
+        for k in np.flatnonzero(full & (zoned != first_zoned)):
+            reject(RowError(f"'{quote(values[k])}' {'has' if zoned[k] else 'lacks'} a time zone and the first "
+                            "row does not: the date-times mix time zones", line=int(lines[k]), field=name,
+                            reason="mixed time zones"))
+        full &= zoned == first_zoned
+    stamps = pd.to_datetime(series.where(full, None), format="ISO8601", utc=bool(zoned.any()), errors="coerce")
+    bad = full & stamps.isna().to_numpy(bool, copy=True)
+    for k in np.flatnonzero(bad):
+        reject(RowError(f"'{quote(values[k])}' is not a date kvviz can place (years 1677 to 2262)",
+                        line=int(lines[k]), field=name, reason="date out of range"))
+    keep = full & ~bad
+    ms = np.zeros(len(values), np.float64)
+    if keep.any():
+        ns = stamps[keep]
+        ns = ns.dt.tz_localize(None) if getattr(ns.dt, "tz", None) is not None else ns
+        ms[keep] = ns.astype("datetime64[ns]").to_numpy().astype(np.int64) / 1e6
+    return ms, keep
+
+
+def split_ids(values: list[str], lines: np.ndarray, reject) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Space-separated integer ids → (flat ids, count per row, keep mask)."""
+    series = pd.Series(values, dtype=object)
+    ok = series.str.fullmatch(_IDS).fillna(False).to_numpy(bool, copy=True)
+    for k in np.flatnonzero(~ok):
+        reject(RowError("expected space-separated integers", line=int(lines[k]), field="hash_ids",
+                        reason="not integers"))
+    long_ids = ok & series.str.contains("[0-9]{19}", regex=True).fillna(False).to_numpy(bool, copy=True)
+    for k in np.flatnonzero(long_ids):
+        if any(not -(2**63) <= int(v) < 2**63 for v in values[k].split()):
+            reject(RowError("an id beyond 64 bits", line=int(lines[k]), field="hash_ids", reason="id beyond 64 bits"))
+            ok[k] = False
+    good = [v for v, keep in zip(values, ok) if keep]
+    counts = np.zeros(len(values), np.int64)
+    counts[ok] = [len(v.split()) for v in good]
+    flat = np.array(" ".join(good).split(), dtype=np.int64) if good else np.zeros(0, np.int64)
+    return flat, counts, ok

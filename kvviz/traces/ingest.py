@@ -1,0 +1,347 @@
+"""Loading a trace file of any size: stream, parse chunk by chunk, check whole columns, assemble.
+
+Memory per chunk is constant (``source.CHUNK_BYTES`` of text); the result is columnar: int64 ms
+arrivals, int32 block ids (renumbered densely when the file's ids do not fit 32 bits), int64
+offsets. Bad rows raise ``InputError`` naming line and field, or with ``skip_bad_rows`` are
+counted by reason and left out. Formats: ``kvviz.traces.formats``; time units:
+``kvviz.traces.timeunits``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from kvviz.errors import InputError
+from kvviz.hashing import rechain
+from kvviz.traces import formats as F
+from kvviz.traces.formats import Format, FormatSpec, RawChunk, RowError
+from kvviz.traces.model import Trace, from_arrays
+from kvviz.traces.source import FILES, Limits, Source, decompressed, line_chunks, open_source
+from kvviz.traces.timeunits import TimeUnit, to_ms
+
+MAX_INPUT_LENGTH = 10_000_000         # tokens; longer is not a real prompt
+MAX_OUTPUT_LENGTH = 1_000_000
+MAX_REQUESTS = 100_000_000
+MAX_ACCESSES = 1_000_000_000          # block ids in one trace (the documented ceiling is 500M)
+LINES_SHOWN = 3
+MAX_BLOCK_SIZE = 1 << 20
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read a trace; ``None`` means "the format's own default" (and the notes say so)."""
+
+    format: Format | None = None
+    block_size: int | None = None
+    time_unit: TimeUnit | None = None
+    columns: tuple[tuple[str, str], ...] = ()     # CSV role → column, e.g. (("arrival", "t"), ...)
+    skip_bad_rows: bool = False
+    rechain: bool | None = None                   # per-block ids → prefix ids (default: when not chained)
+
+
+class Rejects:
+    """Bad rows: raised at once (strict), or counted by reason with their first line numbers."""
+
+    def __init__(self, skip: bool) -> None:
+        self.skip = skip
+        self.counts: Counter[str] = Counter()
+        self.lines: dict[str, list[int]] = {}
+
+    def __call__(self, err: RowError) -> None:
+        if not self.skip:
+            raise err
+        self.counts[err.reason] += 1
+        shown = self.lines.setdefault(err.reason, [])
+        if len(shown) < LINES_SHOWN:
+            shown.append(err.line)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def summary(self) -> str:
+        parts = [f"{n:,} × {reason} (line{'s' if n > 1 else ''} {', '.join(map(str, self.lines[reason]))}"
+                 f"{', …' if n > LINES_SHOWN else ''})" for reason, n in self.counts.most_common()]
+        return f"skipped {self.total:,} bad row{'s' if self.total > 1 else ''}: " + "; ".join(parts)
+
+
+def load_trace(source: Source, block_size: int | None = None, *, name: str | None = None,
+               options: ReadOptions | None = None, limits: Limits = FILES) -> Trace:
+    """Load a trace from a path, bytes or a binary/text file object (format detected, or chosen)."""
+    opts = options or ReadOptions()
+    size = block_size if block_size is not None else opts.block_size
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= MAX_BLOCK_SIZE):
+        raise InputError(f"block size must be an integer in 1..{MAX_BLOCK_SIZE:,}, got {F.quote(repr(size))}",
+                         field="block_size")
+    raw, default_name = open_source(source, limits)
+    with raw:
+        pieces, compression = decompressed(raw, limits)
+        reader = _Reader(line_chunks(pieces), opts, size, compression)
+        trace = reader.read(name or default_name)
+    return trace
+
+
+class _Reader:
+    """One pass over a trace's chunks."""
+
+    def __init__(self, chunks, opts: ReadOptions, block_size: int | None, compression: str) -> None:
+        self.chunks, self.opts, self.compression = chunks, opts, compression
+        self.rejects = Rejects(opts.skip_bad_rows)
+        self.parts: list[RawChunk] = []
+        self.with_ids: bool | None = None
+        self.rows = self.accesses = 0
+        self.block_size_chosen = block_size
+        self.datetimes: bool | None = None
+
+    def read(self, name: str) -> Trace:
+        first = self._first_chunk()
+        if first is None:
+            raise InputError("the trace is empty: expected one JSON object per line, or a CSV with a header")
+        line_no, text = first
+        first_line = next(ln for ln in text.split("\n") if ln.strip())
+        self.fmt = F.detect(first_line, self.opts.format)
+        self.spec: FormatSpec = F.SPECS[self.fmt]
+        self.block_size = self.block_size_chosen or self.spec.block_size
+        if self.fmt is Format.CSV:
+            self._read_csv(line_no, text)
+        else:
+            self._read_jsonl(line_no, text)
+        if not self.parts or not any(len(p.lines) for p in self.parts):
+            if self.rejects.total:
+                raise InputError(f"no usable rows: {self.rejects.summary()}")
+            raise InputError("the CSV has a header but no requests" if self.fmt is Format.CSV
+                             else "the trace has no requests")
+        return self._assemble(name)
+
+    def _first_chunk(self) -> tuple[int, str] | None:
+        for line_no, chunk in self.chunks:
+            text = _decode(chunk, line_no).removeprefix("\ufeff")
+            if text.strip():
+                return line_no, text
+        return None
+
+    # ------------------------------------------------------------ formats
+
+    def _read_jsonl(self, line_no: int, text: str) -> None:
+        self._add(F.jsonl_slow(text, line_no, self.spec, self.rejects) if len(text) < 65_536
+                  else self._jsonl_chunk(text.encode("utf-8"), line_no))
+        for line_no, chunk in self.chunks:
+            self._add(self._jsonl_chunk(chunk, line_no))
+
+    def _jsonl_chunk(self, chunk: bytes, line_no: int) -> RawChunk:
+        fast = F.jsonl_fast(chunk, line_no, self.spec)
+        return fast if fast is not None else F.jsonl_slow(_decode(chunk, line_no), line_no, self.spec, self.rejects)
+
+    def _read_csv(self, line_no: int, text: str) -> None:
+        lines = text.split("\n")
+        skip = next(k for k, ln in enumerate(lines) if ln.strip())
+        header = F.csv_header(lines[skip].rstrip("\r"))
+        columns = dict(self.opts.columns) or None
+        self.layout = F.csv_layout(header, columns, self.opts.time_unit)
+        self._add(self._csv_chunk("\n".join(lines[skip + 1:]), line_no + skip + 1))
+        for line_no, chunk in self.chunks:
+            self._add(self._csv_chunk(_decode(chunk, line_no), line_no))
+
+    def _csv_chunk(self, text: str, line_no: int) -> RawChunk:
+        lines, cols = F.csv_rows(text, line_no, self.layout, self.rejects)
+        arrival = self.layout.columns["arrival"]
+        if self.datetimes is None and cols["arrival"]:
+            self.datetimes = _looks_like_date(cols["arrival"][0])   # the first row decides for all
+        if self.datetimes:
+            times, keep = F.datetimes_ms(cols["arrival"], lines, arrival, self.rejects)
+        else:
+            times, keep = F.strict_numbers(cols["arrival"], lines, arrival, self.rejects, integer=False)
+        inputs, ok_in = F.strict_numbers(cols["input"], lines, self.layout.columns["input"], self.rejects, integer=True)
+        outputs, ok_out = F.strict_numbers(cols["output"], lines, self.layout.columns["output"], self.rejects,
+                                           integer=True)
+        keep &= ok_in & ok_out
+        if "hash_ids" in cols:
+            ids, counts, ok_ids = F.split_ids(cols["hash_ids"], lines, self.rejects)
+            keep &= ok_ids
+        else:
+            ids, counts = np.zeros(0, np.int64), np.full(len(lines), -1, np.int64)
+        raw = RawChunk(lines, times, np.clip(inputs, -1, 2**62).astype(np.int64),
+                       np.clip(outputs, -1, 2**62).astype(np.int64), counts, ids, datetimes=bool(self.datetimes))
+        return _select(raw, keep)
+
+    # ------------------------------------------------------------ checks
+
+    def _add(self, raw: RawChunk) -> None:
+        if len(raw.lines) == 0:
+            return
+        if self.with_ids is None:
+            self.with_ids = bool(raw.counts[0] >= 0)
+        keep = np.ones(len(raw.lines), bool)
+        has = raw.counts >= 0
+        t_field = self.layout.columns["arrival"] if self.fmt is Format.CSV else "timestamp"
+        i_field = self.layout.columns["input"] if self.fmt is Format.CSV else "input_length"
+        o_field = self.layout.columns["output"] if self.fmt is Format.CSV else "output_length"
+        checks: list[tuple[np.ndarray, str, Callable[[int], str], str]] = [
+            (has != self.with_ids, "hash_ids",
+             lambda k: "missing" if self.with_ids else "present on some lines and not on others", "inconsistent"),
+            (~np.isfinite(raw.times), t_field, lambda k: f"expected a finite number, got {raw.times[k]}",
+             "not a finite number"),
+            (raw.times < 0 if not raw.datetimes else np.zeros(len(raw.times), bool), t_field, lambda k: f"must be at least 0, got {raw.times[k]:g}",
+             "negative"),
+            (raw.inputs < 1, i_field, lambda k: f"must be at least 1, got {raw.inputs[k]}", "too small"),
+            (raw.inputs > MAX_INPUT_LENGTH, i_field,
+             lambda k: f"{raw.inputs[k]:,} is absurdly large (limit {MAX_INPUT_LENGTH:,})", "absurdly large"),
+            (raw.outputs < 0, o_field, lambda k: f"must be at least 0, got {raw.outputs[k]}", "too small"),
+            (raw.outputs > MAX_OUTPUT_LENGTH, o_field,
+             lambda k: f"{raw.outputs[k]:,} is absurdly large (limit {MAX_OUTPUT_LENGTH:,})", "absurdly large"),
+        ]
+        for bad, field, message, reason in checks:
+            keep = self._reject_where(bad & keep, raw, field, message, reason, keep)
+        if self.with_ids:
+            keep = self._reject_where(keep & ~self._count_ok(raw), raw, "hash_ids", self._count_message(raw),
+                                      "wrong number of ids", keep)
+        raw = _select(raw, keep)
+        self.rows += len(raw.lines)
+        self.accesses += max(0, int(raw.counts.sum())) if self.with_ids else 0
+        if self.rows > MAX_REQUESTS:
+            raise InputError(f"more than {MAX_REQUESTS:,} requests; cut the trace", line=int(raw.lines[-1]))
+        if self.accesses > MAX_ACCESSES:
+            raise InputError(f"more than {MAX_ACCESSES:,} block ids; cut the trace", line=int(raw.lines[-1]))
+        self.parts.append(raw)
+
+    def _reject_where(self, bad: np.ndarray, raw: RawChunk, field: str, message, reason: str,
+                      keep: np.ndarray) -> np.ndarray:
+        for k in np.flatnonzero(bad):
+            self.rejects(RowError(message(k), line=int(raw.lines[k]), field=field, reason=reason))
+        return keep & ~bad
+
+    def _count_ok(self, raw: RawChunk) -> np.ndarray:
+        ceil = -(-raw.inputs // self.block_size)
+        if self.spec.partial is F.PartialBlock.FLOOR_OR_CEIL:
+            return (raw.counts == ceil) | (raw.counts == raw.inputs // self.block_size)
+        return raw.counts == ceil
+
+    def _count_message(self, raw: RawChunk):
+        either = self.spec.partial is F.PartialBlock.FLOOR_OR_CEIL
+        bs = self.block_size
+
+        def message(k: int) -> str:
+            n, need = int(raw.inputs[k]), -(-int(raw.inputs[k]) // bs)
+            rule = f"{n // bs} or {need}" if either else f"ceil({n}/{bs}) = {need}"
+            return f"{int(raw.counts[k])} ids, but input_length {n} needs {rule} (block size {bs})"
+        return message
+
+    # ------------------------------------------------------------ assembly
+
+    def _assemble(self, name: str) -> Trace:
+        parts = self.parts
+        lines = np.concatenate([p.lines for p in parts])
+        times = np.concatenate([p.times for p in parts])
+        datetimes = self.fmt is Format.CSV and bool(self.datetimes)
+        unit, chosen = self._unit()
+        t_field = self.layout.columns["arrival"] if self.fmt is Format.CSV else "timestamp"
+        arrivals = to_ms(times, lines, TimeUnit.MS if datetimes else unit, chosen=chosen or datetimes,
+                         field=t_field)
+        frame = pd.DataFrame({"timestamp": arrivals.ms,
+                              "input_length": np.concatenate([p.inputs for p in parts]),
+                              "output_length": np.concatenate([p.outputs for p in parts])})
+        for column, _ in self.spec.extras:
+            frame[column] = np.concatenate([p.extras[column] for p in parts])
+        notes = [self._format_note(), *self._time_notes(arrivals.notes, datetimes)]
+        warnings = list(arrivals.warnings)
+        counts = np.concatenate([p.counts for p in parts]) if self.with_ids else np.zeros(len(frame), np.int64)
+        ids = None
+        if self.with_ids:
+            ids, id_notes = self._ids(np.concatenate([p.ids for p in parts]), counts)
+            notes += id_notes
+        else:
+            notes.append("no block ids: arrivals and lengths only")
+        if self.rejects.total:
+            warnings.append(self.rejects.summary())
+            notes.append(self.rejects.summary())
+        else:
+            notes.append("no rows skipped")
+        return from_arrays(frame, ids, counts, block_size=self.block_size, name=name, warnings=tuple(warnings),
+                           how_read=tuple(notes))
+
+    def _unit(self) -> tuple[TimeUnit, bool]:
+        if self.opts.time_unit is not None:
+            return self.opts.time_unit, True
+        if self.fmt is Format.CSV:
+            return self.layout.unit or TimeUnit.MS, self.layout.unit_known
+        return self.spec.time_unit, False
+
+    def _format_note(self) -> str:
+        how = "chosen" if self.opts.format is not None else "detected from the fields"
+        packed = f", {self.compression}-compressed" if self.compression else ""
+        where = f" ({self.layout.describe()})" if self.fmt is Format.CSV else ""
+        size = "chosen" if self.block_size_chosen else "the format's default"
+        return (f"format: {self.spec.title}{where}, {how}{packed}; block size {self.block_size} tokens ({size})")
+
+    def _time_notes(self, notes: tuple[str, ...], datetimes: bool) -> list[str]:
+        if not datetimes:
+            return list(notes)
+        return ["times are date-times, kept relative to the first request", *notes[1:]]
+
+    def _ids(self, flat: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        offsets = np.zeros(len(counts) + 1, np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        notes = []
+        rechain_ids = (not self.spec.chained) if self.opts.rechain is None else self.opts.rechain
+        if self.spec.chained:
+            notes.append("block ids: chained prefix hashes, as in the file")
+        if rechain_ids:
+            before = len(flat) - distinct_count(flat)
+            flat = dense_ids(rechain(flat, offsets))
+            after = len(flat) - int(flat.max(initial=-1)) - 1
+            lost = before - after
+            notes.append(f"block ids: re-chained (block k's id = hash of block k−1's chained id and id k) so equal "
+                         f"ids mean equal prefixes; {lost:,} of {before:,} infinite-cache hits "
+                         f"({lost / max(len(flat), 1):.2%} of {len(flat):,} accesses) became misses")
+        elif not self.spec.chained:
+            notes.append("block ids: hashed per block, NOT chained (re-chaining off): an equal id does not "
+                         "mean an equal prefix")
+        if flat.dtype != np.int32 and len(flat) and (flat.min() < 0 or flat.max() >= 2**31):
+            flat = dense_ids(flat)
+            notes.append("block ids renumbered 0, 1, 2, … in order of first appearance (they did not fit 32 bits)")
+        return flat, notes
+
+
+def _decode(chunk: bytes, line_no: int) -> str:
+    if chunk.isascii():
+        return chunk.decode("ascii")
+    try:
+        return chunk.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"the file is not UTF-8 text (byte {exc.start:,} of this line's chunk)",
+                         line=line_no + chunk.count(b"\n", 0, exc.start)) from None
+
+
+def _looks_like_date(text: str) -> bool:
+    return F._DATETIME.fullmatch(text) is not None and not F._NUMBER.fullmatch(text)
+
+
+def _select(raw: RawChunk, keep: np.ndarray) -> RawChunk:
+    if keep.all():
+        return raw
+    has = raw.counts >= 0
+    per_row = np.where(has, raw.counts, 0)
+    id_keep = np.repeat(keep, per_row)
+    return RawChunk(raw.lines[keep], raw.times[keep], raw.inputs[keep], raw.outputs[keep], raw.counts[keep],
+                    raw.ids[id_keep], {k: v[keep] for k, v in raw.extras.items()}, raw.datetimes)
+
+
+def distinct_count(ids: np.ndarray) -> int:
+    """How many different ids (a histogram when the ids are small, a hash table otherwise)."""
+    if len(ids) == 0:
+        return 0
+    low, high = int(ids.min()), int(ids.max())
+    if low >= 0 and high < 4 * len(ids) + 1024:
+        return int(np.count_nonzero(np.bincount(ids)))
+    return len(pd.unique(ids))
+
+
+def dense_ids(ids: np.ndarray) -> np.ndarray:
+    """Ids renumbered 0, 1, 2, … in order of first appearance (int32 while they fit)."""
+    codes, uniques = pd.factorize(ids, sort=False)
+    return codes.astype(np.int32 if len(uniques) < 2**31 else np.int64, copy=False)

@@ -1,0 +1,138 @@
+"""The ``Trace`` object: one request table and the flat block-access sequence.
+
+Mooncake FAST'25 (``FAST25-release/traces``) names each ``block_size``-token block of a prompt
+by a chained prefix hash, so equal ids mean equal prefixes. A trace keeps every request's ids
+one after another in ``blocks`` (int32 when they fit, else int64) with ``offsets`` (int64)
+marking where each request's ids start.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+DEFAULT_BLOCK_SIZE = 512
+BASE_COLUMNS = ("timestamp", "input_length", "output_length")
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A loaded trace.
+
+    ``requests`` has one row per request, in arrival order, with columns ``timestamp`` (ms since
+    the first request, or since the trace's own zero), ``input_length``, ``output_length`` and
+    ``n_blocks``, plus whatever the format carries (Qwen-Bailian: ``chat_id``,
+    ``parent_chat_id``, ``turn``, ``type``). Request ``i`` owns ``blocks[offsets[i]:offsets[i+1]]``;
+    a trace without block ids has an empty ``blocks``. ``warnings`` need the reader's attention;
+    ``how_read`` says in plain words how the file was interpreted.
+    """
+
+    requests: pd.DataFrame
+    blocks: np.ndarray
+    offsets: np.ndarray
+    block_size: int = DEFAULT_BLOCK_SIZE
+    has_block_ids: bool = True
+    name: str = "trace"
+    warnings: tuple[str, ...] = field(default=())
+    how_read: tuple[str, ...] = field(default=())
+
+    @property
+    def n_requests(self) -> int:
+        return len(self.requests)
+
+    def hash_ids(self, i: int) -> np.ndarray:
+        """The block ids of request ``i``."""
+        return self.blocks[self.offsets[i]:self.offsets[i + 1]]
+
+    def head(self, n: int) -> Trace:
+        """The first ``n`` requests as a trace of their own."""
+        n = max(0, min(n, self.n_requests))
+        return Trace(self.requests.iloc[:n].reset_index(drop=True), self.blocks[:self.offsets[n]],
+                     np.array(self.offsets[:n + 1]), self.block_size, self.has_block_ids, self.name,
+                     how_read=self.how_read)
+
+    def to_jsonl(self) -> str:
+        """The trace in the Mooncake JSONL format (``hash_ids`` only when the trace has them)."""
+        cols = self.requests[list(BASE_COLUMNS)].to_numpy(np.int64).tolist()
+        lines = []
+        for i, (ts, inp, out) in enumerate(cols):
+            ids = f', "hash_ids": [{", ".join(map(str, self.hash_ids(i).tolist()))}]' if self.has_block_ids else ""
+            lines.append(f'{{"timestamp": {ts}, "input_length": {inp}, "output_length": {out}{ids}}}')
+        return "\n".join(lines) + ("\n" if lines else "")
+
+
+def fingerprint(trace: Trace) -> str:
+    """A content hash of a trace (its requests, block ids and block size): the cache key of
+    anything derived from it, so equal traces share results whatever their name or origin."""
+    digest = hashlib.sha256(str(trace.block_size).encode())
+    columns = trace.requests[list(BASE_COLUMNS)].to_numpy(np.int64)
+    for part in (columns, np.asarray(trace.blocks, np.int64) if trace.blocks.dtype != np.int64 else trace.blocks,
+                 trace.offsets):
+        digest.update(np.ascontiguousarray(part).tobytes())
+    return digest.hexdigest()
+
+
+def blocks_needed(input_length: int, block_size: int = DEFAULT_BLOCK_SIZE) -> int:
+    """How many hash ids a prompt of ``input_length`` tokens carries: ceil(len / block_size)."""
+    return -(-input_length // block_size)
+
+
+def compact_ids(blocks: np.ndarray) -> np.ndarray:
+    """Block ids as int32 when every id fits (0 ≤ id < 2³¹), else unchanged."""
+    if blocks.dtype == np.int32 or (len(blocks) and (blocks.min() < 0 or blocks.max() >= 2**31)):
+        return blocks
+    return blocks.astype(np.int32)
+
+
+def sort_by_arrival(frame: pd.DataFrame, blocks: np.ndarray, offsets: np.ndarray
+                    ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Requests in arrival order (stable); returns the warning when any had to move."""
+    ts = frame["timestamp"].to_numpy()
+    if len(ts) < 2 or bool((np.diff(ts) >= 0).all()):
+        return frame, blocks, offsets, ()
+    order = np.argsort(ts, kind="stable")
+    moved = int(np.count_nonzero(order != np.arange(len(order))))
+    first = int(np.flatnonzero(np.diff(ts) < 0)[0]) + 2
+    counts = np.diff(offsets)[order]
+    new_offsets = np.zeros(len(order) + 1, np.int64)
+    np.cumsum(counts, out=new_offsets[1:])
+    gather = np.repeat(offsets[:-1][order] - new_offsets[:-1], counts) + np.arange(new_offsets[-1])
+    warning = (f"timestamps are out of order (first at request {first}); sorted by arrival, "
+               f"{moved:,} requests moved",)
+    return frame.iloc[order].reset_index(drop=True), blocks[gather], new_offsets, warning
+
+
+def from_arrays(frame: pd.DataFrame, blocks: np.ndarray | None, counts: np.ndarray, *,
+                block_size: int = DEFAULT_BLOCK_SIZE, name: str = "trace",
+                warnings: tuple[str, ...] = (), how_read: tuple[str, ...] = ()) -> Trace:
+    """A Trace from a request table and flat block ids (``counts[i]`` ids for request ``i``),
+    sorted by arrival (stable) if it is not."""
+    offsets = np.zeros(len(frame) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    ids = compact_ids(np.asarray(blocks)) if blocks is not None else np.zeros(0, np.int32)
+    frame = frame.assign(n_blocks=np.asarray(counts, np.int64))
+    frame, ids, offsets, moved = sort_by_arrival(frame, ids, offsets)
+    return Trace(frame, ids, offsets, block_size, blocks is not None, name, warnings + moved, how_read)
+
+
+def from_records(
+    timestamps: Any, input_lengths: Any, output_lengths: Any,
+    hash_ids: list[list[int]] | None, *, block_size: int = DEFAULT_BLOCK_SIZE,
+    name: str = "trace", warnings: tuple[str, ...] = (),
+) -> Trace:
+    """Build a Trace from columns and per-request id lists; sorted by arrival (stable) if it is not."""
+    frame = pd.DataFrame({
+        "timestamp": np.asarray(timestamps, dtype=np.int64),
+        "input_length": np.asarray(input_lengths, dtype=np.int64),
+        "output_length": np.asarray(output_lengths, dtype=np.int64),
+    })
+    if hash_ids is None:
+        return from_arrays(frame, None, np.zeros(len(frame), np.int64), block_size=block_size, name=name,
+                           warnings=warnings)
+    counts = np.fromiter((len(x) for x in hash_ids), dtype=np.int64, count=len(hash_ids))
+    flat = np.fromiter((b for x in hash_ids for b in x), dtype=np.int64, count=int(counts.sum()))
+    return from_arrays(frame, flat, counts, block_size=block_size, name=name, warnings=warnings)
