@@ -1,20 +1,29 @@
-"""Benchmark: the whole hit-curve grid (8 policies x 20 log-spaced capacities) on ~300k block accesses.
+"""Benchmark: a whole hit curve, kvviz against libCacheSim, each as a whole process, side by side.
 
-    .venv/bin/python bench/bench_hitcurve.py                      # synthetic trace, ~290k accesses
+    .venv/bin/python bench/bench_hitcurve.py                      # synthetic, ~12,000 requests, ~290k accesses
     .venv/bin/python bench/bench_hitcurve.py --trace conversation_trace.jsonl
     .venv/bin/python bench/bench_hitcurve.py --no-libcachesim     # kvviz only
 
-Prints kvviz's time per policy (one thread), the whole grid as the page runs it (one thread per
-core), peak memory, and — when libcachesim is installed — libCacheSim driven one configuration at a
-time on the same accesses (its C trace reader, an oracleGeneral file), the speed ratio, and whether
-every hit count agrees. CPU seconds are printed beside wall seconds because the machine is shared.
+The grid is the one measured on Mooncake's conversation trace: seven policies (libCacheSim's:
+LRU, FIFO, LFU, SIEVE, ARC, S3-FIFO, Belady) at 20 log-spaced capacities from 1,000 to 199,526
+blocks, plus the infinite cache. kvviz runs as ``python -m kvviz hitcurve FILE --sample exact``
+— interpreter start, imports, parsing the JSONL, loading the compiled kernels and every
+simulation included. libCacheSim 0.3.5 runs in its own process too, reading the same accesses
+from its native binary format (oracleGeneral, written beforehand, untimed) with its hash table
+sized for the trace (``hashpower`` = the next power of two above the distinct blocks) and one
+simulation per configuration. The ratio is libCacheSim's time over kvviz's (target ≥ 5); every
+hit count is compared. CPU seconds are printed beside wall seconds because the machine is
+shared. An in-process breakdown of kvviz's time follows.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -22,119 +31,118 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-from kvviz.eviction import POLICIES, log_capacities, replay_of, sweep, warm_up  # noqa: E402
+from kvviz.eviction import INFINITE, log_capacities, replay_of, sweep, warm_up  # noqa: E402
 from kvviz.trace import load_trace  # noqa: E402
 from kvviz.workload import WorkloadConfig, generate  # noqa: E402
 
-
-def _clock():
-    return time.perf_counter(), time.process_time()
-
-
-def _since(start) -> tuple[float, float]:
-    wall, cpu = _clock()
-    return wall - start[0], cpu - start[1]
-
-
-def kvviz_times(trace, capacities) -> tuple[dict, object, tuple[float, float]]:
-    per_policy = {}
-    for name in POLICIES:
-        replay = replay_of(trace)                 # fresh: LRU's stack pass is counted in its time
-        start = _clock()
-        sweep(replay, [name], capacities, workers=1)
-        per_policy[name] = _since(start)
-    start = _clock()
-    frame = sweep(replay_of(trace), list(POLICIES), capacities)
-    return per_policy, frame, _since(start)
+POLICIES = ("lru", "fifo", "lfu", "sieve", "arc", "s3fifo", "belady")
+# About the size of Mooncake's conversation trace: ~12,000 requests, ~290,000 block accesses.
+MOONCAKE_SIZED = WorkloadConfig(requests=12_000, seed=0, doc_tokens=15_000, chat_first_tokens=7_500,
+                                oneshot_tokens=12_000, chat_turn_tokens=600)
+LIBCACHESIM = """
+import json, sys
+import libcachesim as lcs
+path, hashpower, caps = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+classes = {"lru": lcs.LRU, "fifo": lcs.FIFO, "lfu": lcs.LFU, "sieve": lcs.Sieve, "arc": lcs.ARC,
+           "s3fifo": lcs.S3FIFO, "belady": lcs.Belady}
+hits = {}
+for name in sys.argv[4].split(","):
+    for cap in caps:
+        reader = lcs.TraceReader(path, lcs.TraceType.ORACLE_GENERAL_TRACE)
+        miss_ratio, _ = classes[name](cap, hashpower=hashpower).process_trace(reader)
+        hits[f"{name},{cap}"] = (1 - miss_ratio) * reader.get_num_of_req()
+print(json.dumps(hits))
+"""
 
 
-def write_oracle_general(blocks: np.ndarray, path: str) -> None:
+def timed_process(cmd: list[str]) -> tuple[str, float, float]:
+    """Run ``cmd``; its stdout, wall seconds and CPU seconds (user + system of the child)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter()
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT).stdout
+    wall = time.perf_counter() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return out, wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def write_oracle_general(ids: np.ndarray, path: str) -> None:
     """libCacheSim's oracleGeneral binary format: time, id, size, next access (or INT64_MAX)."""
-    n = len(blocks)
+    n = len(ids)
     nxt = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    order = np.argsort(blocks, kind="stable")
-    same = blocks[order[1:]] == blocks[order[:-1]]
+    order = np.argsort(ids, kind="stable")
+    same = ids[order[1:]] == ids[order[:-1]]
     nxt[order[:-1][same]] = order[1:][same]
     rec = np.zeros(n, dtype=np.dtype([("t", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")]))
-    rec["t"], rec["id"], rec["size"], rec["next"] = np.arange(n), blocks.astype(np.uint64) + 1, 1, nxt
+    rec["t"], rec["id"], rec["size"], rec["next"] = np.arange(n), ids.astype(np.uint64) + 1, 1, nxt
     rec.tofile(path)
 
 
-def libcachesim_times(blocks, capacities, hashpower) -> tuple[dict, dict]:
-    import libcachesim as lcs
+def kvviz_hits(csv: str) -> dict[tuple[str, float], int]:
+    rows = (line.split(",") for line in csv.strip().splitlines()[1:])
+    return {(p, float(c)): int(h) for p, c, h, *_ in rows}
 
-    classes = {"lru": lcs.LRU, "fifo": lcs.FIFO, "lfu": lcs.LFU, "sieve": lcs.Sieve, "arc": lcs.ARC,
-               "s3fifo": lcs.S3FIFO, "belady": lcs.Belady}
-    times, hits = {}, {}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "trace.oracleGeneral")
-        write_oracle_general(blocks, path)
-        for name, cls in classes.items():
-            start = _clock()
-            for cap in capacities:
-                if name == "s3fifo" and cap < 10:        # libCacheSim aborts below 10 blocks
-                    continue
-                kwargs = {} if hashpower is None else {"hashpower": hashpower}
-                reader = lcs.TraceReader(path, lcs.TraceType.ORACLE_GENERAL_TRACE)
-                miss_ratio, _ = cls(int(cap), **kwargs).process_trace(reader)
-                hits[(name, cap)] = round((1 - miss_ratio) * len(blocks))
-            times[name] = _since(start)
-    return times, hits
+
+def breakdown(path: str, capacities: tuple) -> None:
+    """Where kvviz's time goes, in this (warm) process."""
+    from bench.timing import timed
+
+    print("\nkvviz in-process breakdown:")
+    timed("  load the compiled kernels (warm_up)", warm_up)
+    trace = timed("  parse the JSONL", lambda: load_trace(path))
+    replay = timed("  prepare (dense ids)", lambda: replay_of(trace))
+    for name in POLICIES:
+        timed(f"  {name}, every capacity, one thread", lambda: sweep(replay, [name], capacities, workers=1))
+    timed("  the whole grid, one thread per core", lambda: sweep(replay_of(trace), POLICIES, capacities))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trace", help="a trace file (default: a synthetic trace)")
-    parser.add_argument("--requests", type=int, default=18_000, help="synthetic requests (default: %(default)s)")
-    parser.add_argument("--points", type=int, default=20)
+    parser.add_argument("--trace", help="a Mooncake JSONL trace (default: a synthetic trace of its size)")
+    parser.add_argument("--points", type=int, default=20, help="finite capacities (default: %(default)s)")
     parser.add_argument("--no-libcachesim", action="store_true")
-    parser.add_argument("--hashpower", type=int, default=None,
-                        help="libCacheSim hash table size 2^N (default: its own, 24)")
     args = parser.parse_args()
 
-    start = _clock()
-    warm_up()
-    print(f"kernel compile or cache load: {_since(start)[0]:.2f} s")
-    trace = (load_trace(args.trace) if args.trace
-             else generate(WorkloadConfig(requests=args.requests, seed=0)))
-    replay = replay_of(trace)
-    capacities = log_capacities(100, replay.n_ids, args.points)
-    print(f"trace: {trace.name}, {replay.accesses:,} block accesses, {replay.n_ids:,} distinct; "
-          f"{len(capacities)} capacities {capacities[0]:,}..{capacities[-1]:,}; cores {os.cpu_count()}, "
-          f"load average {os.getloadavg()[0]:.1f}")
-
-    per_policy, frame, grid = kvviz_times(trace, capacities)
-    print("\nkvviz, one thread per policy (wall s / CPU s):")
-    for name, (wall, cpu) in per_policy.items():
-        print(f"  {name:13s} {wall:7.3f} / {cpu:6.3f}")
-    print(f"  {'sum':13s} {sum(w for w, _ in per_policy.values()):7.3f} / {sum(c for _, c in per_policy.values()):6.3f}")
-    print(f"whole grid as the page runs it ({os.cpu_count()} threads): {grid[0]:.3f} s wall, {grid[1]:.3f} s CPU "
-          f"(target <= 3 s)")
-    print(f"peak memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB (target <= 1024)")
-
-    if args.no_libcachesim:
-        return 0
-    try:
-        lcs_times, lcs_hits = libcachesim_times(replay.ids, capacities, args.hashpower)
-    except ImportError:
-        print("\nlibcachesim is not installed: no comparison")
-        return 0
-    print(f"\nlibCacheSim 0.3.5, one configuration at a time (hashpower {args.hashpower or 'default'}) "
-          "(wall s / CPU s, ratio to kvviz by CPU):")
-    for name, (wall, cpu) in lcs_times.items():
-        ours = per_policy[name][1]
-        print(f"  {name:13s} {wall:7.3f} / {cpu:6.3f}   x{cpu / ours:5.1f}")
-    total_lcs = sum(c for _, c in lcs_times.values())
-    total_ours = sum(per_policy[name][1] for name in lcs_times)
-    print(f"  {'sum':13s} {sum(w for w, _ in lcs_times.values()):7.3f} / {total_lcs:6.3f}   x{total_lcs / total_ours:5.1f}"
-          " (same seven policies; target >= 5)")
-    got = frame.set_index(["policy", "capacity"])["hits"]
-    wrong = [(p, c, h, int(got[(p, float(c))])) for (p, c), h in lcs_hits.items() if int(got[(p, float(c))]) != h]
-    print(f"hit counts equal to libCacheSim's: {len(lcs_hits) - len(wrong)} of {len(lcs_hits)}"
-          + (f"; differ: {wrong[:5]}" if wrong else ""))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.trace or os.path.join(tmp, "trace.jsonl")
+        if not args.trace:
+            Path(path).write_text(generate(MOONCAKE_SIZED).to_jsonl())
+        replay = replay_of(load_trace(path))
+        capacities = log_capacities(1000, 199_526, args.points)
+        print(f"trace: {path}, {replay.accesses:,} block accesses, {replay.n_ids:,} distinct; "
+              f"{len(POLICIES)} policies x {len(capacities)} capacities {capacities[0]:,}..{capacities[-1]:,} "
+              f"and inf; cores {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}")
+        cmd = [sys.executable, "-m", "kvviz", "hitcurve", path, "--sample", "exact", "--policies", ",".join(POLICIES),
+               "--capacities", ",".join(map(str, (*capacities, "inf")))]
+        timed_process(cmd)                                 # the first run may compile the kernels
+        csv, wall, cpu = timed_process(cmd)
+        print(f"\nkvviz, whole process:       {wall:6.2f} s wall {cpu:6.2f} s CPU")
+        if not args.no_libcachesim:
+            compare(replay.ids, capacities, tmp, kvviz_hits(csv), (wall, cpu))
+        breakdown(path, (*capacities, INFINITE))
+    print(f"peak memory of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
     return 0
+
+
+def compare(ids: np.ndarray, capacities: tuple, tmp: str, ours: dict, kvviz_time: tuple[float, float]) -> None:
+    try:
+        import libcachesim  # noqa: F401
+    except ImportError:
+        print("libcachesim is not installed: no comparison")
+        return
+    og = os.path.join(tmp, "trace.oracleGeneral")
+    write_oracle_general(ids, og)
+    hashpower = max(16, math.ceil(math.log2(int(ids.max()) + 1)) + 1)
+    out, wall, cpu = timed_process([sys.executable, "-c", LIBCACHESIM, og, str(hashpower),
+                                    json.dumps([int(c) for c in capacities]), ",".join(POLICIES)])
+    print(f"libCacheSim, whole process: {wall:6.2f} s wall {cpu:6.2f} s CPU (hashpower {hashpower})")
+    print(f"ratio libCacheSim / kvviz:  x{wall / kvviz_time[0]:.1f} wall, x{cpu / kvviz_time[1]:.1f} CPU (target >= 5)")
+    theirs = {(k.split(",")[0], float(k.split(",")[1])): round(v) for k, v in json.loads(out).items()}
+    wrong = [(k, v, ours[k]) for k, v in theirs.items() if ours[k] != v]
+    print(f"hit counts equal to libCacheSim's: {len(theirs) - len(wrong)} of {len(theirs)}"
+          + (f"; differ: {wrong[:5]}" if wrong else ""))
 
 
 if __name__ == "__main__":

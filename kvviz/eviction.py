@@ -51,7 +51,8 @@ class Replay:
     """A trace's block-access sequence, prepared once for every policy and capacity.
 
     ``ids`` are the block ids renumbered densely 0 .. n_ids-1 (so policies index arrays instead
-    of hashing), ``depth[i]`` is access i's block index within its request, and
+    of hashing), ``depth[i]`` is access i's block index within its request (read off the
+    offsets, unless ``depths`` gives them: a sample keeps its accesses' original depths), and
     ``next_use[i]`` the index of the next access to the same block (``len(ids)`` if none).
     """
 
@@ -60,6 +61,7 @@ class Replay:
     offsets: np.ndarray
     timestamps_ms: np.ndarray
     block_size: int
+    depths: np.ndarray | None = None
 
     @property
     def accesses(self) -> int:
@@ -67,6 +69,8 @@ class Replay:
 
     @cached_property
     def depth(self) -> np.ndarray:
+        if self.depths is not None:
+            return self.depths
         counts = np.diff(self.offsets)
         return np.arange(self.accesses, dtype=np.int64) - np.repeat(self.offsets[:-1], counts)
 
@@ -299,12 +303,22 @@ def curve_of(swept: pd.DataFrame, prefix: bool = False) -> pd.DataFrame:
 
 
 def hit_curve(trace: Trace, policies: Iterable[str], capacities: Iterable[float | int],
-              prefix: bool = False) -> pd.DataFrame:
+              prefix: bool = False, sample: str | float = "exact") -> pd.DataFrame:
     """Hit ratio against capacity: columns ``policy, capacity, hits, accesses, hit_ratio``.
 
     ``capacity`` is a float column so that ``inf`` (never evict) fits beside whole numbers.
+    ``sample`` is ``"exact"``, ``"auto"`` (a SHARDS sample above ``kvviz.shards.AUTO_ABOVE``
+    accesses) or a rate: a sampled curve (``kvviz.shards``) has LRU exact, the other policies
+    estimated, and the columns ``rate`` and ``represented`` besides. Prefix counting needs every
+    block of a request, so it is always exact.
     """
-    return curve_of(sweep(trace, policies, capacities), prefix)
+    from kvviz.shards import chosen_rate, sampled_curve
+
+    rate = None if prefix else chosen_rate(sample, len(trace.blocks))
+    if rate is None:
+        return curve_of(sweep(trace, policies, capacities), prefix)
+    result = sampled_curve(trace, policies, capacities, rate)
+    return result.curve.drop(columns="sampled_capacity").assign(rate=result.rate)
 
 
 def format_capacity(capacity: float) -> str:

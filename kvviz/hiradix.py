@@ -180,7 +180,7 @@ class HiRadixCache(RadixCache):
         """Free host KV by deleting host-only leaves (policy order), cascading through H parents."""
         require(num_tokens >= 0, f"cannot evict a negative number of tokens ({num_tokens})", field="evict_host")
         self._tick()
-        heap = [self._heap_entry(n) for n in self.nodes() if not n.children and n.evicted and not n.in_flight]
+        heap = [self._heap_entry(n) for n in self.leaves() if n.evicted and not n.in_flight]
         heapq.heapify(heap)
         freed = 0
         while freed < num_tokens and heap:

@@ -151,6 +151,8 @@ def _short(tokens: Sequence[int], n: int = 10) -> str:
 
 def as_tokens(key: Any, what: str = "key") -> Key:
     """Validate a token sequence: integers in [0, 2^62], else InputError naming the position."""
+    if type(key) is tuple and all(type(t) is int for t in key) and (not key or 0 <= min(key) <= max(key) <= MAX_TOKEN):
+        return key              # already a valid key: the scheduler passes these on every insert
     if isinstance(key, (str, bytes)):
         raise InputError(f"expected a list of integer token ids, got text {key[:20]!r}", field=what)
     try:
@@ -208,6 +210,9 @@ class RadixCache:
         self.device_tokens = 0   # device KV held by the tree
         self.reserved = 0        # device KV held by running requests, not yet in the tree
         self.events: list[dict] = []
+        self.n_nodes = 0         # nodes in the tree, root excluded
+        self._in_flight: dict[int, TreeNode] = {}   # Strata's in-flight nodes by id, oldest first
+        self._leaves: dict[int, TreeNode] = {}      # nodes without children: eviction's candidates
 
     # ---- clock, ids, keys -------------------------------------------------------------------
     def _tick(self) -> None:
@@ -227,6 +232,7 @@ class RadixCache:
     def _new_node(self, key: Key, extra_key: str | None) -> TreeNode:
         node = TreeNode(self._next_id, key, extra_key, self._stamp())
         self._next_id += 1
+        self.n_nodes += 1
         return node
 
     def _fresh_slots(self, n: int) -> tuple[int, ...]:
@@ -296,6 +302,8 @@ class RadixCache:
         new.host_value = None if child.host_value is None else child.host_value[:n]
         new.lock_ref, new.priority, new.hit_count = child.lock_ref, child.priority, child.hit_count
         new.in_flight, new.owners, new.waiting = child.in_flight, set(child.owners), child.waiting
+        if new.in_flight:
+            self._in_flight[new.id] = new
         parent = child.parent
         assert parent is not None
         child.key = child.key[n:]
@@ -406,6 +414,7 @@ class RadixCache:
     def _materialise(self, node: TreeNode, values: tuple[int, ...]) -> None:
         """An in-flight span whose KV has now been computed becomes an ordinary device node."""
         node.in_flight, node.owners, node.waiting = False, set(), 0
+        del self._in_flight[node.id]
         node.value = values
         self._add_device(node, len(values))
         self.events.append(dict(event="materialised", node=node.id, tokens=len(values)))
@@ -415,6 +424,8 @@ class RadixCache:
         leaf = self._new_node(tokens, extra_key)
         leaf.parent = parent
         parent.children[self._child_key(extra_key, tokens)] = leaf
+        self._leaves.pop(parent.id, None)
+        self._leaves[leaf.id] = leaf
         if values is not None:
             leaf.value = values
             self._add_device(leaf, len(values))
@@ -455,8 +466,7 @@ class RadixCache:
         return (self._strategy(node), node.last_access_time, node.id, node)
 
     def _evictable_leaves(self) -> list[TreeNode]:
-        return [n for n in self.nodes() if n.value is not None and not n.in_flight
-                and n.lock_ref == 0 and not n.children]
+        return [n for n in self._leaves.values() if n.value is not None and not n.in_flight and n.lock_ref == 0]
 
     def evict(self, num_tokens: int) -> int:
         """Free at least ``num_tokens`` device tokens (whole leaves, policy order); returns the freed count."""
@@ -478,6 +488,11 @@ class RadixCache:
         parent = node.parent
         del parent.children[self._child_key(node.extra_key, node.key)]
         node.parent = None
+        self.n_nodes -= 1
+        self._in_flight.pop(node.id, None)
+        self._leaves.pop(node.id, None)
+        if not parent.children and parent is not self.root:
+            self._leaves[parent.id] = parent
         return parent
 
     # ---- the allocator's side (SGLang's token_to_kv_pool_allocator) --------------------------
@@ -512,22 +527,32 @@ class RadixCache:
         if i < len(tokens):
             leaf = self._add_leaf(node, tokens[i:], None, extra)
             leaf.in_flight, leaf.owners = True, {owner}
+            self._in_flight[leaf.id] = leaf
         return len(tokens) - i
+
+    @property
+    def n_in_flight(self) -> int:
+        """How many in-flight nodes the tree holds (kept aside so nothing walks the whole tree)."""
+        return len(self._in_flight)
 
     def release_in_flight(self, owner: str) -> None:
         """``owner`` is done (finished or aborted): in-flight spans nobody computes any more go."""
-        for node in [n for n in self.nodes() if n.in_flight]:
+        for node in self._in_flight.values():
             node.owners.discard(owner)
-        for node in sorted((n for n in self.nodes() if n.in_flight and not n.owners and not n.children),
-                           key=lambda n: -self.depth(n)):
+        done = [n for n in self._in_flight.values() if not n.owners and not n.children]
+        for node in sorted(done, key=lambda n: (-self.depth(n), n.id)):
             while node is not self.root and node.in_flight and not node.owners and not node.children:
                 node = self._delete(node)
 
     def clear_waiting(self) -> None:
-        for node in self.nodes():
+        for node in self._in_flight.values():
             node.waiting = 0
 
     # ---- views ------------------------------------------------------------------------------
+    def leaves(self) -> Iterator[TreeNode]:
+        """Every node without children (kept up to date, so eviction never walks the whole tree)."""
+        return iter(self._leaves.values())
+
     def nodes(self) -> Iterator[TreeNode]:
         """Every node except the root, depth first, children in insertion order."""
         stack = list(reversed(self.root.children.values()))

@@ -176,7 +176,7 @@ def parse_json(data: str | bytes) -> Script:
     require(len(data) <= MAX_TEXT_BYTES * 4, "the script file is larger than 2 MiB", field="script")
     try:
         doc = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
         raise InputError(f"not valid JSON ({exc})", field="script") from None
     steps = doc.get("steps") if isinstance(doc, dict) else doc
     require(isinstance(steps, list), "expected a list of steps (or an object with \"steps\")", field="steps")
@@ -340,10 +340,9 @@ def replay(script: Script, config: ReplayConfig = ReplayConfig(), *, snapshots: 
             if e["event"] in EVENT_TOTALS:
                 seen[EVENT_TOTALS[e["event"]]] += e["tokens"]
         cache.events.clear()
-        nodes = list(cache.nodes())
         gauges = dict(device_tokens=cache.total_size(), host_tokens=getattr(cache, "host_tokens", 0),
                       reserved=cache.reserved, evictable=cache.evictable_size(), protected=cache.protected_size(),
-                      nodes=len(nodes), in_flight_nodes=sum(n.in_flight for n in nodes))
+                      nodes=cache.n_nodes, in_flight_nodes=cache.n_in_flight)
         rows.append(dict(step=len(rows), op=op_text, lines=lines, clock_from=clock_from, clock_to=cache.clock,
                          error=error, **gauges, **sched.totals, **seen))
         if snapshots:

@@ -1,0 +1,246 @@
+"""Sampled hit curves: SHARDS (Waldspurger, Park, Garthwaite and Ahmad, FAST 2015).
+
+**Spatially hashed sampling** (§3): an access is kept when its block's hash falls under a
+threshold ``T``; with a 64-bit hash the sampling rate is ``R = T / 2^64``. Every access to a
+kept block is kept, so the sample is a trace of its own over about ``R`` of the distinct
+blocks, with their reuse intact. Replaying it through a cache of ``C × R`` blocks imitates a
+cache of ``C`` blocks on the whole trace (§3.1: the sampled blocks see the same reuse, scaled),
+and the hit ratio of the sample estimates the whole trace's. This holds for every policy here
+— the paper samples LRU's reuse distances, and its sequel (Waldspurger et al., ATC 2017,
+"miniature simulations") replays any policy on the sample the same way; Belady's next uses are
+computed on the sample, which is what a cache seeing only the sample could know.
+
+The hit ratio is sampled hits over *sampled* accesses (not ``N × R``), which removes the
+sample-size noise the paper corrects with SHARDS-adj (§4.2).
+
+**Fixed size** (§4.3): with ``s_max``, the threshold is lowered until at most ``s_max`` distinct
+blocks remain — the paper keeps the sampled blocks in a priority queue on their hash and, when
+the queue overflows, drops the largest hash and lowers ``T`` to it. The blocks left at the end
+are the ``s_max`` smallest hashes under the starting threshold; the paper rescales its
+histogram each time ``T`` drops so that it ends as if the whole trace had been sampled at the
+final rate. Here the final threshold is found first and the sample is then replayed at the
+final rate, which is that limit exactly (two passes over the ids; the replay's memory is
+bounded by ``s_max`` blocks).
+
+A capacity is *represented* when its sampled capacity ``round(C × R)`` is at least
+``MIN_SAMPLED_CAPACITY`` blocks: below that a few sampled blocks decide the result and the
+error grows (S3-FIFO's 10% small queue, for one, stops admitting anything below 20 blocks).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from kvviz.errors import InputError, require
+from kvviz.eviction import Replay, parse_capacities, parse_policies, replay_of, sweep
+from kvviz.policies._jit import kernel
+from kvviz.reuse import lru_curve, stack_distances_of_ids
+from kvviz.trace import Trace
+
+HASH_SPACE = 2.0**64
+MIN_SAMPLED_CAPACITY = 100          # sampled blocks a represented capacity needs (C × R ≥ this)
+AUTO_ABOVE = 2_000_000              # hit_curve(sample="auto") samples traces with more accesses
+AUTO_SAMPLE_ACCESSES = 1_000_000    # ... at the rate that keeps about this many accesses
+MIN_RATE = 1e-4
+EXACT = "exact"
+AUTO = "auto"
+
+
+@kernel
+def _splitmix64(x: np.uint64) -> np.uint64:
+    """The splitmix64 finaliser (Steele, Lea and Flood 2014): a good 64-bit integer mix."""
+    z = x + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@kernel
+def _below(blocks: np.ndarray, threshold: np.uint64) -> np.ndarray:
+    """Which accesses' block hashes are under ``threshold``."""
+    keep = np.empty(len(blocks), np.bool_)
+    for i in range(len(blocks)):
+        keep[i] = _splitmix64(np.uint64(blocks[i])) < threshold
+    return keep
+
+
+def _threshold(rate: float) -> np.uint64:
+    return np.uint64(min(int(rate * HASH_SPACE), 2**64 - 1))
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A spatially hashed sample of a trace, prepared for replay at rate ``rate``."""
+
+    replay: Replay
+    rate: float
+    accesses: int              # accesses of the whole trace
+    distinct_limit: int | None  # s_max, when the fixed-size rule lowered the rate
+
+    def sampled_capacity(self, capacity: float) -> float:
+        """The capacity, in sampled blocks, that stands for ``capacity`` on the whole trace."""
+        return capacity if math.isinf(capacity) else float(max(1, round(capacity * self.rate)))
+
+    def represents(self, capacity: float) -> bool:
+        return math.isinf(capacity) or capacity * self.rate >= MIN_SAMPLED_CAPACITY
+
+
+def _fixed_size_rate(blocks: np.ndarray, keep: np.ndarray, rate: float, s_max: int) -> float:
+    """The rate at which at most ``s_max`` distinct blocks stay: the paper's final threshold."""
+    hashes = np.unique(block_hashes(blocks[keep]))
+    if len(hashes) <= s_max:
+        return rate
+    return float(hashes[s_max]) / HASH_SPACE       # keeps exactly the s_max smallest hashes
+
+
+@kernel
+def block_hashes(blocks: np.ndarray) -> np.ndarray:
+    """The 64-bit hash of every block id (the spatial sampling key)."""
+    out = np.empty(len(blocks), np.uint64)
+    for i in range(len(blocks)):
+        out[i] = _splitmix64(np.uint64(blocks[i]))
+    return out
+
+
+def sample_trace(trace: Trace, rate: float, s_max: int | None = None) -> Sample:
+    """The accesses of ``trace`` whose block hashes fall under ``rate`` (lowered to keep at most
+    ``s_max`` distinct blocks when given), as a ``Replay`` with the original block depths."""
+    require(0 < rate <= 1, f"sampling rate must be in (0, 1], got {rate}", field="sample")
+    require(s_max is None or s_max >= 1, f"s_max must be at least 1, got {s_max}", field="s_max")
+    require(trace.has_block_ids, "this trace has no block ids (hash_ids): cache replay needs them",
+            field="hash_ids")
+    blocks = np.ascontiguousarray(trace.blocks)
+    keep = _below(blocks, _threshold(rate))
+    limit = None
+    if s_max is not None:
+        lowered = _fixed_size_rate(blocks, keep, rate, s_max)
+        if lowered < rate:
+            rate, limit = lowered, s_max
+            keep = _below(blocks, _threshold(rate))
+    require(bool(keep.any()), f"a {rate:g} sample of this trace holds no access: raise the rate",
+            field="sample")
+    offsets = np.asarray(trace.offsets, dtype=np.int64)
+    counts = np.diff(offsets)
+    depth = np.arange(len(blocks), dtype=np.int64) - np.repeat(offsets[:-1], counts)
+    kept_per_request = np.add.reduceat(keep, offsets[:-1]) if len(counts) else counts
+    kept_per_request = np.where(counts > 0, kept_per_request, 0)
+    new_offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(kept_per_request, out=new_offsets[1:])
+    _, ids = np.unique(blocks[keep], return_inverse=True)
+    ids = ids.astype(np.int64).reshape(-1)
+    replay = Replay(ids, int(ids.max()) + 1, new_offsets, trace.requests["timestamp"].to_numpy(np.int64),
+                    trace.block_size, depths=depth[keep])
+    return Sample(replay, rate, len(blocks), limit)
+
+
+@dataclass(frozen=True)
+class SampledCurve:
+    """A hit curve estimated from a sample.
+
+    ``curve`` has the columns of ``kvviz.eviction.hit_curve`` (hits scaled to the whole trace)
+    plus ``sampled_capacity`` and ``represented``. ``lru_error`` is the largest absolute
+    difference between the sampled and the exact LRU hit ratio over the represented finite
+    capacities (``None`` when the exact curve was not computed): the measured error of this
+    sample, since LRU's exact curve costs one stack-distance pass at any size.
+    """
+
+    curve: pd.DataFrame
+    rate: float
+    sampled_accesses: int
+    accesses: int
+    distinct_limit: int | None
+    lru_error: float | None
+
+
+def sampled_curve(trace: Trace, policies: Iterable[str], capacities: Iterable[float | int], rate: float,
+                  *, s_max: int | None = None, exact_lru: bool = True, workers: int | None = None) -> SampledCurve:
+    """Every policy's hit curve estimated on a ``rate`` sample of ``trace`` (SHARDS).
+
+    With ``exact_lru`` the exact LRU curve is computed too (one stack-distance pass over the
+    whole trace): LRU's rows are then exact, ``lru_error`` measures the sampled LRU curve against
+    it (LRU is replayed on the sample for that even when not asked for), and every other policy
+    is corrected by LRU's error at the same capacity (``_corrected_by_lru``). Without it (a trace
+    too long for one exact pass) the estimates are plain SHARDS.
+    """
+    names = parse_policies(policies)
+    caps = parse_capacities(capacities)
+    sample = sample_trace(trace, rate, s_max)
+    scaled = [sample.sampled_capacity(c) for c in caps]
+    replayed = names if not exact_lru or "lru" in names else (*names, "lru")
+    swept = sweep(sample.replay, replayed, sorted(set(scaled)), workers=workers)
+    ratio = (swept.set_index(["policy", "capacity"])["hits"] / sample.replay.accesses).to_dict()
+    curve = pd.DataFrame({
+        "policy": np.repeat(replayed, len(caps)),
+        "capacity": np.tile(np.asarray(caps, dtype=float), len(replayed)),
+        "hit_ratio": [ratio[(p, s)] for p in replayed for s in scaled],
+        "sampled_capacity": np.tile(scaled, len(replayed)),
+        "represented": np.tile([sample.represents(c) for c in caps], len(replayed)),
+    })
+    error = None
+    if exact_lru:
+        curve, error = _corrected_by_lru(curve, exact_lru_hits(trace, caps) / sample.accesses, len(replayed))
+        curve = curve[curve["policy"].isin(names)].reset_index(drop=True)
+    curve.insert(2, "hits", np.round(curve["hit_ratio"] * sample.accesses).astype(np.int64))
+    curve.insert(3, "accesses", sample.accesses)
+    return SampledCurve(curve, sample.rate, sample.replay.accesses, sample.accesses, sample.distinct_limit, error)
+
+
+def _corrected_by_lru(curve: pd.DataFrame, exact: np.ndarray, n_policies: int) -> tuple[pd.DataFrame, float]:
+    """LRU as a control variate: every policy's estimate at a capacity moves by the error the
+    same sample made on LRU there (exact minus sampled), and LRU's rows become exact.
+
+    The sample's main error — which hot blocks it happened to catch — is shared by every policy
+    at a capacity, so removing LRU's cancels most of it. Returns the curve and LRU's largest
+    uncorrected error over the represented finite capacities.
+    """
+    lru = (curve["policy"] == "lru").to_numpy()
+    sampled = curve.loc[lru, "hit_ratio"].to_numpy()
+    shift = exact - sampled
+    finite = np.isfinite(curve.loc[lru, "capacity"].to_numpy()) & curve.loc[lru, "represented"].to_numpy()
+    curve = curve.assign(hit_ratio=np.clip(curve["hit_ratio"].to_numpy() + np.tile(shift, n_policies), 0.0, 1.0))
+    curve.loc[lru, "sampled_capacity"] = curve.loc[lru, "capacity"]
+    curve.loc[lru, "represented"] = True
+    return curve, float(np.max(np.abs(shift)[finite], initial=0.0))
+
+
+def exact_lru_hits(trace: Trace, capacities: Iterable[float]) -> np.ndarray:
+    """LRU's exact hits at each capacity, from one stack-distance pass over the whole trace."""
+    replay = replay_of(trace)
+    distances = stack_distances_of_ids(replay.ids, replay.n_ids)
+    return lru_curve(distances, np.asarray(list(capacities), dtype=float))
+
+
+def parse_sample(raw: str | float) -> str | float:
+    """``auto``, ``exact`` or a rate in (0, 1] (``0.01`` or ``1%``)."""
+    text = str(raw).strip().lower()
+    if text in (AUTO, EXACT):
+        return text
+    try:
+        rate = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise InputError(f"sample '{raw}' is not auto, exact or a rate such as 0.01", field="sample") from None
+    if not (MIN_RATE <= rate <= 1):
+        raise InputError(f"sampling rate {raw} must be in [{MIN_RATE:g}, 1]", field="sample")
+    return rate
+
+
+def auto_rate(accesses: int) -> float | None:
+    """The rate ``sample="auto"`` uses for a trace of ``accesses`` (``None``: replay it exactly)."""
+    if accesses <= AUTO_ABOVE:
+        return None
+    return max(MIN_RATE, AUTO_SAMPLE_ACCESSES / accesses)
+
+
+def chosen_rate(sample: str | float, accesses: int) -> float | None:
+    """The sampling rate a ``sample=`` setting gives (``None``: exact)."""
+    sample = parse_sample(sample)
+    if sample == EXACT:
+        return None
+    if sample == AUTO:
+        return auto_rate(accesses)
+    return None if sample >= 1 else float(sample)
