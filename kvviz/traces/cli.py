@@ -20,12 +20,12 @@ from kvviz.traces.timeunits import parse_unit
 TRACE_HELP = "a trace file (Mooncake or Qwen-Bailian JSONL, CSV; plain, .gz or .zst) or a library id"
 
 
-def add_trace_arguments(parser: argparse.ArgumentParser, *, flag: str | None = None,
+def add_trace_arguments(parser: argparse.ArgumentParser, *, flag: str | None = None, required: bool = True,
                         help: str = TRACE_HELP) -> None:
-    """The trace argument (positional, or ``flag`` such as ``--trace`` when it is optional) and the
-    reading options."""
+    """The trace argument (positional, optional unless ``required``; or ``flag`` such as ``--trace``,
+    always optional) and the reading options."""
     if flag is None:
-        parser.add_argument("trace", help=help)
+        parser.add_argument("trace", help=help, **({} if required else {"nargs": "?", "default": None}))
     else:
         parser.add_argument(flag, dest="trace", default=None, help=help + " (optional)")
     group = parser.add_argument_group("reading the trace")

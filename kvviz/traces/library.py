@@ -64,7 +64,7 @@ def cap_bytes() -> int:
         gb = float(os.environ.get(CAP_ENV, DEFAULT_CAP_GB))
     except ValueError:
         gb = DEFAULT_CAP_GB
-    return int(max(gb, 0.001) * 1e9)
+    return int((gb if gb > 0 else DEFAULT_CAP_GB) * 1e9)
 
 
 def is_entry_id(text: str) -> bool:
