@@ -31,7 +31,6 @@ tests check it hit for hit against ``kvviz.radix.RadixCache``.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -42,9 +41,9 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from kvviz import budget
 from kvviz.errors import InputError, require
 from kvviz.eviction import INFINITE, parse_capacities, parse_capacity
-from kvviz.hardware import ModelSpec
 from kvviz.policies._heap import ABSENT, SLOT, new_heap, pop, push, rekey
 from kvviz.policies._jit import helper, kernel
 from kvviz.trace import Trace
@@ -222,8 +221,9 @@ def _remove(keys: np.ndarray, slots: np.ndarray, size: int, x: int) -> int:
 
 @kernel
 def prefix_replay(nodes: np.ndarray, offsets: np.ndarray, parent: np.ndarray, depth: np.ndarray,
-                  capacity: int, policy: int) -> np.ndarray:
-    """Matched blocks of every request replayed through a RadixCache of ``capacity`` blocks.
+                  capacity: int, policy: int) -> tuple[np.ndarray, np.ndarray]:
+    """Matched blocks of every request replayed through a RadixCache of ``capacity`` blocks, and
+    the final ``owner`` array (which blocks the cache holds at the end).
 
     A radix node is named by its deepest block ``x``: ``head[x]`` is its first block, and the
     fields ``last``, ``created``, ``hits`` (SGLang's hit_count) and ``children`` (cached child
@@ -331,7 +331,14 @@ def prefix_replay(nodes: np.ndarray, offsets: np.ndarray, parent: np.ndarray, de
         elif deepest != NO_NODE and children[deepest] == 0:
             _set_key(keys, deepest, policy, last, created, hits)
             size = push(keys, slots, size, deepest)
-    return matched
+    return matched, owner
+
+
+def final_state(replay: PrefixReplay, policy: str, capacity: int) -> tuple[np.ndarray, np.ndarray]:
+    """(matched blocks per request, cached mask per node) after replaying the whole trace."""
+    matched, owner = prefix_replay(replay.nodes, replay.offsets, replay.parent, replay.depth,
+                                   min(int(capacity), replay.n_nodes), parse_policy(policy).value)
+    return matched, owner >= 0
 
 
 def request_hits(replay: PrefixReplay, policy: str, capacity: float | int) -> np.ndarray:
@@ -339,7 +346,7 @@ def request_hits(replay: PrefixReplay, policy: str, capacity: float | int) -> np
     code = parse_policy(policy).value
     capacity = parse_capacity(capacity) if capacity != 0 else 0
     cap = replay.n_nodes if capacity == INFINITE else min(int(capacity), replay.n_nodes)
-    return prefix_replay(replay.nodes, replay.offsets, replay.parent, replay.depth, cap, code)
+    return prefix_replay(replay.nodes, replay.offsets, replay.parent, replay.depth, cap, code)[0]
 
 
 def cached_tokens(replay: PrefixReplay, hits: np.ndarray) -> np.ndarray:
@@ -347,32 +354,42 @@ def cached_tokens(replay: PrefixReplay, hits: np.ndarray) -> np.ndarray:
     return np.minimum(hits * replay.block_size, replay.input_lengths)
 
 
-def _hits(replay: PrefixReplay, policy: str, capacity: float | int) -> tuple[str, float | int, int]:
-    return policy, capacity, int(request_hits(replay, policy, capacity).sum())
+def hits_table(replay: PrefixReplay, policy: str, capacities: Sequence[float | int], *,
+               workers: int | None = None) -> np.ndarray:
+    """Matched blocks per (capacity, request): one replay per capacity, on ``workers`` threads
+    (default one per core; the kernel releases the GIL)."""
+    caps = list(capacities)
+    out = np.zeros((len(caps), replay.n_requests), np.int64)
+    with ThreadPoolExecutor(max_workers=workers or min(max(len(caps), 1), os.cpu_count() or 1)) as pool:
+        futures = {pool.submit(request_hits, replay, policy, c): k for k, c in enumerate(caps)}
+        for future in as_completed(futures):
+            out[futures[future]] = future.result()
+    return out
+
+
+def curve_of_table(policy: str, capacities: Sequence[float | int], table: np.ndarray,
+                   accesses: int) -> pd.DataFrame:
+    """One policy's hit curve (``policy, capacity, hits, accesses, hit_ratio``) from its hits table."""
+    hits = table.sum(axis=1)
+    return pd.DataFrame({"policy": policy, "capacity": np.array(capacities, dtype=float), "hits": hits,
+                         "accesses": accesses, "hit_ratio": hits / accesses})
 
 
 def sweep(source: Trace | PrefixReplay, policies: Iterable[str], capacities: Iterable[float | int], *,
           progress: Callable[[float], None] | None = None, workers: int | None = None) -> pd.DataFrame:
     """Prefix hits for every (policy, capacity): columns ``policy, capacity, hits, accesses, hit_ratio``.
 
-    Runs on ``workers`` threads (default: one per core; the kernel releases the GIL);
-    ``progress(fraction_done)`` is called from the calling thread.
+    ``progress(fraction_done)`` is called after each policy.
     """
     replay = source if isinstance(source, PrefixReplay) else prepare(source)
     names = parse_policies(policies)
     caps = parse_capacities(capacities)
-    jobs = [(p, c) for p in names for c in caps]
-    results: dict[tuple[str, float | int], int] = {}
-    with ThreadPoolExecutor(max_workers=workers or min(len(jobs), os.cpu_count() or 1)) as pool:
-        futures = [pool.submit(_hits, replay, p, c) for p, c in jobs]
-        for done, future in enumerate(as_completed(futures), start=1):
-            p, c, h = future.result()
-            results[(p, c)] = h
-            if progress is not None:
-                progress(done / len(jobs))
-    hits = np.array([results[j] for j in jobs], dtype=np.int64)
-    return pd.DataFrame({"policy": [p for p, _ in jobs], "capacity": np.array([c for _, c in jobs], dtype=float),
-                         "hits": hits, "accesses": replay.accesses, "hit_ratio": hits / replay.accesses})
+    parts = []
+    for done, name in enumerate(names, start=1):
+        parts.append(curve_of_table(name, caps, hits_table(replay, name, caps, workers=workers), replay.accesses))
+        if progress is not None:
+            progress(done / len(names))
+    return pd.concat(parts, ignore_index=True)
 
 
 def warm_up() -> None:
@@ -382,46 +399,11 @@ def warm_up() -> None:
                   np.array([0, 1, 1], dtype=np.int64), 2, 0)
 
 
-# ---- reading a curve ----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Reach:
-    """The smallest swept capacity where a policy's curve reaches ``share`` of the infinite cache."""
-
-    policy: str
-    share: float
-    capacity: float | None      # None: no swept capacity gets there
-    hit_ratio: float
+REPLAY_ACCESSES_PER_S = 12e6
+"""Block accesses one core replays per CPU second (bench_prefix_cache: 292k accesses × 60 runs in ~1.15 s)."""
 
 
-def reaches(curve: pd.DataFrame, ceiling: float, shares: Sequence[float] = (0.8, 0.9, 0.95)) -> list[Reach]:
-    """Per policy and share, the first finite capacity whose hit ratio is at least share × ceiling."""
-    out = []
-    finite = curve[np.isfinite(curve["capacity"])].sort_values("capacity")
-    for policy, rows in finite.groupby("policy", sort=False):
-        for share in shares:
-            ok = rows[rows["hit_ratio"] >= share * ceiling - 1e-12]
-            out.append(Reach(str(policy), share, float(ok["capacity"].iloc[0]) if len(ok) else None,
-                             float(ok["hit_ratio"].iloc[0]) if len(ok) else math.nan))
-    return out
-
-
-# ---- capacity in bytes ----------------------------------------------------------------------------
-
-GIB = 2**30
-
-
-def block_bytes(model: ModelSpec, block_tokens: int) -> float:
-    """KV bytes of one cache block: the model's KV bytes per token × tokens per block."""
-    require(block_tokens >= 1, f"block size must be at least 1 token, got {block_tokens}", field="block_size")
-    return model.kv_bytes_per_token * block_tokens
-
-
-def curve_csv_gib(curve: pd.DataFrame, bytes_per_block: float) -> str:
-    """A hit curve as CSV with one more column, ``capacity_gib`` (``inf`` for the infinite cache)."""
-    lines = [",".join((*CURVE_COLUMNS, "capacity_gib"))]
-    for row in curve.itertuples(index=False):
-        gib = "inf" if row.capacity == INFINITE else f"{row.capacity * bytes_per_block / GIB:.4f}"
-        cap = "inf" if row.capacity == INFINITE else str(int(row.capacity))
-        lines.append(f"{row.policy},{cap},{row.hits},{row.accesses},{row.hit_ratio:.6f},{gib}")
-    return "\n".join(lines) + "\n"
+def cost(replay: PrefixReplay, runs: int) -> budget.Cost:
+    """The work of ``runs`` replays (policies × capacities) of this trace, before it starts."""
+    return budget.cost("prefix-cache replay", replay.accesses * runs, "block accesses", REPLAY_ACCESSES_PER_S,
+                       "the number of policies or points on the curve")
