@@ -27,7 +27,10 @@ _DEVIATION = re.compile(r"^\|Δ\| = ([0-9.]+|inf)% of paper \(tolerance ([0-9.]+
 
 
 def deviation(paper: float, sim: float) -> float:
-    """|sim − paper| ÷ |paper| (inf when the paper's number is 0 and the simulation's is not)."""
+    """|sim − paper| ÷ |paper| (inf when the paper's number is 0 and the simulation's is not, or
+    either is not a number)."""
+    if math.isnan(paper) or math.isnan(sim):
+        return math.inf
     if paper == sim:
         return 0.0
     return abs(sim - paper) / abs(paper) if paper else math.inf

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from kvviz import compare_rows as cmp
 from kvviz.errors import require
-from kvviz.hardware import GB, TB, Compute, LinkSpec, ModelSpec, prefill_seconds
+from kvviz.hardware import (DEFAULT_MFU, GB, TB, Compute, LinkSpec, ModelSpec, gpu, link, model,
+                            prefill_seconds)
 
 SECONDS_PER_DAY = 86_400
 HOURS_PER_YEAR = 8_760
@@ -215,18 +217,7 @@ def fleet_savings(nodes: int, years: float, hit_rate: float, gpus_per_node: int,
 
 # ---- the lecture notes' numbers beside this ledger's ------------------------------------------------
 
-def paper_row(quantity: str, paper: str, sim: str, agree: bool | None = None) -> dict[str, str]:
-    """One row of a "paper vs this simulation" table."""
-    mark = "" if agree is None else ("yes" if agree else "no")
-    return {"quantity": quantity, "paper": paper, "this simulation": sim, "agree": mark}
-
-
-def _near(value: float, target: float, rel: float) -> bool:
-    return abs(value - target) <= rel * abs(target)
-
-
 def _pick(models: Mapping[str, ModelSpec], name: str) -> ModelSpec:
-    from kvviz.hardware import model
     return models.get(name) or model(name)
 
 
@@ -236,26 +227,30 @@ def size_rows(models: Mapping[str, ModelSpec]) -> list[dict[str, str]]:
     fit40 = tokens_that_fit(l8, 40)
     day = kv_per_day(ds, 2625) / TB
     return [
-        paper_row("Llama-3-8B KV per token", "128 KiB", f"{l8.kv_bytes_per_token / 1024:,.1f} KiB",
-                  l8.kv_bytes_per_token == 131072),
-        paper_row("Qwen2.5-14B KV per token", "196,608 B", f"{q14.kv_bytes_per_token:,.0f} B",
-                  q14.kv_bytes_per_token == 196608),
-        paper_row("Llama-3.1-70B KV per token", "320 KiB", f"{l70.kv_bytes_per_token / 1024:,.1f} KiB",
-                  l70.kv_bytes_per_token == 327680),
-        paper_row("Llama-3-8B: an 8,000-token context", "1.05 GB", f"{kv_bytes(l8, 8000) / GB:.2f} GB",
-                  _near(kv_bytes(l8, 8000) / GB, 1.05, 0.01)),
-        paper_row("Llama-3-8B tokens in 40 GB", "≈ 0.3 M", f"{fit40 / 1e6:.2f} M", _near(fit40, 3e5, 0.05)),
-        paper_row("Llama-3.1-70B: a 32K context (exercise 1)", "≈ 10.7 GB", f"{kv_bytes(l70, 32768) / GB:.1f} GB",
-                  _near(kv_bytes(l70, 32768) / GB, 10.7, 0.01)),
-        paper_row("DeepSeek-R1 on one MI300X at 2,625 tok/s", "68.6 KiB/token, 15.9 TB/day",
-                  f"{ds.kv_bytes_per_token / 1024:.1f} KiB/token, {day:.1f} TB/day", _near(day, 15.9, 0.01)),
+        cmp.close("Llama-3-8B KV per token", "128 KiB", f"{l8.kv_bytes_per_token / 1024:,.1f} KiB",
+                  (131072, l8.kv_bytes_per_token), 0),
+        cmp.close("Qwen2.5-14B KV per token", "196,608 B", f"{q14.kv_bytes_per_token:,.0f} B",
+                  (196608, q14.kv_bytes_per_token), 0),
+        cmp.close("Llama-3.1-70B KV per token", "320 KiB", f"{l70.kv_bytes_per_token / 1024:,.1f} KiB",
+                  (327680, l70.kv_bytes_per_token), 0),
+        cmp.close("Llama-3-8B: an 8,000-token context", "1.05 GB", f"{kv_bytes(l8, 8000) / GB:.2f} GB",
+                  (1.05, kv_bytes(l8, 8000) / GB), 0.01),
+        cmp.close("Llama-3-8B tokens in 40 GB", "≈ 0.3 M", f"{fit40 / 1e6:.2f} M", (3e5, fit40), 0.05),
+        cmp.close("Llama-3.1-70B: a 32K context (exercise 1)", "≈ 10.7 GB", f"{kv_bytes(l70, 32768) / GB:.1f} GB",
+                  (10.7, kv_bytes(l70, 32768) / GB), 0.01),
+        cmp.close("DeepSeek-R1 on one MI300X at 2,625 tok/s", "68.6 KiB/token, 15.9 TB/day",
+                  f"{ds.kv_bytes_per_token / 1024:.1f} KiB/token, {day:.1f} TB/day",
+                  [(68.6, ds.kv_bytes_per_token / 1024), (15.9, day)], 0.01),
     ]
 
 
 def recompute_rows(models: Mapping[str, ModelSpec], h100: Compute, links: Mapping[str, LinkSpec],
                    chat: Chat | None = None) -> list[dict[str, str]]:
-    """Lecture 9 §1.2 (and exercise 1) on one H100 at the current MFU."""
-    from kvviz.hardware import link
+    """Lecture 9 §1.2 (and exercise 1) on one H100 at the current MFU.
+
+    At the default MFU the 188 ms row is a calibration: DEFAULT_MFU is fitted to it (and to 282 ms
+    and 351 ms); at any other MFU it is a comparison.
+    """
     l8, q14, l70, mha, gqa = (_pick(models, n) for n in
                                ("llama-3-8b", "qwen2.5-14b", "llama-3.1-70b", "llama-2-7b", "mistral-7b"))
     t8 = prefill_seconds(l8, h100, 8000)
@@ -266,26 +261,28 @@ def recompute_rows(models: Mapping[str, ModelSpec], h100: Compute, links: Mappin
     p, c = chat.prompt(chat.turns), chat.cached(chat.turns)
     ttft = [prefill_seconds(l8, h100, p), ttft_seconds(l8, h100, p, c, None),
             ttft_seconds(l8, h100, p, c, ln["pcie5-x16"]), ttft_seconds(l8, h100, p, c, ln["cloud-3g"])]
+    t8_row = ("Llama-3-8B: recompute 8,000 tokens on an H100", "188 ms", f"{t8 * 1e3:.0f} ms")
     return [
-        paper_row("Llama-3-8B: recompute 8,000 tokens on an H100", "188 ms", f"{t8 * 1e3:.0f} ms", _near(t8, 0.188, 0.03)),
-        paper_row("Qwen2.5-14B break-even (351 ms per 8,000 tokens)", "≈ 4.5 GB/s", f"{be['qwen2.5-14b']:.2f} GB/s",
-                  _near(be["qwen2.5-14b"], 4.5, 0.05)),
-        paper_row("Llama-3-8B break-even per GPU", "≈ 6 GB/s", f"{be['llama-3-8b']:.1f} GB/s at 8K tokens",
-                  _near(be["llama-3-8b"], 6, 0.1)),
-        paper_row("Llama-3.1-70B break-even per GPU", "≈ 1.6 GB/s", f"{be['llama-3.1-70b']:.2f} GB/s at 8K tokens",
-                  _near(be["llama-3.1-70b"], 1.6, 0.05)),
-        paper_row("GQA break-even ÷ MHA break-even", "≈ 1/4", f"1/{be['llama-2-7b'] / be['mistral-7b']:.1f} "
-                  "(Mistral-7B vs Llama-2-7B)", _near(be["mistral-7b"] / be["llama-2-7b"], 0.25, 0.15)),
-        paper_row("Load 8K tokens from CPU DRAM / remote memory", "7–9× faster than recompute",
+        cmp.calibrated(*t8_row, f"MFU {DEFAULT_MFU} is fitted to this time, 282 ms and 351 ms")
+        if h100.mfu == DEFAULT_MFU and h100.gpu == gpu("h100") else cmp.close(*t8_row, (0.188, t8), 0.03),
+        cmp.close("Qwen2.5-14B break-even (351 ms per 8,000 tokens)", "≈ 4.5 GB/s", f"{be['qwen2.5-14b']:.2f} GB/s",
+                  (4.5, be["qwen2.5-14b"]), 0.05),
+        cmp.close("Llama-3-8B break-even per GPU", "≈ 6 GB/s", f"{be['llama-3-8b']:.1f} GB/s at 8K tokens",
+                  (6, be["llama-3-8b"]), 0.1),
+        cmp.close("Llama-3.1-70B break-even per GPU", "≈ 1.6 GB/s", f"{be['llama-3.1-70b']:.2f} GB/s at 8K tokens",
+                  (1.6, be["llama-3.1-70b"]), 0.05),
+        cmp.close("GQA break-even ÷ MHA break-even", "≈ 1/4", f"1/{be['llama-2-7b'] / be['mistral-7b']:.1f} "
+                  "(Mistral-7B vs Llama-2-7B)", (0.25, be["mistral-7b"] / be["llama-2-7b"]), 0.15),
+        cmp.check("Load 8K tokens from CPU DRAM / remote memory", "7–9× faster than recompute",
                   f"{speed['pcie5-x16']:.1f}× (PCIe 5.0) / {speed['rdma-400g']:.1f}× (400 Gb/s RDMA)",
-                  6.5 <= speed["rdma-400g"] and speed["pcie5-x16"] <= 9.5),
-        paper_row("Load 8K tokens from an NVMe SSD", "about even", f"{speed['nvme']:.2f}×", _near(speed["nvme"], 1, 0.1)),
-        paper_row("Load 8K tokens over 3 Gb/s", "18× slower", f"{1 / speed['cloud-3g']:.1f}× slower",
-                  _near(1 / speed["cloud-3g"], 18, 0.05)),
-        paper_row(f"Turn {chat.turns} of a chat ({c:,} tokens of history): no cache / GPU hit / CPU / 3 Gb/s",
+                  6.5 <= speed["rdma-400g"] and speed["pcie5-x16"] <= 9.5, "both within 6.5–9.5×"),
+        cmp.close("Load 8K tokens from an NVMe SSD", "about even", f"{speed['nvme']:.2f}×", (1, speed["nvme"]), 0.1),
+        cmp.close("Load 8K tokens over 3 Gb/s", "18× slower", f"{1 / speed['cloud-3g']:.1f}× slower",
+                  (18, 1 / speed["cloud-3g"]), 0.05),
+        cmp.close(f"Turn {chat.turns} of a chat ({c:,} tokens of history): no cache / GPU hit / CPU / 3 Gb/s",
                   "282 ms / 6.7 ms / 35.9 ms / 4.99 s",
                   f"{ttft[0] * 1e3:.0f} ms / {ttft[1] * 1e3:.1f} ms / {ttft[2] * 1e3:.1f} ms / {ttft[3]:.2f} s",
-                  all(_near(a, b, 0.05) for a, b in zip(ttft, (0.282, 0.0067, 0.0359, 4.99), strict=True))),
+                  list(zip((0.282, 0.0067, 0.0359, 4.99), ttft, strict=True)), 0.05),
     ]
 
 
@@ -296,16 +293,17 @@ def economics_rows(models: Mapping[str, ModelSpec], node: Compute, prices: Price
     fleet = fleet_savings(1000, 3, 0.10, node.n_gpus, storage_tb, prices, prefill_share)
     e = context_economics(_pick(models, "llama-3.1-70b"), node, 10_000, prices)
     return [
-        paper_row("Break-even hit rate (8-GPU node, $2/GPU·h, 1 TB at $0.15/h)", "1.06%", f"{rate:.2%}",
-                  _near(rate, 0.0106, 0.03)),
-        paper_row("10% hits, 1,000 nodes, 3 years: GPU $ saved / storage $", "≈ $33 M / ≈ $4 M",
+        cmp.close("Break-even hit rate (8-GPU node, $2/GPU·h, 1 TB at $0.15/h)", "1.06%", f"{rate:.2%}",
+                  (0.0106, rate), 0.03),
+        cmp.close("10% hits, 1,000 nodes, 3 years: GPU $ saved / storage $", "≈ $33 M / ≈ $4 M",
                   f"${fleet['GPU $ saved'] / 1e6:.0f} M / ${fleet['storage $'] / 1e6:.1f} M",
-                  _near(fleet["GPU $ saved"], 33e6, 0.1)),
-        paper_row("Llama-3.1-70B, 10K-token context: KV / keep for an hour", "3.3 GB / $0.0005",
-                  f"{e['KV GB']:.1f} GB / ${e['storage $/h']:.4f}", _near(e["KV GB"], 3.3, 0.02)),
-        paper_row(f"…one hit saves (recompute on {node.n_gpus}× {node.gpu.name}, MFU {node.mfu:g})",
+                  [(33e6, fleet["GPU $ saved"]), (4e6, fleet["storage $"])], 0.1),
+        cmp.close("Llama-3.1-70B, 10K-token context: KV / keep for an hour", "3.3 GB / $0.0005",
+                  f"{e['KV GB']:.1f} GB / ${e['storage $/h']:.4f}",
+                  [(3.3, e["KV GB"]), (0.0005, e["storage $/h"])], 0.05),
+        cmp.close(f"…one hit saves (recompute on {node.n_gpus}× {node.gpu.name}, MFU {node.mfu:g})",
                   "$0.0026 (≈ 0.58 s)", f"${e['GPU $ saved per hit']:.4f} ({e['recompute s']:.2f} s)",
-                  _near(e["GPU $ saved per hit"], 0.0026, 0.05)),
-        paper_row("…break-even reuse", "0.19 hits/h", f"{e['break-even hits/h']:.2f} hits/h",
-                  _near(e["break-even hits/h"], 0.19, 0.06)),
+                  (0.0026, e["GPU $ saved per hit"]), 0.05),
+        cmp.close("…break-even reuse", "0.19 hits/h", f"{e['break-even hits/h']:.2f} hits/h",
+                  (0.19, e["break-even hits/h"]), 0.06),
     ]

@@ -75,7 +75,7 @@ def test_sizes_lecture_notes():
     assert ledger.kv_per_day(hw.model("deepseek-r1"), 2625) / 1e12 == pytest.approx(15.9, rel=0.005)
     t = ledger.size_table(hw.MODELS, 8000, 40).set_index("model")
     assert t.loc["llama-2-7b", "KiB/token"] == 4 * t.loc["llama-3-8b", "KiB/token"]
-    assert all(r["agree"] == "yes" for r in ledger.size_rows(hw.MODELS))
+    assert all(r["status"] == "agrees" for r in ledger.size_rows(hw.MODELS))
 
 
 def test_economics_code_01_part_3():
@@ -132,7 +132,7 @@ def test_cli_kvsize_and_breakeven(capsys):
     assert out["breakeven_gb_s_per_gpu"] == pytest.approx(4.48, rel=0.01)
     assert {r["link"] for r in out["links"]} == set(hw.LINKS)
     for argv, msg in ((["kvsize", "--model", "gpt-9"], "unknown model"), (["kvsize"], "--model"),
-                      (["breakeven", "--model", "llama-3-8b", "--gpu", "h100", "--mfu", "0"], "MFU"),
+                      (["breakeven", "--model", "llama-3-8b", "--gpu", "h100", "--mfu", "0"], "mfu"),
                       (["breakeven", "--model", "llama-3-8b", "--gpu", "tpu"], "unknown gpu")):
         assert main(argv) == 2
         err = capsys.readouterr().err

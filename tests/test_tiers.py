@@ -97,4 +97,4 @@ def test_gpu_only_queue_explodes_late_in_the_run():
     first = over[over["setup"] == gpu_only["setup"]]["TTFT s"].to_numpy()
     assert len(first) == 8 and first[-1] > 100 * first[0]
     rows = tiers.paper_rows(summary.iloc[[0, 1, 1]].assign(setup=["a", "b", "c"]), 241)
-    assert rows[1]["agree"] == "yes"
+    assert rows[1]["status"] == "agrees"
