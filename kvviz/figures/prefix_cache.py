@@ -17,6 +17,7 @@ from plotly.subplots import make_subplots
 from kvviz.figures.eviction import short_blocks
 from kvviz.prefix_cache.example import Example
 from kvviz.prefix_cache.views import GIB, Reach
+from kvviz.prefix_tree import PrefixTree
 from kvviz.style import INK, PALETTE, color
 
 POLICY_COLOR = {"lru": color(0), "lfu": color(2), "fifo": color(7), "mru": color(1), "filo": color(4),
@@ -202,4 +203,34 @@ def fig_heatmap(windows: pd.DataFrame, capacity_labels: Sequence[str], title: st
     fig.update_xaxes(title_text="time window start (s since the first arrival)")
     fig.update_yaxes(title_text="cache capacity", type="category")
     fig.update_layout(title=title, height=460)
+    return fig
+
+
+def fig_prefix_tree(tree: PrefixTree) -> go.Figure:
+    """The trace's hottest prefixes as an icicle: width = reusable tokens, colour = requests sharing the
+    segment (log scale), depth = block position; hover gives tokens, requests and first/last use."""
+    seg = tree.segments
+    ids = ["root"] + [f"s{int(s)}" for s in seg["segment"]]
+    parents = [""] + ["root" if p == -1 else f"s{int(p)}" for p in seg["parent"]]
+    labels = ["all requests"] + [f"blocks {a}–{b}" if a != b else f"block {a}"
+                                 for a, b in zip(seg["first_block"], seg["last_block"])]
+    values = [0] + seg["reused_tokens"].clip(lower=0).tolist()
+    color = [0.0] + np.log10(seg["requests"].clip(lower=1)).tolist()
+    custom = [[0, 0, 0.0, 0.0, tree.reused_tokens]] + seg[
+        ["tokens", "requests", "first_s", "last_s", "reused_tokens"]].to_numpy().tolist()
+    top = max(color) if len(color) > 1 else 1.0
+    ticks = [v for v in (1, 10, 100, 1_000, 10_000, 100_000) if np.log10(v) <= top + 1e-9]
+    fig = go.Figure(go.Icicle(
+        ids=ids, labels=labels, parents=parents, values=values, branchvalues="remainder", customdata=custom,
+        marker=dict(colors=color, colorscale="Blues", cmin=0, cmax=max(top, 1e-9), showscale=True,
+                    colorbar=dict(title="requests", tickvals=[np.log10(v) for v in ticks],
+                                  ticktext=[f"{v:,}" for v in ticks])),
+        tiling=dict(orientation="v"), root=dict(color="#eef0f4"), maxdepth=8,
+        texttemplate="%{label}<br>%{customdata[1]:,} requests",
+        hovertemplate="%{label}: %{customdata[0]:,} tokens<br>%{customdata[1]:,} requests share it<br>"
+                      "%{customdata[4]:,} tokens reusable<br>first use %{customdata[2]:,.0f} s, "
+                      "last %{customdata[3]:,.0f} s<extra></extra>"))
+    fig.update_layout(title=f"The trace's prefix tree: the {tree.kept_nodes:,} most shared of {tree.total_nodes:,} "
+                            "prefixes (width = reusable tokens; click a segment to zoom)", height=560,
+                      margin=dict(t=70, l=10, r=10, b=10))
     return fig
