@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kvviz import hardware as hw
 from kvviz.errors import require
 from kvviz.model import Model, attend, causal_mask, finish, forward, merge_heads, qkv, rope, unembed
 from kvviz.record_world import QUERY, Documents, check_chunk_len, chunk_ids, cut_records
@@ -372,35 +373,35 @@ def deviation_stats(model: Model, s: Setup, ratio: float, variant: str = "paper"
 
 R_MIN = 0.15  # the paper's quality floor r*
 
-A40_TFLOPS = 149.7  # FP16 dense tensor peak, per GPU
-MFU = 0.6           # fits the paper's per-layer examples (7B: 3 ms for 15%; 70B on 2×A40: ~7 ms)
+CONTROLLER_MFU = 0.6  # calibration: fits the paper's per-layer examples (7B: 3 ms for 15%; 70B on 2×A40: ~7 ms)
 
 
 @dataclass(frozen=True)
 class ServingModel:
-    """A served model, for the controller: sizes and the GPUs its prefill runs on."""
+    """A served model, for the controller: its KV layout and FLOPs (``kvviz.hardware``) and the GPUs
+    its prefill runs on."""
 
     name: str
-    n_layers: int
-    d_model: int
-    n_kv_heads: int
-    head_dim: int
-    params: float
-    n_gpus: int
+    model: hw.ModelSpec
+    compute: hw.Compute
 
-    def kv_bytes_per_token_layer(self) -> int:
-        """K and V, FP16."""
-        return 2 * self.n_kv_heads * self.head_dim * 2
+    @property
+    def n_layers(self) -> int:
+        return self.model.layers
+
+    def kv_bytes_per_token_layer(self) -> float:
+        return hw.kv_bytes_per_token_layer(self.model)
 
     def prefill_layer_seconds(self, tokens: int) -> float:
-        """One layer's prefill: 2·params/layer FLOPs per token plus causal attention 2·L²·d."""
-        flops = 2 * self.params / self.n_layers * tokens + 2 * tokens ** 2 * self.d_model
-        return flops / (self.n_gpus * A40_TFLOPS * 1e12 * MFU)
+        """One layer's share of the paper-GPU prefill of ``tokens`` tokens."""
+        return hw.prefill_layer_seconds(self.model, self.compute, tokens)
 
 
 SERVING_MODELS = {
-    "7B MHA": ServingModel("LLaMA-7B (MHA, 32 KV heads) on 1×A40", 32, 4096, 32, 128, 6.7e9, 1),
-    "70B GQA": ServingModel("LLaMA-70B (GQA, 8 KV heads) on 2×A40", 80, 8192, 8, 128, 70e9, 2),
+    "7B MHA": ServingModel("LLaMA-7B (MHA, 32 KV heads) on 1×A40", hw.model("llama-2-7b"),
+                           hw.Compute(hw.gpu("a40"), CONTROLLER_MFU, 1)),
+    "70B GQA": ServingModel("LLaMA-70B (GQA, 8 KV heads) on 2×A40", hw.model("llama-3.1-70b"),
+                            hw.Compute(hw.gpu("a40"), CONTROLLER_MFU, 2)),
 }
 DEVICES_GBPS = {"NVMe SSD (4.8 GB/s)": 4.8, "CPU DRAM over PCIe 4 (25 GB/s)": 25.0, "10 Gb/s network": 1.25}
 
