@@ -28,8 +28,9 @@ from kvviz import budget
 from kvviz.catalog import page_info
 from kvviz.errors import InputError
 from kvviz.style import style_figure
+from ui import links
+from ui.presenter import PRESENTER_KEY
 
-PRESENTER_KEY = "presenter"
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -122,6 +123,7 @@ def header(stem: str, what: str) -> None:
     """The page title from the catalog and one line saying what the page shows."""
     ensure_navigation()
     st.title(page_info(stem).title)
+    links.link_bar(stem)
     st.markdown(f"**{what}**" if presenter() else what)
 
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from ui.frame import PRESENTER_KEY
-
-ROOT_PX = 22            # 1 rem in presenter mode: body text 22 px, captions 19 px, tables 19 px
+PRESENTER_KEY = "presenter"  # the toggle's widget key and URL parameter
+ROOT_PX = 22             # 1 rem in presenter mode: body text 22 px; captions, tables, buttons 21 px
 ROW_HEIGHT_PX = 46      # dataframe rows at presenter size (Streamlit's default is 35 px)
 READING_WIDTH_PX = 1400  # widest main column outside presenter mode: lines stay readable at 1920 px
 _ON = {"1", "true", "yes", "on"}

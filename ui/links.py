@@ -1,0 +1,101 @@
+"""The link bar under every page title: copy a link to this exact view, or reset it to defaults.
+
+Every control that changes the view is bound to the URL (``bind="query-params"``), so the
+browser's address already *is* the view. "Copy link" copies that address as it is at the moment
+of the click (a small same-origin component reads ``window.parent.location``), so it carries
+every bound control, presenter mode included. "Reset to defaults" forgets this page's widget
+state (keys start with ``<stem>_``): each widget back at its default, and out of the URL.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+from ui.presenter import PRESENTER_KEY, ROOT_PX
+
+_COPY_HTML = """
+<button id="copy" title="Copy a link to this exact view: every control and presenter mode are in it">
+  Copy link</button>
+<span id="done" role="status"></span>
+<style>
+  body {{ margin: 0; font-family: "Source Sans Pro", "Source Sans 3", sans-serif; }}
+  button {{ font: inherit; font-size: {size}px; padding: 0.2em 0.75em; border-radius: 0.25rem; cursor: pointer;
+           border: 1px solid rgba(49, 51, 63, 0.2); background: #fff; color: #262730; }}
+  button:hover {{ border-color: #1f5fbf; color: #1f5fbf; }}
+  #done {{ font-size: {size}px; color: #0b7a52; margin-left: 0.5em; }}
+</style>
+<script>
+  const href = () => window.parent.location.href;
+  function fallback(text) {{
+    const area = document.createElement("textarea");
+    area.value = text; document.body.appendChild(area); area.select();
+    const ok = document.execCommand("copy"); area.remove(); return ok;
+  }}
+  document.getElementById("copy").addEventListener("click", async () => {{
+    const text = href(); let ok = false;
+    try {{ await navigator.clipboard.writeText(text); ok = true; }} catch (e) {{ ok = fallback(text); }}
+    window.parent.kvvizCopiedLink = text;
+    document.getElementById("done").textContent = ok ? "Copied" : "Copy this: " + text;
+  }});
+</script>
+"""
+
+
+def page_prefix(stem: str) -> str:
+    """The prefix of every widget key (and URL parameter) that belongs to page ``stem``."""
+    return f"{stem}_"
+
+
+_NO_DEFAULT = {"trigger_value", "string_trigger_value", "json_trigger_value", "chat_input_value",
+               "file_uploader_state_value"}
+
+
+def _widget_defaults(prefix: str) -> dict[str, object]:
+    """The default value of each of this session's widgets whose key starts with ``prefix``.
+
+    Streamlit keeps them nowhere public: each widget's registered deserializer, given no value
+    from the browser, returns its default (that is how a new widget gets it). Buttons and
+    uploaders have none; tests/test_presenter.py guards this private use.
+    """
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return {}
+    state = ctx.session_state._state
+    defaults = {}
+    for key, widget_id in list(state._key_id_mapper._key_id_mapping.items()):
+        meta = state._new_widget_state.widget_metadata.get(widget_id)
+        if key.startswith(prefix) and meta is not None and meta.value_type not in _NO_DEFAULT:
+            defaults[key] = meta.deserializer(None)
+    return defaults
+
+
+def reset_page(stem: str) -> None:
+    """Every control of page ``stem`` back to its default (a button callback, run before the
+    widgets are drawn). Setting a bound widget's state to its default also drops its parameter
+    from the URL; other state of the page (uploads, selections) is forgotten."""
+    prefix = page_prefix(stem)
+    defaults = _widget_defaults(prefix)
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(prefix)]:
+        if key in defaults:
+            st.session_state[key] = defaults[key]
+        else:
+            del st.session_state[key]
+
+
+def copy_button(presenter: bool) -> None:
+    """The "Copy link" button: a same-origin component that copies the address bar at click time."""
+    size = round(0.95 * ROOT_PX) if presenter else 14
+    st.iframe(_COPY_HTML.format(size=json.dumps(size)), height=round(size * 2.4))
+
+
+def link_bar(stem: str) -> None:
+    """Copy link and Reset to defaults, side by side under the page title."""
+    presenter = bool(st.session_state.get(PRESENTER_KEY, False))
+    left, right, _ = st.columns([2, 2, 6] if not presenter else [3, 3, 6], vertical_alignment="center")
+    with left:
+        copy_button(presenter)
+    right.button("Reset to defaults", key=f"kvviz_reset_{stem}", icon=":material/restart_alt:",
+                 on_click=reset_page, args=(stem,), help="Every control of this page back to its default.")
