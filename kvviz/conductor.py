@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from kvviz import budget
+from kvviz import compare_rows as cmp
 from kvviz import hardware as hw
 from kvviz.errors import require
 from kvviz.trace import Trace
@@ -347,20 +348,29 @@ NOTES_HIT_RATIO = {"random": 0.29, "balance": 0.29, "cache": 0.43, "kvcentric": 
 
 
 def compare_with_paper(results: dict[str, ScheduleResult]) -> pd.DataFrame:
-    """Fig. 8 and the lecture notes' hit ratios beside this simulation."""
+    """Fig. 8 and the lecture notes' hit ratios beside this simulation, each row with a status
+    computed from the numbers (:mod:`kvviz.compare_rows`)."""
     rows = []
     for s, ttft in PAPER_FIG8_TTFT_S.items():
         if s in results:
-            rows.append({"quantity": f"Average TTFT: {SCHEDULER_LABELS[s]}", "paper": f"{ttft:.2f} s",
-                         "this simulation": f"{results[s].mean_ttft_s:.2f} s"})
+            rows.append(cmp.close(f"Average TTFT: {SCHEDULER_LABELS[s]}", f"{ttft:.2f} s",
+                                  f"{results[s].mean_ttft_s:.2f} s", (ttft, results[s].mean_ttft_s), 0.25))
+    order = [s for s in PAPER_FIG8_TTFT_S if s in results]
+    if len(order) > 1:
+        sims = [results[s].mean_ttft_s for s in order]
+        rows.append(cmp.check("Order of average TTFT", " > ".join(SCHEDULER_LABELS[s] for s in order),
+                              " > ".join(f"{v:.2f} s" for v in sims), all(a > b for a, b in zip(sims, sims[1:])),
+                              "each scheduler slower than the next, as in Fig. 8"))
     if "balance" in results and "kvcentric" in results:
         sim = results["balance"].mean_ttft_s / max(results["kvcentric"].mean_ttft_s, 1e-12)
-        rows.append({"quantity": "Load balancing ÷ KVCache-centric, average TTFT", "paper": f"{60.41 / 6.26:.1f}x "
-                     "(lecture notes: 8.7 s / 0.64 s = 13.6x)", "this simulation": f"{sim:.1f}x"})
+        paper = PAPER_FIG8_TTFT_S["balance"] / PAPER_FIG8_TTFT_S["kvcentric"]
+        rows.append(cmp.close("Load balancing ÷ KVCache-centric, average TTFT",
+                              f"{paper:.1f}× (lecture notes: 8.7 s / 0.64 s = 13.6×)", f"{sim:.1f}×", (paper, sim),
+                              0.25))
     for s, hit in NOTES_HIT_RATIO.items():
         if s in results:
-            rows.append({"quantity": f"Cache hit ratio: {SCHEDULER_LABELS[s]} (lecture notes)", "paper": f"{hit:.2f}",
-                         "this simulation": f"{results[s].hit_ratio:.2f}"})
+            rows.append(cmp.close(f"Cache hit ratio: {SCHEDULER_LABELS[s]} (lecture notes)", f"{hit:.2f}",
+                                  f"{results[s].hit_ratio:.2f}", (hit, results[s].hit_ratio), 0.1))
     return pd.DataFrame(rows)
 
 
