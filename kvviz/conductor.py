@@ -50,7 +50,8 @@ CLUSTER_MODEL = hw.model("llama-3.1-70b")
 CLUSTER_COMPUTE = hw.Compute(hw.gpu("a100"), mfu=0.5, n_gpus=8)
 OVERHEAD_S = 0.02
 _PER_TOKEN_S, _PER_TOKEN2_S = hw.prefill_coefficients(CLUSTER_MODEL, CLUSTER_COMPUTE)
-# Measured on this 2-core machine (bench/bench_cluster.py), rounded down: block lookups per CPU second.
+# Measured on this 2-core machine (bench/bench_cluster.py), rounded down from ~5 million: block
+# lookups per CPU second.
 BLOCK_VISITS_PER_S = 3.0e6
 
 

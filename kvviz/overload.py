@@ -58,7 +58,7 @@ MAX_ARRIVALS = 500_000
 MAX_SAMPLES = 100_000        # load samples per run: a longer span is sampled more coarsely
 MAX_WINDOWS = 10_000         # timeline windows per run
 # Measured on this 2-core machine (bench/bench_cluster.py), rounded down: one policy over one run
-# handles 55,000-100,000 arrivals and about a million load samples per CPU second.
+# handles 80,000-120,000 arrivals and about 3 million load samples per CPU second.
 ARRIVALS_PER_S = 50_000.0
 SAMPLES_PER_S = 500_000.0
 _INF = math.inf
