@@ -1,6 +1,6 @@
 """Strata's I/O ledger: fragmented copies, the loading-bound prefill, and balanced batching.
 
-Follows Strata (arXiv 2508.18572) as distilled in ``research/algorithms.md`` §D and lecture 9 §4:
+Follows Strata (Xie et al., arXiv 2508.18572: §3.1-§3.2, §4.2-§4.3) and lecture 9 §4:
 
 * Little's law for copies, ``X = C · S / L`` (§3.1): a copy of ``S`` bytes costs a fixed overhead
   ``L0`` plus ``S / B``, so one stream reaches ``eff(S) = (S/B) / (L0 + S/B)`` of the link. ``L0`` is
@@ -322,7 +322,7 @@ def log_ratios(lo: float = 1, hi: float = 1000, n: int = 61) -> np.ndarray:
 
 def paper_rows(m: ModelSpec, overhead_us: float, knee: float, fcfs: Schedule | None = None,
                balanced: Schedule | None = None) -> list[dict[str, str]]:
-    """Strata's numbers (via research §D) and lecture 9 §4's beside this model's.
+    """Strata's numbers (§3.1, §4.3.2) and lecture 9 §4's beside this model's.
 
     With the fitted overhead, the 22% and 5% rows are calibrations (L0 is fitted to them); the
     burst's totals are calibrations too (``burst_example``'s lengths were chosen to land near them).
