@@ -248,8 +248,10 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    raw_lines = chunk.split(b"\n")
-    line_idx = np.fromiter((k for k, raw in enumerate(raw_lines) if raw.strip()), np.int64)
+    if b"\n\n" not in chunk and not chunk.startswith(b"\n"):   # no blank lines: row k is line k
+        line_idx = np.arange(chunk.count(b"\n") + (not chunk.endswith(b"\n")), dtype=np.int64)
+    else:
+        line_idx = np.fromiter((k for k, raw in enumerate(chunk.split(b"\n")) if raw.strip()), np.int64)
     rows = len(line_idx)
     if rows == 0 or chunk.count(b"{") + chunk.count(b"[") > 2 * rows:      # nested beyond a flat record
         return None

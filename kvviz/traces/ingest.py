@@ -201,6 +201,8 @@ class _Reader:
             keep = self._reject_where(keep & ~self._count_ok(raw), raw, "hash_ids", self._count_message(raw),
                                       "wrong number of ids", keep)
         raw = _select(raw, keep)
+        if len(raw.ids) and raw.ids.min() >= 0 and raw.ids.max() < 2**31:
+            raw.ids = raw.ids.astype(np.int32)            # 4 bytes per access while the rest streams in
         self.rows += len(raw.lines)
         self.accesses += max(0, int(raw.counts.sum())) if self.with_ids else 0
         if self.rows > MAX_REQUESTS:
@@ -252,7 +254,7 @@ class _Reader:
         counts = np.concatenate([p.counts for p in parts]) if self.with_ids else np.zeros(len(frame), np.int64)
         ids = None
         if self.with_ids:
-            ids, id_notes = self._ids(np.concatenate([p.ids for p in parts]), counts)
+            ids, id_notes = self._ids(_concat_ids([p.ids for p in parts]), counts)
             notes += id_notes
         else:
             notes.append("no block ids: arrivals and lengths only")
@@ -305,6 +307,16 @@ class _Reader:
             flat = dense_ids(flat)
             notes.append("block ids renumbered 0, 1, 2, … in order of first appearance (they did not fit 32 bits)")
         return flat, notes
+
+
+def _concat_ids(parts: list[np.ndarray]) -> np.ndarray:
+    wide = any(p.dtype != np.int32 for p in parts if len(p))
+    out = np.empty(sum(len(p) for p in parts), np.int64 if wide else np.int32)
+    start = 0
+    for p in parts:
+        out[start:start + len(p)] = p
+        start += len(p)
+    return out
 
 
 def _decode(chunk: bytes, line_no: int) -> str:

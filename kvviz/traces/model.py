@@ -68,12 +68,15 @@ class Trace:
 def fingerprint(trace: Trace) -> str:
     """A content hash of a trace (its requests, block ids and block size): the cache key of
     anything derived from it, so equal traces share results whatever their name or origin."""
-    digest = hashlib.sha256(str(trace.block_size).encode())
-    columns = trace.requests[list(BASE_COLUMNS)].to_numpy(np.int64)
-    for part in (columns, np.asarray(trace.blocks, np.int64) if trace.blocks.dtype != np.int64 else trace.blocks,
-                 trace.offsets):
-        digest.update(np.ascontiguousarray(part).tobytes())
+    digest = hashlib.blake2b(str(trace.block_size).encode(), digest_size=32)
+    digest.update(np.ascontiguousarray(trace.requests[list(BASE_COLUMNS)].to_numpy(np.int64)).data)
+    for part in (trace.blocks, trace.offsets):        # as int64 whatever the dtype, a slice at a time
+        for start in range(0, len(part), _HASH_SLICE):
+            digest.update(np.ascontiguousarray(part[start:start + _HASH_SLICE], dtype=np.int64).data)
     return digest.hexdigest()
+
+
+_HASH_SLICE = 1 << 22
 
 
 def blocks_needed(input_length: int, block_size: int = DEFAULT_BLOCK_SIZE) -> int:
