@@ -46,12 +46,20 @@ PAGES: tuple[PageInfo, ...] = (
         "KV size per token, load versus recompute, storage economics, and CPU or SSD tiers.",
     ),
     PageInfo(
+        "radix_schedule", "RadixAttention scheduling", ":material/low_priority:", "Cache contents",
+        "The order a queue is served in decides the reuse: FCFS, longest prefix match and DFS-weight.",
+    ),
+    PageInfo(
         "trace", "Trace", ":material/timeline:", "Reuse and eviction",
         "How KV is reused: a request trace's arrivals, lengths, block popularity and reuse.",
     ),
     PageInfo(
         "eviction", "Eviction hit curves", ":material/query_stats:", "Reuse and eviction",
         "How reuse survives a finite cache: hit rate against capacity for eight policies.",
+    ),
+    PageInfo(
+        "prefix_cache", "Prefix-cache replay", ":material/account_tree:", "Reuse and eviction",
+        "A trace cached the way serving engines cache it: SGLang's radix tree beside a block cache, in GiB.",
     ),
     PageInfo(
         "cachegen", "CacheGen streaming", ":material/network_check:", "Moving KV",

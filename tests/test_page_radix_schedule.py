@@ -1,0 +1,48 @@
+"""The RadixAttention scheduling page in AppTest: the teaching queue, a trace window, an upload, URL controls."""
+
+from __future__ import annotations
+
+from kvviz.workload import WorkloadConfig, generate
+from tests.conftest import APP, assert_clean, open_page
+
+
+def _orders(at):
+    return next(df.value for df in at.dataframe if "rounds" in df.value.columns).set_index("order")
+
+
+def test_teaching_queue_lpm_and_dfs_beat_fcfs():
+    at = open_page("radix_schedule")
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == 2
+    table = _orders(at)
+    assert table.loc["FCFS", "hits"] == 0 and table.loc["LPM", "hits"] == 24
+    paper = at.table[-1].value
+    assert paper.loc["In-batch prefix caching, radix_spec S7: queue R1 R2 R3 R4, cold cache", "status"] == "agrees"
+    assert "What to notice" in [h.value for h in at.subheader]
+
+
+def test_a_bigger_cache_from_the_url_makes_the_orders_tie():
+    at = open_page("radix_schedule", {"sched_capacity": "100", "sched_budget": "5"})
+    assert_clean(at)
+    assert at.number_input(key="sched_capacity").value == 100
+    table = _orders(at)
+    assert table["hits"].nunique() == 1
+
+
+def test_a_trace_window_on_the_example_and_on_an_upload():
+    at = open_page("radix_schedule", {"sched_queue": "Trace window", "sched_source": "Example",
+                                      "sched_size": "30", "sched_capacity": "200", "sched_budget": "64"}, timeout=120)
+    assert_clean(at)
+    assert at.slider(key="sched_size").value == 30
+    assert _orders(at)["blocks"].nunique() == 1
+    from streamlit.testing.v1 import AppTest
+
+    trace = generate(WorkloadConfig(requests=120, seed=3))
+    up = AppTest.from_file(APP, default_timeout=120)
+    up.session_state["kvviz_trace_spec"] = {"kind": "upload", "data": trace.to_jsonl().encode(),
+                                            "block_size": 512, "name": "mine.jsonl"}
+    up.run()
+    up.query_params["sched_queue"] = "Trace window"
+    up.switch_page("pages/radix_schedule.py").run()
+    assert_clean(up)
+    assert len(up.get("plotly_chart")) == 2

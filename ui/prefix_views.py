@@ -1,0 +1,184 @@
+"""The views of the Prefix-cache replay page, one function each, and the cached replays they share.
+
+Cached functions take plain inputs (a trace fingerprint, names, capacities) and the trace under
+an underscore name; progress bars live in the page through ``frame.stepped``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from kvviz import eviction
+from kvviz import prefix_cache as pc
+from kvviz.figures import prefix_cache as figs
+from kvviz.figures.eviction import short_blocks
+from kvviz.prefix_cache.example import LITEHIT_SCRIPT, worked_example
+from kvviz.prefix_tree import PrefixTree, hottest, prefix_tree, tree_notes
+from kvviz.trace import Trace
+from ui import frame
+
+
+TREE_SIZES = (50, 100, 200, 500, 1000, 2000)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every trace view needs: the trace, its replay, the sweep's grid and the memory model."""
+
+    key: str
+    trace: Trace
+    replay: pc.PrefixReplay
+    policies: tuple[str, ...]
+    capacities: tuple[float, ...]          # ascending, ``INFINITE`` last
+    bytes_per_block: float
+    model: str
+    price: pc.MemoryPrice
+
+    @property
+    def finite(self) -> tuple[float, ...]:
+        return self.capacities[:-1]
+
+    def label(self, capacity: float) -> str:
+        return f"{figs.gib_label(capacity * self.bytes_per_block / pc.GIB)} ({short_blocks(int(capacity))} blocks)"
+
+
+@st.cache_resource(max_entries=4, ttl=3600, show_spinner="Building the trace's prefix tree…")
+def prepared(key: str, _trace: Trace) -> pc.PrefixReplay:
+    return pc.prepare(_trace)
+
+
+@st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
+def prefix_table(key: str, policy: str, capacities: tuple, _trace: Trace) -> np.ndarray:
+    """Matched blocks per (capacity, request) for one radix policy."""
+    return pc.hits_table(prepared(key, _trace), policy, capacities)
+
+
+@st.cache_resource(max_entries=4, ttl=3600, show_spinner="Preparing the block sequence…")
+def block_replay(key: str, _trace: Trace) -> eviction.Replay:
+    return eviction.replay_of(_trace)
+
+
+@st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
+def block_sweep(key: str, policy: str, capacities: tuple, _trace: Trace) -> pd.DataFrame:
+    return eviction.sweep(block_replay(key, _trace), [policy], capacities)
+
+
+def tables(s: Setup) -> dict[str, np.ndarray]:
+    """Every chosen policy's hits table, with a progress bar drawn by the page."""
+    frame.confirm_cost(pc.cost(s.replay, len(s.policies) * len(s.capacities)), "prefix_sweep")
+    parts = frame.stepped(lambda p: f"Replaying the trace through SGLang's radix cache, {p.upper()}…", s.policies,
+                          lambda p: prefix_table(s.key, p, s.capacities, s.trace))
+    return dict(zip(s.policies, parts))
+
+
+def _curve(s: Setup, hits: dict[str, np.ndarray]) -> pd.DataFrame:
+    return pd.concat([pc.curve_of_table(p, s.capacities, t, s.replay.accesses) for p, t in hits.items()],
+                     ignore_index=True)
+
+
+def curves_view(s: Setup) -> tuple[list[str], list[dict]]:
+    """Prefix against block curves (small multiples and their difference), markers and their cost."""
+    curve = _curve(s, tables(s))
+    ceiling = float(curve[curve["capacity"] == eviction.INFINITE]["hit_ratio"].iloc[0])
+    twins = [p for p in s.policies if p in pc.BLOCK_TWINS]
+    found = pc.reaches(curve, ceiling)
+    comp = None
+    if twins:
+        swept = pd.concat(frame.stepped(lambda p: f"Replaying the block cache, {p.upper()}…", twins,
+                                        lambda p: block_sweep(s.key, p, s.capacities, s.trace)), ignore_index=True)
+        comp = pc.comparison(curve[curve["policy"].isin(twins)], eviction.curve_of(swept, prefix=True),
+                             eviction.curve_of(swept))
+        frame.figure(figs.fig_prefix_vs_block(comp, bytes_per_block=s.bytes_per_block, model=s.model,
+                                              found=[r for r in found if r.policy in twins], ceiling=ceiling),
+                     key="prefix_vs_block")
+    else:
+        st.info("The block cache has LRU, LFU and FIFO: pick one of them to see the two caches side by side.")
+    frame.figure(figs.fig_prefix_curves(curve, bytes_per_block=s.bytes_per_block, model=s.model), key="prefix_all")
+    table = pc.reach_table(found, s.bytes_per_block, s.price)
+    st.markdown(f"**Where each policy reaches 80/90/95% of the infinite-cache ceiling ({ceiling:.3f})**, with the "
+                f"memory and its price per hour (HBM ${s.price.hbm:.4f}/GiB·h, DRAM ${s.price.dram:.6f}/GiB·h):")
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "hit ratio": st.column_config.NumberColumn(format="%.3f"), "GiB": st.column_config.NumberColumn(format="%.3g"),
+        "HBM $/h": st.column_config.NumberColumn(format="$%.2f"), "DRAM $/h": st.column_config.NumberColumn(format="$%.4f"),
+        "capacity (blocks)": st.column_config.NumberColumn(format="%d")})
+    st.download_button("Download the prefix curve (CSV, with GiB)", pc.curve_csv_gib(curve, s.bytes_per_block),
+                       file_name="prefix_curve.csv", mime="text/csv", icon=":material/download:", on_click="ignore")
+    example = worked_example()
+    notes = (pc.curve_notes(comp, s.bytes_per_block) if comp is not None else []) + pc.reach_notes(table)
+    return notes, pc.paper_rows(comp, example.prefix_total, example.block_total)
+
+
+def example_view() -> tuple[list[str], list[dict]]:
+    """Tair LiteHit's five requests through both caches, one request per slider step."""
+    example = worked_example()
+    step = st.slider("Step (requests served)", 0, len(LITEHIT_SCRIPT), len(LITEHIT_SCRIPT), key="prefix_step",
+                     bind="query-params")
+    frame.figure(figs.fig_example(example, int(step)), key="prefix_example")
+    rows = [{"request": s.request, "blocks": "·".join(s.keys), "block cache hits (head first)": s.block_hits,
+             "prefix cache hits (leaves first)": s.prefix_hits} for s in example.steps[1:int(step) + 1]]
+    if rows:
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    first_loss = next((s for s in example.steps[1:] if s.prefix_hits > s.block_hits), None)
+    notes = [f"After {len(LITEHIT_SCRIPT)} requests the prefix cache has {example.prefix_total} prefix hits and the "
+             f"block cache {example.block_total}, with the same {example.capacity} blocks and the same LRU."]
+    if first_loss is not None:
+        kept = sorted(example.steps[first_loss.request - 1].block_cached)
+        notes.append(f"Request {first_loss.request} ({'·'.join(first_loss.keys)}) shows why: the block cache holds "
+                     f"{', '.join(kept)} — no {first_loss.keys[0]}, so nothing after it counts, while the prefix "
+                     f"cache kept the head and hits {first_loss.prefix_hits}.")
+    return notes, pc.paper_rows(None, example.prefix_total, example.block_total)
+
+
+def requests_view(s: Setup) -> tuple[list[str], list[dict]]:
+    """Distribution of each request's prefix-hit fraction at one capacity, and by turn when the trace has turns."""
+    left, right = st.columns(2)
+    policy = left.selectbox("Policy", s.policies, format_func=str.upper, key="prefix_req_policy",
+                            bind="query-params")
+    at = right.select_slider("Capacity", s.finite, value=s.finite[len(s.finite) // 2], format_func=s.label,
+                             key="prefix_at", bind="query-params")
+    table = prefix_table(s.key, policy, s.capacities, s.trace)
+    fractions = pc.hit_fractions(s.replay, table[s.capacities.index(at)])
+    frame.figure(figs.fig_hit_fractions(fractions, f"{s.label(at)}, {policy.upper()}"), key="prefix_fractions")
+    turns = pc.by_turn(s.trace.requests, fractions)
+    if turns is not None:
+        frame.figure(figs.fig_by_turn(turns), key="prefix_turns")
+    else:
+        st.caption("This trace has no turn column (a Qwen-Bailian trace has one): no view by turn.")
+    return pc.fraction_notes(fractions, turns), []
+
+
+def time_view(s: Setup) -> tuple[list[str], list[dict]]:
+    """Hit ratio per time window and capacity for one policy, and its difference from another."""
+    left, right = st.columns(2)
+    a = left.selectbox("Policy", s.policies, format_func=str.upper, key="prefix_heat_a", bind="query-params")
+    others = [p for p in s.policies if p != a] or [a]
+    b = right.selectbox("Compared with", others, format_func=str.upper, key="prefix_heat_b", bind="query-params")
+    labels = [s.label(c) for c in s.finite]
+    wa = pc.window_ratios(s.replay, prefix_table(s.key, a, s.capacities, s.trace)[:-1])
+    wb = pc.window_ratios(s.replay, prefix_table(s.key, b, s.capacities, s.trace)[:-1])
+    frame.figure(figs.fig_heatmap(wa, labels, f"{a.upper()}: prefix hit ratio per time window and capacity"),
+                 key="prefix_heat")
+    frame.figure(figs.fig_heatmap(wa - wb, labels, f"{a.upper()} − {b.upper()}", difference=True), key="prefix_diff")
+    return pc.window_notes(wa, labels, a, b, wa - wb), []
+
+
+@st.cache_data(max_entries=16, ttl=3600, show_spinner="Aggregating the prefix tree…")
+def tree_of(key: str, top: int, _trace: Trace) -> PrefixTree:
+    return prefix_tree(prepared(key, _trace), top)
+
+
+def tree_view(s: Setup) -> tuple[list[str], list[dict]]:
+    """The trace's prefix tree as an icicle of its most shared prefixes, and the hottest segments."""
+    top = st.select_slider("Nodes kept", TREE_SIZES, value=200, key="prefix_tree_top", bind="query-params",
+                           help="The prefixes used by the most requests; chains shared by the same requests "
+                                "are drawn as one segment.")
+    tree = tree_of(s.key, int(top), s.trace)
+    frame.figure(figs.fig_prefix_tree(tree), key="prefix_tree")
+    st.dataframe(hottest(tree), hide_index=True, width="stretch", column_config={
+        "first use (s)": st.column_config.NumberColumn(format="%.0f"),
+        "last use (s)": st.column_config.NumberColumn(format="%.0f")})
+    return tree_notes(tree), []
