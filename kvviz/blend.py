@@ -218,7 +218,12 @@ def check_ratio(ratio: float) -> None:
 # ---- answering the questions ----------------------------------------------------------------
 
 def answer(model: Model, kv: KV, docs: Documents) -> np.ndarray:
-    """Every record of every document asked over the cache ``kv``: the predicted tokens [D, R].
+    """Every record of every document asked over the cache ``kv``: the predicted tokens [D, R]."""
+    return np.argmax(answer_logits(model, kv, docs), axis=-1)
+
+
+def answer_logits(model: Model, kv: KV, docs: Documents) -> np.ndarray:
+    """The logits [D, R, vocab] after every question ``? k`` over the cache ``kv``.
 
     Each question is ``? k`` at positions N, N+1. All R questions of a document share one pass:
     their ``?`` is the same token at the same place over the same cache, so it is computed once,
@@ -238,8 +243,7 @@ def answer(model: Model, kv: KV, docs: Documents) -> np.ndarray:
         out, _ = attend(q, np.concatenate([kv.k[layer_i], k], axis=2), np.concatenate([kv.v[layer_i], v], axis=2),
                         allowed)
         h = finish(layer, h, out, config)[0]
-    logits, _ = unembed(model, h[:, 1:])
-    return np.argmax(logits, axis=-1)
+    return unembed(model, h[:, 1:])[0]
 
 
 # ---- evaluation over many documents ---------------------------------------------------------

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kvviz import streaming as S
+from kvviz.cachegen import streaming as S
 from kvviz.figures import cachegen as figs
+from tests.cachegen_setup import real_setup
 
 
 def test_timeline_has_a_row_per_policy_with_bars_coloured_by_configuration():
-    setup = S.StreamSetup()
+    setup = real_setup()
     bw = S.step_trace()
     runs = S.run_all(setup, bw, ("paper", "quant8", "oracle"))
     fig = figs.fig_timeline(setup, runs, bw)
@@ -27,7 +28,7 @@ def test_timeline_has_a_row_per_policy_with_bars_coloured_by_configuration():
 
 
 def test_violation_figure_one_line_per_policy_on_a_log_slo_axis():
-    setup = S.StreamSetup()
+    setup = real_setup()
     sweep = S.slo_sweep(setup, S.iid_traces(50, setup.n_chunks), np.array([0.5, 1.0, 2.0]))
     fig = figs.fig_violation(sweep, 1.0)
     names = {t.name for t in fig.data if t.showlegend}
@@ -45,3 +46,14 @@ def test_pareto_has_each_variant_and_the_baselines():
     assert [t.name for t in fig.data] == ["CacheGen (paper)", "CacheGen (artifact)", "fixed-width quantization"]
     assert fig.layout.yaxis.type == "log"
     assert fig.layout.shapes[0].x0 == 14.8
+
+
+def test_quality_figure_has_kl_on_a_log_axis_and_accuracy_beside_it():
+    rows = [{"variant": v, "level": lv, "bits_per_value": 1.0 + lv, "kl": 10.0 ** -lv, "accuracy": 1 - 0.01 / (lv + 1)}
+            for v in ("CacheGen (paper)", "quantization only (no AC)") for lv in (0, 1, 2)]
+    rows += [{"variant": "8-bit quantization", "level": None, "bits_per_value": 8.25, "kl": 1e-9, "accuracy": 1.0}]
+    fig = figs.fig_quality(pd.DataFrame(rows))
+    assert [t.name for t in fig.data if t.showlegend] == ["CacheGen (paper)", "quantization only (no AC)",
+                                                          "fixed-width quantization"]
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis2.type != "log"
+    assert list(fig.data[0].y) == [1.0, 0.1, 0.01]

@@ -1,4 +1,4 @@
-"""The paper-vs-simulation rows: the numbers they print are the simulation's, computed right."""
+"""The paper-vs-simulation rows: the numbers they print are the simulation's, and each status is computed."""
 
 from __future__ import annotations
 
@@ -7,23 +7,66 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvviz import streaming as S
 from kvviz.cachegen import report
+from kvviz.cachegen import streaming as S
+from tests.cachegen_setup import real_setup
+
+LEVELS = (S.Level("level1", 1.8, 0.97, 1e-3), S.Level("level2", 2.26, 0.98, 1e-4), S.Level("level3", 3.0, 0.99, 1e-5))
+SETUP = S.StreamSetup(LEVELS, S.Level("quant8", 8.0, 1.0))
 
 
-def test_stream_rows_quote_table_1_and_compute_the_ratios():
-    setup = S.StreamSetup()
-    summary = pd.DataFrame([
-        {"policy": "paper", "violation_rate": 0.1, "mean_quality": 0.99, "mean_ttft_s": 0.5, "p95_ttft_s": 1},
-        {"policy": "artifact", "violation_rate": 0.05, "mean_quality": 0.99, "mean_ttft_s": 0.4, "p95_ttft_s": 1},
-        {"policy": "quant8", "violation_rate": 0.8, "mean_quality": 1.0, "mean_ttft_s": 2.0, "p95_ttft_s": 4},
-        {"policy": "text", "violation_rate": 1.0, "mean_quality": 1.0, "mean_ttft_s": 1.5, "p95_ttft_s": 1.5}])
-    rows = {r["quantity"]: r["this simulation"] for r in report.stream_rows(setup, summary, "test traces")}
-    assert next(v for k, v in rows.items() if k.startswith("KV of")) == "622 MB vs 176 MB (level 2)"
-    assert rows["Size reduction vs the 8-bit quantization baseline"] == "3.5×"
-    assert next(v for k, v in rows.items() if k.startswith("SLO violations")).startswith("80% → 10% (paper rule), 5%")
-    assert rows["Mean TTFT, 8-bit quant ÷ CacheGen adaptive"] == "4.0× (paper rule)"
-    assert rows["Mean TTFT, text recompute ÷ CacheGen adaptive"] == "3.0× (paper rule)"
+def summary(**ttft) -> pd.DataFrame:
+    rates = {"paper": 0.1, "artifact": 0.05, "quant8": 0.8, "text": 1.0}
+    return pd.DataFrame([{"policy": p, "violation_rate": rates[p], "mean_quality": 0.99, "mean_ttft_s": t,
+                          "p95_ttft_s": 1} for p, t in ttft.items()])
+
+
+def test_status_is_computed_from_the_number_and_the_tolerance():
+    assert report.status(3.9, 3.5, 4.3, rel=0.1) == "agrees (±10%)"
+    assert report.status(3.2, 3.5, 4.3, rel=0.1) == "agrees (±10%)"       # 3.5 x 0.9 = 3.15
+    assert report.status(3.1, 3.5, 4.3, rel=0.1) == "differs (±10%)"
+    assert report.status(0.97, 0.98, absolute=0.01) == "agrees (±0.01)"
+    assert report.status(float("nan"), 1.0, rel=0.1) == "differs"
+
+
+def test_stream_rows_quote_table_1_beside_the_measured_sizes():
+    rows = {r["quantity"]: r for r in report.stream_rows(SETUP, summary(paper=0.5, artifact=0.4, quant8=2.0, text=0.75),
+                                                          "test traces", "a test KV")}
+    eight, cachegen = rows["KV of a 9,490-token Mistral-7B context at 8 bits"], rows["… with CacheGen"]
+    assert eight["paper"] == "622 MB (Table 1)" and eight["this simulation"].startswith("622 MB")
+    assert eight["status"] == "agrees (±10%)"
+    assert cachegen["this simulation"].startswith("176 MB") and cachegen["status"] == "agrees (±10%)"
+    ratio = rows["Size reduction vs the 8-bit quantization baseline"]
+    assert ratio["this simulation"] == "3.5×" and ratio["status"] == "agrees (±10%)"
+    assert rows["Mean TTFT, 8-bit quant ÷ CacheGen adaptive"]["this simulation"] == "4.0× (paper rule)"
+    assert rows["Mean TTFT, 8-bit quant ÷ CacheGen adaptive"]["status"] == "agrees (±10%)"      # 3.7 x 1.1 = 4.07
+    text = rows["Mean TTFT, text recompute ÷ CacheGen adaptive"]
+    assert text["this simulation"] == "1.5× (paper rule)" and text["status"] == "differs (±10%)"
+    violations = next(r for q, r in rows.items() if q.startswith("SLO violations"))
+    assert violations["this simulation"].startswith("80% → 10% (paper rule), 5%")
+    assert violations["status"] == "agrees (±10 points)"
+
+
+def test_the_measured_setting_differs_from_table_1_and_the_note_says_why():
+    setup = real_setup()
+    runs = S.run_all(setup, S.persistent_traces(300, setup.n_chunks, 0.9, seed=0))
+    table = S.summary(runs)
+    rows = {r["quantity"]: r for r in report.stream_rows(setup, table, "traces", "a synthetic KV")}
+    assert rows["Mean TTFT, text recompute ÷ CacheGen adaptive"]["status"].startswith("differs")
+    assert rows["Recomputing 9,600 tokens of Mistral-7B on an A40"]["status"].startswith("agrees")
+    note = report.stream_note(setup, table)
+    ratio = rows["Mean TTFT, text recompute ÷ CacheGen adaptive"]["this simulation"].split("×")[0]
+    assert f"ratio is {ratio}×" in note and "recompute" in note
+
+
+def test_stream_notice_claims_follow_the_numbers():
+    table = summary(paper=0.5, artifact=0.4, quant8=2.0, text=0.75)
+    table = pd.concat([table, pd.DataFrame([{"policy": "level2", "violation_rate": 0.2, "mean_quality": 1,
+                                             "mean_ttft_s": 1, "p95_ttft_s": 1}])])
+    notes = " ".join(report.stream_notice(table, "t"))
+    assert "Compression is the biggest win" in notes and "Adaptation helps" in notes      # 10% < 20%
+    table.loc[table.policy == "level2", "violation_rate"] = 0.05
+    assert "Adaptation does not help" in " ".join(report.stream_notice(table, "t"))
 
 
 def test_slo_grid_contains_the_current_slo():
@@ -35,7 +78,7 @@ def test_slo_grid_contains_the_current_slo():
 @given(gbps=st.lists(st.floats(0.1, 10), min_size=7, max_size=7), factor=st.floats(1.0, 5.0),
        slo=st.floats(0.2, 3.0))
 def test_more_bandwidth_never_hurts_fixed_levels_and_the_oracle_meets_whatever_they_meet(gbps, factor, slo):
-    setup = S.StreamSetup(slo_s=slo)
+    setup = real_setup(slo_s=slo)
     slow = S.Bandwidth("chunk", np.array([gbps]))
     fast = S.Bandwidth("chunk", np.array([gbps]) * factor)
     oracle = S.simulate(setup, slow, "oracle")

@@ -68,12 +68,37 @@ def test_codec_view_round_trips():
     assert paper_rows.index.str.contains("global").any()
 
 
-def test_codec_sizes_feed_the_streaming_levels():
-    at = open_page("cachegen", {"cachegen_sizes": "This codec"})
+def test_levels_are_measured_and_every_paper_row_has_a_computed_status():
+    at = open_page("cachegen", {"cachegen_sizes": "Record-world KV"})
     assert_clean(at)
-    paper_rows = at.table[-1].value
-    assert "622 MB vs 176 MB" in paper_rows["paper"].iloc[0]
-    assert "176 MB" not in paper_rows["this simulation"].iloc[0]     # sizes now come from the codec
+    levels = table_with(at, "same answer as fp16")
+    assert levels.config.tolist() == ["level1", "level2", "level3", "quant8"]
+    assert levels.bits_per_value.is_monotonic_increasing
+    rows = at.table[-1].value
+    assert "622 MB (Table 1)" in rows["paper"].iloc[0]
+    assert "record-world model's KV" in rows["this simulation"].iloc[1]
+    assert rows["status"].str.match(r"^(agrees|differs) \(±").all()
+    text = rows.loc["Mean TTFT, text recompute ÷ CacheGen adaptive"]
+    assert text["status"].startswith("differs") and text["this simulation"].split("×")[0] in at.markdown[-1].value
+
+
+def test_an_expensive_codec_link_asks_before_running():
+    at = open_page("cachegen", {"cachegen_view": "Codec", "cachegen_layers": "32", "cachegen_tokens": "4096",
+                                "cachegen_channels": "256"})
+    assert_clean(at)
+    assert any("This view is expensive" in i.value and "CPU s" in i.value for i in at.info)
+    assert at.button(key="cachegen_codec_confirm").label == "Run it"
+    assert not any("roundtrip" in d.value.columns for d in at.dataframe)     # nothing encoded yet
+
+
+def test_an_expensive_sweep_asks_and_an_absurd_one_is_refused():
+    at = open_page("cachegen", {"cachegen_view": "Violation vs SLO", "cachegen_k": "3000"})
+    assert_clean(at)
+    assert any("This view is expensive" in i.value for i in at.info) and not at.get("plotly_chart")
+    at = open_page("cachegen", {"cachegen_view": "Violation vs SLO", "cachegen_k": "3000",
+                                "cachegen_context": "1000000", "cachegen_chunk": "1000"})
+    assert_clean(at)
+    assert any("over the limit" in e.value and "random traces" in e.value for e in at.error)
 
 
 @pytest.mark.parametrize("query, message", [
@@ -107,6 +132,8 @@ def test_record_world_source_shows_the_models_answers(monkeypatch):
     assert table.accuracy.between(0, 1).all()
     assert any("questions right" in c.value for c in at.caption)
     assert at.table[-1].value.index.str.contains("Record-world").any()
+    assert len(at.get("plotly_chart")) == 2                      # the quality curve and the Pareto chart
+    assert (table.kl >= 0).all()
 
 
 def test_violation_against_mean_bandwidth():

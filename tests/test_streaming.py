@@ -3,13 +3,18 @@ sources, validation, and the oracle as a bound."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kvviz import streaming as S
+from kvviz import hardware
+from kvviz.cachegen import streaming as S
 from kvviz.errors import InputError
+from tests.cachegen_setup import real_setup
 
 # Two 1,000-token chunks, 1 value per token: a level's size in bits is bits_per_value * 1,000.
 LEVELS = (S.Level("level1", 1e6, 0.90), S.Level("level2", 2e6, 0.95), S.Level("level3", 4e6, 0.99))
@@ -27,17 +32,28 @@ def configs(run, trace=0):
     return [TOY.config_names[c] for c in run.config[trace]]
 
 
-def test_chunks_and_sizes():
-    setup = S.StreamSetup()
+def test_chunks_sizes_and_recompute_come_from_the_hardware_model():
+    setup = real_setup()
     assert setup.tokens.tolist() == [1500] * 6 + [500]
-    assert setup.values_per_token == 65_536
-    level2 = dict(zip(setup.config_names, setup.bits()[0] / 8))["level2"]
-    assert level2 / 1500 * 9490 / 1e6 == pytest.approx(176, rel=0.01)     # Table 1's 176 MB
+    assert setup.kv_values == 65_536                                      # 2 x 32 layers x 8 KV heads x 128
     quant8 = dict(zip(setup.config_names, setup.bits()[0] / 8))["quant8"]
-    assert quant8 / 1500 * 9490 / 1e6 == pytest.approx(622, rel=0.01)     # Table 1's 622 MB
-    assert S.prefill_seconds(np.array(9600), np.array(0)) == pytest.approx(1.51)
+    assert quant8 / 1500 * 9490 / 1e6 == pytest.approx(622, rel=0.01)     # Table 1's 622 MB, measured
+    # kvviz.hardware's prefill model: Mistral-7B's 7.11e9 matmul parameters on an A40 at MFU 0.735.
+    m = hardware.model("mistral-7b")
+    flops = 2 * m.params_b * 1e9 * 9600 + 4 * m.layers * m.d_attn * 9600 * 9601 / 2
+    assert S.prefill_seconds(9600) == pytest.approx(flops / (149.7e12 * 0.735))
+    assert S.prefill_seconds(9600) == pytest.approx(1.51, rel=0.05)      # lecture 9 exercise 3
     # Recomputing later chunks costs more: they attend over a longer prefix.
     assert np.all(np.diff(setup.recompute_s()[:-1]) > 0)
+
+
+def test_levels_are_measured_and_ordered():
+    setup = real_setup()
+    bits = [lv.bits_per_value for lv in setup.levels]
+    assert bits == sorted(bits) and 1.5 < bits[0] and bits[-1] < 8          # finer levels cost more bits
+    kl = [lv.kl for lv in setup.levels]
+    assert kl[0] > kl[1] > kl[2] > 0                                     # and lose less
+    assert setup.utility[setup.text_index] == 1.0                       # text is lossless
 
 
 def test_artifact_rule_uses_the_current_chunk_and_a_fixed_budget():
@@ -107,7 +123,7 @@ def test_oracle_finds_the_best_plan_that_meets_the_slo():
 
 
 def test_oracle_bounds_the_other_policies():
-    setup = S.StreamSetup()
+    setup = real_setup()
     bw = S.persistent_traces(400, setup.n_chunks, 0.8, seed=3)
     oracle = S.simulate(setup, bw, "oracle")
     for policy in ("paper", "artifact", "level1", "level2", "level3", "text"):
@@ -119,7 +135,7 @@ def test_oracle_bounds_the_other_policies():
 
 
 def test_vectorised_runs_equal_one_trace_at_a_time():
-    setup = S.StreamSetup()
+    setup = real_setup()
     bw = S.persistent_traces(5, setup.n_chunks, 0.9, seed=7)
     for policy in S.policy_names(setup):
         together = S.simulate(setup, bw, policy)
@@ -137,7 +153,7 @@ def test_timed_trace_integrates_the_bandwidth():
 
 
 def test_step_trace_paper_rule_moves_to_text_after_the_drop():
-    setup = S.StreamSetup(slo_s=1.0)
+    setup = real_setup(slo_s=1.0)
     run = S.simulate(setup, S.step_trace(), "paper")
     table = S.timeline(setup, run)
     assert table["config"].iloc[0] == "level3"            # 10 Gb/s: the best level
@@ -157,7 +173,7 @@ def test_random_traces_share_the_artifacts_marginal():
 
 
 def test_slo_sweep_is_monotone_for_fixed_policies():
-    setup = S.StreamSetup()
+    setup = real_setup()
     bw = S.iid_traces(300, setup.n_chunks, seed=2)
     sweep = S.slo_sweep(setup, bw, np.array([0.3, 0.6, 1.2, 2.4]))
     for policy in ("level1", "level2", "quant8", "text", "oracle"):
@@ -168,17 +184,47 @@ def test_slo_sweep_is_monotone_for_fixed_policies():
 @pytest.mark.parametrize("text, message", [
     (b"", "no data rows"),
     (b"time_s,gbps\n", "no data rows"),
-    (b"0,5\n1,-2\n", "line 2, field 'gbps'"),
-    (b"0,5\n1,fast\n", "line 2: not a number"),
+    (b"0,5\n1,-2\n", "line 2, field 'gbps': must be between"),
+    (b"0,5\n1,fast\n", "line 2, field 'gbps': not a number"),
+    (b"0,5\nsoon,3\n", "line 2, field 'time_s': not a number"),
     (b"0,5\n2,4\n1,3\n", "line 3, field 'time_s': times must increase"),
     (b"0,5\n0,4\n", "times must increase"),
-    (b"0\n", "two columns"),
-    (b"0,inf\n", "finite"),
+    (b"0\n", "line 1: expected two columns"),
+    (b"0,5,7\n", "line 1: expected two columns, time_s and gbps; got 3"),
+    (b"0,inf\n", "line 1, field 'gbps': must be between"),
+    (b"0,nan\n", "line 1, field 'gbps': must be between"),
+    (b"0,1e-300\n", "line 1, field 'gbps': must be between 0.001 and 10000 Gb/s"),
+    (b"0,5\n1,1e308\n", "line 2, field 'gbps': must be between"),
+    (b"1e400,5\n", "line 1, field 'time_s'"),
+    (b"0,5\n1e6,5\n", "line 2, field 'time_s': must be between 0 and 86400 s"),
+    (b"0,5\n1," + b"1" * 200_000 + b"\n", "line 2: the line is 200,002 characters long"),
+    (b"0,5\n" + b"x" * 300 + b"\n", "line 2: the line is 300 characters"),
     (b"\xff\xfe\x00", "UTF-8"),
+    (b"0,1\n" * 2 + b"", "times must increase"),
 ])
 def test_bad_bandwidth_csv(text, message):
-    with pytest.raises(InputError, match=message):
+    with pytest.raises(InputError, match=re.escape(message)):
         S.load_bandwidth_csv(text)
+
+
+def test_bandwidth_csv_row_cap_and_size_cap():
+    rows = "".join(f"{i / 10:g},5\n" for i in range(S.MAX_CSV_ROWS + 1)).encode()
+    with pytest.raises(InputError, match=f"line {S.MAX_CSV_ROWS + 1}: more than 100,000 rows"):
+        S.load_bandwidth_csv(rows)
+    with pytest.raises(InputError, match="larger than 1 MiB"):
+        S.load_bandwidth_csv(b"0,5\n" * 300_000)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=300) | st.lists(st.tuples(st.floats(allow_nan=True), st.floats(allow_nan=True)),
+                                             max_size=6).map(lambda rows: "".join(f"{t},{b}\n" for t, b in rows).encode()))
+def test_any_bandwidth_file_loads_and_streams_or_is_one_input_error(data):
+    try:
+        bw = S.load_bandwidth_csv(data)
+    except InputError:
+        return
+    run = S.simulate(TOY, bw, "oracle")
+    assert np.isfinite(run.ttft).all() and (run.ttft > 0).all()
 
 
 def test_good_bandwidth_csv():
@@ -195,18 +241,18 @@ def test_good_bandwidth_csv():
 ])
 def test_bad_setup(change, message):
     with pytest.raises(InputError, match=message):
-        S.simulate(replace(S.StreamSetup(), **change), S.iid_traces(2, 7), "paper")
+        S.simulate(real_setup(**change), S.iid_traces(2, 7), "paper")
 
 
 def test_unknown_policy_and_short_trace():
     with pytest.raises(InputError, match="unknown policy"):
-        S.simulate(S.StreamSetup(), S.iid_traces(2, 7), "magic")
+        S.simulate(real_setup(), S.iid_traces(2, 7), "magic")
     with pytest.raises(InputError, match="chunk values"):
-        S.simulate(S.StreamSetup(), S.iid_traces(2, 3), "paper")
+        S.simulate(real_setup(), S.iid_traces(2, 3), "paper")
 
 
 def test_by_mean_bandwidth_groups_traces_and_low_bandwidth_fails_more():
-    setup = S.StreamSetup()
+    setup = real_setup()
     bw = S.persistent_traces(800, setup.n_chunks, 0.9, seed=5)
     runs = S.run_all(setup, bw, ("level2", "quant8"))
     table = S.by_mean_bandwidth(runs, bw, bins=4)
@@ -218,7 +264,7 @@ def test_by_mean_bandwidth_groups_traces_and_low_bandwidth_fails_more():
 
 def test_persistence_helps_the_paper_rule_and_not_the_artifact_rule():
     # Lecture 9 §3.4 / lecture 27 §4.2: the previous chunk predicts the next only when bandwidth persists.
-    setup = S.StreamSetup()
+    setup = real_setup()
     sweep = S.persistence_sweep(setup, 1500, seed=1, persistences=(0.0, 0.99))
     rate = sweep.set_index(["policy", "persistence"]).violation_rate
     assert rate["paper", 0.99] < rate["paper", 0.0] - 0.05

@@ -18,9 +18,11 @@ import pandas as pd
 
 from kvviz.cachegen import codec
 from kvviz.cachegen.codec import ARTIFACT, PAPER, CodecConfig
+from kvviz import budget
 from kvviz.errors import require
 
 FP16_BITS = 16
+QUANT_BITS = (8, 4, 2)           # the fixed-width baselines; 2 bits is where the answers break
 
 
 def layer_weights(layers: int, sensitivity: float) -> np.ndarray:
@@ -54,6 +56,7 @@ class Row:
     mse: float
     roundtrip: str
     accuracy: float | None = None      # the model's answers over the decoded KV, when there is a model
+    kl: float | None = None            # mean KL of its answer distribution from full precision's (nats)
 
     def as_dict(self) -> dict:
         return self.__dict__.copy()
@@ -86,7 +89,7 @@ def run_codec(name: str, kv: np.ndarray, cfg: CodecConfig, profile: np.ndarray |
     err = errors(kv, kv_hat, sensitivity)
     return Row(name, cfg.level, bs.bits_per_value, ideal_total / bs.values,
                8 * (bs.header_bytes + bs.anchor_bytes) / bs.values, err["rel_error"],
-               err["weighted_error"], err["mse"], roundtrip, judge(kv_hat) if judge else None)
+               err["weighted_error"], err["mse"], roundtrip, *_answers(judge, kv_hat))
 
 
 def run_quant(kv: np.ndarray, bits: int, sensitivity: float, judge=None) -> Row:
@@ -98,7 +101,7 @@ def run_quant(kv: np.ndarray, bits: int, sensitivity: float, judge=None) -> Row:
     err = errors(kv, kv_hat, sensitivity)
     return Row(f"{bits}-bit quantization", None, total / kv.size, total / kv.size,
                FP16_BITS * m.size / kv.size, err["rel_error"], err["weighted_error"], err["mse"], "n/a",
-               judge(kv_hat) if judge else None)
+               *_answers(judge, kv_hat))
 
 
 def run_zlib(kv: np.ndarray, sensitivity: float, judge=None) -> Row:
@@ -109,7 +112,15 @@ def run_zlib(kv: np.ndarray, sensitivity: float, judge=None) -> Row:
     err = errors(kv, half.astype(np.float32), sensitivity)
     bits = 8 * len(packed) / kv.size
     return Row("zlib on fp16", None, bits, bits, 0.0, err["rel_error"], err["weighted_error"], err["mse"],
-               "exact" if ok else "MISMATCH", judge(half.astype(np.float32)) if judge else None)
+               "exact" if ok else "MISMATCH", *_answers(judge, half.astype(np.float32)))
+
+
+def _answers(judge, kv_hat: np.ndarray) -> tuple[float | None, float | None]:
+    """Accuracy and KL of the model's answers over ``kv_hat`` (``judge``: a ``model_kv.Judge``)."""
+    if judge is None:
+        return None, None
+    a = judge(kv_hat)
+    return a.accuracy, a.kl
 
 
 ABLATION: tuple[tuple[str, dict], ...] = (
@@ -139,15 +150,15 @@ def ablation(kv: np.ndarray, profile: np.ndarray, level: int = 2, group: int = 1
 
 
 def _baselines(kv: np.ndarray, sensitivity: float, judge=None) -> list[Row]:
-    return [run_quant(kv, 8, sensitivity, judge), run_quant(kv, 4, sensitivity, judge), run_zlib(kv, sensitivity, judge)]
+    return [*(run_quant(kv, bits, sensitivity, judge) for bits in QUANT_BITS), run_zlib(kv, sensitivity, judge)]
 
 
 def _frame(rows: list[Row]) -> pd.DataFrame:
     frame = pd.DataFrame([r.as_dict() for r in rows])
     if frame["accuracy"].isna().all():
-        return frame.drop(columns="accuracy")
-    return frame[["variant", "level", "bits_per_value", "accuracy"] +
-                 [c for c in frame.columns if c not in ("variant", "level", "bits_per_value", "accuracy")]]
+        return frame.drop(columns=["accuracy", "kl"])
+    first = ["variant", "level", "bits_per_value", "accuracy", "kl"]
+    return frame[first + [c for c in frame.columns if c not in first]]
 
 
 PARETO_VARIANTS: tuple[tuple[str, CodecConfig], ...] = (
@@ -175,22 +186,22 @@ def pareto(kv: np.ndarray, profile: np.ndarray, group: int = 10, sensitivity: fl
 def study(kv: np.ndarray, profile: np.ndarray, level: int, group: int, sensitivity: float,
           progress=None, judge=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The ablation at ``level`` (the paper's and the artifact's rows decoded and checked) and the
-    Pareto sweep, sharing every encode they have in common. ``judge(kv_hat) -> accuracy`` scores
-    each decoded KV of the ablation when a model is the source."""
+    Pareto sweep, sharing every encode they have in common. ``judge`` (a ``model_kv.Judge``) scores
+    each decoded KV of both when a model is the source."""
     memo: dict = {}
     table = ablation(kv, profile, level, group, sensitivity, check=(ABLATION[0][0], ARTIFACT_ROW), memo=memo,
                      judge=judge)
-    return table, pareto(kv, profile, group, sensitivity, progress, memo)
+    return table, pareto(kv, profile, group, sensitivity, progress, memo, judge)
 
 
-def stream_levels(kv: np.ndarray, profile: np.ndarray, group: int = 10, sensitivity: float = 1.0):
-    """Levels 1-3 of the paper's encoder and the 8-bit baseline as streaming configurations:
-    their measured bits per value, and quality proxy 1 − (layer-weighted) relative error."""
-    from kvviz.streaming import Level
-    levels = []
-    for lvl in codec.ARTIFACT_LEVELS:
-        row = run_codec(f"level{lvl}", kv, codec.variant(PAPER, level=lvl, group=group), profile, sensitivity,
-                        check=False)
-        levels.append(Level(f"level{lvl}", row.bits_per_value, 1.0 - row.weighted_error))
-    q8 = run_quant(kv, 8, sensitivity)
-    return tuple(levels), Level("quant8", q8.bits_per_value, 1.0 - q8.weighted_error)
+STUDY_ENCODES = len(PARETO_VARIANTS) * len(codec.LEVELS) + len(ABLATION) + 1 + 2
+"""Encodes one ``study`` runs (Pareto points, the ablation's rows, the two decoded checks), at most."""
+VALUES_PER_CPU_S = 3.6e5 * STUDY_ENCODES
+"""Measured rate: the 32-layer x 4,096-token x 256-channel study (67M values) took 188 CPU s (3.6e5 values
+a second; a 1M-value KV runs at 4.9e5)."""
+
+
+def study_cost(values: int) -> budget.Cost:
+    """The codec study's work on a KV of ``values`` values, estimated before anything is encoded."""
+    return budget.cost("the codec study (every variant at every level)", values * STUDY_ENCODES,
+                       "values encoded", VALUES_PER_CPU_S, "the layers, tokens or channels (or the documents)")

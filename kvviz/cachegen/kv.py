@@ -33,6 +33,11 @@ class SyntheticKV:
     seed: int = 0                    # the "model": channel offsets, scales and outliers
     context: int = 0                 # the "context": the token-by-token noise
 
+    @property
+    def values(self) -> int:
+        """Floats in the tensor."""
+        return self.layers * 2 * self.tokens * self.channels
+
     def validate(self) -> None:
         require(1 <= self.layers <= 128, f"layers must be 1..128, got {self.layers}", field="layers")
         require(2 <= self.tokens <= 65_536, f"tokens must be 2..65536, got {self.tokens}", field="tokens")

@@ -4,8 +4,9 @@ Lecture 27 §3.4 runs CacheGen's recipe on the record-world tiny LLaMA (``kvviz.
 by ``kvviz.train_record_world``): documents of ``key value`` records, questions ``? key``. Here
 the documents' full-prefill KV (K after RoPE, and V; ``kvviz.blend.full_prefill_kv``) is laid out
 as one codec tensor ``[layers, 2, documents x tokens, heads x head_dim]``, encoded, decoded, put
-back, and every record is asked over the decoded cache (``kvviz.blend.answer``): accuracy is the
-share of questions answered right, the quality measure the synthetic source lacks.
+back, and every record is asked over the decoded cache (``kvviz.blend.answer_logits``): accuracy is the
+share of questions answered right, and the KL divergence of the answer distribution from full
+precision's moves before any answer flips: the quality measures the synthetic source lacks.
 """
 
 from __future__ import annotations
@@ -26,6 +27,15 @@ class ModelContext:
     model: object
     docs: object
     shape: tuple[int, int, int, int, int]      # layers, documents, heads, tokens, head_dim
+
+
+def kv_values(documents: int) -> int:
+    """Floats in the codec tensor of ``documents`` documents (4 layers, K and V, 24 tokens, 64 channels)."""
+    from kvviz.model import Config
+    from kvviz.record_world import N_RECORDS
+
+    config = Config()
+    return config.n_layers * 2 * 2 * N_RECORDS * documents * config.d_model
 
 
 def available() -> bool:
@@ -50,12 +60,39 @@ def record_world_kv(documents: int = 200, seed: int = 0, model=None) -> tuple[np
     return to_codec(cache.k, cache.v), ModelContext(model, docs, cache.k.shape)
 
 
-def judged_kv(documents: int, seed: int = 0):
+@dataclass(frozen=True)
+class Answers:
+    """What a decoded KV does to the model's answers, against its full-precision KV."""
+
+    accuracy: float       # share of questions answered right
+    agreement: float      # share answered as over the full-precision KV (1 = no answer changed)
+    kl: float             # mean KL(full-precision answer distribution || this one), nats
+    logprob: float        # mean log-probability of the right answer
+
+
+class Judge:
+    """Scores a decoded KV by the model's answers over it; the full-precision answers are computed once."""
+
+    def __init__(self, kv: np.ndarray, ctx: ModelContext):
+        self.ctx = ctx
+        self.full_logp = _log_softmax(logits(kv, ctx))
+        self.full_answer = self.full_logp.argmax(axis=-1)
+
+    def __call__(self, kv_hat: np.ndarray) -> Answers:
+        logp = _log_softmax(logits(kv_hat, self.ctx))
+        picked = logp.argmax(axis=-1)
+        kl = (np.exp(self.full_logp) * (self.full_logp - logp)).sum(axis=-1)
+        right = np.take_along_axis(logp, self.ctx.docs.values[..., None], axis=-1)[..., 0]
+        return Answers(float(np.mean(picked == self.ctx.docs.values)), float(np.mean(picked == self.full_answer)),
+                       float(max(kl.mean(), 0.0)), float(right.mean()))
+
+
+def judged_kv(documents: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, Judge]:
     """The model's KV for the codec study, profiling KV from other documents, and a judge that
-    scores a decoded KV by the share of questions the model still answers right."""
+    scores a decoded KV by the model's answers over it."""
     kv, ctx = record_world_kv(documents, seed)
     profile = record_world_kv(documents, seed + 1, ctx.model)[0]
-    return kv, profile, lambda kv_hat: accuracy(kv_hat, ctx)
+    return kv, profile, Judge(kv, ctx)
 
 
 def to_codec(k: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -72,9 +109,19 @@ def from_codec(kv: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, np.n
     return np.ascontiguousarray(k), np.ascontiguousarray(v)
 
 
-def accuracy(kv: np.ndarray, ctx: ModelContext) -> float:
-    """Share of the documents' records the model answers right over the cache ``kv``."""
-    from kvviz.blend import KV, answer
+def logits(kv: np.ndarray, ctx: ModelContext) -> np.ndarray:
+    """The model's logits [documents, records, vocab] after each question over the cache ``kv``."""
+    from kvviz.blend import KV, answer_logits
 
     k, v = from_codec(kv, ctx.shape)
-    return float(np.mean(answer(ctx.model, KV(k, v), ctx.docs) == ctx.docs.values))
+    return answer_logits(ctx.model, KV(k, v), ctx.docs).astype(np.float64)
+
+
+def accuracy(kv: np.ndarray, ctx: ModelContext) -> float:
+    """Share of the documents' records the model answers right over the cache ``kv``."""
+    return float(np.mean(logits(kv, ctx).argmax(axis=-1) == ctx.docs.values))
+
+
+def _log_softmax(x: np.ndarray) -> np.ndarray:
+    x = x - x.max(axis=-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))

@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from kvviz.streaming import Bandwidth, Run, StreamSetup
+from kvviz.cachegen.streaming import Bandwidth, Run, StreamSetup
 from kvviz.style import PALETTE, color
 
 TEXT_COLOR = "#8a8f98"
@@ -165,4 +165,31 @@ def fig_pareto(points: pd.DataFrame, error: str = "weighted_error") -> go.Figure
                       legend=dict(orientation="h", y=-0.18, x=0))
     fig.update_yaxes(type="log", exponentformat="power")
     fig.update_xaxes(rangemode="tozero")
+    return fig
+
+
+def fig_quality(points: pd.DataFrame) -> go.Figure:
+    """Bits per value against the model's loss per encoder variant across levels, with fixed-width
+    quantization: mean KL of the answer distribution from full precision (log) and the accuracy."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                        subplot_titles=("KL of the answers from full precision (nats)", "accuracy"))
+    curves = points[points.level.notna()]
+    for i, (name, d) in enumerate(curves.groupby("variant", sort=False)):
+        for col, ycol in ((1, "kl"), (2, "accuracy")):
+            fig.add_trace(go.Scatter(
+                x=d.bits_per_value, y=d[ycol], mode="lines+markers", name=name, legendgroup=name,
+                showlegend=col == 1, marker=dict(symbol=VARIANT_SYMBOLS[i % len(VARIANT_SYMBOLS)], color=color(i)),
+                line=dict(color=color(i)), customdata=d.level,
+                hovertemplate=f"{name}<br>level %{{customdata}}: %{{x:.2f}} bits/value, {ycol} %{{y:.3g}}<extra></extra>"),
+                row=1, col=col)
+    base = points[points.level.isna() & ~points.variant.str.startswith("zlib")]
+    for col, ycol in ((1, "kl"), (2, "accuracy")):
+        fig.add_trace(go.Scatter(x=base.bits_per_value, y=base[ycol], mode="markers", name="fixed-width quantization",
+                                 legendgroup="fixed", showlegend=col == 1, text=base.variant,
+                                 marker=dict(symbol="star", size=14, color="#262730"),
+                                 hovertemplate="%{text}: %{x:.2f} bits/value, %{y:.3g}<extra></extra>"), row=1, col=col)
+    fig.update_yaxes(type="log", exponentformat="power", row=1, col=1)
+    fig.update_yaxes(tickformat=".1%", row=1, col=2)
+    fig.update_xaxes(title_text="bits per KV value (everything sent)")
+    fig.update_layout(height=460, legend=dict(orientation="h", y=-0.22, x=0))
     return fig

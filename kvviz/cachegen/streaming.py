@@ -20,73 +20,65 @@ fraction of a second.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy.special import ndtr
 
+from kvviz import budget, hardware
 from kvviz.errors import InputError, require
 
-# Mistral-7B: 32 layers x 8 KV heads x 128 dims, K and V: 65,536 values per token.
-MISTRAL_VALUES_PER_TOKEN = 2 * 32 * 8 * 128
-MISTRAL_PARAMS, MISTRAL_LAYERS, MISTRAL_D_MODEL = 7.24e9, 32, 4096
-# Paper Table 1 (Mistral-7B, LongChat): 8-bit quantisation 622 MB, CacheGen 176 MB, accuracy 0.98.
-PAPER_8BIT_MB, PAPER_CACHEGEN_MB, PAPER_CACHEGEN_QUALITY = 622.0, 176.0, 0.98
-# Lecture 9 exercise 3: recomputing a 9,600-token context on an A40 takes about 1.51 s.
-PREFILL_CALIBRATION = (9_600, 1.51)
+# The paper's setting: Mistral-7B (Table 1) recomputed on an A40 (§7.1). Both come from kvviz.hardware,
+# the one home of KV bytes per token and prefill FLOPs.
+MODEL_NAME, GPU_NAME = "mistral-7b", "a40"
 ARTIFACT_TEXT_S = 0.2                 # run_adaptation.py's fixed per-chunk text cost
 TEXT_BYTES_PER_TOKEN = 4              # token ids
-MAX_CSV_BYTES, MAX_CSV_ROWS = 1 << 20, 100_000
 ORACLE_GRID = 400
 MAX_TRACES = 20_000
 MAX_CHUNKS = 1_000
+KL_TIE = 1e-3
+"""Weight of the KL divergence (nats) against the quality share when a rule ranks configurations: the
+quality decides, and between equal qualities the smaller KL (the finer level) wins."""
+# Measured on this 2-core machine (bench/bench_cachegen.py): the oracle's programme dominates.
+ORACLE_CELLS_PER_S = 4.0e7            # (trace x chunk x grid point x option) cells per CPU second (1,000 x 7 x 401 x 4 in 0.22 s)
+CHUNK_STEPS_PER_S = 2.0e6             # (trace x chunk x policy) steps of the other rules per CPU second
 
 
 @dataclass(frozen=True)
 class Level:
-    """One pre-encoded configuration: its size and a quality proxy (1 = lossless answers)."""
+    """One pre-encoded configuration, as measured: its size and what it does to the answers.
+
+    ``quality`` is the share of questions the record-world model answers as it does at full precision
+    over this configuration's decoded KV; ``kl`` the mean KL divergence (nats) of its answer
+    distribution from full precision's, which moves before any answer flips."""
 
     name: str
     bits_per_value: float
     quality: float
+    kl: float = 0.0
 
 
-def _artifact_level_bits(level: int) -> float:
-    """Mean log2(bins) of one of the artifact's bin tables over K and V of 32 layers."""
-    from kvviz.cachegen.codec import layer_bins
-    return float(np.log2(layer_bins(level, MISTRAL_LAYERS)).mean())
-
-
-def paper_levels() -> tuple[Level, ...]:
-    """Three levels anchored on the paper's Table 1: level 2 is CacheGen's 176 MB (2.26 bits per
-    value at the 8-bit baseline's 622 MB). Levels 1 and 3 are derived: each differs from level 2
-    by the artifact's bin tables' mean log2(bins) (a halved step costs one bit); their qualities
-    are illustrative, not from the paper."""
-    mid = PAPER_CACHEGEN_MB / PAPER_8BIT_MB * 8
-    bits = {lv: mid + _artifact_level_bits(lv) - _artifact_level_bits(2) for lv in (1, 2, 3)}
-    return (Level("level1", bits[1], 0.95), Level("level2", mid, PAPER_CACHEGEN_QUALITY),
-            Level("level3", bits[3], 0.99))
-
-
-PAPER_QUANT8 = Level("quant8", 8.0, 1.0)
+def kv_values_per_token(model: hardware.ModelSpec) -> int:
+    """K and V values one token adds to the cache (65,536 for Mistral-7B)."""
+    return int(round(model.kv_bytes_per_token / model.bytes_per_value))
 
 
 @dataclass(frozen=True)
 class StreamSetup:
-    """The context, its chunks, the configurations and the SLO."""
+    """The context, its chunks, the measured configurations and the SLO."""
 
+    levels: tuple[Level, ...]
+    quant8: Level
     context_tokens: int = 9_500
     chunk_tokens: int = 1_500
     slo_s: float = 1.0
-    levels: tuple[Level, ...] = field(default_factory=paper_levels)
-    quant8: Level = PAPER_QUANT8
-    values_per_token: int = MISTRAL_VALUES_PER_TOKEN
-    recompute: str = "prefill"         # "prefill" (a FLOPs model) or "fixed" (the artifact's 0.2 s)
+    model: str = MODEL_NAME            # kvviz.hardware model: KV values per token, prefill FLOPs
+    gpu: str = GPU_NAME                # kvviz.hardware GPU that recomputes text
+    values_per_token: int | None = None  # None: the model's (kvviz.hardware); set only by unit tests
+    recompute: str = "prefill"         # "prefill" (kvviz.hardware's FLOPs model) or "fixed" (the artifact's 0.2 s)
     fixed_recompute_s: float = ARTIFACT_TEXT_S
     initial_gbps: float | None = None  # the paper rule's first estimate; None = the trace's mean
 
@@ -108,6 +100,7 @@ class StreamSetup:
         require(self.fixed_recompute_s > 0, "the fixed recompute time must be > 0 s", field="recompute")
         require(self.initial_gbps is None or (self.initial_gbps > 0 and math.isfinite(self.initial_gbps)),
                 f"the initial bandwidth estimate must be > 0 Gb/s, got {self.initial_gbps}", field="initial_gbps")
+        hardware.model(self.model), hardware.gpu(self.gpu)
         for lv in (*self.levels, self.quant8):
             require(lv.bits_per_value > 0, f"level {lv.name} must have > 0 bits per value", field="levels")
 
@@ -123,6 +116,10 @@ class StreamSetup:
         return t
 
     @property
+    def kv_values(self) -> int:
+        return self.values_per_token or kv_values_per_token(hardware.model(self.model))
+
+    @property
     def config_names(self) -> tuple[str, ...]:
         return (*(lv.name for lv in self.levels), "quant8", "text")
 
@@ -131,13 +128,22 @@ class StreamSetup:
         return np.array([*(lv.quality for lv in self.levels), self.quant8.quality, 1.0])
 
     @property
+    def kl(self) -> np.ndarray:
+        return np.array([*(lv.kl for lv in self.levels), self.quant8.kl, 0.0])
+
+    @property
+    def utility(self) -> np.ndarray:
+        """What the rules and the oracle maximise: quality first, then least KL (``KL_TIE``)."""
+        return self.quality - KL_TIE * self.kl
+
+    @property
     def text_index(self) -> int:
         return len(self.levels) + 1
 
     def bits(self) -> np.ndarray:
         """Bits sent per (chunk, configuration), ``[n_chunks, n_configs]``."""
         per_value = np.array([*(lv.bits_per_value for lv in self.levels), self.quant8.bits_per_value])
-        kv = self.tokens[:, None] * self.values_per_token * per_value[None, :]
+        kv = self.tokens[:, None] * self.kv_values * per_value[None, :]
         text = self.tokens[:, None] * TEXT_BYTES_PER_TOKEN * 8.0
         return np.concatenate([kv, text], axis=1)
 
@@ -146,21 +152,23 @@ class StreamSetup:
         if self.recompute == "fixed":
             return np.full(self.n_chunks, self.fixed_recompute_s)
         prefix = np.concatenate([[0], np.cumsum(self.tokens)[:-1]])
-        return prefill_seconds(self.tokens, prefix)
+        return np.array([prefill_seconds(int(n), int(c), self.model, self.gpu) for n, c in zip(self.tokens, prefix)])
 
 
-def _prefill_flops(n: np.ndarray, prefix: np.ndarray) -> np.ndarray:
-    """Linear layers (2 FLOPs per parameter per token) plus attention over the prefix and the chunk."""
-    n, prefix = np.asarray(n, np.float64), np.asarray(prefix, np.float64)
-    return 2 * MISTRAL_PARAMS * n + 4 * MISTRAL_LAYERS * MISTRAL_D_MODEL * n * (prefix + (n + 1) / 2)
+def prefill_seconds(new_tokens: int, cached_tokens: int = 0, model: str = MODEL_NAME, gpu: str = GPU_NAME) -> float:
+    """Prefill time of ``new_tokens`` after ``cached_tokens`` cached ones: kvviz.hardware's paper-GPU
+    model (FLOPs of the model at the GPU's peak x the default MFU)."""
+    return hardware.prefill_seconds(hardware.model(model), hardware.Compute(hardware.gpu(gpu)), new_tokens,
+                                    cached_tokens)
 
 
-def prefill_seconds(n: np.ndarray, prefix: np.ndarray) -> np.ndarray:
-    """Mistral-7B prefill time of ``n`` new tokens after ``prefix`` cached ones, calibrated so the
-    whole 9,600-token context takes 1.51 s (an A40, lecture 9 exercise 3)."""
-    tokens, seconds = PREFILL_CALIBRATION
-    rate = _prefill_flops(np.array(tokens), np.array(0)) / seconds
-    return _prefill_flops(n, prefix) / rate
+def stream_cost(setup: StreamSetup, traces: int, policies: int, repeats: int = 1) -> budget.Cost:
+    """The work of streaming ``traces`` traces under ``policies`` policies (one of them the oracle),
+    ``repeats`` times (points of a sweep), estimated from the inputs before anything runs."""
+    cells = traces * setup.n_chunks * (ORACLE_GRID + 1) * (len(setup.levels) + 1)
+    seconds = repeats * (cells / ORACLE_CELLS_PER_S + traces * setup.n_chunks * policies / CHUNK_STEPS_PER_S)
+    return budget.Cost("streaming every policy", repeats * traces * setup.n_chunks * policies,
+                       "trace-chunk-policy steps", seconds, "the random traces (K) or the chunk count")
 
 
 # ----------------------------------------------------------------------------- bandwidth traces
@@ -250,8 +258,15 @@ def step_trace() -> Bandwidth:
     return Bandwidth("timed", np.array([gbps], float), np.array([times], float), "step 10 → 1 → 5 Gb/s")
 
 
+MAX_CSV_BYTES, MAX_CSV_ROWS, MAX_LINE_CHARS = 1 << 20, 100_000, 200
+MIN_GBPS, MAX_GBPS = 1e-3, 1e4         # 1 Mb/s to 10 Tb/s: beyond either end a "link" is a typo
+MAX_TIME_S = 86_400.0                  # a trace longer than a day cannot describe one request
+
+
 def load_bandwidth_csv(source: str | Path | bytes, name: str = "uploaded trace") -> Bandwidth:
-    """A ``time_s, gbps`` CSV (header optional): times strictly increasing, bandwidth > 0.
+    """A ``time_s, gbps`` CSV (header optional, ``#`` comments): times strictly increasing in
+    [0, 1 day], bandwidth in [1 Mb/s, 10 Tb/s]. Every problem is one ``InputError`` naming its line
+    and field.
 
     Before the first time the first value holds; after the last, the last value holds.
     """
@@ -259,16 +274,18 @@ def load_bandwidth_csv(source: str | Path | bytes, name: str = "uploaded trace")
         data = bytes(source)
     else:
         path = Path(source)
-        require(path.is_file(), f"no such bandwidth file: {path}")
-        require(path.stat().st_size <= MAX_CSV_BYTES, f"{path} is larger than {MAX_CSV_BYTES >> 20} MiB")
+        require(path.is_file(), f"no such bandwidth file: {path.name}", field="bandwidth")
+        require(path.stat().st_size <= MAX_CSV_BYTES, f"{path.name} is larger than {MAX_CSV_BYTES >> 20} MiB",
+                field="bandwidth")
         data, name = path.read_bytes(), path.name
-    require(len(data) <= MAX_CSV_BYTES, f"the bandwidth file is larger than {MAX_CSV_BYTES >> 20} MiB")
+    require(len(data) <= MAX_CSV_BYTES, f"the bandwidth file is larger than {MAX_CSV_BYTES >> 20} MiB",
+            field="bandwidth")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError("the bandwidth file is not UTF-8 text") from exc
-    times, gbps = _parse_rows(csv.reader(io.StringIO(text)))
-    require(len(times) > 0, "the bandwidth file has no data rows (expected 'time_s, gbps' lines)")
+        raise InputError("the bandwidth file is not UTF-8 text", field="bandwidth") from exc
+    times, gbps = _parse_rows(text.splitlines())
+    require(len(times) > 0, "the bandwidth file has no data rows (expected 'time_s, gbps' lines)", field="bandwidth")
     times = np.array(times) - times[0]
     return Bandwidth("timed", np.array([gbps]), times[None, :], name)
 
@@ -290,35 +307,49 @@ def make_bandwidth(kind: str, traces: int, chunks: int, persistence: float = 0.9
     return load_bandwidth_csv(csv, name)
 
 
-def _parse_rows(rows) -> tuple[list[float], list[float]]:
+def _parse_rows(lines: list[str]) -> tuple[list[float], list[float]]:
     times: list[float] = []
     gbps: list[float] = []
-    for line, row in enumerate(rows, start=1):
-        cells = [c.strip() for c in row]
+    for line, raw in enumerate(lines, start=1):
+        if len(raw) > MAX_LINE_CHARS:
+            raise InputError(f"the line is {len(raw):,} characters long; expected 'time_s, gbps'", line=line)
+        cells = [c.strip().strip('"').strip() for c in raw.split(",")]
         if not any(cells) or cells[0].startswith("#"):
             continue
-        if len(cells) < 2:
-            raise InputError("expected two columns, time_s and gbps", line=line)
-        try:
-            t, b = float(cells[0]), float(cells[1])
-        except ValueError:
-            if not times and line == 1:          # a header line
-                continue
-            raise InputError(f"not a number: {cells[0]!r}, {cells[1]!r}", line=line) from None
-        if not (math.isfinite(t) and math.isfinite(b)):
-            raise InputError("time and bandwidth must be finite numbers", line=line)
-        if t < 0:
-            raise InputError(f"time must be >= 0 s, got {t:g}", line=line, field="time_s")
-        if b <= 0:
-            raise InputError(f"bandwidth must be > 0 Gb/s, got {b:g}", line=line, field="gbps")
+        if len(cells) != 2:
+            raise InputError(f"expected two columns, time_s and gbps; got {len(cells)}", line=line)
+        if not times and line == 1 and not _is_number(cells[0]) and not _is_number(cells[1]):
+            continue                                  # a header line
+        t = _number(cells[0], line, "time_s", 0.0, MAX_TIME_S, "s")
+        b = _number(cells[1], line, "gbps", MIN_GBPS, MAX_GBPS, "Gb/s")
         if times and t <= times[-1]:
             raise InputError(f"times must increase: {t:g} s comes after {times[-1]:g} s", line=line,
                              field="time_s")
+        if len(times) == MAX_CSV_ROWS:
+            raise InputError(f"more than {MAX_CSV_ROWS:,} rows", line=line)
         times.append(t)
         gbps.append(b)
-        if len(times) > MAX_CSV_ROWS:
-            raise InputError(f"more than {MAX_CSV_ROWS:,} rows", line=line)
     return times, gbps
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _number(cell: str, line: int, field: str, low: float, high: float, unit: str) -> float:
+    """One cell as a finite number in ``[low, high]``, or an InputError naming the line and field."""
+    shown = cell if len(cell) <= 20 else cell[:20] + "…"
+    try:
+        value = float(cell)
+    except ValueError:
+        raise InputError(f"not a number: {shown!r}", line=line, field=field) from None
+    if not math.isfinite(value) or not low <= value <= high:
+        raise InputError(f"must be between {low:g} and {high:g} {unit}, got {shown}", line=line, field=field)
+    return value
 
 
 # ----------------------------------------------------------------------------- policies
@@ -413,12 +444,12 @@ def _paper_choice(setup: StreamSetup, i: int, t: np.ndarray, est: np.ndarray, bi
     """Least loss whose expected delay fits this chunk's share of the remaining SLO."""
     tokens = setup.tokens
     share = tokens[i] / tokens[i:].sum()
-    budget = (setup.slo_s - t) * share                                        # [K]
+    allowed_s = (setup.slo_s - t) * share                                        # [K]
     options = _adaptive_configs(setup)
     delay = bits[options][None, :] / (np.maximum(est, 1e-9)[:, None] * 1e9)  # [K, C]
     delay[:, options == setup.text_index] += recompute
-    fits = delay <= budget[:, None]
-    q = setup.quality[options]
+    fits = delay <= allowed_s[:, None]
+    q = setup.utility[options]
     score = np.where(fits, q[None, :], -np.inf)
     best = np.argmax(score - 1e-12 * delay, axis=1)                          # ties: the faster one
     fastest = np.argmin(delay, axis=1)
@@ -427,10 +458,10 @@ def _paper_choice(setup: StreamSetup, i: int, t: np.ndarray, est: np.ndarray, bi
 
 def _artifact_choice(setup: StreamSetup, now_gbps: np.ndarray, bits: np.ndarray) -> np.ndarray:
     """run_adaptation.py: the first level (best first) whose transfer fits SLO / n, else text."""
-    budget = setup.slo_s / setup.n_chunks
+    allowed_s = setup.slo_s / setup.n_chunks
     choice = np.full(now_gbps.shape, setup.text_index)
     for level in range(len(setup.levels)):                  # worst first, so the best fit wins
-        fits = bits[level] / (now_gbps * 1e9) < budget
+        fits = bits[level] / (now_gbps * 1e9) < allowed_s
         choice = np.where(fits, level, choice)
     return choice
 
@@ -458,8 +489,9 @@ class OraclePlan:
         return np.clip(g, 0, self.plan.shape[2] - 1).astype(np.int64)
 
 
-def _durations(setup: StreamSetup, bw: Bandwidth, i: int, start: np.ndarray, options: np.ndarray) -> list:
-    bits, recompute = setup.bits(), setup.recompute_s()
+def _durations(setup: StreamSetup, bw: Bandwidth, i: int, start: np.ndarray, options: np.ndarray,
+               bits: np.ndarray, recompute: np.ndarray) -> list:
+    """How long each option takes for chunk ``i`` begun at ``start`` (``bits``, ``recompute``: the setup's)."""
     return [bw.finish(i, start, bits[i, c]) - start + (recompute[i] if c == setup.text_index else 0.0)
             for c in options]
 
@@ -468,6 +500,7 @@ def oracle_plan(setup: StreamSetup, bw: Bandwidth, horizon: float | None = None)
     """Solve the oracle's programme. Durations are rounded *up* to the grid and start times
     conservatively, so every plan it returns is truly feasible; it is optimal to within the grid."""
     k, n, options = bw.traces, setup.n_chunks, _adaptive_configs(setup)
+    costs = setup.bits(), setup.recompute_s()
     remaining = bw.kind == "chunk"
     dt = (horizon or setup.slo_s) / ORACLE_GRID
     grid = np.arange(ORACLE_GRID + 1) * dt
@@ -479,16 +512,16 @@ def oracle_plan(setup: StreamSetup, bw: Bandwidth, horizon: float | None = None)
     for i in range(n - 1, -1, -1):
         cands = np.empty((len(options), k, ORACLE_GRID + 1))
         if remaining:
-            for j, d in enumerate(_durations(setup, bw, i, np.zeros(k), options)):
+            for j, d in enumerate(_durations(setup, bw, i, np.zeros(k), options, *costs)):
                 steps = np.ceil(d / dt - 1e-9).astype(np.int64)
                 idx = np.maximum(g[None, :] - steps[:, None] + 1, 0)
-                cands[j] = setup.quality[options[j]] * weight[i] + np.take_along_axis(value, idx, axis=1)
+                cands[j] = setup.utility[options[j]] * weight[i] + np.take_along_axis(value, idx, axis=1)
         else:
             start = np.broadcast_to(grid, (k, grid.size))
-            for j, d in enumerate(_durations(setup, bw, i, start, options)):
+            for j, d in enumerate(_durations(setup, bw, i, start, options, *costs)):
                 idx = np.ceil((start + d) / dt - 1e-9).astype(np.int64) + 1
                 idx = np.where(idx > ORACLE_GRID + 1, 0, idx)
-                cands[j] = setup.quality[options[j]] * weight[i] + np.take_along_axis(value, idx, axis=1)
+                cands[j] = setup.utility[options[j]] * weight[i] + np.take_along_axis(value, idx, axis=1)
         plan[i] = cands.argmax(axis=0)
         value = np.concatenate([np.full((k, 1), -np.inf), cands.max(axis=0)], axis=1)
     return OraclePlan(plan, value[:, 1:], dt, remaining)
@@ -499,12 +532,13 @@ def _oracle(setup: StreamSetup, bw: Bandwidth, solved: OraclePlan | None = None)
     finish is optimal then, since a later start never finishes earlier)."""
     solved = solved or oracle_plan(setup, bw)
     k, options = bw.traces, _adaptive_configs(setup)
+    costs = setup.bits(), setup.recompute_s()
     rows = np.arange(k)
     feasible = np.isfinite(solved.value[rows, solved.index(np.zeros(k), setup.slo_s)])
 
     def choose(i: int, t: np.ndarray, seen: np.ndarray):
         planned = options[solved.plan[i, rows, solved.index(t, setup.slo_s)]]
-        fastest = options[np.argmin(np.stack(_durations(setup, bw, i, t, options), axis=1), axis=1)]
+        fastest = options[np.argmin(np.stack(_durations(setup, bw, i, t, options, *costs), axis=1), axis=1)]
         return np.where(feasible, planned, fastest), None
 
     return _stream(setup, bw, "oracle", choose)
@@ -526,6 +560,7 @@ def timeline(setup: StreamSetup, run: Run, trace: int = 0) -> pd.DataFrame:
         "gbps_seen": run.seen_gbps[trace],
         "estimate_gbps": run.estimate_gbps[trace],
         "quality": setup.quality[run.config[trace]],
+        "kl": setup.kl[run.config[trace]],
     })
 
 
