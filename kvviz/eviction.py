@@ -28,6 +28,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from kvviz import compare_rows as cmp
 from kvviz.errors import InputError, require
 from kvviz.policies.arc import arc_hits
 from kvviz.policies.belady import belady_hits
@@ -405,12 +406,16 @@ MOONCAKE_TABLE1: dict[str, dict[float, float]] = {
 TABLE1_CAPACITIES: tuple[float, ...] = tuple(MOONCAKE_TABLE1["lru"])
 
 
-def paper_comparison(curve: pd.DataFrame) -> pd.DataFrame:
-    """Mooncake's Table 1 beside this trace's curve at the same capacities.
+TABLE1_TOLERANCE = 0.10    # Table 1 prints two decimals; a tenth of the paper's value is "the same shape"
 
-    ``curve`` must hold lru, lfu and length_aware at ``TABLE1_CAPACITIES``. One row per capacity:
-    ``quantity``, ``paper`` and ``this simulation`` (LRU / LFU / LengthAware), and the best of the
-    three in each.
+
+def paper_comparison(curve: pd.DataFrame) -> list[dict[str, str]]:
+    """Mooncake's Table 1 beside this trace's curve at the same capacities, with a status each.
+
+    ``curve`` must hold lru, lfu and length_aware at ``TABLE1_CAPACITIES``. One row per capacity
+    (``kvviz.compare_rows`` columns): the paper's and this trace's LRU / LFU / LengthAware hit
+    ratios and the best of the three in each; it *agrees* when all three are within
+    ``TABLE1_TOLERANCE`` of the paper's.
     """
     policies = tuple(MOONCAKE_TABLE1)
     at = curve.set_index(["policy", "capacity"])["hit_ratio"]
@@ -418,13 +423,12 @@ def paper_comparison(curve: pd.DataFrame) -> pd.DataFrame:
     for cap in TABLE1_CAPACITIES:
         paper = [MOONCAKE_TABLE1[p][cap] for p in policies]
         here = [float(at[(p, cap)]) for p in policies]
-        rows.append({
-            "quantity": f"hit ratio, {'∞' if cap == INFINITE else f'{int(cap):,}'} blocks (LRU / LFU / LengthAware)",
-            "paper": " / ".join(f"{v:.2f}" for v in paper),
-            "this simulation": " / ".join(f"{v:.2f}" for v in here),
-            "best: paper → here": f"{_best(policies, paper)} → {_best(policies, here)}",
-        })
-    return pd.DataFrame(rows)
+        rows.append(cmp.close(
+            f"hit ratio, {'∞' if cap == INFINITE else f'{int(cap):,}'} blocks (LRU / LFU / LengthAware)",
+            " / ".join(f"{v:.2f}" for v in paper) + f" (best: {_best(policies, paper)})",
+            " / ".join(f"{v:.2f}" for v in here) + f" (best: {_best(policies, here)})",
+            list(zip(paper, here)), TABLE1_TOLERANCE))
+    return rows
 
 
 def _best(policies: Sequence[str], values: Sequence[float]) -> str:

@@ -7,13 +7,15 @@ from kvviz.eviction import (
     BOUND, INFINITE, ONLINE, POLICIES, TABLE1_CAPACITIES, TIE, coarsen, curve_csv, curve_of, findings,
     log_capacities, paper_comparison, replay_of, simulate, sweep,
 )
-from kvviz.figures.eviction import curve_table, fig_hit_curve, fig_over_time, short_blocks
+from kvviz.figures.eviction import curve_table, fig_hit_curve, fig_over_time, sample_note, short_blocks
+from kvviz.shards import AUTO_ABOVE, MIN_SAMPLED_CAPACITY, chosen_rate, sampled_curve
 from kvviz.trace import MAX_REQUESTS, fingerprint
 from ui import frame
 from ui.traces import trace_picker
 
 LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]          # 1 … 5,000,000 blocks
 FACTORS = [1, 2, 4, 8]
+SAMPLING = ["auto", "exact", "10%", "1%"]
 
 
 frame.header("eviction", "How much KV reuse survives a finite cache: hit ratio against capacity for eight "
@@ -49,6 +51,9 @@ with st.sidebar:
     prefix = st.toggle("Prefix mode", key="eviction_prefix", bind="query-params",
                        help="Count a hit only while every earlier block of the request hit too.")
     paper = st.toggle("Show Mooncake Table 1", value=True, key="eviction_paper", bind="query-params")
+    sampling = st.segmented_control("Sampling", SAMPLING, default="auto", required=True, key="eviction_sample",
+                                    bind="query-params", help=f"SHARDS spatial sampling of the blocks; auto "
+                                    f"samples traces over {AUTO_ABOVE:,} accesses. LRU always stays exact.")
 
 
 @st.cache_resource(max_entries=4, ttl="1h", show_spinner="Preparing the block sequence…")
@@ -68,6 +73,12 @@ def over_time(key: str, policy: str, capacity: float, prefix: bool, _trace) -> p
     return simulate(prepared(key, _trace), policy, capacity).over_time(prefix=prefix)
 
 
+@st.cache_data(max_entries=16, ttl="1h", show_spinner="Replaying a SHARDS sample of the trace…")
+def sampled(key: str, policies: tuple, capacities: tuple, rate: float, _trace):
+    """Every policy on a ``rate`` sample, LRU exact (cached on the fingerprint and plain inputs)."""
+    return sampled_curve(_trace, policies, capacities, rate)
+
+
 def run_sweep(key: str, names: list[str], capacities: tuple, trace) -> pd.DataFrame:
     parts = frame.stepped(lambda name: f"Replaying the trace through {POLICIES[name].label}…", names,
                           lambda name: policy_sweep(key, name, capacities, trace))
@@ -80,8 +91,12 @@ with frame.user_errors():
     replay = prepared(key, cache_trace)
     top = max(int(low), min(int(high), replay.n_ids))     # a bigger cache than the trace's blocks never evicts
     capacities = log_capacities(int(low), top, int(points)) + (INFINITE,)
-    swept = run_sweep(key, [*policies, BOUND], capacities, cache_trace)
-curve = curve_of(swept, prefix)
+    rate = None if prefix else chosen_rate(sampling, replay.accesses)
+    if rate is None:
+        curve, note = curve_of(run_sweep(key, [*policies, BOUND], capacities, cache_trace), prefix), None
+    else:
+        estimate = sampled(key, (*policies, BOUND), capacities, rate, cache_trace)
+        curve, note = estimate.curve, sample_note(estimate.rate, estimate.lru_error)
 found = findings(curve, policies)
 
 capped = f" (capped at the {replay.n_ids:,} distinct blocks: a bigger cache never evicts)" if top < high else ""
@@ -90,7 +105,12 @@ st.caption(f"**{frame.plain(trace.name)}** · {replay.accesses:,} block accesses
 if "s3fifo" in policies and low < 20:
     st.caption("S3-FIFO caches nothing below 20 blocks: like libCacheSim, it never admits a block as large "
                "as its 10% small queue.")
-frame.figure(fig_hit_curve(curve, prefix=prefix, paper=paper, block_tokens=cache_trace.block_size),
+if note:
+    st.caption(f"{note}. Open markers: capacities under {MIN_SAMPLED_CAPACITY} sampled blocks, where the estimate "
+               "is unreliable. docs/eviction.md lists each policy's measured error.")
+elif prefix and sampling != "exact":
+    st.caption("Prefix mode needs every block of a request, so the curve is exact.")
+frame.figure(fig_hit_curve(curve, prefix=prefix, paper=paper, block_tokens=cache_trace.block_size, sample=note),
              key="eviction_curve")
 
 finite = [c for c in capacities if c != INFINITE]

@@ -5,11 +5,13 @@ from dataclasses import asdict, replace
 import streamlit as st
 
 from kvviz.figures.radix import totals_figure, tree_figure
-from kvviz.hiradix import WRITE_POLICIES
+from kvviz import compare_rows as cmp
+from kvviz.hiradix import LOAD_BACK_THRESHOLD, WRITE_POLICIES
 from kvviz.radix import POLICIES
+from kvviz.strata_sched import DEFAULT_THRESHOLD
 from kvviz.radix_scenarios import (PRESETS, ReplayConfig, eviction_steps, parse_text, repeat_prompt_hit, replay,
                                    script_from_trace, to_text, totals_frame)
-from ui import frame
+from ui import frame, keys
 from ui.traces import session_trace
 
 frame.header("radix", "How a prefix cache fills, splits, evicts, spills to CPU memory and comes back — one "
@@ -126,6 +128,8 @@ if "radix_step" not in st.session_state:   # the step a shared link points at (t
 if st.session_state.pop("radix_restart", False):
     st.session_state["radix_step"] = 0
 st.session_state["radix_step"] = min(st.session_state["radix_step"], last)
+keys.autoplay("radix_step", rep.n_steps)   # Play, and ← → for the ◀ ▶ buttons below
+keys.keyboard_steps("◀", "▶")
 
 
 def show_step(step: int) -> None:
@@ -203,20 +207,24 @@ frame.what_to_notice([
     f"and {off_or_on:,} with it {'off' if strata else 'on'}.",
 ])
 
-rows = [dict(quantity="Cached tokens for an identical prompt, page 128 (256 / 257 tokens)",
-             paper="128 / 256 (SGLang issue #27206)",
-             **{"this simulation": f"{repeat_prompt_hit(256, 128)} / {repeat_prompt_hit(257, 128)}"})]
+hits = (repeat_prompt_hit(256, 128), repeat_prompt_hit(257, 128))
+rows = [cmp.close("Cached tokens for an identical prompt, page 128 (256 / 257 tokens)",
+                  "128 / 256 (SGLang issue #27206)", f"{hits[0]} / {hits[1]}", [(128, hits[0]), (256, hits[1])], 0.0)]
 if source == "Preset" and preset is PRESETS["sglang9"]:
-    paper_steps = ", ".join(f"({k + 1})" for k in eviction_steps(rep)) or "none"
-    rows.append(dict(quantity="Steps of the SGLang paper's Fig. 3 that evict", paper="(5), (8), (9)",
-                     **{"this simulation": f"{paper_steps} (these settings; the figure's numbering)"}))
+    evicting = [k + 1 for k in eviction_steps(rep)]
+    rows.append(cmp.check("Steps of the SGLang paper's Fig. 3 that evict", "(5), (8), (9)",
+                          f"{', '.join(f'({k})' for k in evicting) or 'none'} (these settings; the figure's numbering)",
+                          evicting == [5, 8, 9], "the same steps evict"))
+here = int(rep.steps.iloc[-1].redundant)
+with_on, with_off = (here, int(off_or_on)) if strata else (int(off_or_on), here)
 frame.paper_vs_sim(rows + [
-    dict(quantity="Strata delay-hit threshold (in-flight tokens)", paper="more than 100 (§4.3.1)",
-         **{"this simulation": f"more than {threshold}" if strata else "deferral off"}),
-    dict(quantity="HiCache load-back floor", paper="10 tokens (hiradix_cache.py)", **{"this simulation": "10 tokens"}),
-    dict(quantity="Delay-hit fix, min-distance workload", paper="+42% throughput (Strata §5.3.3)",
-         **{"this simulation": f"redundant prefill {max(rep.steps.iloc[-1].redundant, off_or_on):,} → "
-                               f"{min(rep.steps.iloc[-1].redundant, off_or_on):,} tokens"}),
+    cmp.given("Strata delay-hit threshold (in-flight tokens)", f"more than {DEFAULT_THRESHOLD} (§4.3.1)",
+              f"more than {threshold}" if strata else "deferral off", "the threshold control"),
+    cmp.given("HiCache load-back floor", f"{LOAD_BACK_THRESHOLD} tokens (hiradix_cache.py)",
+              f"{LOAD_BACK_THRESHOLD} tokens", "kvviz.hiradix.LOAD_BACK_THRESHOLD, read from SGLang's source"),
+    cmp.check("Delay-hit fix, min-distance workload", "+42% throughput (Strata §5.3.3)",
+              f"redundant prefill {with_off:,} → {with_on:,} tokens (off → on)", with_on < with_off or with_off == 0,
+              "deferral leaves less redundant prefill than no deferral (tokens, not throughput)"),
 ], note="The paper figure has no token counts or memory size, so which steps evict depends on the capacity "
         "you choose; its numbering starts at (1) = the empty tree, this page's at step 0. Strata reports "
         "throughput on GPUs; this page counts tokens, so it shows the mechanism, not the speed-up. The "

@@ -22,7 +22,7 @@ def test_default_view_draws_both_figures_the_table_and_the_teaching_sections():
     headers = [h.value for h in at.subheader]
     assert "What to notice" in headers and "What the paper reports vs this simulation" in headers
     paper = at.table[-1].value
-    assert paper["paper"].iloc[0] == "0.30 / 0.30 / 0.30"
+    assert paper["paper"].iloc[0] == "0.30 / 0.30 / 0.30 (best: tie)" and set(paper["status"]) <= {"agrees", "differs"}
     assert any("23,608 requests" in m.value for m in at.markdown)
     assert at.get("download_button")
 
@@ -103,3 +103,13 @@ def test_a_one_point_range_below_or_above_the_trace_opens_clean():
         at = open_page("eviction", {**SMALL, "eviction_range": ends})
         assert_clean(at)
         assert len(_curve_table(at)) == 2                 # the one capacity and ∞
+
+
+def test_a_sampled_curve_says_its_rate_and_measured_error():
+    at = open_page("eviction", {**SMALL, "eviction_sample": "10%", "eviction_policies": ["FIFO", "LRU"]})
+    assert_clean(at)
+    assert at.segmented_control(key="eviction_sample").value == "10%"
+    note = next(c.value for c in at.caption if "SHARDS sample" in c.value)
+    assert "10.00% of the blocks" in note and "sampled LRU was off by at most" in note
+    table = _curve_table(at)
+    assert list(table.columns)[1:] == ["LRU", "FIFO", "Belady (OPT)"]

@@ -12,11 +12,10 @@ from kvviz.shards import (
 )
 from kvviz.workload import WorkloadConfig, generate
 
-# Each policy's largest error (sampled, corrected by LRU, minus exact) measured at a 1% rate on the
-# accuracy trace below, rounded up: docs/eviction.md carries the same table. SIEVE, LFU and
-# LengthAware do not shrink faithfully (their kept-or-not decisions depend on absolute timing).
-TOLERANCE = {"lru": 0.0, "fifo": 0.01, "arc": 0.01, "s3fifo": 0.01, "belady": 0.01,
-             "lfu": 0.02, "length_aware": 0.02, "sieve": 0.12}
+# Each policy's largest error (sampled, corrected by LRU, minus exact) allowed at a 1% rate on the
+# accuracy trace below; docs/eviction.md carries the measured table. SIEVE does not shrink
+# faithfully (its sampled curve runs 0.04-0.11 high on this family of traces).
+TOLERANCE = {**dict.fromkeys(POLICIES, 0.01), "lru": 0.0, "sieve": 0.12}
 ACCURACY_TRACE = WorkloadConfig(requests=80_000, seed=3, documents=5_000, doc_zipf=0.6, doc_tokens=20_000,
                                 chat_first_tokens=10_000)
 CAPACITIES = (20_000, 50_000, 100_000, 200_000, INFINITE)   # x 1% = 200 .. 2,000 sampled blocks
@@ -69,7 +68,7 @@ def test_sample_setting():
 
 def test_one_percent_sample_of_a_million_accesses():
     trace = generate(ACCURACY_TRACE)
-    assert len(trace.blocks) >= 1_000_000
+    assert len(trace.blocks) >= 2_000_000
     exact = hit_curve(trace, list(POLICIES), CAPACITIES).set_index(["policy", "capacity"])["hit_ratio"]
     result = sampled_curve(trace, list(POLICIES), CAPACITIES, 0.01)
     assert result.rate == 0.01 and 0.008 < result.sampled_accesses / result.accesses < 0.012

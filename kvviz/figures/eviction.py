@@ -27,10 +27,19 @@ def _label(policy: str) -> str:
     return POLICIES[policy].label
 
 
+def sample_note(rate: float, lru_error: float | None) -> str:
+    """What a sampled curve is, in one line: the rate and the error measured on LRU."""
+    measured = (f"; sampled LRU was off by at most {lru_error:.3f}, which corrects the others"
+                if lru_error is not None else "")
+    return f"SHARDS sample of {rate:.2%} of the blocks, LRU exact{measured}"
+
+
 def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = False,
-                  block_tokens: int | None = None) -> go.Figure:
+                  block_tokens: int | None = None, sample: str | None = None) -> go.Figure:
     """Hit ratio against capacity (log x), one line per policy, Belady dashed as the bound and the
-    infinite cache as the ceiling; with ``paper`` Mooncake v3 Table 1's points as open markers."""
+    infinite cache as the ceiling; with ``paper`` Mooncake v3 Table 1's points as open markers.
+    ``sample`` (``sample_note``) marks a sampled curve in the title; capacities the sample cannot
+    represent (a ``represented`` column) are drawn as open markers."""
     finite = curve[np.isfinite(curve["capacity"])]
     fig = go.Figure()
     order = [p for p in POLICIES if p in set(curve["policy"]) and p != BOUND] + \
@@ -38,8 +47,10 @@ def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = Fa
     for policy in order:
         rows = finite[finite["policy"] == policy].sort_values("capacity")
         bound = policy == BOUND
+        shown = rows["represented"] if "represented" in rows else np.ones(len(rows), dtype=bool)
         fig.add_scatter(x=rows["capacity"], y=rows["hit_ratio"], mode="lines" if bound else "lines+markers",
                         name=_label(policy), line=dict(color=policy_color(policy), dash=DASH.get(policy)),
+                        marker=dict(symbol=np.where(shown, "circle", "circle-open")),
                         customdata=np.c_[rows["hits"], rows["accesses"]],
                         hovertemplate=f"{_label(policy)}<br>%{{x:,}} blocks: %{{y:.3f}}"
                                       "<br>%{customdata[0]:,} of %{customdata[1]:,} accesses<extra></extra>")
@@ -60,7 +71,8 @@ def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = Fa
                           if finite["capacity"].min() <= c <= finite["capacity"].max())])
     fig.update_yaxes(title_text="prefix hit ratio" if prefix else "block hit ratio", range=[0, min(1.0, top * 1.12)],
                      tickformat=".2f")
-    fig.update_layout(title="Hit ratio against cache capacity", height=480, hovermode="closest",
+    title = "Hit ratio against cache capacity" + (f"<br><sup>{sample}</sup>" if sample else "")
+    fig.update_layout(title=title, height=480, hovermode="closest",
                       legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02))
     return fig
 
