@@ -6,9 +6,9 @@ import streamlit as st
 from kvviz.figures.trace import fig_arrivals, fig_popularity, fig_reuse_distances
 from kvviz.reuse import stack_distances
 from kvviz.stats import block_counts, compare_with_paper, trace_stats
-from kvviz.trace import DEFAULT_BLOCK_SIZE, MAX_REQUESTS, Trace
+from kvviz.traces import UPLOAD_LIMIT_MIB, Trace
 from ui import frame
-from ui.traces import HASH_TRACE, trace_picker
+from ui.traces import HASH_TRACE, keep_in_library_button, trace_picker
 
 frame.header("trace", "How a serving workload reuses KV: who arrives when, how long the prompts are, "
                       "and how often each 512-token block comes back.")
@@ -23,10 +23,11 @@ frame.explain(
 trace = trace_picker("trace", keep=True)
 if trace is None:
     st.info(
-        f"Upload a trace: Mooncake JSONL (`timestamp`, `input_length`, `output_length`, `hash_ids`), the "
-        f"same columns as CSV (`hash_ids` space-separated), or a CSV with arrival time, prompt and decode "
-        f"tokens only (vidur/splitwise style). Up to {MAX_REQUESTS:,} requests; block size "
-        f"{DEFAULT_BLOCK_SIZE} tokens unless you change it.", icon=":material/upload_file:")
+        f"Upload a trace: Mooncake JSONL (`timestamp` in ms, `input_length`, `output_length`, `hash_ids` of "
+        f"512-token blocks), Qwen-Bailian JSONL (seconds, 16-token blocks), or CSV — Mooncake's columns, or an "
+        f"arrival, prompt and output column by the names vidur, splitwise, Azure and BurstGPT use. Plain, .gz "
+        f"or .zst, up to {UPLOAD_LIMIT_MIB} MiB as uploaded. *How to read the file* sets the format, block "
+        f"size and time unit when the defaults do not fit.", icon=":material/upload_file:")
     st.stop()
 
 
@@ -38,6 +39,10 @@ def reuse_of(trace: Trace):
 
 stats = trace_stats(trace)
 st.caption(f"**{frame.plain(trace.name)}** · block size {trace.block_size} tokens")
+if trace.how_read:
+    with st.expander("How the file was read"):
+        st.markdown("\n".join(f"- {frame.plain(note, 500)}" for note in trace.how_read))
+keep_in_library_button("trace")
 with st.container(horizontal=True):
     st.metric("Requests", f"{stats.requests:,}", border=True)
     st.metric("Time span", f"{stats.time_span_s:,.0f} s", border=True)

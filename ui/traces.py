@@ -1,45 +1,78 @@
 """Where a page gets its trace: the session's trace, the synthetic generator, the bundled example,
-or an upload. Parsing and generation are cached on their inputs (file bytes, never the upload
-object), and an upload stays in the uploader's session.
+the trace library, or an upload.
+
+Parsed traces are cached as shared resources (bounded, with a ttl) keyed on the file's content
+hash, so an upload is held once as bytes (in the uploader's session) and once parsed, never
+copied per cache hit. An upload stays in its session unless the viewer keeps it in the library
+("Keep in the trace library"); a library trace is named in the URL by its id, so a copied link
+opens the same trace in any browser.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import fields
-from pathlib import Path
+from pathlib import PurePath
 
 import streamlit as st
 
-from kvviz.trace import DEFAULT_BLOCK_SIZE, MAX_BYTES, MAX_REQUESTS, Trace, fingerprint, load_trace
+from kvviz.errors import InputError
+from kvviz.traces import UPLOAD_LIMIT_MIB, UPLOADS, Format, ReadOptions, TimeUnit, Trace, fingerprint, load_trace
+from kvviz.traces import library
 from kvviz.workload import WorkloadConfig, generate
 from ui.frame import plain, user_errors
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "assets" / "example_trace.jsonl"
+EXAMPLE = PurePath(__file__).parents[1] / "assets" / "example_trace.jsonl"
 SESSION_KEY = "kvviz_trace_spec"
 HASH_TRACE = {Trace: fingerprint}
 """``hash_funcs`` for ``st.cache_data`` functions that take a Trace: key them on its content."""
-SOURCES = ("Session trace", "Synthetic", "Example", "Upload")
+SOURCES = ("Session trace", "Synthetic", "Example", "Library", "Upload")
+FORMAT_DEFAULT = "the format's"
+UPLOAD_TYPES = ["jsonl", "json", "csv", "txt", "gz", "zst"]
+CACHE = {"max_entries": 4, "ttl": 3600}
 
 
-@st.cache_data(max_entries=8, ttl="1h", show_spinner="Parsing the trace…")
-def parse_trace(data: bytes, block_size: int, name: str) -> Trace:
-    """Parse trace bytes (cached on the bytes themselves)."""
-    return load_trace(data, block_size, name=name)
+@st.cache_resource(**CACHE, show_spinner="Parsing the trace…")
+def _parsed(digest: str, name: str, options: tuple, _data: bytes) -> Trace:
+    """Parse an upload once per (content, reading options); ``_data`` is not hashed (``digest`` is)."""
+    return load_trace(_data, name=name, options=_options(options), limits=UPLOADS)
 
 
-@st.cache_data(max_entries=16, ttl="1h", show_spinner="Generating the synthetic workload…")
+@st.cache_resource(max_entries=8, ttl=3600, show_spinner="Opening the library trace…")
+def _library_trace(entry_id: str) -> Trace:
+    return library.open_entry(entry_id)
+
+
+@st.cache_resource(max_entries=1, ttl=3600)
+def _example() -> Trace:
+    return load_trace(str(EXAMPLE), name="example trace")
+
+
+@st.cache_data(max_entries=16, ttl=3600, show_spinner="Generating the synthetic workload…")
 def synthetic_trace(**knobs) -> Trace:
     """Generate a synthetic trace (cached on the generator's knobs)."""
     return generate(WorkloadConfig(**knobs))
 
 
+def _options(key: tuple) -> ReadOptions:
+    fmt, block_size, unit, skip, rechain = key
+    return ReadOptions(format=Format(fmt) if fmt else None, block_size=block_size,
+                       time_unit=TimeUnit(unit) if unit else None, skip_bad_rows=skip, rechain=rechain)
+
+
 def trace_from_spec(spec: dict) -> Trace:
     """Rebuild a trace from the small description kept in the session."""
-    if spec["kind"] == "synthetic":
+    kind = spec["kind"]
+    if kind == "synthetic":
         return synthetic_trace(**spec["knobs"])
-    if spec["kind"] == "example":
-        return parse_trace(EXAMPLE.read_bytes(), DEFAULT_BLOCK_SIZE, "example trace")
-    return parse_trace(spec["data"], spec["block_size"], spec["name"])
+    if kind == "example":
+        return _example()
+    if kind == "library":
+        return _library_trace(spec["id"])
+    data = spec["data"]
+    digest = spec.get("digest") or hashlib.blake2b(data, digest_size=16).hexdigest()
+    options = spec.get("options") or (None, spec.get("block_size"), None, False, None)
+    return _parsed(digest, spec.get("name", "uploaded trace"), tuple(options), data)
 
 
 def session_trace() -> Trace | None:
@@ -71,22 +104,59 @@ def _synthetic_knobs(prefix: str) -> dict:
     return {**{f.name: getattr(d, f.name) for f in fields(d)}, **knobs}
 
 
+def _library(prefix: str) -> dict | None:
+    entries = {e.id: e for e in library.entries()}
+    if not entries:
+        st.caption("The trace library is empty. Import a trace with `python -m kvviz import FILE`, or upload "
+                   "one and keep it in the library.")
+        return None
+    eid = st.selectbox("Library trace", list(entries), key=f"{prefix}_library",
+                       format_func=lambda i: entries[i].label() if i in entries else i, **KEEP)
+    return {"kind": "library", "id": eid} if eid in entries else None
+
+
+def _reading_controls(prefix: str) -> tuple:
+    """How to read an upload: format, block size, time unit, bad rows, re-chaining (all in the URL)."""
+    with st.expander("How to read the file"):
+        fmt = st.selectbox("Format", ("detect",) + tuple(f.value for f in Format), key=f"{prefix}_format", **KEEP,
+                           help="mooncake: FAST'25 JSONL; qwen: Qwen-Bailian JSONL (ATC'25); csv: by column names")
+        block_size = st.number_input("Block size (tokens per hash id)", 1, 1 << 20, None, key=f"{prefix}_block_size",
+                                     placeholder="the format's (Mooncake 512, Qwen 16)", **KEEP)
+        unit = st.segmented_control("Time unit", (FORMAT_DEFAULT, "ms", "s", "us"), default=FORMAT_DEFAULT,
+                                    required=True, key=f"{prefix}_time_unit", **KEEP,
+                                    help="The unit of the arrival numbers; the page says what it assumed.")
+        skip = st.toggle("Skip bad rows", False, key=f"{prefix}_skip_bad", **KEEP,
+                         help="Load the good rows and report how many were left out, by reason.")
+        rechain = st.toggle("Re-chain per-block ids", True, key=f"{prefix}_rechain", **KEEP,
+                            help="Qwen-Bailian hashes each block on its own; re-chaining makes equal ids mean "
+                                 "equal prefixes (other formats are chained already).")
+    return (None if fmt == "detect" else fmt, int(block_size) if block_size else None,
+            None if unit == FORMAT_DEFAULT else unit, bool(skip), None if rechain else False)
+
+
 def _upload(prefix: str) -> dict | None:
-    block_size = st.number_input("Block size (tokens per hash id)", 1, 1 << 20, DEFAULT_BLOCK_SIZE,
-                                 key=f"{prefix}_block_size", persist_state="session")
+    options = _reading_controls(prefix)
     file = st.file_uploader(
-        "Trace file (Mooncake JSONL or CSV)", type=["jsonl", "json", "csv", "txt"], key=f"{prefix}_upload",
-        max_upload_size=MAX_BYTES // 2**20,
-        help=f"Up to {MAX_BYTES // 2**20} MiB and {MAX_REQUESTS:,} requests. Parsed as data only; "
-             "it stays in your session.")
+        "Trace file (Mooncake or Qwen-Bailian JSONL, CSV; plain, .gz or .zst)", type=UPLOAD_TYPES,
+        key=f"{prefix}_upload", max_upload_size=UPLOAD_LIMIT_MIB,
+        help=f"Up to {UPLOAD_LIMIT_MIB} MiB as uploaded (a compressed file counts compressed). Parsed as data "
+             "only; it stays in your session unless you keep it in the library.")
     if file is None:
         # Widgets forget a file when you leave the page; the session still has the last upload.
         earlier = st.session_state.get(SESSION_KEY)
         if earlier and earlier["kind"] == "upload":
             st.caption("Showing the trace you uploaded earlier in this session.")
-            return {**earlier, "block_size": int(block_size)}
+            return {**earlier, "options": options}
         return None
-    return {"kind": "upload", "data": file.getvalue(), "block_size": int(block_size), "name": "uploaded trace"}
+    data = file.getvalue()
+    return {"kind": "upload", "data": data, "digest": hashlib.blake2b(data, digest_size=16).hexdigest(),
+            "name": upload_name(file.name), "options": options}
+
+
+def upload_name(filename: str) -> str:
+    """A display name from an uploaded file's name: its last component, cut short (never a path)."""
+    base = PurePath(str(filename).replace("\\", "/")).name.strip() or "uploaded trace"
+    return base[:80]
 
 
 def trace_picker(prefix: str, *, keep: bool = False) -> Trace | None:
@@ -107,6 +177,8 @@ def trace_picker(prefix: str, *, keep: bool = False) -> Trace | None:
             spec = {"kind": "synthetic", "knobs": _synthetic_knobs(prefix)}
         elif source == "Example":
             spec = {"kind": "example"}
+        elif source == "Library":
+            spec = _library(prefix)
         else:
             spec = _upload(prefix)
     if spec is None:
@@ -119,3 +191,27 @@ def trace_picker(prefix: str, *, keep: bool = False) -> Trace | None:
         st.warning(plain(warning, 500))
     return trace
 
+
+def keep_in_library_button(prefix: str) -> None:
+    """For an upload: one button that stores it in the library (sharing it) and switches the
+    picker to it, so the URL names it by id."""
+    if error := st.session_state.pop(f"{prefix}_keep_error", None):
+        st.error(plain(error), icon=":material/error:")
+    spec = st.session_state.get(SESSION_KEY)
+    if not spec or spec["kind"] != "upload":
+        return
+    st.button("Keep in the trace library", key=f"{prefix}_keep", icon=":material/bookmark_add:",
+              on_click=_keep, args=(prefix, spec),
+              help="Stores this trace on the server so that a copied link opens it for anyone; "
+                   "otherwise an upload stays in your session only.")
+
+
+def _keep(prefix: str, spec: dict) -> None:
+    try:
+        entry = library.store(trace_from_spec(spec), spec.get("name"))
+    except (InputError, OSError) as exc:
+        st.session_state[f"{prefix}_keep_error"] = str(exc)[:300]
+        return
+    st.session_state[f"{prefix}_source"] = "Library"
+    st.session_state[f"{prefix}_library"] = entry.id
+    st.session_state[SESSION_KEY] = {"kind": "library", "id": entry.id}
