@@ -82,7 +82,8 @@ def overload_view() -> None:
         if source == "Poisson":
             spec, seeds = ("poisson", float(load), minutes * 60.0, int(mean_in), int(mean_out)), \
                 tuple(range(int(seed), int(seed) + n_seeds))
-            n, span = overload.poisson_rate(config, load, int(mean_in), int(mean_out)) * minutes * 60.0, minutes * 60.0
+            span = minutes * 60.0
+            n = overload.poisson_rate(config, load, int(mean_in), int(mean_out)) * span
         else:
             if trace is None:
                 st.info("Upload a trace (timestamps and lengths are enough for this view).")
@@ -139,7 +140,8 @@ def overload_view() -> None:
         f"notes' own simulation. **This run {'reproduces' if fewer else 'does not reproduce'} Table 3's fewer "
         f"rejections** (early rejection: {t.loc['early', 'rejected']:,.0f} rejected against baseline's "
         f"{t.loc['baseline', 'rejected']:,.0f}). With the defaults early rejection cuts the waste but completes "
-        "slightly fewer requests than baseline, as the lecture notes also found (3–7% fewer). Baseline always has a prefilled request ready to fill a decode slot, so decode never idles; "
+        "slightly fewer requests than baseline, as the lecture notes also found (3–7% fewer). Baseline always has a "
+        "prefilled request ready to fill a decode slot, so decode never idles; "
         "early rejection sometimes refuses a request that would have found a slot. Here an admitted request always "
         "meets its TTFT (the prediction is exact), so wasted prefill is not contagious; in a real cluster it "
         "delays other requests past their SLO, which is where the paper's gain plausibly comes from."))
@@ -157,12 +159,13 @@ def scheduling_view() -> None:
         st.stop()
     with st.sidebar:
         st.header("Prefill pool")
-        d = conductor.ConductorConfig()
+        d, model = conductor.ConductorConfig(), conductor.CLUSTER_MODEL
+        block_mib = trace.block_size * model.kv_bytes_per_token / 2**20
         cfg = dict(
             instances=st.slider("Prefill instances", 1, 32, d.instances, key="cluster_instances", bind="query-params"),
             cache_blocks=st.number_input("Local cache per instance (blocks)", 1, 1_000_000, d.cache_blocks, 500,
                                          key="cluster_cache", bind="query-params",
-                                         help="A 512-token block of a 70B model is 160 MiB: 6,000 blocks ≈ 1 TB."),
+                                         help=f"A {trace.block_size}-token block of {model.name} is {block_mib:,.0f} MiB."),
             balancing_threshold=st.slider("Balancing threshold (prefix ratio)", 1.0, 4.0, d.balancing_threshold,
                                           0.05, key="cluster_balance", bind="query-params"),
             bandwidth_gbps=st.select_slider("Fetch bandwidth (Gb/s)", [1, 3, 10, 25, 100, 200, 400, 800],
@@ -176,11 +179,12 @@ def scheduling_view() -> None:
         frame.confirm_cost(conductor.cost(trace, config, len(conductor.SCHEDULERS)), "cluster_schedule")
         results, offered = run_schedulers(trace, config)
     frame.explain(
-        "Each prefill instance keeps an LRU cache of 512-token KV blocks named by chained hashes, so a request's "
-        "reusable prefix there is its run of leading block ids found in that cache. **Algorithm 1** costs every "
-        "instance: if the longest prefix anywhere is at least *threshold* × its own, TTFT = transfer + queue + "
+        f"Each prefill instance keeps an LRU cache of {trace.block_size}-token KV blocks named by chained hashes, "
+        "so a request's reusable prefix there is its run of leading block ids found in that cache. "
+        "**Algorithm 1** costs every instance: if the longest prefix anywhere is at least *threshold* × its own, TTFT = transfer + queue + "
         "prefill of the rest of the prompt; otherwise queue + prefill from its own prefix. The smallest TTFT wins "
-        "and fetched blocks stay there.")
+        "and fetched blocks stay there. KV exists only once the prefill computing it ends: until then a fetch "
+        "waits for it, or the instance recomputes if that is sooner.")
     st.caption(f"**{frame.plain(trace.name)}**: {trace.n_requests:,} requests; prefill work without reuse is "
                f"{offered:.0%} of the pool's capacity at this speed-up.")
     frame.figure(fig_fig8(results), key="cluster_fig8")

@@ -7,6 +7,7 @@ import json
 from tests.conftest import assert_clean, open_page
 
 FAST = {"cluster_minutes": "5", "cluster_seeds": "1"}
+UPLOAD = {**FAST, "cluster_arrivals": "Trace replay", "cluster_source": "Upload"}
 
 
 def _titles(at) -> list[str]:
@@ -22,7 +23,8 @@ def test_overload_view_renders_every_section():
                                             "Wasted prefill"]
     assert "Early rejection: load and admissions over time (10-s windows)" in _titles(at)
     paper = at.table[-1].value
-    assert "4,183" in paper["paper"].tolist()
+    assert any("4,183" in p for p in paper["paper"].tolist())
+    assert set(paper["status"]) <= {"agrees", "differs", "input", "calibrated"}
     assert any("What to notice" in s.value for s in at.subheader)
 
 
@@ -75,3 +77,46 @@ def test_a_bad_upload_shows_the_line_that_is_wrong():
                                                  "application/json").run()
     assert_clean(at)
     assert at.error and "line 1" in at.error[0].value
+
+
+def test_an_expensive_link_shows_the_estimate_and_waits_for_a_click():
+    at = open_page("cluster", {"cluster_minutes": "60", "cluster_load": "4", "cluster_seeds": "5"})
+    assert_clean(at)
+    assert at.info and "expensive" in at.info[0].value
+    assert not at.get("plotly_chart")
+    assert at.button(key="cluster_overload_confirm").label == "Run it"
+    # A plain button's click is lost in AppTest (every AppTest run restarts through ensure_navigation's
+    # rerun); confirm the way the click does, by remembering this cost in the session.
+    from kvviz import overload
+    config = overload.ClusterConfig()
+    cost = overload.cost(overload.poisson_rate(config, 4.0) * 3600.0, 3600.0, config, 20)
+    at.session_state["kvviz_confirmed_costs"] = {f"cluster_overload:{cost}"}
+    at.run(timeout=180)
+    assert_clean(at)
+    assert not at.info and len(at.get("plotly_chart")) == 3
+
+
+def test_two_requests_thirty_days_apart_replay_at_once():
+    at = open_page("cluster", UPLOAD)
+    trace = b'{"timestamp": 0, "input_length": 8000, "output_length": 100}\n' \
+            b'{"timestamp": 2592000000, "input_length": 8000, "output_length": 100}\n'
+    at.file_uploader(key="cluster_upload").upload("t.jsonl", trace, "application/json").run(timeout=20)
+    assert_clean(at)
+    assert not at.error
+    assert len(at.get("plotly_chart")) == 3
+
+
+def test_the_seed_controls_have_distinct_keys():
+    at = open_page("cluster", {**UPLOAD, "cluster_source": "Synthetic"})
+    assert_clean(at)
+    assert at.number_input(key="cluster_seed").label == "Seed"              # the synthetic trace's
+    at = open_page("cluster", FAST)
+    assert at.number_input(key="cluster_first_seed").label == "First seed"  # the Poisson runs'
+
+
+def test_a_tiny_date_time_csv_spanning_centuries_is_refused_with_a_message():
+    at = open_page("cluster", UPLOAD)
+    csv = b"TIMESTAMP,ContextTokens,GeneratedTokens\n1700-01-01 00:00:00,100,10\n2200-01-01 00:00:00,100,10\n"
+    at.file_uploader(key="cluster_upload").upload("t.csv", csv, "text/csv").run(timeout=20)
+    assert_clean(at)
+    assert at.error and "ten years" in at.error[0].value
