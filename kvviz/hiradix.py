@@ -14,7 +14,8 @@ Follows ``python/sglang/srt/mem_cache/hiradix_cache.py`` and the HiCache design 
 - ``init_load_back`` reloads a whole H chain (all or nothing), skipped under 10 tokens.
 
 Transfers stay pending until ``ack()`` (SGLang's ``check_hicache_events`` in the next scheduler
-step; spec §5). Strata's in-flight nodes (spec §4.2) are inherited from ``kvviz.radix``.
+step; spec §5). Strata's in-flight nodes (spec §4.2) are added by
+``kvviz.strata_radix.StrataHiRadixCache``.
 """
 
 from __future__ import annotations
@@ -122,8 +123,7 @@ class HiRadixCache(RadixCache):
         node, i, total = self.root, 0, 0
         for child, i, n in self._descend(tokens, extra, self._stamp):
             child.priority = max(child.priority, priority)
-            if child.in_flight:
-                self._materialise(child, values[i:i + n])
+            if self._materialised(child, values[i:i + n]):
                 self._inc_hit_count(child, chunked)
             elif child.evicted:
                 child.value = values[i:i + n]

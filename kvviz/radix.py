@@ -16,9 +16,9 @@ Modelling conventions (spec §5): a logical clock ``(k, s)`` — every public op
 ``k``; nodes touched by it get ``(k, 0)`` and nodes it creates get ``(k, s)`` with ``s`` rising —
 and ties between equal policy keys fall to the older access, then the lower node id.
 
-The tree also holds Strata's temporary **in-flight** nodes (spec §4.2): spans being computed for
-an admitted request. They have no KV (no device or host value), are never evicted, are not counted
-in any size, and a match reports the tokens it runs over on them as ``in_flight_len``.
+Strata's temporary **in-flight** nodes (spec §4.2) are not SGLang's: they live in
+``kvviz.strata_radix``, a subclass beside Strata's deferral rule, which fills the hooks left here
+(``_materialised``, ``_in_flight_run``, ``_split_off``). An SGLang node is never in flight.
 """
 
 from __future__ import annotations
@@ -62,7 +62,11 @@ class TreeNode:
     """One node of the tree: ``key`` is the token run on the edge into it (SGLang's TreeNode)."""
 
     __slots__ = ("id", "key", "value", "host_value", "children", "parent", "lock_ref", "last_access_time",
-                 "creation_time", "hit_count", "priority", "extra_key", "in_flight", "owners", "waiting")
+                 "creation_time", "hit_count", "priority", "extra_key")
+    # Strata's fields (kvviz.strata_radix.StrataNode has them as slots): an SGLang node never has them.
+    in_flight = False
+    owners: frozenset[str] = frozenset()
+    waiting = 0
 
     def __init__(self, node_id: int, key: Key = (), extra_key: str | None = None, time: Time = (0, 0)):
         self.id = node_id
@@ -77,9 +81,6 @@ class TreeNode:
         self.hit_count = 0
         self.priority = 0
         self.extra_key = extra_key
-        self.in_flight = False          # Strata: a span being computed, no KV yet
-        self.owners: set[str] = set()   # Strata: requests computing this span
-        self.waiting = 0                # Strata: requests deferred on this span this round
 
     @property
     def evicted(self) -> bool:
@@ -91,9 +92,7 @@ class TreeNode:
 
     @property
     def state(self) -> str:
-        """"D" (device only), "H" (host only), "D+H" (both) or "in-flight" (being computed)."""
-        if self.in_flight:
-            return "in-flight"
+        """"D" (device only), "H" (host only) or "D+H" (both)."""
         if self.value is not None:
             return "D+H" if self.host_value is not None else "D"
         return "H"
@@ -178,6 +177,7 @@ class RadixCache:
     """
 
     backup_root = False  # a device-only cache reports last_host_node = last_node
+    node_class = TreeNode
 
     def __init__(self, page_size: int = 1, eviction_policy: str = "lru", capacity: int | None = None,
                  hit_count_rule: str = "upstream"):
@@ -211,7 +211,6 @@ class RadixCache:
         self.reserved = 0        # device KV held by running requests, not yet in the tree
         self.events: list[dict] = []
         self.n_nodes = 0         # nodes in the tree, root excluded
-        self._in_flight: dict[int, TreeNode] = {}   # Strata's in-flight nodes by id, oldest first
         self._leaves: dict[int, TreeNode] = {}      # nodes without children: eviction's candidates
 
     # ---- clock, ids, keys -------------------------------------------------------------------
@@ -230,7 +229,7 @@ class RadixCache:
         return self._k
 
     def _new_node(self, key: Key, extra_key: str | None) -> TreeNode:
-        node = TreeNode(self._next_id, key, extra_key, self._stamp())
+        node = self.node_class(self._next_id, key, extra_key, self._stamp())
         self._next_id += 1
         self.n_nodes += 1
         return node
@@ -301,9 +300,7 @@ class RadixCache:
         new.value = None if child.value is None else child.value[:n]
         new.host_value = None if child.host_value is None else child.host_value[:n]
         new.lock_ref, new.priority, new.hit_count = child.lock_ref, child.priority, child.hit_count
-        new.in_flight, new.owners, new.waiting = child.in_flight, set(child.owners), child.waiting
-        if new.in_flight:
-            self._in_flight[new.id] = new
+        self._split_off(new, child)
         parent = child.parent
         assert parent is not None
         child.key = child.key[n:]
@@ -314,6 +311,17 @@ class RadixCache:
         child.parent = new
         parent.children[self._child_key(new.extra_key, new.key)] = new
         return new
+
+    def _split_off(self, new: TreeNode, child: TreeNode) -> None:
+        """Hook: ``new`` was split off the front of ``child`` (a subclass copies its own state)."""
+
+    def _materialised(self, node: TreeNode, values: tuple[int, ...]) -> bool:
+        """Hook: an insert reached ``node``; True if it was waiting for these values (in flight)."""
+        return False
+
+    def _in_flight_run(self, deepest: TreeNode) -> tuple[TreeNode, int]:
+        """Hook: the deepest matched node not in flight, and the in-flight tokens below it."""
+        return deepest, 0
 
     def _descend(self, tokens: Key, extra_key: str | None,
                  touch: Callable[[], Time] | None = None) -> Iterator[tuple[TreeNode, int, int]]:
@@ -345,10 +353,7 @@ class RadixCache:
 
     def _result(self, path: list[TreeNode]) -> MatchResult:
         deepest = path[-1] if path else self.root
-        node, in_flight = deepest, 0
-        while node.in_flight:
-            in_flight += len(node.key)
-            node = node.parent
+        node, in_flight = self._in_flight_run(deepest)
         host_len, dev = 0, node
         while dev.value is None:
             host_len += len(dev.host_value or ())
@@ -398,9 +403,7 @@ class RadixCache:
         count = self._counts(chunked)
         node, i, total = self.root, 0, 0
         for child, i, n in self._descend(tokens, extra, touch):
-            if child.in_flight:
-                self._materialise(child, values[i:i + n])
-            else:
+            if not self._materialised(child, values[i:i + n]):
                 total += n
             child.priority = max(child.priority, priority)
             child.hit_count += count
@@ -410,14 +413,6 @@ class RadixCache:
             leaf.priority = priority
             leaf.hit_count = int(count)
         return total
-
-    def _materialise(self, node: TreeNode, values: tuple[int, ...]) -> None:
-        """An in-flight span whose KV has now been computed becomes an ordinary device node."""
-        node.in_flight, node.owners, node.waiting = False, set(), 0
-        del self._in_flight[node.id]
-        node.value = values
-        self._add_device(node, len(values))
-        self.events.append(dict(event="materialised", node=node.id, tokens=len(values)))
 
     def _add_leaf(self, parent: TreeNode, tokens: Key, values: tuple[int, ...] | None,
                   extra_key: str | None) -> TreeNode:
@@ -466,7 +461,7 @@ class RadixCache:
         return (self._strategy(node), node.last_access_time, node.id, node)
 
     def _evictable_leaves(self) -> list[TreeNode]:
-        return [n for n in self._leaves.values() if n.value is not None and not n.in_flight and n.lock_ref == 0]
+        return [n for n in self._leaves.values() if n.value is not None and n.lock_ref == 0]
 
     def evict(self, num_tokens: int) -> int:
         """Free at least ``num_tokens`` device tokens (whole leaves, policy order); returns the freed count."""
@@ -489,7 +484,6 @@ class RadixCache:
         del parent.children[self._child_key(node.extra_key, node.key)]
         node.parent = None
         self.n_nodes -= 1
-        self._in_flight.pop(node.id, None)
         self._leaves.pop(node.id, None)
         if not parent.children and parent is not self.root:
             self._leaves[parent.id] = parent
@@ -510,43 +504,6 @@ class RadixCache:
     def release_device(self, n: int) -> None:
         """A running request gives back its reserved slots (the tree kept what it stored)."""
         self.reserved -= n
-
-    # ---- Strata's in-flight nodes ------------------------------------------------------------
-    def insert_in_flight(self, key: Any, owner: str, extra_key: str | None = None) -> int:
-        """Mark the part of ``key`` that is not in the tree as being computed by ``owner``.
-
-        Walks the existing path (existing in-flight spans gain the owner) and hangs one
-        temporary node for the rest; returns its length.
-        """
-        tokens, extra = self._norm(key, extra_key)
-        node, i = self.root, 0
-        for child, i, n in self._descend(tokens, extra):
-            if child.in_flight:
-                child.owners.add(owner)
-            node, i = child, i + n
-        if i < len(tokens):
-            leaf = self._add_leaf(node, tokens[i:], None, extra)
-            leaf.in_flight, leaf.owners = True, {owner}
-            self._in_flight[leaf.id] = leaf
-        return len(tokens) - i
-
-    @property
-    def n_in_flight(self) -> int:
-        """How many in-flight nodes the tree holds (kept aside so nothing walks the whole tree)."""
-        return len(self._in_flight)
-
-    def release_in_flight(self, owner: str) -> None:
-        """``owner`` is done (finished or aborted): in-flight spans nobody computes any more go."""
-        for node in self._in_flight.values():
-            node.owners.discard(owner)
-        done = [n for n in self._in_flight.values() if not n.owners and not n.children]
-        for node in sorted(done, key=lambda n: (-self.depth(n), n.id)):
-            while node is not self.root and node.in_flight and not node.owners and not node.children:
-                node = self._delete(node)
-
-    def clear_waiting(self) -> None:
-        for node in self._in_flight.values():
-            node.waiting = 0
 
     # ---- views ------------------------------------------------------------------------------
     def leaves(self) -> Iterator[TreeNode]:

@@ -28,6 +28,7 @@ import pandas as pd
 from kvviz.errors import InputError, require
 from kvviz.hiradix import HiRadixCache
 from kvviz.radix import MAX_TOKEN, RadixCache, as_tokens
+from kvviz.strata_radix import StrataHiRadixCache, StrataRadixCache
 from kvviz.strata_sched import COUNTERS, Request, Scheduler, SchedulerConfig
 
 RAW_OPS = ("match", "insert", "lock", "unlock", "evict", "evict_host", "ack")
@@ -283,9 +284,9 @@ class ReplayConfig:
         require(self.cache in ("radix", "hiradix"), f"unknown cache {self.cache!r}; use radix or hiradix",
                 field="cache")
         if self.cache == "radix":
-            cache = RadixCache(self.page_size, self.eviction_policy, self.device_capacity, self.hit_count_rule)
+            cache = StrataRadixCache(self.page_size, self.eviction_policy, self.device_capacity, self.hit_count_rule)
         else:
-            cache = HiRadixCache(self.device_capacity, self.host_capacity, self.write_policy, self.page_size,
+            cache = StrataHiRadixCache(self.device_capacity, self.host_capacity, self.write_policy, self.page_size,
                                  self.eviction_policy, hit_count_rule=self.hit_count_rule)
         return cache, Scheduler(cache, SchedulerConfig(self.deferral, self.threshold, auto_ack=self.auto_ack))
 

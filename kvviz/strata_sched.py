@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from kvviz.errors import require
 from kvviz.radix import Key, RadixCache, TreeNode
+from kvviz.strata_radix import InFlightTree
 
 DEFAULT_THRESHOLD = 100
 
@@ -78,10 +79,13 @@ COUNTERS = ("requests", "prompt_tokens", "device_hit", "host_hit", "loaded_back"
 
 
 class Scheduler:
-    """Rounds of admission over one cache (RadixCache or HiRadixCache)."""
+    """Rounds of admission over one cache with Strata's in-flight spans (``kvviz.strata_radix``:
+    SGLang's RadixCache or HiRadixCache with them)."""
 
-    def __init__(self, cache: RadixCache, config: SchedulerConfig = SchedulerConfig()):
+    def __init__(self, cache: InFlightTree, config: SchedulerConfig = SchedulerConfig()):
         config.validate()
+        require(isinstance(cache, InFlightTree), "the scheduler needs a tree with Strata's in-flight spans "
+                "(kvviz.strata_radix)", field="cache")
         self.cache = cache
         self.config = config
         self.waiting: list[Request] = []

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kvviz.cli import main
-from kvviz.radix import RadixCache
+from kvviz.strata_radix import StrataRadixCache
 from kvviz.radix_scenarios import TOTAL_COLUMNS, ReplayConfig, replay, script_from_trace
 from kvviz.radix_trace import replay_trace
 from kvviz.workload import WorkloadConfig, generate
@@ -39,7 +39,7 @@ def test_first_requests_only(trace):
 
 
 def test_bookkeeping_matches_a_full_walk(trace):
-    cache = RadixCache(capacity=300)
+    cache = StrataRadixCache(capacity=300)
     for i in range(60):
         tokens = tuple(int(b) for b in trace.hash_ids(i))
         cache.alloc_device(len(tokens))

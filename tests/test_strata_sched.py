@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kvviz.errors import InputError
-from kvviz.hiradix import HiRadixCache
 from kvviz.radix import RadixCache
+from kvviz.strata_radix import StrataHiRadixCache, StrataRadixCache
 from kvviz.strata_sched import Request, Scheduler, SchedulerConfig, lpm_in_batch_order
 
 
@@ -30,7 +30,7 @@ def test_s7_in_batch_prefix_caching_order():
 
 
 def _s11(deferral: bool = True, second=P + (902,)):
-    cache = HiRadixCache(10_000, 20_000, "write_through")
+    cache = StrataHiRadixCache(10_000, 20_000, "write_through")
     s = Scheduler(cache, SchedulerConfig(deferral=deferral))
     r1, r2, r3 = Request("R1", P + (901,)), Request("R2", second), Request("R3", r(2001, 2050))
     log = s.round([r1, r2, r3])
@@ -83,7 +83,7 @@ def test_s11_one_more_token_defers():
 
 
 def test_bundle_of_deferred_requests_is_released_together():
-    cache = RadixCache(capacity=10_000)
+    cache = StrataRadixCache(capacity=10_000)
     s = Scheduler(cache)
     reqs = [Request(f"R{i}", P + (900 + i,)) for i in range(4)]
     s.round(reqs)
@@ -94,7 +94,7 @@ def test_bundle_of_deferred_requests_is_released_together():
 
 
 def test_sequential_request_hits_and_hit_count_two():
-    cache = RadixCache(capacity=100)
+    cache = StrataRadixCache(capacity=100)
     s = Scheduler(cache)
     a = Request("A", r(1, 10), output=r(11, 12))
     s.round([a])
@@ -108,7 +108,7 @@ def test_sequential_request_hits_and_hit_count_two():
 
 
 def test_memory_pressure_evicts_and_rejects_too_long():
-    cache = RadixCache(capacity=20)
+    cache = StrataRadixCache(capacity=20)
     s = Scheduler(cache)
     s.round([Request("A", r(1, 15))])
     s.round([Request("B", r(101, 115))])                  # A finishes; B needs 15: A is evicted
@@ -118,7 +118,7 @@ def test_memory_pressure_evicts_and_rejects_too_long():
 
 
 def test_host_hit_is_loaded_back_at_admission():
-    cache = HiRadixCache(40, 100, "write_through")
+    cache = StrataHiRadixCache(40, 100, "write_through")
     s = Scheduler(cache)
     s.round([Request("A", r(1, 30))])
     s.round([Request("B", r(101, 130))])                  # A → host to make room for B
@@ -130,4 +130,18 @@ def test_host_hit_is_loaded_back_at_admission():
 
 def test_bad_threshold():
     with pytest.raises(InputError):
-        Scheduler(RadixCache(), SchedulerConfig(threshold=-1))
+        Scheduler(StrataRadixCache(), SchedulerConfig(threshold=-1))
+
+
+def test_the_scheduler_needs_in_flight_spans_and_sglangs_tree_has_none():
+    with pytest.raises(InputError, match="in-flight"):
+        Scheduler(RadixCache())
+    plain, strata = RadixCache(), StrataRadixCache()
+    for cache in (plain, strata):
+        cache.insert(P)
+    assert not hasattr(plain, "insert_in_flight") and plain.root.children[1].state == "D"
+    assert strata.insert_in_flight(P + r(301, 340), "R1") == 40
+    m = strata.match_prefix(P + r(301, 350))
+    assert (m.device_len, m.in_flight_len, m.deepest.state) == (300, 40, "in-flight")
+    strata.insert(P + r(301, 340))                      # the span is computed: materialised
+    assert strata.n_in_flight == 0 and strata.match_prefix(P + r(301, 340)).device_len == 340
