@@ -34,9 +34,19 @@ def _free_port() -> int:
 
 
 @contextmanager
-def streamlit_server():
-    """Run ``streamlit run app.py`` on a free loopback port until the block ends; yields its URL."""
-    port = _free_port()
+def streamlit_server(port: int | None = None):
+    """Run ``streamlit run app.py`` on a loopback port until the block ends; yields its URL."""
+    with streamlit_process(port) as (url, _):
+        yield url
+
+
+@contextmanager
+def streamlit_process(port: int | None = None):
+    """Like :func:`streamlit_server`, yielding ``(url, process)`` (benchmarks read its CPU time).
+
+    ``port`` defaults to a free one; a test that restarts the server passes the same port again.
+    """
+    port = port or _free_port()
     log = tempfile.TemporaryFile("w+")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
@@ -55,7 +65,7 @@ def streamlit_server():
                     log.seek(0)
                     raise RuntimeError("streamlit did not start:\n" + log.read()) from None
                 time.sleep(0.3)
-        yield url
+        yield url, proc
     finally:
         proc.terminate()
         try:

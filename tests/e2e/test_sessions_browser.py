@@ -1,0 +1,52 @@
+"""Browser: five visitors upload five different traces at the same time; each sees only their own.
+
+An upload stays in the uploader's session, while parsing is cached across sessions on the bytes:
+a cache keyed on anything less (the file name, the widget) would show one visitor another's trace.
+The traces differ in their request count, which the Trace page shows as its first metric.
+"""
+
+from __future__ import annotations
+
+import json
+
+from playwright.sync_api import Browser, expect
+
+from tests.e2e.browser import assert_no_exception, open_page, wait_idle
+
+VISITORS = 5
+
+
+def trace_of(requests: int) -> bytes:
+    """A small valid Mooncake trace with ``requests`` requests (one or two 512-token blocks each)."""
+    lines = [{"timestamp": 100 * i, "input_length": 600 + 10 * i, "output_length": 5, "hash_ids": [0, 1 + i]}
+             for i in range(requests)]
+    return "\n".join(json.dumps(line) for line in lines).encode() + b"\n"
+
+
+def test_concurrent_uploads_stay_in_their_sessions(browser: Browser, browser_context_args: dict, app_url: str):
+    contexts = [browser.new_context(**browser_context_args) for _ in range(VISITORS)]
+    try:
+        pages = [context.new_page() for context in contexts]
+        for page in pages:
+            open_page(page, app_url, "trace", "trace_source=Upload")
+        counts = [3 + 2 * i for i in range(VISITORS)]          # 3, 5, 7, 9, 11 requests
+        for page, n in zip(pages, counts):                      # all uploads start before any is checked
+            page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+                files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": trace_of(n)}])
+        for page, n in zip(pages, counts):
+            wait_idle(page)
+            assert_no_exception(page)
+            expect(page.get_by_test_id("stMetricValue").first).to_have_text(str(n))
+        for page, n in zip(pages, counts):                      # and after going elsewhere and back
+            page.get_by_test_id("stSidebarNav").get_by_text("Home", exact=True).click()
+            wait_idle(page)
+        for page, n in zip(pages, counts):
+            assert_no_exception(page)
+            page.get_by_test_id("stSidebarNav").get_by_text("Trace", exact=True).click()
+        for page, n in zip(pages, counts):
+            wait_idle(page)
+            assert_no_exception(page)
+            expect(page.get_by_test_id("stMetricValue").first).to_have_text(str(n))
+    finally:
+        for context in contexts:
+            context.close()
