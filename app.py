@@ -13,7 +13,7 @@ import streamlit as st
 from kvviz.catalog import PAGES, SECTIONS
 from ui.errors import guarded
 from ui import presenter
-from ui.frame import drop_unusable_query_params
+from ui.frame import arrival_params, drop_unusable_query_params
 
 ROOT = Path(__file__).resolve().parent
 
@@ -34,6 +34,7 @@ for section in SECTIONS:
                 st.Page(path, title=info.title, icon=info.icon, url_path=info.stem))
 
 drop_unusable_query_params()
+arrival_params()
 page = st.navigation(sections)
 with st.sidebar:
     presenter.apply(presenter.toggle())

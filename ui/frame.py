@@ -77,6 +77,19 @@ def drop_unusable_query_params() -> None:
             qp._initial_query_params.pop(key, None)
 
 
+ARRIVAL_KEY = "kvviz_arrival_params"
+
+
+def arrival_params() -> dict[str, str]:
+    """The URL parameters this browser session arrived with, recorded on its first run.
+
+    They tell a link apart from a click: a session that arrives with ``trace_source=Upload`` (a
+    shared link, or the reconnect after a server restart) has no upload yet, while one that
+    clicked "Upload" is simply about to make one. app.py calls this on every run.
+    """
+    return st.session_state.setdefault(ARRIVAL_KEY, {key: st.query_params[key] for key in st.query_params})
+
+
 def _finite_or_text(value: str) -> bool:
     try:
         return math.isfinite(float(value))
