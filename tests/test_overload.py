@@ -186,6 +186,9 @@ def test_cli_overload_prints_json_and_writes_the_timeline(capsys, tmp_path):
     assert timeline["arrived"].sum() == result["arrived"]
     assert main(["overload", "--prefill", "0"]) == 2
     assert "prefill" in capsys.readouterr().err
+    assert main(["overload", "--prefill", "5000", "--decode", "5000", "--duration", "60"]) == 2
+    err = capsys.readouterr().err
+    assert "over the limit" in err and "reduce the duration" in err and len(err.strip().splitlines()) == 1
 
 
 def test_cli_schedule_on_the_example_trace(capsys):
