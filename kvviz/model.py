@@ -16,6 +16,7 @@ Public API for other pages: ``load_model(path=None) -> Model`` and
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -275,7 +276,7 @@ def load_model(path: str | Path | None = None) -> Model:
                                                        for p in LAYER_PARAMS]
             params = {name: data[name].astype(np.float32) for name in names}
             loss = data["__loss__"] if "__loss__" in data.files else np.zeros(0)
-    except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
         raise InputError(f"the model weights file {path} is corrupt or not a kvviz model ({exc}); {fix}",
                          field="weights") from None
     model = Model(config, params, meta.get("info", {}), np.asarray(loss, dtype=np.float32))

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kvviz.args import MAX_SEED
 from kvviz.errors import require
-from kvviz.trace import DEFAULT_BLOCK_SIZE, MAX_REQUESTS, Trace, from_records
+from kvviz.trace import DEFAULT_BLOCK_SIZE, Trace, from_records
 
 
 @dataclass(frozen=True)
@@ -51,18 +52,49 @@ class WorkloadConfig:
     block_size: int = DEFAULT_BLOCK_SIZE
 
     def validate(self) -> None:
-        require(1 <= self.requests <= MAX_REQUESTS, f"requests must be in 1..{MAX_REQUESTS:,}", field="requests")
-        require(self.rate > 0, "rate must be positive", field="rate")
+        """Every knob within ``LIMITS`` (finite), and the expected block ids within ``MAX_BLOCK_IDS``."""
+        for name, (lo, hi) in LIMITS.items():
+            value = getattr(self, name)
+            require(math.isfinite(value) and lo <= value <= hi, f"{name} must be in {lo:,}..{hi:,}, got {value}",
+                    field=name)
         shares = (self.share_doc_qa, self.share_chat, self.share_oneshot)
-        require(min(shares) >= 0 and sum(shares) > 0, "shares must be >= 0 and not all zero", field="shares")
-        require(self.documents >= 1, "documents must be at least 1", field="documents")
-        require(self.doc_zipf >= 0, "doc_zipf must be >= 0", field="doc_zipf")
-        require(self.chat_turns >= 1, "chat_turns must be at least 1", field="chat_turns")
-        require(self.think_time_s >= 0, "think_time_s must be >= 0", field="think_time_s")
-        require(self.block_size >= 1, "block_size must be at least 1", field="block_size")
-        for name in ("doc_tokens", "question_tokens", "chat_first_tokens", "chat_turn_tokens",
-                     "oneshot_tokens", "output_tokens"):
-            require(1 <= getattr(self, name) <= 1_000_000, f"{name} must be in 1..1,000,000", field=name)
+        require(sum(shares) > 0, "shares must be >= 0 and not all zero", field="shares")
+        expected = self.expected_block_ids()
+        require(expected <= MAX_BLOCK_IDS, f"about {expected:,.0f} block ids expected, at most {MAX_BLOCK_IDS:,}: "
+                "lower requests or token lengths, or raise block_size", field="requests")
+
+    def expected_block_ids(self) -> float:
+        """The mean number of block ids the trace will hold, from the knobs alone (before drawing).
+
+        A chat session of geometric length with mean T re-sends its history: its requests average
+        ``chat_first_tokens + (T - 1) (chat_turn_tokens + output_tokens)`` prompt tokens.
+        """
+        shares = np.array([self.share_doc_qa, self.share_chat, self.share_oneshot])
+        prompt = np.array([self.doc_tokens + self.question_tokens,
+                           self.chat_first_tokens + (self.chat_turns - 1) * (self.chat_turn_tokens + self.output_tokens),
+                           self.oneshot_tokens])
+        return self.requests * (float(shares @ prompt / shares.sum()) / self.block_size + 1)
+
+
+MAX_GENERATED_REQUESTS = 200_000
+"""The most requests one call may generate (drawn in a Python loop: about 4 s for the most)."""
+MAX_TOKENS = 1_000_000
+"""The largest mean token length of any part of a request."""
+MAX_BLOCK_IDS = 10_000_000
+"""The most block ids a generated trace may be expected to hold (about 550 MB while generating)."""
+LIMITS: dict[str, tuple[float, float]] = {
+    "requests": (1, MAX_GENERATED_REQUESTS), "seed": (0, MAX_SEED), "rate": (0.001, 10_000.0),
+    "share_doc_qa": (0.0, 1_000.0), "share_chat": (0.0, 1_000.0), "share_oneshot": (0.0, 1_000.0),
+    "documents": (1, 100_000), "doc_zipf": (0.0, 10.0), "doc_tokens": (1, MAX_TOKENS),
+    "question_tokens": (1, MAX_TOKENS), "chat_turns": (1.0, 100.0), "chat_first_tokens": (1, MAX_TOKENS),
+    "chat_turn_tokens": (1, MAX_TOKENS), "think_time_s": (0.0, 86_400.0), "oneshot_tokens": (1, MAX_TOKENS),
+    "output_tokens": (1, MAX_TOKENS), "block_size": (1, 1 << 20),
+}
+"""Each knob's range, closed (the CLI's ``generate`` flags and the Trace page's inputs use these).
+
+The rate is at least one request in 1,000 s so that 200,000 requests end within the trace
+format's ten years; a document pool of 100,000 and 100 turns per chat are far past any lecture.
+"""
 
 
 class _BlockNamer:

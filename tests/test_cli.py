@@ -1,13 +1,18 @@
-"""The command line: JSON/JSONL out, one-line errors with exit code 2."""
+"""The command line: JSON/JSONL out, typed and ranged arguments, one-line errors with exit code 2."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from kvviz import args as A
 from kvviz.cli import main
+from kvviz.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,3 +46,100 @@ def test_bad_arguments_are_one_line_and_exit_2():
     for args in (["generate", "--requests", "x"], ["generate", "--requests", "0"], ["nosuchcommand"]):
         res = run_cli(*args)
         assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+
+
+# --- typed, ranged arguments (kvviz.args) and the one-line contract of main ---------------------
+
+@pytest.mark.parametrize("text, value", [("0", 0), (" 7 ", 7), ("+3", 3), ("4294967295", 2**32 - 1)])
+def test_seed_accepts_0_to_2_32_minus_1(text, value):
+    assert A.seed(text) == value
+
+
+@pytest.mark.parametrize("text, message", [
+    ("-1", "must be in 0..4,294,967,295, got -1"), ("4294967296", "must be in 0..4,294,967,295"),
+    ("1.5", "expected a whole number"), ("abc", "expected a whole number"), ("٣", "expected a whole number"),
+    ("9" * 5000, "expected a whole number"), ("", "expected a whole number"),
+])
+def test_seed_refuses_with_a_clear_message(text, message):
+    with pytest.raises(argparse.ArgumentTypeError, match=message):
+        A.seed(text)
+
+
+def test_bounded_floats_are_finite_and_in_range():
+    half_open = A.bounded_float(0.0, 1.0, lo_open=True)
+    assert half_open("1") == 1.0 and half_open("1e-9") == 1e-9
+    for bad in ("0", "nan", "inf", "-inf", "1e309", "1.0000001", "x"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            half_open(bad)
+    assert A.bounded_float(1.0, 10.0, allow_inf=True)("inf") == float("inf")
+    with pytest.raises(argparse.ArgumentTypeError, match="finite"):
+        A.bounded_float(1.0, 10.0, allow_inf=True)("-inf")
+
+
+def test_output_path_needs_an_existing_writable_folder(tmp_path):
+    assert A.output_path(str(tmp_path / "out.csv")) == tmp_path / "out.csv"
+    for bad, message in [(tmp_path / "missing" / "out.csv", "does not exist"), (tmp_path, "is a folder"),
+                         (tmp_path / ("x" * 300), "too long")]:
+        with pytest.raises(argparse.ArgumentTypeError, match=message):
+            A.output_path(str(bad))
+
+
+def test_input_file_must_be_a_regular_file(tmp_path):
+    good = tmp_path / "in.csv"
+    good.write_text("x")
+    assert A.input_file(str(good)) == str(good)
+    for bad, message in [(tmp_path / "missing", "no such file"), (tmp_path, "not a regular file"),
+                         ("/dev/zero", "not a regular file")]:
+        with pytest.raises(argparse.ArgumentTypeError, match=message):
+            A.input_file(str(bad))
+    either = A.name_or_file(("step", "iid"))
+    assert either("step") == "step" and either(str(good)) == str(good)
+    with pytest.raises(argparse.ArgumentTypeError, match="expected step | iid or a file"):
+        either("stpe")
+
+
+def test_output_paths_are_checked_before_the_work(tmp_path, capsys, monkeypatch):
+    import kvviz.overload
+
+    def never(*args, **kwargs):
+        raise AssertionError("the simulation ran before the output path was checked")
+
+    monkeypatch.setattr(kvviz.overload, "simulate", never)
+    assert main(["overload", "--duration", "10", "--timeline", str(tmp_path / "nope" / "t.csv")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == (f"kvviz overload: argument --timeline: cannot write {tmp_path}/nope/t.csv: "
+                                 f"the folder {tmp_path}/nope does not exist\n")
+
+
+def test_main_returns_codes_in_process(capsys):
+    assert main(["--help"]) == 0 and "stats" in capsys.readouterr().out
+    assert main(["generate", "--seed=--"]) == 2          # argparse 3.11 would pass [] on to the command
+    assert capsys.readouterr().err == "kvviz: argument --seed: expected one argument\n"
+
+
+def _raising(exc):
+    def run(args):
+        raise exc
+    return run
+
+
+def test_errors_with_line_breaks_stay_on_one_line(capsys, monkeypatch):
+    import kvviz.commands.kvsize as kvsize
+
+    monkeypatch.setattr(kvsize, "run", _raising(InputError("two\nlines", field="model")))
+    assert main(["kvsize"]) == 2
+    assert capsys.readouterr().err == "kvviz kvsize: field 'model': two lines\n"
+
+
+def test_file_system_errors_are_one_line_and_bugs_keep_their_traceback(capsys, monkeypatch):
+    import kvviz.commands.kvsize as kvsize
+
+    monkeypatch.setattr(kvsize, "run", _raising(OSError(28, "No space left on device", "out.csv")))
+    assert main(["kvsize"]) == 2
+    assert capsys.readouterr().err == "kvviz kvsize: out.csv: No space left on device\n"
+    monkeypatch.setattr(kvsize, "run", _raising(OSError("not about a file")))
+    with pytest.raises(OSError):
+        main(["kvsize"])
+    monkeypatch.setattr(kvsize, "run", _raising(ZeroDivisionError()))
+    with pytest.raises(ZeroDivisionError):
+        main(["kvsize"])

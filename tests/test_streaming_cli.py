@@ -30,7 +30,7 @@ def test_stream_reads_a_csv(tmp_path, capsys):
 
 def test_stream_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert main(["stream", "--slo", "0"]) == 2
-    assert "SLO must be > 0" in capsys.readouterr().err
+    assert "argument --slo: must be in (0," in capsys.readouterr().err
     bad = tmp_path / "bad.csv"
     bad.write_text("0,5\n1,-1\n")
     assert main(["stream", "--bandwidth", str(bad)]) == 2

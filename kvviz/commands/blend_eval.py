@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from kvviz import args as A
 from kvviz.errors import InputError
 
 NAME = "blend-eval"
@@ -35,15 +36,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--ratios", default="0,0.05,0.1,0.15,0.2,0.3,0.5",
                         help="recompute ratios for cacheblend and random, comma-separated, each in [0, 1]")
-    parser.add_argument("--chunk-len", type=int, default=5, help="tokens per reused chunk (default 5)")
-    parser.add_argument("--docs", type=int, default=200, help="fresh documents to evaluate (12 questions each)")
+    parser.add_argument("--chunk-len", type=A.count, default=5, help="tokens per reused chunk (default 5)")
+    parser.add_argument("--docs", type=A.bounded_int(1, MAX_DOCS), default=200,
+                        help="fresh documents to evaluate (12 questions each)")
     parser.add_argument("--method", action="append", choices=METHODS,
                         help="only these methods (repeatable); default: all five")
     parser.add_argument("--variant", default="paper", choices=tuple(VARIANTS),
                         help="CacheBlend's token selection: paper (gradual filtering), v_layer1 "
                              "(original prototype, LMCache v0), k_layer1 (LMCache v1)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the documents and of random selection")
-    parser.add_argument("--weights", default=None, help="model weights (.npz); default assets/record_world.npz")
+    parser.add_argument("--seed", type=A.seed, default=0, help="seed of the documents and of random selection")
+    parser.add_argument("--weights", type=A.input_file, default=None,
+                        help="model weights (.npz); default assets/record_world.npz")
 
 
 def run(args: argparse.Namespace) -> int:

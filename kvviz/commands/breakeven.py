@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from kvviz import args as A
+
 NAME = "breakeven"
 HELP = ("Print the break-even load bandwidth (KV bytes per token ÷ recompute time per token) and load vs "
         "recompute time per link for one model, GPU and context (JSON).")
@@ -13,9 +15,10 @@ HELP = ("Print the break-even load bandwidth (KV bytes per token ÷ recompute ti
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="model preset, e.g. llama-3-8b, qwen2.5-14b")
     parser.add_argument("--gpu", required=True, help="GPU preset: h100, h200, a100, a40, gh200, mi300x")
-    parser.add_argument("--context", type=int, default=8000, help="context length in tokens (default 8000)")
-    parser.add_argument("--mfu", type=float, default=None, help="model FLOPs utilisation in (0, 1] (default 0.735)")
-    parser.add_argument("--gpus", type=int, default=1, help="GPUs that recompute together (default 1)")
+    parser.add_argument("--context", type=A.count, default=8000, help="context length in tokens (default 8000)")
+    parser.add_argument("--mfu", type=A.bounded_float(0.0, 1.0, lo_open=True), default=None,
+                        help="model FLOPs utilisation in (0, 1] (default 0.735)")
+    parser.add_argument("--gpus", type=A.count, default=1, help="GPUs that recompute together (default 1)")
 
 
 def run(args: argparse.Namespace) -> int:

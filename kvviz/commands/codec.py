@@ -4,24 +4,26 @@ from __future__ import annotations
 
 import argparse
 
+from kvviz import args as A
+
 NAME = "codec"
 HELP = "Encode a synthetic KV with CacheGen's encoder, its ablations and the baselines; print the table."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rho", type=float, default=0.9, help="token-to-token correlation (default 0.9)")
-    parser.add_argument("--layers", type=int, default=8)
-    parser.add_argument("--tokens", type=int, default=1024)
-    parser.add_argument("--channels", type=int, default=64, help="channels per layer for K and for V")
-    parser.add_argument("--offset", type=float, default=1.0, help="spread of per-channel offsets")
-    parser.add_argument("--outliers", type=int, default=2, help="outlier channels per layer")
-    parser.add_argument("--group", type=int, default=10, help="anchor group size G (default 10)")
+    parser.add_argument("--rho", type=A.fraction, default=0.9, help="token-to-token correlation (default 0.9)")
+    parser.add_argument("--layers", type=A.count, default=8)
+    parser.add_argument("--tokens", type=A.count, default=1024)
+    parser.add_argument("--channels", type=A.count, default=64, help="channels per layer for K and for V")
+    parser.add_argument("--offset", type=A.non_negative, default=1.0, help="spread of per-channel offsets")
+    parser.add_argument("--outliers", type=A.bounded_int(0, A.MAX_COUNT), default=2, help="outlier channels per layer")
+    parser.add_argument("--group", type=A.count, default=10, help="anchor group size G (default 10)")
     parser.add_argument("--level", type=int, default=2, choices=range(5), help="0-4; 1-3 are the artifact's")
-    parser.add_argument("--sensitivity", type=float, default=4.0, help="first ÷ last layer error weight")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sensitivity", type=A.positive, default=4.0, help="first ÷ last layer error weight")
+    parser.add_argument("--seed", type=A.seed, default=0)
     parser.add_argument("--source", choices=("synthetic", "model"), default="synthetic",
                         help="the synthetic KV, or the record-world model's KV with its answer accuracy")
-    parser.add_argument("--documents", type=int, default=100, help="record-world documents (with --source model)")
+    parser.add_argument("--documents", type=A.count, default=100, help="record-world documents (with --source model)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,7 +6,8 @@ import argparse
 import sys
 from dataclasses import fields
 
-from kvviz.workload import WorkloadConfig, generate
+from kvviz import args as A
+from kvviz.workload import LIMITS, WorkloadConfig, generate
 
 NAME = "generate"
 HELP = "Write a synthetic trace (document QA, multi-turn chat, one-shot) as Mooncake JSONL."
@@ -15,7 +16,9 @@ HELP = "Write a synthetic trace (document QA, multi-turn chat, one-shot) as Moon
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     for f in fields(WorkloadConfig):
         flag = "--" + f.name.replace("_", "-")
-        parser.add_argument(flag, type=type(f.default), default=f.default, help=f"default {f.default}")
+        lo, hi = LIMITS[f.name]
+        kind = A.bounded_int(lo, hi) if isinstance(f.default, int) else A.bounded_float(lo, hi)
+        parser.add_argument(flag, type=kind, default=f.default, help=f"{lo:,}..{hi:,}, default {f.default}")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 
+from kvviz import args as A
+
 NAME = "kvsize"
 HELP = "Print a model's KV bytes per token and per context (JSON); --list shows the model presets."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="model preset, e.g. llama-3-8b, llama-3.1-70b, qwen2.5-14b, mistral-7b")
-    parser.add_argument("--tokens", type=int, default=None, help="context length in tokens (default: per token only)")
-    parser.add_argument("--bytes-per-value", type=float, default=None, help="override the KV dtype size (1 = FP8)")
+    parser.add_argument("--tokens", type=A.count, default=None,
+                        help="context length in tokens (default: per token only)")
+    parser.add_argument("--bytes-per-value", type=A.positive, default=None, help="override the KV dtype size (1 = FP8)")
     parser.add_argument("--list", action="store_true", help="list the model presets and exit")
 
 

@@ -12,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+from kvviz import args as A
+
 NAME = "radix"
 HELP = "Replay a request script on RadixCache / HiRadixCache and print the tree and totals after each step."
 
@@ -20,14 +22,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script", help="a .json or text script, or preset:NAME (e.g. preset:delay)")
     parser.add_argument("--cache", choices=("radix", "hiradix"), default=None,
                         help="tree kind (default: the preset's, else hiradix)")
-    parser.add_argument("--device", type=int, default=None, help="GPU capacity in tokens (default 64)")
-    parser.add_argument("--host", type=int, default=None, help="CPU capacity in tokens (default 256)")
-    parser.add_argument("--page-size", type=int, default=None, help="tokens per page (default 1)")
+    parser.add_argument("--device", type=A.count, default=None, help="GPU capacity in tokens (default 64)")
+    parser.add_argument("--host", type=A.count, default=None, help="CPU capacity in tokens (default 256)")
+    parser.add_argument("--page-size", type=A.count, default=None, help="tokens per page (default 1)")
     parser.add_argument("--policy", default=None, help="eviction policy: lru lfu fifo mru filo priority slru")
     parser.add_argument("--write-policy", default=None,
                         help="write_through, write_through_selective or write_back (HiRadixCache)")
     parser.add_argument("--no-deferral", action="store_true", help="turn Strata's delay-hit deferral off")
-    parser.add_argument("--threshold", type=int, default=None, help="deferral threshold in tokens (default 100)")
+    parser.add_argument("--threshold", type=A.bounded_int(0, A.MAX_COUNT), default=None,
+                        help="deferral threshold in tokens (default 100)")
     parser.add_argument("--no-auto-ack", action="store_true", help="acknowledge transfers only at 'ack' steps")
     parser.add_argument("--legacy-hit-count", action="store_true", help="hit counts as before SGLang PR #18843")
     parser.add_argument("--totals-only", action="store_true", help="print one JSON line of totals per step")

@@ -6,7 +6,8 @@ import argparse
 import json
 
 from kvviz import args as A
-from kvviz.trace import MAX_REQUESTS, TRACE_HELP, add_trace_arguments
+from kvviz.trace import TRACE_HELP, add_trace_arguments
+from kvviz.workload import LIMITS
 
 NAME = "schedule"
 HELP = "Compare prefill schedulers (random, load balancing, cache-aware, KVCache-centric) over a trace; print JSON."
@@ -18,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", choices=SCHEDULERS + ("all",), default="all", help="default: all four")
     add_trace_arguments(parser, flag="--trace", help="a trace with hash_ids (default: the synthetic workload): "
                         + TRACE_HELP)
-    parser.add_argument("--requests", type=A.bounded_int(1, MAX_REQUESTS), default=12_000,
+    parser.add_argument("--requests", type=A.bounded_int(*LIMITS["requests"]), default=12_000,
                         help="synthetic workload size (without --trace)")
     parser.add_argument("--seed", type=A.seed, default=0, help="synthetic workload seed (and the random scheduler's)")
     parser.add_argument("--speedup", type=A.positive, default=3.0, help="replay the trace this many times faster")

@@ -4,25 +4,27 @@ from __future__ import annotations
 
 import argparse
 
+from kvviz import args as A
+
 NAME = "stream"
 HELP = "Stream a context's KV chunk by chunk under a CacheGen policy over a bandwidth trace."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--bandwidth", default="persistent",
+    parser.add_argument("--bandwidth", type=A.name_or_file(("persistent", "iid", "step")), default="persistent",
                         help="persistent | iid | step | a CSV file of 'time_s, gbps' (default persistent)")
-    parser.add_argument("--slo", type=float, default=1.0, help="TTFT SLO in seconds (default 1)")
+    parser.add_argument("--slo", type=A.positive, default=1.0, help="TTFT SLO in seconds (default 1)")
     parser.add_argument("--policy", default="paper",
                         help="paper | artifact | level1 | level2 | level3 | quant8 | text | oracle | all")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random bandwidth traces")
-    parser.add_argument("--persistence", type=float, default=0.9, help="lag-1 correlation of 'persistent'")
-    parser.add_argument("--traces", type=int, default=1000,
+    parser.add_argument("--seed", type=A.seed, default=0, help="seed of the random bandwidth traces")
+    parser.add_argument("--persistence", type=A.fraction, default=0.9, help="lag-1 correlation of 'persistent'")
+    parser.add_argument("--traces", type=A.count, default=1000,
                         help="random traces for the summary (the table shows the first); default 1000")
-    parser.add_argument("--context", type=int, default=9_500, help="context tokens (default 9500)")
-    parser.add_argument("--chunk", type=int, default=1_500, help="tokens per chunk (default 1500)")
+    parser.add_argument("--context", type=A.count, default=9_500, help="context tokens (default 9500)")
+    parser.add_argument("--chunk", type=A.count, default=1_500, help="tokens per chunk (default 1500)")
     parser.add_argument("--recompute", choices=("prefill", "fixed"), default="prefill",
                         help="text cost: a Mistral-7B prefill model, or the artifact's fixed 0.2 s")
-    parser.add_argument("--initial-gbps", type=float, default=None,
+    parser.add_argument("--initial-gbps", type=A.positive, default=None,
                         help="the paper rule's estimate for chunk 0 (default: the trace's mean)")
 
 
