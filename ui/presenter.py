@@ -58,7 +58,9 @@ def normalise_url() -> None:
         return
     with ctx.session_state.query_params() as qp:
         qp._initial_query_params[PRESENTER_KEY] = [value]
-        qp.set_with_no_forward_msg(PRESENTER_KEY, value)
+        bound = qp.is_bound(PRESENTER_KEY)
+    if not bound:
+        st.query_params[PRESENTER_KEY] = value   # the address bar too: the value survives page switches
 
 
 def toggle() -> bool:

@@ -1,0 +1,125 @@
+"""Presenter mode in headless Chromium: computed font sizes on every page, ``?presenter=1`` in a
+fresh context, the link bar, keyboard stepping on the radix page, and screenshots of every page
+at 1920×1080 presenting and at 1366×768 not (test-results/, for a person to look at)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from kvviz.catalog import PAGES
+from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILT = [p.stem for p in PAGES if (ROOT / "pages" / f"{p.stem}.py").exists()]
+PROJECTOR = {"width": 1920, "height": 1080}
+LAPTOP = {"width": 1366, "height": 768}
+MIN_PX = 20
+
+# the smallest computed font size of each kind of text on the page (null when the page has none)
+FONT_SIZES = """() => {
+  const kinds = {
+    body: '[data-testid=stMain] [data-testid=stMarkdownContainer] p',
+    caption: '[data-testid=stMain] [data-testid=stCaptionContainer]',
+    table: '[data-testid=stTable] td, [data-testid=stTable] th',
+    metric: '[data-testid=stMetricValue], [data-testid=stMetricLabel] p',
+    button: '[data-testid=stMain] button p',
+    label: '[data-testid=stWidgetLabel] p',
+    expander: '[data-testid=stExpander] summary p',
+    alert: '[data-testid=stAlert] p',
+  };
+  const out = {};
+  for (const [kind, selector] of Object.entries(kinds)) {
+    const sizes = Array.from(document.querySelectorAll(selector))
+      .filter(e => e.offsetParent !== null && e.innerText.trim())
+      .map(e => parseFloat(getComputedStyle(e).fontSize));
+    out[kind] = sizes.length ? Math.min(...sizes) : null;
+  }
+  return out;
+}"""
+
+
+@pytest.fixture
+def projector(page: Page) -> Page:
+    page.set_viewport_size(PROJECTOR)
+    return page
+
+
+@pytest.mark.parametrize("stem", BUILT)
+def test_presenter_text_is_projector_size_on_every_page(projector: Page, app_url: str, stem: str):
+    open_page(projector, app_url, stem, "presenter=1")
+    assert_no_exception(projector)
+    sizes = projector.evaluate(FONT_SIZES)
+    small = {kind: px for kind, px in sizes.items() if px is not None and px < MIN_PX}
+    assert not small, f"{stem}: text below {MIN_PX} px in presenter mode: {small}"
+    assert sizes["body"] and sizes["button"], sizes
+    ticks = projector.locator(".js-plotly-plot .xtick text, .js-plotly-plot .ytick text")
+    if ticks.count():
+        assert min(float(t.evaluate("e => getComputedStyle(e).fontSize")) for t in ticks.all()[:20]) >= MIN_PX
+    screenshot(projector, f"presenter_{stem}")
+
+
+@pytest.mark.parametrize("stem", BUILT)
+def test_every_page_at_laptop_size(page: Page, app_url: str, stem: str):
+    page.set_viewport_size(LAPTOP)
+    open_page(page, app_url, stem)
+    assert_no_exception(page)
+    screenshot(page, f"laptop_{stem}")
+
+
+def test_a_presenter_link_opens_presenter_mode_in_a_fresh_browser(browser, app_url: str):
+    context = browser.new_context(viewport=PROJECTOR)
+    try:
+        page = context.new_page()
+        open_page(page, app_url, "cacheblend", "presenter=1")
+        expect(page.locator("html")).to_have_css("font-size", "22px")
+        expect(page.get_by_test_id("stSidebar")).to_have_attribute("data-collapsed", "true")
+        page.get_by_test_id("stExpandSidebarButton").click()
+        expect(page.get_by_test_id("stSidebar").get_by_role("switch", name="Presenter mode")).to_be_checked()
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Radix cache").click()
+        page.wait_for_url("**/radix**")
+        wait_idle(page)
+        expect(page.locator("html")).to_have_css("font-size", "22px")
+        assert "presenter=true" in page.url
+    finally:
+        context.close()
+
+
+def test_copy_link_and_reset_to_defaults(browser, app_url: str):
+    context = browser.new_context(viewport=PROJECTOR, permissions=["clipboard-read", "clipboard-write"])
+    try:
+        page = context.new_page()
+        open_page(page, app_url, "cacheblend", "cacheblend_chunk=3&cacheblend_seed=7")
+        page.get_by_test_id("stButtonGroup").get_by_text("The model").click()
+        wait_idle(page)
+        page.frame_locator("iframe").first.locator("#copy").click()
+        expect(page.frame_locator("iframe").first.locator("#done")).to_have_text("Copied")
+        copied = page.evaluate("() => window.kvvizCopiedLink")
+        assert "cacheblend_chunk=3" in copied and "cacheblend_view=The+model" in copied
+        page.get_by_role("button", name="Reset to defaults").click()
+        page.wait_for_url(lambda url: "cacheblend_chunk" not in url)
+        wait_idle(page)
+        assert_no_exception(page)
+        expect(page.get_by_test_id("stSlider").first).to_contain_text("5")
+        expect(page.get_by_text("Document 0: which tokens are recomputed")).to_be_visible()
+    finally:
+        context.close()
+
+
+def test_arrow_keys_step_the_radix_page(projector: Page, app_url: str):
+    open_page(projector, app_url, "radix")
+    assert_no_exception(projector)
+    heading = projector.get_by_role("heading", name="Step 0 of", exact=False)
+    expect(heading).to_be_visible()
+    heading.click()   # focus on the page, not on a widget
+    projector.keyboard.press("ArrowRight")
+    wait_idle(projector)
+    expect(projector.get_by_role("heading", name="Step 1 of", exact=False)).to_be_visible()
+    projector.keyboard.press("ArrowRight")
+    wait_idle(projector)
+    projector.keyboard.press("ArrowLeft")
+    wait_idle(projector)
+    expect(projector.get_by_role("heading", name="Step 1 of", exact=False)).to_be_visible()
+    assert "radix_step=1" in projector.url

@@ -1,0 +1,90 @@
+"""Stepping a view from the keyboard, and playing it by itself: for a lecturer at a projector.
+
+``keyboard_steps("◀", "▶")`` makes ← and → click the page's buttons with exactly those labels,
+so every step goes through the page's own button callbacks (and its URL parameter). It is a
+tiny same-origin component (Streamlit's srcdoc iframes share the app's origin) that installs
+one keydown listener on the app's document; the listener is created in the app's window, acts
+only while the component is on the page, and leaves the keys alone while a text field, select
+box or slider has focus (a focused slider steps itself with the arrows).
+
+``autoplay(key, n_steps)`` adds Play and a speed control; while playing, a fragment advances
+``st.session_state[key]`` one step per interval and reruns the page, and stops at the last step.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import streamlit as st
+
+SECONDS_PER_STEP = (0.5, 1.0, 2.0, 4.0)
+
+_KEYS_HTML = """
+<script>
+  const labels = {labels};
+  const app = window.parent;
+  window.frameElement.dataset.kvvizKeys = "1";
+  app.kvvizStepLabels = labels;
+  if (!app.kvvizStepListener) {{
+    // built with the app window's Function, so it outlives this iframe's reruns
+    app.kvvizStepListener = new app.Function("event", `
+      const doc = window.document;
+      if (!doc.querySelector("iframe[data-kvviz-keys]")) return;
+      if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+      const label = window.kvvizStepLabels[event.key];
+      if (!label) return;
+      const target = event.target;
+      if (target && target.closest && target.closest("input, textarea, select, [role=slider], [contenteditable=true]")) return;
+      const button = Array.from(doc.querySelectorAll("[data-testid=stMain] button"))
+        .find(b => b.innerText.trim() === label && !b.disabled);
+      if (button) {{ event.preventDefault(); button.click(); }}
+    `);
+    app.document.addEventListener("keydown", app.kvvizStepListener);
+  }}
+</script>
+"""
+
+
+def keyboard_steps(prev_label: str, next_label: str) -> None:
+    """Bind ← to the button labelled ``prev_label`` and → to ``next_label`` on this page."""
+    labels = json.dumps({"ArrowLeft": prev_label, "ArrowRight": next_label})
+    st.iframe(_KEYS_HTML.format(labels=labels), height=1)
+
+
+def autoplay(key: str, n_steps: int) -> None:
+    """Play / pause and seconds per step for the stepped view whose current step is ``st.session_state[key]``.
+
+    Call it before the widget keyed ``key`` is drawn (a step is set before the widgets, never
+    after). The page reads the step from session state as usual; autoplay only moves it. Play
+    stops by itself at step ``n_steps - 1``.
+    """
+    left, right = st.columns([1, 2], vertical_alignment="center")
+    playing = left.toggle("Play", key=f"{key}_play", disabled=n_steps <= 1,
+                          help="Step through the view by itself (← and → step by hand).")
+    seconds = right.select_slider("Seconds per step", SECONDS_PER_STEP, value=1.0, key=f"{key}_speed",
+                                  format_func=lambda s: f"{s:g} s per step")
+    if playing:
+        st.fragment(_advance, run_every=seconds)(key, n_steps, seconds)
+    else:
+        st.session_state.pop(_clock(key), None)
+
+
+def _clock(key: str) -> str:
+    return f"{key}_last_tick"
+
+
+def _advance(key: str, n_steps: int, seconds: float) -> None:
+    """One tick: the next step, once ``seconds`` have passed since the last one. The fragment
+    also runs within every full rerun: the clock keeps those from advancing (the first one,
+    right after Play, only starts it)."""
+    clock, now = _clock(key), time.monotonic()
+    if now - st.session_state.setdefault(clock, now) < 0.9 * seconds:
+        return
+    st.session_state[clock] = now
+    step = int(st.session_state.get(key, 0)) + 1
+    if step >= n_steps:
+        st.session_state[f"{key}_play"] = False
+        st.rerun()
+    st.session_state[key] = step
+    st.rerun()
