@@ -11,6 +11,12 @@ it gives the notes' 188 ms (Llama-3-8B, 8,000 tokens), 282 ms (11,400 tokens) an
 
 Every preset is a plain frozen dataclass; users edit them as tables (``*_frame`` / ``*_from_frame``)
 and every edited number is validated with a message naming the row and the column.
+
+This module is the one home of KV bytes per token, parameter counts, FLOPs per token and GPU speeds.
+Every page and simulation takes them from here: ``model(name).kv_bytes_per_token``,
+``kv_bytes_per_token_layer(m)``, ``prefill_seconds(m, Compute(gpu(name), mfu, n_gpus), new, cached)``,
+``prefill_layer_seconds`` (one layer's share) and ``prefill_coefficients(m, compute)`` (the same time
+as ``a·(L − p) + b·(L² − p²)``, the form the Mooncake Conductor predicts with).
 """
 
 from __future__ import annotations
