@@ -11,6 +11,7 @@ from ui import prefix_views as views
 from ui.traces import trace_picker
 
 VIEWS = ("Curves", "Worked example", "Per request", "Over time", "Prefix tree")
+SAMPLES = ("exact", "50%", "20%", "10%")
 LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]          # 1 … 5,000,000 blocks
 EXPLAIN = (
     "A serving engine keeps KV in a **prefix tree** (SGLang's RadixCache): a request reuses the longest cached "
@@ -50,6 +51,10 @@ else:
                              bind="query-params")
         gpu = st.selectbox("GPU (HBM price)", list(hardware.GPUS), key="prefix_gpu", bind="query-params",
                            help="HBM is priced as the GPU-hour it comes with: GPU price ÷ HBM capacity.")
+        sample = st.segmented_control("Curves from a sample of requests", SAMPLES, default=SAMPLES[0],
+                                      required=True, key="prefix_sample", bind="query-params",
+                                      help="SHARDS over whole requests: keep a request when its first block's hash "
+                                           "falls in the sampled share; replay at the scaled capacity.")
     if not policies:
         st.info("Pick at least one radix eviction policy in the sidebar.")
         st.stop()
@@ -60,7 +65,8 @@ else:
         spec = hardware.model(model)
         setup = views.Setup(key, trace, replay, tuple(pc.parse_policies(policies)),
                             log_capacities(int(low), top, int(points)) + (INFINITE,),
-                            pc.block_bytes(spec, trace.block_size), model, pc.memory_price(hardware.gpu(gpu)))
+                            pc.block_bytes(spec, trace.block_size), model, pc.memory_price(hardware.gpu(gpu)),
+                            None if sample == "exact" else float(sample.rstrip("%")) / 100)
     capped = f" (capped at the trace's {replay.n_nodes:,} distinct prefixes)" if top < high else ""
     st.caption(f"**{frame.plain(trace.name)}** · {trace.n_requests:,} requests · {replay.accesses:,} block accesses · "
                f"{replay.n_nodes:,} distinct prefixes of {trace.block_size:,} tokens · one block = "

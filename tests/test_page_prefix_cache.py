@@ -84,3 +84,11 @@ def test_no_policy_and_garbage_url_values_open_clean():
     at.multiselect(key="prefix_policies").set_value([]).run()
     assert_clean(at)
     assert any("Pick at least one" in i.value for i in at.info)
+
+
+def test_the_curves_from_a_request_sample_say_so_and_their_ceiling_error():
+    at = open_page("prefix_cache", {**EXAMPLE, "prefix_sample": "50%", "prefix_range": ["100", "20k"]}, timeout=180)
+    assert_clean(at)
+    note = next(c.value for c in at.caption if c.value.startswith("**Sampled**"))
+    assert "kept whole, by the hash of their first block" in note and "infinite-cache ceiling" in note
+    assert len(at.get("plotly_chart")) == 2

@@ -17,6 +17,7 @@ from kvviz import prefix_cache as pc
 from kvviz.figures import prefix_cache as figs
 from kvviz.figures.eviction import short_blocks
 from kvviz.prefix_cache.example import LITEHIT_SCRIPT, worked_example
+from kvviz.prefix_cache.sampling import SampledCurves, sampled_sweep
 from kvviz.prefix_tree import PrefixTree, hottest, prefix_tree, tree_notes
 from kvviz.trace import Trace
 from ui import frame
@@ -37,6 +38,7 @@ class Setup:
     bytes_per_block: float
     model: str
     price: pc.MemoryPrice
+    sample: float | None = None            # share of requests kept (by their first block's hash); None: exact
 
     @property
     def finite(self) -> tuple[float, ...]:
@@ -67,6 +69,21 @@ def block_sweep(key: str, policy: str, capacities: tuple, _trace: Trace) -> pd.D
     return eviction.sweep(block_replay(key, _trace), [policy], capacities)
 
 
+@st.cache_data(max_entries=16, ttl=3600, show_spinner="Replaying a sample of the requests…")
+def sampled(key: str, policies: tuple, twins: tuple, capacities: tuple, rate: float, _trace: Trace) -> SampledCurves:
+    return sampled_sweep(_trace, policies, capacities, rate, twins)
+
+
+def _sampled_curves(s: Setup, twins: list[str]) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    out = sampled(s.key, s.policies, tuple(twins), s.capacities, float(s.sample), s.trace)
+    exact = float(s.replay.seen_before.mean())
+    st.caption(f"**Sampled**: {out.sample.requests_kept:,} of {out.sample.requests:,} requests kept whole, by the "
+               f"hash of their first block ({out.sample.rate:.1%} of the block accesses); capacities scaled by that "
+               f"share. Check: the sample's infinite-cache ceiling is {out.ceiling:.3f} against {exact:.3f} for the "
+               "whole trace — a few hot root prefixes are kept or dropped together, so the error can be large.")
+    return out.prefix, out.block
+
+
 def tables(s: Setup) -> dict[str, np.ndarray]:
     """Every chosen policy's hits table, with a progress bar drawn by the page."""
     frame.confirm_cost(pc.cost(s.replay, len(s.policies) * len(s.capacities)), "prefix_sweep")
@@ -82,14 +99,20 @@ def _curve(s: Setup, hits: dict[str, np.ndarray]) -> pd.DataFrame:
 
 def curves_view(s: Setup) -> tuple[list[str], list[dict]]:
     """Prefix against block curves (small multiples and their difference), markers and their cost."""
-    curve = _curve(s, tables(s))
-    ceiling = float(curve[curve["capacity"] == eviction.INFINITE]["hit_ratio"].iloc[0])
     twins = [p for p in s.policies if p in pc.BLOCK_TWINS]
+    swept = None
+    if s.sample:
+        curve, swept = _sampled_curves(s, twins)
+    else:
+        curve = _curve(s, tables(s))
+        if twins:
+            swept = pd.concat(frame.stepped(lambda p: f"Replaying the block cache, {p.upper()}…", twins,
+                                            lambda p: block_sweep(s.key, p, s.capacities, s.trace)),
+                              ignore_index=True)
+    ceiling = float(curve[curve["capacity"] == eviction.INFINITE]["hit_ratio"].iloc[0])
     found = pc.reaches(curve, ceiling)
     comp = None
-    if twins:
-        swept = pd.concat(frame.stepped(lambda p: f"Replaying the block cache, {p.upper()}…", twins,
-                                        lambda p: block_sweep(s.key, p, s.capacities, s.trace)), ignore_index=True)
+    if swept is not None:
         comp = pc.comparison(curve[curve["policy"].isin(twins)], eviction.curve_of(swept, prefix=True),
                              eviction.curve_of(swept))
         frame.figure(figs.fig_prefix_vs_block(comp, bytes_per_block=s.bytes_per_block, model=s.model,
@@ -178,7 +201,9 @@ def tree_view(s: Setup) -> tuple[list[str], list[dict]]:
                                 "are drawn as one segment.")
     tree = tree_of(s.key, int(top), s.trace)
     frame.figure(figs.fig_prefix_tree(tree), key="prefix_tree")
+    st.markdown("**The hottest segments** (most reusable tokens):")
     st.dataframe(hottest(tree), hide_index=True, width="stretch", column_config={
+        **{c: st.column_config.NumberColumn(format="localized") for c in ("tokens", "requests", "reused tokens")},
         "first use (s)": st.column_config.NumberColumn(format="%.0f"),
         "last use (s)": st.column_config.NumberColumn(format="%.0f")})
     return tree_notes(tree), []

@@ -70,9 +70,10 @@ def fig_prefix_vs_block(comp: pd.DataFrame, *, bytes_per_block: float | None = N
                             hovertemplate=f"{policy.upper()} {name}<br>%{{text}}: %{{y:.3f}}<extra></extra>",
                             row=1, col=col)
         diff = 100 * rows["difference"]
-        fig.add_bar(x=x, y=diff, name="prefix − block (prefix mode)", legendgroup="diff", showlegend=first,
-                    marker_color=np.where(diff >= 0, PALETTE[2], PALETTE[3]), text=hover,
-                    hovertemplate="%{text}: %{y:+.2f} points<extra>prefix − block</extra>", row=2, col=col)
+        fig.add_scatter(x=x, y=diff, mode="lines+markers", name="prefix − block (prefix mode), points",
+                        legendgroup="diff", showlegend=first, fill="tozeroy", line=dict(color=PALETTE[5], width=2),
+                        fillcolor="rgba(19,164,180,0.25)", text=hover,
+                        hovertemplate="%{text}: %{y:+.2f} points<extra>prefix − block</extra>", row=2, col=col)
         for r in found:
             if r.policy != policy or r.capacity is None:
                 continue
@@ -90,8 +91,8 @@ def fig_prefix_vs_block(comp: pd.DataFrame, *, bytes_per_block: float | None = N
                          row=2, col=col)
     fig.update_yaxes(title_text="hit ratio", tickformat=".2f", row=1, col=1, rangemode="tozero")
     fig.update_yaxes(title_text="difference<br>(points)", row=2, col=1, zeroline=True, zerolinecolor=INK)
-    fig.update_layout(title="Prefix cache against block cache, same policy and capacity", height=620,
-                      bargap=0.1, legend=dict(orientation="h", yanchor="bottom", y=1.06, xanchor="left", x=0))
+    fig.update_layout(title="Prefix cache against block cache, same policy and capacity", height=680,
+                      legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0))
     return fig
 
 
@@ -139,9 +140,10 @@ def fig_example(example: Example, step: int) -> go.Figure:
     cached blocks filled, the current request's blocks outlined (green where it hit)."""
     now = example.steps[step]
     done = example.steps[1:step + 1]
-    titles = (f"Block cache, LRU head first: {sum(s.block_hits for s in done)} prefix hits so far",
-              f"Prefix cache, LRU leaves first: {sum(s.prefix_hits for s in done)} prefix hits so far")
+    titles = (f"<b>Block cache</b>, LRU head first: {sum(s.block_hits for s in done)} prefix hits so far",
+              f"<b>Prefix cache</b>, LRU leaves first: {sum(s.prefix_hits for s in done)} prefix hits so far")
     fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.08)
+    fig.update_annotations(yshift=8)
     pos = _tree_positions(example.parents)
     for col, (cached, hits) in enumerate(((now.block_cached, now.block_hits), (now.prefix_cached, now.prefix_hits)),
                                          start=1):
@@ -154,15 +156,15 @@ def fig_example(example: Example, step: int) -> go.Figure:
         fills = [PALETTE[0] if label in cached else MISS_COLOR for label in example.labels]
         outline = [HIT_COLOR if label in hit else (PALETTE[3] if label in request else "white")
                    for label in example.labels]
+        ink = ["white" if label in cached else INK for label in example.labels]
         fig.add_scatter(x=[p[0] for p in pos], y=[p[1] for p in pos], mode="markers+text", text=list(example.labels),
-                        textfont=dict(color="white", size=18), showlegend=False,
+                        textfont=dict(color=ink, size=18), showlegend=False,
                         marker=dict(size=44, color=fills, line=dict(width=5, color=outline)),
                         hovertemplate="%{text}<extra></extra>", row=1, col=col)
     fig.update_xaxes(visible=False, range=[-0.5, max(p[0] for p in pos) + 0.5])
     fig.update_yaxes(visible=False, autorange="reversed")
-    request = "empty caches" if step == 0 else f"after request {step}: {'·'.join(now.keys)}"
-    fig.update_layout(title=f"{request} — {example.capacity} blocks of cache (blue = cached; outline: green = hit, "
-                            "red = missed in this request)", height=380, margin=dict(t=90))
+    request = "Empty caches" if step == 0 else f"After request {step}: {'·'.join(now.keys)}"
+    fig.update_layout(title=f"{request}, {example.capacity} blocks of cache", height=400)
     return fig
 
 
@@ -212,7 +214,7 @@ def fig_prefix_tree(tree: PrefixTree) -> go.Figure:
     seg = tree.segments
     ids = ["root"] + [f"s{int(s)}" for s in seg["segment"]]
     parents = [""] + ["root" if p == -1 else f"s{int(p)}" for p in seg["parent"]]
-    labels = ["all requests"] + [f"blocks {a}–{b}" if a != b else f"block {a}"
+    labels = [f"all requests: {tree.reused_tokens:,} reusable tokens"] + [f"blocks {a}–{b}" if a != b else f"block {a}"
                                  for a, b in zip(seg["first_block"], seg["last_block"])]
     values = [0] + seg["reused_tokens"].clip(lower=0).tolist()
     color = [0.0] + np.log10(seg["requests"].clip(lower=1)).tolist()
@@ -226,7 +228,7 @@ def fig_prefix_tree(tree: PrefixTree) -> go.Figure:
                     colorbar=dict(title="requests", tickvals=[np.log10(v) for v in ticks],
                                   ticktext=[f"{v:,}" for v in ticks])),
         tiling=dict(orientation="v"), root=dict(color="#eef0f4"), maxdepth=8,
-        texttemplate="%{label}<br>%{customdata[1]:,} requests",
+        texttemplate=["%{label}"] + ["%{label}<br>%{customdata[1]:,} requests"] * len(seg),
         hovertemplate="%{label}: %{customdata[0]:,} tokens<br>%{customdata[1]:,} requests share it<br>"
                       "%{customdata[4]:,} tokens reusable<br>first use %{customdata[2]:,.0f} s, "
                       "last %{customdata[3]:,.0f} s<extra></extra>"))

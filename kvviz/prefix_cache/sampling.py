@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from kvviz.errors import require
-from kvviz.eviction import INFINITE
+from kvviz.eviction import INFINITE, Replay
+from kvviz.eviction import sweep as block_sweep
 from kvviz.prefix_cache.replay import PrefixReplay, prepare, sweep
 from kvviz.shards import MIN_SAMPLED_CAPACITY, block_hashes
 from kvviz.trace import Trace
@@ -31,6 +32,7 @@ class RequestSample:
     rate: float               # kept block accesses ÷ all block accesses (what capacities are scaled by)
     requests_kept: int
     requests: int
+    kept: np.ndarray          # per request of the whole trace: kept in the sample
 
 
 def sample_requests(trace: Trace, rate: float) -> RequestSample:
@@ -54,21 +56,57 @@ def sample_requests(trace: Trace, rate: float) -> RequestSample:
     parent = np.where(replay.parent[used] >= 0, remap[np.maximum(replay.parent[used], 0)], -1)
     sampled = PrefixReplay(dense.astype(np.int64).reshape(-1), parent, replay.depth[used], offsets,
                            replay.timestamps_ms[keep], replay.input_lengths[keep], replay.block_size)
-    return RequestSample(sampled, len(nodes) / replay.accesses, int(keep.sum()), replay.n_requests)
+    return RequestSample(sampled, len(nodes) / replay.accesses, int(keep.sum()), replay.n_requests, keep)
 
 
-def sampled_sweep(trace: Trace, policies, capacities, rate: float) -> tuple[pd.DataFrame, RequestSample]:
-    """The prefix curve estimated from a request sample: capacities scaled by the kept share, hit
-    ratios of the sample, hits scaled back to the whole trace. Capacities whose scaled size is
-    below ``MIN_SAMPLED_CAPACITY`` blocks are dropped (a few blocks would decide them)."""
-    sample = sample_requests(trace, rate)
-    caps = [c for c in capacities if c == INFINITE or c * sample.rate >= MIN_SAMPLED_CAPACITY]
-    require(bool(caps), f"no capacity is at least {MIN_SAMPLED_CAPACITY} blocks after sampling at "
-            f"{sample.rate:.3g}: raise the rate or the capacities", field="sample")
-    scaled = [c if c == INFINITE else max(1, round(c * sample.rate)) for c in caps]
-    curve = sweep(sample.replay, policies, scaled)
-    curve["capacity"] = np.tile(np.array(caps, dtype=float), len(curve) // len(caps))
+def _scaled(capacities, rate: float) -> tuple[list, list]:
+    """The capacities a sample can represent, and the sample's capacities for them."""
+    caps = [c for c in capacities if c == INFINITE or c * rate >= MIN_SAMPLED_CAPACITY]
+    require(bool([c for c in caps if c != INFINITE]), f"no capacity is at least {MIN_SAMPLED_CAPACITY} blocks after "
+            f"sampling at {rate:.3g}: raise the rate or the capacities", field="sample")
+    return caps, [c if c == INFINITE else max(1, round(c * rate)) for c in caps]
+
+
+def _rescale(swept: pd.DataFrame, caps: list, sample: RequestSample, ratio: str) -> pd.DataFrame:
+    """Sampled results as the whole trace's: capacities back to the asked ones, hits scaled by 1/R."""
+    out = swept.copy()
+    out["capacity"] = np.tile(np.array(caps, dtype=float), len(out) // len(caps))
     total = round(sample.replay.accesses / sample.rate)
-    curve["accesses"] = total
-    curve["hits"] = np.round(curve["hit_ratio"] * total).astype(np.int64)
-    return curve, sample
+    for column in [c for c in ("hits", "prefix_hits") if c in out.columns]:
+        out[column] = np.round(out[column] / out["accesses"] * total).astype(np.int64)
+    out["accesses"] = total
+    if ratio in out.columns:
+        out[ratio] = out["hits"] / total
+    return out
+
+
+def block_replay(sample: RequestSample) -> Replay:
+    """The same sampled requests as a block-cache replay (their prefix nodes are the block ids)."""
+    r = sample.replay
+    return Replay(r.nodes, r.n_nodes, r.offsets, r.timestamps_ms, r.block_size)
+
+
+def sampled_sweep(trace: Trace, policies, capacities, rate: float, block_policies=()) -> SampledCurves:
+    """Prefix curve (and block sweep for ``block_policies``) estimated on one request sample:
+    capacities scaled by the kept share, ratios of the sample, hits scaled to the whole trace.
+    Capacities below ``MIN_SAMPLED_CAPACITY`` sampled blocks are dropped (a few blocks would decide)."""
+    sample = sample_requests(trace, rate)
+    caps, scaled = _scaled(list(capacities), sample.rate)
+    prefix = _rescale(sweep(sample.replay, policies, scaled), caps, sample, "hit_ratio")
+    block = None
+    if block_policies:
+        block = _rescale(block_sweep(block_replay(sample), block_policies, scaled), caps, sample, "")
+    return SampledCurves(prefix, block, sample, tuple(caps))
+
+
+@dataclass(frozen=True)
+class SampledCurves:
+    prefix: pd.DataFrame            # policy, capacity, hits, accesses, hit_ratio (whole-trace scale)
+    block: pd.DataFrame | None      # kvviz.eviction.sweep's columns, same scale
+    sample: RequestSample
+    capacities: tuple
+
+    @property
+    def ceiling(self) -> float:
+        """The sample's infinite-cache hit ratio (compare with the whole trace's to see the error)."""
+        return float(self.sample.replay.seen_before.mean())

@@ -1,0 +1,77 @@
+"""Browser: every view of the Prefix-cache replay page and the RadixAttention scheduling page, reruns of the
+cached views, and a second browser context (another visitor) opening them from the cache."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
+
+VIEWS = ("Curves", "Worked example", "Per request", "Over time", "Prefix tree")
+QUERY = "prefix_source=Example&prefix_points=8"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled_kernels():
+    """Compile the kernels here, once, so the server loads them from numba's disk cache."""
+    from kvviz import eviction, prefix_cache
+
+    eviction.warm_up()
+    prefix_cache.warm_up()
+
+
+@pytest.fixture
+def wide(page: Page) -> Page:
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    return page
+
+
+def test_every_view_then_a_rerun(wide: Page, app_url: str):
+    for view in VIEWS:
+        open_page(wide, app_url, "prefix_cache", f"{QUERY}&prefix_view={view.replace(' ', '+')}")
+        assert_no_exception(wide)
+        expect(wide.get_by_test_id("stPlotlyChart").first).to_be_visible()
+        expect(wide.get_by_text("What to notice")).to_be_visible()
+        screenshot(wide, f"prefix_cache_{view.lower().replace(' ', '_')}")
+    wide.get_by_test_id("stSidebarUserContent").get_by_text("Points on the curve").scroll_into_view_if_needed()
+    wide.reload()
+    wait_idle(wide)
+    assert_no_exception(wide)
+    expect(wide.get_by_test_id("stPlotlyChart").first).to_be_visible()
+
+
+def test_worked_example_slider_steps(wide: Page, app_url: str):
+    open_page(wide, app_url, "prefix_cache", "prefix_view=Worked+example&prefix_step=1")
+    assert_no_exception(wide)
+    expect(wide.get_by_text("after request 1: A·B·C").first).to_be_visible()
+    slider = wide.get_by_role("slider")
+    slider.focus()
+    wide.keyboard.press("ArrowRight")
+    wait_idle(wide)
+    assert_no_exception(wide)
+    expect(wide.get_by_text("after request 2: A·B·D").first).to_be_visible()
+    assert "prefix_step=2" in wide.url
+
+
+def test_a_second_visitor_gets_the_cached_views(browser: Browser, app_url: str):
+    for _ in range(2):
+        context = browser.new_context(viewport={"width": 1920, "height": 1080})
+        page = context.new_page()
+        for view in ("Curves", "Over time"):
+            open_page(page, app_url, "prefix_cache", f"{QUERY}&prefix_view={view.replace(' ', '+')}")
+            assert_no_exception(page)
+            expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
+        context.close()
+
+
+def test_radix_schedule_page(wide: Page, app_url: str):
+    open_page(wide, app_url, "radix_schedule")
+    assert_no_exception(wide)
+    expect(wide.get_by_test_id("stPlotlyChart")).to_have_count(2)
+    screenshot(wide, "radix_schedule")
+    open_page(wide, app_url, "radix_schedule", "sched_queue=Trace+window&sched_source=Example&sched_size=40"
+                                               "&sched_capacity=300&sched_budget=64")
+    assert_no_exception(wide)
+    expect(wide.get_by_test_id("stPlotlyChart")).to_have_count(2)
+    screenshot(wide, "radix_schedule_trace")
