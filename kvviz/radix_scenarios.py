@@ -309,13 +309,18 @@ class Replay:
     dumps: tuple[str, ...]
     requests: pd.DataFrame         # one row per request: its hits, computation and deferrals
     vocab: tuple[tuple[int, str], ...] = field(default=())
+    first_snapshot: int = 0        # the step of the first kept tree (snapshots of a range of steps)
 
     @property
     def n_steps(self) -> int:
         return len(self.steps)
 
     def tree(self, step: int) -> pd.DataFrame:
-        return self.nodes.iloc[self.node_offsets[step]:self.node_offsets[step + 1]]
+        k = step - self.first_snapshot
+        return self.nodes.iloc[self.node_offsets[k]:self.node_offsets[k + 1]]
+
+    def dump(self, step: int) -> str:
+        return self.dumps[step - self.first_snapshot]
 
     @property
     def error(self) -> str | None:
@@ -324,9 +329,13 @@ class Replay:
         return errs[0] if errs else None
 
 
-def replay(script: Script, config: ReplayConfig = ReplayConfig(), *, snapshots: bool = True,
+def replay(script: Script, config: ReplayConfig = ReplayConfig(), *, snapshots: bool | range = True,
            max_drain: int = 200) -> Replay:
     """Run ``script`` on a fresh cache; keep the tree after every step (when ``snapshots``).
+
+    ``snapshots`` may be a range of steps instead: only their trees are kept and the replay stops
+    after the last of them (a long script is then viewed a window of steps at a time, without a
+    snapshot of every step).
 
     Step 0 is the empty tree. After the script, rounds run until every request has finished.
     A bad operation (unlocking what holds no lock) ends the replay at that step with its message.
@@ -346,13 +355,15 @@ def replay(script: Script, config: ReplayConfig = ReplayConfig(), *, snapshots: 
                       nodes=cache.n_nodes, in_flight_nodes=cache.n_in_flight)
         rows.append(dict(step=len(rows), op=op_text, lines=lines, clock_from=clock_from, clock_to=cache.clock,
                          error=error, **gauges, **sched.totals, **seen))
-        if snapshots:
+        if snapshots is True or (isinstance(snapshots, range) and len(rows) - 1 in snapshots):
             frames.append(cache.node_frame(vocab))
             dumps.append(cache.pretty_print(vocab))
 
     record("start: an empty tree", ["The tree holds only its root."], 0)
     pending = list(script.ops)
     while pending or not sched.idle:
+        if isinstance(snapshots, range) and len(rows) >= snapshots.stop:
+            break
         if len(rows) > len(script.ops) + max_drain:
             record("stopped", [f"{len(sched.waiting)} requests still waiting after {max_drain} extra rounds "
                                "(memory held by locks?)"], cache.clock, error="requests never admitted")
@@ -371,10 +382,11 @@ def replay(script: Script, config: ReplayConfig = ReplayConfig(), *, snapshots: 
             record(text, lines, clock_from, error=f"step {len(rows)} ({text}): {exc}")
             break
         record(text, lines, clock_from)
-    return _finish(script, config, rows, frames, dumps, requests)
+    first = snapshots.start if isinstance(snapshots, range) else 0
+    return _finish(script, config, rows, frames, dumps, requests, first)
 
 
-def _finish(script, config, rows, frames, dumps, requests) -> Replay:
+def _finish(script, config, rows, frames, dumps, requests, first: int = 0) -> Replay:
     steps = pd.DataFrame(rows)
     if frames:
         sizes = [len(f) for f in frames]
@@ -386,7 +398,7 @@ def _finish(script, config, rows, frames, dumps, requests) -> Replay:
     req = pd.DataFrame([dict(request=r.rid, prompt=len(r.tokens), device_hit=r.device_hit, host_hit=r.host_hit,
                              loaded=r.loaded, in_flight=r.in_flight, computed=r.computed, deferrals=r.deferrals,
                              status=r.status) for r in requests])
-    return Replay(script.name, config, steps, nodes, offsets, tuple(dumps), req, script.vocab)
+    return Replay(script.name, config, steps, nodes, offsets, tuple(dumps), req, script.vocab, first)
 
 
 def _round_lines(log: dict, sched: Scheduler, vocab: dict[int, str]) -> list[str]:

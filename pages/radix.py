@@ -55,10 +55,14 @@ for key, value in preset_settings(st.query_params.get("radix_preset", "")).items
         st.session_state[key] = value
 
 
+WINDOW = 25          # a long script keeps the trees of this many steps at a time
+
+
 @st.cache_data(max_entries=32, ttl="1h", show_spinner="Replaying the script…")
-def cached_replay(text: str, name: str, config: tuple, snapshots: bool = True):
-    """Simulate once; every step's tree is kept, so moving the slider is a lookup."""
-    return replay(parse_text(text, name), ReplayConfig(*config), snapshots=snapshots)
+def cached_replay(text: str, name: str, config: tuple, window: tuple[int, int] | None = None):
+    """Simulate once; the trees of the steps in ``window`` (start, stop) are kept, so moving the
+    slider inside it is a lookup (``None``: no tree, only the totals of every step)."""
+    return replay(parse_text(text, name), ReplayConfig(*config), snapshots=range(*window) if window else False)
 
 
 with st.sidebar:
@@ -106,7 +110,7 @@ else:
         st.page_link("pages/trace.py", label="Go to the Trace page", icon=":material/arrow_forward:")
         st.stop()
     c1, c2 = st.columns(2)
-    n = c1.number_input("First N requests", 1, 500, 30, key="radix_n", bind="query-params")
+    n = c1.number_input("First N requests", 1, 2000, 30, key="radix_n", bind="query-params")
     round_ms = c2.number_input("Round length (ms)", 1, 3_600_000, 1000, key="radix_round", bind="query-params",
                                help="Requests arriving in the same window are scheduled in the same round.")
     with frame.user_errors():
@@ -117,7 +121,7 @@ config = ReplayConfig(kind, int(device), int(host), int(page), policy, write, st
                       "legacy" if legacy else "upstream")
 with frame.user_errors():
     rep = cached_replay(text, name, tuple(asdict(config).values()))
-    other = cached_replay(text, name, tuple(asdict(replace(config, deferral=not strata)).values()), False)
+    other = cached_replay(text, name, tuple(asdict(replace(config, deferral=not strata)).values()))
 
 if rep.error:
     st.error(f"The replay stopped: {frame.plain(rep.error)}", icon=":material/error:")
@@ -143,6 +147,10 @@ step = mid.slider("Step", 0, max(last, 1), key="radix_step", disabled=last == 0)
 right.button("▶", key="radix_next", on_click=show_step, args=(step + 1,), help="Next step", width="stretch")
 st.query_params["radix_step"] = str(step)
 
+start = 0 if rep.n_steps <= 4 * WINDOW else step // WINDOW * WINDOW
+with frame.user_errors():
+    shots = cached_replay(text, name, tuple(asdict(config).values()),
+                          (start, rep.n_steps if start == 0 and rep.n_steps <= 4 * WINDOW else start + WINDOW))
 row = rep.steps.iloc[step]
 st.markdown(f"#### Step {step} of {last}: {row.op}")
 st.markdown("\n".join(f"- {line}" for line in row.lines))
@@ -168,13 +176,13 @@ clock_to = rep.steps["clock_to"].to_numpy()
 view = st.segmented_control("View", ["Tree", "Text dump", "Requests"], default="Tree", required=True,
                             key="radix_view", bind="query-params")
 if view == "Tree":
-    frame.figure(tree_figure(rep.tree(step), clock_range=(int(row.clock_from), int(row.clock_to)),
+    frame.figure(tree_figure(shots.tree(step), clock_range=(int(row.clock_from), int(row.clock_to)),
                              step_of=lambda k: int(clock_to.searchsorted(k)),
                              width_chars=200 if frame.presenter() else 130), key="radix_tree")
     st.caption("Gold halo: used in this step. Dark ring: locked (a running request or a pending transfer). "
                "Dotted edges: spans being computed. Hover a node for its hit count and last access.")
 elif view == "Text dump":
-    st.code(rep.dumps[step], language=None)
+    st.code(shots.dump(step), language=None)
 else:
     st.dataframe(rep.requests, hide_index=True, width="stretch")
 

@@ -124,3 +124,17 @@ def test_coming_back_from_another_page_keeps_usable_settings():
     at.switch_page("pages/radix.py").run()
     assert_clean(at)
     assert at.number_input(key="radix_device").value == 72 and not at.error
+
+
+def test_a_long_trace_is_viewed_a_window_of_trees_at_a_time():
+    from ui.traces import SESSION_KEY
+
+    at = open_page("radix", {"radix_source": "Trace", "radix_n": "1000", "radix_view": "Text dump"})
+    at.session_state[SESSION_KEY] = {"kind": "example"}
+    at.run()
+    assert_clean(at)
+    last = int(at.slider(key="radix_step").max)
+    assert last > 100                                         # beyond one window of 25 trees
+    at.slider(key="radix_step").set_value(last - 1).run()
+    assert_clean(at)
+    assert f"Step {last - 1} of {last}" in texts(at) and at.code[0].value.startswith("root")

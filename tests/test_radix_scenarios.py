@@ -109,6 +109,18 @@ def test_replay_without_snapshots_keeps_the_totals():
     assert rep.nodes.empty and rep.dumps == () and rep.steps.iloc[-1].requests == 6
 
 
+def test_a_window_of_snapshots_equals_the_full_replay_there():
+    script, config = PRESETS["chat"].script(), ReplayConfig(cache="hiradix", device_capacity=96, host_capacity=200)
+    full = replay(script, config)
+    part = replay(script, config, snapshots=range(3, 6))
+    assert part.n_steps == 6 and len(part.dumps) == 3 and part.first_snapshot == 3
+    for k in range(3, 6):
+        assert part.tree(k).drop(columns="step").reset_index(drop=True).equals(
+            full.tree(k).drop(columns="step").reset_index(drop=True))
+        assert part.dump(k) == full.dump(k) == full.dumps[k]
+    assert part.steps.drop(columns="lines").equals(full.steps.iloc[:6].drop(columns="lines"))
+
+
 def test_bad_config_is_an_input_error():
     for bad in (dict(page_size=0), dict(device_capacity=0), dict(cache="lru"), dict(threshold=-5)):
         with pytest.raises(InputError):
