@@ -13,13 +13,19 @@ import sys
 from pathlib import Path
 
 from kvviz import args as A
+from kvviz.traces.cli import add_trace_arguments, trace_from_args
 
 NAME = "radix"
+TRACE_DEVICE = 10_000   # blocks: the default device pool of a whole-trace replay
 HELP = "Replay a request script on RadixCache / HiRadixCache and print the tree and totals after each step."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("script", help="a .json or text script, or preset:NAME (e.g. preset:delay)")
+    parser.add_argument("script", nargs="?", help="a .json or text script, or preset:NAME (e.g. preset:delay)")
+    add_trace_arguments(parser, flag="--trace", help="instead of a script, replay a whole trace (block ids as "
+                        "tokens) and print its totals as JSON; capacities are then in blocks (default device "
+                        f"{TRACE_DEVICE:,}, host four times it)")
+    parser.add_argument("--requests", type=A.count, default=None, help="with --trace: only the first N requests")
     parser.add_argument("--cache", choices=("radix", "hiradix"), default=None,
                         help="tree kind (default: the preset's, else hiradix)")
     parser.add_argument("--device", type=A.count, default=None, help="GPU capacity in tokens (default 64)")
@@ -34,6 +40,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-auto-ack", action="store_true", help="acknowledge transfers only at 'ack' steps")
     parser.add_argument("--legacy-hit-count", action="store_true", help="hit counts as before SGLang PR #18843")
     parser.add_argument("--totals-only", action="store_true", help="print one JSON line of totals per step")
+
+
+def _trace_totals(args: argparse.Namespace) -> int:
+    from kvviz.radix_scenarios import ReplayConfig
+    from kvviz.radix_trace import replay_trace
+
+    device = args.device or TRACE_DEVICE
+    chosen = dict(cache=args.cache or "radix", device_capacity=device, host_capacity=args.host or 4 * device,
+                  page_size=args.page_size, eviction_policy=args.policy, write_policy=args.write_policy,
+                  threshold=args.threshold, deferral=not args.no_deferral,
+                  hit_count_rule="legacy" if args.legacy_hit_count else "upstream")
+    config = ReplayConfig(**{k: v for k, v in chosen.items() if v is not None})
+    result = replay_trace(trace_from_args(args), config, args.requests)
+    print(json.dumps({"rounds": result.rounds, "hit_ratio": round(result.hit_ratio, 6), "finished": result.finished,
+                      **result.totals}))
+    return 0 if result.finished else 2
 
 
 def _script(arg: str):
@@ -64,6 +86,11 @@ def run(args: argparse.Namespace) -> int:
 
     from kvviz.radix_scenarios import TOTAL_COLUMNS, ReplayConfig, replay
 
+    if args.trace is not None:
+        return _trace_totals(args)
+    if args.script is None:
+        from kvviz.errors import InputError
+        raise InputError("give a script (a .json or text file, or preset:NAME) or --trace FILE", field="script")
     script, suggested = _script(args.script)
     chosen = dict(cache=args.cache, device_capacity=args.device, host_capacity=args.host, page_size=args.page_size,
                   eviction_policy=args.policy, write_policy=args.write_policy, threshold=args.threshold)
