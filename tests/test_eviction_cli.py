@@ -54,3 +54,17 @@ def test_unreplayable_traces_exit_2(tmp_path, capsys):
     empty.write_text("")
     assert main(["hitcurve", str(empty)]) == 2
     assert "empty" in capsys.readouterr().err
+
+
+def test_sample_rate_says_so_on_stderr_and_keeps_the_csv(capsys):
+    assert main(["hitcurve", EXAMPLE, "--policies", "fifo,lru", "--capacities", "1k,inf", "--sample", "20%"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[0] == "policy,capacity,hits,accesses,hit_ratio" and len(lines) == 5
+    assert "sampled at rate 0.2" in captured.err
+    exact = hit_curve(load_trace(EXAMPLE), ["lru"], (1000,))
+    assert lines[3].split(",")[2] == str(exact["hits"].iloc[0])            # LRU stays exact
+    assert main(["hitcurve", EXAMPLE, "--policies", "fifo", "--sample", "exact"]) == 0
+    assert "sampled" not in capsys.readouterr().err
+    assert main(["hitcurve", EXAMPLE, "--sample", "often"]) == 2
+    assert "sample" in capsys.readouterr().err
