@@ -25,3 +25,12 @@ def test_scheduling_view_from_a_link(page: Page, app_url: str):
     expect(page.get_by_role("radio", name="Scheduling", exact=True)).to_have_attribute("aria-checked", "true")
     expect(page.get_by_text("What the paper reports vs this simulation")).to_be_visible()
     screenshot(page, "cluster_scheduling")
+
+
+def test_an_expensive_link_asks_and_runs_on_a_click(page: Page, app_url: str):
+    open_page(page, app_url, "cluster", "cluster_minutes=60&cluster_load=4&cluster_seeds=5")
+    expect(page.get_by_text("This view is expensive")).to_be_visible(timeout=60_000)
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(0)
+    page.get_by_role("button", name="Run it").click()
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3, timeout=120_000)
+    assert_no_exception(page)
