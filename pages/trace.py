@@ -23,7 +23,7 @@ frame.explain(
 trace = trace_picker("trace", keep=True)
 if trace is None:
     st.info(
-        f"Upload a trace: Mooncake JSONL (`timestamp` in ms, `input_length`, `output_length`, `hash_ids` of "
+        f"Pick a trace from the library, or upload one: Mooncake JSONL (`timestamp` in ms, `input_length`, `output_length`, `hash_ids` of "
         f"512-token blocks), Qwen-Bailian JSONL (seconds, 16-token blocks), or CSV — Mooncake's columns, or an "
         f"arrival, prompt and output column by the names vidur, splitwise, Azure and BurstGPT use. Plain, .gz "
         f"or .zst, up to {UPLOAD_LIMIT_MIB} MiB as uploaded. *How to read the file* sets the format, block "

@@ -75,7 +75,9 @@ def test_library_source_lists_imported_traces():
     entry = library.store(load_trace(fx.jsonl(fx.MOONCAKE)), "imported")
     at = open_page("trace", {"trace_source": "Library"})
     assert_clean(at)
-    assert at.sidebar.selectbox(key="trace_library").value == entry.id
+    assert at.sidebar.selectbox(key="trace_library").options == [entry.label()]
+    at.sidebar.selectbox(key="trace_library").set_value(entry.id).run()
+    assert_clean(at)
     assert at.metric[0].value == "3"
 
 

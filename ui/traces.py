@@ -110,9 +110,18 @@ def _library(prefix: str) -> dict | None:
         st.caption("The trace library is empty. Import a trace with `python -m kvviz import FILE`, or upload "
                    "one and keep it in the library.")
         return None
-    eid = st.selectbox("Library trace", list(entries), key=f"{prefix}_library",
-                       format_func=lambda i: entries[i].label() if i in entries else i, **KEEP)
-    return {"kind": "library", "id": eid} if eid in entries else None
+    # The URL names the trace by its id (a bound selectbox would put the long label there), so a
+    # copied link opens the same trace in any browser.
+    key = f"{prefix}_library"
+    wanted = st.query_params.get(key)
+    first = {} if key in st.session_state else {"index": list(entries).index(wanted) if wanted in entries else None}
+    eid = st.selectbox("Library trace", list(entries), key=key, placeholder="Pick a stored trace",
+                       format_func=lambda i: entries[i].label(), persist_state="session", **first)
+    if eid in entries:
+        st.query_params[key] = eid
+        return {"kind": "library", "id": eid}
+    st.query_params.pop(key, None)
+    return None
 
 
 def _reading_controls(prefix: str) -> tuple:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import Page, expect
 
 from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
@@ -53,3 +55,39 @@ def test_presenter_mode_in_the_browser(page: Page, app_url: str):
     assert_no_exception(page)
     expect(page.get_by_test_id("stExpander").first).to_be_visible()
     screenshot(page, "trace_presenter")
+
+
+QWEN = (b'{"chat_id": 1, "parent_chat_id": -1, "timestamp": 0.5, "input_length": 40, "output_length": 12, '
+        b'"type": "text", "turn": 1, "hash_ids": [1, 2, 3]}\n'
+        b'{"chat_id": 2, "parent_chat_id": 1, "timestamp": 61.114, "input_length": 80, "output_length": 30, '
+        b'"type": "text", "turn": 2, "hash_ids": [1, 2, 3, 4, 5]}\n')
+
+
+def test_a_kept_upload_opens_from_a_shared_link_in_a_fresh_browser(browser, tmp_path, monkeypatch):
+    from tests.e2e.conftest import streamlit_server
+
+    monkeypatch.setenv("KVVIZ_TRACES", str(tmp_path / "lib"))     # the server inherits its own library
+    with streamlit_server() as url:
+        first = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = first.new_page()
+        open_page(page, url, "trace", "trace_source=Upload")
+        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+            files=[{"name": "shared-qwen.jsonl", "mimeType": "application/json", "buffer": QWEN}])
+        wait_idle(page)
+        page.get_by_role("button", name="Keep in the trace library").click()
+        wait_idle(page)
+        assert_no_exception(page)
+        expect(page).to_have_url(re.compile(r"trace_library=[0-9a-f]{16}"))
+        link = page.url
+        first.close()
+
+        fresh = browser.new_context(viewport={"width": 1400, "height": 900})
+        other = fresh.new_page()
+        other.goto(link)
+        other.get_by_test_id("stAppViewContainer").wait_for(timeout=60_000)
+        wait_idle(other)
+        assert_no_exception(other)
+        expect(other.get_by_test_id("stMetricValue").first).to_have_text("2")
+        expect(other.get_by_text("shared-qwen.jsonl").first).to_be_visible()
+        screenshot(other, "trace_library_link")
+        fresh.close()
