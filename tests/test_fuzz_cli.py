@@ -198,6 +198,8 @@ def test_every_command_is_fuzzed():
 @example(argv=["schedule", "--requests", "30", "--speedup", "inf"])
 @example(argv=["radix", "preset:ops", "--device", "1000000000"])
 @example(argv=["stream", "--traces", "10", "--bandwidth", "a\nb"])
+@example(argv=["generate", "--seed=--"])
+@example(argv=["overload", "--duration", "20", "--timeline", "@" + "x" * 300])
 def test_any_arguments_succeed_or_fail_on_one_line(argv, folder, capsys):
     check(resolve(argv, folder), capsys)
 
@@ -231,7 +233,22 @@ csv_line = st.lists(st.one_of(st.sampled_from(WORDS[:14]), st.integers(-10, 10**
                     min_size=1, max_size=4).map(",".join)
 csv_header = st.sampled_from(["timestamp,input_length,output_length,hash_ids", "arrived_at,num_prefill_tokens,"
                               "num_decode_tokens", "TIMESTAMP,ContextTokens,GeneratedTokens", "time_s,gbps", ""])
+
+
+@st.composite
+def legal_traces(draw) -> bytes:
+    """Well-formed Mooncake lines with extreme but legal values: ten-year spans, huge ids, long outputs."""
+    lines = []
+    for _ in range(draw(st.integers(1, 5))):
+        n_in = draw(st.integers(1, 3000))
+        ids = draw(st.lists(st.integers(-2**63, 2**63 - 1), min_size=-(-n_in // 512), max_size=-(-n_in // 512)))
+        lines.append(json.dumps({"timestamp": draw(st.integers(0, 10 * 365 * 24 * 3600 * 1000)), "input_length": n_in,
+                                 "output_length": draw(st.integers(0, 1_000_000)), "hash_ids": ids}))
+    return "\n".join(lines).encode()
+
+
 trace_bytes = st.one_of(
+    legal_traces(),
     st.binary(max_size=600),
     st.lists(trace_line, min_size=1, max_size=6).map(lambda ls: "\n".join(ls).encode("utf-8", "surrogatepass")),
     st.builds(lambda h, rows: "\n".join([h, *rows]).encode("utf-8", "surrogatepass"), csv_header,
