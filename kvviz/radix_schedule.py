@@ -236,14 +236,17 @@ def cost(requests: list[Request], warm: list[Request]) -> budget.Cost:
 def order_notes(table: pd.DataFrame, block_tokens: int) -> list[str]:
     """Which order hits most and what it saves against FCFS, in tokens."""
     by = table.set_index("order")
-    best = table.sort_values(["hits", "rounds"], ascending=[False, True]).iloc[0]
+    top = table[table["hits"] == table["hits"].max()]
+    best = top.iloc[0]
     fcfs = by.loc["FCFS"]
     saved = int(best["hits"] - fcfs["hits"]) * block_tokens
-    notes = [f"**{best['order']}** hits most: {best['hit_ratio']:.1%} of the queue's blocks against "
-             f"{fcfs['hit_ratio']:.1%} for FCFS — {saved:,} tokens not recomputed."]
+    names = " and ".join(f"**{o}**" for o in top["order"])
     if saved == 0:
-        notes[0] = (f"Every order hits alike here ({fcfs['hit_ratio']:.1%}): the cache is big enough, or the "
-                    "queue shares no prefixes, so order does not matter.")
+        notes = [f"FCFS hits as much as any order here ({fcfs['hit_ratio']:.1%}): the cache is big enough, or the "
+                 "queue's shared prefixes arrive together already, so reordering wins nothing."]
+    else:
+        notes = [f"{names} {'hit' if len(top) > 1 else 'hits'} most: {best['hit_ratio']:.1%} of the queue's blocks "
+                 f"against {fcfs['hit_ratio']:.1%} for FCFS — {saved:,} tokens not recomputed."]
     notes.append("Rounds: " + ", ".join(f"{o} {int(r)}" for o, r in zip(table["order"], table["rounds"]))
                  + ". LPM's in-batch prefix caching holds back duplicates of a cold prefix for a round, so they "
                    "hit it next round instead of computing it twice in one batch.")

@@ -20,7 +20,7 @@ def test_interleaved_prefixes_fcfs_thrashes_lpm_and_dfs_group_them():
     assert table.loc["LPM", "hits"] == table.loc["DFS-weight", "hits"] == 24     # 6 requests × 4 prefix blocks
     assert (table["hits"] + table["recomputed"] == 45).all()
     notes = order_notes(table.reset_index(), 16)
-    assert notes[0].startswith("**LPM** hits most") and "384 tokens" in notes[0]
+    assert notes[0].startswith("**LPM** and **DFS-weight** hit most") and "384 tokens" in notes[0]
 
 
 def test_dfs_weight_visits_the_heavier_subtree_first_and_a_node_after_its_children():

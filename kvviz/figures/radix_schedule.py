@@ -24,16 +24,17 @@ def fig_orders(table: pd.DataFrame, block_tokens: int) -> go.Figure:
                     customdata=np.c_[table["rounds"], table["hit_ratio"]],
                     hovertemplate=f"%{{x}}: %{{y:,}} tokens {name}<br>%{{customdata[0]}} rounds, "
                                   "hit ratio %{customdata[1]:.1%}<extra></extra>")
-    fig.update_layout(barmode="stack", title="What each order does to the same queue", height=400,
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+    fig.update_layout(barmode="stack", title="What each order does to the same queue", height=420,
+                      legend=dict(orientation="h", yanchor="top", y=-0.12, x=0))
     fig.update_yaxes(title_text="prompt tokens")
     return fig
 
 
 def fig_rounds(schedules: Sequence[Schedule]) -> go.Figure:
     """One row per order: every request as a square in the round it ran, coloured by its hit share."""
-    fig = make_subplots(rows=len(schedules), cols=1, shared_xaxes=True, vertical_spacing=0.06,
+    fig = make_subplots(rows=len(schedules), cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=[s.order.label for s in schedules])
+    widest = max([int(s.admissions.groupby("round").size().max()) for s in schedules if len(s.admissions)] or [1])
     for row, s in enumerate(schedules, start=1):
         a = s.admissions.copy()
         a["slot"] = a.groupby("round").cumcount()
@@ -46,8 +47,8 @@ def fig_rounds(schedules: Sequence[Schedule]) -> go.Figure:
                         customdata=np.c_[a["hits"], a["blocks"]],
                         hovertemplate="request %{text}, round %{x}<br>%{customdata[0]} of %{customdata[1]} "
                                       "blocks cached<extra></extra>", row=row, col=1)
-        fig.update_yaxes(title_text="in batch", autorange="reversed", row=row, col=1, dtick=1)
+        fig.update_yaxes(title_text="in batch", range=[widest - 0.5, -0.5], row=row, col=1, dtick=1)
     fig.update_xaxes(title_text="scheduling round", dtick=1, row=len(schedules), col=1)
     fig.update_layout(title="Which request ran in which round (number = arrival order)",
-                      height=170 * len(schedules) + 140)
+                      height=(60 + 28 * widest) * len(schedules) + 160)
     return fig
