@@ -242,26 +242,32 @@ def _checked(script: Script) -> Script:
     return script
 
 
-def script_from_trace(trace, n: int, round_ms: int = 1000) -> Script:
-    """The first ``n`` requests of a trace, block ids as tokens; arrivals in the same
-    ``round_ms`` window form one step (empty windows are skipped)."""
+def trace_rounds(trace, n: int, round_ms: int = 1000) -> list[list[RequestSpec]]:
+    """The first ``n`` requests of a trace, block ids as tokens, grouped by arrival in windows of
+    ``round_ms`` (one list per non-empty window; requests without blocks are left out)."""
     require(trace.has_block_ids, "this trace has no block ids (hash_ids), so it cannot be replayed in a "
             "radix tree", field="trace")
     require(n >= 1, "replay at least one request", field="requests")
     require(round_ms >= 1, "the round length must be at least 1 ms", field="round_ms")
-    n = min(n, trace.n_requests)
     ts = trace.requests["timestamp"].to_numpy()[:n]
-    window = (ts - ts[0]) // round_ms if n else np.array([])
-    ops: list[Op] = []
-    for i in range(n):
+    window = (ts - ts[0]) // round_ms if len(ts) else ts
+    rounds: list[list[RequestSpec]] = []
+    for i in range(len(ts)):
         spec = RequestSpec(f"R{i + 1}", tuple(int(b) for b in trace.hash_ids(i)))
         if not spec.tokens:
             continue
-        if ops and window[i] == window[i - 1]:
-            ops[-1] = replace(ops[-1], requests=ops[-1].requests + (spec,))
+        if rounds and window[i] == window[i - 1]:
+            rounds[-1].append(spec)
         else:
-            ops.append(Op("requests", (spec,)))
-    return _checked(Script(f"{trace.name}: first {n} requests", tuple(ops)))
+            rounds.append([spec])
+    return rounds
+
+
+def script_from_trace(trace, n: int, round_ms: int = 1000) -> Script:
+    """The first ``n`` requests of a trace, block ids as tokens; arrivals in the same
+    ``round_ms`` window form one step (empty windows are skipped)."""
+    ops = tuple(Op("requests", tuple(specs)) for specs in trace_rounds(trace, n, round_ms))
+    return _checked(Script(f"{trace.name}: first {min(n, trace.n_requests)} requests", ops))
 
 
 # ---- replay -------------------------------------------------------------------------------------
@@ -295,6 +301,21 @@ GAUGES = ("device_tokens", "host_tokens", "reserved", "evictable", "protected", 
 EVENT_TOTALS = {"evicted": "evicted_device", "to host": "evicted_device", "written back": "evicted_device",
                 "host evicted": "evicted_host", "loaded back": "loaded_tokens", "backup": "backed_up"}
 TOTAL_COLUMNS = GAUGES + tuple(COUNTERS) + tuple(dict.fromkeys(EVENT_TOTALS.values()))
+
+
+def gauges(cache: RadixCache) -> dict[str, int]:
+    """The tree's state now: the ``GAUGES`` columns."""
+    return dict(device_tokens=cache.total_size(), host_tokens=getattr(cache, "host_tokens", 0),
+                reserved=cache.reserved, evictable=cache.evictable_size(), protected=cache.protected_size(),
+                nodes=cache.n_nodes, in_flight_nodes=cache.n_in_flight)
+
+
+def count_events(cache: RadixCache, seen: dict[str, int]) -> None:
+    """Add the tokens of the cache's new events to the running ``EVENT_TOTALS`` and clear them."""
+    for e in cache.events:
+        if e["event"] in EVENT_TOTALS:
+            seen[EVENT_TOTALS[e["event"]]] += e["tokens"]
+    cache.events.clear()
 
 
 @dataclass(frozen=True)
@@ -343,18 +364,12 @@ def replay(script: Script, config: ReplayConfig = ReplayConfig(), *, snapshots: 
     cache, sched = config.build()
     vocab = script.words
     rows, frames, dumps, requests, locks = [], [], [], [], {}
-    seen = {"evicted_device": 0, "evicted_host": 0, "loaded_tokens": 0, "backed_up": 0}
+    seen = dict.fromkeys(EVENT_TOTALS.values(), 0)
 
     def record(op_text: str, lines: list[str], clock_from: int, error: str = "") -> None:
-        for e in cache.events:
-            if e["event"] in EVENT_TOTALS:
-                seen[EVENT_TOTALS[e["event"]]] += e["tokens"]
-        cache.events.clear()
-        gauges = dict(device_tokens=cache.total_size(), host_tokens=getattr(cache, "host_tokens", 0),
-                      reserved=cache.reserved, evictable=cache.evictable_size(), protected=cache.protected_size(),
-                      nodes=cache.n_nodes, in_flight_nodes=cache.n_in_flight)
+        count_events(cache, seen)
         rows.append(dict(step=len(rows), op=op_text, lines=lines, clock_from=clock_from, clock_to=cache.clock,
-                         error=error, **gauges, **sched.totals, **seen))
+                         error=error, **gauges(cache), **sched.totals, **seen))
         if snapshots is True or (isinstance(snapshots, range) and len(rows) - 1 in snapshots):
             frames.append(cache.node_frame(vocab))
             dumps.append(cache.pretty_print(vocab))

@@ -14,10 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from kvviz.errors import require
-from kvviz.radix_scenarios import EVENT_TOTALS, ReplayConfig
+from kvviz.radix_scenarios import EVENT_TOTALS, ReplayConfig, count_events, gauges, trace_rounds
 from kvviz.strata_sched import Request
 from kvviz.trace import Trace
 
@@ -40,52 +37,19 @@ class TraceTotals:
         return (t["device_hit"] + t["loaded_back"]) / t["prompt_tokens"] if t["prompt_tokens"] else 0.0
 
 
-def _rounds(trace: Trace, n: int, round_ms: int) -> list[list[Request]]:
-    """The arrivals of each non-empty ``round_ms`` window, as ``script_from_trace`` groups them."""
-    ts = trace.requests["timestamp"].to_numpy()[:n]
-    window = (ts - ts[0]) // round_ms if n else np.array([], dtype=np.int64)
-    rounds: list[list[Request]] = []
-    last = None
-    for i in range(n):
-        tokens = tuple(int(b) for b in trace.hash_ids(i))
-        if not tokens:
-            continue
-        if rounds and window[i] == last:
-            rounds[-1].append(Request(f"R{i + 1}", tokens))
-        else:
-            rounds.append([Request(f"R{i + 1}", tokens)])
-        last = window[i]
-    return rounds
-
-
 def replay_trace(trace: Trace, config: ReplayConfig, n: int | None = None, round_ms: int = 1000) -> TraceTotals:
     """Replay the first ``n`` requests (default all) of ``trace`` and return the totals."""
-    require(trace.has_block_ids, "this trace has no block ids (hash_ids), so it cannot be replayed in a "
-            "radix tree", field="trace")
-    require(round_ms >= 1, "the round length must be at least 1 ms", field="round_ms")
-    n = trace.n_requests if n is None else n
-    require(n >= 1, "replay at least one request", field="requests")
-    n = min(n, trace.n_requests)
+    arrivals = [[Request(r.name, r.tokens) for r in specs]
+                for specs in trace_rounds(trace, trace.n_requests if n is None else n, round_ms)]
     cache, sched = config.build()
-    seen = dict.fromkeys(dict.fromkeys(EVENT_TOTALS.values()), 0)
-    arrivals = _rounds(trace, n, round_ms)
+    seen = dict.fromkeys(EVENT_TOTALS.values(), 0)
     rounds = drained = 0
-
-    def count_events() -> None:
-        for e in cache.events:
-            if e["event"] in EVENT_TOTALS:
-                seen[EVENT_TOTALS[e["event"]]] += e["tokens"]
-        cache.events.clear()
-
     for batch in arrivals:
         sched.round(batch)
-        count_events()
+        count_events(cache, seen)
         rounds += 1
     while not sched.idle and drained <= MAX_DRAIN_ROUNDS:
         sched.round([])
-        count_events()
+        count_events(cache, seen)
         rounds, drained = rounds + 1, drained + 1
-    gauges = dict(device_tokens=cache.total_size(), host_tokens=getattr(cache, "host_tokens", 0),
-                  reserved=cache.reserved, evictable=cache.evictable_size(), protected=cache.protected_size(),
-                  nodes=cache.n_nodes, in_flight_nodes=cache.n_in_flight)
-    return TraceTotals(sum(len(b) for b in arrivals), rounds, {**gauges, **sched.totals, **seen}, sched.idle)
+    return TraceTotals(sum(len(b) for b in arrivals), rounds, {**gauges(cache), **sched.totals, **seen}, sched.idle)
