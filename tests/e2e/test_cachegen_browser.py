@@ -1,13 +1,26 @@
 """Browser: the CacheGen page with every bandwidth source, the three sweeps, the codec view (synthetic
-and, when its weights exist, the record-world model), bad uploads and presenter mode."""
+and, when its weights exist, the record-world model), uploads good, bad and oddly named, the work-budget
+click, and every cached view rerun and opened by a second visitor."""
 
 from __future__ import annotations
 
-from playwright.sync_api import Page, expect
+import pytest
+from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
+from tests.e2e.test_rerun_browser import key_numbers, rerun
 
 CSV = b"time_s,gbps\n0,8\n0.2,0.8\n0.6,4\n"
+LIGHT = "cachegen_k=100"
+CACHED_VIEWS = {
+    "timeline-step": f"cachegen_bw=Step&{LIGHT}",
+    "timeline-record-world-sizes": f"cachegen_sizes=Record-world+KV&{LIGHT}",
+    "slo": f"cachegen_view=Violation+vs+SLO&{LIGHT}",
+    "bandwidth": f"cachegen_view=Violation+vs+SLO&cachegen_against=Mean+bandwidth&{LIGHT}",
+    "persistence": f"cachegen_view=Violation+vs+SLO&cachegen_against=Persistence&{LIGHT}",
+    "codec": "cachegen_view=Codec&cachegen_layers=4&cachegen_tokens=256&cachegen_channels=32",
+    "codec-model": "cachegen_view=Codec&cachegen_kvsource=Record-world+model&cachegen_docs=40",
+}
 
 
 def click(page: Page, text: str, where: str = "stSidebar") -> None:
@@ -17,7 +30,7 @@ def click(page: Page, text: str, where: str = "stSidebar") -> None:
 
 
 def test_timeline_with_each_built_in_source(page: Page, app_url: str):
-    open_page(page, app_url, "cachegen", "cachegen_k=100")
+    open_page(page, app_url, "cachegen", LIGHT)
     assert_no_exception(page)
     expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
     screenshot(page, "cachegen_timeline")
@@ -31,7 +44,7 @@ def test_timeline_with_each_built_in_source(page: Page, app_url: str):
     screenshot(page, "cachegen_presenter")
 
 
-def test_upload_good_and_bad_bandwidth(page: Page, app_url: str):
+def test_upload_good_bad_and_oddly_named_bandwidth(page: Page, app_url: str):
     open_page(page, app_url, "cachegen", "cachegen_bw=Upload")
     upload = page.get_by_test_id("stFileUploaderDropzoneInput")
     upload.set_input_files(files=[{"name": "bw.csv", "mimeType": "text/csv", "buffer": CSV}])
@@ -39,14 +52,20 @@ def test_upload_good_and_bad_bandwidth(page: Page, app_url: str):
     assert_no_exception(page)
     expect(page.get_by_text("SLO 1 s (bw.csv)")).to_be_visible()      # the script ran on the upload
     wait_idle(page)
-    upload.set_input_files(files=[{"name": "bad.csv", "mimeType": "text/csv", "buffer": b"0,5\n1,-3\n"}])
+    upload.set_input_files(files=[{"name": "bad.csv", "mimeType": "text/csv", "buffer": b"0,5\n1,1e308\n"}])
     wait_idle(page)
     assert_no_exception(page)
-    expect(page.get_by_test_id("stAlertContentError")).to_contain_text("line 2")
+    expect(page.get_by_test_id("stAlertContentError")).to_contain_text("line 2, field 'gbps'")
+    name = "![x](http://127.0.0.1:9/p.png).csv"
+    upload.set_input_files(files=[{"name": name, "mimeType": "text/csv", "buffer": CSV}])
+    wait_idle(page)
+    assert_no_exception(page)
+    expect(page.get_by_text(f"({name}):")).to_be_visible()                 # shown as text
+    expect(page.locator("img[src*='127.0.0.1:9']")).to_have_count(0)     # never fetched as an image
 
 
 def test_violation_sweeps(page: Page, app_url: str):
-    open_page(page, app_url, "cachegen", "cachegen_view=Violation+vs+SLO&cachegen_k=100")
+    open_page(page, app_url, "cachegen", f"cachegen_view=Violation+vs+SLO&{LIGHT}")
     assert_no_exception(page)
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1)
     screenshot(page, "cachegen_violation")
@@ -59,13 +78,48 @@ def test_violation_sweeps(page: Page, app_url: str):
 def test_codec_views(page: Page, app_url: str):
     from kvviz.cachegen import model_kv
 
-    open_page(page, app_url, "cachegen",
-              "cachegen_view=Codec&cachegen_layers=4&cachegen_tokens=256&cachegen_channels=32")
+    open_page(page, app_url, "cachegen", CACHED_VIEWS["codec"])
     assert_no_exception(page)
     expect(page.get_by_text("exact").first).to_be_visible()
     screenshot(page, "cachegen_codec")
     if model_kv.available():
         click(page, "Record-world model")
         expect(page.get_by_text("questions right").first).to_be_visible()
-        expect(page.get_by_test_id("stPlotlyChart").locator(".main-svg").first).to_be_visible()
+        expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2)     # the quality curve and the Pareto chart
         screenshot(page, "cachegen_model")
+
+
+def test_an_expensive_link_asks_for_a_click_then_runs(page: Page, app_url: str):
+    open_page(page, app_url, "cachegen", "cachegen_view=Violation+vs+SLO&cachegen_k=3000")
+    expect(page.get_by_text("This view is expensive")).to_be_visible()
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(0)
+    page.get_by_role("button", name="Run it").click()
+    wait_idle(page)
+    assert_no_exception(page)
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1)
+    rerun(page)                                                           # confirmed once per session
+    assert_no_exception(page)
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1)
+
+
+@pytest.mark.parametrize("query", CACHED_VIEWS.values(), ids=CACHED_VIEWS.keys())
+def test_cached_view_survives_rerun_and_a_second_visitor(page: Page, browser: Browser, browser_context_args: dict,
+                                                         app_url: str, query: str):
+    from kvviz.cachegen import model_kv
+
+    if "Record-world+model" in query and not model_kv.available():
+        pytest.skip("record-world weights not trained yet")
+    open_page(page, app_url, "cachegen", query)
+    assert_no_exception(page)
+    first = key_numbers(page)
+    rerun(page)
+    assert_no_exception(page)
+    assert key_numbers(page) == first
+    other = browser.new_context(**browser_context_args)
+    try:
+        second = other.new_page()
+        open_page(second, app_url, "cachegen", query)
+        assert_no_exception(second)
+        assert key_numbers(second) == first
+    finally:
+        other.close()
