@@ -54,3 +54,17 @@ def test_capacity_ticks_are_a_short_one_two_five_ladder():
     fig = fig_hit_curve(CURVE)
     assert list(fig.layout.xaxis.tickvals) == [100, 200, 500, 1000, 2000, 5000, 10_000, 20_000]
     assert list(fig.layout.xaxis.ticktext)[3:] == ["1k", "2k", "5k", "10k", "20k"]
+
+
+def test_a_sampled_curve_says_so_and_opens_the_points_it_cannot_represent():
+    from kvviz.figures.eviction import sample_note
+    from kvviz.shards import sampled_curve
+
+    result = sampled_curve(TRACE, ["lru", "fifo"], [100, 20_000, INFINITE], 0.1)
+    note = sample_note(result.rate, result.lru_error)
+    assert note.startswith("SHARDS sample of 10.00% of the blocks") and f"{result.lru_error:.3f}" in note
+    fig = fig_hit_curve(result.curve, sample=note)
+    assert note in fig.layout.title.text
+    fifo = next(t for t in fig.data if t.name == "FIFO")
+    assert list(fifo.marker.symbol) == ["circle-open", "circle"]     # 100 x 10% = 10 sampled blocks: too few
+    assert "circle-open" not in list(next(t for t in fig.data if t.name == "LRU").marker.symbol)   # exact
