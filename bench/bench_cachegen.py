@@ -15,8 +15,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kvviz import streaming as S  # noqa: E402
-from kvviz.cachegen import codec, rans  # noqa: E402
+from kvviz.cachegen import streaming as S  # noqa: E402
+from kvviz.cachegen import codec, compare, levels, rans  # noqa: E402
 from kvviz.cachegen.kv import SyntheticKV, profile_context, synthetic_kv  # noqa: E402
 from timing import timed  # noqa: E402
 
@@ -44,16 +44,30 @@ def bench_codec() -> None:
 
 
 def bench_streaming() -> None:
-    setup = S.StreamSetup()
+    measured = timed("measure levels 1-3 and quant8 (codec sizes, record-world answers)", levels.measure)
+    print(measured.table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    setup = S.StreamSetup(measured.levels, measured.quant8)
     for label, bw in (("persistent 0.9", S.persistent_traces(1000, setup.n_chunks, 0.9, 0)),
                       ("i.i.d.", S.iid_traces(1000, setup.n_chunks, 0))):
+        c0 = time.process_time()
         runs = timed(f"stream 1,000 {label} traces, 8 policies incl. oracle (<= 2 s)", lambda: S.run_all(setup, bw))
+        print(f"  {time.process_time() - c0:.2f} CPU s; the budget estimated "
+              f"{S.stream_cost(setup, 1000, len(runs)).seconds:.2f} s")
         print(S.summary(runs).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     bw = S.persistent_traces(1000, setup.n_chunks, 0.9, 0)
     slos = np.geomspace(0.1, 5.0, 14)
     timed("SLO sweep: 14 SLOs x 8 policies x 1,000 traces", lambda: S.slo_sweep(setup, bw, slos))
 
 
+def bench_study() -> None:
+    spec = SyntheticKV(layers=8, tokens=2048, channels=128)
+    kv, profile = synthetic_kv(spec), synthetic_kv(profile_context(spec))
+    c0 = time.process_time()
+    timed(f"codec study on {kv.size / 1e6:.1f}M values", lambda: compare.study(kv, profile, 2, 10, 4.0))
+    print(f"  {time.process_time() - c0:.2f} CPU s; the budget estimated {compare.study_cost(kv.size).seconds:.2f} s")
+
+
 if __name__ == "__main__":
     bench_streaming()
+    bench_study()
     bench_codec()
