@@ -3,11 +3,13 @@
 import pandas as pd
 import streamlit as st
 
+from kvviz.figures.prefix_cache import fig_prefix_tree
 from kvviz.figures.trace import fig_arrivals, fig_popularity, fig_reuse_distances
 from kvviz.reuse import stack_distances
 from kvviz.stats import block_counts, compare_with_paper, trace_stats
-from kvviz.traces import UPLOAD_LIMIT_MIB, Trace
+from kvviz.traces import UPLOAD_LIMIT_MIB, Trace, fingerprint
 from ui import frame
+from ui.prefix_views import tree_of
 from ui.traces import HASH_TRACE, keep_in_library_button, trace_picker
 
 frame.header("trace", "How a serving workload reuses KV: who arrives when, how long the prompts are, "
@@ -79,6 +81,7 @@ if trace.has_block_ids:
         "below *C*, so the orange curve is the whole LRU hit-ratio curve, read off in one pass "
         "(Mattson et al., 1970). First accesses never hit: they cap it at the infinite-cache line.",
         label="Reading the reuse-distance chart")
+    frame.figure(fig_prefix_tree(tree_of(fingerprint(trace), 200, trace)), key="trace_prefix_tree")
 
 with st.container(horizontal=True):
     st.download_button("Download trace (JSONL)", trace.to_jsonl, file_name="trace.jsonl",

@@ -29,7 +29,7 @@ def test_trace_page_synthetic_default():
     assert at.title[0].value == "Trace"
     labels = [m.label for m in at.metric]
     assert "Reusable (∞ cache)" in labels and "Never reused" in labels
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 4      # arrivals, popularity, reuse distances, prefix tree
     assert at.subheader[-1].value == "What the paper reports vs this simulation"
 
 

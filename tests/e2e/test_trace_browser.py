@@ -30,7 +30,7 @@ def test_home_then_trace_page_navigation(page: Page, app_url: str):
     page.get_by_test_id("stSidebarNav").get_by_text("Trace").click()
     wait_idle(page)
     assert_no_exception(page)
-    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3)
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(4)      # with the prefix tree
     screenshot(page, "trace")
 
 
