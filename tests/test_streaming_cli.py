@@ -9,8 +9,8 @@ def test_stream_prints_the_chunk_table_and_the_summary(capsys):
     assert main(["stream", "--bandwidth", "step", "--slo", "1", "--policy", "paper"]) == 0
     out = capsys.readouterr().out
     assert "level3" in out and "text" in out
-    assert "paper: TTFT 0.931 s, SLO 1 s met" in out
-    assert "violation_rate" in out
+    assert "paper: TTFT 0.924 s, SLO 1 s met" in out
+    assert "violation_rate" in out and "Levels measured (sizes encoded from a synthetic KV chunk" in out
 
 
 def test_stream_all_policies_over_random_traces(capsys):
@@ -40,6 +40,15 @@ def test_stream_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert main(["stream", "--policy", "fastest"]) == 2
     assert main(["stream", "--chunk", "20000"]) == 2
     assert "larger than the context" in capsys.readouterr().err
+
+
+def test_work_over_the_budget_is_refused_before_it_starts(capsys):
+    assert main(["stream", "--traces", "20000", "--context", "1000000", "--chunk", "1000", "--documents", "20"]) == 2
+    err = capsys.readouterr().err
+    assert "over the limit of 300 s" in err and "random traces" in err and err.count("\n") == 1
+    assert main(["codec", "--layers", "32", "--tokens", "65536", "--channels", "1024"]) == 2
+    err = capsys.readouterr().err
+    assert "codec study" in err and "over the limit" in err and "layers, tokens or channels" in err
 
 
 def test_codec_prints_the_ablation(capsys):

@@ -29,10 +29,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from kvviz import budget
     from kvviz.cachegen import compare, model_kv
     from kvviz.cachegen.kv import SyntheticKV, locality, profile_context, synthetic_kv
 
     judge = None
+    values = model_kv.kv_values(args.documents) if args.source == "model" else \
+        args.layers * 2 * args.tokens * args.channels
+    budget.check(compare.study_cost(values))
     if args.source == "model":
         kv, profile, judge = model_kv.judged_kv(args.documents, args.seed)
         what = f"Record-world model KV {kv.shape}, {args.documents * 12:,} questions"

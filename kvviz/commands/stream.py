@@ -26,10 +26,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="text cost: a Mistral-7B prefill model, or the artifact's fixed 0.2 s")
     parser.add_argument("--initial-gbps", type=A.positive, default=None,
                         help="the paper rule's estimate for chunk 0 (default: the trace's mean)")
+    parser.add_argument("--sizes", choices=("synthetic", "model"), default="synthetic",
+                        help="KV the levels are encoded from: a synthetic chunk of the model's shape, or the "
+                             "record-world model's KV (default synthetic)")
+    parser.add_argument("--documents", type=A.count, default=100,
+                        help="record-world documents the levels' quality is measured on (default 100)")
 
 
 def bandwidth_from(args: argparse.Namespace, chunks: int):
-    from kvviz import streaming as S
+    from kvviz.cachegen import streaming as S
     named = args.bandwidth in S.BANDWIDTH_KINDS[:3]
     return S.make_bandwidth(args.bandwidth if named else "upload", args.traces, chunks, args.persistence,
                             args.seed, csv=None if named else args.bandwidth, name=args.bandwidth)
@@ -38,13 +43,18 @@ def bandwidth_from(args: argparse.Namespace, chunks: int):
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from kvviz import streaming as S
+    from kvviz import budget
+    from kvviz.cachegen import levels
+    from kvviz.cachegen import streaming as S
 
-    setup = S.StreamSetup(context_tokens=args.context, chunk_tokens=args.chunk, slo_s=args.slo,
-                          recompute=args.recompute, initial_gbps=args.initial_gbps)
+    study = levels.LevelStudy(args.sizes, args.chunk, args.documents, args.seed)
+    measured = levels.measure(study)
+    setup = S.StreamSetup(measured.levels, measured.quant8, context_tokens=args.context, chunk_tokens=args.chunk,
+                          slo_s=args.slo, recompute=args.recompute, initial_gbps=args.initial_gbps)
     setup.validate()
-    bw = bandwidth_from(args, setup.n_chunks)
     policies = S.policy_names(setup) if args.policy == "all" else (args.policy,)
+    budget.check(S.stream_cost(setup, args.traces, len(policies) + 1))
+    bw = bandwidth_from(args, setup.n_chunks)
     runs = [S.simulate(setup, bw, p) for p in policies]
     first = bw.first()
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
@@ -53,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
             print(S.timeline(setup, one).to_string(index=False))
             print(f"{p}: TTFT {one.ttft[0]:.3f} s, SLO {setup.slo_s:g} s "
                   f"{'met' if one.met[0] else 'MISSED'}, quality {one.quality[0]:.4f}  [trace 0: {bw.name}]\n")
+        print(f"Levels measured (sizes encoded from {levels.SIZE_SOURCES[args.sizes]}, {args.documents} record-world "
+              "documents judged):")
+        print(measured.table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
         print(f"Over {bw.traces:,} trace(s) ({bw.name}), SLO {setup.slo_s:g} s:")
         print(S.summary(runs).to_string(index=False))
     return 0
