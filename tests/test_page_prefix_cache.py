@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kvviz.workload import WorkloadConfig, generate
@@ -46,22 +48,48 @@ def test_worked_example_steps_from_the_url():
     assert any("7 prefix hits" in m.value for m in at.markdown)
 
 
-def test_an_uploaded_trace_with_turns_gets_the_by_turn_view():
+def uploaded(stem: str, data: bytes, query: dict[str, str], block_size: int = 512):
+    """The app with ``data`` as this session's uploaded trace, switched to ``pages/<stem>.py``."""
     from streamlit.testing.v1 import AppTest
 
-    trace = generate(WorkloadConfig(requests=250, seed=5))
     at = AppTest.from_file(APP, default_timeout=180)
-    at.session_state["kvviz_trace_spec"] = {"kind": "upload", "data": trace.to_jsonl().encode(),
-                                            "block_size": 512, "name": "mine.jsonl"}
+    at.session_state["kvviz_trace_spec"] = {"kind": "upload", "data": data, "block_size": block_size,
+                                            "name": "mine.jsonl"}
     at.run()
-    at.query_params["prefix_view"] = "Per request"
-    at.switch_page("pages/prefix_cache.py").run()
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.switch_page(f"pages/{stem}.py").run()
+
+
+def qwen_chats(chats: int = 40, turns: int = 4) -> bytes:
+    """A Qwen-Bailian-style trace (16-token blocks, seconds, chat_id and turn): each turn re-sends the history."""
+    lines = []
+    for c in range(chats):
+        for t in range(1, turns + 1):
+            ids = [10_000 * c + k for k in range(6 * t)]
+            lines.append(json.dumps({"chat_id": c, "parent_chat_id": -1, "timestamp": 0.5 * (c + 40 * t),
+                                     "input_length": 16 * len(ids), "output_length": 8, "type": "text",
+                                     "turn": t, "hash_ids": ids}))
+    return "\n".join(sorted(lines, key=lambda x: json.loads(x)["timestamp"])).encode()
+
+
+def test_an_uploaded_trace_per_request_and_over_time():
+    trace = generate(WorkloadConfig(requests=250, seed=5))
+    at = uploaded("prefix_cache", trace.to_jsonl().encode(), {"prefix_view": "Per request"})
     assert_clean(at)
     assert any(f"{len(trace.blocks):,} block accesses" in c.value for c in at.caption)
     assert len(at.get("plotly_chart")) == 1
     at.segmented_control(key="prefix_view").set_value("Over time").run()
     assert_clean(at)
     assert len(at.get("plotly_chart")) == 2
+
+
+def test_a_chat_trace_with_turns_gets_the_by_turn_view():
+    at = uploaded("prefix_cache", qwen_chats(), {"prefix_view": "Per request", "prefix_range": ["100", "1k"]}, 16)
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == 2
+    notes = [m.value for m in at.markdown if "Turn 1 has" in m.value]
+    assert notes and "turn 4" in notes[0]
 
 
 def test_a_trace_without_block_ids_is_an_error_message():

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from kvviz.workload import WorkloadConfig, generate
-from tests.conftest import APP, assert_clean, open_page
+from tests.conftest import assert_clean, open_page
+from tests.test_page_prefix_cache import uploaded
 
 
 def _orders(at):
@@ -35,14 +36,7 @@ def test_a_trace_window_on_the_example_and_on_an_upload():
     assert_clean(at)
     assert at.slider(key="sched_size").value == 30
     assert _orders(at)["blocks"].nunique() == 1
-    from streamlit.testing.v1 import AppTest
-
     trace = generate(WorkloadConfig(requests=120, seed=3))
-    up = AppTest.from_file(APP, default_timeout=120)
-    up.session_state["kvviz_trace_spec"] = {"kind": "upload", "data": trace.to_jsonl().encode(),
-                                            "block_size": 512, "name": "mine.jsonl"}
-    up.run()
-    up.query_params["sched_queue"] = "Trace window"
-    up.switch_page("pages/radix_schedule.py").run()
+    up = uploaded("radix_schedule", trace.to_jsonl().encode(), {"sched_queue": "Trace window"})
     assert_clean(up)
     assert len(up.get("plotly_chart")) == 2
