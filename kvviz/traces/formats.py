@@ -272,6 +272,9 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
     if table.num_rows != rows or any(table.column(n).null_count for n in ("timestamp", "input_length",
                                                                            "output_length")):
         return None
+    times = table.column("timestamp").to_numpy()
+    if not np.isfinite(times).all():          # NaN / Infinity: the standard library refuses them as JSON
+        return None
     id_col = table.column("hash_ids")
     counts = pc.fill_null(pc.list_value_length(id_col), -1).to_numpy().astype(np.int64)
     extras = {}
@@ -282,7 +285,7 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
         else:
             extras[name] = np.array(pc.utf8_slice_codeunits(pc.fill_null(col, ""), 0, MAX_TEXT_FIELD)
                                     .to_pylist(), dtype=object)
-    return RawChunk(line_idx + first_line, table.column("timestamp").to_numpy(),
+    return RawChunk(line_idx + first_line, times,
                     table.column("input_length").to_numpy(), table.column("output_length").to_numpy(), counts,
                     pc.list_flatten(id_col).to_numpy().astype(np.int64, copy=False), extras)
 

@@ -30,6 +30,7 @@ MAX_REQUESTS = 100_000_000
 MAX_ACCESSES = 1_000_000_000          # block ids in one trace (the documented ceiling is 500M)
 LINES_SHOWN = 3
 MAX_BLOCK_SIZE = 1 << 20
+SMALL_TEXT = 65_536                   # a first chunk this short is parsed line by line (no pyarrow start-up)
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ class _Reader:
     # ------------------------------------------------------------ formats
 
     def _read_jsonl(self, line_no: int, text: str) -> None:
-        self._add(F.jsonl_slow(text, line_no, self.spec, self.rejects) if len(text) < 65_536
+        self._add(F.jsonl_slow(text, line_no, self.spec, self.rejects) if len(text) < SMALL_TEXT
                   else self._jsonl_chunk(text.encode("utf-8"), line_no))
         for line_no, chunk in self.chunks:
             self._add(self._jsonl_chunk(chunk, line_no))
@@ -254,7 +255,7 @@ class _Reader:
         counts = np.concatenate([p.counts for p in parts]) if self.with_ids else np.zeros(len(frame), np.int64)
         ids = None
         if self.with_ids:
-            ids, id_notes = self._ids(_concat_ids([p.ids for p in parts]), counts)
+            ids, id_notes = self._ids(_concat_ids(parts), counts)
             notes += id_notes
         else:
             notes.append("no block ids: arrivals and lengths only")
@@ -309,13 +310,16 @@ class _Reader:
         return flat, notes
 
 
-def _concat_ids(parts: list[np.ndarray]) -> np.ndarray:
-    wide = any(p.dtype != np.int32 for p in parts if len(p))
-    out = np.empty(sum(len(p) for p in parts), np.int64 if wide else np.int32)
+def _concat_ids(parts: list[RawChunk]) -> np.ndarray:
+    """Every chunk's ids in one array, each chunk's released as it is copied (peak: the total plus
+    one chunk, not twice the total)."""
+    wide = any(p.ids.dtype != np.int32 for p in parts if len(p.ids))
+    out = np.empty(sum(len(p.ids) for p in parts), np.int64 if wide else np.int32)
     start = 0
     for p in parts:
-        out[start:start + len(p)] = p
-        start += len(p)
+        out[start:start + len(p.ids)] = p.ids
+        start += len(p.ids)
+        p.ids = out[:0]
     return out
 
 
