@@ -199,3 +199,43 @@ def test_ids_beyond_32_bits_are_renumbered_densely():
     trace = load_trace(data)
     assert trace.blocks.dtype == np.int32 and trace.blocks.tolist() == [0, 1, 0]
     assert any("renumbered" in n for n in trace.how_read)
+
+
+# ---------------------------------------------------------------- the command line
+
+@pytest.mark.parametrize("name, data, extra, requests, words", [
+    ("mooncake.jsonl", fx.jsonl(fx.MOONCAKE), [], 3, "Mooncake"),
+    ("qwen.jsonl.zst", fx.zst(fx.jsonl(fx.QWEN)), [], 4, "re-chained"),
+    ("qwen-raw.jsonl", fx.jsonl(fx.QWEN), ["--no-rechain"], 4, "NOT chained"),
+    ("burst.csv.gz", fx.gz(fx.BURSTGPT_CSV), [], 3, "Request tokens"),
+    ("azure.csv", fx.AZURE_2024_CSV, [], 3, "date-times"),
+    ("mapped.csv", fx.MAPPED_CSV, ["--columns", "arrival=t_us,input=prompt,output=completion,hash_ids=blocks",
+                                   "--time-unit", "us"], 2, "t_us"),
+    ("bad.jsonl", fx.jsonl(fx.MOONCAKE) + b"oops\n", ["--skip-bad-rows"], 3, "skipped 1 bad row"),
+])
+def test_every_format_through_the_cli(tmp_path, capsys, name, data, extra, requests, words):
+    import json as _json
+
+    from kvviz.cli import main
+
+    path = tmp_path / name
+    path.write_bytes(data)
+    assert main(["stats", str(path), "--how-read", *extra]) == 0
+    out = _json.loads(capsys.readouterr().out)
+    assert out["requests"] == requests
+    assert words in " ".join(out["how_read"])
+
+
+def test_cli_seconds_as_ms_warn_and_bad_input_is_one_line(tmp_path, capsys):
+    import json as _json
+
+    from kvviz.cli import main
+
+    path = tmp_path / "secs.jsonl"
+    path.write_bytes(b'{"timestamp": 0.5, "input_length": 10, "output_length": 1}\n')
+    assert main(["stats", str(path), "--how-read", "--format", "mooncake"]) == 0
+    assert "--time-unit s" in " ".join(_json.loads(capsys.readouterr().out)["warnings"])
+    path.write_bytes(b'{"timestamp": 0, "input_length": "ten", "output_length": 1}\n')
+    assert main(["stats", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "line 1, field 'input_length'" in err
