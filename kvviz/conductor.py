@@ -237,6 +237,8 @@ class ScheduleResult:
     n_blocks: np.ndarray
     busy_s: np.ndarray            # prefill + transfer seconds, per instance
     ttft_slo_s: float
+    fetch_from: np.ndarray        # per request: the instance its fetched blocks came from, -1 if none
+    fetch_start_s: np.ndarray     # per request: when that transfer started (NaN if none)
 
     @property
     def mean_ttft_s(self) -> float:
@@ -290,7 +292,8 @@ def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), schedule
     caches = [_LocalCache(config.cache_blocks) for _ in range(config.instances)]
     free_at = [0.0] * config.instances
     busy = [0.0] * config.instances
-    out: dict[str, list] = {"ttft": [0.0] * n, "inst": [0] * n, "prefix": [0] * n, "fetched": [0] * n}
+    out: dict[str, list] = {"ttft": [0.0] * n, "inst": [0] * n, "prefix": [0] * n, "fetched": [0] * n,
+                            "from": [-1] * n, "start": [np.nan] * n}
     picks = np.random.default_rng(config.seed).integers(config.instances, size=n).tolist()
     per_block = config.transfer_s_per_block(trace.block_size)
     bs, model = trace.block_size, config.prefill
@@ -313,9 +316,12 @@ def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), schedule
         busy[c.instance] += c.ttft_s - queue[c.instance] - c.waited_s
         out["ttft"][r], out["inst"][r], out["prefix"][r], out["fetched"][r] = (
             c.ttft_s, c.instance, c.prefix_blocks, c.fetched_blocks)
+        if c.fetch_from is not None:
+            out["from"][r], out["start"][r] = c.fetch_from, t + queue[c.instance] + c.waited_s
     return ScheduleResult(scheduler, np.asarray(out["ttft"]), np.asarray(out["inst"], np.int64),
                           np.asarray(out["prefix"], np.int64), np.asarray(out["fetched"], np.int64),
-                          trace.requests["n_blocks"].to_numpy(np.int64), np.asarray(busy), config.ttft_slo_s)
+                          trace.requests["n_blocks"].to_numpy(np.int64), np.asarray(busy), config.ttft_slo_s,
+                          np.asarray(out["from"], np.int64), np.asarray(out["start"], np.float64))
 
 
 def cost(trace: Trace, config: ConductorConfig, schedulers: int = 1) -> budget.Cost:

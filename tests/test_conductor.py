@@ -184,3 +184,19 @@ def test_ttft_covers_the_uncached_prefill_and_hits_are_a_ratio(reqs, n, schedule
     assert 0.0 <= r.hit_ratio <= 1.0
     assert r.imbalance >= 1.0 - 1e-9
     assert np.all(r.fetched_blocks <= r.prefix_blocks)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_requests, st.integers(2, 4), st.sampled_from([0.2, 1.0, 3.0]))
+def test_kv_is_fetched_only_after_the_prefill_that_computed_it(reqs, n, speedup):
+    """Every fetched block was computed on the source instance by an earlier request whose prefill
+    had finished when the transfer started (causal KV: no fetch of KV still being computed)."""
+    trace = _trace_from(reqs)
+    r = schedule(trace, ConductorConfig(instances=n, cache_blocks=12, speedup=speedup), "kvcentric")
+    arrival = trace.requests["timestamp"].to_numpy(np.float64) / 1000.0 / speedup
+    done = arrival + r.ttft_s
+    ids = [trace.blocks[trace.offsets[i]:trace.offsets[i + 1]].tolist() for i in range(trace.n_requests)]
+    for i in np.flatnonzero(r.fetched_blocks):
+        j, start = r.fetch_from[i], r.fetch_start_s[i]
+        for block in ids[i][:r.prefix_blocks[i]]:
+            assert any(r.instance[q] == j and block in ids[q] and done[q] <= start + 1e-9 for q in range(i)), (i, block)
