@@ -165,10 +165,11 @@ def curve_notes(comp: pd.DataFrame, bytes_per_block: float | None = None) -> lis
     lru = finite[finite["policy"] == "lru"]
     if len(lru):
         gap = 100 * float(lru["difference"].abs().max())
-        notes.append(f"For LRU the gap stays within {gap:.2f} points: with chained ids a block's parent is always "
-                     "used just before it, so block LRU almost always evicts a request's tail before its head — "
-                     "SGLang's leaf-only rule changes little. What it changes is whole-node eviction (an edge of "
-                     "many blocks goes at once) and the other policies.")
+        notes.append(f"For LRU the gap stays within {gap:.2f} points. Block LRU's hits are already whole prefixes "
+                     "(a block's parent is used no earlier than the block, so its stack distance is never larger), "
+                     "so prefix mode loses nothing; the caches differ in what they keep: block LRU can hold a "
+                     "request's tail after its head is gone (the worked example), the radix tree frees whole edges "
+                     "of many blocks at once.")
     return notes
 
 
