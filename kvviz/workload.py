@@ -71,7 +71,8 @@ class WorkloadConfig:
         """
         shares = np.array([self.share_doc_qa, self.share_chat, self.share_oneshot])
         prompt = np.array([self.doc_tokens + self.question_tokens,
-                           self.chat_first_tokens + (self.chat_turns - 1) * (self.chat_turn_tokens + self.output_tokens),
+                           self.chat_first_tokens
+                           + (self.chat_turns - 1) * (self.chat_turn_tokens + self.output_tokens),
                            self.oneshot_tokens])
         return self.requests * (float(shares @ prompt / shares.sum()) / self.block_size + 1)
 

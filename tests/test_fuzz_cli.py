@@ -229,7 +229,8 @@ def test_any_arguments_succeed_or_fail_on_one_line(argv, folder, capsys):
 # --- file contents -------------------------------------------------------------------------------
 
 def deep_json(depth: int) -> bytes:
-    return b'{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": ' + b"[" * depth + b"]" * depth + b"}\n"
+    head = b'{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": '
+    return head + b"[" * depth + b"]" * depth + b"}\n"
 
 
 NESTED = deep_json(10_000)
