@@ -101,8 +101,9 @@ def test_presenter_text_is_projector_size_everywhere():
     fig = make_subplots(rows=1, cols=2, subplot_titles=("left", "right"))   # subplot titles: 16 px annotations
     fig.add_scatter(x=[1, 2], y=[1, 2], mode="markers+text", text=["a", "b"], textfont=dict(size=12), row=1, col=1)
     fig.add_annotation(text="note", x=1, y=1, font=dict(size=11))
-    fig.update_layout(title="A title")
+    fig.update_layout(title="A title", height=400)
     style_figure(fig, presenter=True)
+    assert fig.layout.height == 500
     floor = PRESENTER_PX - 2
     assert fig.layout.font.size == PRESENTER_PX and fig.layout.title.font.size > PRESENTER_PX
     assert fig.layout.legend.font.size >= floor and fig.layout.hoverlabel.font.size >= floor

@@ -59,11 +59,11 @@ def autoplay(key: str, n_steps: int) -> None:
     after). The page reads the step from session state as usual; autoplay only moves it. Play
     stops by itself at step ``n_steps - 1``.
     """
-    left, right = st.columns([1, 2], vertical_alignment="center")
-    playing = left.toggle("Play", key=f"{key}_play", disabled=n_steps <= 1,
-                          help="Step through the view by itself (← and → step by hand).")
-    seconds = right.select_slider("Seconds per step", SECONDS_PER_STEP, value=1.0, key=f"{key}_speed",
-                                  format_func=lambda s: f"{s:g} s per step")
+    with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+        playing = st.toggle("Play", key=f"{key}_play", disabled=n_steps <= 1,
+                            help="Step through the view by itself (← and → step by hand).")
+        seconds = st.segmented_control("Seconds per step", SECONDS_PER_STEP, default=1.0, key=f"{key}_speed",
+                                       format_func=lambda s: f"{s:g} s", label_visibility="collapsed") or 1.0
     if playing:
         st.fragment(_advance, run_every=seconds)(key, n_steps, seconds)
     else:

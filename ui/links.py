@@ -18,14 +18,12 @@ from ui.presenter import PRESENTER_KEY, ROOT_PX
 
 _COPY_HTML = """
 <button id="copy" title="Copy a link to this exact view: every control and presenter mode are in it">
-  Copy link</button>
-<span id="done" role="status"></span>
+  Copy link</button><span id="done" role="status" hidden></span>
 <style>
-  body {{ margin: 0; font-family: "Source Sans Pro", "Source Sans 3", sans-serif; }}
-  button {{ font: inherit; font-size: {size}px; padding: 0.2em 0.75em; border-radius: 0.25rem; cursor: pointer;
-           border: 1px solid rgba(49, 51, 63, 0.2); background: #fff; color: #262730; }}
-  button:hover {{ border-color: #1f5fbf; color: #1f5fbf; }}
-  #done {{ font-size: {size}px; color: #0b7a52; margin-left: 0.5em; }}
+  body {{ margin: 0; padding: 1px; font-family: "Source Sans Pro", "Source Sans 3", sans-serif; overflow: hidden; }}
+  button {{ font: inherit; font-size: {size}px; height: {height}px; padding: 0 0.85em; border-radius: 0.5rem;
+           cursor: pointer; border: 1px solid rgba(49, 51, 63, 0.2); background: #fff; color: #262730; }}
+  button:hover {{ border-color: #0072b2; color: #0072b2; }}
 </style>
 <script>
   const href = () => window.parent.location.href;
@@ -39,6 +37,8 @@ _COPY_HTML = """
     try {{ await navigator.clipboard.writeText(text); ok = true; }} catch (e) {{ ok = fallback(text); }}
     window.parent.kvvizCopiedLink = text;
     document.getElementById("done").textContent = ok ? "Copied" : "Copy this: " + text;
+    document.getElementById("copy").textContent = ok ? "Link copied" : "Copy it by hand";
+    if (!ok) window.prompt("Copy this link:", text);
   }});
 </script>
 """
@@ -87,15 +87,15 @@ def reset_page(stem: str) -> None:
 
 def copy_button(presenter: bool) -> None:
     """The "Copy link" button: a same-origin component that copies the address bar at click time."""
-    size = round(0.95 * ROOT_PX) if presenter else 14
-    st.iframe(_COPY_HTML.format(size=json.dumps(size)), height=round(size * 2.4))
+    size, rem = (round(0.95 * ROOT_PX), ROOT_PX) if presenter else (14, 16)
+    st.iframe(_COPY_HTML.format(size=json.dumps(size), height=json.dumps(round(2.5 * rem))),
+              height=round(2.5 * rem) + 4, width=round(size * 7.5))
 
 
 def link_bar(stem: str) -> None:
     """Copy link and Reset to defaults, side by side under the page title."""
     presenter = bool(st.session_state.get(PRESENTER_KEY, False))
-    left, right, _ = st.columns([2, 2, 6] if not presenter else [3, 3, 6], vertical_alignment="center")
-    with left:
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         copy_button(presenter)
-    right.button("Reset to defaults", key=f"kvviz_reset_{stem}", icon=":material/restart_alt:",
-                 on_click=reset_page, args=(stem,), help="Every control of this page back to its default.")
+        st.button("Reset to defaults", key=f"kvviz_reset_{stem}", icon=":material/restart_alt:",
+                  on_click=reset_page, args=(stem,), help="Every control of this page back to its default.")

@@ -33,7 +33,11 @@ h1 {{ font-size: 2.2rem !important; }}
 [data-testid="stTable"] td, [data-testid="stTable"] th {{ font-size: 0.95rem; }}
 [data-testid="stMetricValue"] {{ font-size: 2rem; }}
 [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {{ font-size: 0.95rem; }}
-[data-testid^="stBaseButton-"] *, [data-testid="stDownloadButton"] button * {{ font-size: 0.95rem; }}
+[data-testid^="stBaseButton-"] p, [data-testid="stButtonGroup"] button p, [data-testid="stDownloadButton"] button p,
+[data-testid="stSliderThumbValue"], [data-testid="stSliderTickBar"] *, [data-testid="stRadio"] p, [data-testid="stCheckbox"] p,
+[data-testid="stMultiSelectTagsContainer"] span
+  {{ font-size: 0.95rem !important; }}
+[data-testid="stMarkdownContainer"] code {{ font-size: 0.92em; }}
 [data-testid="stExpander"] summary * {{ font-size: 1rem; font-weight: 600; }}
 [data-testid="stTab"] * {{ font-size: 1rem; }}
 [data-testid="stWidgetLabel"] * {{ font-size: 0.95rem; }}

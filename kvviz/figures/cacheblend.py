@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 from kvviz.style import GRID, INK, color
 
 KEY, VALUE, CUT, IDLE, RECOMPUTED, RIGHT, WRONG = range(7)
-_STRIP_COLORS = ("#cfe0f7", "#fbd9c4", "#ed4a7b", "#f3f5f9", "#1f5fbf", "#19a979", "#e34b4b")
+_STRIP_COLORS = ("#cde6f7", "#fbe3b3", color(4), "#f3f5f9", color(0), color(2), color(3))  # Okabe-Ito based
 METHOD_NAMES = {"full_prefill": "Full prefill", "full_reuse": "Full reuse", "prefix": "Prefix cache",
                 "cacheblend": "CacheBlend", "random": "Random selection"}
 METHOD_COLORS = {"full_prefill": color(2), "full_reuse": color(3), "prefix": color(8), "cacheblend": color(0),

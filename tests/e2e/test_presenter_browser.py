@@ -26,7 +26,7 @@ FONT_SIZES = """() => {
     table: '[data-testid=stTable] td, [data-testid=stTable] th',
     metric: '[data-testid=stMetricValue], [data-testid=stMetricLabel] p',
     button: '[data-testid=stMain] button p',
-    label: '[data-testid=stWidgetLabel] p',
+    label: '[data-testid=stWidgetLabel] p, [data-testid=stMultiSelectTagsContainer] span',
     expander: '[data-testid=stExpander] summary p',
     alert: '[data-testid=stAlert] p',
   };
@@ -51,6 +51,7 @@ def projector(page: Page) -> Page:
 def test_presenter_text_is_projector_size_on_every_page(projector: Page, app_url: str, stem: str):
     open_page(projector, app_url, stem, "presenter=1")
     assert_no_exception(projector)
+    screenshot(projector, f"presenter_{stem}")
     sizes = projector.evaluate(FONT_SIZES)
     small = {kind: px for kind, px in sizes.items() if px is not None and px < MIN_PX}
     assert not small, f"{stem}: text below {MIN_PX} px in presenter mode: {small}"
@@ -58,7 +59,6 @@ def test_presenter_text_is_projector_size_on_every_page(projector: Page, app_url
     ticks = projector.locator(".js-plotly-plot .xtick text, .js-plotly-plot .ytick text")
     if ticks.count():
         assert min(float(t.evaluate("e => getComputedStyle(e).fontSize")) for t in ticks.all()[:20]) >= MIN_PX
-    screenshot(projector, f"presenter_{stem}")
 
 
 @pytest.mark.parametrize("stem", BUILT)
