@@ -134,7 +134,7 @@ def compare(ids: np.ndarray, capacities: tuple, tmp: str, ours: dict, kvviz_time
         return
     og = os.path.join(tmp, "trace.oracleGeneral")
     write_oracle_general(ids, og)
-    hashpower = max(16, math.ceil(math.log2(int(ids.max()) + 1)) + 1)
+    hashpower = max(16, math.ceil(math.log2(int(ids.max()) + 1)))
     out, wall, cpu = timed_process([sys.executable, "-c", LIBCACHESIM, og, str(hashpower),
                                     json.dumps([int(c) for c in capacities]), ",".join(POLICIES)])
     print(f"libCacheSim, whole process: {wall:6.2f} s wall {cpu:6.2f} s CPU (hashpower {hashpower})")

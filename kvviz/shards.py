@@ -125,16 +125,13 @@ def sample_trace(trace: Trace, rate: float, s_max: int | None = None) -> Sample:
     require(bool(keep.any()), f"a {rate:g} sample of this trace holds no access: raise the rate",
             field="sample")
     offsets = np.asarray(trace.offsets, dtype=np.int64)
-    counts = np.diff(offsets)
-    depth = np.arange(len(blocks), dtype=np.int64) - np.repeat(offsets[:-1], counts)
-    kept_per_request = np.add.reduceat(keep, offsets[:-1]) if len(counts) else counts
-    kept_per_request = np.where(counts > 0, kept_per_request, 0)
-    new_offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(kept_per_request, out=new_offsets[1:])
-    _, ids = np.unique(blocks[keep], return_inverse=True)
+    positions = np.flatnonzero(keep)                       # only the sample's indices: memory ~ R
+    new_offsets = np.searchsorted(positions, offsets)
+    request = np.repeat(np.arange(len(offsets) - 1), np.diff(new_offsets))
+    _, ids = np.unique(blocks[positions], return_inverse=True)
     ids = ids.astype(np.int64).reshape(-1)
     replay = Replay(ids, int(ids.max()) + 1, new_offsets, trace.requests["timestamp"].to_numpy(np.int64),
-                    trace.block_size, depths=depth[keep])
+                    trace.block_size, depths=positions - offsets[request])
     return Sample(replay, rate, len(blocks), limit)
 
 
