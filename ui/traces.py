@@ -20,7 +20,7 @@ from kvviz.errors import InputError
 from kvviz.traces import UPLOAD_LIMIT_MIB, UPLOADS, Format, ReadOptions, TimeUnit, Trace, fingerprint, load_trace
 from kvviz.traces import library
 from kvviz.workload import WorkloadConfig, generate
-from ui.frame import plain, user_errors
+from ui.frame import arrival_params, plain, user_errors
 
 EXAMPLE = PurePath(__file__).parents[1] / "assets" / "example_trace.jsonl"
 SESSION_KEY = "kvviz_trace_spec"
@@ -156,6 +156,10 @@ def _upload(prefix: str) -> dict | None:
         if earlier and earlier["kind"] == "upload":
             st.caption("Showing the trace you uploaded earlier in this session.")
             return {**earlier, "options": options}
+        if arrival_params().get(f"{prefix}_source") == "Upload":      # a link or a reconnect: nothing here yet
+            st.warning("Your upload was kept only in your browser session, which has ended (the server restarted, "
+                       "or this link comes from another session): upload the file again, or press **Keep in the "
+                       "trace library** after uploading so that it survives.", icon=":material/cloud_off:")
         return None
     data = file.getvalue()
     return {"kind": "upload", "data": data, "digest": hashlib.blake2b(data, digest_size=16).hexdigest(),
