@@ -148,11 +148,11 @@ def stream_setup() -> tuple[S.StreamSetup, S.Bandwidth, int, int, levels.Measure
                 "bandwidth > 0), up to 1 MiB.", icon=":material/upload_file:")
         st.stop()
     with frame.user_errors():
-        study = levels.LevelStudy(sizes, int(min(chunk, context)))
+        study = levels.LevelStudy.for_stream(sizes, int(context), int(chunk))
         frame.confirm_cost(levels.cost(study), "cachegen_levels")
         measured = measured_levels(study)
         setup = S.StreamSetup(measured.levels, measured.quant8, context_tokens=int(context), chunk_tokens=int(chunk),
-                              slo_s=float(slo), recompute=recompute)
+                              slo_s=float(slo), recompute=recompute, per_chunk=measured.per_chunk)
         setup.validate()
         bw = bandwidth(source, float(persistence), int(seed), setup.n_chunks, int(traces), csv, csv_name)
     return setup, bw, int(traces), int(seed), measured, levels.SIZE_SOURCES[sizes]
@@ -200,8 +200,10 @@ else:
                                    required=True, key="cachegen_against", bind="query-params")
     slos = tuple(report.slo_grid(setup.slo_s))
     repeats = {"SLO": len(slos), "Mean bandwidth": 1}.get(against, len(S.PERSISTENCE_GRID) + 1)
+    swept = traces if against == "Persistence" else bw.traces          # the persistence sweep draws K fresh traces
     with frame.user_errors():
-        frame.confirm_cost(S.stream_cost(setup, bw.traces, len(S.policy_names(setup)), repeats), "cachegen_sweep")
+        frame.confirm_cost(S.stream_cost(setup, max(swept, bw.traces), len(S.policy_names(setup)), repeats),
+                           "cachegen_sweep")
         if against == "SLO":
             sweep = sweep_of(setup, bw, slos)
             frame.figure(figs.fig_violation(sweep, setup.slo_s), key="cachegen_violation")

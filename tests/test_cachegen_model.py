@@ -86,3 +86,21 @@ def test_measured_levels_are_ordered_by_size_and_loss():
         assert [lv.kl for lv in m.levels] == sorted((lv.kl for lv in m.levels), reverse=True)
         assert m.quant8.bits_per_value == pytest.approx(8 + 16 / 1024)   # 8 bits + an fp16 scale per 1,024 values
         assert list(m.table.config) == ["level1", "level2", "level3", "quant8"]
+
+
+@pytest.mark.skipif(not model_kv.available(), reason="record-world weights not trained yet")
+def test_record_world_chunks_are_encoded_and_decoded_one_by_one():
+    from kvviz.cachegen import levels
+    from kvviz.cachegen import streaming as S
+
+    study = levels.LevelStudy.for_stream("model", 9_500, 1_500, documents=21)
+    assert (study.chunks, study.documents) == (7, 21)
+    m = levels.measure(study)
+    assert m.per_chunk.bits_per_value.shape == (7, 4)
+    assert np.ptp(m.per_chunk.bits_per_value[:, 1]) > 0            # each chunk's own bitstream, its own size
+    assert (np.diff(m.per_chunk.bits_per_value, axis=1) > 0).all()  # level 1 < 2 < 3 < 8-bit in every chunk
+    setup = S.StreamSetup(m.levels, m.quant8, per_chunk=m.per_chunk)
+    run = S.simulate(setup, S.Bandwidth("chunk", np.full((1, 7), 5.0)), "level2")
+    assert run.bits[0].tolist() == pytest.approx(setup.tokens * 65_536 * m.per_chunk.bits_per_value[:, 1])
+    assert S.timeline(setup, run).kl.tolist() == m.per_chunk.kl[:, 1].tolist()
+    assert levels.LevelStudy.for_stream("synthetic", 9_500, 1_500).chunks == 1

@@ -27,7 +27,7 @@ from kvviz import budget, hardware
 from kvviz.cachegen import codec, model_kv
 from kvviz.cachegen.codec import PAPER
 from kvviz.cachegen.kv import SyntheticKV, profile_context, synthetic_kv
-from kvviz.cachegen.streaming import MODEL_NAME, Level, kv_values_per_token
+from kvviz.cachegen.streaming import MAX_CHUNKS, MODEL_NAME, ChunkMeasures, Level, kv_values_per_token
 from kvviz.errors import require
 
 SIZE_SOURCES = {"synthetic": "a synthetic KV chunk with the model's layers", "model": "the record-world model's KV"}
@@ -37,6 +37,7 @@ MAX_SAMPLE_TOKENS = 2_048       # a chunk longer than this is sized from its fir
 QUANT8_BINS = 256
 CONTEXT_TABLE1 = 9_490          # tokens that make 622 MB at 8 bits on Mistral-7B (research notes §A.0)
 SCALE_BITS = 16
+DEFAULT_DOCUMENTS = 100
 ENCODES_PER_S = 1.5e7           # values encoded per CPU second (a 1M-value KV, 35 encodes, 2.1 CPU s)
 
 
@@ -46,10 +47,12 @@ class LevelStudy:
 
     sizes: str = "synthetic"     # "synthetic" (the model's layers, one chunk of tokens) or "model"
     chunk_tokens: int = 1_500
-    documents: int = 100         # record-world documents judged (24 tokens, 12 questions each)
+    documents: int = DEFAULT_DOCUMENTS  # record-world documents judged (24 tokens, 12 questions each)
     seed: int = 0
     group: int = 10
     model: str = MODEL_NAME
+    chunks: int = 1              # with sizes="model": the documents split into this many chunks, each
+    #                              encoded on its own and decoded on arrival (``Measured.per_chunk``)
 
     def validate(self) -> None:
         require(self.sizes in SIZE_SOURCES, f"sizes must be one of {', '.join(SIZE_SOURCES)}, got {self.sizes!r}",
@@ -57,7 +60,24 @@ class LevelStudy:
         require(1 <= self.chunk_tokens, "the chunk must have at least 1 token", field="chunk")
         require(1 <= self.documents <= model_kv.MAX_DOCUMENTS,
                 f"documents must be 1..{model_kv.MAX_DOCUMENTS}, got {self.documents}", field="documents")
+        require(1 <= self.chunks <= self.documents,
+                f"{self.chunks} chunks need at least as many record-world documents (got {self.documents})",
+                field="documents")
         hardware.model(self.model)
+
+    @classmethod
+    def for_stream(cls, sizes: str, context: int, chunk: int, seed: int = 0,
+                   documents: int = DEFAULT_DOCUMENTS) -> LevelStudy:
+        """The study a stream of ``context`` tokens in ``chunk``-token chunks needs: with the record-world
+        KV as the source, one group of documents per chunk (at least ``documents`` in all)."""
+        require(chunk >= 1, f"the chunk size must be at least 1 token, got {chunk}", field="chunk")
+        require(chunk <= context, f"the chunk size ({chunk:,} tokens) is larger than the context ({context:,} tokens)",
+                field="chunk")
+        chunks = -(-context // chunk)
+        require(chunks <= MAX_CHUNKS, f"{chunks:,} chunks is too many (at most {MAX_CHUNKS:,})", field="chunk")
+        per_chunk = sizes == "model"
+        return cls(sizes, chunk, max(documents, chunks) if per_chunk else documents, seed,
+                   chunks=chunks if per_chunk else 1)
 
     @property
     def sample(self) -> SyntheticKV:
@@ -73,6 +93,7 @@ class Measured:
     levels: tuple[Level, ...]
     quant8: Level
     table: pd.DataFrame
+    per_chunk: ChunkMeasures | None = None
 
 
 def cost(study: LevelStudy) -> budget.Cost:
@@ -81,7 +102,7 @@ def cost(study: LevelStudy) -> budget.Cost:
     sample = 0 if study.sizes == "model" else study.sample.values
     model_values = model_kv.kv_values(study.documents)
     n = len(codec.ARTIFACT_LEVELS)
-    return budget.cost("measuring the levels", n * (2 * sample + 3 * model_values), "values encoded",
+    return budget.cost("measuring the levels", n * (2 * sample + 4 * model_values), "values encoded",
                        ENCODES_PER_S, "the chunk or the documents")
 
 
@@ -107,14 +128,43 @@ def measure(study: LevelStudy = LevelStudy()) -> Measured:
     answers = judge(codec.dequantize(q, m, np.int64(QUANT8_BINS)))
     quant8 = Level("quant8", 8.0 + SCALE_BITS / channels, answers.agreement, answers.kl)
     rows.append(_row(quant8, answers, study.model))
-    return Measured(tuple(levels), quant8, pd.DataFrame(rows))
+    per_chunk = _per_chunk(kv, profile, judge.ctx, study, channels) if study.sizes == "model" and study.chunks > 1 \
+        else None
+    return Measured(tuple(levels), quant8, pd.DataFrame(rows), per_chunk)
+
+
+def _per_chunk(kv: np.ndarray, profile: np.ndarray, ctx: model_kv.ModelContext, study: LevelStudy,
+               channels: int) -> ChunkMeasures:
+    """Each chunk's documents encoded as their own bitstream at every level, decoded, and asked their
+    questions: ``[chunks, levels + quant8]`` bits per value, quality and KL."""
+    shape = (study.chunks, len(codec.ARTIFACT_LEVELS) + 1)
+    bits, quality, kl = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    cfgs = [codec.variant(PAPER, level=lvl, group=study.group) for lvl in codec.ARTIFACT_LEVELS]
+    tables = [codec.offline_counts(profile, cfg) for cfg in cfgs]
+    per_doc = ctx.shape[3]
+    for i, docs in enumerate(np.array_split(np.arange(ctx.docs.n), study.chunks)):
+        part = kv[:, :, docs[0] * per_doc:(docs[-1] + 1) * per_doc]
+        judge = model_kv.Judge(part, model_kv.subset(ctx, docs))
+        for j, (cfg, table) in enumerate(zip(cfgs, tables)):
+            bs = codec.encode(part, cfg, table)
+            bits[i, j] = _bits_sent(bs, channels)
+            a = judge(codec.decode(bs))
+            quality[i, j], kl[i, j] = a.agreement, a.kl
+        q, m = codec.quantize(part, np.int64(QUANT8_BINS))
+        a = judge(codec.dequantize(q, m, np.int64(QUANT8_BINS)))
+        bits[i, -1], quality[i, -1], kl[i, -1] = 8.0 + SCALE_BITS / channels, a.agreement, a.kl
+    return ChunkMeasures(bits, quality, kl)
 
 
 def _coded_bits(kv: np.ndarray, profile: np.ndarray, cfg: codec.CodecConfig, channels: int) -> float:
-    """Bits per value sent for ``kv`` at ``cfg``: coded words and anchors as encoded, scales at ``channels``."""
-    bs = codec.encode(kv, cfg, codec.offline_counts(profile, cfg))
-    scale_bytes = kv.shape[0] * 2 * kv.shape[2] * 2
-    return 8.0 * (bs.total_bytes - scale_bytes) / bs.values + SCALE_BITS / channels
+    """Bits per value sent for ``kv`` at ``cfg``."""
+    return _bits_sent(codec.encode(kv, cfg, codec.offline_counts(profile, cfg)), channels)
+
+
+def _bits_sent(bs: codec.Bitstream, channels: int) -> float:
+    """Coded words and anchors as encoded, the fp16 per-token scales counted at ``channels`` per value."""
+    layers, _, tokens, _ = bs.shape
+    return 8.0 * (bs.total_bytes - layers * 2 * tokens * 2) / bs.values + SCALE_BITS / channels
 
 
 def context_mb(bits_per_value: float, model: str = MODEL_NAME, tokens: int = CONTEXT_TABLE1) -> float:

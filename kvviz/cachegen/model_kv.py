@@ -87,6 +87,15 @@ class Judge:
                        float(max(kl.mean(), 0.0)), float(right.mean()))
 
 
+def subset(ctx: ModelContext, documents: np.ndarray) -> ModelContext:
+    """The context of some of its documents (a contiguous run of them, as a streamed chunk holds)."""
+    from kvviz.record_world import Documents
+
+    docs = Documents(*(x[documents] for x in (ctx.docs.tokens, ctx.docs.keys, ctx.docs.values)))
+    layers, _, heads, tokens, hd = ctx.shape
+    return ModelContext(ctx.model, docs, (layers, len(documents), heads, tokens, hd))
+
+
 def judged_kv(documents: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, Judge]:
     """The model's KV for the codec study, profiling KV from other documents, and a judge that
     scores a decoded KV by the model's answers over it."""

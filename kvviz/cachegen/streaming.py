@@ -61,6 +61,16 @@ class Level:
     kl: float = 0.0
 
 
+@dataclass(frozen=True, eq=False)
+class ChunkMeasures:
+    """Each chunk's own encoded bitstream, decoded on arrival: ``[n_chunks, levels + quant8]`` arrays of
+    bits per value, quality and KL (``kvviz.cachegen.levels`` with the record-world KV as the source)."""
+
+    bits_per_value: np.ndarray
+    quality: np.ndarray
+    kl: np.ndarray
+
+
 def kv_values_per_token(model: hardware.ModelSpec) -> int:
     """K and V values one token adds to the cache (65,536 for Mistral-7B)."""
     return int(round(model.kv_bytes_per_token / model.bytes_per_value))
@@ -81,6 +91,7 @@ class StreamSetup:
     recompute: str = "prefill"         # "prefill" (kvviz.hardware's FLOPs model) or "fixed" (the artifact's 0.2 s)
     fixed_recompute_s: float = ARTIFACT_TEXT_S
     initial_gbps: float | None = None  # the paper rule's first estimate; None = the trace's mean
+    per_chunk: ChunkMeasures | None = None  # each chunk's own sizes and qualities; None: the levels' for all
 
     def validate(self) -> None:
         require(self.slo_s > 0 and math.isfinite(self.slo_s), f"the SLO must be > 0 s, got {self.slo_s}",
@@ -103,6 +114,10 @@ class StreamSetup:
         hardware.model(self.model), hardware.gpu(self.gpu)
         for lv in (*self.levels, self.quant8):
             require(lv.bits_per_value > 0, f"level {lv.name} must have > 0 bits per value", field="levels")
+        if self.per_chunk is not None:
+            require(self.per_chunk.bits_per_value.shape == (self.n_chunks, len(self.levels) + 1),
+                    f"per-chunk measures for {self.per_chunk.bits_per_value.shape[0]} chunks, the context has "
+                    f"{self.n_chunks}", field="chunk")
 
     @property
     def n_chunks(self) -> int:
@@ -123,17 +138,28 @@ class StreamSetup:
     def config_names(self) -> tuple[str, ...]:
         return (*(lv.name for lv in self.levels), "quant8", "text")
 
+    def _per_chunk(self, field: str, text: float) -> np.ndarray:
+        """``[n_chunks, n_configs]``: the chunk's own measure, or the level's for every chunk; text last."""
+        if self.per_chunk is not None:
+            kv = getattr(self.per_chunk, field)
+        else:
+            kv = np.broadcast_to([getattr(lv, field) for lv in (*self.levels, self.quant8)],
+                                 (self.n_chunks, len(self.levels) + 1))
+        return np.concatenate([kv, np.full((self.n_chunks, 1), text)], axis=1)
+
     @property
     def quality(self) -> np.ndarray:
-        return np.array([*(lv.quality for lv in self.levels), self.quant8.quality, 1.0])
+        """Share of answers kept, per (chunk, configuration)."""
+        return self._per_chunk("quality", 1.0)
 
     @property
     def kl(self) -> np.ndarray:
-        return np.array([*(lv.kl for lv in self.levels), self.quant8.kl, 0.0])
+        return self._per_chunk("kl", 0.0)
 
     @property
     def utility(self) -> np.ndarray:
-        """What the rules and the oracle maximise: quality first, then least KL (``KL_TIE``)."""
+        """What the rules and the oracle maximise, per (chunk, configuration): quality first, then
+        least KL (``KL_TIE``)."""
         return self.quality - KL_TIE * self.kl
 
     @property
@@ -142,8 +168,8 @@ class StreamSetup:
 
     def bits(self) -> np.ndarray:
         """Bits sent per (chunk, configuration), ``[n_chunks, n_configs]``."""
-        per_value = np.array([*(lv.bits_per_value for lv in self.levels), self.quant8.bits_per_value])
-        kv = self.tokens[:, None] * self.kv_values * per_value[None, :]
+        per_value = self._per_chunk("bits_per_value", 0.0)[:, :-1]
+        kv = self.tokens[:, None] * self.kv_values * per_value
         text = self.tokens[:, None] * TEXT_BYTES_PER_TOKEN * 8.0
         return np.concatenate([kv, text], axis=1)
 
@@ -449,7 +475,7 @@ def _paper_choice(setup: StreamSetup, i: int, t: np.ndarray, est: np.ndarray, bi
     delay = bits[options][None, :] / (np.maximum(est, 1e-9)[:, None] * 1e9)  # [K, C]
     delay[:, options == setup.text_index] += recompute
     fits = delay <= allowed_s[:, None]
-    q = setup.utility[options]
+    q = setup.utility[i, options]
     score = np.where(fits, q[None, :], -np.inf)
     best = np.argmax(score - 1e-12 * delay, axis=1)                          # ties: the faster one
     fastest = np.argmin(delay, axis=1)
@@ -468,7 +494,7 @@ def _artifact_choice(setup: StreamSetup, now_gbps: np.ndarray, bits: np.ndarray)
 
 def _quality(setup: StreamSetup, config: np.ndarray) -> np.ndarray:
     w = setup.tokens / setup.context_tokens
-    return (setup.quality[config] * w[None, :]).sum(axis=1)
+    return (setup.quality[np.arange(setup.n_chunks)[None, :], config] * w[None, :]).sum(axis=1)
 
 
 @dataclass(frozen=True)
@@ -515,13 +541,13 @@ def oracle_plan(setup: StreamSetup, bw: Bandwidth, horizon: float | None = None)
             for j, d in enumerate(_durations(setup, bw, i, np.zeros(k), options, *costs)):
                 steps = np.ceil(d / dt - 1e-9).astype(np.int64)
                 idx = np.maximum(g[None, :] - steps[:, None] + 1, 0)
-                cands[j] = setup.utility[options[j]] * weight[i] + np.take_along_axis(value, idx, axis=1)
+                cands[j] = setup.utility[i, options[j]] * weight[i] + np.take_along_axis(value, idx, axis=1)
         else:
             start = np.broadcast_to(grid, (k, grid.size))
             for j, d in enumerate(_durations(setup, bw, i, start, options, *costs)):
                 idx = np.ceil((start + d) / dt - 1e-9).astype(np.int64) + 1
                 idx = np.where(idx > ORACLE_GRID + 1, 0, idx)
-                cands[j] = setup.utility[options[j]] * weight[i] + np.take_along_axis(value, idx, axis=1)
+                cands[j] = setup.utility[i, options[j]] * weight[i] + np.take_along_axis(value, idx, axis=1)
         plan[i] = cands.argmax(axis=0)
         value = np.concatenate([np.full((k, 1), -np.inf), cands.max(axis=0)], axis=1)
     return OraclePlan(plan, value[:, 1:], dt, remaining)
@@ -559,8 +585,8 @@ def timeline(setup: StreamSetup, run: Run, trace: int = 0) -> pd.DataFrame:
         "MB": run.bits[trace] / 8e6,
         "gbps_seen": run.seen_gbps[trace],
         "estimate_gbps": run.estimate_gbps[trace],
-        "quality": setup.quality[run.config[trace]],
-        "kl": setup.kl[run.config[trace]],
+        "quality": setup.quality[np.arange(setup.n_chunks), run.config[trace]],
+        "kl": setup.kl[np.arange(setup.n_chunks), run.config[trace]],
     })
 
 

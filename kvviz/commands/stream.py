@@ -47,10 +47,11 @@ def run(args: argparse.Namespace) -> int:
     from kvviz.cachegen import levels
     from kvviz.cachegen import streaming as S
 
-    study = levels.LevelStudy(args.sizes, args.chunk, args.documents, args.seed)
-    measured = levels.measure(study)
+    measured = levels.measure(levels.LevelStudy.for_stream(args.sizes, args.context, args.chunk, args.seed,
+                                                           args.documents))
     setup = S.StreamSetup(measured.levels, measured.quant8, context_tokens=args.context, chunk_tokens=args.chunk,
-                          slo_s=args.slo, recompute=args.recompute, initial_gbps=args.initial_gbps)
+                          slo_s=args.slo, recompute=args.recompute, initial_gbps=args.initial_gbps,
+                          per_chunk=measured.per_chunk)
     setup.validate()
     policies = S.policy_names(setup) if args.policy == "all" else (args.policy,)
     budget.check(S.stream_cost(setup, args.traces, len(policies) + 1))
