@@ -1,4 +1,5 @@
-"""Browser: five visitors upload five different traces at the same time; each sees only their own.
+"""Browser: five visitors upload five different traces at the same time; each sees only their own;
+and after a server restart an open page says what it lost.
 
 An upload stays in the uploader's session, while parsing is cached across sessions on the bytes:
 a cache keyed on anything less (the file name, the widget) would show one visitor another's trace.
@@ -9,11 +10,13 @@ from __future__ import annotations
 
 import json
 
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.browser import assert_no_exception, open_page, wait_idle
+from tests.e2e.conftest import _free_port, streamlit_server
 
 VISITORS = 5
+LOST = "Your upload was kept only in your browser session"
 
 
 def trace_of(requests: int) -> bytes:
@@ -50,3 +53,20 @@ def test_concurrent_uploads_stay_in_their_sessions(browser: Browser, browser_con
     finally:
         for context in contexts:
             context.close()
+
+
+def test_after_a_server_restart_the_page_says_what_was_lost(page: Page):
+    port = _free_port()
+    with streamlit_server(port) as url:
+        open_page(page, url, "trace")
+        page.get_by_test_id("stSidebar").get_by_text("Upload", exact=True).click()
+        wait_idle(page)
+        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+            files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": trace_of(4)}])
+        wait_idle(page)
+        expect(page.get_by_test_id("stMetricValue").first).to_have_text("4")
+        expect(page.get_by_text(LOST)).to_have_count(0)
+    with streamlit_server(port):                 # the open page reconnects to the new server by itself
+        expect(page.get_by_text(LOST)).to_be_visible(timeout=90_000)
+        wait_idle(page)
+        assert_no_exception(page)
