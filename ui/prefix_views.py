@@ -140,6 +140,10 @@ def example_view() -> tuple[list[str], list[dict]]:
     example = worked_example()
     step = st.slider("Step (requests served)", 0, len(LITEHIT_SCRIPT), len(LITEHIT_SCRIPT), key="prefix_step",
                      bind="query-params")
+    now = example.steps[int(step)]
+    st.markdown(("**Empty caches**" if now.request == 0 else f"**After request {now.request}: {'·'.join(now.keys)}**")
+                + f" — {example.capacity} blocks of cache each. Filled blue = cached; outline green = hit in this "
+                  "request, red = missed.")
     frame.figure(figs.fig_example(example, int(step)), key="prefix_example")
     rows = [{"request": s.request, "blocks": "·".join(s.keys), "block cache hits (head first)": s.block_hits,
              "prefix cache hits (leaves first)": s.prefix_hits} for s in example.steps[1:int(step) + 1]]

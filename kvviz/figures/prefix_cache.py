@@ -25,6 +25,7 @@ POLICY_COLOR = {"lru": color(0), "lfu": color(2), "fifo": color(7), "mru": color
 MISS_COLOR = "#d9dde5"
 HIT_COLOR = PALETTE[2]
 SHARE_SYMBOL = {0.8: "circle", 0.9: "square", 0.95: "diamond"}
+SHARE_TEXT = {0.8: "top left", 0.9: "bottom right", 0.95: "top left"}
 
 
 def gib_label(gib: float) -> str:
@@ -61,7 +62,7 @@ def fig_prefix_vs_block(comp: pd.DataFrame, *, bytes_per_block: float | None = N
         hover = [f"{gib_label(v)} · {short_blocks(int(c))} blocks" if bytes_per_block else f"{int(c):,} blocks"
                  for v, c in zip(x, rows["capacity"])]
         first = col == 1
-        for column, name, dash, width in (("prefix", "prefix cache (SGLang radix)", None, 3),
+        for column, name, dash, width in (("prefix", "prefix cache (SGLang radix)", "solid", 3),
                                           ("block (prefix mode)", "block cache, prefix mode", "dash", 2),
                                           ("block (every hit)", "block cache, every hit", "dot", 1.5)):
             fig.add_scatter(x=x, y=rows[column], mode="lines", name=name, legendgroup=name, showlegend=first,
@@ -71,7 +72,8 @@ def fig_prefix_vs_block(comp: pd.DataFrame, *, bytes_per_block: float | None = N
                             row=1, col=col)
         diff = 100 * rows["difference"]
         fig.add_scatter(x=x, y=diff, mode="lines+markers", name="prefix − block (prefix mode), points",
-                        legendgroup="diff", showlegend=first, fill="tozeroy", line=dict(color=PALETTE[5], width=2),
+                        legendgroup="diff", showlegend=first, fill="tozeroy",
+                        line=dict(color=PALETTE[5], width=2, dash="solid"),
                         fillcolor="rgba(19,164,180,0.25)", text=hover,
                         hovertemplate="%{text}: %{y:+.2f} points<extra>prefix − block</extra>", row=2, col=col)
         for r in found:
@@ -80,7 +82,8 @@ def fig_prefix_vs_block(comp: pd.DataFrame, *, bytes_per_block: float | None = N
             fig.add_scatter(x=_x(np.array([r.capacity]), bytes_per_block), y=[r.hit_ratio], mode="markers+text",
                             marker=dict(symbol=SHARE_SYMBOL.get(r.share, "circle"), size=11, color="white",
                                         line=dict(width=2, color=POLICY_COLOR[policy])),
-                            text=[f"{r.share:.0%}"], textposition="top left", showlegend=False,
+                            text=[f"{r.share:.0%}"], textposition=SHARE_TEXT.get(r.share, "top left"),
+                            showlegend=False,
                             hovertemplate=f"{r.share:.0%} of the ceiling<br>%{{x:.3g}}: %{{y:.3f}}<extra></extra>",
                             row=1, col=col)
         if ceiling is not None:
@@ -143,7 +146,7 @@ def fig_example(example: Example, step: int) -> go.Figure:
     titles = (f"<b>Block cache</b>, LRU head first: {sum(s.block_hits for s in done)} prefix hits so far",
               f"<b>Prefix cache</b>, LRU leaves first: {sum(s.prefix_hits for s in done)} prefix hits so far")
     fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.08)
-    fig.update_annotations(yshift=8)
+    fig.update_annotations(yshift=8, font_size=17)
     pos = _tree_positions(example.parents)
     for col, (cached, hits) in enumerate(((now.block_cached, now.block_hits), (now.prefix_cached, now.prefix_hits)),
                                          start=1):
@@ -163,8 +166,7 @@ def fig_example(example: Example, step: int) -> go.Figure:
                         hovertemplate="%{text}<extra></extra>", row=1, col=col)
     fig.update_xaxes(visible=False, range=[-0.5, max(p[0] for p in pos) + 0.5])
     fig.update_yaxes(visible=False, autorange="reversed")
-    request = "Empty caches" if step == 0 else f"After request {step}: {'·'.join(now.keys)}"
-    fig.update_layout(title=f"{request}, {example.capacity} blocks of cache", height=400)
+    fig.update_layout(height=400)
     return fig
 
 

@@ -45,13 +45,13 @@ def test_every_view_then_a_rerun(wide: Page, app_url: str):
 def test_worked_example_slider_steps(wide: Page, app_url: str):
     open_page(wide, app_url, "prefix_cache", "prefix_view=Worked+example&prefix_step=1")
     assert_no_exception(wide)
-    expect(wide.get_by_text("after request 1: A·B·C").first).to_be_visible()
+    expect(wide.get_by_text("After request 1: A·B·C").first).to_be_visible()
     slider = wide.get_by_role("slider")
     slider.focus()
     wide.keyboard.press("ArrowRight")
     wait_idle(wide)
     assert_no_exception(wide)
-    expect(wide.get_by_text("after request 2: A·B·D").first).to_be_visible()
+    expect(wide.get_by_text("After request 2: A·B·D").first).to_be_visible()
     assert "prefix_step=2" in wide.url
 
 
