@@ -36,7 +36,7 @@ def styles(at: AppTest) -> str:
 
 @pytest.mark.parametrize("value", ["1", "true", "on"])
 def test_presenter_in_the_url_turns_presenter_mode_on(value):
-    at = opened_with({"presenter": value}, "trace")
+    at = opened_with({"presenter": value}, "cacheblend")
     assert_clean(at)
     assert at.sidebar.toggle(key="presenter").value is True
     assert f"font-size: {presenter.ROOT_PX}px" in styles(at)
@@ -45,15 +45,15 @@ def test_presenter_in_the_url_turns_presenter_mode_on(value):
 
 @pytest.mark.parametrize("value", [None, "0", "false", "zzz"])
 def test_without_it_the_page_keeps_its_reading_width(value):
-    at = opened_with({} if value is None else {"presenter": value}, "trace")
+    at = opened_with({} if value is None else {"presenter": value}, "cacheblend")
     assert_clean(at)
     assert at.sidebar.toggle(key="presenter").value is False
     assert "max-width: 1400px" in styles(at) and "font-size: 22px" not in styles(at)
 
 
 def test_presenter_mode_survives_page_switches():
-    at = opened_with({"presenter": "1"}, "trace")
-    at.switch_page("pages/cacheblend.py").run()
+    at = opened_with({"presenter": "1"}, "cacheblend")
+    at.switch_page("pages/radix.py").run()
     assert_clean(at)
     assert at.sidebar.toggle(key="presenter").value is True
     assert f"font-size: {presenter.ROOT_PX}px" in styles(at)

@@ -5,9 +5,9 @@ enlarges body text, captions, tables, metrics, buttons, widget labels, expander 
 alerts together, the way browser zoom would, while the figure-first wide layout keeps its width.
 Figures get their own projector fonts from ``kvviz.style.style_figure(presenter=True)``.
 
-``st.dataframe`` draws its cells on a canvas (glide-data-grid) with a row height fixed in pixels,
-so the root rule scales its font but not its rows; pages pass ``dataframe_kwargs()`` to give the
-rows room (``row_height``).
+``st.dataframe`` draws its cells on a canvas (glide-data-grid) with fonts and row heights in
+pixels, which no rem reaches: CSS ``zoom`` scales the whole grid (its width divided by the zoom, so
+its columns are laid out for the width it really gets).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 
 PRESENTER_KEY = "presenter"  # the toggle's widget key and URL parameter
 ROOT_PX = 22             # 1 rem in presenter mode: body text 22 px; captions, tables, buttons 21 px
-ROW_HEIGHT_PX = 46      # dataframe rows at presenter size (Streamlit's default is 35 px)
+DATAFRAME_ZOOM = 1.45   # canvas-drawn tables keep their 14 px font: CSS zoom takes them to 20 px
 READING_WIDTH_PX = 1400  # widest main column outside presenter mode: lines stay readable at 1920 px
 _ON = {"1", "true", "yes", "on"}
 
@@ -44,6 +44,8 @@ h1 {{ font-size: 2.2rem !important; }}
 [data-testid="stAlert"] * {{ font-size: 1rem; }}
 [data-testid="stTooltipContent"] * {{ font-size: 0.95rem; }}
 [data-testid="stCode"] code {{ font-size: 0.95rem; }}
+[data-testid="stDataFrame"] {{ zoom: {DATAFRAME_ZOOM}; max-width: calc(100% / {DATAFRAME_ZOOM}) !important; }}
+[data-testid="stDataFrameResizable"] {{ max-width: 100% !important; }}
 """
 
 
@@ -88,8 +90,3 @@ def page_config() -> dict:
 def apply(on: bool) -> None:
     """Inject the page CSS: projector sizes when ``on``, otherwise a readable maximum width."""
     st.html(f"<style>{PRESENTER_CSS if on else NORMAL_CSS}</style>")
-
-
-def dataframe_kwargs(on: bool) -> dict:
-    """Extra ``st.dataframe`` arguments so canvas-drawn rows fit projector-size text."""
-    return {"row_height": ROW_HEIGHT_PX} if on else {}

@@ -58,7 +58,7 @@ def test_presenter_text_is_projector_size_on_every_page(projector: Page, app_url
     assert sizes["body"] and sizes["button"], sizes
     ticks = projector.locator(".js-plotly-plot .xtick text, .js-plotly-plot .ytick text")
     if ticks.count():
-        assert min(float(t.evaluate("e => getComputedStyle(e).fontSize")) for t in ticks.all()[:20]) >= MIN_PX
+        assert min(t.evaluate("e => parseFloat(getComputedStyle(e).fontSize)") for t in ticks.all()[:20]) >= MIN_PX
 
 
 @pytest.mark.parametrize("stem", BUILT)
