@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvviz.cachegen import report
+from kvviz.compare_rows import problems
 from kvviz.cachegen import streaming as S
 from tests.cachegen_setup import real_setup
 
@@ -21,12 +22,14 @@ def summary(**ttft) -> pd.DataFrame:
                           "p95_ttft_s": 1} for p, t in ttft.items()])
 
 
-def test_status_is_computed_from_the_number_and_the_tolerance():
-    assert report.status(3.9, 3.5, 4.3, rel=0.1) == "agrees (±10%)"
-    assert report.status(3.2, 3.5, 4.3, rel=0.1) == "agrees (±10%)"       # 3.5 x 0.9 = 3.15
-    assert report.status(3.1, 3.5, 4.3, rel=0.1) == "differs (±10%)"
-    assert report.status(0.97, 0.98, absolute=0.01) == "agrees (±0.01)"
-    assert report.status(float("nan"), 1.0, rel=0.1) == "differs"
+def test_range_and_absolute_rows_compute_their_status_and_say_how():
+    assert report.in_range("q", "3.5–4.3×", "3.9×", 3.9, 3.5, 4.3)["status"] == "agrees"
+    row = report.in_range("q", "3.5–4.3×", "3.2×", 3.2, 3.5, 4.3)            # 3.5 x 0.9 = 3.15
+    assert row["status"] == "agrees" and row["basis"] == "test: 3.15 ≤ 3.2 ≤ 4.73 (the paper's 3.5–4.3 ± 10%)"
+    assert report.in_range("q", "", "", 3.1, 3.5, 4.3)["status"] == "differs"
+    assert report.in_range("q", "", "", float("nan"), 3.5, 4.3)["status"] == "differs"
+    assert report.within("q", "", "", [(0.98, 0.975)], 0.01, "")["status"] == "agrees"
+    assert report.within("q", "", "", [(0.81, 0.56), (0.08, 0.1)], 0.1, "")["status"] == "differs"
 
 
 def test_stream_rows_quote_table_1_beside_the_measured_sizes():
@@ -34,17 +37,18 @@ def test_stream_rows_quote_table_1_beside_the_measured_sizes():
                                                           "test traces", "a test KV")}
     eight, cachegen = rows["KV of a 9,490-token Mistral-7B context at 8 bits"], rows["… with CacheGen"]
     assert eight["paper"] == "622 MB (Table 1)" and eight["this simulation"].startswith("622 MB")
-    assert eight["status"] == "agrees (±10%)"
-    assert cachegen["this simulation"].startswith("176 MB") and cachegen["status"] == "agrees (±10%)"
+    assert eight["status"] == "agrees"
+    assert cachegen["this simulation"].startswith("176 MB") and cachegen["status"] == "agrees"
     ratio = rows["Size reduction vs the 8-bit quantization baseline"]
-    assert ratio["this simulation"] == "3.5×" and ratio["status"] == "agrees (±10%)"
+    assert ratio["this simulation"] == "3.5×" and ratio["status"] == "agrees"
     assert rows["Mean TTFT, 8-bit quant ÷ CacheGen adaptive"]["this simulation"] == "4.0× (paper rule)"
-    assert rows["Mean TTFT, 8-bit quant ÷ CacheGen adaptive"]["status"] == "agrees (±10%)"      # 3.7 x 1.1 = 4.07
+    assert rows["Mean TTFT, 8-bit quant ÷ CacheGen adaptive"]["status"] == "agrees"      # 3.7 x 1.1 = 4.07
     text = rows["Mean TTFT, text recompute ÷ CacheGen adaptive"]
-    assert text["this simulation"] == "1.5× (paper rule)" and text["status"] == "differs (±10%)"
+    assert text["this simulation"] == "1.5× (paper rule)" and text["status"] == "differs"
+    assert not problems(rows.values())
     violations = next(r for q, r in rows.items() if q.startswith("SLO violations"))
     assert violations["this simulation"].startswith("80% → 10% (paper rule), 5%")
-    assert violations["status"] == "agrees (±10 points)"
+    assert violations["status"] == "agrees"
 
 
 def test_the_measured_setting_differs_from_table_1_and_the_note_says_why():

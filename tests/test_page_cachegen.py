@@ -77,7 +77,7 @@ def test_levels_are_measured_and_every_paper_row_has_a_computed_status():
     rows = at.table[-1].value
     assert "622 MB (Table 1)" in rows["paper"].iloc[0]
     assert "record-world model's KV" in rows["this simulation"].iloc[1]
-    assert rows["status"].str.match(r"^(agrees|differs) \(±").all()
+    assert rows["status"].isin(["agrees", "differs"]).all() and rows["basis"].str.len().gt(0).all()
     text = rows.loc["Mean TTFT, text recompute ÷ CacheGen adaptive"]
     assert text["status"].startswith("differs") and text["this simulation"].split("×")[0] in at.markdown[-1].value
 

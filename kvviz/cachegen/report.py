@@ -12,28 +12,29 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from kvviz import compare_rows as R
 from kvviz import hardware
 from kvviz.cachegen import levels as L
 from kvviz.cachegen import streaming as S
 from kvviz.cachegen.streaming import StreamSetup
 
-SIZE_TOL, RATIO_TOL, RATE_TOL_PP = 0.10, 0.10, 0.10
+SIZE_TOL, RATIO_TOL, RATE_TOL_PP, ACCURACY_TOL = 0.10, 0.10, 0.10, 0.01
 LECTURE_PREFILL = (9_600, 1.51)      # lecture 9 exercise 3: Mistral-7B recomputes 9,600 tokens on an A40 in ~1.51 s
 
 
-def status(value: float, low: float, high: float | None = None, *, rel: float | None = None,
-           absolute: float | None = None) -> str:
-    """``agrees`` when ``value`` lies in [low, high] widened by ``rel`` (relative) or ``absolute``."""
-    high = low if high is None else high
-    if not np.isfinite(value):
-        return "differs"
-    lo, hi = (low * (1 - rel), high * (1 + rel)) if rel is not None else (low - absolute, high + absolute)
-    tol = f"±{rel:.0%}" if rel is not None else f"±{absolute:g}"
-    return f"{'agrees' if lo <= value <= hi else 'differs'} ({tol})"
+def in_range(quantity: str, paper: str, sim: str, value: float, low: float, high: float,
+             rel: float = RATIO_TOL) -> dict:
+    """A row that agrees when ``value`` lies in the paper's range [low, high] widened by ``rel``."""
+    lo, hi = low * (1 - rel), high * (1 + rel)
+    return R.check(quantity, paper, sim, bool(lo <= value <= hi),
+                   f"{lo:.3g} ≤ {value:.3g} ≤ {hi:.3g} (the paper's {low:g}–{high:g} ± {rel:.0%})")
 
 
-def _row(quantity: str, paper: str, sim: str, state: str) -> dict:
-    return {"quantity": quantity, "paper": paper, "this simulation": sim, "status": state}
+def within(quantity: str, paper: str, sim: str, pairs: list[tuple[float, float]], tol: float, unit: str) -> dict:
+    """A row that agrees when every (paper, simulation) pair differs by at most ``tol`` (absolute)."""
+    holds = all(abs(s - p) <= tol + 1e-12 for p, s in pairs)
+    shown = " and ".join(f"|{s:.3g} − {p:.3g}| ≤ {tol:g}" for p, s in pairs)
+    return R.check(quantity, paper, sim, holds, f"{shown} {unit}")
 
 
 def _level2(setup: StreamSetup) -> S.Level:
@@ -60,30 +61,27 @@ def stream_rows(setup: StreamSetup, summary: pd.DataFrame, source: str, sizes_fr
     q8_text, text_ratio = _ratio(by, "quant8", "paper"), _ratio(by, "text", "paper")
     tokens, seconds = LECTURE_PREFILL
     prefill = S.prefill_seconds(tokens, 0, setup.model, setup.gpu)
-    viol_ok = status(v8, 0.81, absolute=RATE_TOL_PP).startswith("agrees") and \
-        status(vp, 0.08, absolute=RATE_TOL_PP).startswith("agrees")
     return [
-        _row("KV of a 9,490-token Mistral-7B context at 8 bits", "622 MB (Table 1)",
-             f"{mb8:.0f} MB (8-bit quantization + fp16 scales, measured)", status(mb8, 622, rel=SIZE_TOL)),
-        _row("… with CacheGen", "176 MB (Table 1)", f"{mb2:.0f} MB: level 2's {level2.bits_per_value:.2f} bits/value, "
-             f"encoded from {sizes_from}", status(mb2, 176, rel=SIZE_TOL)),
-        _row("Answers kept at CacheGen's size (Table 1: accuracy)", "0.98 vs 1.00 for 8-bit",
-             f"{level2.quality:.3f} vs {setup.quant8.quality:.3f} (record-world model, same answer as fp16)",
-             status(level2.quality, 0.98, absolute=0.01)),
-        _row("Size reduction vs the 8-bit quantization baseline", "3.5–4.3×", f"{ratio:.1f}×",
-             status(ratio, 3.5, 4.3, rel=RATIO_TOL)),
-        _row(f"SLO violations, 8-bit quant → adaptive (SLO {setup.slo_s:g} s)",
-             "81% → 8% at SLO 1 s (lecture notes; condition not stated)",
-             f"{v8:.0%} → {vp:.0%} (paper rule), {art:.0%} (artifact rule), {source}",
-             f"{'agrees' if viol_ok else 'differs'} (±{RATE_TOL_PP * 100:.0f} points)"),
-        _row("Mean TTFT, 8-bit quant ÷ CacheGen adaptive", "3.2–3.7× lower delay", f"{q8_text:.1f}× (paper rule)",
-             status(q8_text, 3.2, 3.7, rel=RATIO_TOL)),
-        _row("Mean TTFT, text recompute ÷ CacheGen adaptive", "3.1–4.7× faster", f"{text_ratio:.1f}× (paper rule)",
-             status(text_ratio, 3.1, 4.7, rel=RATIO_TOL)),
-        _row(f"Recomputing {tokens:,} tokens of Mistral-7B on an A40", f"{seconds} s (lecture 9 exercise 3)",
-             f"{prefill:.2f} s (kvviz.hardware's prefill model)" if setup.recompute == "prefill"
-             else f"{prefill:.2f} s (not used: text costs a fixed {setup.fixed_recompute_s:g} s a chunk)",
-             status(prefill, seconds, rel=0.05)),
+        R.close("KV of a 9,490-token Mistral-7B context at 8 bits", "622 MB (Table 1)",
+                f"{mb8:.0f} MB (8-bit quantization + fp16 scales, measured)", (622.0, mb8), SIZE_TOL),
+        R.close("… with CacheGen", "176 MB (Table 1)", f"{mb2:.0f} MB: level 2's {level2.bits_per_value:.2f} "
+                f"bits/value, encoded from {sizes_from}", (176.0, mb2), SIZE_TOL),
+        within("Answers kept at CacheGen's size (Table 1: accuracy)", "0.98 vs 1.00 for 8-bit",
+               f"{level2.quality:.3f} vs {setup.quant8.quality:.3f} (record-world model, same answer as fp16)",
+               [(0.98, level2.quality), (1.0, setup.quant8.quality)], ACCURACY_TOL, "(share of answers)"),
+        in_range("Size reduction vs the 8-bit quantization baseline", "3.5–4.3×", f"{ratio:.1f}×", ratio, 3.5, 4.3),
+        within(f"SLO violations, 8-bit quant → adaptive (SLO {setup.slo_s:g} s)",
+               "81% → 8% at SLO 1 s (lecture notes; condition not stated)",
+               f"{v8:.0%} → {vp:.0%} (paper rule), {art:.0%} (artifact rule), {source}",
+               [(0.81, v8), (0.08, vp)], RATE_TOL_PP, "(violation shares)"),
+        in_range("Mean TTFT, 8-bit quant ÷ CacheGen adaptive", "3.2–3.7× lower delay", f"{q8_text:.1f}× (paper rule)",
+                 q8_text, 3.2, 3.7),
+        in_range("Mean TTFT, text recompute ÷ CacheGen adaptive", "3.1–4.7× faster", f"{text_ratio:.1f}× (paper rule)",
+                 text_ratio, 3.1, 4.7),
+        R.close(f"Recomputing {tokens:,} tokens of Mistral-7B on an A40", f"{seconds} s (lecture 9 exercise 3)",
+                f"{prefill:.2f} s (kvviz.hardware's prefill model)" if setup.recompute == "prefill"
+                else f"{prefill:.2f} s (not used: text costs a fixed {setup.fixed_recompute_s:g} s a chunk)",
+                (seconds, prefill), 0.05),
     ]
 
 
@@ -127,25 +125,26 @@ def codec_rows(table: pd.DataFrame, locality: dict[str, float]) -> list[dict]:
     smaller = q8.bits_per_value / paper.bits_per_value
     model = []
     if "accuracy" in table.columns:
-        model = [_row("Record-world model's answers: CacheGen encoder vs 8-bit vs the artifact's",
-                      "lecture 27 §3.4: tuned precision is 1.66× smaller than 8-bit at no accuracy loss; "
-                      "the recipe copied as is does worst",
-                      f"{paper.accuracy:.1%} at {paper.bits_per_value:.2f} bits ({smaller:.2f}× smaller) vs "
-                      f"{q8.accuracy:.1%} at {q8.bits_per_value:.2f} bits vs {artifact.accuracy:.1%} (artifact)",
-                      status(smaller, 1.66, rel=RATIO_TOL) if paper.accuracy >= q8.accuracy else "differs")]
+        model = [R.close("Record-world model's answers: CacheGen encoder vs 8-bit vs the artifact's",
+                         "lecture 27 §3.4: tuned precision is 1.66× smaller than 8-bit at no accuracy loss; "
+                         "the recipe copied as is does worst",
+                         f"{paper.accuracy:.1%} at {paper.bits_per_value:.2f} bits ({smaller:.2f}× smaller) vs "
+                         f"{q8.accuracy:.1%} at {q8.bits_per_value:.2f} bits vs {artifact.accuracy:.1%} (artifact)",
+                         (1.66, smaller), RATIO_TOL)]
     return model + [
-        _row("Variance of raw values ÷ of deltas to the anchor", "2.4–2.9× (LLaMA, §5.1)",
-             f"{locality['raw/delta']:.2f}× raw; {locality['centred/delta']:.2f}× once channel means are removed",
-             status(locality["raw/delta"], 2.4, 2.9, rel=RATIO_TOL)),
-        _row("Per-(layer, channel) tables vs one global table", "up to 53% smaller", f"{saved:.0%} smaller",
-             "agrees (0–53%)" if 0 < saved <= 0.53 else "differs (0–53%)"),
-        _row("Size vs 8-bit quantization", "3.5–4.3× smaller at ≤2% accuracy drop",
-             f"{smaller:.1f}× smaller, relative error {paper.rel_error:.1e} vs {q8.rel_error:.1e}",
-             status(smaller, 3.5, 4.3, rel=RATIO_TOL)),
-        _row("Coded size vs −Σ log2 p of the symbols", "(not reported; the artifact uses a GPU AC kernel)",
-             f"{overhead(artifact):+.2%} with the chunk's own tables (the coder alone, mostly each stream's 4-byte "
-             f"final state: short streams pay more); {overhead(paper):+.2%} with "
-             f"offline tables (their mismatch included); round trip {paper.roundtrip}", "no paper number"),
+        in_range("Variance of raw values ÷ of deltas to the anchor", "2.4–2.9× (LLaMA, §5.1)",
+                 f"{locality['raw/delta']:.2f}× raw; {locality['centred/delta']:.2f}× once channel means are removed",
+                 locality["raw/delta"], 2.4, 2.9),
+        R.check("Per-(layer, channel) tables vs one global table", "up to 53% smaller", f"{saved:.0%} smaller",
+                bool(0 < saved <= 0.53), f"0 < {saved:.1%} ≤ 53%"),
+        in_range("Size vs 8-bit quantization", "3.5–4.3× smaller at ≤2% accuracy drop",
+                 f"{smaller:.1f}× smaller, relative error {paper.rel_error:.1e} vs {q8.rel_error:.1e}", smaller, 3.5, 4.3),
+        R.check("Coded size vs −Σ log2 p of the symbols", "(not reported; the artifact uses a GPU AC kernel)",
+                f"{overhead(artifact):+.2%} with the chunk's own tables (the coder alone, mostly each stream's 4-byte "
+                f"final state: short streams pay more); {overhead(paper):+.2%} with "
+                f"offline tables (their mismatch included); round trip {paper.roundtrip}",
+                bool(0 <= overhead(artifact) < 0.05 and paper.roundtrip == "exact"),
+                f"an arithmetic coder's promise: 0 ≤ {overhead(artifact):.2%} < 5% over −Σ log2 p, round trip exact"),
     ]
 
 
