@@ -186,10 +186,12 @@ def check(argv: list[str], capsys) -> int:
 
 @pytest.fixture(scope="module", autouse=True)
 def _warm(folder):
-    """Keep the trace library in the test's folder, and run every command once on its base line so that
-    imports and compiled kernels load outside the CPU limit."""
+    """Keep the trace library and every relative output path (a drawn ``--timeline d``) in the test's
+    folder, and run every command once on its base line so that imports and compiled kernels load
+    outside the CPU limit."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KVVIZ_TRACES", str(folder / "library"))
+        mp.chdir(folder)
         for name, (base, _) in COMMANDS.items():
             assert main(resolve([name, *base], folder)) == 0, name
         yield
