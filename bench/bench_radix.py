@@ -1,10 +1,12 @@
-"""Timings of the radix page's work: replaying scripts and drawing one step's tree.
+"""Timings of the radix page's work (replaying scripts, drawing one step's tree, a window of 25
+trees) and of a whole Mooncake-sized trace through the tree, totals only (``radix --trace``).
 
 Run: .venv/bin/python bench/bench_radix.py
 """
 
 from __future__ import annotations
 
+import resource
 import sys
 import time
 from dataclasses import asdict
@@ -14,7 +16,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kvviz.figures.radix import tree_figure  # noqa: E402
 from kvviz.radix_scenarios import PRESETS, ReplayConfig, parse_text, replay, script_from_trace, to_text  # noqa: E402
+from kvviz.radix_trace import replay_trace  # noqa: E402
 from kvviz.workload import WorkloadConfig, generate  # noqa: E402
+
+# About the size of Mooncake's conversation trace: ~12,000 requests, ~290,000 block accesses.
+MOONCAKE_SIZED = WorkloadConfig(requests=12_000, seed=0, doc_tokens=15_000, chat_first_tokens=7_500,
+                                oneshot_tokens=12_000, chat_turn_tokens=600)
 
 
 def timed(fn, repeat: int = 3) -> tuple[float, object]:
@@ -42,6 +49,17 @@ def main() -> None:
               f"last tree {len(last):4d} nodes, figure {tf * 1000:6.0f} ms")
         t, _ = timed(lambda: replay(parse_text(text), config, snapshots=False), repeat=1)
         print(f"           without snapshots {t:6.2f} s")
+        t, _ = timed(lambda: replay(parse_text(text), config, snapshots=range(100, 125)), repeat=1)
+        print(f"           a window of 25 trees (steps 100-124) {t:6.2f} s")
+    whole = generate(MOONCAKE_SIZED)
+    for cache in ("radix", "hiradix"):
+        config = ReplayConfig(cache=cache, device_capacity=20_000, host_capacity=80_000)
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = replay_trace(whole, config)
+        print(f"whole trace, {cache:7s}: {result.requests:,} requests, {whole.offsets[-1]:,} blocks, "
+              f"hit ratio {result.hit_ratio:.3f}, {result.totals['evicted_device']:,} blocks evicted: "
+              f"{time.perf_counter() - wall:6.2f} s wall {time.process_time() - cpu:6.2f} s CPU")
+    print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 
 if __name__ == "__main__":

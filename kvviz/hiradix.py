@@ -144,11 +144,23 @@ class HiRadixCache(RadixCache):
         return (node.value is not None and not node.in_flight and node is not self.root
                 and all((c.evicted and not c.in_flight) or c.id in pending for c in node.children.values()))
 
+    def _device_leaves(self) -> list[TreeNode]:
+        """Every node ``_device_leaf`` accepts, found by walking only the nodes that hold device KV
+        (device residency is prefix-closed), so the host-only part of the tree is never visited."""
+        out, stack = [], [c for c in self.root.children.values() if c.value is not None]
+        while stack:
+            node = stack.pop()
+            below = [c for c in node.children.values() if c.value is not None or c.in_flight]
+            if not below:
+                out.append(node)
+            stack.extend(c for c in below if c.value is not None)
+        return out
+
     def evict(self, num_tokens: int) -> int:
         """Free device KV: D+H → H, D → deleted (write-through) or written back to H (write_back)."""
         require(num_tokens >= 0, f"cannot evict a negative number of tokens ({num_tokens})", field="evict")
         self._tick()
-        heap = [self._heap_entry(n) for n in self.nodes() if self._device_leaf(n)]
+        heap = [self._heap_entry(n) for n in self._device_leaves()]
         heapq.heapify(heap)
         freed, write_back, pending = 0, [], set()
         while freed < num_tokens and heap:
