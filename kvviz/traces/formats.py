@@ -386,15 +386,19 @@ def strict_numbers(values: list[str], lines: np.ndarray, name: str, reject, *, i
                                                                                                        np.ndarray]:
     """Plain ASCII decimal numbers only (no ``1_000``, ``nan``, ``now`` or other scripts' digits);
     returns (values, keep mask)."""
-    series = pd.Series(values, dtype=object)
-    ok = series.str.fullmatch(_NUMBER).fillna(False).to_numpy(bool, copy=True)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pa.array(values, pa.string())
+    ok = pc.match_substring_regex(text, f"^(?:{_NUMBER.pattern})$").to_numpy(zero_copy_only=False).copy()
     kind = "an integer" if integer else "a number"
     for k in np.flatnonzero(~ok):
         reject(RowError(f"expected {kind}, got '{quote(values[k])}'", line=int(lines[k]), field=name,
                         reason=f"not {kind}"))
-    numbers = np.zeros(len(values), np.float64)
-    if ok.any():
-        numbers[ok] = np.asarray(series[ok].to_numpy(), dtype=np.float64)
+    try:
+        numbers = pc.cast(pc.if_else(pa.array(ok), text, "0"), pa.float64()).to_numpy(zero_copy_only=False).copy()
+    except pa.ArrowInvalid:                       # a form arrow's parser refuses: Python's float() decides
+        numbers = np.array([float(v) if good else 0.0 for v, good in zip(values, ok)], np.float64)
     if integer:
         frac = ok & (numbers != np.floor(numbers))
         for k in np.flatnonzero(frac):
