@@ -37,6 +37,13 @@ def open_page(stem: str, query: dict[str, str] | None = None, timeout: float = 6
     return at
 
 
+def shown(markdown: str) -> str:
+    """The text a viewer reads from markdown that went through ``ui.frame.plain`` (escapes removed)."""
+    import re
+
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
 def assert_clean(at) -> None:
     """No uncaught exception on the page."""
     assert not at.exception, [e.message for e in at.exception]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kvviz.model import WEIGHTS
-from tests.conftest import assert_clean, open_page
+from tests.conftest import assert_clean, open_page, shown
 
 trained = pytest.mark.skipif(not WEIGHTS.exists(), reason="shipped weights missing")
 
@@ -74,4 +74,4 @@ def test_missing_weights_show_how_to_retrain(monkeypatch, tmp_path):
     monkeypatch.setattr("kvviz.model.WEIGHTS", tmp_path / "gone.npz")
     at = open_page("cacheblend")
     assert_clean(at)
-    assert at.error and "python -m kvviz.train_record_world" in at.error[0].value.replace("\\", "")  # shown escaped
+    assert at.error and "python -m kvviz.train_record_world" in shown(at.error[0].value)
