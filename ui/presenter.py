@@ -35,7 +35,7 @@ h1 {{ font-size: 2.2rem !important; }}
 [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {{ font-size: 0.95rem; }}
 [data-testid^="stBaseButton-"] p, [data-testid="stButtonGroup"] button p, [data-testid="stDownloadButton"] button p,
 [data-testid="stSliderThumbValue"], [data-testid="stSliderTickBar"] *, [data-testid="stRadio"] p, [data-testid="stCheckbox"] p,
-[data-testid="stMultiSelectTagsContainer"] span
+[data-testid="stMultiSelectTagsContainer"] span, input, textarea, [data-baseweb="select"] div
   {{ font-size: 0.95rem !important; }}
 [data-testid="stMarkdownContainer"] code {{ font-size: 0.92em; }}
 [data-testid="stExpander"] summary * {{ font-size: 1rem; font-weight: 600; }}

@@ -27,6 +27,7 @@ FONT_SIZES = """() => {
     metric: '[data-testid=stMetricValue], [data-testid=stMetricLabel] p',
     button: '[data-testid=stMain] button p',
     label: '[data-testid=stWidgetLabel] p, [data-testid=stMultiSelectTagsContainer] span',
+    input: '[data-testid=stMain] input[type=text], [data-testid=stMain] input[type=number]',
     expander: '[data-testid=stExpander] summary p',
     alert: '[data-testid=stAlert] p',
   };
