@@ -180,8 +180,8 @@ def test_cli_prints_the_csv_the_issue_specifies():
 @pytest.mark.parametrize("args, message", [
     (("--ratios", "0,1.5"), r"ratio must be in \[0, 1\], got 1.5"),
     (("--ratios", "a,b"), "comma-separated numbers"),
-    (("--chunk-len", "0"), "chunk length must be at least 1"),
-    (("--docs", "0"), "documents must be"),
+    (("--chunk-len", "0"), r"argument --chunk-len: must be in 1\.\."),
+    (("--docs", "0"), r"argument --docs: must be in 1\.\."),
     (("--weights", "/nonexistent/w.npz"), "python -m kvviz.train_record_world"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(args, message):

@@ -45,8 +45,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="CacheBlend's token selection: paper (gradual filtering), v_layer1 "
                              "(original prototype, LMCache v0), k_layer1 (LMCache v1)")
     parser.add_argument("--seed", type=A.seed, default=0, help="seed of the documents and of random selection")
-    parser.add_argument("--weights", type=A.input_file, default=None,
+    parser.add_argument("--weights", type=_weights, default=None,
                         help="model weights (.npz); default assets/record_world.npz")
+
+
+def _weights(text: str) -> str:
+    """A readable weights file; the message says how to make one."""
+    from kvviz.model import RETRAIN
+    try:
+        return A.input_file(text)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}; train weights with {RETRAIN}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,10 +64,6 @@ def run(args: argparse.Namespace) -> int:
     from kvviz.record_world import sample_documents
 
     ratios = _ratios(args.ratios)
-    if args.chunk_len < 1:
-        raise InputError(f"chunk length must be at least 1 token, got {args.chunk_len}", field="--chunk-len")
-    if not 1 <= args.docs <= MAX_DOCS:
-        raise InputError(f"documents must be 1..{MAX_DOCS}, got {args.docs}", field="--docs")
     methods = tuple(m for m in METHODS if not args.method or m in args.method)
     model = load_model(args.weights)
     table = evaluate(model, setup(model, sample_documents(args.docs, args.seed), args.chunk_len), ratios,
