@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from kvviz import compare_rows
+
 from kvviz.trace import Trace
 
 
@@ -91,19 +93,16 @@ PAPER_REFERENCE: tuple[tuple[str, str, str, float, str], ...] = (
 
 
 def compare_with_paper(stats: TraceStats) -> list[dict]:
-    """Rows of (quantity, paper, this trace, comparison) for the page's paper-vs-simulation table."""
+    """The page's paper-vs-trace rows (kvviz.compare_rows): "about" within 15% of the paper's number,
+    "above" a stated test. Block statistics of a trace without block ids have no row."""
     rows = []
     for label, attr, paper, bound, kind in PAPER_REFERENCE:
         value = getattr(stats, attr)
         if value is None:
-            shown, verdict = "n/a (no block ids)", "cannot compare"
+            continue
+        shown = f"{value:.1%}" if attr.endswith(("fraction", "share")) else f"{value:,.0f}"
+        if kind == "above":
+            rows.append(compare_rows.check(label, paper, shown, value > bound, f"{label} > {bound:.0%}"))
         else:
-            shown = f"{value:.1%}" if attr.endswith(("fraction", "share")) else f"{value:,.0f}"
-            if kind == "above":
-                verdict = "agrees" if value > bound else "disagrees: not above half"
-            else:
-                ratio = value / bound
-                verdict = "agrees (within 15%)" if 0.85 <= ratio <= 1.15 else \
-                    f"disagrees: {'higher' if ratio > 1 else 'lower'} ({ratio:.2f}x)"
-        rows.append({"quantity": label, "paper": paper, "this trace": shown, "comparison": verdict})
+            rows.append(compare_rows.close(label, paper, shown, (bound, value), 0.15))
     return rows

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvviz.compare_rows import problems
 from kvviz.stats import compare_with_paper, trace_stats
 from kvviz.trace import load_trace
 
@@ -28,14 +29,15 @@ def test_exact_stats_on_a_small_trace():
 def test_trace_without_block_ids_has_no_block_stats():
     s = trace_stats(load_trace(b"arrived_at,num_prefill_tokens,num_decode_tokens\n0,10,1\n2,30,3\n"))
     assert s.requests == 2 and s.time_span_s == 2.0 and s.block_accesses is None
-    rows = compare_with_paper(s)
-    assert any(r["comparison"] == "cannot compare" for r in rows)
+    assert [r["quantity"] for r in compare_with_paper(s)] == ["mean input tokens", "mean output tokens"]
 
 
 def test_paper_comparison_says_where_it_disagrees():
     data = b'{"timestamp": 0, "input_length": 8590, "output_length": 500, "hash_ids": [' + \
         b", ".join(str(i).encode() for i in range(17)) + b"]}\n"
     rows = {r["quantity"]: r for r in compare_with_paper(trace_stats(load_trace(data)))}
-    assert rows["mean input tokens"]["comparison"].startswith("agrees")
-    assert rows["mean output tokens"]["comparison"].startswith("disagrees: higher")
-    assert rows["distinct blocks never reused"]["comparison"] == "agrees"
+    assert rows["mean input tokens"]["status"] == "agrees"
+    assert rows["mean output tokens"]["status"] == "differs"
+    assert rows["mean output tokens"]["basis"].startswith("|Δ| = 174.73% of paper")
+    assert rows["distinct blocks never reused"]["status"] == "agrees"
+    assert not problems(list(rows.values()))
