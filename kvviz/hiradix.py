@@ -1,7 +1,7 @@
 """SGLang's HiRadixCache (HiCache): the radix tree over GPU (L1) and host (L2) memory.
 
 Follows ``python/sglang/srt/mem_cache/hiradix_cache.py`` and the HiCache design doc
-(docs/advanced_features/hicache_design.md) as written down in ``shared/research/radix_spec.md`` §3:
+(``docs/advanced_features/hicache_design.md``), both in the sgl-project/sglang repository:
 
 - a node is **D** (device only), **D+H** (both) or **H** (host only, ``value`` None);
 - write policies: ``write_through`` backs a node up when its ``hit_count`` reaches 1,

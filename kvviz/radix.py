@@ -1,8 +1,7 @@
 """SGLang's RadixCache: the device-only prefix tree of RadixAttention.
 
 Follows the SGLang paper (Zheng et al., arXiv 2312.07104, §3 "RadixAttention") as implemented in
-``python/sglang/srt/mem_cache/radix_cache.py`` and ``evict_policy.py``, in the form written down in
-``shared/research/radix_spec.md`` §1–§2 and §5:
+``python/sglang/srt/mem_cache/radix_cache.py`` and ``evict_policy.py`` (sgl-project/sglang):
 
 - edges hold tokens, a match that ends mid-edge **splits** it (the new node is the prefix, the old
   node keeps its id and becomes the suffix), and a match never changes ``hit_count``;

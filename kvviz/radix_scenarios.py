@@ -2,7 +2,7 @@
 
 A script is a list of operations. Requests go through ``kvviz.strata_sched.Scheduler`` (one
 scheduling round per step; requests in one step arrive together); the raw operations act on the
-tree directly, as in the spec's scenarios (radix_spec.md §6). The text form, one step per line::
+tree directly, as in the acceptance scenarios S1–S11 of tests/test_radix.py and tests/test_hiradix.py. The text form, one step per line::
 
     # a comment
     You are a helpful assistant . Hello !  => Hi !     a request: prompt => output (words or ints)

@@ -1,7 +1,7 @@
 """RadixAttention scheduling: in what order to serve a queue of waiting requests so the cache hits.
 
 Follows SGLang's scheduler (Zheng et al. arXiv 2312.07104 §3.2 "cache-aware scheduling";
-``managers/schedule_policy.py`` as written down in shared/research/radix_spec.md §2.7) over
+``python/sglang/srt/managers/schedule_policy.py`` in sgl-project/sglang) over
 ``kvviz.radix.RadixCache``. Each scheduling round:
 
 1. every waiting request is matched against the cache;

@@ -1,6 +1,6 @@
 """The record world: documents of random key -> value records, and questions about them.
 
-Lecture 27 §0.4 (``blend_world.py``): a document is ``k1 v1 k2 v2 ... k12 v12`` with a fresh
+The lecture notes' lecture 27 §0.4 (their demo ``blend_world.py``, not part of this repository): a document is ``k1 v1 k2 v2 ... k12 v12`` with a fresh
 mapping in every document, and the question ``? k`` asks for the value of one key. Nothing in
 the weights can know the answer: the model must read it from the context (an induction head:
 an early layer lets each value remember "the key before me", a later layer matches it).

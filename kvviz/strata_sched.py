@@ -1,6 +1,6 @@
 """Scheduling requests over the radix tree: SGLang's admission flow and Strata's delay-hit deferral.
 
-A request's life follows SGLang's scheduler (radix_spec.md §2.6): look up the prompt capped at
+A request's life follows SGLang's scheduler (``python/sglang/srt/managers/scheduler.py``): look up the prompt capped at
 ``len − 1`` (the last token always runs, to produce logits), load the host hit back (HiCache),
 lock the matched node, allocate the rest (evicting only the shortfall), prefill, insert the prompt
 (``cache_unfinished_req``), insert prompt + output at finish (``cache_finished_req``), unlock.

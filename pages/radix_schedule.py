@@ -13,7 +13,7 @@ from ui.traces import trace_picker
 SOURCES = ("Teaching example", "Trace window")
 EXAMPLE_BLOCK = 16          # tokens per block in the teaching example (SGLang's 32-token thresholds = 2 blocks)
 S7 = [tuple(range(1, 65)) + (1001,), tuple(range(1, 65)) + (1002,), tuple(range(201, 265)) + (1003,),
-      tuple(range(1, 21)) + tuple(range(2001, 2041))]                # radix_spec.md scenario S7, in tokens
+      tuple(range(1, 21)) + tuple(range(2001, 2041))]                # SGLang's LPM example (scenario S7), in tokens
 
 
 @st.cache_data(max_entries=32, ttl=3600, show_spinner=False)

@@ -32,7 +32,7 @@ ARTIFACT_LEVELS = (1, 2, 3)
 ANCHOR_BINS = 256                    # anchors are quantised at 8 bits (lecture notes §3.3)
 FP16_MAX = 65504.0                   # the scales travel as fp16
 # Bins by layer group, as (first-layer fraction, bins) for keys and values. Levels 1-3 are the
-# artifact's Mistral-7B tables (``cachegen_basics.py``: keys [0,10) [10,20) [20,32), values
+# released artifact's Mistral-7B tables (its ``cachegen_basics.py``: keys [0,10) [10,20) [20,32), values
 # [0,2) [2,32) of 32 layers); levels 0 and 4 extend the sweep one step coarser and finer.
 _KEY_SPLITS, _VALUE_SPLITS = (0, 10 / 32, 20 / 32), (0, 2 / 32)
 BIN_TABLES: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {

@@ -2,7 +2,7 @@
 
 Every row encodes the same KV tensor for real and reports the bytes sent, −Σ log2 p, and the
 reconstruction error. Baselines: the artifact's fixed-width per-token quantisation at 8 and
-4 bits (``run_quantization_baseline.py``), and zlib on the fp16 floats (what a generic
+4 bits (the released artifact's ``run_quantization_baseline.py``), and zlib on the fp16 floats (what a generic
 compressor does with KV). The error is relative squared error ``Σ(x−x̂)²/Σx²``, overall and
 weighted by an assumed layer sensitivity (shallow layers matter more, §5.1 observation 2),
 since a synthetic KV has no model to measure answers with.

@@ -1,7 +1,6 @@
 """The paper's numbers beside this simulation's, with a status computed from the two, for the page and the CLI.
 
-Paper numbers: CacheGen (SIGCOMM'24) abstract and Table 1 (Mistral-7B, LongChat) as quoted in
-``research/algorithms.md`` §A.0; the 81% -> 8% adaptation figure is from the lecture notes and its
+Paper numbers: CacheGen (SIGCOMM'24) abstract and Table 1 (Mistral-7B, LongChat); the 81% -> 8% adaptation figure is from the lecture notes and its
 experimental condition was not found in any source. Every row's ``status`` is computed: ``agrees`` or
 ``differs`` against the paper's value or range widened by the stated tolerance, ``input`` where the row
 states what the simulation was given. "What to notice" claims are chosen by the numbers they quote.

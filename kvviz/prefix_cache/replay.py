@@ -3,8 +3,8 @@
 A block cache (``kvviz.eviction``) sees a trace as a flat sequence of block accesses and evicts
 any block; a serving engine keeps a *prefix tree* and can only reuse a request's KV up to the
 first block it does not hold. This module replays a trace through SGLang's RadixCache
-(RadixAttention, Zheng et al. arXiv 2312.07104 §3; ``mem_cache/radix_cache.py`` and
-``evict_policy.py`` as written down in shared/research/radix_spec.md §2) with page size = the
+(RadixAttention, Zheng et al. arXiv 2312.07104 §3; ``python/sglang/srt/mem_cache/radix_cache.py`` and
+``evict_policy.py`` in sgl-project/sglang) with page size = the
 trace's block size, request by request in arrival order:
 
 1. **match** the longest cached prefix (hits = matched blocks); a match that ends inside an edge
