@@ -8,7 +8,7 @@ from kvviz.eviction import (
     log_capacities, paper_comparison, replay_of, simulate, sweep,
 )
 from kvviz.figures.eviction import curve_table, fig_hit_curve, fig_over_time, sample_note, short_blocks
-from kvviz.shards import AUTO_ABOVE, MIN_SAMPLED_CAPACITY, chosen_rate, sampled_curve
+from kvviz.shards import AUTO_ABOVE, MIN_SAMPLED_BY_POLICY, MIN_SAMPLED_CAPACITY, chosen_rate, sampled_curve
 from kvviz.trace import MAX_REQUESTS, fingerprint
 from ui import frame
 from ui.traces import trace_picker
@@ -106,8 +106,9 @@ if "s3fifo" in policies and low < 20:
     st.caption("S3-FIFO caches nothing below 20 blocks: like libCacheSim, it never admits a block as large "
                "as its 10% small queue.")
 if note:
-    st.caption(f"{note}. Open markers: capacities under {MIN_SAMPLED_CAPACITY} sampled blocks, where the estimate "
-               "is unreliable. docs/eviction.md lists each policy's measured error.")
+    st.caption(f"{note}. Open markers: capacities under {MIN_SAMPLED_CAPACITY} sampled blocks "
+               f"({MIN_SAMPLED_BY_POLICY['sieve']:,} for SIEVE), where the estimate is unreliable. "
+               "docs/eviction.md lists each policy's measured error.")
 elif prefix and sampling != "exact":
     st.caption("Prefix mode needs every block of a request, so the curve is exact.")
 frame.figure(fig_hit_curve(curve, prefix=prefix, paper=paper, block_tokens=cache_trace.block_size, sample=note),
