@@ -152,8 +152,9 @@ with frame.user_errors():
     shots = cached_replay(text, name, tuple(asdict(config).values()),
                           (start, rep.n_steps if start == 0 and rep.n_steps <= 4 * WINDOW else start + WINDOW))
 row = rep.steps.iloc[step]
-st.markdown(f"#### Step {step} of {last}: {row.op}")
-st.markdown("\n".join(f"- {line}" for line in row.lines))
+st.markdown(f"#### Step {step} of {last}: {frame.plain(row.op)}")
+# The lines quote the script's own words: shown as text, keeping only the replay's bold ids.
+st.markdown("\n".join(f"- {frame.plain(line, 2000, bold=True)}" for line in row.lines))
 hit_rate = (row.device_hit + row.loaded_back) / row.prompt_tokens if row.prompt_tokens else 0
 off_or_on = other.steps.iloc[-1].redundant
 metrics = [("On GPU", row.device_tokens, f"of {device:,} tokens; {row.reserved:,} more held by running requests")]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from tests.conftest import assert_clean, open_page
+from tests.conftest import assert_clean, open_page, shown
 
 
 def texts(at) -> str:
-    return " ".join(m.value for m in at.markdown)
+    """The page's markdown as a viewer reads it (user words are shown escaped)."""
+    return shown(" ".join(m.value for m in at.markdown))
 
 
 def test_opens_on_the_sglang_example_with_tree_and_totals():
@@ -61,6 +62,15 @@ def test_typed_script_and_its_errors():
     assert at.error and "holds no lock" in at.error[0].value
     at.text_area(key="radix_text").input("").run()
     assert at.error and "no steps" in at.error[0].value
+
+
+def test_a_typed_script_is_shown_as_text_not_markdown():
+    at = open_page("radix", {"radix_source": "Type"})
+    at.text_area(key="radix_text").input("insert ![x](http://host/p.png) b c").run()
+    at.slider(key="radix_step").set_value(1).run()
+    assert_clean(at)
+    raw = " ".join(m.value for m in at.markdown)
+    assert "![x](http" not in raw and "![x](http://host/p.png)" in shown(raw)
 
 
 def test_page_larger_than_capacity_is_a_clear_error():
