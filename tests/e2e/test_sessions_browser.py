@@ -67,6 +67,7 @@ def test_after_a_server_restart_the_page_says_what_was_lost(page: Page):
         expect(page.get_by_test_id("stMetricValue").first).to_have_text("4")
         expect(page.get_by_text(LOST)).to_have_count(0)
     with streamlit_server(port):                 # the open page reconnects to the new server by itself
+        page.wait_for_timeout(20_000)            # its reconnect backs off for several seconds
         expect(page.get_by_text(LOST)).to_be_visible(timeout=90_000)
         wait_idle(page)
         assert_no_exception(page)
