@@ -9,9 +9,9 @@ from kvviz.eviction import (
 )
 from kvviz.figures.eviction import curve_table, fig_hit_curve, fig_over_time, sample_note, short_blocks
 from kvviz.shards import AUTO_ABOVE, MIN_SAMPLED_BY_POLICY, MIN_SAMPLED_CAPACITY, chosen_rate, sampled_curve
-from kvviz.trace import MAX_REQUESTS, fingerprint
+from kvviz.trace import fingerprint
 from ui import frame
-from ui.traces import trace_picker
+from ui.traces import replay_trace_picker
 
 LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]          # 1 … 5,000,000 blocks
 FACTORS = [1, 2, 4, 8]
@@ -29,12 +29,7 @@ frame.explain(
     "whose block was seen before. The simulators match libCacheSim 0.3.5 hit for hit.\n\n"
     + "\n".join(f"- **{p.label}**: {p.rule}." for p in POLICIES.values()))
 
-trace = trace_picker("eviction")
-if trace is None:
-    st.info(f"Upload a trace with block ids: Mooncake JSONL (`timestamp`, `input_length`, `output_length`, "
-            f"`hash_ids`) or the same columns as CSV, up to {MAX_REQUESTS:,} requests.",
-            icon=":material/upload_file:")
-    st.stop()
+trace = replay_trace_picker("eviction")
 
 with st.sidebar:
     st.header("Cache")

@@ -5,10 +5,10 @@ import streamlit as st
 from kvviz import hardware
 from kvviz import prefix_cache as pc
 from kvviz.eviction import INFINITE, log_capacities
-from kvviz.trace import MAX_REQUESTS, fingerprint
+from kvviz.trace import fingerprint
 from ui import frame
 from ui import prefix_views as views
-from ui.traces import trace_picker
+from ui.traces import replay_trace_picker
 
 VIEWS = ("Curves", "Worked example", "Per request", "Over time", "Prefix tree")
 SAMPLES = ("exact", "50%", "20%", "10%")
@@ -33,12 +33,7 @@ view = st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key=
 if view == "Worked example":
     notes, rows = views.example_view()
 else:
-    trace = trace_picker("prefix")
-    if trace is None:
-        st.info(f"Upload a trace with block ids: Mooncake JSONL (`timestamp`, `input_length`, `output_length`, "
-                f"`hash_ids`) or the same columns as CSV, up to {MAX_REQUESTS:,} requests.",
-                icon=":material/upload_file:")
-        st.stop()
+    trace = replay_trace_picker("prefix")
     with st.sidebar:
         st.header("Cache")
         policies = st.multiselect("Radix eviction policies", pc.POLICY_NAMES, default=list(pc.BLOCK_TWINS),

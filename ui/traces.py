@@ -228,3 +228,15 @@ def _keep(prefix: str, spec: dict) -> None:
     st.session_state[f"{prefix}_source"] = "Library"
     st.session_state[f"{prefix}_library"] = entry.id
     st.session_state[SESSION_KEY] = {"kind": "library", "id": entry.id}
+
+
+def replay_trace_picker(prefix: str) -> Trace:
+    """``trace_picker`` for a page that replays block ids: while an upload is awaited, say what
+    to upload and stop this page's run."""
+    trace = trace_picker(prefix)
+    if trace is None:
+        st.info(f"Upload a trace with block ids: Mooncake JSONL (`timestamp`, `input_length`, `output_length`, "
+                f"`hash_ids`), Qwen-Bailian JSONL, or the same columns as CSV, up to {UPLOAD_LIMIT_MIB} MiB.",
+                icon=":material/upload_file:")
+        st.stop()
+    return trace
