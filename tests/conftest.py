@@ -37,6 +37,24 @@ def open_page(stem: str, query: dict[str, str] | None = None, timeout: float = 6
     return at
 
 
+def open_with_session_trace(stem: str, spec: dict, query: dict[str, str] | None = None, timeout: float = 60):
+    """Run the app with ``spec`` as the session's trace (as the Trace page keeps it), then open
+    ``pages/<stem>.py`` with URL ``query``: how a page meets a trace that was loaded elsewhere."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.session_state["kvviz_trace_spec"] = spec
+    at.run()
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    return at.switch_page(f"pages/{stem}.py").run()
+
+
+LENGTHS_ONLY = {"kind": "upload", "data": b"timestamp,input_length,output_length\n0,100,5\n10,200,7\n",
+                "block_size": 512, "name": "lengths only"}
+"""A session trace without block ids (arrivals and lengths only)."""
+
+
 def shown(markdown: str) -> str:
     """The text a viewer reads from markdown that went through ``ui.frame.plain`` (escapes removed)."""
     import re

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.conftest import assert_clean, open_page
+from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace
 
 SMALL = {"eviction_requests": "300"}     # a small synthetic trace keeps each run quick
 
@@ -76,16 +76,7 @@ def test_invalid_url_values_are_ignored():
 
 
 def test_a_trace_without_block_ids_is_an_error_message_not_a_traceback():
-    from streamlit.testing.v1 import AppTest
-
-    from tests.conftest import APP
-
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["kvviz_trace_spec"] = {
-        "kind": "upload", "data": b"timestamp,input_length,output_length\n0,100,5\n10,200,7\n",
-        "block_size": 512, "name": "lengths only"}
-    at.run()
-    at.switch_page("pages/eviction.py").run()
+    at = open_with_session_trace("eviction", LENGTHS_ONLY)
     assert_clean(at)
     assert at.error and "no block ids" in at.error[0].value
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kvviz.workload import WorkloadConfig, generate
-from tests.conftest import APP, assert_clean, open_page
+from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace
 
 EXAMPLE = {"prefix_source": "Example", "prefix_points": "6", "prefix_range": ["100", "10k"]}
 
@@ -50,15 +50,8 @@ def test_worked_example_steps_from_the_url():
 
 def uploaded(stem: str, data: bytes, query: dict[str, str], block_size: int = 512):
     """The app with ``data`` as this session's uploaded trace, switched to ``pages/<stem>.py``."""
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.session_state["kvviz_trace_spec"] = {"kind": "upload", "data": data, "block_size": block_size,
-                                            "name": "mine.jsonl"}
-    at.run()
-    for key, value in query.items():
-        at.query_params[key] = value
-    return at.switch_page(f"pages/{stem}.py").run()
+    spec = {"kind": "upload", "data": data, "block_size": block_size, "name": "mine.jsonl"}
+    return open_with_session_trace(stem, spec, query, timeout=180)
 
 
 def qwen_chats(chats: int = 40, turns: int = 4) -> bytes:
@@ -93,14 +86,7 @@ def test_a_chat_trace_with_turns_gets_the_by_turn_view():
 
 
 def test_a_trace_without_block_ids_is_an_error_message():
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["kvviz_trace_spec"] = {
-        "kind": "upload", "data": b"timestamp,input_length,output_length\n0,100,5\n10,200,7\n",
-        "block_size": 512, "name": "lengths only"}
-    at.run()
-    at.switch_page("pages/prefix_cache.py").run()
+    at = open_with_session_trace("prefix_cache", LENGTHS_ONLY)
     assert_clean(at)
     assert at.error and "no block ids" in at.error[0].value
 
