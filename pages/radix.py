@@ -202,6 +202,8 @@ frame.explain(
     "span in the tree as an in-flight node; a request whose match runs over more than the threshold of "
     "in-flight tokens is deferred a round, to the head of the queue, instead of computing them again.")
 
+here = int(rep.steps.iloc[-1].redundant)
+with_on, with_off = (here, int(off_or_on)) if strata else (int(off_or_on), here)
 frame.what_to_notice([
     f"A repeated prompt's last token is never reused: the same 10-token prompt twice reports "
     f"{repeat_prompt_hit(10, 1)} cached tokens; with pages of 128 a 256-token repeat reports "
@@ -211,9 +213,10 @@ frame.what_to_notice([
     "Write-through versus write-back changes what survives eviction: under write-through every node is on "
     "CPU (green) from its first insert, so GPU eviction only turns it orange; under write_through_selective "
     "a node seen once has no CPU copy and is simply deleted; write-back copies at eviction time.",
-    f"Deferral avoids recomputing the same document twice (try *Delay hits (Strata)*): over this script, "
-    f"redundant prefill is {rep.steps.iloc[-1].redundant:,} tokens with deferral {'on' if strata else 'off'} "
-    f"and {off_or_on:,} with it {'off' if strata else 'on'}.",
+    f"Deferral avoids recomputing the same document twice: over this script, redundant prefill is "
+    f"{with_off:,} tokens with deferral off and {with_on:,} with it on." if with_on < with_off else
+    f"On this script deferral saves nothing: redundant prefill is {with_off:,} tokens with deferral off and "
+    f"{with_on:,} with it on (*Delay hits (Strata)* is a script where it does).",
 ])
 
 hits = (repeat_prompt_hit(256, 128), repeat_prompt_hit(257, 128))
@@ -224,8 +227,6 @@ if source == "Preset" and preset is PRESETS["sglang9"]:
     rows.append(cmp.check("Steps of the SGLang paper's Fig. 3 that evict", "(5), (8), (9)",
                           f"{', '.join(f'({k})' for k in evicting) or 'none'} (these settings; the figure's numbering)",
                           evicting == [5, 8, 9], "the same steps evict"))
-here = int(rep.steps.iloc[-1].redundant)
-with_on, with_off = (here, int(off_or_on)) if strata else (int(off_or_on), here)
 frame.paper_vs_sim(rows + [
     cmp.given("Strata delay-hit threshold (in-flight tokens)", f"more than {DEFAULT_THRESHOLD} (§4.3.1)",
               f"more than {threshold}" if strata else "deferral off", "the threshold control"),

@@ -12,6 +12,7 @@ def texts(at) -> str:
 
 def test_opens_on_the_sglang_example_with_tree_and_totals():
     at = open_page("radix")
+    assert "On this script deferral saves nothing" in texts(at)     # the claim follows its numbers
     assert_clean(at)
     assert "Step 0 of 9" in texts(at)
     assert len(at.get("plotly_chart")) == 2
@@ -40,6 +41,7 @@ def test_choosing_a_preset_brings_its_settings():
     assert at.slider(key="radix_step").value == 0                 # a new script starts at its beginning
     at.slider(key="radix_step").set_value(1).run()
     assert "deferred (delay hit)" in texts(at)
+    assert "Deferral avoids recomputing" in texts(at)
     red = next(m for m in at.metric if m.label == "Redundant")
     assert red.value == "0"
 
