@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
 
@@ -24,7 +24,7 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from kvviz import budget
+from kvviz import budget, export, glossary
 from kvviz.catalog import page_info
 from kvviz.errors import InputError
 from kvviz.style import style_figure
@@ -175,6 +175,21 @@ def paper_vs_sim(rows: pd.DataFrame | Sequence[dict], note: str) -> None:
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
     st.table(frame.set_index(frame.columns[0]))
     st.markdown(note)
+
+
+def download_csv(table: pd.DataFrame, page: str, name: str, settings: Mapping[str, object], *,
+                 trace: str | None = None) -> None:
+    """A "Download CSV" button for a table the page shows; the file starts with the page's
+    settings and the trace name (``kvviz.export.table_csv``), so it says what produced it."""
+    st.download_button(f"Download {name} (CSV)", export.table_csv(table, page, settings, trace),
+                       file_name=export.file_name(page, name), mime="text/csv", icon=":material/download:",
+                       key=f"kvviz_csv_{page}_{export.file_name(page, name)}", on_click="ignore")
+
+
+def terms(*names: str) -> None:
+    """A "Terms" popover defining the jargon a view uses (``kvviz.glossary``)."""
+    with st.popover("Terms", icon=":material/menu_book:"):
+        st.markdown("\n\n".join(glossary.define(name) for name in names))
 
 
 def stepped(label: Callable[[T], str], steps: Sequence[T], run: Callable[[T], R]) -> list[R]:
