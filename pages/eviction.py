@@ -4,9 +4,10 @@ import pandas as pd
 import streamlit as st
 
 from kvviz.eviction import (
-    BOUND, INFINITE, ONLINE, POLICIES, TABLE1_CAPACITIES, TIE, coarsen, curve_csv, curve_of, findings,
-    log_capacities, paper_comparison, replay_of, simulate, sweep,
+    BOUND, INFINITE, ONLINE, POLICIES, TABLE1_CAPACITIES, coarsen, curve_of, findings, log_capacities,
+    paper_comparison, replay_of, simulate, sweep,
 )
+from kvviz.eviction_notes import TIE, TraceFacts, lead_runs, leader_at, trace_facts, why_notes
 from kvviz.figures.eviction import curve_table, fig_hit_curve, fig_over_time, sample_note, short_blocks
 from kvviz.shards import AUTO_ABOVE, MIN_SAMPLED_BY_POLICY, MIN_SAMPLED_CAPACITY, chosen_rate, sampled_curve
 from kvviz.trace import fingerprint
@@ -16,11 +17,12 @@ from ui.traces import replay_trace_picker
 LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]          # 1 … 5,000,000 blocks
 FACTORS = [1, 2, 4, 8]
 SAMPLING = ["auto", "exact", "10%", "1%"]
+TIME_VIEWS = ["Leader vs LRU", "All policies"]
 
 
 frame.header("eviction", "How much KV reuse survives a finite cache: hit ratio against capacity for eight "
                          "eviction policies, with Belady's optimum and the infinite cache as the bounds.")
-frame.explain(
+EXPLAIN = (
     "Every request's blocks go through one cache of *C* blocks, in arrival order. A block already cached is "
     "a **hit**; a miss inserts it and, when the cache is full, the policy picks a victim. **Hit ratio = block "
     "hits / block accesses.** *Prefix mode* counts a hit only while every earlier block of the request hit too "
@@ -45,10 +47,15 @@ with st.sidebar:
                                   "(a coarse block is named by its last chained hash id).")
     prefix = st.toggle("Prefix mode", key="eviction_prefix", bind="query-params",
                        help="Count a hit only while every earlier block of the request hit too.")
-    paper = st.toggle("Show Mooncake Table 1", value=True, key="eviction_paper", bind="query-params")
+    in_range = [c for c in TABLE1_CAPACITIES if c != INFINITE and low <= c <= high]
+    paper = st.toggle("Show Mooncake Table 1", value=True, key="eviction_paper", bind="query-params",
+                      disabled=not in_range, help="Table 1's points (1K–100K blocks) as open diamonds." +
+                      ("" if in_range else " Off: none of them falls inside the capacity range."))
     sampling = st.segmented_control("Sampling", SAMPLING, default="auto", required=True, key="eviction_sample",
-                                    bind="query-params", help=f"SHARDS spatial sampling of the blocks; auto "
-                                    f"samples traces over {AUTO_ABOVE:,} accesses. LRU always stays exact.")
+                                    bind="query-params", disabled=bool(prefix),
+                                    help=f"SHARDS spatial sampling of the blocks; auto samples traces over "
+                                    f"{AUTO_ABOVE:,} accesses. LRU always stays exact." +
+                                    (" Off in prefix mode: it needs every block of a request." if prefix else ""))
 
 
 @st.cache_resource(max_entries=4, ttl="1h", show_spinner="Preparing the block sequence…")
@@ -74,6 +81,12 @@ def sampled(key: str, policies: tuple, capacities: tuple, rate: float, _trace):
     return sampled_curve(_trace, policies, capacities, rate)
 
 
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
+def facts_of(key: str, _trace) -> TraceFacts:
+    """One-shot blocks, hot blocks and reuse distances of the replayed trace."""
+    return trace_facts(prepared(key, _trace))
+
+
 def run_sweep(key: str, names: list[str], capacities: tuple, trace) -> pd.DataFrame:
     parts = frame.stepped(lambda name: f"Replaying the trace through {POLICIES[name].label}…", names,
                           lambda name: policy_sweep(key, name, capacities, trace))
@@ -93,10 +106,13 @@ with frame.user_errors():
         estimate = sampled(key, (*policies, BOUND), capacities, rate, cache_trace)
         curve, note = estimate.curve, sample_note(estimate.rate, estimate.lru_error)
 found = findings(curve, policies)
+runs = lead_runs(curve, policies) if len(policies) > 1 else ()
 
 capped = f" (capped at the {replay.n_ids:,} distinct blocks: a bigger cache never evicts)" if top < high else ""
 st.caption(f"**{frame.plain(trace.name)}** · {replay.accesses:,} block accesses · {replay.n_ids:,} distinct blocks of "
            f"{cache_trace.block_size:,} tokens · capacities {low:,}–{top:,} blocks{capped}")
+frame.figure(fig_hit_curve(curve, prefix=prefix, paper=paper and bool(in_range), block_tokens=cache_trace.block_size,
+                           sample=note, runs=runs), key="eviction_curve")
 if "s3fifo" in policies and low < 20:
     st.caption("S3-FIFO caches nothing below 20 blocks: like libCacheSim, it never admits a block as large "
                "as its 10% small queue.")
@@ -106,32 +122,45 @@ if note:
                "docs/eviction.md lists each policy's measured error.")
 elif prefix and sampling != "exact":
     st.caption("Prefix mode needs every block of a request, so the curve is exact.")
-frame.figure(fig_hit_curve(curve, prefix=prefix, paper=paper, block_tokens=cache_trace.block_size, sample=note),
-             key="eviction_curve")
+settings = {"policies": ",".join(policies), "capacities": f"{low}-{top} blocks, {points} points",
+            "block size (tokens)": cache_trace.block_size, "prefix mode": bool(prefix),
+            "sampling": "exact" if rate is None else f"SHARDS {rate:.4g}"}
+with st.expander("The curve as a table", expanded=False):
+    table = curve_table(curve)
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in table.columns[1:]})
+frame.download_csv(curve, "eviction", "hit curve", settings, trace=trace.name)
+frame.explain(EXPLAIN)
 
+st.subheader("Over time, at one capacity")
 finite = [c for c in capacities if c != INFINITE]
 gap_at = found.widest_gap[0]
-at = st.select_slider("Capacity for the over-time view (blocks)", finite,
-                      value=gap_at if gap_at in finite else finite[len(finite) // 2], format_func=lambda c: f"{c:,}",
-                      key="eviction_at", help="Starts where Belady is farthest ahead of the best online policy.")
+left, mid, right = st.columns([3, 2, 2])
+at = left.select_slider("Capacity (blocks)", finite, value=gap_at if gap_at in finite else finite[len(finite) // 2],
+                        format_func=lambda c: f"{c:,}", key="eviction_at", bind="query-params",
+                        help="Starts where Belady is farthest ahead of the best online policy.")
+lead = leader_at(curve, policies, at) if policies else TIE
+shown_mode = mid.segmented_control("Policies shown", TIME_VIEWS, default=TIME_VIEWS[0], required=True,
+                                   key="eviction_time_show", bind="query-params",
+                                   help="The leader at this capacity, LRU and Belady; or every policy.")
+smooth = right.slider("Rolling window (time windows)", 1, 9, 5, key="eviction_smooth", bind="query-params",
+                      help="Each point sums the hits and accesses of the last windows: less noise, same totals.")
+if shown_mode == TIME_VIEWS[0]:
+    time_policies = list(dict.fromkeys([*(p for p in (lead,) if p != TIE), "lru", BOUND]))
+else:
+    time_policies = [*policies, BOUND]
 with st.spinner("Replaying at one capacity…"):
-    windows = {p: over_time(key, p, at, prefix, cache_trace) for p in [*policies, BOUND]}
-frame.figure(fig_over_time(windows, at, prefix=prefix), key="eviction_time")
-
-table = curve_table(curve)
-st.dataframe(table, hide_index=True, width="stretch",
-             column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in table.columns[1:]})
-st.download_button("Download the curve (CSV)", curve_csv(curve), file_name="hit_curve.csv", mime="text/csv",
-                   icon=":material/download:", on_click="ignore")
+    windows = {p: over_time(key, p, at, prefix, cache_trace) for p in time_policies}
+frame.figure(fig_over_time(windows, at, prefix=prefix, smooth=int(smooth)), key="eviction_time")
+if shown_mode == TIME_VIEWS[0]:
+    st.caption(f"At {int(at):,} blocks " + ("the online policies tie within 0.001, so LRU is shown with Belady."
+                                            if lead == TIE else f"the leader is **{POLICIES[lead].label}**."))
 
 
 def _notice() -> list[str]:
-    label = {**{p: POLICIES[p].label for p in POLICIES}, TIE: "all tie"}
-    lead = ", ".join(f"**{label[p]}** at {int(c):,} blocks ({r:.3f})" for c, p, r in found.leaders)
-    times = {0: "never changes", 1: "changes once"}.get(found.lead_changes, f"changes {found.lead_changes} times")
-    points = [f"Best online policy on this trace: {lead}; the lead {times} along the curve. " if lead
-              else "Pick policies in the sidebar to compare them with the bounds. "]
-    points[0] += ("Which policy wins depends on the workload: the lecture notes' synthetic load had LFU best at very "
+    points = why_notes(curve, policies, facts_of(key, cache_trace)) if policies else \
+        ["Pick policies in the sidebar to compare them with the bounds."]
+    points.append("Which policy wins depends on the workload: the lecture notes' synthetic load had LFU best at very "
                   "small capacity and LRU at medium, while Mooncake's real trace had LRU best throughout.")
     cap, gap = found.widest_gap
     if gap > 0:
@@ -149,7 +178,6 @@ def _notice() -> list[str]:
 
 
 frame.what_to_notice(_notice())
-
 with frame.user_errors():
     table1 = pd.concat([policy_sweep(key, p, TABLE1_CAPACITIES, cache_trace) for p in ("lru", "lfu", "length_aware")])
 frame.paper_vs_sim(

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from kvviz.eviction import BOUND, INFINITE, MOONCAKE_TABLE1, POLICIES, format_capacity
+from kvviz.eviction_notes import TIE, LeadRun
 from kvviz.style import INK, color
 
 CEILING_COLOR = "#6c8893"
@@ -35,11 +37,13 @@ def sample_note(rate: float, lru_error: float | None) -> str:
 
 
 def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = False,
-                  block_tokens: int | None = None, sample: str | None = None) -> go.Figure:
+                  block_tokens: int | None = None, sample: str | None = None,
+                  runs: Sequence[LeadRun] = ()) -> go.Figure:
     """Hit ratio against capacity (log x), one line per policy, Belady dashed as the bound and the
     infinite cache as the ceiling; with ``paper`` Mooncake v3 Table 1's points as open markers.
     ``sample`` (``sample_note``) marks a sampled curve in the title; capacities the sample cannot
-    represent (a ``represented`` column) are drawn as open markers."""
+    represent (a ``represented`` column) are drawn as open markers. ``runs``
+    (``kvviz.eviction_notes.lead_runs``) ring the leader's points and name it above each run."""
     finite = curve[np.isfinite(curve["capacity"])]
     fig = go.Figure()
     order = [p for p in POLICIES if p in set(curve["policy"]) and p != BOUND] + \
@@ -61,6 +65,7 @@ def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = Fa
                       annotation_position="top left", annotation_font_color=CEILING_COLOR)
     if paper:
         _add_paper_points(fig, finite["capacity"].min(), finite["capacity"].max())
+    _mark_leaders(fig, finite, runs)
     unit = f" of {block_tokens} tokens" if block_tokens else ""
     ticks = _ladder(finite["capacity"].min(), finite["capacity"].max()) if len(finite) else []
     fig.update_xaxes(type="log", title_text=f"cache capacity (blocks{unit}, log scale)",
@@ -72,9 +77,25 @@ def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = Fa
     fig.update_yaxes(title_text="prefix hit ratio" if prefix else "block hit ratio", range=[0, min(1.0, top * 1.12)],
                      tickformat=".2f")
     title = "Hit ratio against cache capacity" + (f"<br><sup>{sample}</sup>" if sample else "")
-    fig.update_layout(title=title, height=480, hovermode="closest",
+    fig.update_layout(title=title, height=520 if runs else 480, hovermode="closest",
                       legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02))
     return fig
+
+
+def _mark_leaders(fig: go.Figure, finite: pd.DataFrame, runs: Sequence[LeadRun]) -> None:
+    """A ring on the leader's points and "<policy> leads" above the middle of each run (ties unmarked)."""
+    first = True
+    for run in runs:
+        if run.policy == TIE:
+            continue
+        rows = finite[(finite["policy"] == run.policy) & finite["capacity"].between(run.low, run.high)]
+        fig.add_scatter(x=rows["capacity"], y=rows["hit_ratio"], mode="markers", name="best online policy",
+                        legendgroup="leader", showlegend=first, hoverinfo="skip",
+                        marker=dict(symbol="circle-open", size=18, line_width=3, color=policy_color(run.policy)))
+        first = False
+        middle = (math.log10(run.low) + math.log10(run.high)) / 2
+        fig.add_annotation(x=middle, y=1.0, xref="x", yref="paper", yanchor="bottom", showarrow=False,
+                           text=f"<b>{_label(run.policy)}</b> leads", font=dict(color=policy_color(run.policy)))
 
 
 def _ladder(low: float, high: float) -> list[int]:
@@ -105,18 +126,30 @@ def _add_paper_points(fig: go.Figure, smallest: float, largest: float) -> None:
                                       "<extra></extra>")
 
 
-def fig_over_time(windows: Mapping[str, pd.DataFrame], capacity: float, *, prefix: bool = False) -> go.Figure:
-    """Hit ratio per time window for each policy at one capacity (windows from ``Simulation.over_time``)."""
+def rolling(windows: pd.DataFrame, width: int) -> pd.DataFrame:
+    """Hit ratio over the last ``width`` windows (hits and accesses summed, so a quiet window
+    weighs little): the over-time lines without the window-to-window noise. ``width`` 1 is raw."""
+    hits = (windows["hit_ratio"].fillna(0) * windows["accesses"]).rolling(width, min_periods=1).sum()
+    accesses = windows["accesses"].rolling(width, min_periods=1).sum()
+    return windows.assign(hit_ratio=(hits / accesses.where(accesses > 0)).to_numpy(), accesses=accesses.to_numpy())
+
+
+def fig_over_time(windows: Mapping[str, pd.DataFrame], capacity: float, *, prefix: bool = False,
+                  smooth: int = 1) -> go.Figure:
+    """Hit ratio per time window for each policy at one capacity (windows from ``Simulation.over_time``),
+    each point the ``rolling`` ratio of the last ``smooth`` windows."""
     fig = go.Figure()
     for policy, frame in windows.items():
+        frame = rolling(frame, smooth)
         fig.add_scatter(x=frame["time_s"], y=frame["hit_ratio"], mode="lines", name=_label(policy),
-                        line=dict(color=policy_color(policy), dash=DASH.get(policy), shape="hv"),
+                        line=dict(color=policy_color(policy), dash=DASH.get(policy)),
                         customdata=frame["accesses"],
                         hovertemplate=f"{_label(policy)}<br>t=%{{x:,.0f}} s: %{{y:.3f}}"
-                                      "<br>%{customdata:,} accesses in the window<extra></extra>")
+                                      "<br>%{customdata:,.0f} accesses in the last windows<extra></extra>")
     fig.update_xaxes(title_text="time since first arrival (s)")
     fig.update_yaxes(title_text="prefix hit ratio" if prefix else "block hit ratio", range=[0, 1], tickformat=".1f")
-    fig.update_layout(title=f"Hit ratio over time at {format_capacity(capacity)} blocks", height=400,
+    span = f", each point the last {smooth} windows" if smooth > 1 else ""
+    fig.update_layout(title=f"Hit ratio over time at {format_capacity(capacity)} blocks{span}", height=400,
                       hovermode="x unified", legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02))
     return fig
 
