@@ -3,7 +3,8 @@
 import numpy as np
 import streamlit as st
 
-from kvviz import conductor, overload
+from kvviz import conductor, glossary, overload
+from kvviz.cluster_notes import SCHEDULING_NOTES, SCHEDULING_PAPER_NOTE, overload_notes, overload_paper_note
 from kvviz.figures.cluster import fig_fig8, fig_policy_multiples, fig_schedule_bars, fig_timeline, fig_totals, fig_ttft_ecdf
 from kvviz.trace import Trace
 from ui import frame
@@ -69,13 +70,14 @@ def overload_view() -> None:
                                        bind="query-params"),
             batch_limit=st.slider("Decode batch limit", 1, 256, d.batch_limit, key="cluster_batch", bind="query-params"),
             ttft_slo_s=st.slider("TTFT SLO (s)", 1.0, 120.0, d.ttft_slo_s, 1.0, key="cluster_ttft",
-                                 bind="query-params"),
+                                 bind="query-params", help=glossary.define("TTFT") + "\n\n" + glossary.define("SLO")),
             tbt_slo_s=st.slider("TBT SLO (ms)", 20, 1000, int(d.tbt_slo_s * 1000), 10, key="cluster_tbt",
-                                bind="query-params") / 1000,
+                                bind="query-params", help=glossary.define("TBT")) / 1000,
             threshold=st.slider("Rejection threshold (load)", 0.5, 1.5, d.threshold, 0.05, key="cluster_threshold",
                                 bind="query-params"),
             t_d_s=st.number_input("t_d: predicted decode time (s)", 0.1, 3600.0, None, 1.0, key="cluster_td",
-                                  bind="query-params", placeholder="auto: mean output × full-batch TBT"),
+                                  bind="query-params", placeholder="auto: mean output × full-batch TBT",
+                                  help=glossary.define("t_d") + " Used by the prediction policy only."),
         )
     with frame.user_errors():
         config = overload.with_defaults(d, **cfg)
@@ -93,17 +95,15 @@ def overload_view() -> None:
             n, span = len(a.time_s), a.span_s
         frame.confirm_cost(overload.cost(n, span, config, len(overload.POLICIES) * len(seeds)), "cluster_overload")
         runs, table, cap = run_overload(spec, config, seeds)
-    frame.explain(
-        "Prefill and decode run on separate pools. **Prefill load** is a new request's predicted TTFT over the "
-        "TTFT SLO; **decode load** is max(TBT ÷ TBT SLO, batch ÷ batch limit). A request is admitted while the "
-        "load its policy looks at stays ≤ the threshold; the decode pool still turns away a finished prefill "
-        "that would overload it. Only completed requests count (goodput).")
     rate = table["arrived"].iloc[0] / max(runs["baseline"][0].loads["time_s"].iloc[-1], 1.0)
     st.caption(f"Capacity: prefill pool {cap.prefill_rps:.2f} req/s, decode pool {cap.decode_rps:.2f} req/s "
                f"(the **{cap.bottleneck}** pool is the bottleneck); offered ≈ {rate:.2f} req/s. "
                f"t_d = {runs['baseline'][0].totals['t_d_s']:.1f} s.")
-    policy = st.segmented_control("Policy", overload.POLICIES, default="early", required=True, key="cluster_policy",
-                                  bind="query-params", format_func=overload.POLICY_LABELS.get)
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        policy = st.segmented_control("Policy", overload.POLICIES, default="early", required=True,
+                                      key="cluster_policy", bind="query-params",
+                                      format_func=overload.POLICY_LABELS.get)
+        frame.terms("TTFT", "TBT", "SLO", "t_d")
     shown = runs[policy][0]
     row = table.set_index("policy").loc[policy]
     with st.container(horizontal=True):
@@ -112,39 +112,23 @@ def overload_view() -> None:
         st.metric("Rejected after prefill", f"{row['rejected_after_prefill']:,.0f}", border=True)
         st.metric("Wasted prefill", f"{row['wasted_prefill_s']:,.0f} s", border=True)
     frame.figure(fig_timeline(shown), key="cluster_timeline")
+    arrivals = (dict(zip(("load (x capacity)", "duration (s)", "mean prompt", "mean output"), spec[1:]))
+                if spec[0] == "poisson" else {"replay speed-up": speedup})
+    settings = {"policy": policy, **arrivals, "seeds": ",".join(map(str, seeds)), **cfg}
+    trace_name = trace.name if source != "Poisson" else None
+    frame.download_csv(shown.timeline, "cluster", f"{policy} timeline", settings, trace=trace_name)
+    frame.explain(
+        "Prefill and decode run on separate pools. **Prefill load** is a new request's predicted TTFT over the "
+        "TTFT SLO; **decode load** is max(TBT ÷ TBT SLO, batch ÷ batch limit). A request is admitted while the "
+        "load its policy looks at stays ≤ the threshold; the decode pool still turns away a finished prefill "
+        "that would overload it. Only completed requests count (goodput).")
     frame.figure(fig_policy_multiples({p: r[0] for p, r in runs.items()}), key="cluster_multiples")
     frame.figure(fig_totals(table), key="cluster_totals")
-    st.dataframe(overload.display_table(table), hide_index=True, width="stretch")
-    t = table.set_index("policy")
-    swing = {p: t.loc[p, "prefill_load_std"] for p in ("baseline", "early", "predict")}
-    waste = {p: t.loc[p, "wasted_prefill_s"] for p in ("early", "predict")}
-    corr = {p: t.loc[p, "anti_phase_corr"] for p in ("baseline", "early")}
-    frame.what_to_notice([
-        "**Baseline** keeps the prefill pool busy and the decode pool full, but every request the decode pool "
-        "turns away after its prefill is compute thrown away (red bars).",
-        "**Early rejection** looks at the decode load *now*, but a request it admits reaches decode only after "
-        "its prefill. Each dip in decode load floods the prefill pool; the prefill peak reaches decode a few "
-        "seconds later, decode refills, arrivals are refused and the prefill pool drains: a lagged anti-phase swing.",
-        f"The prefill-load swing (std) here: baseline {swing['baseline']:.2f}, early rejection "
-        f"{swing['early']:.2f}, with prediction {swing['predict']:.2f}; the anti-phase correlation: baseline "
-        f"{corr['baseline']:+.2f}, early rejection {corr['early']:+.2f}.",
-        "**Prediction** (every decode lasts t_d) asks about the decode load when the prefill will finish: here "
-        f"{overload.prediction_effect(table)}, and it "
-        f"{'cuts' if waste['predict'] < waste['early'] else 'does not cut'} the wasted prefill "
-        f"({waste['early']:,.0f} s → {waste['predict']:,.0f} s). Try a wrong t_d to see it fail.",
-        "Fewer wasted prefills does not mean more completed requests here: see the table below.",
-    ])
-    fewer = t.loc["early", "rejected"] < t.loc["baseline", "rejected"]
-    frame.paper_vs_sim(overload.compare_with_paper(table), note=(
-        "Table 3 comes from an 8P+8D cluster replaying 23,000 real requests at 2×; the other rows are the lecture "
-        f"notes' own simulation. **This run {'reproduces' if fewer else 'does not reproduce'} Table 3's fewer "
-        f"rejections** (early rejection: {t.loc['early', 'rejected']:,.0f} rejected against baseline's "
-        f"{t.loc['baseline', 'rejected']:,.0f}). With the defaults early rejection cuts the waste but completes "
-        "slightly fewer requests than baseline, as the lecture notes also found (3–7% fewer). Baseline always has a "
-        "prefilled request ready to fill a decode slot, so decode never idles; "
-        "early rejection sometimes refuses a request that would have found a slot. Here an admitted request always "
-        "meets its TTFT (the prediction is exact), so wasted prefill is not contagious; in a real cluster it "
-        "delays other requests past their SLO, which is where the paper's gain plausibly comes from."))
+    summary = overload.display_table(table)
+    st.dataframe(summary, hide_index=True, width="stretch")
+    frame.download_csv(summary, "cluster", "overload summary", settings, trace=trace_name)
+    frame.what_to_notice(overload_notes(table))
+    frame.paper_vs_sim(overload.compare_with_paper(table), note=overload_paper_note(table))
 
 
 def scheduling_view() -> None:
@@ -178,6 +162,9 @@ def scheduling_view() -> None:
         config.validate()
         frame.confirm_cost(conductor.cost(trace, config, len(conductor.SCHEDULERS)), "cluster_schedule")
         results, offered = run_schedulers(trace, config)
+    st.caption(f"**{frame.plain(trace.name)}**: {trace.n_requests:,} requests; prefill work without reuse is "
+               f"{offered:.0%} of the pool's capacity at this speed-up.")
+    frame.figure(fig_fig8(results), key="cluster_fig8")
     frame.explain(
         f"Each prefill instance keeps an LRU cache of {trace.block_size}-token KV blocks named by chained hashes, "
         "so a request's reusable prefix there is its run of leading block ids found in that cache. "
@@ -185,26 +172,13 @@ def scheduling_view() -> None:
         "prefill of the rest of the prompt; otherwise queue + prefill from its own prefix. The smallest TTFT wins "
         "and fetched blocks stay there. KV exists only once the prefill computing it ends: until then a fetch "
         "waits for it, or the instance recomputes if that is sooner.")
-    st.caption(f"**{frame.plain(trace.name)}**: {trace.n_requests:,} requests; prefill work without reuse is "
-               f"{offered:.0%} of the pool's capacity at this speed-up.")
-    frame.figure(fig_fig8(results), key="cluster_fig8")
     frame.figure(fig_ttft_ecdf(results), key="cluster_ecdf")
     frame.figure(fig_schedule_bars(results), key="cluster_bars")
-    st.dataframe(conductor.display_table(results), hide_index=True, width="stretch")
-    frame.what_to_notice([
-        "Random and load balancing scatter a document's or a session's requests over all instances: each instance "
-        "recomputes prefixes another one already holds, so the hit ratio stays low and queues grow.",
-        "Cache-aware placement reuses local prefixes, but a hot prefix's home gets a long queue.",
-        "KVCache-centric placement fetches the longer prefix to a less busy instance (a few ms over RDMA against "
-        "seconds of recompute) and keeps a copy there: hot prefixes replicate themselves.",
-        "Drop the fetch bandwidth to a few Gb/s: fetching stops paying and Algorithm 1 still fetches whenever the "
-        "prefix ratio passes the threshold, since it costs each instance on one branch only.",
-    ])
-    frame.paper_vs_sim(conductor.compare_with_paper(results), note=(
-        "The order of the four schedulers is the paper's; the sizes are not. Fig. 8 replays 23,000 real requests "
-        "on 8P+8D with decode and real queueing; this replays the chosen trace on the prefill pool alone with a "
-        "model of prefill time, so absolute TTFTs depend on the speed-up. The hit ratios come from the lecture "
-        "notes' synthetic workload; this one's depend on its reuse."))
+    scheduler_table = conductor.display_table(results)
+    st.dataframe(scheduler_table, hide_index=True, width="stretch")
+    frame.download_csv(scheduler_table, "cluster", "scheduler table", cfg, trace=trace.name)
+    frame.what_to_notice(SCHEDULING_NOTES)
+    frame.paper_vs_sim(conductor.compare_with_paper(results), note=SCHEDULING_PAPER_NOTE)
 
 
 if view == "Overload":

@@ -24,29 +24,30 @@ def run(key: str, order: str, queue: tuple, warm: tuple, config: rs.ScheduleConf
 
 frame.header("radix_schedule", "A queue of waiting requests served first-come-first-served, by longest cached "
                                "prefix, or in SGLang's DFS-weight order: same cache, different reuse.")
-source = st.segmented_control("Queue", SOURCES, default=SOURCES[0], required=True, key="sched_queue",
+source = st.segmented_control("Queue", SOURCES, default=SOURCES[0], required=True, key="radix_schedule_queue",
                               bind="query-params")
 with st.sidebar:
     st.header("Scheduler")
-    capacity = st.number_input("Cache capacity (blocks)", 1, 1_000_000, 5, key="sched_capacity", bind="query-params")
-    budget = st.number_input("Prefill budget per batch (uncached blocks)", 1, 1_000_000, 5, key="sched_budget",
-                             bind="query-params", help="SGLang's max prefill tokens: a batch takes requests in "
+    capacity = st.number_input("Cache capacity (blocks)", 1, 1_000_000, 5, key="radix_schedule_capacity",
+                               bind="query-params")
+    budget = st.number_input("Prefill budget per batch (uncached blocks)", 1, 1_000_000, 5,
+                             key="radix_schedule_budget", bind="query-params", help="SGLang's max prefill tokens: a batch takes requests in "
                              "order until their uncached blocks exceed it (the first always runs).")
-    in_batch = st.toggle("In-batch prefix caching (LPM)", value=True, key="sched_inbatch", bind="query-params",
+    in_batch = st.toggle("In-batch prefix caching (LPM)", value=True, key="radix_schedule_inbatch", bind="query-params",
                          help="Hold back requests that share ≥ 32 tokens of a cold prefix with an earlier one.")
 
 if source == "Teaching example":
     queue, warm, block_tokens, what = rs.INTERLEAVED, (), EXAMPLE_BLOCK, "nine requests over three 4-block prefixes"
 else:
-    trace = trace_picker("sched")
+    trace = trace_picker("radix_schedule")
     if trace is None:
         st.info("Upload a trace with block ids (Mooncake JSONL or CSV).", icon=":material/upload_file:")
         st.stop()
     left, mid, right = st.columns(3)
-    start = left.number_input("First request of the queue", 0, max(trace.n_requests - 1, 0), 0, key="sched_start",
-                              bind="query-params")
-    size = mid.slider("Requests waiting", 2, 200, 40, key="sched_size", bind="query-params")
-    warm_n = right.slider("Requests served before (warm cache)", 0, 2000, 0, 50, key="sched_warm",
+    start = left.number_input("First request of the queue", 0, max(trace.n_requests - 1, 0), 0,
+                              key="radix_schedule_start", bind="query-params")
+    size = mid.slider("Requests waiting", 2, 200, 40, key="radix_schedule_size", bind="query-params")
+    warm_n = right.slider("Requests served before (warm cache)", 0, 2000, 0, 50, key="radix_schedule_warm",
                           bind="query-params")
     with frame.user_errors():
         q, w = rs.trace_queue(trace, int(start), int(size), int(warm_n))
@@ -55,7 +56,7 @@ else:
 
 with frame.user_errors():
     config = rs.ScheduleConfig(int(capacity), int(budget), block_tokens, bool(in_batch))
-    frame.confirm_cost(rs.cost(list(queue), list(warm)), "sched")
+    frame.confirm_cost(rs.cost(list(queue), list(warm)), "radix_schedule")
 key = fingerprint(trace) if source == "Trace window" else "example"
 schedules = frame.stepped(lambda o: f"Scheduling the queue {o.label}…", list(rs.Order),
                           lambda o: run(key, o.value, queue, warm, config))
@@ -64,10 +65,15 @@ table = pd.DataFrame([{"order": s.order.label, "rounds": s.rounds, "blocks": tot
                        "recomputed": s.recomputed, "hit_ratio": s.hits / total} for s in schedules])
 st.caption(f"Queue: {what} · {total:,} blocks of {block_tokens} tokens · cache {int(capacity):,} blocks · "
            f"budget {int(budget):,} blocks per batch" + (f" · {len(warm):,} warm-up requests" if warm else ""))
-frame.figure(fig_orders(table, block_tokens), key="sched_orders")
-frame.figure(fig_rounds(schedules), key="sched_rounds")
-st.dataframe(table.assign(**{"hit ratio": table["hit_ratio"]}).drop(columns="hit_ratio"), hide_index=True,
-             width="stretch", column_config={"hit ratio": st.column_config.NumberColumn(format="%.3f")})
+frame.figure(fig_orders(table, block_tokens), key="radix_schedule_orders")
+frame.figure(fig_rounds(schedules), key="radix_schedule_rounds")
+shown = table.rename(columns={"hit_ratio": "hit ratio"})
+st.dataframe(shown, hide_index=True, width="stretch",
+             column_config={"hit ratio": st.column_config.NumberColumn(format="%.3f")})
+frame.download_csv(shown, "radix_schedule", "scheduler table",
+                   {"queue": what, "cache capacity (blocks)": int(capacity), "prefill budget (blocks)": int(budget),
+                    "in-batch prefix caching": bool(in_batch), "block size (tokens)": block_tokens,
+                    "warm-up requests": len(warm)}, trace=trace.name if source == SOURCES[1] else None)
 
 frame.explain(
     "SGLang matches every waiting request against the radix cache before each batch and orders the queue:\n\n"

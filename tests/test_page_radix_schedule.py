@@ -23,20 +23,20 @@ def test_teaching_queue_lpm_and_dfs_beat_fcfs():
 
 
 def test_a_bigger_cache_from_the_url_makes_the_orders_tie():
-    at = open_page("radix_schedule", {"sched_capacity": "100", "sched_budget": "5"})
+    at = open_page("radix_schedule", {"radix_schedule_capacity": "100", "radix_schedule_budget": "5"})
     assert_clean(at)
-    assert at.number_input(key="sched_capacity").value == 100
+    assert at.number_input(key="radix_schedule_capacity").value == 100
     table = _orders(at)
     assert table["hits"].nunique() == 1
 
 
 def test_a_trace_window_on_the_example_and_on_an_upload():
-    at = open_page("radix_schedule", {"sched_queue": "Trace window", "sched_source": "Example",
-                                      "sched_size": "30", "sched_capacity": "200", "sched_budget": "64"}, timeout=120)
+    at = open_page("radix_schedule", {"radix_schedule_queue": "Trace window", "radix_schedule_source": "Example",
+                                      "radix_schedule_size": "30", "radix_schedule_capacity": "200", "radix_schedule_budget": "64"}, timeout=120)
     assert_clean(at)
-    assert at.slider(key="sched_size").value == 30
+    assert at.slider(key="radix_schedule_size").value == 30
     assert _orders(at)["blocks"].nunique() == 1
     trace = generate(WorkloadConfig(requests=120, seed=3))
-    up = uploaded("radix_schedule", trace.to_jsonl().encode(), {"sched_queue": "Trace window"})
+    up = uploaded("radix_schedule", trace.to_jsonl().encode(), {"radix_schedule_queue": "Trace window"})
     assert_clean(up)
     assert len(up.get("plotly_chart")) == 2

@@ -72,8 +72,8 @@ def test_radix_schedule_page(wide: Page, app_url: str):
     assert_no_exception(wide)
     expect(wide.get_by_test_id("stPlotlyChart")).to_have_count(2, timeout=CHART_WAIT)
     screenshot(wide, "radix_schedule")
-    open_page(wide, app_url, "radix_schedule", "sched_queue=Trace+window&sched_source=Example&sched_size=40"
-                                               "&sched_capacity=300&sched_budget=64")
+    open_page(wide, app_url, "radix_schedule", "radix_schedule_queue=Trace+window&radix_schedule_source=Example&radix_schedule_size=40"
+                                               "&radix_schedule_capacity=300&radix_schedule_budget=64")
     assert_no_exception(wide)
     expect(wide.get_by_test_id("stPlotlyChart")).to_have_count(2, timeout=CHART_WAIT)
     screenshot(wide, "radix_schedule_trace")
