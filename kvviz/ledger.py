@@ -215,6 +215,36 @@ def fleet_savings(nodes: int, years: float, hit_rate: float, gpus_per_node: int,
     return {"GPU $ saved": gross, "storage $": storage, "net $": gross - storage}
 
 
+# ---- what the page shows ---------------------------------------------------------------------------
+
+DEFAULT_LINKS = ("pcie5-x16", "rdma-400g", "nvme", "cloud-10g", "cloud-3g")
+BREAKEVEN_MODELS = ("llama-3-8b", "llama-3.1-70b", "qwen2.5-14b", "llama-2-7b", "deepseek-r1")
+ECONOMICS_MODELS = ("llama-3-8b", "qwen2.5-14b", "llama-3.1-70b", "deepseek-r1")
+
+
+def present(names: Iterable[str], table: Mapping[str, object]) -> list[str]:
+    """The names that are (still) in ``table``, in order: a preset the viewer deleted drops out."""
+    return [n for n in names if n in table]
+
+
+def breakeven_pivot(be: pd.DataFrame, contexts: Iterable[int] = (1024, 4096, 8192, 32768, 131072)) -> pd.DataFrame:
+    """Break-even GB/s per GPU at a few contexts: one row per context, one column per model."""
+    shown = be[be["context"].isin(list(contexts))]
+    return shown.pivot(index="context", columns="model", values="break-even GB/s per GPU").round(2).reset_index()
+
+
+def last_turn(mt: pd.DataFrame, turns: int) -> pd.DataFrame:
+    """The last turn of the chat per place the history lives, TTFT in ms."""
+    last = mt[mt["turn"] == turns]
+    return last.assign(**{"TTFT ms": last["TTFT s"] * 1e3})[["tier", "history tokens", "TTFT ms"]].round(1)
+
+
+def economics_table(econ: pd.DataFrame, contexts: Iterable[int] = (1024, 8192, 65536)) -> pd.DataFrame:
+    """The economics curve at a few contexts, with the columns a reader compares."""
+    return econ[econ["context"].isin(list(contexts))][["model", "context", "KV GB", "storage $/h",
+                                                       "GPU $ saved per hit", "break-even hits/h"]]
+
+
 # ---- the lecture notes' numbers beside this ledger's ------------------------------------------------
 
 def _pick(models: Mapping[str, ModelSpec], name: str) -> ModelSpec:
@@ -236,7 +266,8 @@ def size_rows(models: Mapping[str, ModelSpec]) -> list[dict[str, str]]:
         cmp.close("Llama-3-8B: an 8,000-token context", "1.05 GB", f"{kv_bytes(l8, 8000) / GB:.2f} GB",
                   (1.05, kv_bytes(l8, 8000) / GB), 0.01),
         cmp.close("Llama-3-8B tokens in 40 GB", "≈ 0.3 M", f"{fit40 / 1e6:.2f} M", (3e5, fit40), 0.05),
-        cmp.close("Llama-3.1-70B: a 32K context (exercise 1)", "≈ 10.7 GB", f"{kv_bytes(l70, 32768) / GB:.1f} GB",
+        cmp.close("Llama-3.1-70B: a 32K context (lecture 27, exercise 1)", "≈ 10.7 GB",
+                  f"{kv_bytes(l70, 32768) / GB:.1f} GB",
                   (10.7, kv_bytes(l70, 32768) / GB), 0.01),
         cmp.close("DeepSeek-R1 on one MI300X at 2,625 tok/s", "68.6 KiB/token, 15.9 TB/day",
                   f"{ds.kv_bytes_per_token / 1024:.1f} KiB/token, {day:.1f} TB/day",
@@ -246,7 +277,7 @@ def size_rows(models: Mapping[str, ModelSpec]) -> list[dict[str, str]]:
 
 def recompute_rows(models: Mapping[str, ModelSpec], h100: Compute, links: Mapping[str, LinkSpec],
                    chat: Chat | None = None) -> list[dict[str, str]]:
-    """Lecture 9 §1.2 (and exercise 1) on one H100 at the current MFU.
+    """Lecture 9 §1.2 (and lecture 9, exercise 1) on one H100 at the current MFU.
 
     At the default MFU the 188 ms row is a calibration: DEFAULT_MFU is fitted to it (and to 282 ms
     and 351 ms); at any other MFU it is a comparison.
@@ -265,7 +296,8 @@ def recompute_rows(models: Mapping[str, ModelSpec], h100: Compute, links: Mappin
     return [
         cmp.calibrated(*t8_row, f"MFU {DEFAULT_MFU} is fitted to this time, 282 ms and 351 ms")
         if h100.mfu == DEFAULT_MFU and h100.gpu == gpu("h100") else cmp.close(*t8_row, (0.188, t8), 0.03),
-        cmp.close("Qwen2.5-14B break-even (351 ms per 8,000 tokens)", "≈ 4.5 GB/s", f"{be['qwen2.5-14b']:.2f} GB/s",
+        cmp.close("Qwen2.5-14B break-even, 351 ms per 8,000 tokens (lecture 9, exercise 1)", "≈ 4.5 GB/s",
+                  f"{be['qwen2.5-14b']:.2f} GB/s",
                   (4.5, be["qwen2.5-14b"]), 0.05),
         cmp.close("Llama-3-8B break-even per GPU", "≈ 6 GB/s", f"{be['llama-3-8b']:.1f} GB/s at 8K tokens",
                   (6, be["llama-3-8b"]), 0.1),

@@ -5,23 +5,25 @@ from dataclasses import astuple
 import numpy as np
 import streamlit as st
 
+from kvviz import glossary, ledger, tiers
 from kvviz import hardware as hw
-from kvviz import ledger, tiers
 from kvviz.figures import ledger as figs
 from ui import frame
 
 VIEWS = ("Size", "Load or recompute", "Economics", "Tiers")
 CONTEXTS = np.unique(np.r_[np.geomspace(256, 1_048_576, 49).astype(int), 2 ** np.arange(8, 21), 8_000])
+Q = dict(bind="query-params")
 
 frame.header("ledger", "How big KV is, when loading it beats recomputing it, what keeping it costs, "
                        "and what a tier of CPU memory or SSD buys. (How the copy back to the GPU behaves: "
                        "the Strata I/O page.)")
-view = st.segmented_control("View", VIEWS, default="Size", key="ledger_view", bind="query-params",
-                            label_visibility="collapsed") or "Size"
+view = st.segmented_control("View", VIEWS, default="Size", key="ledger_view", label_visibility="collapsed",
+                            **Q) or "Size"
 
 with st.expander("Presets: edit any model, GPU or link, or add your own", icon=":material/edit:"):
     st.caption("`params_b`: matmul parameters per token (billions); `d_attn`: query heads × head dim; "
-               "`peak_tflops`: dense BF16; links: nominal GB/s × efficiency. Edits last for your session.")
+               "`peak_tflops`: dense BF16; links: nominal GB/s × efficiency. Edits last for your session "
+               "(they are not in a copied link).")
     tables = {k: tab.data_editor(hw.to_frame(t), key=f"ledger_edit_{k}", num_rows="dynamic",
                                   hide_index=True, width="stretch")
               for tab, (k, t) in zip(st.tabs(["Models", "GPUs", "Links"]),
@@ -29,25 +31,36 @@ with st.expander("Presets: edit any model, GPU or link, or add your own", icon="
 with frame.user_errors():
     models, gpus, links = (hw.models_from_frame(tables["models"]), hw.gpus_from_frame(tables["gpus"]),
                            hw.links_from_frame(tables["links"]))
-with st.sidebar:
-    name = st.selectbox("Model", list(models), key="ledger_model", bind="query-params")
-    gpu_name = st.selectbox("GPU", list(gpus), key="ledger_gpu", bind="query-params")
-    mfu = st.number_input("MFU (model FLOPs utilisation)", 0.01, 1.0, hw.DEFAULT_MFU, 0.05, format="%.3f",
-                          key="ledger_mfu", bind="query-params",
-                          help="Share of peak FLOP/s a prefill reaches. 0.735 reproduces the lecture notes' times.")
-with frame.user_errors():
-    m, compute = models[name], hw.Compute(gpus[gpu_name], mfu)
-    h100 = hw.Compute(gpus.get("h100", hw.GPUS["h100"]), mfu)
+
+
+def sidebar(model_unused: str = "", gpu_unused: str = "") -> tuple[str, hw.ModelSpec, hw.Compute]:
+    """The sidebar's model, GPU and MFU. One this view does not use is disabled, its help saying why."""
+    with st.sidebar:
+        name = st.selectbox("Model", list(models), key="ledger_model", disabled=bool(model_unused), **Q,
+                            help=model_unused or "The model whose KV this view sizes, loads or recomputes.")
+        gpu_name = st.selectbox("GPU", list(gpus), key="ledger_gpu", disabled=bool(gpu_unused), **Q,
+                                help=gpu_unused or "The GPU that would recompute the KV (its peak FLOP/s).")
+        mfu = st.number_input("MFU (model FLOPs utilisation)", 0.01, 1.0, hw.DEFAULT_MFU, 0.05, format="%.3f",
+                              key="ledger_mfu", disabled=bool(gpu_unused), **Q,
+                              help=f"{gpu_unused}\n\n{glossary.define('MFU')} 0.735 reproduces the lecture notes' "
+                                   "times.".strip())
+    with frame.user_errors():
+        return name, models[name], hw.Compute(gpus[gpu_name], mfu)
+
+
+def h100(mfu: float, n_gpus: int = 1) -> hw.Compute:
+    return hw.Compute(gpus.get("h100", hw.GPUS["h100"]), mfu, n_gpus)
 
 
 def size_view() -> None:
     frame.explain("Every layer keeps a key and a value vector per KV head for every token: **bytes per token = layers × "
                   "2 × KV heads × head dim × bytes per value**. MLA keeps one 576-wide latent per layer instead. Edit "
                   "any model, or add your own, in the Presets table above.")
+    name, m, _ = sidebar(gpu_unused="Not used here: KV size depends on the model alone, not on the GPU or its MFU.")
     c1, c2, c3 = st.columns(3)
-    context = c1.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", bind="query-params")
-    capacity = c2.number_input("Memory for KV (GB)", 0.1, 100_000.0, 40.0, key="ledger_capacity")
-    rate = c3.number_input("Tokens/s a GPU serves", 1.0, 1e7, 2_625.0, key="ledger_rate",
+    context = c1.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", **Q)
+    capacity = c2.number_input("Memory for KV (GB)", 0.1, 100_000.0, 40.0, key="ledger_capacity", **Q)
+    rate = c3.number_input("Tokens/s a GPU serves", 1.0, 1e7, 2_625.0, key="ledger_rate", **Q,
                            help="For the KV-per-day figure; the slide's DeepSeek-R1 on one MI300X does 2,625.")
     with frame.user_errors():
         size = ledger.size_table(models, context, capacity)
@@ -63,6 +76,7 @@ def size_view() -> None:
         "tokens in capacity": st.column_config.NumberColumn(format="localized"),
         "KiB/token": st.column_config.NumberColumn(format="%.1f"),
         "GB per context": st.column_config.NumberColumn(format="%.2f")})
+    frame.download_csv(size, "ledger", "KV size per model", {"context": context, "memory GB": capacity})
     frame.what_to_notice([
         "KV per token = layers × 2 (K and V) × KV heads × head dim × bytes: GQA's 8 KV heads make Llama-3-8B's "
         "KV a quarter of the 7B multi-head model's, and MLA's single 576-wide latent shrinks it again.",
@@ -77,55 +91,65 @@ def recompute_view() -> None:
                   "the square of the length, at peak × MFU. Loading costs bytes ÷ (link bandwidth × efficiency). Per "
                   "token, their ratio is the **break-even bandwidth**.")
     sub = st.segmented_control("Show", ("Break-even curves", "One context, every link", "20-turn chat"),
-                               default="Break-even curves", key="ledger_lr", bind="query-params") or "Break-even curves"
-    default_links = [k for k in ("pcie5-x16", "rdma-400g", "nvme", "cloud-10g", "cloud-3g") if k in links]
-    chosen = {k: links[k] for k in st.multiselect("Links", list(links), default_links, key="ledger_links")}
+                               default="Break-even curves", key="ledger_lr", **Q) or "Break-even curves"
+    curves = sub == "Break-even curves"
+    name, m, compute = sidebar(model_unused="Not used here: pick the models to compare in 'Models' above the figure."
+                               if curves else "")
+    chosen = {k: links[k] for k in st.multiselect("Links", list(links), ledger.present(ledger.DEFAULT_LINKS, links),
+                                                  key="ledger_links", **Q)}
+    settings = {"view": sub, "model": name, "GPU": compute.gpu.name, "MFU": compute.mfu, "links": ", ".join(chosen)}
     with frame.user_errors():
-        if sub == "Break-even curves":
-            picks = st.multiselect("Models", list(models), [k for k in ("llama-3-8b", "llama-3.1-70b", "qwen2.5-14b",
-                                   "llama-2-7b", "deepseek-r1") if k in models], key="ledger_models")
+        if curves:
+            picks = st.multiselect("Models", list(models), ledger.present(ledger.BREAKEVEN_MODELS, models),
+                                   key="ledger_models", **Q)
             be = ledger.breakeven_table([models[k] for k in picks], compute, CONTEXTS)
             frame.figure(figs.fig_breakeven(be, chosen), key="ledger_fig_be")
-            st.dataframe(be[be["context"].isin([1024, 4096, 8192, 32768, 131072])].pivot(
-                index="context", columns="model", values="break-even GB/s per GPU").round(2), width="stretch")
+            table = ledger.breakeven_pivot(be)
+            st.dataframe(table, hide_index=True, width="stretch")
+            frame.download_csv(table, "ledger", "break-even bandwidth", settings | {"models": ", ".join(picks)})
         elif sub == "One context, every link":
-            context = st.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", bind="query-params")
-            lr = ledger.load_or_recompute(m, compute, context, chosen or links)
+            context = st.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", **Q)
+            lr = ledger.load_or_recompute(m, compute, context, chosen or links).round(2)
             frame.figure(figs.fig_load_vs_recompute(lr, context, name), key="ledger_fig_lr")
-            st.dataframe(lr.round(2), hide_index=True, width="stretch")
+            st.dataframe(lr, hide_index=True, width="stretch")
+            frame.download_csv(lr, "ledger", "load or recompute", settings | {"context": context})
         else:
             c1, c2, c3, c4 = st.columns(4)
-            chat = ledger.Chat(c1.number_input("Turns", 1, 200, 20, key="ledger_turns"),
-                               c2.number_input("User tokens/turn", 1, 100_000, 230, key="ledger_user"),
-                               c3.number_input("Reply tokens/turn", 0, 100_000, 370, key="ledger_reply"))
-            overlap = c4.toggle("Overlap", key="ledger_overlap", help="Load layer by layer while computing (LMCache, "
-                               "Mooncake); off = load first, then compute, as the lecture notes' ledger does.")
+            chat = ledger.Chat(c1.number_input("Turns", 1, 200, 20, key="ledger_turns", **Q),
+                               c2.number_input("User tokens/turn", 1, 100_000, 230, key="ledger_user", **Q),
+                               c3.number_input("Reply tokens/turn", 0, 100_000, 370, key="ledger_reply", **Q))
+            overlap = c4.toggle("Overlap", key="ledger_overlap", **Q, help="Load layer by layer while computing "
+                                "(LMCache, Mooncake); off = load first, then compute, as the lecture notes' ledger does.")
             mt = ledger.multi_turn_ttft(m, compute, chat, chosen, overlap)
             frame.figure(figs.fig_multi_turn(mt), key="ledger_fig_mt")
-            last = mt[mt["turn"] == chat.turns].assign(**{"TTFT ms": lambda d: d["TTFT s"] * 1e3})
-            st.dataframe(last[["tier", "history tokens", "TTFT ms"]].round(1), hide_index=True, width="stretch")
+            frame.terms("TTFT", "MFU")
+            last = ledger.last_turn(mt, chat.turns)
+            st.dataframe(last, hide_index=True, width="stretch")
+            frame.download_csv(last, "ledger", "last turn TTFT", settings | {**vars(chat), "overlap": overlap})
     frame.what_to_notice([
         "Break-even bandwidth = KV bytes per token ÷ recompute time per token. Above it, load; below it, recompute.",
         "Longer contexts lower the bar (attention makes recompute grow faster than the bytes), bigger models and "
         "smaller KV (GQA, MLA) lower it further: MHA's dashed curve sits about 4× above GQA's.",
         "CPU DRAM and RDMA clear the bar by far; an NVMe SSD sits near it; a 3 Gb/s cloud link is far below."])
-    frame.paper_vs_sim(ledger.recompute_rows(models, h100, links), note="All rows use one H100 at the MFU in the "
-                       "sidebar. The notes' 6 GB/s for Llama-3-8B is at a shorter context (5.9 GB/s at 4K here); "
+    frame.paper_vs_sim(ledger.recompute_rows(models, h100(compute.mfu), links), note="All rows use one H100 at the MFU "
+                       "in the sidebar. The notes' 6 GB/s for Llama-3-8B is at a shorter context (5.9 GB/s at 4K here); "
                        "their turn-20 prompt length is not stated, so the default chat (230 + 370 tokens a turn) is a fit.")
 
 
 def economics_view() -> None:
     frame.explain("Keeping a context costs its KV bytes × the storage price per hour; each hit saves the GPU time of "
                   "recomputing it. Their ratio is how many hits per hour the context needs to pay its way.")
+    _, m, compute = sidebar(model_unused="Not used here: the figure compares four preset models side by side.")
     c = st.columns(4)
-    prices = dict(gpu=c[0].number_input("$ per GPU-hour", 0.01, 1000.0, 2.0, key="ledger_gpu_price"),
-                  tb=c[1].number_input("$ per TB-hour of storage", 0.0001, 100.0, 0.15, format="%.4f", key="ledger_tb_price"))
-    node_gpus = c[2].number_input("GPUs per node", 1, 64, 8, key="ledger_node_gpus")
-    storage_tb = c[3].number_input("Storage per node (TB)", 0.001, 10_000.0, 1.0, key="ledger_storage_tb")
+    prices = dict(gpu=c[0].number_input("$ per GPU-hour", 0.01, 1000.0, 2.0, key="ledger_gpu_price", **Q),
+                  tb=c[1].number_input("$ per TB-hour of storage", 0.0001, 100.0, 0.15, format="%.4f",
+                                       key="ledger_tb_price", **Q))
+    node_gpus = c[2].number_input("GPUs per node", 1, 64, 8, key="ledger_node_gpus", **Q)
+    storage_tb = c[3].number_input("Storage per node (TB)", 0.001, 10_000.0, 1.0, key="ledger_storage_tb", **Q)
     with frame.user_errors():
         p = ledger.Prices(prices["gpu"], prices["tb"])
-        node = hw.Compute(gpus[gpu_name], mfu, node_gpus)
-        picks = [models[k] for k in ("llama-3-8b", "qwen2.5-14b", "llama-3.1-70b", "deepseek-r1") if k in models]
+        node = hw.Compute(compute.gpu, compute.mfu, node_gpus)
+        picks = [models[k] for k in ledger.present(ledger.ECONOMICS_MODELS, models)]
         econ = ledger.economics_curve(picks or [m], node, CONTEXTS[CONTEXTS <= 262_144], p)
         rate = ledger.node_breakeven_hit_rate(node_gpus, storage_tb, p)
     fleet = ledger.fleet_savings(1000, 3, 0.10, node_gpus, storage_tb, p)
@@ -135,16 +159,19 @@ def economics_view() -> None:
         st.metric("1,000 nodes, 3 years, 10% hits: net saving", f"${fleet['net $'] / 1e6:,.1f} M", border=True,
                   help=f"GPU time saved ${fleet['GPU $ saved'] / 1e6:,.1f} M minus storage ${fleet['storage $'] / 1e6:,.1f} M.")
     frame.figure(figs.fig_economics(econ), key="ledger_fig_econ")
-    st.dataframe(econ[econ["context"].isin([1024, 8192, 65536])][["model", "context", "KV GB", "storage $/h",
-                 "GPU $ saved per hit", "break-even hits/h"]], hide_index=True, width="stretch", column_config={
-                 "storage $/h": st.column_config.NumberColumn(format="$%.5f"), "KV GB": st.column_config.NumberColumn(
-                     format="%.2f"), "GPU $ saved per hit": st.column_config.NumberColumn(format="$%.5f"),
+    table = ledger.economics_table(econ)
+    money = {k: st.column_config.NumberColumn(format="$%.5f") for k in ("storage $/h", "GPU $ saved per hit")}
+    st.dataframe(table, hide_index=True, width="stretch", column_config=money | {
+                 "KV GB": st.column_config.NumberColumn(format="%.2f"),
                  "break-even hits/h": st.column_config.NumberColumn(format="%.3f")})
+    frame.download_csv(table, "ledger", "storage economics", {"GPU": node.gpu.name, "MFU": node.mfu, "GPUs per node":
+                       node_gpus, "$ per GPU-hour": p.gpu_per_hour, "$ per TB-hour": p.storage_per_tb_hour,
+                       "storage per node TB": storage_tb})
     frame.what_to_notice([
         "Storage is cheap next to GPU time: below about one reuse an hour, often far below, keeping KV pays.",
         "Models with more compute per byte of KV (70B with GQA, MLA) pay back sooner; so do longer contexts, "
         "because recompute grows faster than the bytes kept."])
-    frame.paper_vs_sim(ledger.economics_rows(models, hw.Compute(gpus.get("h100", hw.GPUS["h100"]), mfu, 8), p),
+    frame.paper_vs_sim(ledger.economics_rows(models, h100(compute.mfu, 8), p),
                        note="The slide's formula for 1.06% is not given: storage $/h ÷ GPU $/h with its inputs gives "
                             "0.94% (1.06% needs ~1.13 TB per node). The notes' lecture-27 time model prefills 10K "
                             "tokens of 70B in 0.58 s on 8 H100s; set MFU to 0.33 to match it.")
@@ -162,28 +189,35 @@ def tiers_view() -> None:
     frame.explain("Users chat in sessions; each prompt is the user's whole history plus a new message. One GPU serves "
                   "prefills first come, first served: it finds the history in the fastest tier that holds it, loads it, "
                   "computes the rest. Every tier evicts the least recently used history.")
+    name, m, compute = sidebar()
     c = st.columns(4)
-    load = (c[0].number_input("Users", 1, 2000, 200, key="ledger_users"),
-            c[1].number_input("Turns each", 1, 100, 12, key="ledger_tturns"),
-            c[2].number_input("Requests/s", 0.1, 1000.0, 10.0, key="ledger_rps"))
-    gpu_gb = c[3].number_input("GPU KV room (GB)", 0.1, 10_000.0, 58.0, key="ledger_gpu_gb")
+    load = (c[0].number_input("Users", 1, 2000, 200, key="ledger_users", **Q),
+            c[1].number_input("Turns each", 1, 100, 12, key="ledger_tturns", **Q),
+            c[2].number_input("Requests/s", 0.1, 1000.0, 10.0, key="ledger_rps", **Q))
+    gpu_gb = c[3].number_input("GPU KV room (GB)", 0.1, 10_000.0, 58.0, key="ledger_gpu_gb", **Q)
     c = st.columns(4)
-    cpu_gb = c[0].number_input("CPU tier (GB)", 0.0, 100_000.0, 50.0, key="ledger_cpu_gb")
-    slow, fast = (c[1].number_input("Slow CPU reads (GB/s)", 0.01, 10_000.0, 10.0, key="ledger_slow"),
-                  c[2].number_input("Fast CPU reads (GB/s)", 0.01, 10_000.0, 50.0, key="ledger_fast"))
-    ssd_gb = c[3].number_input("SSD tier (GB)", 0.0, 1e6, 500.0, key="ledger_ssd_gb")
-    fill = st.segmented_control("Lower tiers hold", tiers.FILL_MODES, default="spill", key="ledger_fill",
-                                bind="query-params", help="spill: what the tier above evicts; write-through: a copy "
-                                "of all new KV, as LMCache stores to every backend.") or "spill"
+    cpu_gb = c[0].number_input("CPU tier (GB)", 0.0, 100_000.0, 50.0, key="ledger_cpu_gb", **Q)
+    slow, fast = (c[1].number_input("Slow CPU reads (GB/s)", 0.01, 10_000.0, 10.0, key="ledger_slow", **Q),
+                  c[2].number_input("Fast CPU reads (GB/s)", 0.01, 10_000.0, 50.0, key="ledger_fast", **Q))
+    ssd_gb = c[3].number_input("SSD tier (GB)", 0.0, 1e6, 500.0, key="ledger_ssd_gb", **Q)
+    fill = st.segmented_control("Lower tiers hold", tiers.FILL_MODES, default="spill", key="ledger_fill", **Q,
+                                help="spill: what the tier above evicts; write-through: a copy of all new KV, as "
+                                     "LMCache stores to every backend.") or "spill"
     with frame.user_errors():
         setups = tiers.default_setups(gpu_gb, cpu_gb, slow, fast, ssd_gb, fill=fill)
-        summary, by_source, over_time, total = run_tiers(astuple(m), astuple(compute.gpu), mfu, load, tuple(astuple(s) for s in setups))
+        summary, by_source, over_time, total = run_tiers(astuple(m), astuple(compute.gpu), compute.mfu, load,
+                                                         tuple(astuple(s) for s in setups))
+    settings = {"model": name, "GPU": compute.gpu.name, "MFU": compute.mfu, "users, turns, requests/s": load,
+                "GPU GB": gpu_gb, "CPU GB": cpu_gb, "slow GB/s": slow, "fast GB/s": fast, "SSD GB": ssd_gb, "fill": fill}
     frame.figure(figs.fig_tiers(summary), key="ledger_fig_tiers")
-    st.dataframe(summary.drop(columns=["p50 TTFT s", "last 1/8: offered load"]).round(2), hide_index=True,
-                 width="stretch")
+    frame.terms("TTFT", "MFU")
+    shown = summary.drop(columns=["p50 TTFT s", "last 1/8: offered load"]).round(2)
+    st.dataframe(shown, hide_index=True, width="stretch")
+    frame.download_csv(shown, "ledger", "tier setups", settings)
     frame.figure(figs.fig_tiers_time(over_time), key="ledger_fig_tiers_time")
     st.caption("Mean TTFT by where the history was found (requests in brackets); queueing is included.")
     st.dataframe(by_source, hide_index=True, width="stretch")
+    frame.download_csv(by_source, "ledger", "TTFT by source", settings)
     frame.what_to_notice([
         "GPU only: LRU evicts other users' histories before they return, so most turns recompute a growing history.",
         "A CPU tier turns those misses into loads; how fast it reads decides whether the load beats recompute.",
