@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
 from enum import Enum
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -37,6 +39,8 @@ MAX_HEADER_BYTES = 65_536
 MAX_COLUMNS = 1_000
 MAX_TEXT_FIELD = 200       # characters of a string field kept (Qwen's ``type``)
 QUOTE = 40                 # characters of user content quoted in a message
+CSV_BATCH_ROWS = 1 << 18   # CSV records checked together (the column-wise checks' batch)
+CSV_BATCH_CHARS = 1 << 25  # ... or this many characters of their role fields, whichever comes first
 
 
 class Format(Enum):
@@ -321,16 +325,24 @@ def parse_column_map(text: str) -> dict[str, str]:
     return out
 
 
-def csv_header(line: str) -> tuple[str, ...]:
-    if len(line) > MAX_HEADER_BYTES:
-        raise InputError(f"the CSV header is {len(line):,} characters long (at most {MAX_HEADER_BYTES:,})", line=1)
+def csv_reader(texts: Iterable[str]) -> Iterator[list[str]]:
+    """One ``csv.reader`` over consecutive chunks of whole lines, so a quoted field may run on
+    over line breaks (RFC 4180) and from one chunk into the next while the file streams."""
+    return csv.reader(itertools.chain.from_iterable(map(io.StringIO, texts)))
+
+
+def csv_header(reader) -> tuple[str, ...]:
+    """The first non-blank record of ``reader`` (from ``csv_reader``): the column names."""
     try:
-        header = tuple(h.strip() for h in next(csv.reader([line])))
-    except (StopIteration, csv.Error) as exc:
+        row = next((r for r in reader if any(c.strip() for c in r)), [])
+    except csv.Error as exc:
         raise InputError(f"cannot read the CSV header ({quote(exc, 80)})", line=1) from None
-    if len(header) > MAX_COLUMNS:
-        raise InputError(f"the CSV header has {len(header):,} columns (at most {MAX_COLUMNS:,})", line=1)
-    return header
+    size = sum(map(len, row)) + len(row) - 1
+    if size > MAX_HEADER_BYTES:
+        raise InputError(f"the CSV header is {size:,} characters long (at most {MAX_HEADER_BYTES:,})", line=1)
+    if len(row) > MAX_COLUMNS:
+        raise InputError(f"the CSV header has {len(row):,} columns (at most {MAX_COLUMNS:,})", line=1)
+    return tuple(h.strip() for h in row)
 
 
 def csv_layout(header: tuple[str, ...], column_map: dict[str, str] | None, unit: TimeUnit | None) -> CsvLayout:
@@ -358,28 +370,37 @@ def _pick(header: tuple[str, ...], names, what: str, shown: str) -> str:
     raise InputError(f"the CSV header ({shown}) has no {what} column (one of: {', '.join(names)})", line=1)
 
 
-def csv_rows(text: str, first_line: int, layout: CsvLayout, reject) -> tuple[np.ndarray, dict[str, list[str]]]:
-    """The role columns of a chunk as strings, with each row's line number."""
+def csv_rows(reader, first_line: int, layout: CsvLayout, reject
+             ) -> Iterator[tuple[np.ndarray, dict[str, list[str]]]]:
+    """The role columns of the records left in ``reader`` as strings, with the line each record
+    starts on (``first_line`` is the reader's first line), in batches of at most
+    ``CSV_BATCH_ROWS`` records or ``CSV_BATCH_CHARS`` characters, so memory stays bounded."""
     pos = {role: layout.header.index(col) for role, col in layout.columns.items()}
     width = len(layout.header)
     lines: list[int] = []
     cols: dict[str, list[str]] = {role: [] for role in pos}
-    reader = csv.reader(io.StringIO(text))
+    size, done = 0, reader.line_num
     try:
         for row in reader:
+            line_no, done = first_line + done, reader.line_num
             if not row or all(not c.strip() for c in row):
                 continue
-            line_no = first_line + reader.line_num - 1
             if len(row) != width:
                 reject(RowError(f"{len(row):,} columns, the header has {width}", line=line_no,
                                 reason="wrong number of columns"))
                 continue
             lines.append(line_no)
             for role, k in pos.items():
-                cols[role].append(row[k].strip())
+                value = row[k].strip()
+                cols[role].append(value)
+                size += len(value)
+            if len(lines) >= CSV_BATCH_ROWS or size >= CSV_BATCH_CHARS:
+                yield np.array(lines, np.int64), cols
+                lines, cols, size = [], {role: [] for role in pos}, 0
     except csv.Error as exc:
-        raise InputError(f"malformed CSV ({quote(exc, 80)})", line=first_line + reader.line_num - 1) from None
-    return np.array(lines, np.int64), cols
+        raise InputError(f"malformed CSV ({quote(exc, 80)})", line=first_line + done) from None
+    if lines:
+        yield np.array(lines, np.int64), cols
 
 
 def strict_numbers(values: list[str], lines: np.ndarray, name: str, reject, *, integer: bool) -> tuple[np.ndarray,

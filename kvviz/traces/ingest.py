@@ -9,6 +9,7 @@ counted by reason and left out. Formats: ``kvviz.traces.formats``; time units:
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
@@ -139,17 +140,14 @@ class _Reader:
         return fast if fast is not None else F.jsonl_slow(_decode(chunk, line_no), line_no, self.spec, self.rejects)
 
     def _read_csv(self, line_no: int, text: str) -> None:
-        lines = text.split("\n")
-        skip = next(k for k, ln in enumerate(lines) if ln.strip())
-        header = F.csv_header(lines[skip].rstrip("\r"))
+        reader = F.csv_reader(itertools.chain([text], (_decode(chunk, n) for n, chunk in self.chunks)))
+        header = F.csv_header(reader)
         columns = dict(self.opts.columns) or None
         self.layout = F.csv_layout(header, columns, self.opts.time_unit)
-        self._add(self._csv_chunk("\n".join(lines[skip + 1:]), line_no + skip + 1))
-        for line_no, chunk in self.chunks:
-            self._add(self._csv_chunk(_decode(chunk, line_no), line_no))
+        for lines, cols in F.csv_rows(reader, line_no, self.layout, self.rejects):
+            self._add(self._csv_chunk(lines, cols))
 
-    def _csv_chunk(self, text: str, line_no: int) -> RawChunk:
-        lines, cols = F.csv_rows(text, line_no, self.layout, self.rejects)
+    def _csv_chunk(self, lines: np.ndarray, cols: dict[str, list[str]]) -> RawChunk:
         arrival = self.layout.columns["arrival"]
         if self.datetimes is None and cols["arrival"]:
             self.datetimes = _looks_like_date(cols["arrival"][0])   # the first row decides for all
@@ -238,24 +236,21 @@ class _Reader:
 
     def _assemble(self, name: str) -> Trace:
         parts = self.parts
-        lines = np.concatenate([p.lines for p in parts])
-        times = np.concatenate([p.times for p in parts])
         datetimes = self.fmt is Format.CSV and bool(self.datetimes)
         unit, chosen = self._unit()
         t_field = self.layout.columns["arrival"] if self.fmt is Format.CSV else "timestamp"
-        arrivals = to_ms(times, lines, TimeUnit.MS if datetimes else unit, chosen=chosen or datetimes,
-                         field=t_field)
-        frame = pd.DataFrame({"timestamp": arrivals.ms,
-                              "input_length": np.concatenate([p.inputs for p in parts]),
-                              "output_length": np.concatenate([p.outputs for p in parts])})
+        arrivals = to_ms(_concat(parts, "times"), _concat(parts, "lines"), TimeUnit.MS if datetimes else unit,
+                         chosen=chosen or datetimes, field=t_field)
+        frame = pd.DataFrame({"timestamp": arrivals.ms, "input_length": _concat(parts, "inputs"),
+                              "output_length": _concat(parts, "outputs")}, copy=False)
         for column, _ in self.spec.extras:
-            frame[column] = np.concatenate([p.extras[column] for p in parts])
+            frame[column] = np.concatenate([p.extras.pop(column) for p in parts])
         notes = [self._format_note(), *self._time_notes(arrivals.notes, datetimes)]
         warnings = list(arrivals.warnings)
-        counts = np.concatenate([p.counts for p in parts]) if self.with_ids else np.zeros(len(frame), np.int64)
+        counts = _concat(parts, "counts") if self.with_ids else np.zeros(len(frame), np.int64)
         ids = None
         if self.with_ids:
-            ids, id_notes = self._ids(_concat_ids(parts), counts)
+            ids, id_notes = self._ids(_concat(parts, "ids"), counts)
             notes += id_notes
         else:
             notes.append("no block ids: arrivals and lengths only")
@@ -310,16 +305,22 @@ class _Reader:
         return flat, notes
 
 
-def _concat_ids(parts: list[RawChunk]) -> np.ndarray:
-    """Every chunk's ids in one array, each chunk's released as it is copied (peak: the total plus
-    one chunk, not twice the total)."""
-    wide = any(p.ids.dtype != np.int32 for p in parts if len(p.ids))
-    out = np.empty(sum(len(p.ids) for p in parts), np.int64 if wide else np.int32)
+def _concat(parts: list[RawChunk], column: str) -> np.ndarray:
+    """One column of every chunk in one array, each chunk's piece released as it is copied (peak:
+    the total plus one chunk, not twice the total). Ids stay int32 when every chunk's are."""
+    pieces = [getattr(p, column) for p in parts]
+    if column == "ids":
+        dtype = np.int64 if any(x.dtype != np.int32 for x in pieces if len(x)) else np.int32
+    else:
+        dtype = np.result_type(*pieces)
+    out = np.empty(sum(len(x) for x in pieces), dtype)
+    del pieces
     start = 0
     for p in parts:
-        out[start:start + len(p.ids)] = p.ids
-        start += len(p.ids)
-        p.ids = out[:0]
+        piece = getattr(p, column)
+        out[start:start + len(piece)] = piece
+        start += len(piece)
+        setattr(p, column, out[:0])
     return out
 
 
