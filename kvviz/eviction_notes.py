@@ -49,13 +49,17 @@ def leaders(curve: pd.DataFrame, policies: Sequence[str]) -> pd.DataFrame:
     online = curve[curve["policy"].isin(policies) & np.isfinite(curve["capacity"])]
     wide = online.pivot(index="capacity", columns="policy", values="hit_ratio").sort_index()
     wide = wide[[p for p in policies if p in wide.columns]]
-    rows = []
-    for cap, ratios in wide.iterrows():
-        ranked = ratios.sort_values(ascending=False, kind="stable")
-        lead = float(ranked.iloc[0] - ranked.iloc[1]) if len(ranked) > 1 else math.inf
-        rows.append({"capacity": float(cap), "policy": TIE if lead < TIE_MARGIN else str(ranked.index[0]),
-                     "hit_ratio": float(ranked.iloc[0]), "lead": lead if math.isfinite(lead) else 0.0})
-    return pd.DataFrame(rows, columns=["capacity", "policy", "hit_ratio", "lead"])
+    ratios = wide.to_numpy(float)
+    if ratios.shape[1] == 0:
+        return pd.DataFrame(columns=["capacity", "policy", "hit_ratio", "lead"])
+    order = np.argsort(-ratios, axis=1, kind="stable")             # first listed wins an exact tie
+    rows = np.arange(len(ratios))
+    top = ratios[rows, order[:, 0]]
+    lead = top - ratios[rows, order[:, 1]] if ratios.shape[1] > 1 else np.zeros(len(ratios))
+    names = np.asarray(wide.columns, dtype=object)[order[:, 0]]
+    tied = (lead < TIE_MARGIN) & (ratios.shape[1] > 1)
+    return pd.DataFrame({"capacity": wide.index.to_numpy(float), "policy": np.where(tied, TIE, names),
+                         "hit_ratio": top, "lead": lead})
 
 
 def lead_runs(curve: pd.DataFrame, policies: Sequence[str]) -> tuple[LeadRun, ...]:

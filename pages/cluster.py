@@ -5,9 +5,8 @@ import streamlit as st
 
 from kvviz import conductor, glossary, overload
 from kvviz.cluster_notes import SCHEDULING_NOTES, SCHEDULING_PAPER_NOTE, overload_notes, overload_paper_note
-from kvviz.figures.cluster import fig_fig8, fig_policy_multiples, fig_schedule_bars, fig_timeline, fig_totals, fig_ttft_ecdf
 from kvviz.trace import Trace
-from ui import frame
+from ui import figures, frame
 from ui.traces import HASH_TRACE, trace_picker
 
 frame.header("cluster", "How Mooncake's disaggregated cluster copes with overload, and where its Conductor sends "
@@ -111,7 +110,7 @@ def overload_view() -> None:
         st.metric("Rejected on arrival", f"{row['rejected_early']:,.0f}", border=True)
         st.metric("Rejected after prefill", f"{row['rejected_after_prefill']:,.0f}", border=True)
         st.metric("Wasted prefill", f"{row['wasted_prefill_s']:,.0f} s", border=True)
-    frame.figure(fig_timeline(shown), key="cluster_timeline")
+    figures.figure("fig_timeline", shown, key="cluster_timeline")
     arrivals = (dict(zip(("load (x capacity)", "duration (s)", "mean prompt", "mean output"), spec[1:]))
                 if spec[0] == "poisson" else {"replay speed-up": speedup})
     settings = {"policy": policy, **arrivals, "seeds": ",".join(map(str, seeds)), **cfg}
@@ -122,8 +121,8 @@ def overload_view() -> None:
         "TTFT SLO; **decode load** is max(TBT ÷ TBT SLO, batch ÷ batch limit). A request is admitted while the "
         "load its policy looks at stays ≤ the threshold; the decode pool still turns away a finished prefill "
         "that would overload it. Only completed requests count (goodput).")
-    frame.figure(fig_policy_multiples({p: r[0] for p, r in runs.items()}), key="cluster_multiples")
-    frame.figure(fig_totals(table), key="cluster_totals")
+    figures.figure("fig_policy_multiples", {p: r[0] for p, r in runs.items()}, key="cluster_multiples")
+    figures.figure("fig_totals", table, key="cluster_totals")
     summary = overload.display_table(table)
     st.dataframe(summary, hide_index=True, width="stretch")
     frame.download_csv(summary, "cluster", "overload summary", settings, trace=trace_name)
@@ -164,7 +163,7 @@ def scheduling_view() -> None:
         results, offered = run_schedulers(trace, config)
     st.caption(f"**{frame.plain(trace.name)}**: {trace.n_requests:,} requests; prefill work without reuse is "
                f"{offered:.0%} of the pool's capacity at this speed-up.")
-    frame.figure(fig_fig8(results), key="cluster_fig8")
+    figures.figure("fig_fig8", results, key="cluster_fig8")
     frame.explain(
         f"Each prefill instance keeps an LRU cache of {trace.block_size}-token KV blocks named by chained hashes, "
         "so a request's reusable prefix there is its run of leading block ids found in that cache. "
@@ -172,8 +171,8 @@ def scheduling_view() -> None:
         "prefill of the rest of the prompt; otherwise queue + prefill from its own prefix. The smallest TTFT wins "
         "and fetched blocks stay there. KV exists only once the prefill computing it ends: until then a fetch "
         "waits for it, or the instance recomputes if that is sooner.")
-    frame.figure(fig_ttft_ecdf(results), key="cluster_ecdf")
-    frame.figure(fig_schedule_bars(results), key="cluster_bars")
+    figures.figure("fig_ttft_ecdf", results, key="cluster_ecdf")
+    figures.figure("fig_schedule_bars", results, key="cluster_bars")
     scheduler_table = conductor.display_table(results)
     st.dataframe(scheduler_table, hide_index=True, width="stretch")
     frame.download_csv(scheduler_table, "cluster", "scheduler table", cfg, trace=trace.name)

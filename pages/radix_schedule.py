@@ -5,9 +5,8 @@ import streamlit as st
 
 from kvviz import compare_rows as cr
 from kvviz import radix_schedule as rs
-from kvviz.figures.radix_schedule import fig_orders, fig_rounds
 from kvviz.trace import fingerprint
-from ui import frame
+from ui import figures, frame
 from ui.traces import trace_picker
 
 SOURCES = ("Teaching example", "Trace window")
@@ -65,8 +64,8 @@ table = pd.DataFrame([{"order": s.order.label, "rounds": s.rounds, "blocks": tot
                        "recomputed": s.recomputed, "hit_ratio": s.hits / total} for s in schedules])
 st.caption(f"Queue: {what} · {total:,} blocks of {block_tokens} tokens · cache {int(capacity):,} blocks · "
            f"budget {int(budget):,} blocks per batch" + (f" · {len(warm):,} warm-up requests" if warm else ""))
-frame.figure(fig_orders(table, block_tokens), key="radix_schedule_orders")
-frame.figure(fig_rounds(schedules), key="radix_schedule_rounds")
+figures.figure("fig_orders", table, block_tokens, key="radix_schedule_orders")
+figures.figure("fig_rounds", schedules, key="radix_schedule_rounds")
 shown = table.rename(columns={"hit_ratio": "hit ratio"})
 st.dataframe(shown, hide_index=True, width="stretch",
              column_config={"hit ratio": st.column_config.NumberColumn(format="%.3f")})

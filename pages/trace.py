@@ -3,14 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from kvviz.figures.prefix_cache import fig_prefix_tree
-from kvviz.figures.trace import fig_arrivals, fig_popularity, fig_reuse_distances
 from kvviz.reuse import stack_distances
 from kvviz.stats import block_counts, compare_with_paper, trace_stats
 from kvviz.traces import UPLOAD_LIMIT_MIB, Trace, fingerprint
-from ui import frame
+from ui import figures, frame
 from ui.prefix_views import tree_of
-from ui.traces import HASH_TRACE, keep_in_library_button, trace_picker
+from ui.traces import keep_in_library_button, trace_picker
 
 frame.header("trace", "How a serving workload reuses KV: who arrives when, how long the prompts are, "
                       "and how often each 512-token block comes back.")
@@ -33,13 +31,20 @@ if trace is None:
     st.stop()
 
 
-@st.cache_data(max_entries=16, ttl="1h", show_spinner="Measuring reuse…", hash_funcs=HASH_TRACE)
-def reuse_of(trace: Trace):
-    """Popularity counts and LRU stack distances (cached on the trace's content)."""
-    return block_counts(trace.blocks), stack_distances(trace.blocks)
+@st.cache_data(max_entries=16, ttl="1h", show_spinner="Measuring reuse…")
+def reuse_of(key: str, _trace: Trace):
+    """Popularity counts and LRU stack distances (cached on the trace's fingerprint)."""
+    return block_counts(_trace.blocks), stack_distances(_trace.blocks)
 
 
-stats = trace_stats(trace)
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
+def stats_of(key: str, _trace: Trace):
+    """The trace's statistics (cached on its fingerprint)."""
+    return trace_stats(_trace)
+
+
+fp = fingerprint(trace)
+stats = stats_of(fp, trace)
 st.caption(f"**{frame.plain(trace.name)}** · block size {trace.block_size} tokens")
 if trace.how_read:
     with st.expander("How the file was read"):
@@ -67,21 +72,21 @@ else:
                "replay (eviction curves, radix tree, cluster scheduling) needs block ids.",
                icon=":material/warning:")
 
-frame.figure(fig_arrivals(trace), key="trace_arrivals")
+figures.figure("fig_arrivals", trace, cache_key=fp, key="trace_arrivals")
 if trace.has_block_ids:
-    counts, distances = reuse_of(trace)
+    counts, distances = reuse_of(fp, trace)
     left, right = st.columns(2) if frame.presenter() else (st.container(), st.container())
     with left:
-        frame.figure(fig_popularity(counts), key="trace_popularity")
+        figures.figure("fig_popularity", counts, cache_key=fp, key="trace_popularity")
     with right:
-        frame.figure(fig_reuse_distances(distances), key="trace_reuse")
+        figures.figure("fig_reuse_distances", distances, cache_key=fp, key="trace_reuse")
     frame.explain(
         "The **stack distance** of an access is the number of *other* distinct blocks touched since the "
         "same block was last used. An LRU cache of *C* blocks hits exactly the accesses with distance "
         "below *C*, so the orange curve is the whole LRU hit-ratio curve, read off in one pass "
         "(Mattson et al., 1970). First accesses never hit: they cap it at the infinite-cache line.",
         label="Reading the reuse-distance chart")
-    frame.figure(fig_prefix_tree(tree_of(fingerprint(trace), 200, trace)), key="trace_prefix_tree")
+    figures.figure("fig_prefix_tree", tree_of(fp, 200, trace), cache_key=fp, key="trace_prefix_tree")
 
 with st.container(horizontal=True):
     st.download_button("Download trace (JSONL)", trace.to_jsonl, file_name="trace.jsonl",

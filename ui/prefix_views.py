@@ -20,7 +20,7 @@ from kvviz.prefix_cache.example import LITEHIT_SCRIPT, worked_example
 from kvviz.prefix_cache.sampling import SampledCurves, sampled_sweep
 from kvviz.prefix_tree import PrefixTree, hottest, prefix_tree, tree_notes
 from kvviz.trace import Trace
-from ui import frame
+from ui import figures, frame
 
 
 TREE_SIZES = (50, 100, 200, 500, 1000, 2000)
@@ -115,12 +115,11 @@ def curves_view(s: Setup) -> tuple[list[str], list[dict]]:
     if swept is not None:
         comp = pc.comparison(curve[curve["policy"].isin(twins)], eviction.curve_of(swept, prefix=True),
                              eviction.curve_of(swept))
-        frame.figure(figs.fig_prefix_vs_block(comp, bytes_per_block=s.bytes_per_block, model=s.model,
-                                              found=[r for r in found if r.policy in twins], ceiling=ceiling),
-                     key="prefix_vs_block")
+        figures.figure("fig_prefix_vs_block", comp, bytes_per_block=s.bytes_per_block, model=s.model,
+                       found=tuple(r for r in found if r.policy in twins), ceiling=ceiling, key="prefix_vs_block")
     else:
         st.info("The block cache has LRU, LFU and FIFO: pick one of them to see the two caches side by side.")
-    frame.figure(figs.fig_prefix_curves(curve, bytes_per_block=s.bytes_per_block, model=s.model), key="prefix_all")
+    figures.figure("fig_prefix_curves", curve, bytes_per_block=s.bytes_per_block, model=s.model, key="prefix_all")
     table = pc.reach_table(found, s.bytes_per_block, s.price)
     st.markdown(f"**Where each policy reaches 80/90/95% of the infinite-cache ceiling ({ceiling:.3f})**, with the "
                 f"memory and its price per hour (HBM ${s.price.hbm:.4f}/GiB·h, DRAM ${s.price.dram:.6f}/GiB·h):")
@@ -144,7 +143,7 @@ def example_view() -> tuple[list[str], list[dict]]:
     st.markdown(("**Empty caches**" if now.request == 0 else f"**After request {now.request}: {'·'.join(now.keys)}**")
                 + f" — {example.capacity} blocks of cache each. Filled blue = cached; outline green = hit in this "
                   "request, red = missed.")
-    frame.figure(figs.fig_example(example, int(step)), key="prefix_example")
+    figures.figure("fig_example", example, int(step), key="prefix_example")
     rows = [{"request": s.request, "blocks": "·".join(s.keys), "block cache hits (head first)": s.block_hits,
              "prefix cache hits (leaves first)": s.prefix_hits} for s in example.steps[1:int(step) + 1]]
     if rows:
@@ -169,10 +168,10 @@ def requests_view(s: Setup) -> tuple[list[str], list[dict]]:
                              key="prefix_at", bind="query-params")
     table = prefix_table(s.key, policy, s.capacities, s.trace)
     fractions = pc.hit_fractions(s.replay, table[s.capacities.index(at)])
-    frame.figure(figs.fig_hit_fractions(fractions, f"{s.label(at)}, {policy.upper()}"), key="prefix_fractions")
+    figures.figure("fig_hit_fractions", fractions, f"{s.label(at)}, {policy.upper()}", key="prefix_fractions")
     turns = pc.by_turn(s.trace.requests, fractions)
     if turns is not None:
-        frame.figure(figs.fig_by_turn(turns), key="prefix_turns")
+        figures.figure("fig_by_turn", turns, key="prefix_turns")
     else:
         st.caption("This trace has no turn column (a Qwen-Bailian trace has one): no view by turn.")
     return pc.fraction_notes(fractions, turns), []
@@ -187,9 +186,9 @@ def time_view(s: Setup) -> tuple[list[str], list[dict]]:
     labels = [s.label(c) for c in s.finite]
     wa = pc.window_ratios(s.replay, prefix_table(s.key, a, s.capacities, s.trace)[:-1])
     wb = pc.window_ratios(s.replay, prefix_table(s.key, b, s.capacities, s.trace)[:-1])
-    frame.figure(figs.fig_heatmap(wa, labels, f"{a.upper()}: prefix hit ratio per time window and capacity"),
-                 key="prefix_heat")
-    frame.figure(figs.fig_heatmap(wa - wb, labels, f"{a.upper()} − {b.upper()}", difference=True), key="prefix_diff")
+    figures.figure("fig_heatmap", wa, labels, f"{a.upper()}: prefix hit ratio per time window and capacity",
+                   key="prefix_heat")
+    figures.figure("fig_heatmap", wa - wb, labels, f"{a.upper()} − {b.upper()}", difference=True, key="prefix_diff")
     return pc.window_notes(wa, labels, a, b, wa - wb), []
 
 
@@ -204,7 +203,7 @@ def tree_view(s: Setup) -> tuple[list[str], list[dict]]:
                            help="The prefixes used by the most requests; chains shared by the same requests "
                                 "are drawn as one segment.")
     tree = tree_of(s.key, int(top), s.trace)
-    frame.figure(figs.fig_prefix_tree(tree), key="prefix_tree")
+    figures.figure("fig_prefix_tree", tree, cache_key=f"{s.key}:{int(top)}", key="prefix_tree")
     st.markdown("**The hottest segments** (most reusable tokens):")
     st.dataframe(hottest(tree), hide_index=True, width="stretch", column_config={
         **{c: st.column_config.NumberColumn(format="localized") for c in ("tokens", "requests", "reused tokens")},
