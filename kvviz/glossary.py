@@ -15,9 +15,10 @@ TERMS: dict[str, str] = {
     "D/H": "Where a node's KV lives in a hierarchical cache: D = device (GPU memory) only, H = host "
            "(CPU memory) only, D+H = both (a GPU copy with a backup on the host, which can be evicted "
            "from the GPU without recomputation).",
-    "AR(1)": "First-order autoregressive process: each chunk's bandwidth is the previous one pulled "
-             "towards the mean plus fresh noise, so a slow chunk is usually followed by a slow one "
-             "(the 'persistent' bandwidth trace).",
+    "AR(1)": "First-order autoregressive process: each value is the previous one pulled towards the mean "
+             "plus fresh noise. For the 'persistent' bandwidth trace the values are the chunks' bandwidths, "
+             "so a slow chunk is usually followed by a slow one; for the synthetic KV they are a channel's "
+             "values along the tokens (correlation ρ).",
     "i.i.d.": "Independent and identically distributed: every chunk's bandwidth is drawn afresh from the "
               "same distribution, with no memory of the chunk before.",
     "rANS": "Range asymmetric numeral systems: the entropy coder CacheGen uses to pack quantised KV "

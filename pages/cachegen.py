@@ -4,225 +4,153 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from kvviz.cachegen import compare, levels, model_kv, report
+from kvviz import glossary
+from kvviz.cachegen import levels, report
 from kvviz.cachegen import streaming as S
-from kvviz.cachegen.kv import SyntheticKV, locality, profile_context, synthetic_kv
+from kvviz.cachegen.inputs import BandwidthSpec, StreamInputs
 from kvviz.figures import cachegen as figs
-from ui import frame
+from ui import cachegen as cached
+from ui import cachegen_codec, frame
+from ui.cachegen_codec import STEM, slider
 
 VIEWS = ("Streaming timeline", "Violation vs SLO", "Codec")
+AGAINST = ("SLO", "Mean bandwidth", "Persistence")
 SOURCES = {"Persistent": "persistent", "i.i.d.": "iid", "Step": "step", "Upload": "upload"}   # label -> kind
 SIZES = {"Synthetic KV": "synthetic", "Record-world KV": "model"}
 RECOMPUTE = {"Prefill model": "prefill", "Fixed 0.2 s": "fixed"}
 DEFAULT_POLICIES = ["paper", "artifact", "level2", "quant8", "text", "oracle"]
-FORMATS = {c: st.column_config.NumberColumn(format="%.3f") for c in (
-    "bits_per_value", "ideal_bits_per_value", "header_bits_per_value", "start_s", "end_s", "MB", "gbps_seen",
-    "estimate_gbps", "quality")} | {c: st.column_config.NumberColumn(format="%.2e") for c in (
-    "rel_error", "weighted_error", "mse", "kl", "log p(right answer)")} | {
-    "accuracy": st.column_config.NumberColumn(format="percent")}
+NOT_RANDOM = "Disabled: the step trace and an upload are one fixed trace, so there is nothing to draw at random."
 
-frame.header("cachegen", "How CacheGen shrinks KV into a bitstream, and picks a compression level for each "
-                         "chunk as the network's bandwidth changes.")
-view = st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="cachegen_view",
+frame.header(STEM, "How CacheGen shrinks KV into a bitstream, and picks a compression level for each "
+                   "chunk as the network's bandwidth changes.")
+view = st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key=f"{STEM}_view",
                             bind="query-params", label_visibility="collapsed")
-
-
-@st.cache_data(max_entries=8, ttl=3600, show_spinner="Encoding levels 1–3 and judging them on the record-world model…")
-def measured_levels(study: levels.LevelStudy) -> levels.Measured:
-    return levels.measure(study)
-
-
-@st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
-def bandwidth(source: str, persistence: float, seed: int, chunks: int, traces: int, csv: bytes | None,
-              csv_name: str = ""):
-    return S.make_bandwidth(source, traces, chunks, persistence, seed, csv, csv_name)
-
-
-@st.cache_data(max_entries=32, ttl=3600, show_spinner="Streaming the context under every policy…")
-def runs_of(setup: S.StreamSetup, bw: S.Bandwidth, policies: tuple[str, ...]):
-    return S.run_all(setup, bw, policies)
-
-
-@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
-def persistence_point(setup: S.StreamSetup, traces: int, seed: int, persistence: float):
-    return S.persistence_sweep(setup, traces, seed, (persistence,))
-
-
-@st.cache_data(max_entries=128, ttl=3600, show_spinner=False)
-def sweep_point(setup: S.StreamSetup, bw: S.Bandwidth, slo: float, horizon: float):
-    return S.slo_sweep(setup, bw, np.array([slo]), horizon=horizon)
-
-
-def sweep_of(setup: S.StreamSetup, bw: S.Bandwidth, slos: tuple[float, ...]):
-    """Every policy at each SLO, one cached point at a time (the bar is drawn here, not cached)."""
-    parts = frame.stepped(lambda slo: f"Sweeping the SLO over every trace: {slo:g} s…", slos,
-                          lambda slo: sweep_point(setup, bw, slo, max(slos)))
-    return pd.concat(parts, ignore_index=True)
-
-
-def persistence_of(setup: S.StreamSetup, traces: int, seed: int):
-    parts = frame.stepped(lambda phi: f"Streaming over traces of persistence {phi:g}…", S.PERSISTENCE_GRID,
-                          lambda phi: persistence_point(setup, traces, seed, phi))
-    return pd.concat(parts, ignore_index=True)
-
-
-@st.cache_data(max_entries=8, ttl=3600, show_spinner="Encoding every variant at every level…")
-def codec_tables(spec: SyntheticKV, documents: int, level: int, group: int, sensitivity: float):
-    """The ablation, the Pareto points and the locality ratios; ``documents`` > 0: the model's KV."""
-    kv, profile, judge = model_kv.judged_kv(documents, spec.seed) if documents else \
-        (synthetic_kv(spec), synthetic_kv(profile_context(spec)), None)
-    return (*compare.study(kv, profile, level, group, sensitivity, None, judge), locality(kv, group))
-
-
-def slider(label, lo, hi, default, key, step=None, **kw):
-    return st.slider(label, lo, hi, default, step, key=key, bind="query-params", **kw)
-
-
-def codec_controls() -> tuple[SyntheticKV, int, int, int, float]:
-    sources = ["Synthetic", "Record-world model"] if model_kv.available() else ["Synthetic"]
-    source = st.segmented_control("KV source", sources, default="Synthetic", required=True,
-                                  key="cachegen_kvsource", bind="query-params")
-    seed = st.number_input("Seed", 0, 10**6, 0, key="cachegen_kvseed", bind="query-params")
-    if source != "Synthetic":
-        return (SyntheticKV(seed=seed), slider("Documents (24 tokens each)", 20, 400, 100, "cachegen_docs", 20),
-                *encoder_controls())
-    if len(sources) == 1:
-        st.caption("The record-world model appears here once its weights (assets/record_world.npz) exist.")
-    st.header("Synthetic KV")
-    spec = SyntheticKV(
-        layers=slider("Layers", 1, 32, 8, "cachegen_layers"),
-        tokens=st.select_slider("Tokens", [256, 512, 1024, 2048, 4096], 1024, key="cachegen_tokens",
-                                bind="query-params"),
-        channels=st.select_slider("Channels per layer (K or V)", [16, 32, 64, 128, 256], 64,
-                                  key="cachegen_channels", bind="query-params"),
-        rho=slider("Token-to-token correlation ρ", 0.0, 0.99, 0.9, "cachegen_rho", 0.01),
-        offset=slider("Channel offset spread", 0.0, 5.0, 1.0, "cachegen_offset", 0.1),
-        outliers=slider("Outlier channels per layer", 0, 8, 2, "cachegen_outliers"),
-        outlier_scale=slider("Outlier magnitude (×)", 1.0, 30.0, 8.0, "cachegen_outscale", 0.5), seed=seed)
-    return (spec, 0, *encoder_controls())
-
-
-def encoder_controls() -> tuple[int, int, float]:
-    st.header("Encoder")
-    group = slider("Anchor group size G (tokens)", 2, 64, 10, "cachegen_group")
-    level = st.select_slider("Level (1–3 = the artifact's tables)", [0, 1, 2, 3, 4], 2, key="cachegen_level",
-                             bind="query-params")
-    sens = slider("Assumed sensitivity, first ÷ last layer", 1.0, 20.0, 4.0, "cachegen_sens", 0.5,
-                  help="Weights each layer's error; shallow layers matter more (§5.1).")
-    return group, level, sens
 
 
 def choice(label: str, options: dict, key: str, **kw) -> str:
     first = next(iter(options))
-    picked = st.segmented_control(label, list(options), default=first, required=True, key=key,
+    picked = st.segmented_control(label, list(options), default=first, required=True, key=f"{STEM}_{key}",
                                   bind="query-params", **kw)
     return options[picked or first]
 
 
-def stream_setup() -> tuple[S.StreamSetup, S.Bandwidth, int, int, levels.Measured, str]:
+def stream_inputs(fresh_traces: bool) -> StreamInputs:
+    """The sidebar's streaming controls; ``fresh_traces``: the view draws K random traces of its own."""
     with st.sidebar:
         st.header("Bandwidth")
-        source = choice("Bandwidth trace", SOURCES, "cachegen_bw", help="Persistent: AR(1) across chunks; i.i.d.: "
-                        "the artifact's Uniform(0.1, 10) Gb/s per chunk; Step: 10 → 1 → 5 Gb/s.")
-        persistence = slider("Persistence (lag-1 correlation per chunk)", 0.0, 0.99, 0.9, "cachegen_persist", 0.01,
-                             disabled=source != "persistent")
-        seed = st.number_input("Trace seed", 0, 10**6, 0, key="cachegen_seed", bind="query-params")
-        traces = st.select_slider("Random traces (K)", [100, 300, 1000, 3000], 1000, key="cachegen_k",
-                                  bind="query-params")
+        source = choice("Bandwidth trace", SOURCES, "bw", help="Persistent: each chunk's bandwidth follows the "
+                        "last one's. i.i.d.: the artifact's Uniform(0.1, 10) Gb/s per chunk. Step: 10 → 1 → 5 Gb/s "
+                        f"(lecture 27 §4.2).\n\n{glossary.define('AR(1)')}\n\n{glossary.define('i.i.d.')}")
+        random = source in ("persistent", "iid") or fresh_traces
+        persistence = slider("Persistence (lag-1 correlation per chunk)", 0.0, 0.99, 0.9, "persist", 0.01,
+                             disabled=source != "persistent",
+                             help="Disabled unless the trace is Persistent: only the AR(1) trace has a persistence."
+                             if source != "persistent" else glossary.define("AR(1)"))
+        seed = st.number_input("Trace seed", 0, 10**6, 0, key=f"{STEM}_seed", bind="query-params",
+                               disabled=not random, help=None if random else NOT_RANDOM)
+        traces = st.select_slider("Random traces (K)", [100, 300, 1000, 3000], 1000, key=f"{STEM}_k",
+                                  bind="query-params", disabled=not random, help=None if random else NOT_RANDOM)
         csv, csv_name = None, ""
         if source == "upload":
-            up = st.file_uploader("Bandwidth CSV (`time_s, gbps`)", type=["csv", "txt"], key="cachegen_csv",
+            up = st.file_uploader("Bandwidth CSV (`time_s, gbps`)", type=["csv", "txt"], key=f"{STEM}_csv",
                                   max_upload_size=1, help="Parsed as numbers only; it stays in your session.")
             csv, csv_name = (up.getvalue(), up.name) if up else (None, "")
         st.header("Context and SLO")
-        slo = slider("SLO (s)", 0.1, 5.0, 1.0, "cachegen_slo", 0.05)
-        context = st.number_input("Context (tokens)", 1, 1_000_000, 9_500, 100, key="cachegen_context",
+        slo = slider("SLO (s)", 0.1, 5.0, 1.0, "slo", 0.05, help="The TTFT each request must meet. "
+                     f"{glossary.define('SLO')}\n\n{glossary.define('TTFT')}")
+        context = st.number_input("Context (tokens)", 1, 1_000_000, 9_500, 100, key=f"{STEM}_context",
                                   bind="query-params")
-        chunk = st.number_input("Chunk (tokens)", 1, 1_000_000, 1_500, 100, key="cachegen_chunk", bind="query-params")
-        sizes = choice("Level sizes encoded from", SIZES, "cachegen_sizes", help="A synthetic chunk with "
+        chunk = st.number_input("Chunk (tokens)", 1, 1_000_000, 1_500, 100, key=f"{STEM}_chunk", bind="query-params")
+        sizes = choice("Level sizes encoded from", SIZES, "sizes", help="A synthetic chunk with "
                        "Mistral-7B's 32 layers, or the record-world model's real KV; quality is always measured on "
                        "the record-world model.")
-        recompute = choice("Text recompute", RECOMPUTE, "cachegen_recompute")
+        recompute = choice("Text recompute", RECOMPUTE, "recompute", help="How long the GPU takes to recompute a "
+                           "chunk sent as text: the prefill model of Mistral-7B on an A40, or the artifact's 0.2 s.")
     if source == "upload" and csv is None:
         st.info("Upload a CSV with two columns, `time_s, gbps` (header optional, times increasing, "
                 "bandwidth > 0), up to 1 MiB.", icon=":material/upload_file:")
         st.stop()
+    bandwidth = BandwidthSpec(source, int(traces), float(persistence), int(seed), csv, csv_name)
+    return StreamInputs(sizes, int(context), int(chunk), float(slo), recompute, bandwidth)
+
+
+def prepare(inputs: StreamInputs) -> tuple[S.StreamSetup, S.Bandwidth, levels.Measured]:
+    """The measured levels (asking first when that is long), the stream and its bandwidth."""
     with frame.user_errors():
-        study = levels.LevelStudy.for_stream(sizes, int(context), int(chunk))
-        frame.confirm_cost(levels.cost(study), "cachegen_levels")
-        measured = measured_levels(study)
-        setup = S.StreamSetup(measured.levels, measured.quant8, context_tokens=int(context), chunk_tokens=int(chunk),
-                              slo_s=float(slo), recompute=recompute, per_chunk=measured.per_chunk)
-        setup.validate()
-        bw = bandwidth(source, float(persistence), int(seed), setup.n_chunks, int(traces), csv, csv_name)
-    return setup, bw, int(traces), int(seed), measured, levels.SIZE_SOURCES[sizes]
+        study = inputs.study
+        frame.confirm_cost(levels.cost(study), f"{STEM}_levels")
+        measured = cached.measured_levels(study)
+        return inputs.setup(measured), cached.bandwidth_of(inputs), measured
+
+
+def sweep_of(inputs: StreamInputs, slos: tuple[float, ...]) -> pd.DataFrame:
+    """Every policy at each SLO, one cached point at a time (the bar is drawn here, not cached)."""
+    parts = frame.stepped(lambda slo: f"Sweeping the SLO over every trace: {slo:g} s…", slos,
+                          lambda slo: cached.sweep_point(inputs.at_slo(slo), max(slos)))
+    return pd.concat(parts, ignore_index=True)
 
 
 if view == "Codec":
-    with st.sidebar:
-        spec, documents, group, level, sens = codec_controls()
-    with frame.user_errors():
-        spec.validate()
-        frame.confirm_cost(compare.study_cost(model_kv.kv_values(documents) if documents else spec.values),
-                           "cachegen_codec")
-        table, points, loc = codec_tables(spec, documents, level, group, sens)
-    if "accuracy" in table.columns:
-        st.caption(f"The model answers {table.accuracy.iloc[-1]:.1%} of {documents * 12:,} questions right over "
-                   f"its fp16 KV; `accuracy` and `kl` (nats from the fp16 answers) are the same over each decoded KV.")
-        frame.figure(figs.fig_quality(points), key="cachegen_quality")
-    frame.figure(figs.fig_pareto(points), key="cachegen_pareto")
-    st.subheader(f"Ablation at level {level}")
-    st.dataframe(table, hide_index=True, width="stretch", column_config=FORMATS)
-    frame.explain(report.CODEC_EXPLAIN)
-    frame.what_to_notice(report.codec_notice(table, points, None if documents else spec.rho))
-    frame.paper_vs_sim(report.codec_rows(table, loc), note=report.CODEC_NOTE)
+    cachegen_codec.view()
     st.stop()
 
-setup, bw, traces, seed, measured, sizes_from = stream_setup()
+against = None if view == VIEWS[0] else st.segmented_control(
+    "Against", AGAINST, default="SLO", required=True, key=f"{STEM}_against", bind="query-params")
+inputs = stream_inputs(fresh_traces=against == "Persistence")
+setup, bw, measured = prepare(inputs)
 label = frame.plain(bw.name)
+settings = inputs.settings()
 extra = []
-if view == "Streaming timeline":
-    policies = st.multiselect("Policies (one row each)", S.policy_names(setup), DEFAULT_POLICIES,
-                              key="cachegen_policies", format_func=figs.policy_label)
+if view == VIEWS[0]:
+    names = S.policy_names(setup)
+    policies = st.multiselect("Policies (one row each)", names, DEFAULT_POLICIES, key=f"{STEM}_policies",
+                              bind="query-params", format_func=figs.policy_label,
+                              help="Each row streams the same context over the first trace under one rule. "
+                              + glossary.define("TTFT"))
+    chosen = tuple(p for p in policies if p in names) or ("paper",)
     with frame.user_errors():
-        runs = runs_of(setup, bw.first(), tuple(policies or ["paper"]))
-    frame.figure(figs.fig_timeline(setup, runs, bw), key="cachegen_timeline")
+        cached.show(cached.timeline_figure(inputs, chosen, frame.presenter()), f"{STEM}_timeline")
+        runs = cached.runs_of(inputs, chosen, True)
     if bw.kind == "chunk":
-        frame.figure(figs.fig_chunk_bandwidth(bw, setup), key="cachegen_chunkbw")
+        cached.show(cached.chunk_bandwidth_figure(inputs, frame.presenter()), f"{STEM}_chunkbw")
+    frame.terms("TTFT", "SLO", "AR(1)", "i.i.d.")
     table = pd.concat([S.timeline(setup, r) for r in runs], ignore_index=True)
-    st.dataframe(table, hide_index=True, width="stretch", height=240, column_config=FORMATS)
+    st.dataframe(table, hide_index=True, width="stretch", height=240, column_config=cached.FORMATS)
+    frame.download_csv(table, STEM, "per-chunk table", settings | {"policies": ", ".join(chosen)},
+                       trace=f"{bw.name} (trace 0)")
     frame.explain(report.TIMELINE_EXPLAIN)
     with frame.user_errors():
-        frame.confirm_cost(S.stream_cost(setup, bw.traces, len(S.policy_names(setup))), "cachegen_summary")
-    summary = sweep_of(setup, bw, (setup.slo_s,))
+        frame.confirm_cost(S.stream_cost(setup, bw.traces, len(S.policy_names(setup))), f"{STEM}_summary")
+    summary = sweep_of(inputs, (setup.slo_s,))
 else:
-    against = st.segmented_control("Against", ["SLO", "Mean bandwidth", "Persistence"], default="SLO",
-                                   required=True, key="cachegen_against", bind="query-params")
     slos = tuple(report.slo_grid(setup.slo_s))
     repeats = {"SLO": len(slos), "Mean bandwidth": 1}.get(against, len(S.PERSISTENCE_GRID) + 1)
-    swept = traces if against == "Persistence" else bw.traces          # the persistence sweep draws K fresh traces
+    traces = inputs.bandwidth.traces
     with frame.user_errors():
-        frame.confirm_cost(S.stream_cost(setup, max(swept, bw.traces), len(S.policy_names(setup)), repeats),
-                           "cachegen_sweep")
+        frame.confirm_cost(S.stream_cost(setup, max(traces, bw.traces), len(S.policy_names(setup)), repeats),
+                           f"{STEM}_sweep")
         if against == "SLO":
-            sweep = sweep_of(setup, bw, slos)
-            frame.figure(figs.fig_violation(sweep, setup.slo_s), key="cachegen_violation")
+            sweep = sweep_of(inputs, slos)
             summary = sweep[np.isclose(sweep.slo_s, setup.slo_s)]
         elif against == "Mean bandwidth":
-            runs = runs_of(setup, bw, S.policy_names(setup))
+            runs = cached.runs_of(inputs, S.policy_names(setup), False)
             summary = S.summary(runs).assign(slo_s=setup.slo_s)
-            frame.figure(figs.fig_violation(S.by_mean_bandwidth(runs, bw), x="mean_gbps"), key="cachegen_bybw")
         else:
-            sweep = persistence_of(setup, traces, seed)
-            frame.figure(figs.fig_violation(sweep, x="persistence"), key="cachegen_bypersist")
+            sweep = pd.concat(frame.stepped(lambda phi: f"Streaming over traces of persistence {phi:g}…",
+                                            S.PERSISTENCE_GRID, lambda phi: cached.persistence_point(inputs, phi)),
+                              ignore_index=True)
             extra = [report.persistence_notice(sweep)]
-            summary = sweep_of(setup, bw, (setup.slo_s,))
+            summary = sweep_of(inputs, (setup.slo_s,))
+        cached.show(cached.violation_figure(inputs, against, slos, frame.presenter()), f"{STEM}_violation")
+    frame.terms("SLO", "TTFT", "AR(1)", "i.i.d.")
     frame.explain(report.sweep_explain(bw.traces, traces))
 
 st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({label}):")
 st.dataframe(summary.drop(columns="slo_s"), hide_index=True, width="stretch")
-st.caption(report.levels_caption(setup, sizes_from))
-st.dataframe(measured.table, hide_index=True, width="stretch", column_config=FORMATS)
+frame.download_csv(summary, STEM, "summary", settings, trace=bw.name)
+st.caption(report.levels_caption(setup, levels.SIZE_SOURCES[inputs.sizes]))
+st.dataframe(measured.table, hide_index=True, width="stretch", column_config=cached.FORMATS)
+frame.download_csv(measured.table, STEM, "measured levels", settings)
 frame.what_to_notice(report.stream_notice(summary, label) + extra)
-frame.paper_vs_sim(report.stream_rows(setup, summary, label, sizes_from),
+frame.paper_vs_sim(report.stream_rows(setup, summary, label, levels.SIZE_SOURCES[inputs.sizes]),
                    note=report.stream_note(setup, summary))

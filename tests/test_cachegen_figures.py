@@ -7,6 +7,7 @@ import pandas as pd
 
 from kvviz.cachegen import streaming as S
 from kvviz.figures import cachegen as figs
+from kvviz.style import INK, PALETTE
 from tests.cachegen_setup import real_setup
 
 
@@ -15,15 +16,18 @@ def test_timeline_has_a_row_per_policy_with_bars_coloured_by_configuration():
     bw = S.step_trace()
     runs = S.run_all(setup, bw, ("paper", "quant8", "oracle"))
     fig = figs.fig_timeline(setup, runs, bw)
-    labels = [a.text for a in fig.layout.annotations]
+    labels = [a.text.split(" · ")[0] for a in fig.layout.annotations]
     assert {"<b>paper rule</b>", "<b>8-bit quant</b>", "<b>oracle (bound)</b>"} <= set(labels)
+    titles = [a.text for a in fig.layout.annotations if " · " in a.text]
+    assert [("✓ met" in t, f"TTFT {float(r.ttft[0]):.2f} s" in t) for t, r in zip(titles, runs)] == \
+        [(bool(r.met[0]), True) for r in runs]                          # the TTFT in words, beside no line
     bars = [t for t in fig.data if t.type == "bar"]
     colors = figs.config_colors(setup.config_names)
     assert all(b.marker.color == colors[b.name] for b in bars)
     assert sum(len(b.x) for b in bars) == 3 * setup.n_chunks           # every chunk of every row
     slo_lines = [s for s in fig.layout.shapes if s.x0 == setup.slo_s]
     assert len(slo_lines) == 3
-    ttft = [t for t in fig.data if t.type == "scatter" and t.mode == "markers+text"]
+    ttft = [t for t in fig.data if t.type == "scatter" and t.name.startswith("TTFT")]
     assert [round(t.x[0], 6) for t in ttft] == [round(float(r.ttft[0]), 6) for r in runs]
 
 
@@ -35,6 +39,8 @@ def test_violation_figure_one_line_per_policy_on_a_log_slo_axis():
     assert len(names) == len(S.policy_names(setup))
     assert fig.layout.xaxis.type == "log"
     assert fig.layout.shapes[0].x0 == 1.0                                # the SLO, in data units
+    used = {t.line.color for t in fig.data}
+    assert used <= set(PALETTE) | {INK} and len(used) == len(names)       # Okabe–Ito, one colour per policy
 
 
 def test_pareto_has_each_variant_and_the_baselines():

@@ -9,20 +9,21 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kvviz.cachegen.streaming import Bandwidth, Run, StreamSetup
-from kvviz.style import PALETTE, color
+from kvviz.style import INK, PALETTE, color, series_style
 
-TEXT_COLOR = "#8a8f98"
-SLO_COLOR = "#d62728"
+BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, _, GREY, INDIGO = PALETTE
+MET, MISSED = GREEN, VERMILLION          # a TTFT within / over the SLO; the SLO line itself is vermillion
 POLICY_LABELS = {"paper": "paper rule", "artifact": "artifact rule", "quant8": "8-bit quant", "text": "text only",
                  "oracle": "oracle (bound)"}
+LEVEL_COLORS = (SKY, BLUE, INDIGO)       # level 1 (fewest bits) light to level 3 (most bits) dark
 
 
 def config_colors(names: tuple[str, ...]) -> dict[str, str]:
-    """Levels in blues and greens, 8-bit quantisation orange, text grey."""
+    """Configurations of a chunk: levels light to dark blue, 8-bit quantisation orange, text grey
+    (and hatched, so it reads without colour)."""
     levels = [n for n in names if n not in ("quant8", "text")]
-    ramp = ["#9ecae1", "#4292c6", "#1f5fbf", "#08306b", "#19a979", "#13a4b4"]
-    out = {n: ramp[i % len(ramp)] for i, n in enumerate(levels)}
-    out.update(quant8=PALETTE[1], text=TEXT_COLOR)
+    out = {n: LEVEL_COLORS[i] if i < len(LEVEL_COLORS) else color(i) for i, n in enumerate(levels)}
+    out.update(quant8=ORANGE, text=GREY)
     return out
 
 
@@ -35,29 +36,42 @@ def _bandwidth_line(bw: Bandwidth, until: float) -> tuple[np.ndarray, np.ndarray
     return times, np.append(bw.gbps[0], bw.gbps[0, -1])
 
 
+def _row_label(run: Run, trace: int) -> str:
+    """A row's title: the policy and its TTFT against the SLO (in words, not only in colour)."""
+    ttft, ok = float(run.ttft[trace]), bool(run.met[trace])
+    verdict = f"<span style='color:{MET if ok else MISSED}'>TTFT {ttft:.2f} s {'✓ met' if ok else '✗ missed'}</span>"
+    return f"<b>{policy_label(run.policy)}</b> · {verdict}"
+
+
 def fig_timeline(setup: StreamSetup, runs: list[Run], bw: Bandwidth, trace: int = 0) -> go.Figure:
     """One row per policy: each chunk is a bar over [start, end], as tall as the bandwidth its
-    transfer saw and coloured by the configuration chosen; the SLO line and each TTFT marked.
-    For a timed trace the bandwidth itself is drawn behind the bars."""
+    transfer saw and coloured by the configuration chosen; the SLO line and each TTFT marked
+    (the TTFT's value sits in the row's title, where no bar or line can cross it).
+    For a timed trace the bandwidth itself is drawn behind the bars.
+
+    Shapes, annotations and axes are collected and set once: plotly re-validates every shape
+    already added on each ``add_vline``, which made this figure cost ~1 s with six rows."""
     colors = config_colors(setup.config_names)
     names = np.array(setup.config_names)
     until = max(setup.slo_s, max(float(r.ttft[trace]) for r in runs)) * 1.06
-    top = max(float(bw.gbps[trace].max()), max(float(r.seen_gbps[trace].max()) for r in runs)) * 1.3
+    top = max(float(bw.gbps[trace].max()), max(float(r.seen_gbps[trace].max()) for r in runs)) * 1.45
     fig = make_subplots(rows=len(runs), cols=1, shared_xaxes=True, vertical_spacing=0.03)
-    shown: set[str] = set()
+    traces, rows, shapes, notes, shown = [], [], [], [], set()
     for row, run in enumerate(runs, start=1):
+        axis = "" if row == 1 else str(row)
         if bw.kind == "timed":
             t, g = _bandwidth_line(bw, until)
-            fig.add_trace(go.Scatter(x=t, y=g, mode="lines", line=dict(shape="hv", color="#555", width=1.5),
+            traces.append(go.Scatter(x=t, y=g, mode="lines", line=dict(shape="hv", color=GREY, width=1.5),
                                      name="bandwidth", legendgroup="bw", showlegend=row == 1,
-                                     hovertemplate="%{y:.2f} Gb/s from %{x:.2f} s<extra></extra>"), row=row, col=1)
+                                     hovertemplate="%{y:.2f} Gb/s from %{x:.2f} s<extra></extra>"))
+            rows.append(row)
         start, end = run.start[trace], run.end[trace]
         for name in setup.config_names:
             pick = names[run.config[trace]] == name
             if not pick.any():
                 continue
             chunks = np.flatnonzero(pick)
-            fig.add_trace(go.Bar(
+            traces.append(go.Bar(
                 x=(start[pick] + end[pick]) / 2, width=end[pick] - start[pick], y=run.seen_gbps[trace, pick],
                 marker=dict(color=colors[name], line=dict(color="white", width=1),
                             pattern_shape="/" if name == "text" else ""),
@@ -66,25 +80,26 @@ def fig_timeline(setup: StreamSetup, runs: list[Run], bw: Bandwidth, trace: int 
                 customdata=np.stack([chunks, start[pick], end[pick], run.bits[trace, pick] / 8e6], axis=1),
                 hovertemplate=(f"{policy_label(run.policy)} · chunk %{{customdata[0]}} · {name}<br>"
                                "%{customdata[1]:.3f}–%{customdata[2]:.3f} s · %{customdata[3]:.1f} MB"
-                               "<br>bandwidth seen %{y:.2f} Gb/s<extra></extra>")), row=row, col=1)
+                               "<br>bandwidth seen %{y:.2f} Gb/s<extra></extra>")))
+            rows.append(row)
             shown.add(name)
         ttft, ok = float(run.ttft[trace]), bool(run.met[trace])
-        fig.add_trace(go.Scatter(
-            x=[ttft], y=[top * 0.62], mode="markers+text", text=[f"TTFT {ttft:.2f} s {'✓' if ok else '✗'}"],
-            textposition="middle left" if ttft > until * 0.6 else "middle right",
-            textfont=dict(color="#19a979" if ok else SLO_COLOR),
-            marker=dict(symbol="diamond", size=12, color="#19a979" if ok else SLO_COLOR),
-            showlegend=False, hovertemplate=f"TTFT {ttft:.3f} s<extra></extra>"), row=row, col=1)
-        fig.add_vline(x=setup.slo_s, line=dict(color=SLO_COLOR, dash="dash", width=2), row=row, col=1)
-        fig.update_yaxes(range=[0, top], nticks=3, row=row, col=1)
-        axis = "" if row == 1 else str(row)
-        fig.add_annotation(x=0.005, y=0.97, xref=f"x{axis} domain", yref=f"y{axis} domain", text=f"<b>{policy_label(run.policy)}</b>",
-                           showarrow=False, xanchor="left", yanchor="top", bgcolor="rgba(255,255,255,0.8)")
-    fig.add_annotation(x=setup.slo_s, y=1.0, xref="x", yref="paper", text=f"SLO {setup.slo_s:g} s",
-                       showarrow=False, xanchor="left", yanchor="bottom", font=dict(color=SLO_COLOR))
-    fig.update_layout(barmode="overlay", bargap=0, height=130 * len(runs) + 120,
-                      legend=dict(orientation="h", y=-0.08, x=0),
-                      yaxis_title="Gb/s")
+        traces.append(go.Scatter(
+            x=[ttft], y=[top * 0.12], mode="markers", marker=dict(symbol="diamond", size=13, color=MET if ok else MISSED,
+                                                                 line=dict(color="white", width=1.5)),
+            showlegend=False, name=f"TTFT {policy_label(run.policy)}", hovertemplate=f"TTFT {ttft:.3f} s<extra></extra>"))
+        rows.append(row)
+        shapes.append(dict(type="line", x0=setup.slo_s, x1=setup.slo_s, xref=f"x{axis}", y0=0, y1=1,
+                           yref=f"y{axis} domain", line=dict(color=MISSED, dash="dash", width=2)))
+        notes.append(dict(x=0.005, y=0.98, xref=f"x{axis} domain", yref=f"y{axis} domain", text=_row_label(run, trace),
+                          showarrow=False, xanchor="left", yanchor="top", bgcolor="rgba(255,255,255,0.85)"))
+    fig.add_traces(traces, rows=rows, cols=[1] * len(rows))
+    notes.append(dict(x=setup.slo_s, y=1.0, xref="x", yref="paper", text=f"SLO {setup.slo_s:g} s", showarrow=False,
+                      xanchor="left", yanchor="bottom", font=dict(color=MISSED)))
+    axes = {f"yaxis{'' if r == 1 else r}": dict(range=[0, top], nticks=3) for r in range(1, len(runs) + 1)}
+    fig.update_layout(barmode="overlay", bargap=0, height=130 * len(runs) + 120, shapes=shapes, annotations=notes,
+                      legend=dict(orientation="h", y=-0.08, x=0), **axes)
+    fig.update_layout(yaxis_title="Gb/s")
     fig.update_xaxes(title_text="time since the request (s)", range=[0, until], row=len(runs), col=1)
     return fig
 
@@ -99,15 +114,15 @@ def fig_chunk_bandwidth(bw: Bandwidth, setup: StreamSetup, trace: int = 0) -> go
     return fig
 
 
-FIXED_POLICY_COLORS = {"paper": "#1f5fbf", "artifact": "#e8743b", "quant8": "#bf399e", "text": TEXT_COLOR,
-                       "oracle": "#262730"}
-LEVEL_POLICY_COLORS = ("#19a979", "#13a4b4", "#945ecf", "#6c8893", "#ed4a7b")
+POLICY_COLORS = {"paper": BLUE, "artifact": VERMILLION, "level1": SKY, "level2": GREEN, "level3": PURPLE,
+                 "quant8": ORANGE, "text": GREY}
 
 
 def policy_colors(policies) -> dict[str, str]:
-    """Rules in blue and orange, the oracle black, text grey, fixed levels in greens and violets."""
-    levels = iter(LEVEL_POLICY_COLORS * 4)
-    return {p: FIXED_POLICY_COLORS.get(p) or next(levels) for p in policies}
+    """A palette colour per policy (its dash and marker follow from it, ``kvviz.style``); the oracle,
+    the bound, in ink."""
+    spare = iter(c for c in PALETTE if c not in POLICY_COLORS.values())
+    return {p: INK if p == "oracle" else POLICY_COLORS.get(p) or next(spare, INK) for p in policies}
 
 
 def fig_violation(sweep: pd.DataFrame, slo_now: float | None = None, x: str = "slo_s") -> go.Figure:
@@ -121,7 +136,7 @@ def fig_violation(sweep: pd.DataFrame, slo_now: float | None = None, x: str = "s
                         subplot_titles=("SLO-violation rate", "mean quality proxy"))
     for p in policies:
         d = sweep[sweep.policy == p]
-        dash = "dot" if p == "oracle" else None
+        dash = "dot" if p == "oracle" else None          # the others: their colour's dash
         for col, ycol in ((1, "violation_rate"), (2, "mean_quality")):
             fig.add_trace(go.Scatter(
                 x=d[x], y=d[ycol], mode="lines+markers", name=policy_label(p), legendgroup=p,
@@ -129,14 +144,11 @@ def fig_violation(sweep: pd.DataFrame, slo_now: float | None = None, x: str = "s
                 hovertemplate=f"{policy_label(p)}<br>{x_label} %{{x:.2f}}: %{{y:.3f}}<extra></extra>"), row=1, col=col)
     if slo_now is not None and x == "slo_s":
         for col in (1, 2):
-            fig.add_vline(x=slo_now, line=dict(color=SLO_COLOR, dash="dash", width=1.5), row=1, col=col)
+            fig.add_vline(x=slo_now, line=dict(color=MISSED, dash="dash", width=1.5), row=1, col=col)
     fig.update_yaxes(tickformat=".0%", range=[-0.02, 1.02], row=1, col=1)
     fig.update_xaxes(title_text=x_label, type="log" if x == "slo_s" else "linear")
     fig.update_layout(height=460, legend=dict(orientation="h", y=-0.22, x=0))
     return fig
-
-
-VARIANT_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x")
 
 
 def fig_pareto(points: pd.DataFrame, error: str = "weighted_error") -> go.Figure:
@@ -147,17 +159,16 @@ def fig_pareto(points: pd.DataFrame, error: str = "weighted_error") -> go.Figure
         fig.add_trace(go.Scatter(
             x=d.bits_per_value, y=d[error], mode="lines+markers+text" if i == 0 else "lines+markers", name=name,
             text=[f"L{int(v)}" for v in d.level], textposition="bottom left", textfont=dict(size=12),
-            marker=dict(symbol=VARIANT_SYMBOLS[i % len(VARIANT_SYMBOLS)], color=color(i)),
-            line=dict(color=color(i)),
+            marker=series_style(i).marker(), line=series_style(i).line(),
             hovertemplate=f"{name}<br>level %{{text}}: %{{x:.2f}} bits/value, error %{{y:.2e}}<extra></extra>"))
     base = points[points.level.isna()]
     lossy = base[~base.variant.str.startswith("zlib")]
     fig.add_trace(go.Scatter(x=lossy.bits_per_value, y=lossy[error], mode="markers+text", name="fixed-width quantization",
                              text=lossy.variant, textposition="middle right",
-                             marker=dict(symbol="star", size=14, color="#262730"),
+                             marker=dict(symbol="star", size=14, color=INK),
                              hovertemplate="%{text}: %{x:.2f} bits/value, error %{y:.2e}<extra></extra>"))
     for _, z in base[base.variant.str.startswith("zlib")].iterrows():
-        fig.add_vline(x=z.bits_per_value, line=dict(color=TEXT_COLOR, dash="dot"),
+        fig.add_vline(x=z.bits_per_value, line=dict(color=GREY, dash="dot"),
                       annotation_text=f"zlib on fp16: {z.bits_per_value:.1f} bits, lossless",
                       annotation_position="top left")
     fig.update_layout(height=520, xaxis_title="bits per KV value (everything sent)",
@@ -178,15 +189,15 @@ def fig_quality(points: pd.DataFrame) -> go.Figure:
         for col, ycol in ((1, "kl"), (2, "accuracy")):
             fig.add_trace(go.Scatter(
                 x=d.bits_per_value, y=d[ycol], mode="lines+markers", name=name, legendgroup=name,
-                showlegend=col == 1, marker=dict(symbol=VARIANT_SYMBOLS[i % len(VARIANT_SYMBOLS)], color=color(i)),
-                line=dict(color=color(i)), customdata=d.level,
+                showlegend=col == 1, marker=series_style(i).marker(), line=series_style(i).line(),
+                customdata=d.level,
                 hovertemplate=f"{name}<br>level %{{customdata}}: %{{x:.2f}} bits/value, {ycol} %{{y:.3g}}<extra></extra>"),
                 row=1, col=col)
     base = points[points.level.isna() & ~points.variant.str.startswith("zlib")]
     for col, ycol in ((1, "kl"), (2, "accuracy")):
         fig.add_trace(go.Scatter(x=base.bits_per_value, y=base[ycol], mode="markers", name="fixed-width quantization",
                                  legendgroup="fixed", showlegend=col == 1, text=base.variant,
-                                 marker=dict(symbol="star", size=14, color="#262730"),
+                                 marker=dict(symbol="star", size=14, color=INK),
                                  hovertemplate="%{text}: %{x:.2f} bits/value, %{y:.3g}<extra></extra>"), row=1, col=col)
     fig.update_yaxes(type="log", exponentformat="power", row=1, col=1)
     fig.update_yaxes(tickformat=".1%", row=1, col=2)
