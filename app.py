@@ -2,7 +2,8 @@
 
 Every page file in ``pages/`` that the catalog names is listed in the navigation under its
 section; ``url_path`` is the file stem (a different one breaks deep links with a ``pages/``
-folder). The sidebar's presenter mode applies to every page. An unexpected error in a page shows
+folder). The sidebar's presenter mode applies to every page; after a page has run, its hidden controls
+are written back into the URL (``ui.links.keep_hidden_params``). An unexpected error in a page shows
 the viewer a short message with an error id; the server log has its traceback under the same id.
 """
 
@@ -12,7 +13,7 @@ import streamlit as st
 
 from kvviz.catalog import PAGES, SECTIONS
 from ui.errors import guarded
-from ui import presenter
+from ui import links, presenter
 from ui.frame import arrival_params, drop_unusable_query_params
 
 ROOT = Path(__file__).resolve().parent
@@ -38,4 +39,5 @@ arrival_params()
 page = st.navigation(sections)
 with st.sidebar:
     presenter.apply(presenter.toggle())
-guarded(page.run, page.url_path)
+with links.hidden_params_kept(page.url_path):   # a view's controls stay in its link when hidden
+    guarded(page.run, page.url_path)

@@ -5,15 +5,28 @@ browser's address already *is* the view. "Copy link" copies that address as it i
 of the click (a small same-origin component reads ``window.parent.location``), so it carries
 every bound control, presenter mode included. "Reset to defaults" forgets this page's widget
 state (keys start with ``<stem>_``): each widget back at its default, and out of the URL.
+
+A view switch (a segmented control) stops drawing the other view's controls. Streamlit 1.67 keeps
+an undrawn bound widget's value in the session (drawn again, it has it back) but deletes its
+parameter from the URL when the run ends, so a link copied on one view forgot the other's
+settings. ``keep_hidden_params`` runs after every page (app.py) and writes each undrawn bound
+control of this page back into the URL as a plain parameter (a default stays out): links carry
+every view, and the widget, drawn again, is seeded from that same value. Parameters of other
+pages (``<other stem>_...``) are dropped, so a page's link carries only its own controls.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from streamlit.runtime.state.query_params import _coerce_value_for_query_url
 
+from kvviz.catalog import PAGES
 from ui.presenter import PRESENTER_KEY, ROOT_PX
 
 _COPY_HTML = """
@@ -70,6 +83,68 @@ def _widget_defaults(prefix: str) -> dict[str, object]:
         if key.startswith(prefix) and meta is not None and meta.value_type not in _NO_DEFAULT:
             defaults[key] = meta.deserializer(None)
     return defaults
+
+
+def _hidden_values(prefix: str) -> dict[str, str | list[str] | None]:
+    """This page's bound widgets not drawn in this run: their URL value (``None`` at the default)."""
+    ctx = get_script_run_ctx()
+    state = ctx.session_state._state
+    drawn = ctx.shared.widget_ids_this_run.snapshot()
+    values = {}
+    for key, widget_id in list(state._key_id_mapper._key_id_mapping.items()):
+        meta = state._new_widget_state.widget_metadata.get(widget_id)
+        if (not key.startswith(prefix) or widget_id in drawn or meta is None
+                or widget_id not in state._query_param_bound_widget_ids or key not in st.session_state):
+            continue
+        value = st.session_state[key]
+        serialized = meta.serializer(value)
+        values[key] = (None if value == meta.deserializer(None)
+                       else _coerce_value_for_query_url("" if serialized is None else serialized, meta.value_type))
+    return values
+
+
+def owner(key: str) -> str | None:
+    """The page a URL parameter belongs to: the longest stem ``s`` with ``key`` starting ``s_``."""
+    stems = [p.stem for p in PAGES if key.startswith(page_prefix(p.stem))]
+    return max(stems, key=len) if stems else None
+
+
+def keep_hidden_params(stem: str) -> None:
+    """After page ``stem`` ran: its undrawn bound controls back in the URL, other pages' out.
+
+    Each undrawn widget is unbound first (a new binding is made when it is drawn again), so
+    Streamlit's end-of-run cleanup, which deletes the parameters of undrawn *bound* widgets,
+    leaves the value in the address bar; the URL is sent to the browser only if it changed.
+    """
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return
+    hidden = _hidden_values(page_prefix(stem))
+    state = ctx.session_state._state
+    with ctx.session_state.query_params() as qp:
+        before = dict(qp._query_params)
+        for key, url_value in hidden.items():
+            qp.unbind_widget(state._key_id_mapper.get_id_from_key(key))
+            if url_value is None:
+                qp._query_params.pop(key, None)
+            else:
+                qp._query_params[key] = url_value
+        for key in [k for k in qp._query_params if owner(k) not in (None, stem)]:
+            del qp._query_params[key]
+        if qp._query_params != before:
+            qp._send_query_param_msg()
+
+
+@contextmanager
+def hidden_params_kept(stem: str) -> Iterator[None]:
+    """Run page ``stem`` inside this: ``keep_hidden_params`` after it, also when it called
+    ``st.stop`` (a rerun or an error leaves the URL to the next run)."""
+    try:
+        yield
+    except StopException:
+        keep_hidden_params(stem)
+        raise
+    keep_hidden_params(stem)
 
 
 def reset_page(stem: str) -> None:

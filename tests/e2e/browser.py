@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.conftest import SHOTS
 
@@ -24,6 +24,30 @@ def open_page(page: Page, app_url: str, stem: str = "", query: str = "") -> None
     page.get_by_test_id("stAppViewContainer").wait_for(timeout=TIMEOUT)
     wait_idle(page)
     expect(page.locator("[role=dialog]")).to_have_count(0)
+
+
+def settle(page: Page) -> None:
+    """Wait two animation frames: a scroll made now has fired its scroll event by then."""
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+def open_select(combo: Locator) -> None:
+    """Open a select box (or multiselect) with one click, as a person does: scrolled into view first.
+
+    Streamlit 1.67's select box (react-aria) closes its list when anything around it scrolls.
+    Playwright's ``click`` scrolls a half-hidden box into view and clicks in the same frame, so
+    the scroll event arrives after the list opened and closes it: "the first click only focuses
+    it". Scrolling first and letting that event pass makes the one click open it.
+    """
+    combo.scroll_into_view_if_needed()
+    settle(combo.page)
+    combo.click()
+
+
+def choose(combo: Locator, option: str) -> None:
+    """Pick ``option`` in a select box with one click on the box and one on the option."""
+    open_select(combo)
+    combo.page.get_by_role("option", name=option, exact=True).click()
 
 
 def assert_no_exception(page: Page) -> None:

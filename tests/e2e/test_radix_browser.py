@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 
 from kvviz.radix_scenarios import PRESETS
-from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
+from tests.e2e.browser import assert_no_exception, choose, open_page, screenshot, wait_idle
 
 
 def test_step_buttons_and_deep_link(page: Page, app_url: str):
@@ -25,12 +25,7 @@ def test_every_preset_steps_through(page: Page, app_url: str):
     open_page(page, app_url, "radix")
     for i, (key, preset) in enumerate(PRESETS.items()):
         if i:   # the first preset is already chosen
-            combo = page.get_by_test_id("stSidebar").get_by_role("combobox", name="Preset")
-            option = page.get_by_role("option", name=preset.title, exact=True)
-            combo.click()
-            if not option.is_visible():   # the first click after a load only focuses it (issue 14's note)
-                combo.click()
-            option.click()
+            choose(page.get_by_test_id("stSidebar").get_by_role("combobox", name="Preset"), preset.title)
             wait_idle(page)
         expect(page.get_by_text("Step 0 of")).to_be_visible()
         for step in (1, 2):
