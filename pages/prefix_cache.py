@@ -26,6 +26,18 @@ EXPLAIN = (
     + "\n".join(f"- **{p.label}**: {p.rule}." for p in pc.PrefixPolicy)
     + "\n- **priority** is left out: a trace carries no request priorities, so it would be LRU.")
 
+LIVE = {"Curves": {"policies", "capacities", "model", "gpu", "sample"},
+        "Per request": {"policies", "capacities", "model"}, "Over time": {"policies", "capacities", "model"},
+        "Prefix tree": set()}
+
+
+def unused(control: str, live: set[str], help_text: str = "") -> dict:
+    """``disabled`` and ``help`` for a sidebar control: off, with the reason, on a view it cannot change."""
+    if control in live:
+        return {"help": help_text or None}
+    return {"disabled": True, "help": (help_text + " " if help_text else "") + "Not used by this view."}
+
+
 frame.header("prefix_cache", "How much KV a serving engine's prefix cache reuses from a trace, beside a block cache "
                              "with the same policy and memory.")
 view = st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="prefix_view", bind="query-params")
@@ -34,23 +46,28 @@ if view == "Worked example":
     notes, rows = views.example_view()
 else:
     trace = replay_trace_picker("prefix")
+    live = LIVE[view]
     with st.sidebar:
         st.header("Cache")
         policies = st.multiselect("Radix eviction policies", pc.POLICY_NAMES, default=list(pc.BLOCK_TWINS),
                                   format_func=str.upper, key="prefix_policies", bind="query-params",
-                                  help="LRU, LFU and FIFO also run on the block cache, for the side-by-side view.")
+                                  **unused("policies", live, "LRU, LFU and FIFO also run on the block cache, for "
+                                                             "the side-by-side view."))
         low, high = st.select_slider("Capacity range (blocks)", LADDER, value=(100, 100_000), key="prefix_range",
-                                     bind="query-params")
-        points = st.slider("Points on the curve", 4, 30, 16, key="prefix_points", bind="query-params")
+                                     bind="query-params", **unused("capacities", live))
+        points = st.slider("Points on the curve", 4, 30, 16, key="prefix_points", bind="query-params",
+                           **unused("capacities", live))
         model = st.selectbox("Model (KV bytes per token)", list(hardware.MODELS), key="prefix_model",
-                             bind="query-params")
+                             bind="query-params", **unused("model", live, "Sets the GiB of a block."))
         gpu = st.selectbox("GPU (HBM price)", list(hardware.GPUS), key="prefix_gpu", bind="query-params",
-                           help="HBM is priced as the GPU-hour it comes with: GPU price ÷ HBM capacity.")
+                           **unused("gpu", live, "HBM is priced as the GPU-hour it comes with: GPU price ÷ HBM "
+                                                 "capacity."))
         sample = st.segmented_control("Curves from a sample of requests", SAMPLES, default=SAMPLES[0],
                                       required=True, key="prefix_sample", bind="query-params",
-                                      help="SHARDS over whole requests: keep a request when its first block's hash "
-                                           "falls in the sampled share; replay at the scaled capacity.")
-    if not policies:
+                                      **unused("sample", live, "SHARDS over whole requests: keep a request when its "
+                                                               "first block's hash falls in the sampled share; "
+                                                               "replay at the scaled capacity."))
+    if not policies and "policies" in live:
         st.info("Pick at least one radix eviction policy in the sidebar.")
         st.stop()
     with frame.user_errors():
@@ -58,7 +75,7 @@ else:
         replay = views.prepared(key, trace)
         top = max(int(low), min(int(high), replay.n_nodes))      # a bigger cache never evicts
         spec = hardware.model(model)
-        setup = views.Setup(key, trace, replay, tuple(pc.parse_policies(policies)),
+        setup = views.Setup(key, trace, replay, tuple(pc.parse_policies(policies or list(pc.BLOCK_TWINS))),
                             log_capacities(int(low), top, int(points)) + (INFINITE,),
                             pc.block_bytes(spec, trace.block_size), model, pc.memory_price(hardware.gpu(gpu)),
                             None if sample == "exact" else float(sample.rstrip("%")) / 100)

@@ -91,9 +91,8 @@ if trace.has_block_ids:
 with st.container(horizontal=True):
     st.download_button("Download trace (JSONL)", trace.to_jsonl, file_name="trace.jsonl",
                        mime="application/jsonl", icon=":material/download:", on_click="ignore")
-    st.download_button("Download stats (CSV)", pd.DataFrame([stats.to_dict()]).to_csv(index=False),
-                       file_name="trace_stats.csv", mime="text/csv", icon=":material/download:",
-                       on_click="ignore")
+    frame.download_csv(pd.DataFrame([stats.to_dict()]), "trace", "stats", {"block size (tokens)": trace.block_size},
+                       trace=trace.name)
 
 frame.what_to_notice([
     "Most distinct blocks are used once: reuse is concentrated in a few popular prefixes "

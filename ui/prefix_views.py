@@ -44,6 +44,14 @@ class Setup:
     def finite(self) -> tuple[float, ...]:
         return self.capacities[:-1]
 
+    def settings(self) -> dict[str, object]:
+        """What produced a downloaded table: the policies, the capacities, the memory model, the sample."""
+        return {"policies": ",".join(self.policies),
+                "capacities (blocks)": f"{int(self.finite[0])}-{int(self.finite[-1])}, {len(self.finite)} points",
+                "block size (tokens)": self.trace.block_size, "model": self.model,
+                "block (MiB)": round(self.bytes_per_block / 2**20, 3),
+                "sample": "exact" if self.sample is None else f"{self.sample:.0%} of requests"}
+
     def label(self, capacity: float) -> str:
         return f"{figs.gib_label(capacity * self.bytes_per_block / pc.GIB)} ({short_blocks(int(capacity))} blocks)"
 
@@ -127,8 +135,10 @@ def curves_view(s: Setup) -> tuple[list[str], list[dict]]:
         "hit ratio": st.column_config.NumberColumn(format="%.3f"), "GiB": st.column_config.NumberColumn(format="%.3g"),
         "HBM $/h": st.column_config.NumberColumn(format="$%.2f"), "DRAM $/h": st.column_config.NumberColumn(format="$%.4f"),
         "capacity (blocks)": st.column_config.NumberColumn(format="%d")})
-    st.download_button("Download the prefix curve (CSV, with GiB)", pc.curve_csv_gib(curve, s.bytes_per_block),
-                       file_name="prefix_curve.csv", mime="text/csv", icon=":material/download:", on_click="ignore")
+    with st.container(horizontal=True):
+        frame.download_csv(table, "prefix_cache", "reach table", s.settings(), trace=s.trace.name)
+        frame.download_csv(curve.assign(capacity_gib=curve["capacity"] * s.bytes_per_block / pc.GIB), "prefix_cache",
+                           "prefix curve", s.settings(), trace=s.trace.name)
     example = worked_example()
     notes = (pc.curve_notes(comp, s.bytes_per_block) if comp is not None else []) + pc.reach_notes(table)
     return notes, pc.paper_rows(comp, example.prefix_total, example.block_total)
@@ -148,6 +158,9 @@ def example_view() -> tuple[list[str], list[dict]]:
              "prefix cache hits (leaves first)": s.prefix_hits} for s in example.steps[1:int(step) + 1]]
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        frame.download_csv(pd.DataFrame(rows), "prefix_cache", "worked example",
+                           {"example": "Tair LiteHit README §10", "capacity (blocks)": example.capacity,
+                            "requests served": int(step)})
     first_loss = next((s for s in example.steps[1:] if s.prefix_hits > s.block_hits), None)
     notes = [f"After {len(LITEHIT_SCRIPT)} requests the prefix cache has {example.prefix_total} prefix hits and the "
              f"block cache {example.block_total}, with the same {example.capacity} blocks and the same LRU."]
@@ -205,8 +218,10 @@ def tree_view(s: Setup) -> tuple[list[str], list[dict]]:
     tree = tree_of(s.key, int(top), s.trace)
     figures.figure("fig_prefix_tree", tree, cache_key=f"{s.key}:{int(top)}", key="prefix_tree")
     st.markdown("**The hottest segments** (most reusable tokens):")
-    st.dataframe(hottest(tree), hide_index=True, width="stretch", column_config={
+    segments = hottest(tree)
+    st.dataframe(segments, hide_index=True, width="stretch", column_config={
         **{c: st.column_config.NumberColumn(format="localized") for c in ("tokens", "requests", "reused tokens")},
         "first use (s)": st.column_config.NumberColumn(format="%.0f"),
         "last use (s)": st.column_config.NumberColumn(format="%.0f")})
+    frame.download_csv(segments, "prefix_cache", "hottest segments", {"nodes kept": int(top)}, trace=s.trace.name)
     return tree_notes(tree), []
