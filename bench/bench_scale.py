@@ -1,18 +1,28 @@
-"""Scale benchmark: a 10M-request synthetic trace through ``import`` and ``stats``.
+"""Scale benchmark (issue 11): a 10M-request synthetic trace through ``import``, ``stats`` and an
+8-policy SHARDS-sampled hit curve, and the sampled-vs-exact error table on a 1M-request trace.
 
 Builds the trace with ``kvviz.workload.generate`` in pieces of 100,000 requests (see
-``build_trace_file``), writes it as Mooncake JSONL,
-then runs ``python -m kvviz import`` and ``python -m kvviz stats <id>`` as separate processes and
-prints wall time and each process's peak RSS. Targets (issue 11): import ≤ 60 s, stats ≤ 10 s,
-peak memory ≤ 4 GiB. ``.venv/bin/python bench/bench_scale.py [requests] [--keep FILE]``.
+``build_trace_file``) as Mooncake JSONL, or reuses one (``--trace FILE``). Each step runs in its own
+process and prints wall time, that process's CPU seconds and its peak RSS beside its target:
+``import`` ≤ 60 s, ``stats <id>`` ≤ 10 s, the sampled curve ≤ 30 s, every step ≤ 4 GiB.
+
+The sampled curve is ``kvviz.shards.sampled_curve(..., exact_lru=False)`` on the library entry:
+plain SHARDS, since the exact LRU pass that ``hitcurve --sample`` adds as a control variate needs
+more than 5 GiB on 164M accesses. The error table compares ``kvviz.shards.sampled_curve`` at a
+1% rate (plain, and with the LRU correction) against the exact ``kvviz.eviction.hit_curve`` on the
+first 1M requests' worth of the same builder, over the capacities the sample represents
+(``Sample.represents``); target ≤ 0.01.
+
+``.venv/bin/python bench/bench_scale.py [requests] [--trace FILE | --keep FILE] [--errors-only]``
 
 ``build_trace_file(requests, path)`` and ``import_trace(path, library)`` are the pieces other
-benchmarks (the sampled hit curve) can call to get the same trace.
+benchmarks can call to get the same trace.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import subprocess
@@ -23,6 +33,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+import pandas as pd  # noqa: E402
 
 from kvviz.workload import WorkloadConfig, generate  # noqa: E402
 
@@ -61,18 +73,26 @@ def _tails(piece, id_shift: int) -> list[str]:
             f'"hash_ids": [{", ".join(map(str, ids[offsets[i]:offsets[i + 1]]))}]}}\n' for i in range(len(inp))]
 
 
-_PEAK = ("import resource, sys; from kvviz.cli import main; rc = main(sys.argv[1:]); "
-         "u = resource.getrusage(resource.RUSAGE_SELF); "
-         "print('PEAK_KIB', u.ru_maxrss, u.ru_utime + u.ru_stime, file=sys.stderr); sys.exit(rc)")
+_CHILD = ("import resource, sys; sys.path.insert(0, 'bench'); from {module} import {function} as run; "
+          "rc = run(sys.argv[1:]); u = resource.getrusage(resource.RUSAGE_SELF); "
+          "print('PEAK_KIB', u.ru_maxrss, u.ru_utime + u.ru_stime, file=sys.stderr); sys.exit(rc)")
+KVVIZ = {"module": "kvviz.cli", "function": "main"}
+TIMEOUT_S = 1800
+RATE = 0.01
+CURVE_CAPACITIES = "10k,30k,100k,300k,1000k,3000k,inf"   # × 1% = 100 .. 30,000 sampled blocks
+ERROR_REQUESTS = 1_000_000
+ERROR_CAPACITIES = "10k,30k,100k,300k,1000k,inf"
 
 
-def _run(argv: list[str], env: dict) -> tuple[float, float, float, str]:
-    """Run a kvviz command in its own process; (wall s, its CPU s, its peak RSS in GiB, stdout)."""
+def _run(argv: list[str], env: dict, child: dict = KVVIZ) -> tuple[float, float, float, str]:
+    """Run ``child``'s function on ``argv`` in its own process; (wall s, its CPU s, its peak RSS in
+    GiB, stdout)."""
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _PEAK, *argv], cwd=ROOT, env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", _CHILD.format(**child), *argv], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=TIMEOUT_S)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
-        raise SystemExit(f"kvviz {argv[0]} failed: {proc.stderr.strip()[-500:]}")
+        raise SystemExit(f"{child['function']} {argv[:1]} failed: {proc.stderr.strip()[-500:]}")
     peak, cpu = next(line.split()[1:] for line in proc.stderr.splitlines() if line.startswith("PEAK_KIB"))
     return wall, float(cpu), int(peak) / 2**20, proc.stdout
 
@@ -87,25 +107,118 @@ def _env(library: Path) -> dict:
     return {**os.environ, "KVVIZ_TRACES": str(library), "OPENBLAS_NUM_THREADS": "1"}
 
 
+def sampled_main(argv: list[str]) -> int:
+    """Child process: ``ENTRY_ID RATE CAPACITIES``; every policy's plain SHARDS curve as CSV."""
+    from kvviz.eviction import POLICIES, parse_capacities
+    from kvviz.shards import sampled_curve
+    from kvviz.traces import library
+
+    eid, rate, caps = argv
+    result = sampled_curve(library.open_entry(eid), list(POLICIES), parse_capacities(caps), float(rate),
+                           exact_lru=False)
+    print(f"# rate {result.rate:g}, {result.sampled_accesses:,} of {result.accesses:,} accesses sampled")
+    sys.stdout.write(result.curve.to_csv(index=False))
+    return 0
+
+
+def errors_main(argv: list[str]) -> int:
+    """Child process: ``TRACE_FILE RATE CAPACITIES``; per policy, the largest |sampled − exact| hit
+    ratio over the represented capacities, plain SHARDS and with the LRU correction, as CSV."""
+    from kvviz.eviction import POLICIES, hit_curve, parse_capacities
+    from kvviz.traces import load_trace
+
+    path, rate, caps = argv
+    trace, capacities, policies = load_trace(Path(path)), parse_capacities(caps), list(POLICIES)
+    exact = hit_curve(trace, policies, capacities).set_index(["policy", "capacity"])["hit_ratio"]
+    plain, corrected = (_errors(trace, policies, capacities, float(rate), exact, lru) for lru in (False, True))
+    table = pd.DataFrame({"plain": plain, "corrected": corrected})
+    table["represented"] = [", ".join(_short(c) for c in plain.attrs["represented"][p]) for p in table.index]
+    print(f"# {trace.n_requests:,} requests, {len(trace.blocks):,} accesses")
+    sys.stdout.write(table.to_csv(index_label="policy"))
+    return 0
+
+
+def _errors(trace, policies, capacities, rate, exact, exact_lru: bool) -> pd.Series:
+    from kvviz.shards import sampled_curve
+
+    curve = sampled_curve(trace, policies, capacities, rate, exact_lru=exact_lru).curve
+    curve = curve[curve["represented"]].set_index(["policy", "capacity"])["hit_ratio"]
+    error = (curve - exact.loc[curve.index]).abs().groupby(level="policy").max().reindex(policies)
+    error.attrs["represented"] = {p: curve.loc[p].index.tolist() for p in policies}
+    return error
+
+
+def _short(capacity: float) -> str:
+    return "inf" if capacity == float("inf") else f"{capacity / 1000:g}k"
+
+
+def _line(step: str, wall: float, cpu: float, peak: float, target_s: float) -> None:
+    print(f"{step:<10} {wall:7.1f} s wall {cpu:7.1f} s CPU, peak RSS {peak:.2f} GiB  "
+          f"(target {target_s:g} s, 4 GiB)", flush=True)
+
+
+def _build(requests: int, path: Path) -> None:
+    start = time.perf_counter()
+    n, accesses = build_trace_file(requests, path)
+    print(f"{'build':<10} {n:,} requests, {accesses:,} block accesses, {path.stat().st_size / 1e9:.2f} GB "
+          f"JSONL in {time.perf_counter() - start:.1f} s", flush=True)
+
+
+def scale(path: Path, library: Path) -> None:
+    """Import, stats and the sampled curve of ``path``, each in its own process."""
+    eid, wall, cpu, peak = import_trace(path, library)
+    _line("import", wall, cpu, peak, 60)
+    wall, cpu, peak, _ = _run(["stats", eid], _env(library))
+    _line("stats", wall, cpu, peak, 10)
+    wall, cpu, peak, out = _run([eid, str(RATE), CURVE_CAPACITIES], _env(library),
+                                {"module": "bench_scale", "function": "sampled_main"})
+    _line("sampled", wall, cpu, peak, 30)
+    head, _, body = out.partition("\n")
+    curve = pd.read_csv(io.StringIO(body))
+    print(f"{'':<10} 8 policies × {curve['capacity'].nunique()} capacities, plain SHARDS {head[2:]}; hit ratio "
+          "(* = not represented):")
+    shown = curve.assign(cell=[f"{r:.3f}{'' if ok else '*'}" for r, ok in zip(curve["hit_ratio"], curve["represented"])])
+    table = shown.pivot(index="policy", columns="capacity", values="cell").reindex(curve["policy"].unique())
+    print(table.rename(columns=_short).to_string(), flush=True)
+
+
+def errors(path: Path, env: dict) -> None:
+    """The sampled-vs-exact error table on the trace at ``path``, in its own process."""
+    wall, cpu, peak, out = _run([str(path), str(RATE), ERROR_CAPACITIES], env,
+                                {"module": "bench_scale", "function": "errors_main"})
+    head, _, body = out.partition("\n")
+    table = pd.read_csv(io.StringIO(body), index_col="policy")
+    print(f"{'errors':<10} {wall:7.1f} s wall {cpu:7.1f} s CPU, peak RSS {peak:.2f} GiB; {head[2:]}: largest "
+          f"|sampled − exact| hit ratio at a {RATE:.0%} rate over the represented capacities (target 0.01)")
+    for column in ("plain", "corrected"):
+        table[column] = [f"{v:.4f}{'' if v <= 0.01 else ' over'}" for v in table[column]]
+    print(table.to_string(), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("requests", nargs="?", type=int, default=10_000_000)
-    parser.add_argument("--keep", type=Path, default=None, help="write the trace here and keep it")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--keep", type=Path, default=None, help="write the trace here and keep it")
+    source.add_argument("--trace", type=Path, default=None, help="reuse this trace file instead of building one")
+    parser.add_argument("--errors-only", action="store_true", help="only the sampled-vs-exact error table")
     args = parser.parse_args()
+    if args.trace is not None and not args.trace.is_file():
+        parser.error(f"--trace {args.trace}: no such file")
     with tempfile.TemporaryDirectory() as tmp:
-        path = args.keep or Path(tmp) / "scale.jsonl"
-        start = time.perf_counter()
-        n, accesses = build_trace_file(args.requests, path)
-        print(f"{'build':<10} {n:,} requests, {accesses:,} block accesses, {path.stat().st_size / 1e9:.2f} GB "
-              f"JSONL in {time.perf_counter() - start:.1f} s", flush=True)
         library = Path(tmp) / "lib"
-        eid, wall, cpu, peak = import_trace(path, library)
-        print(f"{'import':<10} {wall:7.1f} s wall {cpu:7.1f} s CPU, peak RSS {peak:.2f} GiB  (target 60 s, 4 GiB)",
-              flush=True)
-        wall, cpu, peak, _ = _run(["stats", eid], _env(library))
-        print(f"{'stats':<10} {wall:7.1f} s wall {cpu:7.1f} s CPU, peak RSS {peak:.2f} GiB  (target 10 s, 4 GiB)",
-              flush=True)
-        print(f"{'machine':<10} load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
+        if not args.errors_only:
+            path = args.trace or args.keep or Path(tmp) / "scale.jsonl"
+            if args.trace is None:
+                _build(args.requests, path)
+            scale(path, library)
+            if args.keep is None and args.trace is None:
+                path.unlink()
+        small = Path(tmp) / "errors.jsonl"
+        _build(ERROR_REQUESTS, small)
+        errors(small, _env(library))
+        print(f"{'machine':<10} load average {', '.join(f'{v:.1f}' for v in os.getloadavg())} (1, 5, 15 min) "
+              f"on {os.cpu_count()} cores", flush=True)
 
 
 if __name__ == "__main__":

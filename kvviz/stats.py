@@ -33,11 +33,17 @@ class TraceStats:
         return asdict(self)
 
 
+_COUNT_SLICE = 1 << 26
+
+
 def block_counts(blocks: np.ndarray, ordered: bool = True) -> np.ndarray:
     """Accesses per distinct block, most popular first unless not ``ordered`` (a histogram when
     the ids are dense, as ingested traces' are: linear time instead of a sort of every access)."""
-    if len(blocks) and blocks.min() >= 0 and blocks.max() < 4 * len(blocks) + 1024:
-        counts = np.bincount(blocks)
+    if len(blocks) and blocks.min() >= 0 and blocks.max() < len(blocks) + 1024:   # histogram ≤ 8 B per access
+        size = int(blocks.max()) + 1
+        counts = np.zeros(size, np.int64)
+        for start in range(0, len(blocks), _COUNT_SLICE):   # bincount copies its input to int64: a slice at a time
+            counts += np.bincount(blocks[start:start + _COUNT_SLICE], minlength=size)
         counts = counts[counts > 0]
     else:
         _, counts = np.unique(blocks, return_counts=True)
