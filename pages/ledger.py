@@ -53,9 +53,6 @@ def h100(mfu: float, n_gpus: int = 1) -> hw.Compute:
 
 
 def size_view() -> None:
-    frame.explain("Every layer keeps a key and a value vector per KV head for every token: **bytes per token = layers × "
-                  "2 × KV heads × head dim × bytes per value**. MLA keeps one 576-wide latent per layer instead. Edit "
-                  "any model, or add your own, in the Presets table above.")
     name, m, _ = sidebar(gpu_unused="Not used here: KV size depends on the model alone, not on the GPU or its MFU.")
     c1, c2, c3 = st.columns(3)
     context = c1.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", **Q)
@@ -77,6 +74,9 @@ def size_view() -> None:
         "KiB/token": st.column_config.NumberColumn(format="%.1f"),
         "GB per context": st.column_config.NumberColumn(format="%.2f")})
     frame.download_csv(size, "ledger", "KV size per model", {"context": context, "memory GB": capacity})
+    frame.explain("Every layer keeps a key and a value vector per KV head for every token: **bytes per token = layers × "
+                  "2 × KV heads × head dim × bytes per value**. MLA keeps one 576-wide latent per layer instead. Edit "
+                  "any model, or add your own, in the Presets table above.")
     frame.what_to_notice([
         "KV per token = layers × 2 (K and V) × KV heads × head dim × bytes: GQA's 8 KV heads make Llama-3-8B's "
         "KV a quarter of the 7B multi-head model's, and MLA's single 576-wide latent shrinks it again.",
@@ -87,9 +87,6 @@ def size_view() -> None:
 
 
 def recompute_view() -> None:
-    frame.explain("Recomputing costs a prefill: 2 FLOPs per parameter per token plus causal attention, which grows with "
-                  "the square of the length, at peak × MFU. Loading costs bytes ÷ (link bandwidth × efficiency). Per "
-                  "token, their ratio is the **break-even bandwidth**.")
     sub = st.segmented_control("Show", ("Break-even curves", "One context, every link", "20-turn chat"),
                                default="Break-even curves", key="ledger_lr", **Q) or "Break-even curves"
     curves = sub == "Break-even curves"
@@ -126,6 +123,9 @@ def recompute_view() -> None:
             last = ledger.last_turn(mt, chat.turns)
             st.dataframe(last, hide_index=True, width="stretch")
             frame.download_csv(last, "ledger", "last turn TTFT", settings | {**vars(chat), "overlap": overlap})
+    frame.explain("Recomputing costs a prefill: 2 FLOPs per parameter per token plus causal attention, which grows with "
+                  "the square of the length, at peak × MFU. Loading costs bytes ÷ (link bandwidth × efficiency). Per "
+                  "token, their ratio is the **break-even bandwidth**.")
     frame.what_to_notice([
         "Break-even bandwidth = KV bytes per token ÷ recompute time per token. Above it, load; below it, recompute.",
         "Longer contexts lower the bar (attention makes recompute grow faster than the bytes), bigger models and "
@@ -137,8 +137,6 @@ def recompute_view() -> None:
 
 
 def economics_view() -> None:
-    frame.explain("Keeping a context costs its KV bytes × the storage price per hour; each hit saves the GPU time of "
-                  "recomputing it. Their ratio is how many hits per hour the context needs to pay its way.")
     _, m, compute = sidebar(model_unused="Not used here: the figure compares four preset models side by side.")
     c = st.columns(4)
     prices = dict(gpu=c[0].number_input("$ per GPU-hour", 0.01, 1000.0, 2.0, key="ledger_gpu_price", **Q),
@@ -167,6 +165,8 @@ def economics_view() -> None:
     frame.download_csv(table, "ledger", "storage economics", {"GPU": node.gpu.name, "MFU": node.mfu, "GPUs per node":
                        node_gpus, "$ per GPU-hour": p.gpu_per_hour, "$ per TB-hour": p.storage_per_tb_hour,
                        "storage per node TB": storage_tb})
+    frame.explain("Keeping a context costs its KV bytes × the storage price per hour; each hit saves the GPU time of "
+                  "recomputing it. Their ratio is how many hits per hour the context needs to pay its way.")
     frame.what_to_notice([
         "Storage is cheap next to GPU time: below about one reuse an hour, often far below, keeping KV pays.",
         "Models with more compute per byte of KV (70B with GQA, MLA) pay back sooner; so do longer contexts, "
@@ -186,9 +186,6 @@ def run_tiers(model_t: tuple, gpu_t: tuple, mfu_v: float, load: tuple, setups: t
 
 
 def tiers_view() -> None:
-    frame.explain("Users chat in sessions; each prompt is the user's whole history plus a new message. One GPU serves "
-                  "prefills first come, first served: it finds the history in the fastest tier that holds it, loads it, "
-                  "computes the rest. Every tier evicts the least recently used history.")
     name, m, compute = sidebar()
     c = st.columns(4)
     load = (c[0].number_input("Users", 1, 2000, 200, key="ledger_users", **Q),
@@ -218,6 +215,9 @@ def tiers_view() -> None:
     st.caption("Mean TTFT by where the history was found (requests in brackets); queueing is included.")
     st.dataframe(by_source, hide_index=True, width="stretch")
     frame.download_csv(by_source, "ledger", "TTFT by source", settings)
+    frame.explain("Users chat in sessions; each prompt is the user's whole history plus a new message. One GPU serves "
+                  "prefills first come, first served: it finds the history in the fastest tier that holds it, loads it, "
+                  "computes the rest. Every tier evicts the least recently used history.")
     frame.what_to_notice([
         "GPU only: LRU evicts other users' histories before they return, so most turns recompute a growing history.",
         "A CPU tier turns those misses into loads; how fast it reads decides whether the load beats recompute.",

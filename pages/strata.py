@@ -13,9 +13,6 @@ Q = dict(bind="query-params")
 
 frame.header("strata", "A CPU→GPU copy pays a fixed cost per transfer: small pages waste the link, long cached "
                        "contexts become loading-bound, and Strata's layout and batching win it back.")
-frame.explain("A CPU→GPU copy costs a fixed overhead plus bytes ÷ bandwidth, so one copy in flight reaches "
-              "X = C·S/L (Little's law). GPU layouts are layer-first: one page of one layer's K or V per copy. "
-              "Strata keeps host memory page-first and copies with a small GPU kernel.")
 view = st.segmented_control("Show", VIEWS, default=VIEWS[0], key="strata_view", bind="query-params",
                             label_visibility="collapsed") or VIEWS[0]
 NOTES_SETTING = "Not used here: balanced batching replays the notes' setting, Qwen2.5-14B on an H200."
@@ -92,6 +89,9 @@ with frame.user_errors():
             "model": "qwen2.5-14b", "GPU": "h200", "GPU I/O GB/s": min(gpu_io, 64), "requests per batch": size,
             "threshold": threshold, "document, question, fresh tokens": f"{doc}, {question}, {fresh}"})
 
+frame.explain("A CPU→GPU copy costs a fixed overhead plus bytes ÷ bandwidth, so one copy in flight reaches "
+              "X = C·S/L (Little's law). GPU layouts are layer-first: one page of one layer's K or V per copy. "
+              "Strata keeps host memory page-first and copies with a small GPU kernel.")
 frame.what_to_notice([
     "Layer-first pages cut KV into tiny copies; a fixed cost per copy then dominates, the more so on a faster link.",
     "A long cached context with a short question is loading-bound: compute cannot hide the load.",

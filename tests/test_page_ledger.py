@@ -27,7 +27,7 @@ def test_default_view_is_size():
 
 @pytest.mark.parametrize("view,sub_key,sub,title", [
     ("Load or recompute", None, None, "Load if your link is above the curve"),
-    ("Load or recompute", "ledger_lr", "One context, every link", "load (green = faster than recompute)"),
+    ("Load or recompute", "ledger_lr", "One context, every link", "loading the KV over each link vs recomputing"),
     ("Load or recompute", "ledger_lr", "20-turn chat", "Time to first token, turn by turn"),
     ("Economics", None, None, "How often a stored context must be reused"),
     ("Tiers", None, None, "Tiered KV cache"),
