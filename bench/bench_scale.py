@@ -5,6 +5,7 @@ Builds the trace with ``kvviz.workload.generate`` in pieces of 100,000 requests 
 ``build_trace_file``) as Mooncake JSONL, or reuses one (``--trace FILE``). Each step runs in its own
 process and prints wall time, that process's CPU seconds and its peak RSS beside its target:
 ``import`` ≤ 60 s, ``stats <id>`` ≤ 10 s, the sampled curve ≤ 30 s, every step ≤ 4 GiB.
+A step past 6 GiB of RSS or 30 minutes is stopped (the machine is shared).
 
 The sampled curve is ``kvviz.shards.sampled_curve(..., exact_lru=False)`` on the library entry:
 plain SHARDS, since the exact LRU pass that ``hitcurve --sample`` adds as a control variate needs
@@ -28,6 +29,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -78,6 +80,7 @@ _CHILD = ("import resource, sys; sys.path.insert(0, 'bench'); from {module} impo
           "print('PEAK_KIB', u.ru_maxrss, u.ru_utime + u.ru_stime, file=sys.stderr); sys.exit(rc)")
 KVVIZ = {"module": "kvviz.cli", "function": "main"}
 TIMEOUT_S = 1800
+MAX_RSS_GIB = 6.0                 # a step is stopped past this (the machine's watchdog kills at 7 GB)
 RATE = 0.01
 CURVE_CAPACITIES = "10k,30k,100k,300k,1000k,3000k,inf"   # × 1% = 100 .. 30,000 sampled blocks
 ERROR_REQUESTS = 1_000_000
@@ -85,16 +88,40 @@ ERROR_CAPACITIES = "10k,30k,100k,300k,1000k,inf"
 
 
 def _run(argv: list[str], env: dict, child: dict = KVVIZ) -> tuple[float, float, float, str]:
-    """Run ``child``'s function on ``argv`` in its own process; (wall s, its CPU s, its peak RSS in
-    GiB, stdout)."""
+    """Run ``child``'s function on ``argv`` in its own process, stopped past ``TIMEOUT_S`` or
+    ``MAX_RSS_GIB`` (the machine is shared); (wall s, its CPU s, its peak RSS in GiB, stdout)."""
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _CHILD.format(**child), *argv], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=TIMEOUT_S)
+    with subprocess.Popen([sys.executable, "-c", _CHILD.format(**child), *argv], cwd=ROOT, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        over: list[float] = []
+        threading.Thread(target=_watch, args=(proc, over), daemon=True).start()
+        try:
+            out, err = proc.communicate(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise SystemExit(f"{child['function']} {argv[:1]} stopped after {TIMEOUT_S} s") from None
     wall = time.perf_counter() - start
+    if over:
+        raise SystemExit(f"{child['function']} {argv[:1]} stopped at {over[0]:.2f} GiB RSS (limit {MAX_RSS_GIB} GiB)")
     if proc.returncode != 0:
-        raise SystemExit(f"{child['function']} {argv[:1]} failed: {proc.stderr.strip()[-500:]}")
-    peak, cpu = next(line.split()[1:] for line in proc.stderr.splitlines() if line.startswith("PEAK_KIB"))
-    return wall, float(cpu), int(peak) / 2**20, proc.stdout
+        raise SystemExit(f"{child['function']} {argv[:1]} failed: {err.strip()[-500:]}")
+    peak, cpu = next(line.split()[1:] for line in err.splitlines() if line.startswith("PEAK_KIB"))
+    return wall, float(cpu), int(peak) / 2**20, out
+
+
+def _watch(proc: subprocess.Popen, over: list[float]) -> None:
+    """Kill ``proc`` once its resident memory passes ``MAX_RSS_GIB`` (noted in ``over``)."""
+    status = Path(f"/proc/{proc.pid}/status")
+    while proc.poll() is None:
+        try:
+            rss = next(int(line.split()[1]) for line in status.read_text().splitlines() if line.startswith("VmRSS"))
+        except (OSError, StopIteration, ValueError):
+            return
+        if rss / 2**20 > MAX_RSS_GIB:
+            over.append(rss / 2**20)
+            proc.kill()
+            return
+        time.sleep(0.1)
 
 
 def import_trace(path: Path, library: Path) -> tuple[str, float, float, float]:
