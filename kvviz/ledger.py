@@ -222,6 +222,30 @@ BREAKEVEN_MODELS = ("llama-3-8b", "llama-3.1-70b", "qwen2.5-14b", "llama-2-7b", 
 ECONOMICS_MODELS = ("llama-3-8b", "qwen2.5-14b", "llama-3.1-70b", "deepseek-r1")
 
 
+SIZE_FORMATS = {"bytes/token": "localized", "tokens in capacity": "localized", "KiB/token": "%.1f",
+                "GB per context": "%.2f"}
+ECONOMICS_FORMATS = {"storage $/h": "$%.5f", "GPU $ saved per hit": "$%.5f", "KV GB": "%.2f",
+                     "break-even hits/h": "%.3f"}
+
+
+def size_metrics(m: ModelSpec, context: int, capacity_gb: float, tokens_per_s: float) -> list[tuple[str, str, str]]:
+    """The size view's cards, as (label, value, help): KV per token, per context, what fits, per GPU-day."""
+    return [("KV per token", f"{m.kv_bytes_per_token / 1024:,.1f} KiB", m.name),
+            (f"per {context:,} tokens", f"{kv_bytes(m, context) / GB:,.2f} GB", ""),
+            (f"tokens in {capacity_gb:g} GB", f"{tokens_that_fit(m, capacity_gb):,}", ""),
+            ("per GPU-day", f"{kv_per_day(m, tokens_per_s) / TB:,.1f} TB", f"at {tokens_per_s:,.0f} tokens/s")]
+
+
+def economics_metrics(gpus_per_node: int, storage_tb: float, prices: Prices) -> list[tuple[str, str, str]]:
+    """The economics view's cards, as (label, value, help): the node's break-even hit rate, a fleet's saving."""
+    rate = node_breakeven_hit_rate(gpus_per_node, storage_tb, prices)
+    fleet = fleet_savings(1000, 3, 0.10, gpus_per_node, storage_tb, prices)
+    return [("Break-even hit rate for the node", f"{rate:.2%}",
+             "Storage $/h ÷ GPU $/h: the share of the node's work that must come from cache to pay for it."),
+            ("1,000 nodes, 3 years, 10% hits: net saving", f"${fleet['net $'] / 1e6:,.1f} M",
+             f"GPU time saved ${fleet['GPU $ saved'] / 1e6:,.1f} M minus storage ${fleet['storage $'] / 1e6:,.1f} M.")]
+
+
 def present(names: Iterable[str], table: Mapping[str, object]) -> list[str]:
     """The names that are (still) in ``table``, in order: a preset the viewer deleted drops out."""
     return [n for n in names if n in table]

@@ -52,6 +52,19 @@ def h100(mfu: float, n_gpus: int = 1) -> hw.Compute:
     return hw.Compute(gpus.get("h100", hw.GPUS["h100"]), mfu, n_gpus)
 
 
+def show(table, name: str, settings: dict, formats: dict[str, str] | None = None) -> None:
+    """A table of the view, then its CSV download headed by the settings that produced it."""
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format=f) for c, f in (formats or {}).items()})
+    frame.download_csv(table, "ledger", name, settings)
+
+
+def cards(metrics: list[tuple[str, str, str]]) -> None:
+    with st.container(horizontal=True):
+        for label, value, why in metrics:
+            st.metric(label, value, border=True, help=why or None)
+
+
 def size_view() -> None:
     name, m, _ = sidebar(gpu_unused="Not used here: KV size depends on the model alone, not on the GPU or its MFU.")
     c1, c2, c3 = st.columns(3)
@@ -61,19 +74,9 @@ def size_view() -> None:
                            help="For the KV-per-day figure; the slide's DeepSeek-R1 on one MI300X does 2,625.")
     with frame.user_errors():
         size = ledger.size_table(models, context, capacity)
-        per_day = ledger.kv_per_day(m, rate)
-    with st.container(horizontal=True):
-        st.metric("KV per token", f"{m.kv_bytes_per_token / 1024:,.1f} KiB", border=True, help=name)
-        st.metric(f"per {context:,} tokens", f"{ledger.kv_bytes(m, context) / hw.GB:,.2f} GB", border=True)
-        st.metric(f"tokens in {capacity:g} GB", f"{ledger.tokens_that_fit(m, capacity):,}", border=True)
-        st.metric("per GPU-day", f"{per_day / hw.TB:,.1f} TB", border=True, help=f"at {rate:,.0f} tokens/s")
+        cards(ledger.size_metrics(m, context, capacity, rate))
     frame.figure(figs.fig_size(ledger.size_curve(models.values(), CONTEXTS), context, capacity), key="ledger_fig_size")
-    st.dataframe(size, hide_index=True, width="stretch", column_config={
-        "bytes/token": st.column_config.NumberColumn(format="localized"),
-        "tokens in capacity": st.column_config.NumberColumn(format="localized"),
-        "KiB/token": st.column_config.NumberColumn(format="%.1f"),
-        "GB per context": st.column_config.NumberColumn(format="%.2f")})
-    frame.download_csv(size, "ledger", "KV size per model", {"context": context, "memory GB": capacity})
+    show(size, "KV size per model", {"context": context, "memory GB": capacity}, ledger.SIZE_FORMATS)
     frame.explain("Every layer keeps a key and a value vector per KV head for every token: **bytes per token = layers × "
                   "2 × KV heads × head dim × bytes per value**. MLA keeps one 576-wide latent per layer instead. Edit "
                   "any model, or add your own, in the Presets table above.")
@@ -101,15 +104,12 @@ def recompute_view() -> None:
                                    key="ledger_models", **Q)
             be = ledger.breakeven_table([models[k] for k in picks], compute, CONTEXTS)
             frame.figure(figs.fig_breakeven(be, chosen), key="ledger_fig_be")
-            table = ledger.breakeven_pivot(be)
-            st.dataframe(table, hide_index=True, width="stretch")
-            frame.download_csv(table, "ledger", "break-even bandwidth", settings | {"models": ", ".join(picks)})
+            show(ledger.breakeven_pivot(be), "break-even bandwidth", settings | {"models": ", ".join(picks)})
         elif sub == "One context, every link":
             context = st.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", **Q)
             lr = ledger.load_or_recompute(m, compute, context, chosen or links).round(2)
             frame.figure(figs.fig_load_vs_recompute(lr, context, name), key="ledger_fig_lr")
-            st.dataframe(lr, hide_index=True, width="stretch")
-            frame.download_csv(lr, "ledger", "load or recompute", settings | {"context": context})
+            show(lr, "load or recompute", settings | {"context": context})
         else:
             c1, c2, c3, c4 = st.columns(4)
             chat = ledger.Chat(c1.number_input("Turns", 1, 200, 20, key="ledger_turns", **Q),
@@ -120,9 +120,7 @@ def recompute_view() -> None:
             mt = ledger.multi_turn_ttft(m, compute, chat, chosen, overlap)
             frame.figure(figs.fig_multi_turn(mt), key="ledger_fig_mt")
             frame.terms("TTFT", "MFU")
-            last = ledger.last_turn(mt, chat.turns)
-            st.dataframe(last, hide_index=True, width="stretch")
-            frame.download_csv(last, "ledger", "last turn TTFT", settings | {**vars(chat), "overlap": overlap})
+            show(ledger.last_turn(mt, chat.turns), "last turn TTFT", settings | {**vars(chat), "overlap": overlap})
     frame.explain("Recomputing costs a prefill: 2 FLOPs per parameter per token plus causal attention, which grows with "
                   "the square of the length, at peak × MFU. Loading costs bytes ÷ (link bandwidth × efficiency). Per "
                   "token, their ratio is the **break-even bandwidth**.")
@@ -149,22 +147,11 @@ def economics_view() -> None:
         node = hw.Compute(compute.gpu, compute.mfu, node_gpus)
         picks = [models[k] for k in ledger.present(ledger.ECONOMICS_MODELS, models)]
         econ = ledger.economics_curve(picks or [m], node, CONTEXTS[CONTEXTS <= 262_144], p)
-        rate = ledger.node_breakeven_hit_rate(node_gpus, storage_tb, p)
-    fleet = ledger.fleet_savings(1000, 3, 0.10, node_gpus, storage_tb, p)
-    with st.container(horizontal=True):
-        st.metric("Break-even hit rate for the node", f"{rate:.2%}", border=True,
-                  help="Storage $/h ÷ GPU $/h: the share of the node's work that must come from cache to pay for it.")
-        st.metric("1,000 nodes, 3 years, 10% hits: net saving", f"${fleet['net $'] / 1e6:,.1f} M", border=True,
-                  help=f"GPU time saved ${fleet['GPU $ saved'] / 1e6:,.1f} M minus storage ${fleet['storage $'] / 1e6:,.1f} M.")
+        cards(ledger.economics_metrics(node_gpus, storage_tb, p))
     frame.figure(figs.fig_economics(econ), key="ledger_fig_econ")
-    table = ledger.economics_table(econ)
-    money = {k: st.column_config.NumberColumn(format="$%.5f") for k in ("storage $/h", "GPU $ saved per hit")}
-    st.dataframe(table, hide_index=True, width="stretch", column_config=money | {
-                 "KV GB": st.column_config.NumberColumn(format="%.2f"),
-                 "break-even hits/h": st.column_config.NumberColumn(format="%.3f")})
-    frame.download_csv(table, "ledger", "storage economics", {"GPU": node.gpu.name, "MFU": node.mfu, "GPUs per node":
-                       node_gpus, "$ per GPU-hour": p.gpu_per_hour, "$ per TB-hour": p.storage_per_tb_hour,
-                       "storage per node TB": storage_tb})
+    show(ledger.economics_table(econ), "storage economics", {"GPU": node.gpu.name, "MFU": node.mfu, "GPUs per node":
+         node_gpus, "$ per GPU-hour": p.gpu_per_hour, "$ per TB-hour": p.storage_per_tb_hour, "storage per node TB":
+         storage_tb}, ledger.ECONOMICS_FORMATS)
     frame.explain("Keeping a context costs its KV bytes × the storage price per hour; each hit saves the GPU time of "
                   "recomputing it. Their ratio is how many hits per hour the context needs to pay its way.")
     frame.what_to_notice([
@@ -208,13 +195,10 @@ def tiers_view() -> None:
                 "GPU GB": gpu_gb, "CPU GB": cpu_gb, "slow GB/s": slow, "fast GB/s": fast, "SSD GB": ssd_gb, "fill": fill}
     frame.figure(figs.fig_tiers(summary), key="ledger_fig_tiers")
     frame.terms("TTFT", "MFU")
-    shown = summary.drop(columns=["p50 TTFT s", "last 1/8: offered load"]).round(2)
-    st.dataframe(shown, hide_index=True, width="stretch")
-    frame.download_csv(shown, "ledger", "tier setups", settings)
+    show(summary.drop(columns=["p50 TTFT s", "last 1/8: offered load"]).round(2), "tier setups", settings)
     frame.figure(figs.fig_tiers_time(over_time), key="ledger_fig_tiers_time")
     st.caption("Mean TTFT by where the history was found (requests in brackets); queueing is included.")
-    st.dataframe(by_source, hide_index=True, width="stretch")
-    frame.download_csv(by_source, "ledger", "TTFT by source", settings)
+    show(by_source, "TTFT by source", settings)
     frame.explain("Users chat in sessions; each prompt is the user's whole history plus a new message. One GPU serves "
                   "prefills first come, first served: it finds the history in the fastest tier that holds it, loads it, "
                   "computes the rest. Every tier evicts the least recently used history.")
