@@ -19,6 +19,7 @@ import time
 import streamlit as st
 
 SECONDS_PER_STEP = (0.5, 1.0, 2.0, 4.0)
+PLAYBACK_SUFFIXES = ("_play", "_speed")   # autoplay's widget keys: f"{key}_play", f"{key}_speed" (not in the URL)
 
 _KEYS_HTML = """
 <script>
@@ -59,10 +60,11 @@ def autoplay(key: str, n_steps: int) -> None:
     after). The page reads the step from session state as usual; autoplay only moves it. Play
     stops by itself at step ``n_steps - 1``.
     """
+    play_key, speed_key = (key + suffix for suffix in PLAYBACK_SUFFIXES)
     with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
-        playing = st.toggle("Play", key=f"{key}_play", disabled=n_steps <= 1,
+        playing = st.toggle("Play", key=play_key, disabled=n_steps <= 1,
                             help="Step through the view by itself (← and → step by hand).")
-        seconds = st.segmented_control("Seconds per step", SECONDS_PER_STEP, default=1.0, key=f"{key}_speed",
+        seconds = st.segmented_control("Seconds per step", SECONDS_PER_STEP, default=1.0, key=speed_key,
                                        format_func=lambda s: f"{s:g} s", label_visibility="collapsed") or 1.0
     if playing:
         st.fragment(_advance, run_every=seconds)(key, n_steps, seconds)
@@ -84,7 +86,7 @@ def _advance(key: str, n_steps: int, seconds: float) -> None:
     st.session_state[clock] = now
     step = int(st.session_state.get(key, 0)) + 1
     if step >= n_steps:
-        st.session_state[f"{key}_play"] = False
+        st.session_state[key + PLAYBACK_SUFFIXES[0]] = False
         st.rerun()
     st.session_state[key] = step
     st.rerun()

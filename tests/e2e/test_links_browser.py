@@ -1,0 +1,189 @@
+"""Browser: on every page, every control changed, the copied link reopened in a fresh context
+shows the same values; and a select box opens with one click.
+
+The test knows no page: it finds the widgets on the page (sliders, number inputs, select boxes,
+multiselects, toggles and checkboxes, segmented controls and pills, radios, text fields) by their
+test ids and their keys (Streamlit marks a keyed widget's container ``st-key-<key>``), changes each
+visible one that belongs to the page (key ``<stem>_...``) in rounds — a change can reveal or enable
+others — takes "Copy link" (``window.kvvizCopiedLink``, ui/links.py), opens that link in a new
+browser context and compares what both show. A widget without a key cannot be in the URL: it
+counts as a failure too. Each page also gets its laptop-size screenshot here (1366×768, at its
+defaults), so the page load is shared.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Locator, Page, expect
+
+from kvviz.catalog import PAGES
+from tests.e2e.browser import assert_no_exception, open_page, open_select, screenshot, settle, wait_idle
+from ui import keys, links
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILT = [p.stem for p in PAGES if (ROOT / "pages" / f"{p.stem}.py").exists()]
+LAPTOP = {"width": 1366, "height": 768}
+ROUNDS = 4
+NOT_VIEW_STATE = keys.PLAYBACK_SUFFIXES   # Play and its speed move the view, they are not a view
+# Controls known not to survive a link yet: {stem: {key, ...}} (a key fixed here must leave the list)
+KNOWN: dict[str, set[str]] = {}
+
+# Every visible widget in the app: its key (null without one), kind, label, value and state.
+WIDGETS = """() => {
+  const kinds = ['stSlider', 'stNumberInput', 'stSelectbox', 'stMultiSelect', 'stCheckbox', 'stButtonGroup',
+                 'stRadio', 'stTextArea', 'stTextInput'];
+  const value = (kind, w) => {
+    switch (kind) {
+      case 'stSlider': return Array.from(w.querySelectorAll('input[type=range]')).map(i => i.value).join(' – ');
+      case 'stMultiSelect': return Array.from(w.querySelectorAll('[data-tag]')).map(t => t.innerText.trim()).join(', ');
+      case 'stCheckbox': return String(w.querySelector('input').checked);
+      case 'stButtonGroup': return Array.from(w.querySelectorAll('button[aria-checked=true], button[aria-pressed=true]'))
+                                 .map(b => b.innerText.trim()).join(', ');
+      case 'stRadio': { const i = w.querySelector('input:checked'); return i ? i.closest('label').innerText.trim() : ''; }
+      case 'stTextArea': return w.querySelector('textarea').value;
+      default: return w.querySelector('input').value;
+    }
+  };
+  const disabled = w => {
+    const controls = Array.from(w.querySelectorAll('input, textarea, button[role=radio], button[aria-pressed]'));
+    return controls.length > 0 && controls.every(c => c.disabled || c.getAttribute('aria-disabled') === 'true');
+  };
+  const out = [];
+  for (const kind of kinds) {
+    for (const w of document.querySelectorAll(`[data-testid=${kind}]`)) {
+      if (!w.getClientRects().length) continue;                 // in a closed expander or another tab
+      const box = w.closest('[data-testid=stElementContainer]');
+      const key = box ? (Array.from(box.classList).find(c => c.startsWith('st-key-')) || '').slice(7) || null : null;
+      const label = (w.querySelector('[data-testid=stWidgetLabel]') || w).textContent.trim().slice(0, 60);
+      out.push({key, kind, label, value: value(kind, w), disabled: disabled(w)});
+    }
+  }
+  return out;
+}"""
+
+
+def widgets(page: Page, stem: str) -> list[dict]:
+    """The page's own visible widgets (keyed ``<stem>_...``, or with no key at all)."""
+    return [w for w in page.evaluate(WIDGETS) if w["key"] is None or links.owner(w["key"]) == stem]
+
+
+def name(w: dict) -> str:
+    return w["key"] or f"{w['kind']} '{w['label']}' (no key)"
+
+
+def open_expanders(page: Page) -> None:
+    for summary in page.locator("[data-testid=stExpander] details:not([open]) > summary").all():
+        summary.click()
+
+
+def change(page: Page, w: dict) -> None:
+    """Move one widget off its current value, the way a person would."""
+    box = page.locator(f".st-key-{w['key']}").first
+    kind = w["kind"]
+    if kind == "stSlider":
+        thumb = box.locator("input[type=range]").first
+        at_max = thumb.evaluate("i => Number(i.value) >= Number(i.max)")
+        thumb.focus()
+        page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
+    elif kind == "stNumberInput":
+        field = box.locator("input")
+        if not field.input_value():
+            field.fill(field.get_attribute("min") or "1")
+            field.press("Enter")
+        else:
+            at_max = field.evaluate("i => i.max !== '' && Number(i.value) >= Number(i.max)")
+            box.get_by_test_id("stNumberInputStepDown" if at_max else "stNumberInputStepUp").click()
+    elif kind in ("stSelectbox", "stMultiSelect"):
+        open_select(box.get_by_role("combobox"))
+        options = page.get_by_role("option")
+        expect(options.first).to_be_visible()
+        others = [o for o in options.all() if o.inner_text().strip() != w["value"]]
+        if others:
+            others[0].click()
+        else:
+            page.keyboard.press("Escape")
+            box.locator("[data-tag] button").last.click()
+    elif kind == "stCheckbox":
+        box.locator("label").first.click()
+    elif kind == "stButtonGroup":
+        box.locator("button[aria-checked=false], button[aria-pressed=false]").first.click()
+    elif kind == "stRadio":
+        box.locator("label:has(input:not(:checked))").first.click()
+    elif kind == "stTextArea":
+        area = box.locator("textarea")
+        area.fill(area.input_value() + "\n" + area.input_value().splitlines()[0] if area.input_value() else "1")
+        area.press("Control+Enter")
+    else:
+        field = box.locator("input")
+        field.fill(field.input_value() + "1")
+        field.press("Enter")
+
+
+def change_every_control(page: Page, stem: str) -> dict[str, str]:
+    """Change each of the page's controls once it shows; returns the first value each showed."""
+    first: dict[str, str] = {}
+    tries: dict[str, int] = {}
+    for _ in range(ROUNDS):
+        open_expanders(page)
+        todo = [w for w in widgets(page, stem) if w["key"] and not w["key"].endswith(NOT_VIEW_STATE)
+                and not w["disabled"] and w["value"] == first.setdefault(w["key"], w["value"])
+                and tries.get(w["key"], 0) < 2]
+        if not todo:
+            break
+        for w in todo:
+            tries[w["key"]] = tries.get(w["key"], 0) + 1
+            change(page, w)
+            settle(page)
+        wait_idle(page)
+    return first
+
+
+def shown(page: Page, stem: str) -> dict[str, str]:
+    open_expanders(page)
+    wait_idle(page)
+    return {name(w): w["value"] for w in widgets(page, stem) if not (w["key"] or "").endswith(NOT_VIEW_STATE)}
+
+
+@pytest.mark.parametrize("stem", BUILT)
+def test_every_control_survives_the_copied_link(page: Page, browser: Browser, browser_context_args: dict,
+                                                app_url: str, stem: str):
+    page.set_viewport_size(LAPTOP)
+    open_page(page, app_url, stem)
+    assert_no_exception(page)
+    screenshot(page, f"laptop_{stem}")
+    first = change_every_control(page, stem)
+    assert_no_exception(page)
+    here = shown(page, stem)
+    page.frame_locator("iframe").first.locator("#copy").click()
+    page.wait_for_function("() => window.kvvizCopiedLink")
+    link = page.evaluate("() => window.kvvizCopiedLink")
+    fresh = browser.new_context(**{**browser_context_args, "viewport": LAPTOP})
+    try:
+        there_page = fresh.new_page()
+        there_page.goto(link)
+        there_page.get_by_test_id("stAppViewContainer").wait_for()
+        wait_idle(there_page)
+        there = shown(there_page, stem)
+    finally:
+        fresh.close()
+    lost = {k: (v, there.get(k)) for k, v in here.items() if there.get(k) != v}
+    lost |= {k: (None, v) for k, v in there.items() if k not in here}
+    lost |= {k: ("no key", "not in the URL") for k in here if k.endswith("(no key)")}
+    unchanged = sorted(k for k, v in first.items() if here.get(k) == v)
+    failing = set(lost) - KNOWN.get(stem, set())
+    assert not failing, (f"{stem}: shown here → in the copied link: "
+                         + "; ".join(f"{k}: {lost[k][0]!r} → {lost[k][1]!r}" for k in sorted(failing))
+                         + f" (link {link}; not changed by the test: {unchanged})")
+
+
+def test_one_click_opens_a_select_box(page: Page, app_url: str):
+    """The first click after a page load opens the list, and it stays open (a rerun or a scroll
+    of the sidebar right after the click would close it again)."""
+    open_page(page, app_url, "radix")
+    open_select(page.get_by_test_id("stSidebar").get_by_role("combobox", name="Preset"))
+    expect(page.get_by_role("listbox")).to_be_visible()
+    settle(page)
+    page.wait_for_timeout(300)   # the close this guards against came within a frame or two
+    assert page.get_by_role("listbox").is_visible()
