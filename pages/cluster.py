@@ -150,7 +150,10 @@ def scheduling_view() -> None:
                                          key="cluster_cache", bind="query-params",
                                          help=f"A {trace.block_size}-token block of {model.name} is {block_mib:,.0f} MiB."),
             balancing_threshold=st.slider("Balancing threshold (prefix ratio)", 1.0, 4.0, d.balancing_threshold,
-                                          0.05, key="cluster_balance", bind="query-params"),
+                                          0.05, key="cluster_balance", bind="query-params",
+                                          help="KVCache-centric only: fetch the longest prefix when it is at least "
+                                               "this many times the local one. It changes nothing on a trace where "
+                                               "an instance holds a request's prefix whole or not at all."),
             bandwidth_gbps=st.select_slider("Fetch bandwidth (Gb/s)", [1, 3, 10, 25, 100, 200, 400, 800],
                                             int(d.bandwidth_gbps), key="cluster_bw", bind="query-params"),
             speedup=st.slider("Replay speed-up", 0.5, 10.0, 3.0, 0.5, key="cluster_sched_speedup",

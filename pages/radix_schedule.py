@@ -25,16 +25,6 @@ frame.header("radix_schedule", "A queue of waiting requests served first-come-fi
                                "prefix, or in SGLang's DFS-weight order: same cache, different reuse.")
 source = st.segmented_control("Queue", SOURCES, default=SOURCES[0], required=True, key="radix_schedule_queue",
                               bind="query-params")
-with st.sidebar:
-    st.header("Scheduler")
-    capacity = st.number_input("Cache capacity (blocks)", 1, 1_000_000, 5, key="radix_schedule_capacity",
-                               bind="query-params")
-    budget = st.number_input("Prefill budget per batch (uncached blocks)", 1, 1_000_000, 5,
-                             key="radix_schedule_budget", bind="query-params", help="SGLang's max prefill tokens: a batch takes requests in "
-                             "order until their uncached blocks exceed it (the first always runs).")
-    in_batch = st.toggle("In-batch prefix caching (LPM)", value=True, key="radix_schedule_inbatch", bind="query-params",
-                         help="Hold back requests that share ≥ 32 tokens of a cold prefix with an earlier one.")
-
 if source == "Teaching example":
     queue, warm, block_tokens, what = rs.INTERLEAVED, (), EXAMPLE_BLOCK, "nine requests over three 4-block prefixes"
 else:
@@ -53,10 +43,28 @@ else:
     queue, warm, block_tokens = tuple(q), tuple(w), trace.block_size
     what = f"requests {int(start) + 1:,}–{int(start) + len(q):,} of {frame.plain(trace.name)}"
 
+key = fingerprint(trace) if source == "Trace window" else "example"
+with frame.user_errors():
+    frame.confirm_cost(rs.cost(list(queue), list(warm)), "radix_schedule")
+with st.sidebar:
+    st.header("Scheduler")
+    capacity = st.number_input("Cache capacity (blocks)", 1, 1_000_000, 5, key="radix_schedule_capacity",
+                               bind="query-params")
+    budget = st.number_input("Prefill budget per batch (uncached blocks)", 1, 1_000_000, 5,
+                             key="radix_schedule_budget", bind="query-params", help="SGLang's max prefill tokens: a "
+                             "batch takes requests in order until their uncached blocks exceed it (the first always runs).")
+    with frame.user_errors():
+        lpm = [run(key, rs.Order.LPM.value, queue, warm, rs.ScheduleConfig(int(capacity), int(budget), block_tokens, on))
+               for on in (True, False)]
+    inert = (lpm[0].hits, lpm[0].rounds, lpm[0].recomputed) == (lpm[1].hits, lpm[1].rounds, lpm[1].recomputed)
+    in_batch = st.toggle("In-batch prefix caching (LPM)", value=True, key="radix_schedule_inbatch",
+                         bind="query-params", disabled=inert,
+                         help="Hold back requests that share ≥ 32 tokens of a cold prefix with an earlier one." +
+                              (" Off here: LPM serves this queue with the same hits and rounds either way, at this "
+                               "capacity and budget." if inert else ""))
+
 with frame.user_errors():
     config = rs.ScheduleConfig(int(capacity), int(budget), block_tokens, bool(in_batch))
-    frame.confirm_cost(rs.cost(list(queue), list(warm)), "radix_schedule")
-key = fingerprint(trace) if source == "Trace window" else "example"
 schedules = frame.stepped(lambda o: f"Scheduling the queue {o.label}…", list(rs.Order),
                           lambda o: run(key, o.value, queue, warm, config))
 total = sum(len(r) for r in queue)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import assert_clean, open_page
+from tests.page_controls import assert_each_changes_the_view
 
 FAST = {"cluster_minutes": "5", "cluster_seeds": "1"}
 UPLOAD = {**FAST, "cluster_arrivals": "Trace replay", "cluster_source": "Upload"}
@@ -114,3 +115,29 @@ def test_a_tiny_date_time_csv_spanning_centuries_is_refused_with_a_message():
     at.file_uploader(key="cluster_upload").upload("t.csv", csv, "text/csv").run(timeout=20)
     assert_clean(at)
     assert at.error and "ten years" in at.error[0].value
+
+
+def test_every_overload_control_changes_what_is_shown():
+    at = open_page("cluster", FAST)
+    assert_clean(at)
+    assert_each_changes_the_view(at, [
+        ("segmented_control", "cluster_policy", "baseline"),
+        ("slider", "cluster_load", 2.5), ("number_input", "cluster_mean_in", 15_000),
+        ("number_input", "cluster_mean_out", 150), ("number_input", "cluster_first_seed", 3),
+        ("slider", "cluster_p", 8), ("slider", "cluster_d", 4), ("slider", "cluster_batch", 8),
+        ("slider", "cluster_ttft", 30.0), ("slider", "cluster_tbt", 200), ("slider", "cluster_threshold", 0.8),
+        ("number_input", "cluster_td", 5.0), ("slider", "cluster_seeds", 2), ("slider", "cluster_minutes", 10),
+    ])
+
+
+def test_every_scheduling_control_changes_what_is_shown():
+    at = open_page("cluster", {"cluster_view": "Scheduling", "cluster_requests": "300", "cluster_instances": "4"})
+    assert_clean(at)
+    assert_each_changes_the_view(at, [
+        # The balancing threshold is left out: on this trace no request's prefix ratio falls between
+        # 1 and 4, so Algorithm 1 makes the same choices at every threshold (the slider's help says so).
+        ("slider", "cluster_instances", 3), ("number_input", "cluster_cache", 500),
+        ("select_slider", "cluster_bw", 3),
+        ("slider", "cluster_sched_speedup", 5.0),
+    ])
+    assert any(b.label == "Download scheduler table (CSV)" for b in at.get("download_button"))

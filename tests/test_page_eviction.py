@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace
+from tests.page_controls import assert_each_changes_the_view
 
 SMALL = {"eviction_requests": "300"}     # a small synthetic trace keeps each run quick
 
@@ -104,3 +105,35 @@ def test_a_sampled_curve_says_its_rate_and_measured_error():
     assert "10.00% of the blocks" in note and "sampled LRU was off by at most" in note
     table = _curve_table(at)
     assert list(table.columns)[1:] == ["LRU", "FIFO", "Belady (OPT)"]
+
+
+def test_every_control_changes_what_is_shown():
+    at = open_page("eviction", {**SMALL, "eviction_points": "6"})
+    assert_clean(at)
+    at_options = [int(o.replace(",", "")) for o in at.select_slider(key="eviction_at").options]
+    assert_each_changes_the_view(at, [
+        ("select_slider", "eviction_at", at_options[1]),
+        ("segmented_control", "eviction_time_show", "All policies"),
+        ("slider", "eviction_smooth", 1),
+        ("multiselect", "eviction_policies", ["lru", "fifo", "arc"]),
+        ("select_slider", "eviction_range", (10, 10_000)),
+        ("slider", "eviction_points", 8),
+        ("toggle", "eviction_paper", False),
+        ("segmented_control", "eviction_sample", "10%"),
+        ("segmented_control", "eviction_block", 2),
+        ("toggle", "eviction_prefix", True),
+    ])
+    assert at.segmented_control(key="eviction_sample").disabled        # prefix mode replays every block
+
+
+def test_the_leader_is_marked_and_the_notes_say_why_from_the_trace():
+    at = open_page("eviction", SMALL)
+    spec = at.get("plotly_chart")[0].proto.spec
+    assert "best online policy" in spec and " leads" in spec
+    notice = next(m.value for m in at.markdown if "Best online policy along the curve" in m.value)
+    assert "distinct blocks are used only once" in notice and "median LRU stack distance" in notice
+
+
+def test_the_table_1_toggle_is_disabled_when_no_point_is_in_range():
+    at = open_page("eviction", {**SMALL, "eviction_range": ["10", "500"]})
+    assert at.toggle(key="eviction_paper").disabled

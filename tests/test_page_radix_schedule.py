@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kvviz.workload import WorkloadConfig, generate
 from tests.conftest import assert_clean, open_page
+from tests.page_controls import assert_each_changes_the_view
 from tests.test_page_prefix_cache import uploaded
 
 
@@ -40,3 +41,20 @@ def test_a_trace_window_on_the_example_and_on_an_upload():
     up = uploaded("radix_schedule", trace.to_jsonl().encode(), {"radix_schedule_queue": "Trace window"})
     assert_clean(up)
     assert len(up.get("plotly_chart")) == 2
+
+
+def test_every_control_changes_what_is_shown():
+    at = open_page("radix_schedule")
+    assert at.toggle(key="radix_schedule_inbatch").disabled       # the teaching queue is served the same either way
+    assert_each_changes_the_view(at, [
+        ("number_input", "radix_schedule_capacity", 9), ("number_input", "radix_schedule_budget", 3),
+        ("segmented_control", "radix_schedule_queue", "Trace window"),
+    ])
+    at.segmented_control(key="radix_schedule_source").set_value("Example").run()
+    assert_each_changes_the_view(at, [
+        ("number_input", "radix_schedule_capacity", 2000), ("number_input", "radix_schedule_budget", 200),
+        ("toggle", "radix_schedule_inbatch", False),          # matters once a batch holds many requests
+        ("number_input", "radix_schedule_start", 100), ("slider", "radix_schedule_size", 20),
+        ("slider", "radix_schedule_warm", 200),
+    ])
+    assert any(b.label == "Download scheduler table (CSV)" for b in at.get("download_button"))
