@@ -35,10 +35,15 @@ def _hline(fig: go.Figure, y: float, xs: Sequence[float], label: str, line_color
                        bgcolor="rgba(255,255,255,0.9)", borderpad=2)
 
 
-def _vline(fig: go.Figure, x: float, ys: Sequence[float], label: str, line_color: str, dash: str = "dot") -> None:
-    fig.add_scatter(x=[x, x], y=[ys[0], ys[-1]], mode="lines+text", text=["", label], textposition="top center",
-                    line=dict(color=line_color, dash=dash, width=1.5), textfont=dict(color=line_color),
+def _vline(fig: go.Figure, x: float, ys: Sequence[float], label: str, line_color: str, dash: str = "dot",
+           level: int = 0) -> None:
+    """A labelled vertical reference line on a log x axis; its label hangs from the top of the plot
+    on a white box, one ``level`` (a label's height) lower per level, so close lines' labels stack."""
+    fig.add_scatter(x=[x, x], y=[ys[0], ys[-1]], mode="lines", line=dict(color=line_color, dash=dash, width=1.5),
                     showlegend=False, hoverinfo="skip")
+    fig.add_annotation(text=label, xref="x", x=float(np.log10(x)), yref="y domain", y=1 - 0.09 * level,
+                       yanchor="top", showarrow=False, font=dict(color=line_color),
+                       bgcolor="rgba(255,255,255,0.9)", borderpad=2)
 
 
 def fig_size(curve: pd.DataFrame, context: int, capacity_gb: float) -> go.Figure:
@@ -83,7 +88,7 @@ def fig_load_vs_recompute(lr: pd.DataFrame, context: int, model: str) -> go.Figu
     """Load time over each link beside the recompute time, for one context."""
     colors = [color(2) if v == "load" else color(3) for v in lr["verdict"]]
     fig = go.Figure(go.Bar(x=lr["link"], y=lr["load ms"], marker_color=colors, name="load",
-                           text=[f"{s:.2g}× faster" if s >= 1 else f"{1 / s:.2g}× slower" for s in lr["load speed-up"]],
+                           text=[f"{s:.3g}× faster" if s >= 1 else f"{1 / s:.3g}× slower" for s in lr["load speed-up"]],
                            textposition="outside", cliponaxis=False,
                            hovertemplate="%{x}: %{y:.1f} ms<extra></extra>"))
     _hline(fig, float(lr["recompute ms"].iloc[0]), [lr["link"].iloc[0], lr["link"].iloc[-1]],
@@ -198,8 +203,8 @@ def fig_loading(curve: pd.DataFrame, knees: Mapping[str, float], new_tokens: int
     ys = [times.min(), times.max()]
     for i, (name, knee) in enumerate(knees.items()):
         if np.isfinite(knee) and curve["ratio"].min() <= knee <= curve["ratio"].max():
-            _vline(fig, knee, ys, f"knee {knee:.3g}", color(i))
-    _vline(fig, STRATA_THRESHOLD, ys, "Strata's 100", INK_GRAY, "dash")
+            _vline(fig, knee, ys, f"knee {knee:.3g}", color(i), level=i)
+    _vline(fig, STRATA_THRESHOLD, ys, "Strata's 100", INK_GRAY, "dash", level=len(knees))
     fig.update_xaxes(type="log", title_text="load/compute ratio (cached tokens ÷ new tokens)")
     fig.update_yaxes(type="log", title_text="time (ms)", dtick=1)
     fig.update_layout(title="Right of a knee the prefill is loading-bound", height=480)
