@@ -18,8 +18,8 @@ N_DOCS, EVAL_SEED = 200, 2026
 RATIOS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5)
 VIEWS = ("One document", "Accuracy vs ratio", "Loading controller", "The model")
 FIGURES = {"max_entries": 32, "ttl": "1h", "show_spinner": False}
-OFF_MODEL = "Disabled on this view: it shows {}, not the tiny model's documents."
-OFF_SEED = "Disabled on this view: the accuracy is over 200 fresh documents of their own (seed 2026)."
+OFF_MODEL = "Not used here: this view shows {}, not the tiny model's documents."
+OFF_SEED = f"Not used here: the accuracy is over {N_DOCS} fresh documents of its own (seed {EVAL_SEED})."
 
 
 @st.cache_resource(max_entries=1, ttl="1h", show_spinner="Loading the model…")
@@ -93,7 +93,6 @@ with st.sidebar:
     seed = st.number_input("Document seed", 0, 1_000_000, 0, key=f"{STEM}_seed", bind="query-params",
                            disabled=view != VIEWS[0], help=off or (OFF_SEED if view == VIEWS[1] else None))
 
-frame.explain(R.EXPLAIN)
 if documents_used:
     st.caption(f"Selection: {blend.VARIANTS[variant].source}.")
 with frame.user_errors():
@@ -115,7 +114,8 @@ with frame.user_errors():
             table = sweep(chunk_len, variant, ratios)
         st.subheader(f"Answer accuracy over {N_DOCS} fresh documents, chunk length {chunk_len}")
         shown_figure.show(accuracy_figure(chunk_len, variant, ratios, presenter), f"{STEM}_acc")
-        shown = table.rename(columns={"acc_cut": "cut records", "acc_uncut": "uncut records", "acc_all": "all"})
+        shown = table.astype({c: float for c in ("acc_cut", "acc_uncut", "acc_all")}).rename(   # None -> NaN -> "–"
+            columns={"acc_cut": "cut records", "acc_uncut": "uncut records", "acc_all": "all"})
         st.dataframe(shown.style.format({"ratio": "{:.0%}", "cut records": "{:.1%}", "uncut records": "{:.1%}",
                                          "all": "{:.1%}"}, na_rep="–"), hide_index=True, width="stretch")
         frame.download_csv(table, STEM, "accuracy table", {"chunk length": chunk_len, "token selection": variant,
@@ -152,6 +152,7 @@ with frame.user_errors():
     with st.spinner("Reproducing the lecture's setting (chunk length 5, r = 20%, 200 documents)…"):
         ours = lecture()
 
+frame.explain(R.EXPLAIN)
 frame.what_to_notice(R.NOTICE)
 
 

@@ -19,7 +19,7 @@ SOURCES = {"Persistent": "persistent", "i.i.d.": "iid", "Step": "step", "Upload"
 SIZES = {"Synthetic KV": "synthetic", "Record-world KV": "model"}
 RECOMPUTE = {"Prefill model": "prefill", "Fixed 0.2 s": "fixed"}
 DEFAULT_POLICIES = ["paper", "artifact", "level2", "quant8", "text", "oracle"]
-NOT_RANDOM = "Disabled: the step trace and an upload are one fixed trace, so there is nothing to draw at random."
+NOT_RANDOM = "Not used here: the step trace and an upload are one fixed trace, with nothing to draw at random."
 
 frame.header(STEM, "How CacheGen shrinks KV into a bitstream, and picks a compression level for each "
                    "chunk as the network's bandwidth changes.")
@@ -44,7 +44,7 @@ def stream_inputs(fresh_traces: bool) -> StreamInputs:
         random = source in ("persistent", "iid") or fresh_traces
         persistence = slider("Persistence (lag-1 correlation per chunk)", 0.0, 0.99, 0.9, "persist", 0.01,
                              disabled=source != "persistent",
-                             help="Disabled unless the trace is Persistent: only the AR(1) trace has a persistence."
+                             help="Not used here: only the Persistent (AR(1)) trace has a persistence."
                              if source != "persistent" else glossary.define("AR(1)"))
         seed = st.number_input("Trace seed", 0, 10**6, 0, key=f"{STEM}_seed", bind="query-params",
                                disabled=not random, help=None if random else NOT_RANDOM)
@@ -115,7 +115,7 @@ if view == VIEWS[0]:
         cached.show(cached.chunk_bandwidth_figure(inputs, frame.presenter()), f"{STEM}_chunkbw")
     frame.terms("TTFT", "SLO", "AR(1)", "i.i.d.")
     table = pd.concat([S.timeline(setup, r) for r in runs], ignore_index=True)
-    st.dataframe(table, hide_index=True, width="stretch", height=240, column_config=cached.FORMATS)
+    st.dataframe(table, hide_index=True, width="stretch", column_config=cached.FORMATS)
     frame.download_csv(table, STEM, "per-chunk table", settings | {"policies": ", ".join(chosen)},
                        trace=f"{bw.name} (trace 0)")
     frame.explain(report.TIMELINE_EXPLAIN)

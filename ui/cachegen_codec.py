@@ -3,6 +3,7 @@ codec at every level, its ablation and the paper's numbers beside it (SIGCOMM'24
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from kvviz import glossary
@@ -73,7 +74,8 @@ def view() -> None:
         cached.show(quality, f"{STEM}_quality")
     cached.show(pareto, f"{STEM}_pareto")
     st.subheader(f"Ablation at level {level}")
-    st.dataframe(table, hide_index=True, width="stretch", column_config=cached.FORMATS)
+    levels = table.level.map(lambda v: "–" if pd.isna(v) else f"{int(v)}")        # a baseline has no level
+    st.dataframe(table.assign(level=levels), hide_index=True, width="stretch", column_config=cached.FORMATS)
     settings = {"KV source": f"record-world model, {documents} documents" if documents else "synthetic",
                 **({} if documents else {"layers": spec.layers, "tokens": spec.tokens, "channels": spec.channels,
                                          "rho": spec.rho, "offset spread": spec.offset, "outliers": spec.outliers,

@@ -16,7 +16,7 @@ _STRIP_COLORS = ("#cde6f7", "#fbe3b3", color(4), "#f3f5f9", color(0), color(2), 
 METHOD_NAMES = {"full_prefill": "Full prefill", "full_reuse": "Full reuse", "prefix": "Prefix cache",
                 "cacheblend": "CacheBlend", "random": "Random selection"}
 METHOD_COLORS = {"full_prefill": color(2), "full_reuse": color(3), "prefix": color(8), "cacheblend": color(0),
-                 "random": color(1)}
+                 "random": color(4)}          # random in purple: orange beside full reuse's vermillion read as one
 
 
 def _discrete_scale(colors: tuple[str, ...]) -> list[list]:
@@ -122,7 +122,7 @@ def accuracy_vs_ratio(table: pd.DataFrame, chance: float) -> go.Figure:
             if method in ("full_prefill", "full_reuse") and group[column].notna().any():
                 fig.add_hline(y=float(group[column].iloc[0]), line=dict(color=METHOD_COLORS[method], dash="dash",
                                                                          width=1.5), row=1, col=col)
-        fig.add_hline(y=chance, line=dict(color=GRID, dash="dot", width=2), row=1, col=col,
+        fig.add_hline(y=chance, line=dict(color=color(7), dash="dot", width=1.5), row=1, col=col,
                       annotation_text="chance 1/12", annotation_position="bottom right")
         fig.update_xaxes(title="tokens recomputed", tickformat=".0%", range=[-0.03, 1.03], row=1, col=col)
     fig.update_yaxes(title="answer accuracy", tickformat=".0%", range=[0, 1.05], row=1, col=1)
@@ -150,7 +150,7 @@ def controller_figure(name: str, prefill_ms: float, loads_ms: dict[str, float], 
                                  marker=dict(color=c, size=14, line=dict(color="white", width=2)),
                                  hovertemplate=f"{device}: picks r = %{{x:.0%}}<extra></extra>"))
     top = max(prefill_ms, *loads_ms.values()) * 1.1
-    fig.update_xaxes(title="recompute ratio r", tickformat=".0%", range=[0, 1])
+    fig.update_xaxes(title="recompute ratio r", tickformat=".0%", range=[-0.02, 1.03])   # a pick at 100% stays whole
     fig.update_yaxes(title="time per layer (ms)", range=[0, top])
     fig.update_layout(title=name, height=420, legend=dict(orientation="h", y=-0.22))
     return fig

@@ -145,7 +145,7 @@ def fig_violation(sweep: pd.DataFrame, slo_now: float | None = None, x: str = "s
     if slo_now is not None and x == "slo_s":
         for col in (1, 2):
             fig.add_vline(x=slo_now, line=dict(color=MISSED, dash="dash", width=1.5), row=1, col=col)
-    fig.update_yaxes(tickformat=".0%", range=[-0.02, 1.02], row=1, col=1)
+    fig.update_yaxes(tickformat=".0%", range=[-0.02, 1.02])          # both are shares: violations and quality
     fig.update_xaxes(title_text=x_label, type="log" if x == "slo_s" else "linear")
     fig.update_layout(height=460, legend=dict(orientation="h", y=-0.22, x=0))
     return fig
@@ -175,7 +175,7 @@ def fig_pareto(points: pd.DataFrame, error: str = "weighted_error") -> go.Figure
                       yaxis_title="relative squared error" + (" (layer-weighted)" if error == "weighted_error" else ""),
                       legend=dict(orientation="h", y=-0.18, x=0))
     fig.update_yaxes(type="log", exponentformat="power")
-    fig.update_xaxes(rangemode="tozero")
+    fig.update_xaxes(range=[0, float(points.bits_per_value.max()) * 1.06])   # room right of the zlib line
     return fig
 
 
