@@ -36,13 +36,23 @@ def test_strata_page_views(page: Page, app_url: str):
 
 
 def test_ledger_views_from_url(page: Page, app_url: str):
-    """A shared link opens the same view: the batch timeline, then the tiered cache."""
-    for stem, query, text, shot in (("strata", "strata_view=Balanced+batching", "FCFS vs balanced batching",
-                                     "strata_timeline"),
-                                    ("ledger", "ledger_view=Tiers", "Tiered KV cache", "ledger_tiers")):
+    """A shared link opens the same view with its controls: the batch timeline with batches of 4,
+    the tiered cache with 50 users, and the break-even curves over two links (repeated parameters)."""
+    for stem, query, text, shot, control, value in (
+            ("strata", "strata_view=Balanced+batching&strata_batch=4", "FCFS vs balanced batching",
+             "strata_timeline", "Requests per batch", "4"),
+            ("ledger", "ledger_view=Tiers&ledger_users=50", "Tiered KV cache", "ledger_tiers", "Users", "50"),
+            ("ledger", "ledger_view=Load+or+recompute&ledger_links=nvme&ledger_links=cloud-3g",
+             "Load if your link is above", "ledger_two_links", None, None)):
         open_page(page, app_url, stem, query)
         assert_no_exception(page)
         expect(page.get_by_text(text).first).to_be_visible()
+        if control:
+            expect(page.get_by_label(control, exact=True)).to_have_value(value)
+        else:
+            links = page.get_by_test_id("stMultiSelect").first
+            expect(links).to_contain_text("cloud-3g")
+            expect(links).not_to_contain_text("pcie5-x16")
         screenshot(page, shot)
 
 
