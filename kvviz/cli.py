@@ -20,6 +20,7 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from kvviz import commands
 from kvviz.errors import InputError
@@ -45,11 +46,30 @@ def _say(message: str) -> None:
     print(" ".join(message.splitlines()), file=sys.stderr)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_modules(argv: Sequence[str]) -> list[ModuleType]:
+    """The command modules the parser needs: only the named command's, when the name is one.
+
+    A command imports what its work needs (``hitcurve`` numba's kernels, ``blend-eval`` the
+    model, ...), so importing every command for every run would cost each one the others' start-up
+    time. The module of command ``a-b`` is ``a_b`` or ``a_b_cmd`` (``import`` is a keyword);
+    anything else — ``--help``, a typo — loads them all, so argparse can list them.
+    """
+    names = sorted(info.name for info in pkgutil.iter_modules(commands.__path__))
+    wanted = argv[0] if argv and not argv[0].startswith("-") else None
+    if wanted is not None:
+        for name in (wanted.replace("-", "_"), wanted.replace("-", "_") + "_cmd"):
+            if name in names:
+                module = importlib.import_module(f"{commands.__name__}.{name}")
+                if module.NAME == wanted:
+                    return [module]
+    return [importlib.import_module(f"{commands.__name__}.{name}") for name in names]
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The parser for ``argv``: every command, or only the one ``argv`` names (see ``_command_modules``)."""
     parser = _Parser(prog="python -m kvviz", description="kvviz: how LLM KV caches behave.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{commands.__name__}.{info.name}")
+    for module in _command_modules(argv):
         cmd = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         module.add_arguments(cmd)
         cmd.set_defaults(run=module.run)
@@ -57,8 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
     except SystemExit as exc:  # a bad argument (already printed on one line), or --help
         return int(exc.code or 0)
     try:

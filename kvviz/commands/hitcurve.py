@@ -39,23 +39,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvviz import prefix_cache
+    # Imported here, and the radix-cache replay and the model presets only when asked for: a
+    # block-cache curve is a short run whose time is mostly start-up (docs/eviction.md, Speed).
     from kvviz.eviction import coarsen, curve_csv, hit_curve, parse_capacities, parse_policies
-    from kvviz.hardware import model
     from kvviz.trace import trace_from_args
 
     prefix = args.cache == "prefix"
+    if prefix or args.model:
+        from kvviz import prefix_cache
     policies = (prefix_cache.parse_policies(PREFIX_POLICIES if args.policies == BLOCK_POLICIES else args.policies)
                 if prefix else parse_policies(args.policies))
-    spec = model(args.model) if args.model else None
+    spec = None
+    if args.model:
+        from kvviz.hardware import model
+
+        spec = model(args.model)
     capacities = parse_capacities(args.capacities)
     trace = coarsen(trace_from_args(args), args.cache_block)
     curve = (prefix_cache.sweep(trace, policies, capacities) if prefix
              else hit_curve(trace, policies, capacities, prefix=args.prefix, sample=args.sample))
     if "rate" in curve:
-        print(f"kvviz hitcurve: sampled at rate {curve['rate'].iloc[0]:.4g} (SHARDS; LRU exact); "
-              "docs/eviction.md says how close that is", file=sys.stderr)
-        curve = curve.drop(columns=["rate", "represented"])
+        _say_sampled(curve)
+        curve = curve.drop(columns=["rate", "represented", "error_estimate"])
     sys.stdout.write(curve_csv(curve) if spec is None
                      else prefix_cache.curve_csv_gib(curve, prefix_cache.block_bytes(spec, trace.block_size)))
     return 0
+
+
+def _say_sampled(curve) -> None:
+    """The rate and each policy's measured error estimate on stderr, flagging the unreliable ones."""
+    from kvviz.shards import RELIABLE_ERROR
+
+    rate = curve["rate"].iloc[0]
+    print(f"kvviz hitcurve: sampled at rate {rate:.4g} (SHARDS; LRU exact); error estimate per policy "
+          "(rate R against R/2, docs/eviction.md):", file=sys.stderr)
+    for policy, error in curve.groupby("policy", sort=False)["error_estimate"].first().items():
+        verdict = "" if error <= RELIABLE_ERROR else f"  not reliable at this rate: raise --sample above {rate:.4g}"
+        print(f"  {policy}: {error:.3f}{verdict}", file=sys.stderr)

@@ -15,65 +15,54 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvviz.policies._jit import helper, kernel
-from kvviz.policies._lists import SIZE, WHERE, new_queues, pop_tail, push_head, unlink
+from kvviz.policies._jit import kernel
+from kvviz.policies._rings import SIZE, new_rings, pop_oldest, push, remove
 
 T1, B1, T2, B2 = 0, 1, 2, 3
 NO_GHOST = -1
 
 
-@helper
-def _replace(links: np.ndarray, ends: np.ndarray, p: float, hit_in_b2: bool) -> None:
-    """The paper's REPLACE: demote T1's or T2's tail to its ghost list."""
-    t1 = ends[T1, SIZE]
-    if (t1 > 0 and (t1 > p or (t1 == p and hit_in_b2))) or ends[T2, SIZE] == 0:
-        push_head(links, ends, B1, pop_tail(links, ends, T1))
-    else:
-        push_head(links, ends, B2, pop_tail(links, ends, T2))
-
-
-@helper
-def _make_room(links: np.ndarray, ends: np.ndarray, capacity: int, p: float, ghost: int) -> None:
-    """Evict one block (into a ghost list, or outright) before inserting a missed block."""
-    if ghost != NO_GHOST:
-        _replace(links, ends, p, ghost == B2)
-    elif ends[T1, SIZE] + ends[B1, SIZE] + 1 > capacity:
-        if ends[B1, SIZE] > 0:
-            pop_tail(links, ends, B1)
-            _replace(links, ends, p, False)
-        else:
-            pop_tail(links, ends, T1)
-    else:
-        ghosts_and_data = ends[T1, SIZE] + ends[B1, SIZE] + ends[T2, SIZE] + ends[B2, SIZE]
-        if ghosts_and_data >= 2 * capacity and ends[B2, SIZE] > 0:
-            pop_tail(links, ends, B2)
-        _replace(links, ends, p, False)
-
-
 @kernel
 def arc_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
-    """Per-access hits of an ARC cache of ``capacity`` blocks."""
+    """Per-access hits of an ARC cache of ``capacity`` blocks (the four lists hold at most 2C ids).
+
+    Making room is written out here rather than as inlined helpers: numba kept array reference
+    counting inside the loop for helpers that call helpers, which doubled the time.
+    """
     hit = np.zeros(len(ids), np.bool_)
-    links, ends = new_queues(n_ids, 4)
+    ring, ends, where, seq = new_rings(n_ids, 4, min(2 * capacity, n_ids))
     p = 0.0
     for i in range(len(ids)):
         b = ids[i]
-        where = links[b, WHERE]
-        if where == T1 or where == T2:
+        found = where[b]
+        if found == T1 or found == T2:
             hit[i] = True
-            unlink(links, ends, b)
-            push_head(links, ends, T2, b)
+            remove(ends, where, b)
+            push(ring, ends, where, seq, T2, b)
             continue
         ghost = NO_GHOST
-        if where == B1:
+        if found == B1:
             p = min(p + max(ends[B2, SIZE] / ends[B1, SIZE], 1.0), float(capacity))
             ghost = B1
-        elif where == B2:
+        elif found == B2:
             p = max(p - max(ends[B1, SIZE] / ends[B2, SIZE], 1.0), 0.0)
             ghost = B2
         if ghost != NO_GHOST:
-            unlink(links, ends, b)
+            remove(ends, where, b)
         while ends[T1, SIZE] + ends[T2, SIZE] + 1 > capacity:
-            _make_room(links, ends, capacity, p, ghost)
-        push_head(links, ends, T1 if ghost == NO_GHOST else T2, b)
+            demote = T1 if (ends[T1, SIZE] > 0 and (ends[T1, SIZE] > p or (ends[T1, SIZE] == p and ghost == B2))
+                            or ends[T2, SIZE] == 0) else T2         # REPLACE's choice, unless case IV
+            if ghost == NO_GHOST:                                   # case IV: first trim the ghosts
+                if ends[T1, SIZE] + ends[B1, SIZE] + 1 > capacity:
+                    if ends[B1, SIZE] == 0:
+                        demote = NO_GHOST                           # T1's oldest leaves outright
+                    else:
+                        pop_oldest(ring, ends, where, seq, B1)
+                elif (ends[T1, SIZE] + ends[B1, SIZE] + ends[T2, SIZE] + ends[B2, SIZE] >= 2 * capacity
+                      and ends[B2, SIZE] > 0):
+                    pop_oldest(ring, ends, where, seq, B2)
+            victim = pop_oldest(ring, ends, where, seq, T1 if demote == NO_GHOST else demote)
+            if demote != NO_GHOST:
+                push(ring, ends, where, seq, B1 if demote == T1 else B2, victim)
+        push(ring, ends, where, seq, T1 if ghost == NO_GHOST else T2, b)
     return hit

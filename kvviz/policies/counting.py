@@ -19,12 +19,12 @@ def hits_per_request(hit: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, 
     full = np.zeros(n_requests, np.int64)
     prefix = np.zeros(n_requests, np.int64)
     for r in range(n_requests):
-        leading = True
-        for i in range(offsets[r], offsets[r + 1]):
-            if hit[i]:
-                full[r] += 1
-                if leading:
-                    prefix[r] += 1
-            else:
-                leading = False
+        first_miss = offsets[r]
+        while first_miss < offsets[r + 1] and hit[first_miss]:
+            first_miss += 1
+        hits = first_miss - offsets[r]
+        prefix[r] = hits
+        for i in range(first_miss, offsets[r + 1]):
+            hits += hit[i]
+        full[r] = hits
     return full, prefix

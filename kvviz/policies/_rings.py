@@ -1,0 +1,80 @@
+"""Queues as ring buffers with lazy removal, for ARC and S3-FIFO.
+
+A queue is a ring of block ids, oldest at ``START``, newest just before ``END`` (both running
+sequence numbers; slot = sequence & ``mask``). Entering writes one slot; taking the oldest
+reads one; both walk memory in order, where a linked list jumps between blocks' rows. A block
+taken out of the middle (an LRU hit, a ghost hit) is only marked out: ``where[b]`` says which
+queue holds ``b`` and ``seq[b]`` which entry is its live one, so an entry is live exactly when
+both still match, and older copies are skipped when they reach the oldest end. ``SIZE`` counts
+live entries. A full ring (live and dead entries) is compacted in place, dropping the dead ones;
+``new_rings`` sizes the ring at least twice a queue's largest size, so a compaction reclaims
+at least as many slots as it copies, O(1) per access overall.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kvviz.policies._jit import helper
+
+NOWHERE = -1
+START, END, SIZE = 0, 1, 2
+
+
+@helper
+def new_rings(n_ids: int, n_queues: int, most: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(ring, ends, where, seq)`` for empty queues ``0 .. n_queues-1`` of at most ``most`` blocks each."""
+    slots = 1
+    while slots < 2 * most + 2:
+        slots *= 2
+    ring = np.empty((n_queues, slots), np.int32)
+    ends = np.zeros((n_queues, 3), np.int64)
+    where = np.full(n_ids, NOWHERE, np.int8)
+    seq = np.zeros(n_ids, np.int64)
+    return ring, ends, where, seq
+
+
+@helper
+def _compact(ring: np.ndarray, ends: np.ndarray, where: np.ndarray, seq: np.ndarray, queue: int) -> None:
+    mask = ring.shape[1] - 1
+    kept = ends[queue, START]
+    for s in range(ends[queue, START], ends[queue, END]):
+        b = ring[queue, s & mask]
+        if where[b] == queue and seq[b] == s:
+            ring[queue, kept & mask] = b
+            seq[b] = kept
+            kept += 1
+    ends[queue, END] = kept
+
+
+@helper
+def push(ring: np.ndarray, ends: np.ndarray, where: np.ndarray, seq: np.ndarray, queue: int, b: int) -> None:
+    """Put block ``b`` (in no queue) at the newest end of ``queue``."""
+    if ends[queue, END] - ends[queue, START] == ring.shape[1]:
+        _compact(ring, ends, where, seq, queue)
+    s = ends[queue, END]
+    ring[queue, s & (ring.shape[1] - 1)] = b
+    where[b] = queue
+    seq[b] = s
+    ends[queue, END] = s + 1
+    ends[queue, SIZE] += 1
+
+
+@helper
+def remove(ends: np.ndarray, where: np.ndarray, b: int) -> None:
+    """Take block ``b`` out of whichever queue holds it (its entry becomes dead)."""
+    ends[where[b], SIZE] -= 1
+    where[b] = NOWHERE
+
+
+@helper
+def pop_oldest(ring: np.ndarray, ends: np.ndarray, where: np.ndarray, seq: np.ndarray, queue: int) -> int:
+    """Remove and return the oldest live block of ``queue`` (which must not be empty)."""
+    mask = ring.shape[1] - 1
+    while True:
+        s = ends[queue, START]
+        b = ring[queue, s & mask]
+        ends[queue, START] = s + 1
+        if where[b] == queue and seq[b] == s:
+            remove(ends, where, b)
+            return b
