@@ -7,12 +7,18 @@ Traiger, "Evaluation techniques for storage hierarchies", IBM Systems Journal 19
 keeps a Fenwick tree over access positions that marks each block's latest access; the distance
 is the number of marks strictly between the two accesses. The loop is compiled by numba, like
 the eviction policies (``kvviz.policies``), whose LRU reads its curve from here.
+
+``lru_hit_counts`` is the same pass for traces of any length (the exact LRU curve beside a SHARDS
+sample, ``kvviz.shards``): it keeps only a histogram of the distances below the largest finite
+capacity instead of one distance per access, 4-byte arrays, and the trace's own ids when they are
+already dense (a library entry's int32 ids), so its memory is 4 bytes per access plus 4 per block.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from kvviz.errors import require
 from kvviz.policies._jit import kernel
 
 FIRST = -1  # the distance given to an access with no earlier access to its block
@@ -52,6 +58,60 @@ def stack_distances_of_ids(ids: np.ndarray, n_ids: int) -> np.ndarray:
         _fenwick_add(tree, i, 1)
         latest[b] = i
     return distance
+
+
+@kernel
+def _distance_histogram(ids: np.ndarray, n_ids: int, limit: int) -> tuple[np.ndarray, int]:
+    """How many accesses have each stack distance below ``limit``, and how many reuse a block.
+
+    All marks lie before access i, so the marks strictly after p are the blocks seen so far
+    minus the marks up to p: one Fenwick query per access instead of two.
+    """
+    counts = np.zeros(limit, np.int32)
+    latest = np.full(n_ids, -1, np.int32)
+    tree = np.zeros(len(ids) + 1, np.int32)
+    seen = 0
+    reused = 0
+    for i in range(len(ids)):
+        b = ids[i]
+        p = latest[b]
+        if p >= 0:
+            d = seen - _fenwick_count(tree, p + 1)
+            if d < limit:
+                counts[d] += 1
+            reused += 1
+            _fenwick_add(tree, p, -1)
+        else:
+            seen += 1
+        _fenwick_add(tree, i, 1)
+        latest[b] = i
+    return counts, reused
+
+
+def dense_ids(blocks: np.ndarray) -> tuple[np.ndarray, int]:
+    """Block ids as dense array indices and their count: the ids themselves when they already are
+    (0 ≤ id < len(blocks), as a library entry's renumbered int32 ids), without a copy; else
+    renumbered 0 .. distinct-1 as int32."""
+    blocks = np.asarray(blocks)
+    if blocks.dtype in (np.int32, np.int64) and len(blocks) and 0 <= blocks.min() and blocks.max() < len(blocks):
+        return blocks, int(blocks.max()) + 1
+    distinct, ids = np.unique(blocks, return_inverse=True)
+    return ids.astype(np.int32).reshape(-1), len(distinct)
+
+
+def lru_hit_counts(ids: np.ndarray, n_ids: int, capacities: np.ndarray) -> np.ndarray:
+    """Hits of an LRU cache of each capacity over dense ``ids``: ``lru_curve`` of their stack
+    distances, equal to it exactly, without holding a distance per access."""
+    caps = np.asarray(capacities, dtype=float)
+    require(len(ids) < 2**31, f"{len(ids):,} accesses do not fit the pass's 4-byte positions")
+    finite = caps[np.isfinite(caps)]
+    limit = int(min(max(np.ceil(finite.max()), 0), n_ids)) if len(finite) else 0
+    counts, reused = _distance_histogram(ids, n_ids, limit)
+    below = np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))
+    hits = np.where(caps > 0, reused, 0).astype(np.int64)
+    # distances are whole numbers, so "below c" means below ceil(c)
+    hits[np.isfinite(caps)] = below[np.clip(np.ceil(finite), 0, limit).astype(np.int64)]
+    return hits
 
 
 def stack_distances(blocks: np.ndarray) -> np.ndarray:

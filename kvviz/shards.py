@@ -37,9 +37,9 @@ import numpy as np
 import pandas as pd
 
 from kvviz.errors import InputError, require
-from kvviz.eviction import Replay, parse_capacities, parse_policies, replay_of, sweep
+from kvviz.eviction import MAX_ACCESSES, Replay, parse_capacities, parse_policies, sweep
 from kvviz.policies._jit import kernel
-from kvviz.reuse import lru_curve, stack_distances_of_ids
+from kvviz.reuse import dense_ids, lru_hit_counts
 from kvviz.trace import Trace
 
 HASH_SPACE = 2.0**64
@@ -51,6 +51,7 @@ and within 0.002 from 2,000 on (tests/test_shards.py's accuracy trace; docs/evic
 UNCORRECTED = frozenset({"sieve"})
 """Policies whose sampling error does not follow LRU's, so the LRU control variate is not applied:
 on the accuracy trace it moved SIEVE's represented point from 0.000 to 0.016 off."""
+RELIABLE_ERROR = 0.01              # a policy whose error estimate is above this is flagged
 AUTO_ABOVE = 2_000_000              # hit_curve(sample="auto") samples traces with more accesses
 AUTO_SAMPLE_ACCESSES = 1_000_000    # ... at the rate that keeps about this many accesses
 MIN_RATE = 1e-4
@@ -152,10 +153,12 @@ class SampledCurve:
     """A hit curve estimated from a sample.
 
     ``curve`` has the columns of ``kvviz.eviction.hit_curve`` (hits scaled to the whole trace)
-    plus ``sampled_capacity`` and ``represented``. ``lru_error`` is the largest absolute
-    difference between the sampled and the exact LRU hit ratio over the represented finite
-    capacities (``None`` when the exact curve was not computed): the measured error of this
-    sample, since LRU's exact curve costs one stack-distance pass at any size.
+    plus ``sampled_capacity``, ``represented`` and ``error_estimate`` (its policy's, repeated on
+    each row). ``lru_error`` is the largest absolute difference between the sampled and the
+    exact LRU hit ratio over the represented finite capacities (``None`` when the exact curve
+    was not computed). ``error_estimates`` is each policy's measured error estimate
+    (``_disagreement``); ``unreliable`` names the policies whose estimate exceeds
+    ``RELIABLE_ERROR`` (or could not be measured).
     """
 
     curve: pd.DataFrame
@@ -164,6 +167,11 @@ class SampledCurve:
     accesses: int
     distinct_limit: int | None
     lru_error: float | None
+    error_estimates: dict[str, float]
+
+    @property
+    def unreliable(self) -> tuple[str, ...]:
+        return tuple(p for p, e in self.error_estimates.items() if not e <= RELIABLE_ERROR)
 
 
 def sampled_curve(trace: Trace, policies: Iterable[str], capacities: Iterable[float | int], rate: float,
@@ -173,30 +181,71 @@ def sampled_curve(trace: Trace, policies: Iterable[str], capacities: Iterable[fl
     With ``exact_lru`` the exact LRU curve is computed too (one stack-distance pass over the
     whole trace): LRU's rows are then exact, ``lru_error`` measures the sampled LRU curve against
     it (LRU is replayed on the sample for that even when not asked for), and every other policy
-    is corrected by LRU's error at the same capacity (``_corrected_by_lru``). Without it (a trace
-    too long for one exact pass) the estimates are plain SHARDS.
+    is corrected by LRU's error at the same capacity (``_corrected_by_lru``). Without it the
+    estimates are plain SHARDS. Either way the half-rate sample nested in this one is replayed
+    too, and each policy's error is estimated from how far the two disagree (``_disagreement``).
     """
     names = parse_policies(policies)
     caps = parse_capacities(capacities)
     sample = sample_trace(trace, rate, s_max)
-    scaled = [sample.sampled_capacity(c) for c in caps]
+    half = _half_of(trace, sample)
     replayed = names if not exact_lru or "lru" in names else (*names, "lru")
-    swept = sweep(sample.replay, replayed, sorted(set(scaled)), workers=workers)
-    ratio = (swept.set_index(["policy", "capacity"])["hits"] / sample.replay.accesses).to_dict()
-    curve = pd.DataFrame({
-        "policy": np.repeat(replayed, len(caps)),
-        "capacity": np.tile(np.asarray(caps, dtype=float), len(replayed)),
-        "hit_ratio": [ratio[(p, s)] for p in replayed for s in scaled],
-        "sampled_capacity": np.tile(scaled, len(replayed)),
-        "represented": [sample.represents(c, p) for p in replayed for c in caps],
-    })
+    curve = _replayed(sample, replayed, caps, workers)
+    check = None if half is None else _replayed(half, replayed, caps, workers)
     error = None
     if exact_lru:
-        curve, error = _corrected_by_lru(curve, exact_lru_hits(trace, caps) / sample.accesses, len(replayed))
-        curve = curve[curve["policy"].isin(names)].reset_index(drop=True)
+        exact = exact_lru_hits(trace, caps) / sample.accesses
+        curve, error = _corrected_by_lru(curve, exact, len(replayed))
+        check = None if check is None else _corrected_by_lru(check, exact, len(replayed))[0]
+    estimates = {p: _disagreement(curve, check, p) for p in names}
+    curve = curve[curve["policy"].isin(names)].reset_index(drop=True)
     curve.insert(2, "hits", np.round(curve["hit_ratio"] * sample.accesses).astype(np.int64))
     curve.insert(3, "accesses", sample.accesses)
-    return SampledCurve(curve, sample.rate, sample.replay.accesses, sample.accesses, sample.distinct_limit, error)
+    curve["error_estimate"] = curve["policy"].map(estimates)
+    return SampledCurve(curve, sample.rate, sample.replay.accesses, sample.accesses, sample.distinct_limit, error,
+                        estimates)
+
+
+def _half_of(trace: Trace, sample: Sample) -> Sample | None:
+    """The sample at half the rate: the blocks of ``sample`` whose hash is in the lower half of its
+    range (``None`` when that holds no access)."""
+    try:
+        return sample_trace(trace, sample.rate / 2)
+    except InputError:
+        return None
+
+
+def _replayed(sample: Sample, policies: tuple[str, ...], caps: list[float], workers: int | None) -> pd.DataFrame:
+    """Each policy's plain SHARDS estimate at each capacity: ``policy, capacity, hit_ratio,
+    sampled_capacity, represented``."""
+    scaled = [sample.sampled_capacity(c) for c in caps]
+    swept = sweep(sample.replay, policies, sorted(set(scaled)), workers=workers)
+    ratio = (swept.set_index(["policy", "capacity"])["hits"] / sample.replay.accesses).to_dict()
+    return pd.DataFrame({
+        "policy": np.repeat(policies, len(caps)),
+        "capacity": np.tile(np.asarray(caps, dtype=float), len(policies)),
+        "hit_ratio": [ratio[(p, s)] for p in policies for s in scaled],
+        "sampled_capacity": np.tile(scaled, len(policies)),
+        "represented": [sample.represents(c, p) for p in policies for c in caps],
+    })
+
+
+def _disagreement(curve: pd.DataFrame, check: pd.DataFrame | None, policy: str) -> float:
+    """The error estimate of ``policy``'s curve: the largest |estimate at R − estimate at R/2|
+    over the finite capacities the rate-R curve represents (NaN without a half-rate sample).
+
+    The half-rate sample is nested in the full one, so the two share the blocks that decide most
+    of the estimate and differ by the sampled cache's size: an error that comes from shrinking
+    the cache (LFU's and SIEVE's on a trace whose popular blocks change, docs/eviction.md) shows
+    as a disagreement. If that error falls as 1/R, the disagreement is the rate-R error itself;
+    sampling noise adds to it, so it errs on the side of flagging.
+    """
+    rows = curve[(curve["policy"] == policy) & curve["represented"] & np.isfinite(curve["capacity"])]
+    if check is None:
+        return math.nan
+    other = check.set_index(["policy", "capacity"])["hit_ratio"]
+    gaps = [abs(r - other[(policy, c)]) for c, r in zip(rows["capacity"], rows["hit_ratio"])]
+    return float(max(gaps, default=0.0))
 
 
 def _corrected_by_lru(curve: pd.DataFrame, exact: np.ndarray, n_policies: int) -> tuple[pd.DataFrame, float]:
@@ -222,10 +271,14 @@ def _corrected_by_lru(curve: pd.DataFrame, exact: np.ndarray, n_policies: int) -
 
 
 def exact_lru_hits(trace: Trace, capacities: Iterable[float]) -> np.ndarray:
-    """LRU's exact hits at each capacity, from one stack-distance pass over the whole trace."""
-    replay = replay_of(trace)
-    distances = stack_distances_of_ids(replay.ids, replay.n_ids)
-    return lru_curve(distances, np.asarray(list(capacities), dtype=float))
+    """LRU's exact hits at each capacity, from one stack-distance pass over the whole trace
+    (``kvviz.reuse.lru_hit_counts``: a histogram, on the trace's own ids when they are dense)."""
+    require(trace.has_block_ids, "this trace has no block ids (hash_ids): cache replay needs them",
+            field="hash_ids")
+    require(len(trace.blocks) < MAX_ACCESSES, f"{len(trace.blocks):,} block accesses; the simulators take "
+            f"fewer than {MAX_ACCESSES:,}")
+    ids, n_ids = dense_ids(trace.blocks)
+    return lru_hit_counts(ids, n_ids, np.asarray(list(capacities), dtype=float))
 
 
 def parse_sample(raw: str | float) -> str | float:

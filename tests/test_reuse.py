@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvviz.reuse import lru_hits, stack_distances
+from kvviz.reuse import dense_ids, lru_curve, lru_hit_counts, lru_hits, stack_distances
 
 
 def naive_stack_distances(seq):
@@ -48,3 +48,23 @@ def test_stack_distances_match_the_definition(seq):
 def test_one_pass_lru_curve_equals_simulation(seq):
     caps = np.array([1, 2, 3, 5, 8, 20])
     assert lru_hits(np.array(seq), caps).tolist() == [lru_simulation(seq, int(c)) for c in caps]
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.integers(-3, 40), max_size=120), st.sampled_from([np.int32, np.int64]),
+       st.lists(st.sampled_from([0, 0.5, 1, 2, 2.5, 3, 7, 10**6, np.inf]), min_size=1, max_size=5))
+def test_histogram_pass_equals_the_distance_curve(seq, dtype, caps):
+    # the kernel beside SHARDS samples (no distance per access) against lru_curve of the distances
+    blocks = np.array(seq, dtype=dtype)
+    caps = np.array(caps, dtype=float)
+    ids, n_ids = dense_ids(blocks)
+    assert ids.dtype in (np.int32, np.int64) and (len(ids) == 0 or ids.max() < n_ids)
+    assert lru_hit_counts(ids, n_ids, caps).tolist() == lru_curve(stack_distances(blocks), caps).tolist()
+
+
+def test_dense_ids_keep_a_dense_int32_array_without_copying():
+    blocks = np.array([3, 0, 2, 3, 1], dtype=np.int32)
+    ids, n_ids = dense_ids(blocks)
+    assert ids is blocks and n_ids == 4
+    sparse, n = dense_ids(np.array([10**12, 5, 10**12]))
+    assert sparse.tolist() == [1, 0, 1] and n == 2 and sparse.dtype == np.int32

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from kvviz.eviction import INFINITE, POLICIES, hit_curve, replay_of
 from kvviz.errors import InputError
 from kvviz.shards import (
-    AUTO_ABOVE, MIN_SAMPLED_CAPACITY, block_hashes, chosen_rate, min_sampled_capacity, parse_sample, sample_trace,
+    AUTO_ABOVE, MIN_SAMPLED_CAPACITY, RELIABLE_ERROR, block_hashes, chosen_rate, min_sampled_capacity, parse_sample, sample_trace,
     sampled_curve,
 )
+from kvviz.trace import Trace
 from kvviz.workload import WorkloadConfig, generate
 
 # Each policy's largest error (sampled, corrected by LRU, minus exact) allowed at a 1% rate on the
@@ -88,3 +90,34 @@ def test_hit_curve_sample_parameter(small):
     assert "rate" not in hit_curve(small, ["fifo"], (100,), sample="auto")      # small: exact
     assert "rate" not in hit_curve(small, ["fifo"], (100,), prefix=True, sample=0.3)  # prefix: exact
     assert replay_of(small).accesses == int(sampled["accesses"].iloc[0])
+
+
+def in_sequence(traces: list[Trace]) -> Trace:
+    """The traces one after another, block ids shifted so no two share a block: a workload whose
+    popular blocks change (the case where LFU's sampled curve errs, docs/eviction.md)."""
+    id_step = max(int(t.blocks.max()) for t in traces) + 1
+    time_step = max(int(t.requests["timestamp"].iloc[-1]) for t in traces) + 1000
+    starts = np.cumsum([0] + [len(t.blocks) for t in traces])
+    return Trace(pd.concat([t.requests.assign(timestamp=t.requests["timestamp"] + k * time_step)
+                            for k, t in enumerate(traces)], ignore_index=True),
+                 np.concatenate([t.blocks.astype(np.int64) + k * id_step for k, t in enumerate(traces)]),
+                 np.concatenate([[0]] + [t.offsets[1:] + starts[k] for k, t in enumerate(traces)]))
+
+
+def test_error_estimate_flags_lfu_on_a_shifting_workload():
+    trace = in_sequence([generate(WorkloadConfig(requests=15_000, seed=s)) for s in range(5)])
+    assert len(trace.blocks) >= 1_000_000
+    result = sampled_curve(trace, ["lru", "fifo", "lfu"], (10_000, 30_000, 100_000, INFINITE), 0.01)
+    assert result.error_estimates["lfu"] > RELIABLE_ERROR and "lfu" in result.unreliable
+    assert result.error_estimates["lru"] == 0 and "lru" not in result.unreliable
+    assert "fifo" not in result.unreliable
+    assert set(result.curve.loc[result.curve["policy"] == "lfu", "error_estimate"]) == {result.error_estimates["lfu"]}
+
+
+def test_error_estimate_is_the_half_rate_disagreement(small):
+    result = sampled_curve(small, ["fifo"], (100, 1000, INFINITE), 0.4, exact_lru=False)
+    half = sampled_curve(small, ["fifo"], (100, 1000, INFINITE), 0.2, exact_lru=False).curve
+    full = result.curve
+    finite = np.isfinite(full["capacity"]) & full["represented"]
+    gap = (full["hit_ratio"] - half["hit_ratio"]).abs()[finite].max()
+    assert result.error_estimates["fifo"] == pytest.approx(gap)
