@@ -90,13 +90,14 @@ def size_view() -> None:
 
 
 def recompute_view() -> None:
-    sub = st.segmented_control("Show", ("Break-even curves", "One context, every link", "20-turn chat"),
-                               default="Break-even curves", key="ledger_lr", **Q) or "Break-even curves"
+    left, right = st.columns([2, 3])
+    sub = left.segmented_control("Show", ("Break-even curves", "One context, every link", "20-turn chat"),
+                                 default="Break-even curves", key="ledger_lr", **Q) or "Break-even curves"
     curves = sub == "Break-even curves"
     name, m, compute = sidebar(model_unused="Not used here: pick the models to compare in 'Models' above the figure."
                                if curves else "")
-    chosen = {k: links[k] for k in st.multiselect("Links", list(links), ledger.present(ledger.DEFAULT_LINKS, links),
-                                                  key="ledger_links", **Q)}
+    chosen = {k: links[k] for k in right.multiselect("Links", list(links), ledger.present(ledger.DEFAULT_LINKS, links),
+                                                     key="ledger_links", **Q)}
     settings = {"view": sub, "model": name, "GPU": compute.gpu.name, "MFU": compute.mfu, "links": ", ".join(chosen)}
     with frame.user_errors():
         if curves:
