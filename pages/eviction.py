@@ -104,7 +104,7 @@ with frame.user_errors():
         curve, note = curve_of(run_sweep(key, [*policies, BOUND], capacities, cache_trace), prefix), None
     else:
         estimate = sampled(key, (*policies, BOUND), capacities, rate, cache_trace)
-        curve, note = estimate.curve, sample_note(estimate.rate, estimate.lru_error)
+        curve, note = estimate.curve, sample_note(estimate.rate, estimate.lru_error, estimate.unreliable)
 found = findings(curve, policies)
 runs = lead_runs(curve, policies) if len(policies) > 1 else ()
 

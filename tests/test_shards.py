@@ -121,3 +121,16 @@ def test_error_estimate_is_the_half_rate_disagreement(small):
     finite = np.isfinite(full["capacity"]) & full["represented"]
     gap = (full["hit_ratio"] - half["hit_ratio"]).abs()[finite].max()
     assert result.error_estimates["fifo"] == pytest.approx(gap)
+
+
+def test_flag_is_shown_in_the_figure_note_and_on_stderr(capsys):
+    from kvviz.commands.hitcurve import _say_sampled
+    from kvviz.figures.eviction import sample_note
+
+    assert "not reliable at this rate" not in sample_note(0.01, 0.02)
+    assert sample_note(0.01, 0.02, ("lfu", "sieve")).endswith("raise the rate): LFU, SIEVE")
+    curve = pd.DataFrame({"policy": ["lru", "lru", "lfu", "lfu"], "rate": 0.01,
+                          "error_estimate": [0.0, 0.0, 0.03, 0.03]})
+    _say_sampled(curve)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[1:] == ["  lru: 0.000", "  lfu: 0.030  not reliable at this rate: raise --sample above 0.01"]

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from kvviz.eviction import BOUND, INFINITE, MOONCAKE_TABLE1, POLICIES, format_capacity
 from kvviz.eviction_notes import TIE, LeadRun
+from kvviz.shards import RELIABLE_ERROR
 from kvviz.style import INK, color
 
 CEILING_COLOR = "#6c8893"
@@ -29,11 +30,14 @@ def _label(policy: str) -> str:
     return POLICIES[policy].label
 
 
-def sample_note(rate: float, lru_error: float | None) -> str:
-    """What a sampled curve is, in one line: the rate and the error measured on LRU."""
+def sample_note(rate: float, lru_error: float | None, unreliable: Sequence[str] = ()) -> str:
+    """What a sampled curve is, in one line: the rate, the error measured on LRU, and the policies
+    whose measured error estimate says the rate is too low (``SampledCurve.unreliable``)."""
     measured = (f"; sampled LRU was off by at most {lru_error:.3f}, which corrects the others"
                 if lru_error is not None else "")
-    return f"SHARDS sample of {rate:.2%} of the blocks, LRU exact{measured}"
+    flagged = (f"; not reliable at this rate (error estimate over {RELIABLE_ERROR:g}, raise the rate): "
+               f"{', '.join(_label(p) for p in unreliable)}" if unreliable else "")
+    return f"SHARDS sample of {rate:.2%} of the blocks, LRU exact{measured}{flagged}"
 
 
 def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = False,
