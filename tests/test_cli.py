@@ -143,3 +143,14 @@ def test_file_system_errors_are_one_line_and_bugs_keep_their_traceback(capsys, m
     monkeypatch.setattr(kvsize, "run", _raising(ZeroDivisionError()))
     with pytest.raises(ZeroDivisionError):
         main(["kvsize"])
+
+
+def test_help_lists_every_command_and_a_misspelt_one_names_them(capsys):
+    """The parser loads only the named command's module; anything else still sees them all."""
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in ("blend-eval", "hitcurve", "import", "stream"))
+    assert main(["hitcurv", "x"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'hitcurv'" in err and "'import'" in err and len(err.splitlines()) == 1
+    assert main(["import", "--list"]) == 0     # a command whose module is named differently (import_cmd)

@@ -68,3 +68,20 @@ def test_sample_rate_says_so_on_stderr_and_keeps_the_csv(capsys):
     assert "sampled" not in capsys.readouterr().err
     assert main(["hitcurve", EXAMPLE, "--sample", "often"]) == 2
     assert "sample" in capsys.readouterr().err
+
+
+def test_a_block_curve_imports_only_what_it_needs():
+    """Start-up is most of a short hitcurve run: other commands, the radix replay and the model
+    presets stay unimported (a fresh interpreter, since this one has imported them all)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from kvviz.cli import main; "
+            f"main(['hitcurve', {EXAMPLE!r}, '--policies', 'lru', '--capacities', '100']); "
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('kvviz'))), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    loaded = set(done.stderr.split())
+    assert "kvviz.commands.hitcurve" in loaded and "kvviz.eviction" in loaded
+    assert not loaded & {"kvviz.commands.blend_eval", "kvviz.commands.radix", "kvviz.blend", "kvviz.prefix_cache",
+                         "kvviz.hardware", "kvviz.workload"}
+    assert done.stdout.startswith("policy,capacity,hits")
