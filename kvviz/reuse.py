@@ -10,8 +10,10 @@ the eviction policies (``kvviz.policies``), whose LRU reads its curve from here.
 
 ``lru_hit_counts`` is the same pass for traces of any length (the exact LRU curve beside a SHARDS
 sample, ``kvviz.shards``): it keeps only a histogram of the distances below the largest finite
-capacity instead of one distance per access, 4-byte arrays, and the trace's own ids when they are
-already dense (a library entry's int32 ids), so its memory is 4 bytes per access plus 4 per block.
+capacity instead of one distance per access, 4-byte arrays, the trace's own ids when they are
+already dense (a library entry's int32 ids), and a tree over about twice the distinct blocks
+instead of one slot per access (compacted when full), so its memory is about 20 bytes per
+distinct block, whatever the trace's length.
 """
 
 from __future__ import annotations
@@ -61,18 +63,46 @@ def stack_distances_of_ids(ids: np.ndarray, n_ids: int) -> np.ndarray:
 
 
 @kernel
-def _distance_histogram(ids: np.ndarray, n_ids: int, limit: int) -> tuple[np.ndarray, int]:
+def _compact(latest: np.ndarray, owner: np.ndarray, tree: np.ndarray, used: int) -> int:
+    """Move the live marks (each block's latest access) to slots 0 .. live-1 in the same order,
+    rebuild the Fenwick tree over them, and return how many are live."""
+    live = 0
+    for s in range(used):
+        b = owner[s]
+        if b >= 0:
+            owner[live] = b
+            latest[b] = live
+            live += 1
+    owner[live:used] = -1
+    tree[:] = 0
+    tree[1:live + 1] = 1
+    for k in range(1, len(tree)):            # linear-time Fenwick build
+        parent = k + (k & -k)
+        if parent < len(tree):
+            tree[parent] += tree[k]
+    return live
+
+
+@kernel
+def _distance_histogram(ids: np.ndarray, n_ids: int, limit: int, slots: int) -> tuple[np.ndarray, int]:
     """How many accesses have each stack distance below ``limit``, and how many reuse a block.
 
     All marks lie before access i, so the marks strictly after p are the blocks seen so far
-    minus the marks up to p: one Fenwick query per access instead of two.
+    minus the marks up to p: one Fenwick query per access instead of two. The tree is over
+    ``slots`` (> n_ids) slots, not one per access: when they run out the live marks are compacted
+    to the front (order, hence every distance, unchanged), so its memory follows the distinct
+    blocks and the tree stays small enough for the processor's caches.
     """
     counts = np.zeros(limit, np.int32)
     latest = np.full(n_ids, -1, np.int32)
-    tree = np.zeros(len(ids) + 1, np.int32)
+    owner = np.full(slots, -1, np.int32)
+    tree = np.zeros(slots + 1, np.int32)
     seen = 0
     reused = 0
+    slot = 0
     for i in range(len(ids)):
+        if slot == slots:
+            slot = _compact(latest, owner, tree, slot)
         b = ids[i]
         p = latest[b]
         if p >= 0:
@@ -81,10 +111,13 @@ def _distance_histogram(ids: np.ndarray, n_ids: int, limit: int) -> tuple[np.nda
                 counts[d] += 1
             reused += 1
             _fenwick_add(tree, p, -1)
+            owner[p] = -1
         else:
             seen += 1
-        _fenwick_add(tree, i, 1)
-        latest[b] = i
+        _fenwick_add(tree, slot, 1)
+        owner[slot] = b
+        latest[b] = slot
+        slot += 1
     return counts, reused
 
 
@@ -99,14 +132,16 @@ def dense_ids(blocks: np.ndarray) -> tuple[np.ndarray, int]:
     return ids.astype(np.int32).reshape(-1), len(distinct)
 
 
-def lru_hit_counts(ids: np.ndarray, n_ids: int, capacities: np.ndarray) -> np.ndarray:
+def lru_hit_counts(ids: np.ndarray, n_ids: int, capacities: np.ndarray, *, slots: int | None = None) -> np.ndarray:
     """Hits of an LRU cache of each capacity over dense ``ids``: ``lru_curve`` of their stack
-    distances, equal to it exactly, without holding a distance per access."""
+    distances, equal to it exactly, without holding a distance per access. ``slots`` (default
+    2·n_ids + 1, at least n_ids + 1) sizes the pass's tree: its memory is 8 bytes a slot."""
     caps = np.asarray(capacities, dtype=float)
     require(len(ids) < 2**31, f"{len(ids):,} accesses do not fit the pass's 4-byte positions")
     finite = caps[np.isfinite(caps)]
     limit = int(min(max(np.ceil(finite.max()), 0), n_ids)) if len(finite) else 0
-    counts, reused = _distance_histogram(ids, n_ids, limit)
+    slots = max(n_ids + 1, min(len(ids), 2 * n_ids + 1) if slots is None else slots)
+    counts, reused = _distance_histogram(ids, n_ids, limit, slots)
     below = np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))
     hits = np.where(caps > 0, reused, 0).astype(np.int64)
     # distances are whole numbers, so "below c" means below ceil(c)

@@ -59,7 +59,9 @@ def test_histogram_pass_equals_the_distance_curve(seq, dtype, caps):
     caps = np.array(caps, dtype=float)
     ids, n_ids = dense_ids(blocks)
     assert ids.dtype in (np.int32, np.int64) and (len(ids) == 0 or ids.max() < n_ids)
-    assert lru_hit_counts(ids, n_ids, caps).tolist() == lru_curve(stack_distances(blocks), caps).tolist()
+    expected = lru_curve(stack_distances(blocks), caps).tolist()
+    assert lru_hit_counts(ids, n_ids, caps).tolist() == expected
+    assert lru_hit_counts(ids, n_ids, caps, slots=n_ids + 1).tolist() == expected   # compacts at every chance
 
 
 def test_dense_ids_keep_a_dense_int32_array_without_copying():

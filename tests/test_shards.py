@@ -114,12 +114,12 @@ def test_error_estimate_flags_lfu_on_a_shifting_workload():
     assert set(result.curve.loc[result.curve["policy"] == "lfu", "error_estimate"]) == {result.error_estimates["lfu"]}
 
 
-def test_error_estimate_is_the_half_rate_disagreement(small):
-    result = sampled_curve(small, ["fifo"], (100, 1000, INFINITE), 0.4, exact_lru=False)
-    half = sampled_curve(small, ["fifo"], (100, 1000, INFINITE), 0.2, exact_lru=False).curve
+def test_error_estimate_is_the_disagreement_with_twice_the_rate(small):
+    result = sampled_curve(small, ["fifo"], (100, 1000, INFINITE), 0.2, exact_lru=False)
+    double = sampled_curve(small, ["fifo"], (100, 1000, INFINITE), 0.4, exact_lru=False).curve
     full = result.curve
     finite = np.isfinite(full["capacity"]) & full["represented"]
-    gap = (full["hit_ratio"] - half["hit_ratio"]).abs()[finite].max()
+    gap = (full["hit_ratio"] - double["hit_ratio"]).abs()[finite].max()
     assert result.error_estimates["fifo"] == pytest.approx(gap)
 
 
