@@ -10,7 +10,6 @@ from streamlit.testing.v1.element_tree import Widget
 
 from kvviz.catalog import PAGES
 from tests.conftest import assert_clean, open_page
-from ui import links
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILT = ["home"] + [p.stem for p in PAGES if (ROOT / "pages" / f"{p.stem}.py").exists()]
@@ -58,10 +57,3 @@ def test_reset_takes_a_hidden_control_out_of_the_url():
     at.button_group(key="cacheblend_view").set_value("Loading controller").run()
     assert at.slider(key="cacheblend_context").value == 4096
 
-
-def test_a_page_link_carries_only_its_own_parameters():
-    at = open_page("cacheblend", {"radix_preset": "x", "radix_schedule_budget": "3", "utm": "1",
-                                  "cacheblend_context": "8192"})
-    assert sorted(at.query_params) == ["cacheblend_context", "utm"]       # a parameter of no page stays
-    assert (links.owner("radix_schedule_budget"), links.owner("radix_step"), links.owner("kvviz_x")) == \
-        ("radix_schedule", "radix", None)

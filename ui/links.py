@@ -11,8 +11,8 @@ an undrawn bound widget's value in the session (drawn again, it has it back) but
 parameter from the URL when the run ends, so a link copied on one view forgot the other's
 settings. ``keep_hidden_params`` runs after every page (app.py) and writes each undrawn bound
 control of this page back into the URL as a plain parameter (a default stays out): links carry
-every view, and the widget, drawn again, is seeded from that same value. Parameters of other
-pages (``<other stem>_...``) are dropped, so a page's link carries only its own controls.
+every view, and the widget, drawn again, is seeded from that same value. (On another page they
+stay in the address bar as plain parameters, which that page ignores.)
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 from streamlit.runtime.state.query_params import _coerce_value_for_query_url
 
-from kvviz.catalog import PAGES
 from ui.presenter import PRESENTER_KEY, ROOT_PX
 
 _COPY_HTML = """
@@ -103,18 +102,14 @@ def _hidden_values(prefix: str) -> dict[str, str | list[str] | None]:
     return values
 
 
-def owner(key: str) -> str | None:
-    """The page a URL parameter belongs to: the longest stem ``s`` with ``key`` starting ``s_``."""
-    stems = [p.stem for p in PAGES if key.startswith(page_prefix(p.stem))]
-    return max(stems, key=len) if stems else None
-
-
 def keep_hidden_params(stem: str) -> None:
-    """After page ``stem`` ran: its undrawn bound controls back in the URL, other pages' out.
+    """After page ``stem`` ran: its undrawn bound controls back in the URL (a default stays out).
 
     Each undrawn widget is unbound first (a new binding is made when it is drawn again), so
     Streamlit's end-of-run cleanup, which deletes the parameters of undrawn *bound* widgets,
     leaves the value in the address bar; the URL is sent to the browser only if it changed.
+    This reads Streamlit's private session and query-parameter state (as ``_widget_defaults``
+    does); tests/test_url_params.py guards it.
     """
     ctx = get_script_run_ctx()
     if ctx is None:
@@ -129,8 +124,6 @@ def keep_hidden_params(stem: str) -> None:
                 qp._query_params.pop(key, None)
             else:
                 qp._query_params[key] = url_value
-        for key in [k for k in qp._query_params if owner(k) not in (None, stem)]:
-            del qp._query_params[key]
         if qp._query_params != before:
             qp._send_query_param_msg()
 

@@ -1,6 +1,7 @@
-"""Presenter mode in headless Chromium: computed font sizes on every page, ``?presenter=1`` in a
-fresh context, the link bar, keyboard stepping on the radix page, and screenshots of every page
-at 1920×1080 presenting and at 1366×768 not (test-results/, for a person to look at)."""
+"""Presenter mode in headless Chromium: computed font sizes on every view of every page,
+``?presenter=1`` in a fresh context, the link bar, keyboard stepping on the radix page, and
+screenshots of every page at 1920×1080 presenting (test-results/, for a person to look at; the
+1366×768 ones come from test_links_browser.py, which loads every page at that size anyway)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_i
 ROOT = Path(__file__).resolve().parents[2]
 BUILT = [p.stem for p in PAGES if (ROOT / "pages" / f"{p.stem}.py").exists()]
 PROJECTOR = {"width": 1920, "height": 1080}
-LAPTOP = {"width": 1366, "height": 768}
 MIN_PX = 20
 
 # the smallest computed font size of each kind of text on the page (null when the page has none)
@@ -48,26 +48,41 @@ def projector(page: Page) -> Page:
     return page
 
 
+# light settings for the views that compute most (they apply to the view they belong to)
+LIGHT = {"cachegen": "cachegen_k=100&cachegen_layers=4&cachegen_tokens=256&cachegen_channels=32"}
+VIEW_CONTROL = "[data-testid=stElementContainer][class*='_view ']:has([data-testid=stButtonGroup]), " \
+               "[data-testid=stElementContainer][class$='_view']:has([data-testid=stButtonGroup])"
+
+
+def assert_projector_size(page: Page, where: str) -> None:
+    """Every kind of text on the page at projector size, figure ticks included."""
+    sizes = page.evaluate(FONT_SIZES)
+    small = {kind: px for kind, px in sizes.items() if px is not None and px < MIN_PX}
+    assert not small, f"{where}: text below {MIN_PX} px in presenter mode: {small}"
+    assert sizes["body"] and sizes["button"], (where, sizes)
+    ticks = page.locator(".js-plotly-plot .xtick text, .js-plotly-plot .ytick text")
+    if ticks.count():
+        assert min(t.evaluate("e => parseFloat(getComputedStyle(e).fontSize)") for t in ticks.all()[:20]) >= MIN_PX, where
+
+
 @pytest.mark.parametrize("stem", BUILT)
-def test_presenter_text_is_projector_size_on_every_page(projector: Page, app_url: str, stem: str):
-    open_page(projector, app_url, stem, "presenter=1")
+def test_presenter_text_is_projector_size_on_every_view(projector: Page, app_url: str, stem: str):
+    """Each page opened with ?presenter=1, then each of its views (the segmented control keyed
+    ``..._view``) chosen in turn: every text at projector size on every view."""
+    open_page(projector, app_url, stem, "&".join(filter(None, ["presenter=1", LIGHT.get(stem)])))
     assert_no_exception(projector)
     screenshot(projector, f"presenter_{stem}")
-    sizes = projector.evaluate(FONT_SIZES)
-    small = {kind: px for kind, px in sizes.items() if px is not None and px < MIN_PX}
-    assert not small, f"{stem}: text below {MIN_PX} px in presenter mode: {small}"
-    assert sizes["body"] and sizes["button"], sizes
-    ticks = projector.locator(".js-plotly-plot .xtick text, .js-plotly-plot .ytick text")
-    if ticks.count():
-        assert min(t.evaluate("e => parseFloat(getComputedStyle(e).fontSize)") for t in ticks.all()[:20]) >= MIN_PX
-
-
-@pytest.mark.parametrize("stem", BUILT)
-def test_every_page_at_laptop_size(page: Page, app_url: str, stem: str):
-    page.set_viewport_size(LAPTOP)
-    open_page(page, app_url, stem)
-    assert_no_exception(page)
-    screenshot(page, f"laptop_{stem}")
+    assert_projector_size(projector, stem)
+    views = projector.locator(VIEW_CONTROL).first.locator("button")
+    for i in range(views.count() if projector.locator(VIEW_CONTROL).count() else 0):
+        view = views.nth(i)
+        if view.get_attribute("aria-checked") == "true":
+            continue
+        label = view.inner_text().strip()
+        view.click()
+        wait_idle(projector)
+        assert_no_exception(projector)
+        assert_projector_size(projector, f"{stem}, view {label!r}")
 
 
 def test_a_presenter_link_opens_presenter_mode_in_a_fresh_browser(browser, app_url: str):
