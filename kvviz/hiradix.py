@@ -26,6 +26,7 @@ from typing import Any
 
 from kvviz.errors import require
 from kvviz.radix import RadixCache, Time, TreeNode
+from kvviz.radix_events import EventKind
 
 WRITE_POLICIES: tuple[str, ...] = ("write_through", "write_through_selective", "write_back")
 LOAD_BACK_THRESHOLD = 10
@@ -70,7 +71,7 @@ class HiRadixCache(RadixCache):
         if self.host_free < n:
             self.evict_host(n)
         if self.host_free < n:
-            self.events.append(dict(event="backup failed", node=node.id, tokens=n))
+            self._emit(EventKind.BACKUP_FAILED, node, n)
             return 0
         node.host_value = tuple(range(self._next_host_slot, self._next_host_slot + n))
         self._next_host_slot += n
@@ -78,7 +79,7 @@ class HiRadixCache(RadixCache):
         self.ongoing_write_through[node.id] = node
         if not write_back:
             self.inc_lock_ref(node)
-        self.events.append(dict(event="backup", node=node.id, tokens=n))
+        self._emit(EventKind.BACKUP, node, n)
         return n
 
     def _inc_hit_count(self, node: TreeNode, chunked: bool) -> None:
@@ -128,15 +129,16 @@ class HiRadixCache(RadixCache):
             elif child.evicted:
                 child.value = values[i:i + n]
                 self._add_device(child, n)
-                self.events.append(dict(event="adopted", node=child.id, tokens=n))
+                self._emit(EventKind.ADOPT, child, n)
             else:
                 total += n
                 self._inc_hit_count(child, chunked)
             node, i = child, i + n
         if i < len(tokens):
-            leaf = self._add_leaf(node, tokens[i:], values[i:], extra)
-            leaf.priority = priority
-            self._inc_hit_count(leaf, chunked)
+            node = self._add_leaf(node, tokens[i:], values[i:], extra)
+            node.priority = priority
+            self._inc_hit_count(node, chunked)
+        self._inserted(node, total, len(tokens), i < len(tokens))
         return total
 
     # ---- eviction ----------------------------------------------------------------------------------
@@ -162,31 +164,36 @@ class HiRadixCache(RadixCache):
         self._tick()
         heap = [self._heap_entry(n) for n in self._device_leaves()]
         heapq.heapify(heap)
-        freed, write_back, pending = 0, [], set()
+        freed, write_back, pending, cascaded = 0, [], set(), set()
         while freed < num_tokens and heap:
             x = heapq.heappop(heap)[-1]
             if x.lock_ref > 0 or x.parent is None or x.value is None:
                 continue
-            n, parent = len(x.key), x.parent
+            n, parent, cascade = len(x.key), x.parent, x.id in cascaded
             if x.backuped:
                 self._drop_device(x)
-                self.events.append(dict(event="to host", node=x.id, tokens=n))
+                self._emit(EventKind.TO_HOST, x, n, cascade=cascade)
             elif self.write_policy == "write_back" and self.write_backup(x, write_back=True):
                 write_back.append(x)
                 pending.add(x.id)
             else:
+                self._emit(EventKind.EVICT, x, n, cascade=cascade, parent=parent.id)
                 self._drop_device(x)
                 self._delete(x)
-                self.events.append(dict(event="evicted", node=x.id, tokens=n, state="D"))
                 self._orphan_host_copies(x)
             freed += n
             if parent is not self.root and self._device_leaf(parent, pending):
                 heapq.heappush(heap, self._heap_entry(parent))
+                cascaded.add(parent.id)
         for x in write_back:  # the write-back copies are awaited, then the device copies dropped
             self.ongoing_write_through.pop(x.id, None)
             self._drop_device(x)
-            self.events.append(dict(event="written back", node=x.id, tokens=len(x.key)))
+            self._emit(EventKind.WRITE_BACK, x, len(x.key))
+        self._fell_short(num_tokens, freed)
         return freed
+
+    def _gpu_leaves(self) -> list[TreeNode]:
+        return self._device_leaves()
 
     def evict_host(self, num_tokens: int) -> int:
         """Free host KV by deleting host-only leaves (policy order), cascading through H parents."""
@@ -201,8 +208,8 @@ class HiRadixCache(RadixCache):
             self.host_tokens -= n
             freed += n
             x.host_value = None
+            self._emit(EventKind.EVICT_HOST, x, n, parent=x.parent.id)
             parent = self._delete(x)
-            self.events.append(dict(event="host evicted", node=x.id, tokens=n))
             if parent is not self.root and not parent.children and parent.evicted:
                 heapq.heappush(heap, self._heap_entry(parent))
         return freed
@@ -218,7 +225,7 @@ class HiRadixCache(RadixCache):
             stack.extend(n.children.values())
         if lost:
             self.host_tokens -= lost
-            self.events.append(dict(event="host copies orphaned (I4 broken)", node=node.id, tokens=lost))
+            self._emit(EventKind.ORPHANED, node, lost)
 
     # ---- load-back ---------------------------------------------------------------------------------
     def init_load_back(self, node: TreeNode) -> tuple[int, TreeNode]:
@@ -238,19 +245,19 @@ class HiRadixCache(RadixCache):
         chain.reverse()
         length = sum(len(n.key) for n in chain)
         if length < self.load_back_threshold:
-            self.events.append(dict(event="load skipped", node=node.id, tokens=length))
+            self._emit(EventKind.LOAD_SKIPPED, node, length)
             return 0, ancestor
         self.inc_lock_ref(ancestor)
         if self.device_free < length:
             self.evict(length)
         self.dec_lock_ref(ancestor)
         if self.device_free < length:
-            self.events.append(dict(event="load failed", node=node.id, tokens=length))
+            self._emit(EventKind.LOAD_FAILED, node, length)
             return 0, ancestor
         for n in chain:
             n.value = self._fresh_slots(len(n.key))
             self._add_device(n, len(n.key))
+            self._emit(EventKind.LOAD_BACK, n, len(n.key))
         self.inc_lock_ref(node)
         self.ongoing_load_back[node.id] = node
-        self.events.append(dict(event="loaded back", node=node.id, tokens=length))
         return length, node

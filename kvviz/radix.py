@@ -11,6 +11,10 @@ Follows the SGLang paper (Zheng et al., arXiv 2312.07104, §3 "RadixAttention") 
 - ``evict`` frees whole unlocked leaves in the policy's order and cascades to parents that became
   leaves, only while more tokens are still needed.
 
+Every operation records what it did in ``events`` (``kvviz.radix_events``: a match and its length,
+each split, each evicted leaf, an eviction that fell short and why), tagged with ``actor`` (the
+request it runs for, set by the scheduler); ``take_events`` hands them over and clears the log.
+
 Modelling conventions (spec §5): a logical clock ``(k, s)`` — every public operation increments
 ``k``; nodes touched by it get ``(k, 0)`` and nodes it creates get ``(k, s)`` with ``s`` rising —
 and ties between equal policy keys fall to the older access, then the lower node id.
@@ -32,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from kvviz.errors import InputError, require
+from kvviz.radix_events import Event, EventKind
 
 Time = tuple[int, int]
 Key = tuple[int, ...]
@@ -208,9 +213,20 @@ class RadixCache:
         self.protected_size_ = 0
         self.device_tokens = 0   # device KV held by the tree
         self.reserved = 0        # device KV held by running requests, not yet in the tree
-        self.events: list[dict] = []
+        self.events: list[Event] = []
+        self.actor = ""          # the request the next operations run for (tags their events)
         self.n_nodes = 0         # nodes in the tree, root excluded
         self._leaves: dict[int, TreeNode] = {}      # nodes without children: eviction's candidates
+
+    # ---- the event log ----------------------------------------------------------------------
+    def _emit(self, kind: EventKind, node: TreeNode, tokens: int, **detail: Any) -> None:
+        detail.setdefault("key", node.key)
+        self.events.append(Event(kind, node.id, tokens, who=self.actor, **detail))
+
+    def take_events(self) -> list[Event]:
+        """The events recorded since the last call, oldest first; the log is cleared."""
+        out, self.events = self.events, []
+        return out
 
     # ---- clock, ids, keys -------------------------------------------------------------------
     def _tick(self) -> None:
@@ -296,6 +312,7 @@ class RadixCache:
     def _split(self, child: TreeNode, n: int) -> TreeNode:
         """Split ``child`` after ``n`` tokens; the new node is the prefix, ``child`` the suffix."""
         new = self._new_node(child.key[:n], child.extra_key)
+        self._emit(EventKind.SPLIT, new, n, key=child.key, at=n)
         new.value = None if child.value is None else child.value[:n]
         new.host_value = None if child.host_value is None else child.host_value[:n]
         new.lock_ref, new.priority, new.hit_count = child.lock_ref, child.priority, child.hit_count
@@ -375,9 +392,11 @@ class RadixCache:
         tokens, extra = self._norm(key, extra_key)
         self._tick()
         tokens = tokens[:self.page_align(len(tokens))]
-        if not tokens:
-            return self._empty_result()
-        return self._result([node for node, _, _ in self._descend(tokens, extra, self._walk_clock())])
+        result = self._empty_result() if not tokens else self._result(
+            [node for node, _, _ in self._descend(tokens, extra, self._walk_clock())])
+        self._emit(EventKind.MATCH, result.last_node, result.device_len, key=tokens, of=len(tokens),
+                   host=result.host_len, in_flight=result.in_flight_len)
+        return result
 
     def _counts(self, chunked: bool) -> bool:
         return self.hit_count_rule == "upstream" and not chunked
@@ -408,10 +427,14 @@ class RadixCache:
             child.hit_count += count
             node, i = child, i + n
         if i < len(tokens):
-            leaf = self._add_leaf(node, tokens[i:], values[i:], extra)
-            leaf.priority = priority
-            leaf.hit_count = int(count)
+            node = self._add_leaf(node, tokens[i:], values[i:], extra)
+            node.priority = priority
+            node.hit_count = int(count)
+        self._inserted(node, total, len(tokens), i < len(tokens))
         return total
+
+    def _inserted(self, node: TreeNode, cached: int, length: int, new_leaf: bool) -> None:
+        self._emit(EventKind.INSERT, node, cached, key=node.key if new_leaf else (), of=length)
 
     def _add_leaf(self, parent: TreeNode, tokens: Key, values: tuple[int, ...] | None,
                   extra_key: str | None) -> TreeNode:
@@ -468,15 +491,35 @@ class RadixCache:
         self._tick()
         heap = [self._heap_entry(n) for n in self._evictable_leaves()]
         heapq.heapify(heap)
-        freed = 0
+        freed, cascaded = 0, set()
         while freed < num_tokens and heap:
             node = heapq.heappop(heap)[-1]
-            self.events.append(dict(event="evicted", node=node.id, tokens=len(node.key), state=node.state))
+            self._emit(EventKind.EVICT, node, len(node.key), cascade=node.id in cascaded,
+                       parent=node.parent.id)
             freed += self._drop_device(node)
             parent = self._delete(node)
             if parent is not self.root and not parent.children and parent.lock_ref == 0:
                 heapq.heappush(heap, self._heap_entry(parent))
+                cascaded.add(parent.id)
+        self._fell_short(num_tokens, freed)
         return freed
+
+    def _fell_short(self, asked: int, freed: int) -> None:
+        """Record why an eviction freed less than it was asked for: what is left is locked, or nothing is."""
+        if freed >= asked:
+            return
+        locked = sum(1 for n in self._gpu_leaves() if n.lock_ref > 0)
+        if not locked:
+            reason = "nothing is left on the GPU to evict" if freed else "the tree holds no GPU KV to evict"
+        elif freed:
+            reason = f"the {locked} remaining leaf{'s are' if locked > 1 else ' is'} locked (lock_ref > 0)"
+        else:
+            reason = "every leaf is locked (lock_ref > 0)"
+        self._emit(EventKind.EVICT_SHORT, self.root, freed, key=(), of=asked, reason=reason)
+
+    def _gpu_leaves(self) -> list[TreeNode]:
+        """The leaves that hold GPU KV, locked or not (the candidates an eviction could ever take)."""
+        return [n for n in self._leaves.values() if n.value is not None and not n.in_flight]
 
     def _delete(self, node: TreeNode) -> TreeNode:
         parent = node.parent

@@ -28,6 +28,7 @@ import pandas as pd
 from kvviz.errors import InputError, require
 from kvviz.hiradix import HiRadixCache
 from kvviz.radix import MAX_TOKEN, RadixCache, as_tokens
+from kvviz.radix_events import EVICTING, Event, EventKind, narrate
 from kvviz.strata_radix import StrataHiRadixCache, StrataRadixCache
 from kvviz.strata_sched import COUNTERS, Request, Scheduler, SchedulerConfig
 
@@ -56,6 +57,7 @@ class Op:
     tokens: tuple[int, ...] = ()
     n: int = 0
     extra_key: str | None = None
+    caption: str = ""          # the script's comment lines just above this step
 
     def describe(self, vocab: dict[int, str]) -> str:
         if self.kind == "requests":
@@ -123,22 +125,26 @@ def parse_text(text: str, name: str = "typed script") -> Script:
     """Parse the one-step-per-line text form (see the module docstring)."""
     require(len(text.encode()) <= MAX_TEXT_BYTES, f"the script is larger than {MAX_TEXT_BYTES // 1024} KiB",
             field="script")
-    vocab, ops, n_req = _Vocab(), [], 0
+    vocab, ops, n_req, notes = _Vocab(), [], 0, []
     for line_no, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("#", 1)[0].strip()
+        line, _, comment = raw.partition("#")
+        line = line.strip()
         if not line:
+            if comment.strip():
+                notes.append(comment.strip())
             continue
         word, _, rest = line.partition(" ")
+        joins = line.startswith("&") and ops and ops[-1].kind == "requests"
         if word in RAW_OPS:
-            ops.append(_raw_op(word, rest, vocab, line_no))
-            continue
-        joins = line.startswith("&")
-        spec = _request(line.lstrip("&").strip(), vocab, line_no, f"R{n_req + 1}")
-        n_req += 1
-        if joins and ops and ops[-1].kind == "requests":
-            ops[-1] = replace(ops[-1], requests=ops[-1].requests + (spec,))
+            op = _raw_op(word, rest, vocab, line_no)
         else:
-            ops.append(Op("requests", (spec,)))
+            spec = _request(line.lstrip("&").strip(), vocab, line_no, f"R{n_req + 1}")
+            n_req += 1
+            last = ops.pop() if joins else Op("requests")
+            op = replace(last, requests=last.requests + (spec,))
+        caption = " ".join(filter(None, [op.caption, *notes, comment.strip()]))
+        ops.append(replace(op, caption=caption))
+        notes = []
     return _checked(Script(name, tuple(ops), vocab.pairs(), text))
 
 
@@ -298,8 +304,9 @@ class ReplayConfig:
 
 
 GAUGES = ("device_tokens", "host_tokens", "reserved", "evictable", "protected", "nodes", "in_flight_nodes")
-EVENT_TOTALS = {"evicted": "evicted_device", "to host": "evicted_device", "written back": "evicted_device",
-                "host evicted": "evicted_host", "loaded back": "loaded_tokens", "backup": "backed_up"}
+EVENT_TOTALS = {EventKind.EVICT: "evicted_device", EventKind.TO_HOST: "evicted_device",
+                EventKind.WRITE_BACK: "evicted_device", EventKind.EVICT_HOST: "evicted_host",
+                EventKind.LOAD_BACK: "loaded_tokens", EventKind.BACKUP: "backed_up"}
 TOTAL_COLUMNS = GAUGES + tuple(COUNTERS) + tuple(dict.fromkeys(EVENT_TOTALS.values()))
 
 
@@ -310,12 +317,13 @@ def gauges(cache: RadixCache) -> dict[str, int]:
                 nodes=cache.n_nodes, in_flight_nodes=cache.n_in_flight)
 
 
-def count_events(cache: RadixCache, seen: dict[str, int]) -> None:
-    """Add the tokens of the cache's new events to the running ``EVENT_TOTALS`` and clear them."""
-    for e in cache.events:
-        if e["event"] in EVENT_TOTALS:
-            seen[EVENT_TOTALS[e["event"]]] += e["tokens"]
-    cache.events.clear()
+def count_events(cache: RadixCache, seen: dict[str, int]) -> list[Event]:
+    """Take the cache's new events, add their tokens to the running ``EVENT_TOTALS``, return them."""
+    events = cache.take_events()
+    for e in events:
+        if e.kind in EVENT_TOTALS:
+            seen[EVENT_TOTALS[e.kind]] += e.tokens
+    return events
 
 
 @dataclass(frozen=True)
@@ -324,7 +332,8 @@ class Replay:
 
     script: str
     config: ReplayConfig
-    steps: pd.DataFrame            # step, op, lines (list of str), clock_from, clock_to, error ("" if none), totals…
+    steps: pd.DataFrame            # step, op, caption, lines (list of str), events (tuple of Event),
+                                   # clock_from, clock_to, error ("" if none), totals…
     nodes: pd.DataFrame            # the tidy node frame of every step, with a ``step`` column
     node_offsets: np.ndarray       # step k's rows are nodes[offsets[k]:offsets[k+1]]
     dumps: tuple[str, ...]
@@ -366,37 +375,40 @@ def replay(script: Script, config: ReplayConfig = ReplayConfig(), *, snapshots: 
     rows, frames, dumps, requests, locks = [], [], [], [], {}
     seen = dict.fromkeys(EVENT_TOTALS.values(), 0)
 
-    def record(op_text: str, lines: list[str], clock_from: int, error: str = "") -> None:
-        count_events(cache, seen)
-        rows.append(dict(step=len(rows), op=op_text, lines=lines, clock_from=clock_from, clock_to=cache.clock,
-                         error=error, **gauges(cache), **sched.totals, **seen))
+    def record(op_text: str, said: dict[str, list[str]], clock_from: int, error: str = "", caption: str = "") -> None:
+        events = tuple(count_events(cache, seen))
+        lines = _interleave(narrate(events, vocab, config.eviction_policy),
+                            events, said)
+        rows.append(dict(step=len(rows), op=op_text, caption=caption, lines=lines, events=events,
+                         clock_from=clock_from, clock_to=cache.clock, error=error,
+                         **gauges(cache), **sched.totals, **seen))
         if snapshots is True or (isinstance(snapshots, range) and len(rows) - 1 in snapshots):
             frames.append(cache.node_frame(vocab))
             dumps.append(cache.pretty_print(vocab))
 
-    record("start: an empty tree", ["The tree holds only its root."], 0)
+    record("start: an empty tree", {"": ["The tree holds only its root."]}, 0)
     pending = list(script.ops)
     while pending or not sched.idle:
         if isinstance(snapshots, range) and len(rows) >= snapshots.stop:
             break
         if len(rows) > len(script.ops) + max_drain:
-            record("stopped", [f"{len(sched.waiting)} requests still waiting after {max_drain} extra rounds "
-                               "(memory held by locks?)"], cache.clock, error="requests never admitted")
+            record("stopped", {"": [f"{len(sched.waiting)} requests still waiting after {max_drain} extra rounds "
+                                    "(memory held by locks?)"]}, cache.clock, error="requests never admitted")
             break
         op = pending.pop(0) if pending else None
-        clock_from, lines = cache.clock + 1, []
+        clock_from, said = cache.clock + 1, {}
         text = op.describe(vocab) if op else "drain: the running batch finishes"
         try:
             if op is None or op.kind == "requests":
                 arrivals = [Request(r.name, r.tokens, r.output, r.extra_key) for r in (op.requests if op else ())]
                 requests.extend(arrivals)
-                lines = _round_lines(sched.round(arrivals), sched, vocab)
+                said = _round_lines(sched.round(arrivals), sched)
             else:
-                lines = _raw(cache, op, vocab, locks)
+                said = {"": _raw(cache, op, locks)}
         except InputError as exc:
-            record(text, lines, clock_from, error=f"step {len(rows)} ({text}): {exc}")
+            record(text, said, clock_from, error=f"step {len(rows)} ({text}): {exc}", caption=op.caption if op else "")
             break
-        record(text, lines, clock_from)
+        record(text, said, clock_from, caption=op.caption if op else "")
     first = snapshots.start if isinstance(snapshots, range) else 0
     return _finish(script, config, rows, frames, dumps, requests, first)
 
@@ -416,43 +428,52 @@ def _finish(script, config, rows, frames, dumps, requests, first: int = 0) -> Re
     return Replay(script.name, config, steps, nodes, offsets, tuple(dumps), req, script.vocab, first)
 
 
-def _round_lines(log: dict, sched: Scheduler, vocab: dict[int, str]) -> list[str]:
-    lines = []
+def _round_lines(log: dict, sched: Scheduler) -> dict[str, list[str]]:
+    """What the scheduler decided for each request this round, by request (its tree events come first)."""
+    said: dict[str, list[str]] = {}
     for r in log["finished"]:
-        lines.append(f"**{r.rid}** finished: prompt and output inserted ({r.already_cached} of its "
-                     f"{len(r.tokens)} prompt tokens were already in the tree; their duplicate KV is freed)")
+        said.setdefault(r.rid, []).append(f"**{r.rid}** finished: its prompt, then prompt + output, went into "
+                                          "the tree (the inserts above)")
     for r in log["admitted"]:
-        load = f", loaded back {r.loaded}" if r.loaded else (", host hit recomputed (under 10 tokens or no room)"
-                                                             if r.host_hit else "")
-        flight = f", **{r.in_flight} in flight → recomputed**" if r.in_flight else ""
-        lines.append(f"**{r.rid}** admitted: device hit {r.device_hit}, host hit {r.host_hit}{load}{flight}; "
-                     f"computes {r.computed} of {len(r.tokens)}")
+        flight = f" ({r.in_flight} of them were in flight: **recomputed**)" if r.in_flight else ""
+        said.setdefault(r.rid, []).append(f"**{r.rid}** admitted: computes {r.computed} of its {len(r.tokens)} "
+                                          f"prompt tokens{flight}")
     for r, f in log["deferred"]:
-        lines.append(f"**{r.rid}** deferred (delay hit): its match runs over {f} in-flight tokens "
-                     f"> {sched.config.threshold}")
+        said.setdefault(r.rid, []).append(f"**{r.rid}** deferred (delay hit): its match runs over {f} in-flight "
+                                          f"tokens > {sched.config.threshold}")
     for r in log["blocked"]:
-        lines.append(f"**{r.rid}** waits: not enough free device memory even after eviction")
+        said.setdefault(r.rid, []).append(f"**{r.rid}** waits: not enough free GPU memory even after eviction")
     for r in log["rejected"]:
-        lines.append(f"**{r.rid}** rejected: it needs more KV than the whole device pool")
-    if not lines:
-        lines.append("Nothing to schedule this round.")
-    return lines
+        said.setdefault(r.rid, []).append(f"**{r.rid}** rejected: it needs more KV than the whole GPU pool")
+    return said or {"": ["Nothing to schedule this round."]}
 
 
-def _raw(cache: RadixCache, op: Op, vocab: dict[int, str], locks: dict) -> list[str]:
+def _interleave(narrated: list[str], events: tuple[Event, ...], said: dict[str, list[str]]) -> list[str]:
+    """The events' sentences in order, each request's own decisions right after its last event."""
+    said = {who: list(lines) for who, lines in said.items()}
+    out: list[str] = []
+    for i, (line, e) in enumerate(zip(narrated, events)):
+        out.append(line)
+        if i + 1 == len(events) or events[i + 1].who != e.who:
+            out.extend(said.pop(e.who, []) if e.who else [])
+    return out + [line for lines in said.values() for line in lines]
+
+
+def _raw(cache: RadixCache, op: Op, locks: dict) -> list[str]:
+    """Run one raw operation; the lines say what its events do not (a lock count, a transfer count)."""
     is_hi = isinstance(cache, HiRadixCache)
     if op.kind in ("evict_host", "ack") and not is_hi:
         raise InputError(f"{op.kind} needs the HiRadixCache (two tiers)", field="cache")
     if op.kind == "evict":
-        return [f"freed {cache.evict(op.n)} device tokens (asked for {op.n}; whole nodes only)"]
+        freed = cache.evict(op.n)   # a shortfall is an event of its own, with its reason
+        return [f"evict({op.n}) freed {freed} GPU tokens (whole leaves only)"] if freed >= op.n else []
     if op.kind == "evict_host":
-        return [f"freed {cache.evict_host(op.n)} host tokens (asked for {op.n})"]
+        return [f"evict_host({op.n}) freed {cache.evict_host(op.n)} CPU tokens (whole leaves only)"]
     if op.kind == "ack":
-        return [f"acknowledged {cache.ack()} host transfers; their locks are released"]
+        return [f"acknowledged {cache.ack()} CPU transfers; their locks are released"]
     if op.kind == "match":
-        m = cache.match_prefix(op.tokens, op.extra_key)
-        return [f"match: device {m.device_len}, host {m.host_len}, in flight {m.in_flight_len} of "
-                f"{len(op.tokens)} tokens (hit counts unchanged; the walk may split an edge)"]
+        cache.match_prefix(op.tokens, op.extra_key)
+        return ["a lookup changes no hit count"]
     if op.kind == "insert":
         tokens = op.tokens[:cache.page_align(len(op.tokens))]
         free = cache.device_free
@@ -465,8 +486,8 @@ def _raw(cache: RadixCache, op: Op, vocab: dict[int, str], locks: dict) -> list[
             if not ok:
                 raise InputError(f"insert: {short} new tokens do not fit in the device pool", field="insert")
             cache.release_device(short)
-        n = cache.insert(tokens, extra_key=op.extra_key)
-        return [f"insert returned {n}: that many of its {len(tokens)} tokens were already cached"]
+        cache.insert(tokens, extra_key=op.extra_key)
+        return []
     m = cache.match_prefix(op.tokens, op.extra_key)
     node = m.last_node
     if op.kind == "lock":
@@ -506,9 +527,8 @@ def repeat_prompt_hit(length: int, page_size: int) -> int:
 
 
 def eviction_steps(rep: Replay) -> list[int]:
-    """The steps at which device tokens were evicted."""
-    ev = rep.steps["evicted_device"].to_numpy()
-    return [int(k) for k in np.flatnonzero(np.diff(ev) > 0) + 1]
+    """The steps whose events free GPU memory (a leaf evicted, moved to CPU or written back)."""
+    return [int(row.step) for row in rep.steps.itertuples() if any(e.kind in EVICTING for e in row.events)]
 
 
 def totals_frame(rep: Replay) -> pd.DataFrame:

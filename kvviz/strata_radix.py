@@ -20,6 +20,7 @@ from typing import Any
 
 from kvviz.hiradix import HiRadixCache
 from kvviz.radix import Key, RadixCache, Time, TreeNode
+from kvviz.radix_events import EventKind
 
 
 class StrataNode(TreeNode):
@@ -62,7 +63,7 @@ class InFlightTree:
         del self._in_flight[node.id]
         node.value = values
         self._add_device(node, len(values))
-        self.events.append(dict(event="materialised", node=node.id, tokens=len(values)))
+        self._emit(EventKind.MATERIALISE, node, len(values))
         return True
 
     def _in_flight_run(self, deepest: StrataNode) -> tuple[TreeNode, int]:

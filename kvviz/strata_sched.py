@@ -111,6 +111,7 @@ class Scheduler:
         """Every running request finishes: its prompt, then prompt + output, enter the tree."""
         c = self.cache
         for req in self.running:
+            c.actor = req.rid   # the tree's events say which request they ran for
             prompt = req.tokens[:c.page_align(len(req.tokens))]
             full = req.tokens + req.output
             req.already_cached = c.insert(prompt, extra_key=req.extra_key, priority=req.priority)
@@ -122,7 +123,7 @@ class Scheduler:
             self.totals["requests"] += 1
             if log is not None:
                 log["finished"].append(req)
-        self.running = []
+        self.running, c.actor = [], ""
 
     def _admit(self, log: dict) -> None:
         c, cfg = self.cache, self.config
@@ -134,6 +135,7 @@ class Scheduler:
             if blocked:
                 kept.append(req)
                 continue
+            c.actor = req.rid
             m = c.match_prefix(req.tokens[:len(req.tokens) - 1], req.extra_key)
             if cfg.deferral and m.in_flight_len > cfg.threshold:
                 req.deferrals += 1
@@ -162,6 +164,7 @@ class Scheduler:
                 if req.rid in self._deferred_on:
                     ctx = self._deferred_on.pop(req.rid)
                     released[ctx] = released.get(ctx, 0) + 1
+        c.actor = ""
         self.totals["bundle_hits"] += sum(n for n in released.values() if n > 1)
         if cfg.deferred_to_head:
             self.waiting = deferred + kept

@@ -17,7 +17,7 @@ def test_opens_on_the_sglang_example_with_tree_and_totals():
     assert "Step 0 of 9" in texts(at)
     assert len(at.get("plotly_chart")) == 2
     labels = [m.label for m in at.metric]
-    assert {"On GPU", "Cache hits", "Evicted", "Redundant"} <= set(labels)
+    assert {"On GPU now", "Cache hits this step", "Evicted this step", "Redundant so far"} <= set(labels)
     assert at.metric[0].value == "0" and "of 72 tokens" in at.metric[0].help
     assert not at.error
 
@@ -42,7 +42,7 @@ def test_choosing_a_preset_brings_its_settings():
     at.slider(key="radix_step").set_value(1).run()
     assert "deferred (delay hit)" in texts(at)
     assert "Deferral avoids recomputing" in texts(at)
-    red = next(m for m in at.metric if m.label == "Redundant")
+    red = next(m for m in at.metric if m.label == "Redundant so far")
     assert red.value == "0"
 
 
@@ -50,7 +50,7 @@ def test_deferral_off_in_the_url_recomputes_the_document():
     at = open_page("radix", {"radix_preset": "Delay hits (Strata)", "radix_cache": "HiRadixCache", "radix_device": "1024",
                              "radix_strata": "false", "radix_step": "1"})
     assert_clean(at)
-    assert "300 in flight → recomputed" in texts(at)
+    assert "300 of them were in flight: **recomputed**" in texts(at)
 
 
 def test_typed_script_and_its_errors():
@@ -107,7 +107,7 @@ def test_a_link_to_a_preset_opens_with_its_settings_unless_the_link_overrides_th
     assert_clean(at)
     assert at.number_input(key="radix_device").value == 80
     assert at.selectbox(key="radix_write").value == "write_back"
-    assert at.metric[1].label == "On CPU"
+    assert at.metric[1].label == "On CPU now"
 
 
 def test_replays_the_session_trace_with_block_ids_as_tokens():
@@ -150,3 +150,45 @@ def test_a_long_trace_is_viewed_a_window_of_trees_at_a_time():
     at.slider(key="radix_step").set_value(last - 1).run()
     assert_clean(at)
     assert f"Step {last - 1} of {last}" in texts(at) and at.code[0].value.startswith("root")
+
+
+def test_every_step_says_what_the_cache_did_with_the_presets_caption():
+    at = open_page("radix", {"radix_step": "3"})
+    assert_clean(at)
+    said = texts(at)
+    assert "*(4) a new chat session shares only the system prompt: the edge splits*" in said   # the caption
+    assert "**R3 chat2**: split 'You are a … : Hello !' at token 8" in said
+    assert "**R3 chat2**: matched 8 of 12 tokens on the GPU" in said
+    at.slider(key="radix_step").set_value(7).run()
+    said = texts(at)
+    assert "evicted leaf 'Assistant : Roses are red' (5 tokens, least recently used)" in said
+    evicted = next(m for m in at.metric if m.label == "Evicted this step")
+    assert evicted.value == "26" and "So far: 45 from the GPU" in evicted.help   # 26 this step, cumulative beside
+
+
+def test_an_eviction_that_frees_nothing_says_why():
+    at = open_page("radix", {"radix_source": "Type", "radix_cache": "RadixCache", "radix_device": "32"})
+    at.text_area(key="radix_text").input("insert 1 2 3\nlock 1 2 3\n# nothing can go\nevict 2").run()
+    at.slider(key="radix_step").set_value(3).run()
+    assert_clean(at)
+    assert "evict(2) freed 0: every leaf is locked (lock_ref > 0)" in texts(at)
+    assert "*nothing can go*" in texts(at)
+
+
+def test_the_typed_script_is_in_the_url_and_the_request_table_downloads():
+    at = open_page("radix", {"radix_source": "Type", "radix_text": "a b c => d\n& a b c => e",
+                             "radix_view": "Requests"})
+    assert_clean(at)
+    assert at.text_area(key="radix_text").value == "a b c => d\n& a b c => e"
+    assert len(at.dataframe[0].value) == 2
+    button = at.get("download_button")[0]
+    assert "Download per-request table (CSV)" in button.proto.label
+
+
+def test_controls_that_cannot_matter_are_disabled_with_a_reason():
+    at = open_page("radix")                       # the SGLang example runs on the RadixCache
+    for key in ("radix_host", "radix_write"):
+        widget = at.number_input(key=key) if key == "radix_host" else at.selectbox(key=key)
+        assert widget.disabled and "Only the HiRadixCache" in widget.help
+    assert at.toggle(key="radix_ack").disabled and "lock_ref" in at.toggle(key="radix_ack").help
+    assert not at.toggle(key="radix_strata").disabled

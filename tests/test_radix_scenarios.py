@@ -90,7 +90,8 @@ def test_tiers_preset_spills_and_loads_back_and_recomputes_short_tails():
 def test_raw_ops_preset_shows_lock_then_ack():
     rep = replay(PRESETS["ops"].script(), ReplayConfig(device_capacity=32, host_capacity=64, auto_ack=False))
     text = " ".join(" ".join(lines) for lines in rep.steps["lines"])
-    assert "insert returned 3" in text and "freed 0 device tokens" in text   # locked until ack
+    assert "inserted 4 tokens: 3 already cached" in text
+    assert "evict(2) freed 0: every leaf is locked (lock_ref > 0)" in text   # locked until ack
     assert rep.steps.iloc[-1].evicted_device > 0
 
 

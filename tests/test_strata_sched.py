@@ -125,7 +125,7 @@ def test_host_hit_is_loaded_back_at_admission():
     log = s.round([Request("C", r(1, 30))])
     (c,) = log["admitted"]
     assert (c.device_hit, c.host_hit, c.loaded, c.computed) == (0, 29, 29, 1)
-    assert [e["event"] for e in cache.events[-2:]] == ["to host", "loaded back"]   # B made room for it
+    assert [e.kind.value for e in cache.events[-2:]] == ["to host", "load back"]   # B made room for it
 
 
 def test_bad_threshold():

@@ -26,6 +26,18 @@ STATE_STYLE: dict[str, tuple[str, str]] = {   # state -> (legend name, colour)
 ROOT_COLOR = "#6c8893"
 LOCK_COLOR = INK
 TOUCH_COLOR = "#f2b400"
+GHOST_COLOR = "#9aa3b2"
+MARKS: dict[str, tuple[str, str, str]] = {   # mark -> (legend name, symbol, colour)
+    "split": ("split this step", "diamond-open", PALETTE[5]),
+    "loaded": ("loaded back from CPU this step", "triangle-up-open", PALETTE[2]),
+}
+
+
+def ghost_rows(evicted: pd.DataFrame) -> pd.DataFrame:
+    """Rows for ``tree_figure``'s ``ghosts``: nodes evicted this step (columns id, parent, tokens, length),
+    drawn as outlines where they were."""
+    return evicted.assign(depth=0, state="evicted", hit_count=0, last_access=-1, created=-1, lock_ref=0,
+                          priority=0, extra_key="", owners="", waiting=0)
 
 
 @dataclass(frozen=True)
@@ -149,19 +161,27 @@ def _hover(r: dict, step_of) -> str:
 
 def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), step_of=lambda k: k,
                 max_labels: int = 40, collapse_above: int = 80, width_chars: int = 130,
-                title: str | None = None) -> go.Figure:
+                title: str | None = None, ghosts: pd.DataFrame | None = None,
+                marks: dict[str, set[int]] | None = None, label_px: int = 14) -> go.Figure:
     """The tree at one step: nodes coloured by tier, sized by tokens, locked ones ringed.
 
     Nodes accessed during this step (clock in ``clock_range``) get a gold halo; ``step_of`` maps a
-    logical clock value to the step it belongs to, for the hover text. Chains of single children
+    logical clock value to the step it belongs to, for the hover text. ``ghosts`` (``ghost_rows``)
+    are the nodes evicted this step, drawn as grey outlines at their last place; ``marks`` maps
+    "split" / "loaded" to the node ids split or loaded back this step. Chains of single children
     are drawn as one node once the tree has more than ``collapse_above`` nodes. Each depth column is
-    as wide as its longest label, and labels shrink so that the tree fits ``width_chars`` characters.
+    as wide as its longest label, and labels shrink (at word boundaries) so that the tree fits
+    ``width_chars`` characters; ``label_px`` is their font size.
     """
+    if ghosts is not None and len(ghosts):
+        known = set(frame["id"]) | set(ghosts["id"])
+        ghosts = ghosts.assign(parent=[p if p in known else 0 for p in ghosts["parent"]])
+        frame = pd.concat([frame, ghosts.reindex(columns=frame.columns, fill_value=0)], ignore_index=True)
     lay = layout_tree(frame, collapse=len(frame) > collapse_above)
     nodes = lay.nodes
     depth = nodes["x"].to_numpy(int)
     levels = int(depth.max()) + 1 if len(depth) else 1
-    room = int(np.clip((width_chars / max(levels, 1) - 4) / 1.1, 6, 28))
+    room = int(np.clip((width_chars / max(levels, 1) - 4) / 1.1, 12, 28))
     ys = nodes["y"].to_numpy()
     rows = int(-ys.min()) + 1 if len(ys) else 1
     height = int(np.clip(150 + 40 * rows, 300, 1800))
@@ -178,7 +198,7 @@ def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), 
     for dashed in (False, True):
         ex, ey = [], []
         for p, c in lay.edges:
-            if (nodes.at[c, "state"] == "in-flight") == dashed:
+            if (nodes.at[c, "state"] in ("in-flight", "evicted")) == dashed:
                 ex += [xs[p], xs[p], xs[c], None]
                 ey += [ys[p], ys[c], ys[c], None]
         fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", hoverinfo="skip", showlegend=False,
@@ -191,17 +211,27 @@ def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), 
                                  name="used this step", marker=dict(size=size[touched] + 12, color=TOUCH_COLOR,
                                                                      opacity=0.5, line=dict(width=0))))
     hover = [_hover(r, step_of) for r in records]
-    for state, (name, colour) in {"root": ("root", ROOT_COLOR), **STATE_STYLE}.items():
+    styles = {"root": ("root", ROOT_COLOR), **STATE_STYLE, "evicted": ("evicted this step", GHOST_COLOR)}
+    for state, (name, colour) in styles.items():
         mask = (nodes["id"] == 0) if state == "root" else ((nodes["state"] == state) & (nodes["id"] > 0))
         idx = np.flatnonzero(mask.to_numpy())
         if not len(idx):
             continue
+        ghost = state == "evicted"
         fig.add_trace(go.Scatter(
             x=xs[idx], y=ys[idx], mode="markers+text", name=name, text=[labels[i] for i in idx],
-            textposition="top center", textfont=dict(size=12, color=INK), hovertext=[hover[i] for i in idx],
-            hoverinfo="text", showlegend=state != "root",
-            marker=dict(size=size[idx], color=colour, symbol="diamond" if state == "root" else "circle",
-                        line=dict(color="white", width=1))))
+            textposition="top center", textfont=dict(size=label_px, color=GHOST_COLOR if ghost else INK),
+            hovertext=[hover[i] for i in idx], hoverinfo="text", showlegend=state != "root",
+            marker=dict(size=size[idx], color="white" if ghost else colour,
+                        symbol="diamond" if state == "root" else "circle-open" if ghost else "circle",
+                        line=dict(color=GHOST_COLOR if ghost else "white", width=2 if ghost else 1))))
+    for mark, ids in (marks or {}).items():
+        hit = nodes["id"].isin(ids).to_numpy()
+        if hit.any():
+            name, symbol, colour = MARKS[mark]
+            fig.add_trace(go.Scatter(x=xs[hit], y=ys[hit], mode="markers", hoverinfo="skip", name=name,
+                                     marker=dict(size=size[hit] + 14, symbol=symbol, color=colour,
+                                                 line=dict(width=3, color=colour))))
     locked = ((nodes["lock_ref"] > 0) & (nodes["id"] > 0)).to_numpy()
     if locked.any():
         fig.add_trace(go.Scatter(x=xs[locked], y=ys[locked], mode="markers", hoverinfo="skip",
@@ -232,16 +262,22 @@ def _labelled(nodes: pd.DataFrame, most: int, gap_rows: float) -> set[int]:
 
 
 def _label(row: dict, show: bool, room: int = 22) -> str:
+    """A node's words and its length, cut at a word (never inside a word or an id run) to ``room``."""
     if row["id"] == 0:
         return "root"
     if row.get("waiting"):
         return f"⏳ {row['waiting']} waiting ({row['length']})"
     if not show:
         return ""
-    words, size = str(row["tokens"]), f" ({row['length']})"
-    if len(words) + len(size) > room:
-        words = words[:max(room - len(size) - 1, 3)].rstrip() + "…"
-    return words + size
+    items = str(row["tokens"]).strip("[]").replace(",", " ").replace("…", " ").split()
+    size = f" ({row['length']})"
+    kept: list[str] = []
+    for item in items:
+        if kept and len(" ".join(kept + [item])) + len(size) + 2 > room:
+            break
+        kept.append(item)
+    cut = len(kept) < len(items) or "…" in str(row["tokens"])
+    return " ".join(kept) + (" …" if cut else "") + size
 
 
 TOTAL_LINES = {   # column -> (label, panel)
