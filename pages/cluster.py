@@ -105,17 +105,17 @@ def overload_view() -> None:
         frame.terms("TTFT", "TBT", "SLO", "t_d")
     shown = runs[policy][0]
     row = table.set_index("policy").loc[policy]
+    figures.figure("fig_timeline", shown, key="cluster_timeline")
     with st.container(horizontal=True):
         st.metric("Completed", f"{row['completed']:,.0f}", border=True)
         st.metric("Rejected on arrival", f"{row['rejected_early']:,.0f}", border=True)
         st.metric("Rejected after prefill", f"{row['rejected_after_prefill']:,.0f}", border=True)
         st.metric("Wasted prefill", f"{row['wasted_prefill_s']:,.0f} s", border=True)
-    figures.figure("fig_timeline", shown, key="cluster_timeline")
     arrivals = (dict(zip(("load (x capacity)", "duration (s)", "mean prompt", "mean output"), spec[1:]))
                 if spec[0] == "poisson" else {"replay speed-up": speedup})
     settings = {"policy": policy, **arrivals, "seeds": ",".join(map(str, seeds)), **cfg}
     trace_name = trace.name if source != "Poisson" else None
-    frame.download_csv(shown.timeline, "cluster", f"{policy} timeline", settings, trace=trace_name)
+    frame.download_csv(shown.timeline, "cluster", f"{overload.POLICY_LABELS[policy]} timeline", settings, trace=trace_name)
     frame.explain(
         "Prefill and decode run on separate pools. **Prefill load** is a new request's predicted TTFT over the "
         "TTFT SLO; **decode load** is max(TBT ÷ TBT SLO, batch ÷ batch limit). A request is admitted while the "

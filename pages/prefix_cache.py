@@ -80,10 +80,10 @@ else:
                             pc.block_bytes(spec, trace.block_size), model, pc.memory_price(hardware.gpu(gpu)),
                             None if sample == "exact" else float(sample.rstrip("%")) / 100)
     capped = f" (capped at the trace's {replay.n_nodes:,} distinct prefixes)" if top < high else ""
+    memory = (f" · one block = {setup.bytes_per_block / pc.GIB * 1024:,.1f} MiB of {model} KV · capacities "
+              f"{low:,}–{top:,} blocks{capped}" if "capacities" in live else "")
     st.caption(f"**{frame.plain(trace.name)}** · {trace.n_requests:,} requests · {replay.accesses:,} block "
-               f"accesses · {replay.n_nodes:,} distinct prefixes of {trace.block_size:,} tokens · one block = "
-               f"{setup.bytes_per_block / pc.GIB * 1024:,.1f} MiB of {model} KV · capacities {low:,}–{top:,} "
-               f"blocks{capped}")
+               f"accesses · {replay.n_nodes:,} distinct prefixes of {trace.block_size:,} tokens{memory}")
     with frame.user_errors():
         notes, rows = {"Curves": views.curves_view, "Per request": views.requests_view,
                        "Over time": views.time_view, "Prefix tree": views.tree_view}[view](setup)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from kvviz.eviction import BOUND, INFINITE, MOONCAKE_TABLE1, POLICIES, format_capacity
+from kvviz.eviction import BOUND, INFINITE, MOONCAKE_TABLE1, POLICIES
 from kvviz.eviction_notes import TIE, LeadRun
 from kvviz.shards import RELIABLE_ERROR
 from kvviz.style import INK, color
@@ -153,7 +153,7 @@ def fig_over_time(windows: Mapping[str, pd.DataFrame], capacity: float, *, prefi
     fig.update_xaxes(title_text="time since first arrival (s)")
     fig.update_yaxes(title_text="prefix hit ratio" if prefix else "block hit ratio", range=[0, 1], tickformat=".1f")
     span = f", each point the last {smooth} windows" if smooth > 1 else ""
-    fig.update_layout(title=f"Hit ratio over time at {format_capacity(capacity)} blocks{span}", height=400,
+    fig.update_layout(title=f"Hit ratio over time at {capacity:,.0f} blocks{span}", height=400,
                       hovermode="x unified", legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02))
     return fig
 

@@ -50,8 +50,10 @@ def fig_popularity(counts: np.ndarray) -> go.Figure:
     fig = go.Figure(go.Scatter(x=ranks[keep], y=counts[keep], mode="lines+markers", line_color=color(0),
                                marker=dict(size=4), name="blocks",
                                hovertemplate="rank %{x:,}: %{y:,} accesses<extra></extra>"))
-    fig.add_hline(y=1, line_dash="dot", line_color="gray", annotation_text="accessed once (never reused)",
-                  annotation_position="top right")
+    fig.add_hline(y=1, line_dash="dot", line_color="gray")
+    # On a log axis an annotation's y is log10 of the value: 0 puts the label on the line at 1 access.
+    fig.add_annotation(x=0.01, xref="paper", y=0, yref="y", text="accessed once (never reused)", showarrow=False,
+                       xanchor="left", yanchor="bottom")
     fig.update_xaxes(type="log", dtick=1, title_text="block rank (most accessed first)")
     fig.update_yaxes(type="log", dtick=1, title_text="accesses")
     fig.update_layout(title="Block popularity", height=420, showlegend=False)
