@@ -164,8 +164,10 @@ def scheduling_view() -> None:
         config.validate()
         frame.confirm_cost(conductor.cost(trace, config, len(conductor.SCHEDULERS)), "cluster_schedule")
         results, offered = run_schedulers(trace, config)
-    st.caption(f"**{frame.plain(trace.name)}**: {trace.n_requests:,} requests; prefill work without reuse is "
-               f"{offered:.0%} of the pool's capacity at this speed-up.")
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.caption(f"**{frame.plain(trace.name)}**: {trace.n_requests:,} requests; prefill work without reuse is "
+                   f"{offered:.0%} of the pool's capacity at this speed-up.")
+        frame.terms("TTFT", "SLO")
     figures.figure("fig_fig8", results, key="cluster_fig8")
     frame.explain(
         f"Each prefill instance keeps an LRU cache of {trace.block_size}-token KV blocks named by chained hashes, "

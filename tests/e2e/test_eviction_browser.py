@@ -30,6 +30,10 @@ def test_example_trace_curves_and_presenter_view(page: Page, app_url: str):
     assert_no_exception(page)
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2)
     expect(page.get_by_text("What the paper reports vs this simulation")).to_be_visible()
+    expect(page.locator(".annotation-text", has_text="leads").first).to_be_visible()     # the leader, named
+    page.get_by_text("All policies", exact=True).click()
+    wait_idle(page)
+    assert "eviction_time_show=All" in page.url                        # the over-time view is in the link
     screenshot(page, "eviction")
     page.get_by_text("Presenter mode").click()
     wait_idle(page)
