@@ -555,14 +555,15 @@ PRESETS: dict[str, Preset] = {
     "sglang9": Preset(
         "SGLang paper: nine steps",
         "The RadixAttention figure of the SGLang paper (arXiv 2312.07104, Fig. 3): two chat sessions, a "
-        "batch of few-shot queries and self-consistency samples share one tree under LRU eviction.",
+        "batch of few-shot queries and self-consistency samples share one tree under LRU eviction. Step k "
+        "here is the figure's (k + 1).",
         f"""# (2) a chat session: system prompt, a user message and the reply
 chat1: {_SYS} User : Hello ! => Assistant : Hi !
 # (3) the same session continues: the first turn is reused, the new turn appended
 chat1: {_SYS} User : Hello ! Assistant : Hi ! User : Solve this problem . => Assistant : Sure ! Let us think
 # (4) a new chat session shares only the system prompt: the edge splits
 chat2: {_SYS} User : What can you do ? => Assistant : I can help .
-# (5) the second session continues; memory is short, so the least recently used leaf goes
+# (5) the second session continues (in the paper memory runs short here, and the least recently used leaf goes)
 chat2: {_SYS} User : What can you do ? Assistant : I can help . User : Write a poem . => Assistant : Roses are red
 # (6) a few-shot query shares nothing: a new branch at the root
 shot: {_SHOTS} Q : 3+3 ? => A : 6 .

@@ -157,7 +157,7 @@ with frame.user_errors():
     shots = cached_replay(text, name, tuple(asdict(config).values()),
                           (start, rep.n_steps if start == 0 and rep.n_steps <= 4 * WINDOW else start + WINDOW))
 row = rep.steps.iloc[step]
-tree_col, say_col = st.columns([3, 2])
+tree_col, say_col = st.columns([5, 2])
 with say_col:
     st.markdown(f"#### Step {step} of {last}: {frame.plain(row.op)}")
     if row.caption:
@@ -173,7 +173,7 @@ with tree_col:
         frame.figure(tree_figure(shots.tree(step), clock_range=(int(row.clock_from), int(row.clock_to)),
                                  step_of=lambda k: int(clock_to.searchsorted(k)), ghosts=ghost_rows(marks.ghosts),
                                  marks=marks.marks, label_px=20 if frame.presenter() else 14,
-                                 width_chars=110 if frame.presenter() else 90), key="radix_tree")
+                                 width_chars=110 if frame.presenter() else 100), key="radix_tree")
         st.caption("Gold halo: used in this step. Dark ring: locked (lock_ref > 0: a running request or a pending "
                    "transfer). Grey outline: evicted this step, where it was. Dotted edges: spans being computed.")
         frame.terms("lock_ref", "D/H")

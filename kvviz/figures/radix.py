@@ -181,17 +181,17 @@ def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), 
     nodes = lay.nodes
     depth = nodes["x"].to_numpy(int)
     levels = int(depth.max()) + 1 if len(depth) else 1
-    room = int(np.clip((width_chars / max(levels, 1) - 4) / 1.1, 12, 28))
+    room = int(np.clip((width_chars / max(levels, 1) - 4) / 1.1, 10, 24))
     ys = nodes["y"].to_numpy()
     rows = int(-ys.min()) + 1 if len(ys) else 1
-    height = int(np.clip(150 + 40 * rows, 300, 1800))
+    height = int(np.clip(150 + 56 * rows, 300, 1800))   # room for two-line labels
     px_row = (height - 150) / rows
     records = nodes.to_dict("records")
     show = _labelled(nodes, max_labels, 16 / px_row)
     labels = [_label(r, i in show, room) for i, r in enumerate(records)]
     col = np.zeros(levels)
     for d, text in zip(depth, labels):
-        col[d] = max(col[d], len(text))
+        col[d] = max([col[d], *(len(line) for line in text.split("<br>"))])
     starts = np.concatenate([[0.0], np.cumsum(0.55 * (col[:-1] + col[1:]) + 4)]) if levels > 1 else np.zeros(1)
     xs = starts[depth]
     fig = go.Figure()
@@ -222,7 +222,7 @@ def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), 
             x=xs[idx], y=ys[idx], mode="markers+text", name=name, text=[labels[i] for i in idx],
             textposition="top center", textfont=dict(size=label_px, color=GHOST_COLOR if ghost else INK),
             hovertext=[hover[i] for i in idx], hoverinfo="text", showlegend=state != "root",
-            marker=dict(size=size[idx], color="white" if ghost else colour,
+            marker=dict(size=size[idx], color=GHOST_COLOR if ghost else colour,
                         symbol="diamond" if state == "root" else "circle-open" if ghost else "circle",
                         line=dict(color=GHOST_COLOR if ghost else "white", width=2 if ghost else 1))))
     for mark, ids in (marks or {}).items():
@@ -262,7 +262,8 @@ def _labelled(nodes: pd.DataFrame, most: int, gap_rows: float) -> set[int]:
 
 
 def _label(row: dict, show: bool, room: int = 22) -> str:
-    """A node's words and its length, cut at a word (never inside a word or an id run) to ``room``."""
+    """A node's words and its length on at most two lines of ``room`` characters, cut at a word (never
+    inside a word or an id run), with "…" where words were left out."""
     if row["id"] == 0:
         return "root"
     if row.get("waiting"):
@@ -271,13 +272,19 @@ def _label(row: dict, show: bool, room: int = 22) -> str:
         return ""
     items = str(row["tokens"]).strip("[]").replace(",", " ").replace("…", " ").split()
     size = f" ({row['length']})"
-    kept: list[str] = []
-    for item in items:
-        if kept and len(" ".join(kept + [item])) + len(size) + 2 > room:
-            break
-        kept.append(item)
-    cut = len(kept) < len(items) or "…" in str(row["tokens"])
-    return " ".join(kept) + (" …" if cut else "") + size
+    lines: list[list[str]] = [[]]
+    for i, item in enumerate(items):
+        last = i + 1 == len(items)
+        tail = len(size) + (0 if last else 2) if len(lines) == 2 else 0
+        if lines[-1] and len(" ".join(lines[-1] + [item])) + tail > room:
+            if len(lines) == 2:
+                break
+            lines.append([])
+        lines[-1].append(item)
+    kept = sum(len(line) for line in lines)
+    cut = kept < len(items) or "…" in str(row["tokens"])
+    text = "<br>".join(" ".join(line) for line in lines if line)
+    return text + (" …" if cut else "") + size
 
 
 TOTAL_LINES = {   # column -> (label, panel)
