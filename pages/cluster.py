@@ -105,7 +105,8 @@ def overload_view() -> None:
         frame.terms("TTFT", "TBT", "SLO", "t_d")
     shown = runs[policy][0]
     row = table.set_index("policy").loc[policy]
-    figures.figure("fig_timeline", shown, key="cluster_timeline")
+    runs_key = str(hash((spec, config, seeds)))          # stands for the runs in the figure cache
+    figures.figure("fig_timeline", shown, cache_key=f"{runs_key}:{policy}", key="cluster_timeline")
     with st.container(horizontal=True):
         st.metric("Completed", f"{row['completed']:,.0f}", border=True)
         st.metric("Rejected on arrival", f"{row['rejected_early']:,.0f}", border=True)
@@ -121,8 +122,9 @@ def overload_view() -> None:
         "TTFT SLO; **decode load** is max(TBT ÷ TBT SLO, batch ÷ batch limit). A request is admitted while the "
         "load its policy looks at stays ≤ the threshold; the decode pool still turns away a finished prefill "
         "that would overload it. Only completed requests count (goodput).")
-    figures.figure("fig_policy_multiples", {p: r[0] for p, r in runs.items()}, key="cluster_multiples")
-    figures.figure("fig_totals", table, key="cluster_totals")
+    figures.figure("fig_policy_multiples", {p: r[0] for p, r in runs.items()}, cache_key=runs_key,
+                   key="cluster_multiples")
+    figures.figure("fig_totals", table, cache_key=runs_key, key="cluster_totals")
     summary = overload.display_table(table)
     st.dataframe(summary, hide_index=True, width="stretch")
     frame.download_csv(summary, "cluster", "overload summary", settings, trace=trace_name)
