@@ -184,7 +184,7 @@ def sampled_curve(trace: Trace, policies: Iterable[str], capacities: Iterable[fl
     is corrected by LRU's error at the same capacity (``_corrected_by_lru``). Without it the
     estimates are plain SHARDS. Either way the sample at twice the rate (which holds this one) is
     replayed too, and each policy's error is estimated from how far the two disagree
-    (``_disagreement``).
+    (``_disagreement``; with ``s_max`` that sample holds about twice as many blocks).
     """
     names = parse_policies(policies)
     caps = parse_capacities(capacities)
@@ -192,12 +192,13 @@ def sampled_curve(trace: Trace, policies: Iterable[str], capacities: Iterable[fl
     double = sample_trace(trace, min(1.0, 2 * sample.rate))
     replayed = names if not exact_lru or "lru" in names else (*names, "lru")
     curve = _replayed(sample, replayed, caps, workers)
-    check = _replayed(double, replayed, caps, workers)
+    checked = [i for i, c in enumerate(caps) if math.isfinite(c) and sample.represents(c)]
+    check = _replayed(double, replayed, [caps[i] for i in checked], workers) if checked else None
     error = None
     if exact_lru:
         exact = exact_lru_hits(trace, caps) / sample.accesses
         curve, error = _corrected_by_lru(curve, exact, len(replayed))
-        check = _corrected_by_lru(check, exact, len(replayed))[0]
+        check = None if check is None else _corrected_by_lru(check, exact[checked], len(replayed))[0]
     estimates = {p: _disagreement(curve, check, p) for p in names}
     curve = curve[curve["policy"].isin(names)].reset_index(drop=True)
     curve.insert(2, "hits", np.round(curve["hit_ratio"] * sample.accesses).astype(np.int64))
@@ -222,9 +223,10 @@ def _replayed(sample: Sample, policies: tuple[str, ...], caps: list[float], work
     })
 
 
-def _disagreement(curve: pd.DataFrame, check: pd.DataFrame, policy: str) -> float:
+def _disagreement(curve: pd.DataFrame, check: pd.DataFrame | None, policy: str) -> float:
     """The error estimate of ``policy``'s curve: the largest |estimate at R − estimate at 2R|
-    over the finite capacities the rate-R curve represents.
+    over the finite capacities the rate-R curve represents (``check`` holds only those; ``None``
+    when there is none, and nothing to estimate).
 
     The 2R sample holds the R sample, so the two share the blocks that decide most of the
     estimate and differ in the sampled cache's size: an error that comes from shrinking the
@@ -234,7 +236,9 @@ def _disagreement(curve: pd.DataFrame, check: pd.DataFrame, policy: str) -> floa
     underestimate (LFU at 1%: 0.05 against an error of 0.2), so a flag means "raise the rate"
     and no flag is not a proof.
     """
-    rows = curve[(curve["policy"] == policy) & curve["represented"] & np.isfinite(curve["capacity"])]
+    if check is None:
+        return 0.0
+    rows = curve[(curve["policy"] == policy) & curve["represented"] & curve["capacity"].isin(check["capacity"])]
     other = check.set_index(["policy", "capacity"])["hit_ratio"]
     gaps = [abs(r - other[(policy, c)]) for c, r in zip(rows["capacity"], rows["hit_ratio"])]
     return float(max(gaps, default=0.0))

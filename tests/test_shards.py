@@ -76,6 +76,7 @@ def test_one_percent_sample_of_a_million_accesses():
     result = sampled_curve(trace, list(POLICIES), CAPACITIES, 0.01)
     assert result.rate == 0.01 and 0.008 < result.sampled_accesses / result.accesses < 0.012
     assert result.lru_error is not None and result.lru_error > 0      # the sample did err; LRU measured it
+    assert result.unreliable == ()              # the error estimate raises no flag on a steady workload
     curve = result.curve.set_index(["policy", "capacity"])
     assert (curve["sampled_capacity"] >= MIN_SAMPLED_CAPACITY).all()
     unrepresented = set(curve.index[~curve["represented"]])
