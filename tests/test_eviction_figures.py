@@ -68,3 +68,25 @@ def test_a_sampled_curve_says_so_and_opens_the_points_it_cannot_represent():
     fifo = next(t for t in fig.data if t.name == "FIFO")
     assert list(fifo.marker.symbol) == ["circle-open", "circle"]     # 100 x 10% = 10 sampled blocks: too few
     assert "circle-open" not in list(next(t for t in fig.data if t.name == "LRU").marker.symbol)   # exact
+
+
+def test_rolling_sums_hits_and_accesses_over_the_last_windows():
+    import pandas as pd
+
+    from kvviz.figures.eviction import rolling
+
+    windows = pd.DataFrame({"time_s": [0.0, 10.0, 20.0], "accesses": [10, 30, 0], "hit_ratio": [0.0, 1.0, None]})
+    out = rolling(windows, 2)
+    assert out["accesses"].tolist() == [10, 40, 30]
+    assert out["hit_ratio"].tolist() == [0.0, 0.75, 1.0]          # 30 hits of 40, then of 30 (an empty window)
+    assert rolling(windows, 1)["hit_ratio"].iloc[1] == 1.0
+
+
+def test_the_leader_is_ringed_and_named_per_run():
+    from kvviz.eviction_notes import lead_runs
+
+    runs = lead_runs(CURVE, ["lru", "s3fifo"])
+    fig = fig_hit_curve(CURVE, runs=runs)
+    rings = [t for t in fig.data if t.name == "best online policy"]
+    assert len(rings) == sum(r.policy != "tie" for r in runs) and rings[0].showlegend
+    assert sum(" leads" in a.text for a in fig.layout.annotations) == len(rings)
