@@ -22,6 +22,20 @@ final rate. Here the final threshold is found first and the sample is then repla
 final rate, which is that limit exactly (two passes over the ids; the replay's memory is
 bounded by ``s_max`` blocks).
 
+**LRU exact** at any size: one stack-distance pass (Mattson et al. 1970; ``kvviz.reuse.lru_hit_counts``,
+a histogram in 4-byte arrays) gives LRU's whole curve, which corrects every other policy's
+estimate as a control variate (``_corrected_by_lru``; not in the paper).
+
+**The measured error estimate** is this module's, not the papers': the sample at twice the rate
+is replayed too, and a policy's estimate is its largest disagreement with it
+(``_disagreement``); over ``RELIABLE_ERROR`` the policy is flagged as unreliable at this rate.
+It catches estimates that still move with the rate, and underestimates errors that fall slowly
+with it (docs/eviction.md has the measured table).
+
+Public API: ``sampled_curve`` (→ ``SampledCurve``), ``sample_trace`` (→ ``Sample``),
+``exact_lru_hits``, ``block_hashes``, and the ``sample=`` setting (``parse_sample``,
+``chosen_rate``, ``auto_rate``).
+
 A capacity is *represented* when its sampled capacity ``round(C × R)`` is at least
 ``MIN_SAMPLED_CAPACITY`` blocks: below that a few sampled blocks decide the result and the
 error grows (S3-FIFO's 10% small queue, for one, stops admitting anything below 20 blocks).
