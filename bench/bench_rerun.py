@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import signal
 import statistics
 import sys
 import time
@@ -50,6 +51,7 @@ TARGET_S = 0.5
 QUIET_MS = 300            # no DOM change for this long after the run: the page has settled
 NO_RUN_MS = 30_000        # a change that starts no run within this is reported, not waited for
 TIMEOUT_MS = 240_000
+MAX_NO_RERUN = 2
 SKIP_KEYS = ("presenter", "kvviz_reset_")
 SKIP_SUFFIXES = ("_play",)   # Play reruns by itself; timing it says nothing about one change
 WIDGETS = ["stSlider", "stNumberInput", "stSelectbox", "stMultiSelect", "stButtonGroup",
@@ -57,12 +59,12 @@ WIDGETS = ["stSlider", "stNumberInput", "stSelectbox", "stMultiSelect", "stButto
 
 # Installed after each page load: input time, script-state transitions, last DOM mutation.
 PROBE = """() => {
-  const app = document.querySelector('[data-testid=stApp]');
   const k = window.__kvb = {input: 0, states: [], lastMut: performance.now()};
-  new MutationObserver(() => k.states.push([app.dataset.testScriptState, performance.now()]))
-    .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
-  new MutationObserver(() => { k.lastMut = performance.now(); })
-    .observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+  new MutationObserver(records => {
+    k.lastMut = performance.now();
+    for (const r of records) if (r.attributeName === 'data-test-script-state')
+      k.states.push([r.target.dataset.testScriptState, k.lastMut]);
+  }).observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
   for (const t of ['keydown', 'pointerdown'])
     document.addEventListener(t, e => { if (e.isTrusted) k.input = performance.now(); }, true);
 }"""
@@ -106,6 +108,7 @@ class Result:
     script: list[float] = field(default_factory=list)
     cpu: float = float("nan")
     browser_cpu: float = float("nan")
+    no_rerun: int = 0          # changes that started no run (retried from the defaults)
     error: str = ""
 
     def median(self) -> float:
@@ -327,21 +330,32 @@ def change_once(page: Page, move: Callable[[Page], None]) -> dict:
 
 def measure(page: Page, base: str, change: Change, repeats: int, pid: int, default_url: str) -> Result:
     result = Result(change.page, change.name)
+    cpu = browser = 0.0
+    todo = repeats
     try:
-        change_once(page, change.forward)            # the untimed warm-up: B computed once (A was, on load)
-        moves = [change.back, change.forward] * repeats
-        cpu0, browser0 = cpu_seconds(pid), browser_cpu_seconds(pid)
-        for move in moves[:repeats]:
-            out = change_once(page, move)
-            result.wall.append(out["wall"])
-            result.script.append(out["script"])
-        result.cpu = (cpu_seconds(pid) - cpu0) / repeats
-        result.browser_cpu = (browser_cpu_seconds(pid) - browser0) / repeats
-        if repeats % 2 == 0:
+        for _ in range(MAX_NO_RERUN + 1):
+            try:
+                change_once(page, change.forward)    # the untimed warm-up: B computed once (A was, on load)
+                todo = repeats - len(result.wall)
+                for move in ([change.back, change.forward] * repeats)[:todo]:
+                    cpu0, browser0 = cpu_seconds(pid), browser_cpu_seconds(pid)
+                    out = change_once(page, move)
+                    cpu, browser = cpu + cpu_seconds(pid) - cpu0, browser + browser_cpu_seconds(pid) - browser0
+                    result.wall.append(out["wall"])
+                    result.script.append(out["script"])
+                break
+            except NoRerun:                          # counted; start again from the page's defaults
+                result.no_rerun += 1
+                open_default(page, base, change.page)
+        if result.wall:
+            result.cpu, result.browser_cpu = cpu / len(result.wall), browser / len(result.wall)
+        if len(result.wall) < repeats:
+            result.error = f"NoRerun: {result.no_rerun} changes started no rerun"
+        elif todo % 2 == 0:                          # ended on B: back to the defaults
             change_once(page, change.back)
     except Exception as exc:  # noqa: BLE001 - one control's failure is reported, the rest still run
         result.error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:80]}"
-    if page.url != default_url or result.error:
+    if page.url != default_url or result.error or result.no_rerun:
         open_default(page, base, change.page)        # back to the default view for the next control
     return result
 
@@ -349,7 +363,8 @@ def measure(page: Page, base: str, change: Change, repeats: int, pid: int, defau
 def print_row(r: Result) -> None:
     script = statistics.median(r.script) if r.script else float("nan")
     print(f"{r.page:<15}{r.control:<42.42}{len(r.wall):>3}{r.median():>9.2f}{r.p95():>8.2f}{script:>9.2f}"
-          f"{r.cpu:>9.3f}{r.browser_cpu:>9.3f}  {r.verdict()}" + (f"  {r.error}" if r.error else ""), flush=True)
+          f"{r.cpu:>9.3f}{r.browser_cpu:>9.3f}  {r.verdict()}" + (f"  {r.error}" if r.error else f"  ({r.no_rerun} changes started no rerun, retried)" if r.no_rerun else ""),
+          flush=True)
 
 
 def page_summary(stem: str, rows: list[Result], wall: float) -> None:
@@ -408,6 +423,7 @@ def run(stems: list[str], repeats: int, csv_path: str | None, only: list[str]) -
 
 
 def main() -> None:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))   # stop the server and the browser on `timeout`
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pages", default=",".join(PAGES), help="comma-separated page stems (default: all)")
     ap.add_argument("--repeats", type=int, default=5, help="timed changes per control (default 5)")
