@@ -97,7 +97,7 @@ with st.sidebar:
 
 if source == "Preset":
     text, name = preset.text, preset.title
-    st.caption(f"**{preset.title}.** {preset.blurb}")
+    st.sidebar.caption(f"**{preset.title}.** {preset.blurb}")   # beside its selector: the tree stays in view
 elif source == "Type":
     text = st.text_area(
         "One step per line: `prompt => output` (words or integers, `a..b` for a run), `&` to arrive with the "

@@ -242,7 +242,7 @@ def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), 
         title=title, height=height, hovermode="closest",
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
         xaxis=dict(visible=False, range=[-0.6 * col[0] - 2, max(starts[-1] + 0.6 * col[-1] + 2, 40)]),
-        yaxis=dict(visible=False, range=[ys.min() - 0.7 if len(ys) else -1, 0.7]))
+        yaxis=dict(visible=False, range=[ys.min() - 0.7 if len(ys) else -1, 1.0]))   # room for a two-line label
     return fig
 
 
