@@ -72,7 +72,7 @@ def _say_sampled(curve) -> None:
 
     rate = curve["rate"].iloc[0]
     print(f"kvviz hitcurve: sampled at rate {rate:.4g} (SHARDS; LRU exact); error estimate per policy "
-          "(rate R against R/2, docs/eviction.md):", file=sys.stderr)
+          "(rate R against 2R, docs/eviction.md):", file=sys.stderr)
     for policy, error in curve.groupby("policy", sort=False)["error_estimate"].first().items():
         verdict = "" if error <= RELIABLE_ERROR else f"  not reliable at this rate: raise --sample above {rate:.4g}"
         print(f"  {policy}: {error:.3f}{verdict}", file=sys.stderr)
