@@ -255,6 +255,7 @@ def options(p: Page) -> Locator:
 def select_changes(stem: str, key: str, page: Page) -> list[Change]:
     current = box(page, key).locator("input[role=combobox]").input_value().strip()
     box(page, key).locator("input[role=combobox]").click()
+    options(page).first.wait_for(state="attached", timeout=10_000)
     labels = [t.strip() for t in options(page).all_inner_texts()]
     page.keyboard.press("Escape")
     if current not in labels or len(labels) < 2:
@@ -275,6 +276,7 @@ def select_changes(stem: str, key: str, page: Page) -> list[Change]:
 
 def multiselect_changes(stem: str, key: str, page: Page) -> list[Change]:
     box(page, key).locator("input").first.click()
+    options(page).first.wait_for(state="attached", timeout=10_000)
     extra = [t.strip() for t in options(page).all_inner_texts() if t.strip() != "Select all"]
     page.keyboard.press("Escape")
     if not extra:
