@@ -33,9 +33,8 @@ ACTION_MS = 10_000      # one change; a widget an earlier change removed is skip
 NOT_VIEW_STATE = keys.PLAYBACK_SUFFIXES   # Play and its speed move the view, they are not a view
 # Controls known not to survive a link yet: {stem: {key, ...}} (a key fixed here must leave the list)
 KNOWN: dict[str, set[str]] = {
-    # a toggle at its widget default (off) is not in the URL, and the preset turns it on again;
-    # the typed script is not bound
-    "radix": {"radix_ack", "radix_strata", "radix_text"},
+    # a toggle at its widget default (off) is not in the URL, and the preset turns it on again
+    "radix": {"radix_ack", "radix_strata"},
 }
 
 # Every visible widget in the app: its key (null without one), kind, label, value and state.
