@@ -30,12 +30,14 @@ run: $(VENV)/.run-deps
 chromium:
 	@test -x /usr/bin/chromium || { apt-get update && apt-get install -y chromium; }
 
+# Two workers (pytest-xdist), one per core: the browser tests mostly wait on a server or Chromium,
+# so the core tests run beside them.
 test: $(VENV)/.dev-deps chromium
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist worksteal
 
 # The core and AppTest tests only, without the browser.
 test-fast: $(VENV)/.dev-deps
-	$(PY) -m pytest --ignore=tests/e2e
+	$(PY) -m pytest -n 2 --dist worksteal --ignore=tests/e2e
 
 bench: $(VENV)/.dev-deps
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -60,7 +60,7 @@ def test_upload_good_bad_and_oddly_named_bandwidth(page: Page, app_url: str):
     upload.set_input_files(files=[{"name": name, "mimeType": "text/csv", "buffer": CSV}])
     wait_idle(page)
     assert_no_exception(page)
-    expect(page.get_by_text(f"({name}):")).to_be_visible()                 # shown as text
+    expect(page.get_by_text(f"({name}):")).to_be_visible(timeout=90_000)   # shown as text (a cold replay)
     expect(page.locator("img[src*='127.0.0.1:9']")).to_have_count(0)     # never fetched as an image
 
 

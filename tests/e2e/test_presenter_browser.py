@@ -60,9 +60,11 @@ def assert_projector_size(page: Page, where: str) -> None:
     small = {kind: px for kind, px in sizes.items() if px is not None and px < MIN_PX}
     assert not small, f"{where}: text below {MIN_PX} px in presenter mode: {small}"
     assert sizes["body"] and sizes["button"], (where, sizes)
-    ticks = page.locator(".js-plotly-plot .xtick text, .js-plotly-plot .ytick text")
-    if ticks.count():
-        assert min(t.evaluate("e => parseFloat(getComputedStyle(e).fontSize)") for t in ticks.all()[:20]) >= MIN_PX, where
+    # one evaluate over the ticks there are now: a figure redrawn meanwhile cannot leave a stale handle
+    ticks = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot .xtick text, "
+                          ".js-plotly-plot .ytick text')).slice(0, 20).map(e => parseFloat(getComputedStyle(e).fontSize))")
+    if ticks:
+        assert min(ticks) >= MIN_PX, (where, ticks)
 
 
 @pytest.mark.parametrize("stem", BUILT)
