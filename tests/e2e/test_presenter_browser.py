@@ -132,6 +132,7 @@ def test_arrow_keys_step_the_radix_page(projector: Page, app_url: str):
     heading = projector.get_by_role("heading", name="Step 0 of", exact=False)
     expect(heading).to_be_visible()
     heading.click()   # focus on the page, not on a widget
+    projector.wait_for_function("() => !!window.kvvizStepListener")   # the keys component has loaded
     projector.keyboard.press("ArrowRight")
     wait_idle(projector)
     expect(projector.get_by_role("heading", name="Step 1 of", exact=False)).to_be_visible()
