@@ -61,7 +61,7 @@ def test_histogram_pass_equals_the_distance_curve(seq, dtype, caps):
     assert ids.dtype in (np.int32, np.int64) and (len(ids) == 0 or ids.max() < n_ids)
     expected = lru_curve(stack_distances(blocks), caps).tolist()
     assert lru_hit_counts(ids, n_ids, caps).tolist() == expected
-    assert lru_hit_counts(ids, n_ids, caps, slots=n_ids + 1).tolist() == expected   # compacts at every chance
+    assert lru_hit_counts(ids, n_ids, caps, slots=1).tolist() == expected   # the fewest slots: compacts at every chance
 
 
 def test_dense_ids_keep_a_dense_int32_array_without_copying():
@@ -70,3 +70,13 @@ def test_dense_ids_keep_a_dense_int32_array_without_copying():
     assert ids is blocks and n_ids == 4
     sparse, n = dense_ids(np.array([10**12, 5, 10**12]))
     assert sparse.tolist() == [1, 0, 1] and n == 2 and sparse.dtype == np.int32
+
+
+def test_window_pass_on_a_skewed_sequence_equals_the_distance_curve():
+    # many blocks leave the window and come back, many compactions (window 10 .. 1,000 blocks)
+    blocks = np.random.default_rng(4).zipf(1.2, 50_000) % 5_000
+    caps = np.array([0, 10, 100, 1000, np.inf])
+    ids, n_ids = dense_ids(blocks)
+    assert lru_hit_counts(ids, n_ids, caps).tolist() == lru_curve(stack_distances(blocks), caps).tolist()
+    for window in (10, 100):
+        assert lru_hit_counts(ids, n_ids, caps[caps <= window]).tolist() == lru_hits(blocks, caps[caps <= window]).tolist()
