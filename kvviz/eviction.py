@@ -13,6 +13,8 @@ oracle. Mooncake v3 §4.2 (Table 1) compares LRU, LFU and its LengthAwareCache o
 Speed comes from the structure of the problem: the trace is prepared once (dense block ids,
 next-use times, block depths), LRU's whole curve comes from one pass of stack distances
 (Mattson et al. 1970), and the other simulations are compiled loops run one per core.
+``counts`` and ``counts_csv`` give an exact curve without pandas (the ``hitcurve`` command's
+path, whose time is mostly start-up); the DataFrame functions import it when called.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from kvviz import compare_rows as cmp
 from kvviz.errors import InputError, require
@@ -40,6 +42,9 @@ from kvviz.policies.s3fifo import s3fifo_hits
 from kvviz.policies.sieve import sieve_hits
 from kvviz.reuse import stack_distances_of_ids
 from kvviz.trace import Trace
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 INFINITE = math.inf
 CURVE_COLUMNS = ("policy", "capacity", "hits", "accesses", "hit_ratio")
@@ -149,7 +154,7 @@ def replay_of(trace: Trace) -> Replay:
     _, ids = np.unique(trace.blocks, return_inverse=True)
     ids = ids.astype(np.int64).reshape(-1)
     return Replay(ids, int(ids.max()) + 1, np.asarray(trace.offsets, dtype=np.int64),
-                  trace.requests["timestamp"].to_numpy(np.int64), trace.block_size)
+                  trace.column("timestamp").astype(np.int64, copy=False), trace.block_size)
 
 
 def coarsen(trace: Trace, factor: int) -> Trace:
@@ -249,23 +254,24 @@ def hit_mask(replay: Replay, policy: str, capacity: float | int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class _Count:
+class Count:
+    """One (policy, capacity) of a sweep: its hits in both counting modes."""
+
     policy: str
     capacity: float | int
+    accesses: int
     hits: int
     prefix_hits: int
 
 
-def _count(replay: Replay, policy: str, capacity: float | int) -> _Count:
+def _count(replay: Replay, policy: str, capacity: float | int) -> Count:
     full, prefix = hits_per_request(hit_mask(replay, policy, capacity), replay.offsets)
-    return _Count(policy, capacity, int(full.sum()), int(prefix.sum()))
+    return Count(policy, capacity, replay.accesses, int(full.sum()), int(prefix.sum()))
 
 
-def sweep(source: Trace | Replay, policies: Iterable[str], capacities: Iterable[float | int], *,
-          progress: Callable[[float], None] | None = None, workers: int | None = None) -> pd.DataFrame:
-    """Hits in both counting modes for every (policy, capacity).
-
-    Columns ``policy, capacity, accesses, hits, prefix_hits``, policies in the given order and
+def counts(source: Trace | Replay, policies: Iterable[str], capacities: Iterable[float | int], *,
+           progress: Callable[[float], None] | None = None, workers: int | None = None) -> list[Count]:
+    """Hits in both counting modes for every (policy, capacity), policies in the given order and
     capacities ascending. Simulations run on ``workers`` threads (default: one per core) and
     ``progress(fraction_done)`` is called from the calling thread as they finish.
     """
@@ -275,7 +281,7 @@ def sweep(source: Trace | Replay, policies: Iterable[str], capacities: Iterable[
     if "lru" in names:
         replay.stack_distances  # noqa: B018 -- one pass for the whole LRU curve, before the pool
     jobs = [(p, c) for p in names for c in caps]
-    results: dict[tuple[str, float | int], _Count] = {}
+    results: dict[tuple[str, float | int], Count] = {}
     workers = workers or min(len(jobs), os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(_count, replay, p, c) for p, c in jobs]
@@ -284,11 +290,19 @@ def sweep(source: Trace | Replay, policies: Iterable[str], capacities: Iterable[
             results[(result.policy, result.capacity)] = result
             if progress is not None:
                 progress(done / len(jobs))
-    rows = [results[job] for job in jobs]
+    return [results[job] for job in jobs]
+
+
+def sweep(source: Trace | Replay, policies: Iterable[str], capacities: Iterable[float | int], *,
+          progress: Callable[[float], None] | None = None, workers: int | None = None) -> pd.DataFrame:
+    """``counts`` as a table: columns ``policy, capacity, accesses, hits, prefix_hits``."""
+    import pandas as pd
+
+    rows = counts(source, policies, capacities, progress=progress, workers=workers)
     return pd.DataFrame({
         "policy": [r.policy for r in rows],
         "capacity": np.array([r.capacity for r in rows], dtype=float),
-        "accesses": replay.accesses,
+        "accesses": np.array([r.accesses for r in rows], dtype=np.int64),
         "hits": np.array([r.hits for r in rows], dtype=np.int64),
         "prefix_hits": np.array([r.prefix_hits for r in rows], dtype=np.int64),
     })
@@ -296,6 +310,8 @@ def sweep(source: Trace | Replay, policies: Iterable[str], capacities: Iterable[
 
 def curve_of(swept: pd.DataFrame, prefix: bool = False) -> pd.DataFrame:
     """A sweep as a hit curve: ``policy, capacity, hits, accesses, hit_ratio`` in one counting mode."""
+    import pandas as pd
+
     hits = swept["prefix_hits" if prefix else "hits"]
     return pd.DataFrame({
         "policy": swept["policy"], "capacity": swept["capacity"], "hits": hits,
@@ -313,13 +329,23 @@ def hit_curve(trace: Trace, policies: Iterable[str], capacities: Iterable[float 
     estimated, and the columns ``rate`` and ``represented`` besides. Prefix counting needs every
     block of a request, so it is always exact.
     """
-    from kvviz.shards import chosen_rate, sampled_curve
-
-    rate = None if prefix else chosen_rate(sample, len(trace.blocks))
+    rate = sampling_rate(sample, len(trace.blocks), prefix)
     if rate is None:
         return curve_of(sweep(trace, policies, capacities), prefix)
+    from kvviz.shards import sampled_curve
+
     result = sampled_curve(trace, policies, capacities, rate)
     return result.curve.drop(columns="sampled_capacity").assign(rate=result.rate)
+
+
+def sampling_rate(sample: str | float, accesses: int, prefix: bool = False) -> float | None:
+    """The SHARDS rate ``hit_curve`` replays at for a ``sample`` setting, ``None`` for exact
+    (``kvviz.shards.chosen_rate``; "exact" and prefix counting decide without importing it)."""
+    if prefix or str(sample).strip().lower() == "exact":
+        return None
+    from kvviz.shards import chosen_rate
+
+    return chosen_rate(sample, accesses)
 
 
 def format_capacity(capacity: float) -> str:
@@ -329,10 +355,20 @@ def format_capacity(capacity: float) -> str:
 
 def curve_csv(curve: pd.DataFrame) -> str:
     """The curve as CSV with header ``policy,capacity,hits,accesses,hit_ratio``."""
+    return _csv((row.policy, row.capacity, row.hits, row.accesses, row.hit_ratio)
+                for row in curve.itertuples(index=False))
+
+
+def counts_csv(rows: Iterable[Count], prefix: bool = False) -> str:
+    """``counts`` as the CSV of ``curve_csv(hit_curve(...))``, in one counting mode."""
+    return _csv((r.policy, r.capacity, h, r.accesses, h / r.accesses)
+                for r in rows for h in [r.prefix_hits if prefix else r.hits])
+
+
+def _csv(rows: Iterable[tuple[str, float, int, int, float]]) -> str:
     lines = [",".join(CURVE_COLUMNS)]
-    for row in curve.itertuples(index=False):
-        lines.append(f"{row.policy},{format_capacity(row.capacity)},{row.hits},{row.accesses},"
-                     f"{row.hit_ratio:.6f}")
+    lines += [f"{policy},{format_capacity(capacity)},{hits},{accesses},{ratio:.6f}"
+              for policy, capacity, hits, accesses, ratio in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -365,6 +401,8 @@ class Simulation:
         grouped = (self.requests.assign(time_s=start)
                    .groupby("time_s", sort=True)[["accesses", "hits", "prefix_hits"]].sum())
         hits = grouped["prefix_hits" if prefix else "hits"]
+        import pandas as pd
+
         return pd.DataFrame({"time_s": grouped.index.to_numpy(), "accesses": grouped["accesses"].to_numpy(),
                              "hit_ratio": (hits / grouped["accesses"].where(grouped["accesses"] > 0)).to_numpy()})
 
@@ -380,6 +418,8 @@ def nice_window(span_s: float, windows: int = 40) -> float:
 
 def simulate(source: Trace | Replay, policy: str, capacity: float | int) -> Simulation:
     """Replay one policy at one capacity and keep the hits of every request."""
+    import pandas as pd
+
     replay = source if isinstance(source, Replay) else replay_of(source)
     full, prefix = hits_per_request(hit_mask(replay, policy, capacity), replay.offsets)
     frame = pd.DataFrame({"timestamp": replay.timestamps_ms, "accesses": np.diff(replay.offsets),

@@ -39,9 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Imported here, and the radix-cache replay and the model presets only when asked for: a
-    # block-cache curve is a short run whose time is mostly start-up (docs/eviction.md, Speed).
-    from kvviz.eviction import coarsen, curve_csv, hit_curve, parse_capacities, parse_policies
+    # Imported here, and the radix-cache replay, the model presets, the sampler and pandas only
+    # when asked for: an exact block-cache curve is a short run whose time is mostly start-up
+    # (docs/eviction.md, Speed), so it goes through ``counts``, which never builds a DataFrame.
+    from kvviz.eviction import (coarsen, counts, counts_csv, curve_csv, hit_curve, parse_capacities,
+                                parse_policies, sampling_rate)
     from kvviz.trace import trace_from_args
 
     prefix = args.cache == "prefix"
@@ -56,6 +58,9 @@ def run(args: argparse.Namespace) -> int:
         spec = model(args.model)
     capacities = parse_capacities(args.capacities)
     trace = coarsen(trace_from_args(args), args.cache_block)
+    if not prefix and spec is None and sampling_rate(args.sample, len(trace.blocks), args.prefix) is None:
+        sys.stdout.write(counts_csv(counts(trace, policies, capacities), args.prefix))
+        return 0
     curve = (prefix_cache.sweep(trace, policies, capacities) if prefix
              else hit_curve(trace, policies, capacities, prefix=args.prefix, sample=args.sample))
     if "rate" in curve:

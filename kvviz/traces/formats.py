@@ -29,7 +29,6 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from kvviz.errors import InputError
 from kvviz.traces.timeunits import TimeUnit
@@ -270,22 +269,40 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
     if table.num_rows != rows or any(table.column(n).null_count for n in ("timestamp", "input_length",
                                                                            "output_length")):
         return None
-    times = table.column("timestamp").to_numpy()
+    times = _numbers(table.column("timestamp"), np.float64)
     if not (np.abs(times) < 1e19).all():      # NaN, Infinity, or an integer of over 20 digits: the standard
         return None                           # library refuses them, and names the line
     id_col = table.column("hash_ids")
-    counts = pc.fill_null(pc.list_value_length(id_col), -1).to_numpy().astype(np.int64)
+    flat_ids = pc.list_flatten(id_col)
+    if flat_ids.null_count:                   # a null inside hash_ids: the line-by-line parser names it
+        return None
+    counts = _numbers(pc.list_value_length(id_col), np.int32, null=-1).astype(np.int64)
     extras = {}
     for name, kind in spec.extras:
         col = table.column(name)
         if kind == "int":
-            extras[name] = pc.fill_null(col, -1).to_numpy().astype(np.int64)
+            extras[name] = _numbers(col, np.int64, null=-1)
         else:
             extras[name] = np.array(pc.utf8_slice_codeunits(pc.fill_null(col, ""), 0, MAX_TEXT_FIELD)
                                     .to_pylist(), dtype=object)
-    return RawChunk(line_idx + first_line, times,
-                    table.column("input_length").to_numpy(), table.column("output_length").to_numpy(), counts,
-                    pc.list_flatten(id_col).to_numpy().astype(np.int64, copy=False), extras)
+    return RawChunk(line_idx + first_line, times, _numbers(table.column("input_length"), np.int64),
+                    _numbers(table.column("output_length"), np.int64), counts, _numbers(flat_ids, np.int64), extras)
+
+
+def _numbers(column, dtype: type, null: int = 0) -> np.ndarray:
+    """A numeric pyarrow column (of ``dtype``) as a numpy array read from its buffers, nulls as
+    ``null``: pyarrow's own ``to_numpy`` and ``fill_null`` import pandas, a third of a second that
+    reading a JSONL trace does not need."""
+    parts = []
+    for chunk in column.chunks:
+        validity, data = chunk.buffers()[:2]
+        where = slice(chunk.offset, chunk.offset + len(chunk))
+        values = np.frombuffer(data, dtype=dtype)[where]
+        if chunk.null_count:
+            valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[where].astype(bool)
+            values = np.where(valid, values, np.asarray(null, dtype))
+        parts.append(values)
+    return np.concatenate(parts) if parts else np.zeros(0, dtype)
 
 
 # ---------------------------------------------------------------- CSV
@@ -431,6 +448,8 @@ def strict_numbers(values: list[str], lines: np.ndarray, name: str, reject, *, i
 
 def datetimes_ms(values: list[str], lines: np.ndarray, name: str, reject) -> tuple[np.ndarray, np.ndarray]:
     """ISO date-times → ms since 1970 (float); every row with or every row without a time zone."""
+    import pandas as pd                    # here, not at the top: a JSONL trace never needs pandas
+
     series = pd.Series(values, dtype=object)
     match = series.str.extract(_DATETIME.pattern + "$", expand=True)
     full = series.str.fullmatch(_DATETIME).fillna(False).to_numpy(bool, copy=True)
@@ -461,6 +480,8 @@ def datetimes_ms(values: list[str], lines: np.ndarray, name: str, reject) -> tup
 
 def split_ids(values: list[str], lines: np.ndarray, reject) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Space-separated integer ids → (flat ids, count per row, keep mask)."""
+    import pandas as pd
+
     series = pd.Series(values, dtype=object)
     ok = series.str.fullmatch(_IDS).fillna(False).to_numpy(bool, copy=True)
     for k in np.flatnonzero(~ok):

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-import pandas as pd
 
 from kvviz.errors import InputError
 from kvviz.hashing import rechain
@@ -241,13 +240,14 @@ class _Reader:
         t_field = self.layout.columns["arrival"] if self.fmt is Format.CSV else "timestamp"
         arrivals = to_ms(_concat(parts, "times"), _concat(parts, "lines"), TimeUnit.MS if datetimes else unit,
                          chosen=chosen or datetimes, field=t_field)
-        frame = pd.DataFrame({"timestamp": arrivals.ms, "input_length": _concat(parts, "inputs"),
-                              "output_length": _concat(parts, "outputs")}, copy=False)
+        # plain columns: the Trace builds its DataFrame when first asked (kvviz.traces.model)
+        frame = {"timestamp": arrivals.ms, "input_length": _concat(parts, "inputs"),
+                 "output_length": _concat(parts, "outputs")}
         for column, _ in self.spec.extras:
             frame[column] = np.concatenate([p.extras.pop(column) for p in parts])
         notes = [self._format_note(), *self._time_notes(arrivals.notes, datetimes)]
         warnings = list(arrivals.warnings)
-        counts = _concat(parts, "counts") if self.with_ids else np.zeros(len(frame), np.int64)
+        counts = _concat(parts, "counts") if self.with_ids else np.zeros(len(arrivals.ms), np.int64)
         ids = None
         if self.with_ids:
             ids, id_notes = self._ids(_concat(parts, "ids"), counts)
@@ -355,10 +355,14 @@ def distinct_count(ids: np.ndarray) -> int:
     low, high = int(ids.min()), int(ids.max())
     if low >= 0 and high < 4 * len(ids) + 1024:
         return int(np.count_nonzero(np.bincount(ids)))
+    import pandas as pd                    # here, not at the top: reading a trace need not import pandas
+
     return len(pd.unique(ids))
 
 
 def dense_ids(ids: np.ndarray) -> np.ndarray:
     """Ids renumbered 0, 1, 2, … in order of first appearance (int32 while they fit)."""
+    import pandas as pd
+
     codes, uniques = pd.factorize(ids, sort=False)
     return codes.astype(np.int32 if len(uniques) < 2**31 else np.int64, copy=False)

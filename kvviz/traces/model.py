@@ -4,19 +4,48 @@ Mooncake FAST'25 (``FAST25-release/traces``) names each ``block_size``-token blo
 by a chained prefix hash, so equal ids mean equal prefixes. A trace keeps every request's ids
 one after another in ``blocks`` (int32 when they fit, else int64) with ``offsets`` (int64)
 marking where each request's ids start.
+
+The request table is kept as plain columns until something asks for ``requests``: only then is
+pandas imported and the DataFrame built, so a command that needs only the arrays (``hitcurve``)
+never pays pandas' start-up (docs/eviction.md, Speed).
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEFAULT_BLOCK_SIZE = 512
 BASE_COLUMNS = ("timestamp", "input_length", "output_length")
+Table = Union["pd.DataFrame", dict[str, np.ndarray]]
+"""A request table: a DataFrame, or its columns as arrays (one entry per request each)."""
+
+
+class _LazyTable:
+    """The ``requests`` field: stored as given, a dict of columns turned into a DataFrame (and
+    kept) the first time it is read."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, trace: Trace | None, owner: type | None = None) -> pd.DataFrame:
+        if trace is None:
+            raise AttributeError(self.slot)          # no default value for the dataclass field
+        table = trace.__dict__[self.slot]
+        if isinstance(table, dict):
+            import pandas as pd
+
+            table = trace.__dict__[self.slot] = pd.DataFrame(table, copy=False)
+        return table
+
+    def __set__(self, trace: Trace, table: Table) -> None:
+        trace.__dict__[self.slot] = table
 
 
 @dataclass(frozen=True)
@@ -31,7 +60,7 @@ class Trace:
     ``how_read`` says in plain words how the file was interpreted.
     """
 
-    requests: pd.DataFrame
+    requests: pd.DataFrame = _LazyTable()      # type: ignore[assignment]
     blocks: np.ndarray
     offsets: np.ndarray
     block_size: int = DEFAULT_BLOCK_SIZE
@@ -42,7 +71,12 @@ class Trace:
 
     @property
     def n_requests(self) -> int:
-        return len(self.requests)
+        return len(self.offsets) - 1
+
+    def column(self, name: str) -> np.ndarray:
+        """One column of the request table as an array, without building the table."""
+        table = self.__dict__["_requests"]
+        return table[name] if isinstance(table, dict) else table[name].to_numpy()
 
     def hash_ids(self, i: int) -> np.ndarray:
         """The block ids of request ``i``."""
@@ -91,10 +125,10 @@ def compact_ids(blocks: np.ndarray) -> np.ndarray:
     return blocks.astype(np.int32)
 
 
-def sort_by_arrival(frame: pd.DataFrame, blocks: np.ndarray, offsets: np.ndarray
-                    ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, tuple[str, ...]]:
+def sort_by_arrival(frame: Table, blocks: np.ndarray, offsets: np.ndarray
+                    ) -> tuple[Table, np.ndarray, np.ndarray, tuple[str, ...]]:
     """Requests in arrival order (stable); returns the warning when any had to move."""
-    ts = frame["timestamp"].to_numpy()
+    ts = np.asarray(frame["timestamp"])
     if len(ts) < 2 or bool((np.diff(ts) >= 0).all()):
         return frame, blocks, offsets, ()
     order = np.argsort(ts, kind="stable")
@@ -106,18 +140,21 @@ def sort_by_arrival(frame: pd.DataFrame, blocks: np.ndarray, offsets: np.ndarray
     gather = np.repeat(offsets[:-1][order] - new_offsets[:-1], counts) + np.arange(new_offsets[-1])
     warning = (f"timestamps are out of order (first at request {first}); sorted by arrival, "
                f"{moved:,} requests moved",)
-    return frame.iloc[order].reset_index(drop=True), blocks[gather], new_offsets, warning
+    frame = ({k: v[order] for k, v in frame.items()} if isinstance(frame, dict)
+             else frame.iloc[order].reset_index(drop=True))
+    return frame, blocks[gather], new_offsets, warning
 
 
-def from_arrays(frame: pd.DataFrame, blocks: np.ndarray | None, counts: np.ndarray, *,
+def from_arrays(frame: Table, blocks: np.ndarray | None, counts: np.ndarray, *,
                 block_size: int = DEFAULT_BLOCK_SIZE, name: str = "trace",
                 warnings: tuple[str, ...] = (), how_read: tuple[str, ...] = ()) -> Trace:
-    """A Trace from a request table and flat block ids (``counts[i]`` ids for request ``i``),
-    sorted by arrival (stable) if it is not."""
-    offsets = np.zeros(len(frame) + 1, dtype=np.int64)
+    """A Trace from a request table (a DataFrame or its columns) and flat block ids (``counts[i]``
+    ids for request ``i``), sorted by arrival (stable) if it is not."""
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     ids = compact_ids(np.asarray(blocks)) if blocks is not None else np.zeros(0, np.int32)
-    frame = frame.assign(n_blocks=np.asarray(counts, np.int64))
+    n_blocks = np.asarray(counts, np.int64)
+    frame = {**frame, "n_blocks": n_blocks} if isinstance(frame, dict) else frame.assign(n_blocks=n_blocks)
     frame, ids, offsets, moved = sort_by_arrival(frame, ids, offsets)
     return Trace(frame, ids, offsets, block_size, blocks is not None, name, warnings + moved, how_read)
 
@@ -128,13 +165,13 @@ def from_records(
     name: str = "trace", warnings: tuple[str, ...] = (),
 ) -> Trace:
     """Build a Trace from columns and per-request id lists; sorted by arrival (stable) if it is not."""
-    frame = pd.DataFrame({
+    frame = {
         "timestamp": np.asarray(timestamps, dtype=np.int64),
         "input_length": np.asarray(input_lengths, dtype=np.int64),
         "output_length": np.asarray(output_lengths, dtype=np.int64),
-    })
+    }
     if hash_ids is None:
-        return from_arrays(frame, None, np.zeros(len(frame), np.int64), block_size=block_size, name=name,
+        return from_arrays(frame, None, np.zeros(len(frame["timestamp"]), np.int64), block_size=block_size, name=name,
                            warnings=warnings)
     counts = np.fromiter((len(x) for x in hash_ids), dtype=np.int64, count=len(hash_ids))
     flat = np.fromiter((b for x in hash_ids for b in x), dtype=np.int64, count=int(counts.sum()))
