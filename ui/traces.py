@@ -166,6 +166,18 @@ def _upload(prefix: str) -> dict | None:
             "name": upload_name(file.name), "options": options}
 
 
+# Streamlit's browser client (1.67) reruns the page when it reconnects only if a run was in flight or
+# a fragment auto-reruns. After a server restart, a page showing an upload would otherwise stay
+# on screen, stale, until the next click: its one registered auto-rerun makes the reconnect rerun the
+# page, which then says the upload is gone. It fires once a day otherwise, and draws nothing.
+RECONNECT_RERUN = "1d"
+
+
+@st.fragment(run_every=RECONNECT_RERUN)
+def _rerun_on_reconnect() -> None:
+    """Nothing to draw: registering the auto-rerun is the point (see RECONNECT_RERUN)."""
+
+
 def upload_name(filename: str) -> str:
     """A display name from an uploaded file's name: its last component, cut short (never a path)."""
     base = PurePath(str(filename).replace("\\", "/")).name.strip() or "uploaded trace"
@@ -194,6 +206,8 @@ def trace_picker(prefix: str, *, keep: bool = False) -> Trace | None:
             spec = _library(prefix)
         else:
             spec = _upload(prefix)
+        if spec is not None and spec["kind"] == "upload":
+            _rerun_on_reconnect()
     if spec is None:
         return None
     with user_errors():

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.browser import assert_no_exception, open_page, wait_idle
@@ -56,10 +55,9 @@ def test_concurrent_uploads_stay_in_their_sessions(browser: Browser, browser_con
             context.close()
 
 
-@pytest.mark.xfail(reason="regression found at the end of the 2026-12-01 session: in a warm checkout (and after the "
-                          "rest of the suite) the reconnected page never shows the message; a fresh worktree passes. "
-                          "Open in the closing note, to be bisected")
 def test_after_a_server_restart_the_page_says_what_was_lost(page: Page):
+    """The page is idle when the server stops (its last element drawn, the run over), the case where
+    Streamlit's client does not rerun on its own after reconnecting: ui.traces makes it rerun."""
     port = _free_port()
     with streamlit_server(port) as url:
         open_page(page, url, "trace")
@@ -67,10 +65,13 @@ def test_after_a_server_restart_the_page_says_what_was_lost(page: Page):
         wait_idle(page)
         page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
             files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": trace_of(4)}])
+        expect(page.get_by_text("Download trace (JSONL)")).to_be_visible()     # the run reached the page's end
         wait_idle(page)
         expect(page.get_by_test_id("stMetricValue").first).to_have_text("4")
         expect(page.get_by_text(LOST)).to_have_count(0)
     with streamlit_server(port):                 # the open page reconnects to the new server by itself,
         expect(page.get_by_text(LOST)).to_be_visible(timeout=110_000)   # after a backoff of several seconds
         wait_idle(page)
+        expect(page.get_by_text(LOST)).to_be_visible()                  # and the message stays
+        expect(page.get_by_test_id("stMetricValue")).to_have_count(0)   # the lost trace is no longer shown
         assert_no_exception(page)
