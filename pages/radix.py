@@ -5,11 +5,10 @@ from dataclasses import asdict, replace
 import streamlit as st
 
 from kvviz import glossary, radix_report as report
-from kvviz.figures.radix import ghost_rows, totals_figure, tree_figure
 from kvviz.hiradix import WRITE_POLICIES
 from kvviz.radix import POLICIES
 from kvviz.radix_scenarios import PRESETS, ReplayConfig, parse_text, replay, script_from_trace, to_text, totals_frame
-from ui import frame, keys
+from ui import figures, frame, keys
 from ui.traces import session_trace
 
 frame.header("radix", "How a prefix cache fills, splits, evicts, spills to CPU memory and comes back — one "
@@ -135,61 +134,63 @@ if "radix_step" not in st.session_state:   # the step a shared link points at (t
 if st.session_state.pop("radix_restart", False):
     st.session_state["radix_step"] = 0
 st.session_state["radix_step"] = min(st.session_state["radix_step"], last)
+replay_key = str(hash((text, name, tuple(asdict(config).values()))))   # stands for the replay in the figure cache
 
 
 def show_step(step: int) -> None:
     st.session_state["radix_step"] = min(max(step, 0), last)
 
 
-# The step controls sit right above the tree, so every ▶ shows its effect without a scroll.
-left, mid, right, play = st.columns([1, 7, 1, 3], vertical_alignment="bottom")
-step = st.session_state["radix_step"]
-left.button("◀", key="radix_prev", on_click=show_step, args=(step - 1,), help="Previous step (←)", width="stretch")
-step = mid.slider("Step", 0, max(last, 1), key="radix_step", disabled=last == 0)
-right.button("▶", key="radix_next", on_click=show_step, args=(step + 1,), help="Next step (→)", width="stretch")
-with play:
-    keys.autoplay("radix_step", rep.n_steps)   # Play, and ← → for the ◀ ▶ buttons
-keys.keyboard_steps("◀", "▶")
-st.query_params["radix_step"] = str(step)
+@st.fragment
+def stepped_view() -> None:
+    """The step controls, the tree and the totals: a step reruns only this part of the page."""
+    # The step controls sit right above the tree, so every ▶ shows its effect without a scroll.
+    left, mid, right, play = st.columns([1, 7, 1, 3], vertical_alignment="bottom")
+    step = st.session_state["radix_step"]
+    left.button("◀", key="radix_prev", on_click=show_step, args=(step - 1,), help="Previous step (←)", width="stretch")
+    step = mid.slider("Step", 0, max(last, 1), key="radix_step", disabled=last == 0)
+    right.button("▶", key="radix_next", on_click=show_step, args=(step + 1,), help="Next step (→)", width="stretch")
+    with play:
+        keys.autoplay("radix_step", rep.n_steps)   # Play, and ← → for the ◀ ▶ buttons
+    keys.keyboard_steps("◀", "▶")
+    st.query_params["radix_step"] = str(step)
+    start = 0 if rep.n_steps <= 4 * WINDOW else step // WINDOW * WINDOW
+    with frame.user_errors():
+        shots = cached_replay(text, name, tuple(asdict(config).values()),
+                              (start, rep.n_steps if start == 0 and rep.n_steps <= 4 * WINDOW else start + WINDOW))
+    row = rep.steps.iloc[step]
+    tree_col, say_col = st.columns([5, 2])
+    with say_col:
+        st.markdown(f"#### Step {step} of {last}: {frame.plain(row.op)}")
+        if row.caption:
+            st.markdown(f"*{frame.plain(row.caption, 2000)}*")
+        # The lines narrate the cache's own events; they quote the script's words, kept as text (bold ids stay).
+        st.markdown("\n".join(f"- {frame.plain(line, 2000, bold=True)}" for line in row.lines))
+    with tree_col:
+        view = st.segmented_control("View", ["Tree", "Text dump", "Requests"], default="Tree", required=True,
+                                    key="radix_view", bind="query-params")
+        if view == "Tree":
+            marks = report.step_marks(rep, step)
+            figures.figure("fig_radix_tree", shots.tree(step), (int(row.clock_from), int(row.clock_to)),
+                           rep.steps["clock_to"].to_numpy(), marks.ghosts, marks.marks, frame.presenter(),
+                           cache_key=f"{replay_key}:{step}", key="radix_tree")
+            st.caption("Gold halo: used in this step. Dark ring: locked (lock_ref > 0: a running request or a "
+                       "pending transfer). Grey outline: evicted this step, where it was. Dotted edges: spans being "
+                       "computed.")
+            frame.terms("lock_ref", "D/H")
+        elif view == "Text dump":
+            st.code(shots.dump(step), language=None)
+        else:
+            st.dataframe(rep.requests, hide_index=True, width="stretch")
+            frame.download_csv(rep.requests, "radix", "per-request table",
+                               {"script": name, "source": source, **asdict(config)})
+    metrics = report.step_metrics(rep, other, step)
+    for col, (label, value, tip) in zip(st.columns(len(metrics)), metrics):
+        col.metric(label, f"{value:,}", border=True, help=tip)
+    figures.figure("fig_radix_totals", totals_frame(rep), step, cache_key=f"{replay_key}:{step}", key="radix_totals")
 
-start = 0 if rep.n_steps <= 4 * WINDOW else step // WINDOW * WINDOW
-with frame.user_errors():
-    shots = cached_replay(text, name, tuple(asdict(config).values()),
-                          (start, rep.n_steps if start == 0 and rep.n_steps <= 4 * WINDOW else start + WINDOW))
-row = rep.steps.iloc[step]
-tree_col, say_col = st.columns([5, 2])
-with say_col:
-    st.markdown(f"#### Step {step} of {last}: {frame.plain(row.op)}")
-    if row.caption:
-        st.markdown(f"*{frame.plain(row.caption, 2000)}*")
-    # The lines narrate the cache's own events; they quote the script's words, kept as text (bold ids stay).
-    st.markdown("\n".join(f"- {frame.plain(line, 2000, bold=True)}" for line in row.lines))
-with tree_col:
-    view = st.segmented_control("View", ["Tree", "Text dump", "Requests"], default="Tree", required=True,
-                                key="radix_view", bind="query-params")
-    clock_to = rep.steps["clock_to"].to_numpy()
-    if view == "Tree":
-        marks = report.step_marks(rep, step)
-        frame.figure(tree_figure(shots.tree(step), clock_range=(int(row.clock_from), int(row.clock_to)),
-                                 step_of=lambda k: int(clock_to.searchsorted(k)), ghosts=ghost_rows(marks.ghosts),
-                                 marks=marks.marks, label_px=20 if frame.presenter() else 14,
-                                 width_chars=110 if frame.presenter() else 100), key="radix_tree")
-        st.caption("Gold halo: used in this step. Dark ring: locked (lock_ref > 0: a running request or a pending "
-                   "transfer). Grey outline: evicted this step, where it was. Dotted edges: spans being computed.")
-        frame.terms("lock_ref", "D/H")
-    elif view == "Text dump":
-        st.code(shots.dump(step), language=None)
-    else:
-        st.dataframe(rep.requests, hide_index=True, width="stretch")
-        frame.download_csv(rep.requests, "radix", "per-request table",
-                           {"script": name, "source": source, **asdict(config)})
 
-metrics = report.step_metrics(rep, other, step)
-for col, (label, value, tip) in zip(st.columns(len(metrics)), metrics):
-    col.metric(label, f"{value:,}", border=True, help=tip)
-
-frame.figure(totals_figure(totals_frame(rep), step), key="radix_totals")
-
+stepped_view()
 frame.explain(report.RULES)
 frame.what_to_notice(report.notice(rep, other))
 frame.paper_vs_sim(report.paper_rows(rep, other, source == "Preset" and preset is PRESETS["sglang9"]),

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from kvviz.conductor import PAPER_FIG8_TTFT_S, ConductorConfig, compare
-from kvviz.figures.cluster import fig_fig8, fig_policy_multiples, fig_schedule_bars, fig_timeline, fig_totals, \
-    fig_ttft_ecdf, smoothed
+from kvviz.figures.cluster import drawn_loads, fig_fig8, fig_policy_multiples, fig_schedule_bars, fig_timeline, \
+    fig_totals, fig_ttft_ecdf, smoothed
 from kvviz.overload import POLICIES, ClusterConfig, poisson_arrivals, simulate, summary_table
 from kvviz.workload import WorkloadConfig, generate
 
@@ -26,11 +26,20 @@ def test_smoothing_is_a_trailing_mean():
     assert out["prefill_load"].tolist() == [0, 0.5, 1.5, 2.5, 3.5]
 
 
+def test_drawn_loads_keep_one_smoothed_sample_per_window():
+    loads = pd.DataFrame({"time_s": np.arange(1200.0), "prefill_load": np.arange(1200.0) % 7, "decode_load": 1.0})
+    drawn = drawn_loads(loads)
+    assert drawn["time_s"].tolist() == list(np.arange(0.0, 1200.0, 10.0))
+    assert drawn["prefill_load"].tolist() == smoothed(loads)["prefill_load"].iloc[::10].tolist()
+
+
 def test_overload_figures(runs):
     fig = fig_timeline(runs["early"][0])
     assert [t.name for t in fig.data] == ["Prefill load", "Decode load", "Admitted", "Rejected on arrival",
                                           "Rejected after prefill (wasted)"]
-    assert sum(fig.data[2].y) == runs["early"][0].totals["arrived"] - runs["early"][0].totals["rejected_early"]
+    admitted = fig.data[2].y[:-1]                    # the last window's value repeats at its end
+    assert sum(admitted) == runs["early"][0].totals["arrived"] - runs["early"][0].totals["rejected_early"]
+    assert fig.data[2].y[-1] == admitted[-1] and len(fig.data[2].x) == len(runs["early"][0].timeline) + 1
     assert len(fig_policy_multiples({p: r[0] for p, r in runs.items()}).data) == 2 * len(POLICIES)
     table = summary_table(runs)
     totals = fig_totals(table)

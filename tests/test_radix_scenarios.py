@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from kvviz.errors import InputError
-from kvviz.figures.radix import layout_tree, totals_figure, tree_figure
+from kvviz.figures.radix import fig_radix_totals, layout_tree, tree_figure
 from kvviz.radix_scenarios import (PRESETS, ReplayConfig, eviction_steps, parse_json, parse_text, repeat_prompt_hit,
                                    replay, script_from_trace, to_text, totals_frame)
 from kvviz.trace import from_records
@@ -157,7 +157,7 @@ def test_figures_draw_every_step():
         assert len(fig.data) >= 3
     names = {t.name for t in tree_figure(rep.tree(2)).data}
     assert "in flight (being computed)" in names and "locked (lock_ref > 0)" in names
-    assert totals_figure(totals_frame(rep), 2).layout.shapes
+    assert fig_radix_totals(totals_frame(rep), 2).layout.shapes
 
 
 def test_layout_collapses_chains_only_when_large():

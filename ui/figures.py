@@ -17,11 +17,11 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from kvviz.figures import cluster, eviction, prefix_cache, radix_schedule, trace
+from kvviz.figures import cluster, eviction, prefix_cache, radix, radix_schedule, trace
 from kvviz.style import style_figure
 from ui import frame
 
-BUILDERS = {name: getattr(module, name) for module in (cluster, eviction, prefix_cache, radix_schedule, trace)
+BUILDERS = {name: getattr(module, name) for module in (cluster, eviction, prefix_cache, radix, radix_schedule, trace)
             for name in dir(module) if name.startswith("fig_")}
 NO_KEY = ""
 

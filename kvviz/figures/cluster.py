@@ -15,17 +15,32 @@ PREFILL, DECODE = color(0), color(1)
 ADMITTED, REJ_EARLY, REJ_DECODE = color(2), "#f2b134", color(3)
 
 
-def smoothed(loads: pd.DataFrame, seconds: float = 10.0) -> pd.DataFrame:
-    """Loads averaged over a trailing ``seconds`` window (the raw 1-s samples flicker)."""
+SMOOTH_S = 10.0
+
+
+def _samples(loads: pd.DataFrame, seconds: float) -> int:
+    """How many load samples span ``seconds``."""
     step = float(loads["time_s"].iloc[1] - loads["time_s"].iloc[0]) if len(loads) > 1 else 1.0
-    n = max(1, int(round(seconds / step)))
+    return max(1, int(round(seconds / step)))
+
+
+def smoothed(loads: pd.DataFrame, seconds: float = SMOOTH_S) -> pd.DataFrame:
+    """Loads averaged over a trailing ``seconds`` window (the raw 1-s samples flicker)."""
     out = loads.copy()
-    out[["prefill_load", "decode_load"]] = loads[["prefill_load", "decode_load"]].rolling(n, min_periods=1).mean()
+    cols = ["prefill_load", "decode_load"]
+    out[cols] = loads[cols].rolling(_samples(loads, seconds), min_periods=1).mean()
     return out
 
 
+def drawn_loads(loads: pd.DataFrame) -> pd.DataFrame:
+    """The smoothed loads once per smoothing window (each point the mean of the window before it):
+    the curve the smoothing shows, with a tenth of the points to draw (the browser's redraw is most
+    of a rerun)."""
+    return smoothed(loads).iloc[::_samples(loads, SMOOTH_S)]
+
+
 def _load_traces(fig: go.Figure, loads: pd.DataFrame, row: int, legend: bool) -> None:
-    loads = smoothed(loads)
+    loads = drawn_loads(loads)
     minutes = loads["time_s"] / 60
     fig.add_trace(go.Scatter(x=minutes, y=loads["prefill_load"], name="Prefill load", legendgroup="p",
                              showlegend=legend, line=dict(color=PREFILL)), row=row, col=1)
@@ -38,11 +53,16 @@ def fig_timeline(result: OverloadResult) -> go.Figure:
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.62, 0.38], vertical_spacing=0.06)
     _load_traces(fig, result.loads, 1, True)
     tl = result.timeline
-    x = (tl["start_s"] + (tl["start_s"].iloc[1] - tl["start_s"].iloc[0] if len(tl) > 1 else 0) / 2) / 60
+    width = float(tl["start_s"].iloc[1] - tl["start_s"].iloc[0]) if len(tl) > 1 else result.totals["window_s"]
+    x = np.append(tl["start_s"].to_numpy(float), tl["start_s"].iloc[-1] + width) / 60 if len(tl) else []
+    # Stacked step areas, one path per outcome: they look like touching bars, and draw far faster than
+    # a bar per window (the browser's redraw is most of a rerun). The last window's value repeats at its end.
     for col, name, c in (("admitted", "Admitted", ADMITTED), ("rejected_early", "Rejected on arrival", REJ_EARLY),
                          ("rejected_decode", "Rejected after prefill (wasted)", REJ_DECODE)):
-        fig.add_trace(go.Bar(x=x, y=tl[col], name=name, marker_color=c, marker_line_width=0), row=2, col=1)
-    fig.update_layout(barmode="stack", bargap=0, height=520,
+        y = np.append(tl[col].to_numpy(), tl[col].iloc[-1:])
+        fig.add_trace(go.Scatter(x=x, y=y, name=name, stackgroup="outcome", mode="lines", fillcolor=c,
+                                 line=dict(shape="hv", width=0, color=c), hovertemplate="%{y:,.0f}"), row=2, col=1)
+    fig.update_layout(height=520,
                       title=f"{POLICY_LABELS[result.policy]}: load and admissions over time "
                             f"({result.totals['window_s']:,g}-s windows)",
                       legend=dict(orientation="h", x=0, y=-0.16, yanchor="top"))

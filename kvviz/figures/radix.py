@@ -246,6 +246,15 @@ def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), 
     return fig
 
 
+def fig_radix_tree(tree: pd.DataFrame, clock_range: tuple[int, int], clock_to: np.ndarray, ghosts: pd.DataFrame,
+                   marks: dict[str, set[int]], presenter: bool) -> go.Figure:
+    """``tree_figure`` from plain inputs, for the page's figure cache: ``clock_to`` (each step's last
+    clock value) maps a clock to its step for the hover text; labels at projector size in presenter mode."""
+    return tree_figure(tree, clock_range=clock_range, step_of=lambda k: int(clock_to.searchsorted(k)),
+                       ghosts=ghost_rows(ghosts), marks=marks, label_px=20 if presenter else 14,
+                       width_chars=110 if presenter else 100)
+
+
 def _labelled(nodes: pd.DataFrame, most: int, gap_rows: float) -> set[int]:
     """The largest nodes, at most ``most``, skipping any within ``gap_rows`` of a labelled one in its column."""
     chosen: dict[float, list[float]] = {}
@@ -295,7 +304,7 @@ TOTAL_LINES = {   # column -> (label, panel)
 }
 
 
-def totals_figure(totals: pd.DataFrame, step: int) -> go.Figure:
+def fig_radix_totals(totals: pd.DataFrame, step: int) -> go.Figure:
     """Tokens held per tier (top) and cumulative hits / computation / eviction (bottom) per step."""
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
                         subplot_titles=("Tokens held", "Cumulative tokens"))
