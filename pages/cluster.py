@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from kvviz import conductor, glossary, overload
-from kvviz.cluster_notes import SCHEDULING_NOTES, SCHEDULING_PAPER_NOTE, overload_notes, overload_paper_note
+from kvviz.cluster_notes import overload_notes, overload_paper_note, scheduling_notes, scheduling_paper_note
 from kvviz.trace import Trace
 from ui import figures, frame
 from ui.traces import HASH_TRACE, trace_picker
@@ -153,9 +153,10 @@ def scheduling_view() -> None:
                                          help=f"A {trace.block_size}-token block of {model.name} is {block_mib:,.0f} MiB."),
             balancing_threshold=st.slider("Balancing threshold (prefix ratio)", 1.0, 4.0, d.balancing_threshold,
                                           0.05, key="cluster_balance", bind="query-params",
-                                          help="KVCache-centric only: fetch the longest prefix when it is at least "
-                                               "this many times the local one. It changes nothing on a trace where "
-                                               "an instance holds a request's prefix whole or not at all."),
+                                          help="KVCache-centric only: an instance holding part of the longest "
+                                               "prefix fetches it when it is at least this many times its own. "
+                                               "*What to notice* says how often that happened here, and which "
+                                               "thresholds give the same run."),
             bandwidth_gbps=st.select_slider("Fetch bandwidth (Gb/s)", [1, 3, 10, 25, 100, 200, 400, 800],
                                             int(d.bandwidth_gbps), key="cluster_bw", bind="query-params"),
             speedup=st.slider("Replay speed-up", 0.5, 10.0, 3.0, 0.5, key="cluster_sched_speedup",
@@ -183,8 +184,8 @@ def scheduling_view() -> None:
     scheduler_table = conductor.display_table(results)
     st.dataframe(scheduler_table, hide_index=True, width="stretch")
     frame.download_csv(scheduler_table, "cluster", "scheduler table", cfg, trace=trace.name)
-    frame.what_to_notice(SCHEDULING_NOTES)
-    frame.paper_vs_sim(conductor.compare_with_paper(results), note=SCHEDULING_PAPER_NOTE)
+    frame.what_to_notice(scheduling_notes(results, config, trace.block_size))
+    frame.paper_vs_sim(conductor.compare_with_paper(results), note=scheduling_paper_note(results))
 
 
 if view == "Overload":

@@ -134,9 +134,8 @@ def test_every_scheduling_control_changes_what_is_shown():
     at = open_page("cluster", {"cluster_view": "Scheduling", "cluster_requests": "300", "cluster_instances": "4"})
     assert_clean(at)
     assert_each_changes_the_view(at, [
-        # The balancing threshold is left out: on this trace no request's prefix ratio falls between
-        # 1 and 4, so Algorithm 1 makes the same choices at every threshold (the slider's help says so).
-        ("slider", "cluster_instances", 3), ("number_input", "cluster_cache", 500),
+        # Two requests of this trace meet a prefix ratio (1.09, 1.14): a threshold of 1.0 fetches for them.
+        ("slider", "cluster_balance", 1.0), ("slider", "cluster_instances", 3), ("number_input", "cluster_cache", 500),
         ("select_slider", "cluster_bw", 3),
         ("slider", "cluster_sched_speedup", 5.0),
     ])

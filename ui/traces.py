@@ -170,7 +170,7 @@ def _upload(prefix: str) -> dict | None:
 # a fragment auto-reruns. After a server restart, a page showing an upload would otherwise stay
 # on screen, stale, until the next click: its one registered auto-rerun makes the reconnect rerun the
 # page, which then says the upload is gone. It fires once a day otherwise, and draws nothing.
-RECONNECT_RERUN = "1d"
+RECONNECT_RERUN = 24 * 3600     # seconds
 
 
 @st.fragment(run_every=RECONNECT_RERUN)
