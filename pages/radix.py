@@ -47,9 +47,10 @@ def valid_in_url(key: str) -> bool:
     return raw in CHOICES.get(key, ())
 
 
+TOGGLES = ("radix_strata", "radix_ack")   # their widget default is the preset's, so "off" is written to the URL
 for key, value in preset_settings(st.query_params.get("radix_preset", "")).items():
-    if key not in st.session_state and not valid_in_url(key):   # a fresh view: the preset fills what the URL lacks
-        st.session_state[key] = value
+    if key not in st.session_state and not valid_in_url(key) and key not in TOGGLES:   # a fresh view: the preset
+        st.session_state[key] = value                                                # fills what the URL lacks
 
 
 WINDOW = 25          # a long script keeps the trees of this many steps at a time
@@ -81,12 +82,14 @@ with st.sidebar:
     write = st.selectbox("Write policy", WRITE_POLICIES, key="radix_write", bind="query-params",
                          disabled=kind != "hiradix", help="When a node gets its CPU copy (HiCache)." + only_hi)
     st.header("Scheduler")
-    strata = st.toggle("Strata delay-hit deferral", key="radix_strata", bind="query-params")
+    suggested = preset_settings(preset.title)
+    strata = st.toggle("Strata delay-hit deferral", suggested["radix_strata"], key="radix_strata",
+                       bind="query-params")
     threshold = st.number_input("Defer when in-flight match exceeds (tokens)", *LIMITS["radix_threshold"],
                                 key="radix_threshold", bind="query-params", disabled=not strata,
                                 help="Strata's delay-hit threshold." + ("" if strata else " Turn deferral on to use it."))
-    auto_ack = st.toggle("Acknowledge transfers every round", key="radix_ack", bind="query-params",
-                         disabled=kind != "hiradix", help="SGLang checks finished host writes and loads once per "
+    auto_ack = st.toggle("Acknowledge transfers every round", suggested["radix_ack"], key="radix_ack",
+                         bind="query-params", disabled=kind != "hiradix", help="SGLang checks finished host writes and loads once per "
                          "scheduler loop; until then the node stays locked. " + glossary.define("lock_ref") + only_hi)
     counts_matter = policy in ("lfu", "slru") or (kind == "hiradix" and write == "write_through_selective")
     legacy = st.toggle("Legacy hit counts", key="radix_legacy", bind="query-params",
@@ -147,7 +150,8 @@ def stepped_view() -> None:
     # The step controls sit right above the tree, so every ▶ shows its effect without a scroll.
     left, mid, right, play = st.columns([1, 7, 1, 3], vertical_alignment="bottom")
     step = st.session_state["radix_step"]
-    left.button("◀", key="radix_prev", on_click=show_step, args=(step - 1,), help="Previous step (←)", width="stretch")
+    left.button("◀", key="radix_prev", on_click=show_step, args=(step - 1,), help="Previous step (←)",
+                width="stretch")
     step = mid.slider("Step", 0, max(last, 1), key="radix_step", disabled=last == 0)
     right.button("▶", key="radix_next", on_click=show_step, args=(step + 1,), help="Next step (→)", width="stretch")
     with play:

@@ -192,3 +192,14 @@ def test_controls_that_cannot_matter_are_disabled_with_a_reason():
         assert widget.disabled and "Only the HiRadixCache" in widget.help
     assert at.toggle(key="radix_ack").disabled and "lock_ref" in at.toggle(key="radix_ack").help
     assert not at.toggle(key="radix_strata").disabled
+
+
+
+def test_the_toggles_default_is_the_presets_so_off_goes_into_the_url():
+    at = open_page("radix", {"radix_strata": "false"})   # a copied link with deferral turned off
+    assert_clean(at)
+    strata, ack = at.toggle(key="radix_strata"), at.toggle(key="radix_ack")
+    assert strata.value is False and ack.value is True
+    assert strata.proto.default and ack.proto.default     # the SGLang preset's: off differs, so it is written
+    at.selectbox(key="radix_preset").select("Delay hits (Strata)").run()
+    assert at.toggle(key="radix_strata").value is True     # a new preset brings its own settings

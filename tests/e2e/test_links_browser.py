@@ -32,10 +32,7 @@ ROUNDS = 3
 ACTION_MS = 10_000      # one change; a widget an earlier change removed is skipped after this
 NOT_VIEW_STATE = keys.PLAYBACK_SUFFIXES   # Play and its speed move the view, they are not a view
 # Controls known not to survive a link yet: {stem: {key, ...}} (a key fixed here must leave the list)
-KNOWN: dict[str, set[str]] = {
-    # a toggle at its widget default (off) is not in the URL, and the preset turns it on again
-    "radix": {"radix_ack", "radix_strata"},
-}
+KNOWN: dict[str, set[str]] = {}
 
 # Every visible widget in the app: its key (null without one), kind, label, value and state.
 WIDGETS = """() => {
