@@ -34,7 +34,7 @@ from kvviz import compare_rows as cmp
 from kvviz.errors import InputError, require
 from kvviz.policies.arc import arc_hits
 from kvviz.policies.belady import belady_hits
-from kvviz.policies.counting import hits_per_request
+from kvviz.policies.counting import hits_per_request, prefix_hits
 from kvviz.policies.fifo import fifo_hits
 from kvviz.policies.lfu import length_aware_hits, lfu_hits
 from kvviz.policies.lru import lru_hits_from_distances
@@ -265,8 +265,8 @@ class Count:
 
 
 def _count(replay: Replay, policy: str, capacity: float | int) -> Count:
-    full, prefix = hits_per_request(hit_mask(replay, policy, capacity), replay.offsets)
-    return Count(policy, capacity, replay.accesses, int(full.sum()), int(prefix.sum()))
+    hit = hit_mask(replay, policy, capacity)
+    return Count(policy, capacity, replay.accesses, int(np.count_nonzero(hit)), int(prefix_hits(hit, replay.offsets)))
 
 
 def counts(source: Trace | Replay, policies: Iterable[str], capacities: Iterable[float | int], *,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from kvviz.errors import InputError
 from kvviz.eviction import (
-    INFINITE, ONLINE, POLICIES, TIE, Replay, coarsen, curve_csv, findings, hit_curve, hit_mask, log_capacities,
+    INFINITE, ONLINE, POLICIES, TIE, Replay, coarsen, counts, counts_csv, curve_csv, findings, hit_curve, hit_mask, log_capacities,
     parse_capacities, parse_capacity, parse_policies, replay_of, simulate, sweep, winners,
 )
 from kvviz.reuse import stack_distances
@@ -256,3 +256,22 @@ def test_length_aware_with_all_depths_zero_is_exactly_lfu(blocks, cap):
     r = replay(blocks)
     flat = length_aware_hits(r.ids, r.n_ids, cap, np.zeros_like(r.ids))
     np.testing.assert_array_equal(flat, hit_mask(r, "lfu", cap))
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 1000), capacity=st.integers(1, 2000), policy=st.sampled_from(sorted(POLICIES)))
+def test_sweep_totals_equal_the_per_request_counts(seed, capacity, policy):
+    # The sweep counts totals without per-request arrays; a simulation keeps every request's hits.
+    trace = generate(WorkloadConfig(requests=60, seed=seed))
+    row = sweep(trace, [policy], [capacity], workers=1).iloc[0]
+    per_request = simulate(trace, policy, capacity).requests
+    assert (row.hits, row.prefix_hits) == (per_request["hits"].sum(), per_request["prefix_hits"].sum())
+
+
+def test_exact_csv_without_pandas_equals_the_curve_csv():
+    # counts_csv is the hitcurve command's pandas-free path: the same text as curve_csv(hit_curve(...)).
+    trace = generate(WorkloadConfig(requests=150, seed=8))
+    policies, capacities = ["lru", "arc", "s3fifo", "belady"], [10, 300, INFINITE]
+    for prefix in (False, True):
+        assert (counts_csv(counts(trace, policies, capacities), prefix)
+                == curve_csv(hit_curve(trace, policies, capacities, prefix=prefix)))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from kvviz.cli import main
@@ -20,6 +23,17 @@ def test_prints_the_curve_as_csv(capsys):
     expected = hit_curve(load_trace(EXAMPLE), ["lru"], parse_capacities("1k"))
     assert lines[2].split(",")[2] == str(expected["hits"].iloc[0])
     assert lines[3].split(",")[2] == lines[6].split(",")[2]        # infinite capacity: every policy alike
+
+
+def test_an_exact_curve_never_imports_pandas():
+    # An exact block-cache curve is mostly start-up; pandas alone would add a third of a second
+    # (docs/eviction.md, Speed), so the command reads and counts without it.
+    script = ("import sys; from kvviz.cli import main; "
+              f"main(['hitcurve', {EXAMPLE!r}, '--sample', 'exact', '--policies', 'lru,arc', '--prefix']); "
+              "sys.exit(3 if 'pandas' in sys.modules else 0)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].startswith("lru,")
 
 
 def test_prefix_mode_and_coarser_blocks(capsys):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.policies._jit import kernel
-from kvviz.policies._rings import SIZE, new_rings, pop_oldest, push, remove
+from kvviz.policies._rings import SIZE, new_rings, pop_oldest, push, queue_of, remove
 
 T1, B1, T2, B2 = 0, 1, 2, 3
 NO_GHOST = -1
@@ -30,15 +30,15 @@ def arc_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
     counting inside the loop for helpers that call helpers, which doubled the time.
     """
     hit = np.zeros(len(ids), np.bool_)
-    ring, ends, where, seq = new_rings(n_ids, 4, min(2 * capacity, n_ids))
+    ring, ends, tag = new_rings(n_ids, 4, min(2 * capacity, n_ids))
     p = 0.0
     for i in range(len(ids)):
         b = ids[i]
-        found = where[b]
+        found = queue_of(tag, b)
         if found == T1 or found == T2:
             hit[i] = True
-            remove(ends, where, b)
-            push(ring, ends, where, seq, T2, b)
+            remove(ends, tag, b)
+            push(ring, ends, tag, T2, b)
             continue
         ghost = NO_GHOST
         if found == B1:
@@ -48,7 +48,7 @@ def arc_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
             p = max(p - max(ends[B1, SIZE] / ends[B2, SIZE], 1.0), 0.0)
             ghost = B2
         if ghost != NO_GHOST:
-            remove(ends, where, b)
+            remove(ends, tag, b)
         while ends[T1, SIZE] + ends[T2, SIZE] + 1 > capacity:
             demote = T1 if (ends[T1, SIZE] > 0 and (ends[T1, SIZE] > p or (ends[T1, SIZE] == p and ghost == B2))
                             or ends[T2, SIZE] == 0) else T2         # REPLACE's choice, unless case IV
@@ -57,12 +57,12 @@ def arc_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
                     if ends[B1, SIZE] == 0:
                         demote = NO_GHOST                           # T1's oldest leaves outright
                     else:
-                        pop_oldest(ring, ends, where, seq, B1)
+                        pop_oldest(ring, ends, tag, B1)
                 elif (ends[T1, SIZE] + ends[B1, SIZE] + ends[T2, SIZE] + ends[B2, SIZE] >= 2 * capacity
                       and ends[B2, SIZE] > 0):
-                    pop_oldest(ring, ends, where, seq, B2)
-            victim = pop_oldest(ring, ends, where, seq, T1 if demote == NO_GHOST else demote)
+                    pop_oldest(ring, ends, tag, B2)
+            victim = pop_oldest(ring, ends, tag, T1 if demote == NO_GHOST else demote)
             if demote != NO_GHOST:
-                push(ring, ends, where, seq, B1 if demote == T1 else B2, victim)
-        push(ring, ends, where, seq, T1 if ghost == NO_GHOST else T2, b)
+                push(ring, ends, tag, B1 if demote == T1 else B2, victim)
+        push(ring, ends, tag, T1 if ghost == NO_GHOST else T2, b)
     return hit

@@ -28,3 +28,16 @@ def hits_per_request(hit: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, 
             hits += hit[i]
         full[r] = hits
     return full, prefix
+
+
+@kernel
+def prefix_hits(hit: np.ndarray, offsets: np.ndarray) -> int:
+    """All requests' prefix hits together: ``hits_per_request(...)[1].sum()`` without the
+    per-request arrays, reading each request only up to its first miss (a sweep's total)."""
+    total = 0
+    for r in range(len(offsets) - 1):
+        i = offsets[r]
+        while i < offsets[r + 1] and hit[i]:
+            i += 1
+        total += i - offsets[r]
+    return total

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.policies._jit import kernel
-from kvviz.policies._rings import SIZE, new_rings, pop_oldest, push, remove
+from kvviz.policies._rings import SIZE, new_rings, pop_oldest, push, queue_of, remove
 
 SMALL, MAIN, GHOST = 0, 1, 2
 SMALL_RATIO = 0.1
@@ -37,45 +37,45 @@ def s3fifo_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
     small_size = int(capacity * SMALL_RATIO)
     main_size = capacity - small_size
     ghost_size = int(capacity * GHOST_RATIO)
-    ring, ends, where, seq = new_rings(n_ids, 3, min(capacity, n_ids))
+    ring, ends, tag = new_rings(n_ids, 3, min(capacity, n_ids))
     freq = np.zeros(n_ids, np.int8)
     has_evicted = False
     for i in range(len(ids)):
         b = ids[i]
-        found = where[b]
+        found = queue_of(tag, b)
         if found == SMALL or found == MAIN:
             hit[i] = True
             freq[b] = min(freq[b] + 1, MAX_FREQ)
             continue
         in_ghost = found == GHOST
         if in_ghost:
-            remove(ends, where, b)
+            remove(ends, tag, b)
         if small_size < 1 or (small_size == 1 and not in_ghost):
             continue                    # never admitted: a block as large as S
         while ends[SMALL, SIZE] + ends[MAIN, SIZE] + 1 > capacity:
             has_evicted = True
             if ends[MAIN, SIZE] > main_size or ends[SMALL, SIZE] == 0:
                 while ends[MAIN, SIZE] > 0:      # M: reinsert blocks that were hit, one hit fewer
-                    victim = pop_oldest(ring, ends, where, seq, MAIN)
+                    victim = pop_oldest(ring, ends, tag, MAIN)
                     if freq[victim] == 0:
                         break
-                    push(ring, ends, where, seq, MAIN, victim)
+                    push(ring, ends, tag, MAIN, victim)
                     freq[victim] -= 1
             else:
                 while ends[SMALL, SIZE] > 0:     # S: hit twice moves to M, else leaves into G
-                    victim = pop_oldest(ring, ends, where, seq, SMALL)
+                    victim = pop_oldest(ring, ends, tag, SMALL)
                     if freq[victim] >= MOVE_TO_MAIN:
-                        push(ring, ends, where, seq, MAIN, victim)
+                        push(ring, ends, tag, MAIN, victim)
                         freq[victim] = 0
                         continue
                     if ghost_size > 0:
                         if ends[GHOST, SIZE] == ghost_size:
-                            pop_oldest(ring, ends, where, seq, GHOST)
-                        push(ring, ends, where, seq, GHOST, victim)
+                            pop_oldest(ring, ends, tag, GHOST)
+                        push(ring, ends, tag, GHOST, victim)
                     break
         if in_ghost or (not has_evicted and ends[SMALL, SIZE] >= small_size):
-            push(ring, ends, where, seq, MAIN, b)
+            push(ring, ends, tag, MAIN, b)
         else:
-            push(ring, ends, where, seq, SMALL, b)
+            push(ring, ends, tag, SMALL, b)
         freq[b] = 0
     return hit

@@ -242,7 +242,6 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
     """pyarrow's JSON reader on a clean chunk; None when the chunk needs the line-by-line parser
     (anything pyarrow rejects, or accepts but the standard library would not)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.json as pj
 
     if b"\n\n" not in chunk and not chunk.startswith(b"\n"):   # no blank lines: row k is line k
@@ -269,40 +268,59 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
     if table.num_rows != rows or any(table.column(n).null_count for n in ("timestamp", "input_length",
                                                                            "output_length")):
         return None
-    times = _numbers(table.column("timestamp"), np.float64)
+    times = _numbers(table.column("timestamp").chunks, np.float64)
     if not (np.abs(times) < 1e19).all():      # NaN, Infinity, or an integer of over 20 digits: the standard
         return None                           # library refuses them, and names the line
-    id_col = table.column("hash_ids")
-    flat_ids = pc.list_flatten(id_col)
-    if flat_ids.null_count:                   # a null inside hash_ids: the line-by-line parser names it
+    lists = _id_lists(table.column("hash_ids").chunks)
+    if lists is None:                         # a null inside hash_ids: the line-by-line parser names it
         return None
-    counts = _numbers(pc.list_value_length(id_col), np.int32, null=-1).astype(np.int64)
+    flat_ids, counts = lists
     extras = {}
     for name, kind in spec.extras:
         col = table.column(name)
         if kind == "int":
-            extras[name] = _numbers(col, np.int64, null=-1)
+            extras[name] = _numbers(col.chunks, np.int64, null=-1)
         else:
+            import pyarrow.compute as pc
+
             extras[name] = np.array(pc.utf8_slice_codeunits(pc.fill_null(col, ""), 0, MAX_TEXT_FIELD)
                                     .to_pylist(), dtype=object)
-    return RawChunk(line_idx + first_line, times, _numbers(table.column("input_length"), np.int64),
-                    _numbers(table.column("output_length"), np.int64), counts, _numbers(flat_ids, np.int64), extras)
+    return RawChunk(line_idx + first_line, times, _numbers(table.column("input_length").chunks, np.int64),
+                    _numbers(table.column("output_length").chunks, np.int64), counts, flat_ids, extras)
 
 
-def _numbers(column, dtype: type, null: int = 0) -> np.ndarray:
-    """A numeric pyarrow column (of ``dtype``) as a numpy array read from its buffers, nulls as
-    ``null``: pyarrow's own ``to_numpy`` and ``fill_null`` import pandas, a third of a second that
-    reading a JSONL trace does not need."""
+def _numbers(chunks: list, dtype: type, null: int = 0) -> np.ndarray:
+    """Numeric pyarrow arrays (of ``dtype``) as one numpy array read from their buffers, nulls as
+    ``null``: pyarrow's own ``to_numpy`` and ``fill_null`` import pandas (a third of a second) and
+    ``pyarrow.compute`` costs a twentieth, which reading a JSONL trace does not need."""
     parts = []
-    for chunk in column.chunks:
-        validity, data = chunk.buffers()[:2]
-        where = slice(chunk.offset, chunk.offset + len(chunk))
-        values = np.frombuffer(data, dtype=dtype)[where]
-        if chunk.null_count:
-            valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[where].astype(bool)
-            values = np.where(valid, values, np.asarray(null, dtype))
-        parts.append(values)
+    for chunk in chunks:
+        values = np.frombuffer(chunk.buffers()[1], dtype=dtype)[chunk.offset:chunk.offset + len(chunk)]
+        parts.append(np.where(_valid(chunk), values, np.asarray(null, dtype)) if chunk.null_count else values)
     return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+
+def _valid(chunk) -> np.ndarray:
+    """Which entries of a pyarrow array are not null, from its validity bitmap."""
+    bits = np.unpackbits(np.frombuffer(chunk.buffers()[0], np.uint8), bitorder="little")
+    return bits[chunk.offset:chunk.offset + len(chunk)].astype(bool)
+
+
+def _id_lists(chunks: list) -> tuple[np.ndarray, np.ndarray] | None:
+    """A ``list<int64>`` column's ids, flat, and each row's count (-1 where the list is missing),
+    from the buffers as ``_numbers`` does; None when a list holds a null."""
+    flat, counts = [], []
+    for lists in chunks:
+        bounds = _numbers([lists.offsets], np.int32).astype(np.int64)
+        ids = lists.values.slice(int(bounds[0]), int(bounds[-1] - bounds[0]))
+        if ids.null_count:
+            return None
+        flat.append(_numbers([ids], np.int64))
+        n = np.diff(bounds)
+        counts.append(np.where(_valid(lists), n, -1) if lists.null_count else n)
+    if not flat:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(flat), np.concatenate(counts)
 
 
 # ---------------------------------------------------------------- CSV
