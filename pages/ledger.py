@@ -6,6 +6,7 @@ import numpy as np
 import streamlit as st
 
 from kvviz import glossary, ledger, tiers
+from kvviz import ledger_notes as notes
 from kvviz import hardware as hw
 from kvviz.figures import ledger as figs
 from ui import frame
@@ -80,13 +81,8 @@ def size_view() -> None:
     frame.explain("Every layer keeps a key and a value vector per KV head for every token: **bytes per token = layers × "
                   "2 × KV heads × head dim × bytes per value**. MLA keeps one 576-wide latent per layer instead. Edit "
                   "any model, or add your own, in the Presets table above.")
-    frame.what_to_notice([
-        "KV per token = layers × 2 (K and V) × KV heads × head dim × bytes: GQA's 8 KV heads make Llama-3-8B's "
-        "KV a quarter of the 7B multi-head model's, and MLA's single 576-wide latent shrinks it again.",
-        "A long document's KV is gigabytes: a GPU holds a few hundred thousand tokens of it, so it must live elsewhere.",
-        "Size does not follow parameters: 70B has 9× the compute of 8B per token but only 2.5× the KV."])
-    frame.paper_vs_sim(ledger.size_rows(models), note="KV sizes are exact arithmetic from the model configs; "
-                       "they agree to the byte. The per-day figure multiplies the slide's throughput; it is not modelled.")
+    frame.what_to_notice(notes.size_notes(size, models, name, context, capacity))
+    frame.paper_vs_sim(ledger.size_rows(models), note=notes.SIZE_PAPER_NOTE)
 
 
 def recompute_view() -> None:
@@ -105,12 +101,14 @@ def recompute_view() -> None:
                                    key="ledger_models", **Q)
             be = ledger.breakeven_table([models[k] for k in picks], compute, CONTEXTS)
             frame.figure(figs.fig_breakeven(be, chosen), key="ledger_fig_be")
+            shown = notes.breakeven_notes(be, chosen)
             show(ledger.breakeven_pivot(be), "break-even bandwidth", settings | {"models": ", ".join(picks)})
         elif sub == "One context, every link":
             context = st.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", **Q)
             lr = ledger.load_or_recompute(m, compute, context, chosen or links).round(2)
             frame.figure(figs.fig_load_vs_recompute(lr, context, name), key="ledger_fig_lr")
             show(lr, "load or recompute", settings | {"context": context})
+            shown = notes.load_notes(lr, name, context)
         else:
             c1, c2, c3, c4 = st.columns(4)
             chat = ledger.Chat(c1.number_input("Turns", 1, 200, 20, key="ledger_turns", **Q),
@@ -121,18 +119,14 @@ def recompute_view() -> None:
             mt = ledger.multi_turn_ttft(m, compute, chat, chosen, overlap)
             frame.figure(figs.fig_multi_turn(mt), key="ledger_fig_mt")
             frame.terms("TTFT", "MFU")
-            show(ledger.last_turn(mt, chat.turns), "last turn TTFT", settings | {**vars(chat), "overlap": overlap})
+            last = ledger.last_turn(mt, chat.turns)
+            show(last, "last turn TTFT", settings | {**vars(chat), "overlap": overlap})
+            shown = notes.chat_notes(last, chat.turns)
     frame.explain("Recomputing costs a prefill: 2 FLOPs per parameter per token plus causal attention, which grows with "
                   "the square of the length, at peak × MFU. Loading costs bytes ÷ (link bandwidth × efficiency). Per "
                   "token, their ratio is the **break-even bandwidth**.")
-    frame.what_to_notice([
-        "Break-even bandwidth = KV bytes per token ÷ recompute time per token. Above it, load; below it, recompute.",
-        "Longer contexts lower the bar (attention makes recompute grow faster than the bytes), bigger models and "
-        "smaller KV (GQA, MLA) lower it further: MHA's dashed curve sits about 4× above GQA's.",
-        "CPU DRAM and RDMA clear the bar by far; an NVMe SSD sits near it; a 3 Gb/s cloud link is far below."])
-    frame.paper_vs_sim(ledger.recompute_rows(models, h100(compute.mfu), links), note="All rows use one H100 at the MFU "
-                       "in the sidebar. The notes' 6 GB/s for Llama-3-8B is at a shorter context (5.9 GB/s at 4K here); "
-                       "their turn-20 prompt length is not stated, so the default chat (230 + 370 tokens a turn) is a fit.")
+    frame.what_to_notice(shown)
+    frame.paper_vs_sim(ledger.recompute_rows(models, h100(compute.mfu), links), note=notes.RECOMPUTE_PAPER_NOTE)
 
 
 def economics_view() -> None:
@@ -155,14 +149,8 @@ def economics_view() -> None:
          storage_tb}, ledger.ECONOMICS_FORMATS)
     frame.explain("Keeping a context costs its KV bytes × the storage price per hour; each hit saves the GPU time of "
                   "recomputing it. Their ratio is how many hits per hour the context needs to pay its way.")
-    frame.what_to_notice([
-        "Storage is cheap next to GPU time: below about one reuse an hour, often far below, keeping KV pays.",
-        "Models with more compute per byte of KV (70B with GQA, MLA) pay back sooner; so do longer contexts, "
-        "because recompute grows faster than the bytes kept."])
-    frame.paper_vs_sim(ledger.economics_rows(models, h100(compute.mfu, 8), p),
-                       note="The slide's formula for 1.06% is not given: storage $/h ÷ GPU $/h with its inputs gives "
-                            "0.94% (1.06% needs ~1.13 TB per node). The notes' lecture-27 time model prefills 10K "
-                            "tokens of 70B in 0.58 s on 8 H100s; set MFU to 0.33 to match it.")
+    frame.what_to_notice(notes.economics_notes(econ))
+    frame.paper_vs_sim(ledger.economics_rows(models, h100(compute.mfu, 8), p), note=notes.ECONOMICS_PAPER_NOTE)
 
 
 @st.cache_data(max_entries=16, ttl="1h", show_spinner="Simulating the tiered cache…")
@@ -203,16 +191,8 @@ def tiers_view() -> None:
     frame.explain("Users chat in sessions; each prompt is the user's whole history plus a new message. One GPU serves "
                   "prefills first come, first served: it finds the history in the fastest tier that holds it, loads it, "
                   "computes the rest. Every tier evicts the least recently used history.")
-    frame.what_to_notice([
-        "GPU only: LRU evicts other users' histories before they return, so most turns recompute a growing history.",
-        "A CPU tier turns those misses into loads; how fast it reads decides whether the load beats recompute.",
-        "An SSD near the break-even bandwidth raises the hit rate but barely the TTFT. With write-through, a CPU "
-        "tier smaller than the GPU's share holds nothing the GPU does not already have."])
-    frame.paper_vs_sim(tiers.paper_rows(summary, total), note="One GPU, first come first served, prefill only "
-                       "(decoding is not simulated); loads are not overlapped with compute. The notes' absolute "
-                       "TTFTs come from their own simulator and are not printed, so only directions are compared. "
-                       "The slides' LMCache vs engine offload (70B on MI300X, 19 users: TTFT 0.15 vs 1.63 s) is a "
-                       "measured system and is not simulated here.")
+    frame.what_to_notice(notes.tiers_notes(summary, fill))
+    frame.paper_vs_sim(tiers.paper_rows(summary, total), note=notes.TIERS_PAPER_NOTE)
 
 
 {"Size": size_view, "Load or recompute": recompute_view, "Economics": economics_view, "Tiers": tiers_view}[view]()
