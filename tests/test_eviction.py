@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from kvviz.errors import InputError
 from kvviz.eviction import (
-    INFINITE, ONLINE, POLICIES, TIE, Replay, coarsen, counts, counts_csv, curve_csv, findings, hit_curve, hit_mask, log_capacities,
-    parse_capacities, parse_capacity, parse_policies, replay_of, simulate, sweep, winners,
+    INFINITE, ONLINE, POLICIES, TIE, Replay, coarsen, counts, counts_csv, curve_csv, findings, hit_curve, hit_mask,
+    log_capacities, parse_capacities, parse_capacity, parse_policies, replay_of, simulate, sweep, winners,
 )
 from kvviz.reuse import stack_distances
 from kvviz.trace import from_records

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.policies._jit import kernel
-from kvviz.policies._rings import SIZE, new_rings, pop_oldest, push, queue_of, remove
+from kvviz.policies._rings import new_rings, pop_oldest, push, queue_of, take
 
 T1, B1, T2, B2 = 0, 1, 2, 3
 NO_GHOST = -1
@@ -32,37 +32,58 @@ def arc_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
     hit = np.zeros(len(ids), np.bool_)
     ring, ends, tag = new_rings(n_ids, 4, min(2 * capacity, n_ids))
     p = 0.0
+    t1 = b1 = t2 = b2 = 0                       # the lists' sizes
     for i in range(len(ids)):
         b = ids[i]
         found = queue_of(tag, b)
         if found == T1 or found == T2:
             hit[i] = True
-            remove(ends, tag, b)
+            take(tag, b)
+            if found == T1:
+                t1 -= 1
+            else:
+                t2 -= 1
             push(ring, ends, tag, T2, b)
+            t2 += 1
             continue
         ghost = NO_GHOST
         if found == B1:
-            p = min(p + max(ends[B2, SIZE] / ends[B1, SIZE], 1.0), float(capacity))
+            p = min(p + max(b2 / b1, 1.0), float(capacity))
             ghost = B1
+            b1 -= 1
         elif found == B2:
-            p = max(p - max(ends[B1, SIZE] / ends[B2, SIZE], 1.0), 0.0)
+            p = max(p - max(b1 / b2, 1.0), 0.0)
             ghost = B2
+            b2 -= 1
         if ghost != NO_GHOST:
-            remove(ends, tag, b)
-        while ends[T1, SIZE] + ends[T2, SIZE] + 1 > capacity:
-            demote = T1 if (ends[T1, SIZE] > 0 and (ends[T1, SIZE] > p or (ends[T1, SIZE] == p and ghost == B2))
-                            or ends[T2, SIZE] == 0) else T2         # REPLACE's choice, unless case IV
+            take(tag, b)
+        while t1 + t2 + 1 > capacity:
+            demote = T1 if (t1 > 0 and (t1 > p or (t1 == p and ghost == B2)) or t2 == 0) else T2   # REPLACE
             if ghost == NO_GHOST:                                   # case IV: first trim the ghosts
-                if ends[T1, SIZE] + ends[B1, SIZE] + 1 > capacity:
-                    if ends[B1, SIZE] == 0:
+                if t1 + b1 + 1 > capacity:
+                    if b1 == 0:
                         demote = NO_GHOST                           # T1's oldest leaves outright
                     else:
                         pop_oldest(ring, ends, tag, B1)
-                elif (ends[T1, SIZE] + ends[B1, SIZE] + ends[T2, SIZE] + ends[B2, SIZE] >= 2 * capacity
-                      and ends[B2, SIZE] > 0):
+                        b1 -= 1
+                elif t1 + b1 + t2 + b2 >= 2 * capacity and b2 > 0:
                     pop_oldest(ring, ends, tag, B2)
-            victim = pop_oldest(ring, ends, tag, T1 if demote == NO_GHOST else demote)
-            if demote != NO_GHOST:
-                push(ring, ends, tag, B1 if demote == T1 else B2, victim)
-        push(ring, ends, tag, T1 if ghost == NO_GHOST else T2, b)
+                    b2 -= 1
+            if demote == T2:
+                victim = pop_oldest(ring, ends, tag, T2)
+                t2 -= 1
+                push(ring, ends, tag, B2, victim)
+                b2 += 1
+            else:
+                victim = pop_oldest(ring, ends, tag, T1)
+                t1 -= 1
+                if demote == T1:
+                    push(ring, ends, tag, B1, victim)
+                    b1 += 1
+        if ghost == NO_GHOST:
+            push(ring, ends, tag, T1, b)
+            t1 += 1
+        else:
+            push(ring, ends, tag, T2, b)
+            t2 += 1
     return hit

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.policies._jit import kernel
-from kvviz.policies._rings import SIZE, new_rings, pop_oldest, push, queue_of, remove
+from kvviz.policies._rings import new_rings, pop_oldest, push, queue_of, take
 
 SMALL, MAIN, GHOST = 0, 1, 2
 SMALL_RATIO = 0.1
@@ -39,6 +39,7 @@ def s3fifo_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
     ghost_size = int(capacity * GHOST_RATIO)
     ring, ends, tag = new_rings(n_ids, 3, min(capacity, n_ids))
     freq = np.zeros(n_ids, np.int8)
+    n_small = n_main = n_ghost = 0              # the queues' sizes
     has_evicted = False
     for i in range(len(ids)):
         b = ids[i]
@@ -49,33 +50,41 @@ def s3fifo_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
             continue
         in_ghost = found == GHOST
         if in_ghost:
-            remove(ends, tag, b)
+            take(tag, b)
+            n_ghost -= 1
         if small_size < 1 or (small_size == 1 and not in_ghost):
             continue                    # never admitted: a block as large as S
-        while ends[SMALL, SIZE] + ends[MAIN, SIZE] + 1 > capacity:
+        while n_small + n_main + 1 > capacity:
             has_evicted = True
-            if ends[MAIN, SIZE] > main_size or ends[SMALL, SIZE] == 0:
-                while ends[MAIN, SIZE] > 0:      # M: reinsert blocks that were hit, one hit fewer
+            if n_main > main_size or n_small == 0:
+                while n_main > 0:               # M: reinsert blocks that were hit, one hit fewer
                     victim = pop_oldest(ring, ends, tag, MAIN)
                     if freq[victim] == 0:
+                        n_main -= 1
                         break
                     push(ring, ends, tag, MAIN, victim)
                     freq[victim] -= 1
             else:
-                while ends[SMALL, SIZE] > 0:     # S: hit twice moves to M, else leaves into G
+                while n_small > 0:              # S: hit twice moves to M, else leaves into G
                     victim = pop_oldest(ring, ends, tag, SMALL)
+                    n_small -= 1
                     if freq[victim] >= MOVE_TO_MAIN:
                         push(ring, ends, tag, MAIN, victim)
+                        n_main += 1
                         freq[victim] = 0
                         continue
                     if ghost_size > 0:
-                        if ends[GHOST, SIZE] == ghost_size:
+                        if n_ghost == ghost_size:
                             pop_oldest(ring, ends, tag, GHOST)
+                            n_ghost -= 1
                         push(ring, ends, tag, GHOST, victim)
+                        n_ghost += 1
                     break
-        if in_ghost or (not has_evicted and ends[SMALL, SIZE] >= small_size):
+        if in_ghost or (not has_evicted and n_small >= small_size):
             push(ring, ends, tag, MAIN, b)
+            n_main += 1
         else:
             push(ring, ends, tag, SMALL, b)
+            n_small += 1
         freq[b] = 0
     return hit
