@@ -27,13 +27,17 @@ a histogram in 4-byte arrays) gives LRU's whole curve, which corrects every othe
 estimate as a control variate (``_corrected_by_lru``; not in the paper).
 
 **The measured error estimate** is this module's, not the papers': the sample at twice the rate
-is replayed too, and a policy's estimate is its largest disagreement with it
-(``_disagreement``); over ``RELIABLE_ERROR`` the policy is flagged as unreliable at this rate.
-It catches estimates that still move with the rate, and underestimates errors that fall slowly
-with it (docs/eviction.md has the measured table).
+(``CHECK_RATE``; it holds the rate-R sample, which is taken from its accesses without a second
+pass over the trace) is replayed too, and a policy's estimate is its largest disagreement with
+it over the finite capacities the rate-R curve represents (``_disagreement``); over
+``RELIABLE_ERROR`` the policy is flagged as unreliable at this rate. It is how far the estimate
+still moves when the rate doubles, not the distance to the exact curve: it catches errors from
+shrinking the cache and **underestimates** errors that fall slowly with the rate (about a third
+of LFU's and LengthAware's on traces whose popular blocks change; docs/eviction.md has the
+measured table, and why a nested sample at *half* the rate, which would cost less, is not used).
 
-Public API: ``sampled_curve`` (→ ``SampledCurve``), ``sample_trace`` (→ ``Sample``),
-``exact_lru_hits``, ``block_hashes``, and the ``sample=`` setting (``parse_sample``,
+Public API: ``sampled_curve`` (→ ``SampledCurve``), ``sample_trace`` and ``nested_sample``
+(→ ``Sample``), ``exact_lru_hits``, ``block_hashes``, and the ``sample=`` setting (``parse_sample``,
 ``chosen_rate``, ``auto_rate``).
 
 A capacity is *represented* when its sampled capacity ``round(C × R)`` is at least
@@ -44,14 +48,16 @@ error grows (S3-FIFO's 10% small queue, for one, stops admitting anything below 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from kvviz.errors import InputError, require
-from kvviz.eviction import MAX_ACCESSES, Replay, parse_capacities, parse_policies, sweep
+from kvviz.eviction import MAX_ACCESSES, Replay, hit_mask, parse_capacities, parse_policies
 from kvviz.policies._jit import kernel
 from kvviz.reuse import dense_ids, lru_hit_counts
 from kvviz.trace import Trace
@@ -65,6 +71,7 @@ and within 0.002 from 2,000 on (tests/test_shards.py's accuracy trace; docs/evic
 UNCORRECTED = frozenset({"sieve"})
 """Policies whose sampling error does not follow LRU's, so the LRU control variate is not applied:
 on the accuracy trace it moved SIEVE's represented point from 0.000 to 0.016 off."""
+CHECK_RATE = 2                     # the error estimate's sample, as a multiple of the rate
 RELIABLE_ERROR = 0.01              # a policy whose error estimate is above this is flagged
 AUTO_ABOVE = 2_000_000              # hit_curve(sample="auto") samples traces with more accesses
 AUTO_SAMPLE_ACCESSES = 1_000_000    # ... at the rate that keeps about this many accesses
@@ -103,6 +110,7 @@ class Sample:
     rate: float
     accesses: int              # accesses of the whole trace
     distinct_limit: int | None  # s_max, when the fixed-size rule lowered the rate
+    positions: np.ndarray      # the sampled accesses' indices in the whole trace
 
     def sampled_capacity(self, capacity: float) -> float:
         """The capacity, in sampled blocks, that stands for ``capacity`` on the whole trace."""
@@ -137,10 +145,7 @@ def block_hashes(blocks: np.ndarray) -> np.ndarray:
 def sample_trace(trace: Trace, rate: float, s_max: int | None = None) -> Sample:
     """The accesses of ``trace`` whose block hashes fall under ``rate`` (lowered to keep at most
     ``s_max`` distinct blocks when given), as a ``Replay`` with the original block depths."""
-    require(0 < rate <= 1, f"sampling rate must be in (0, 1], got {rate}", field="sample")
-    require(s_max is None or s_max >= 1, f"s_max must be at least 1, got {s_max}", field="s_max")
-    require(trace.has_block_ids, "this trace has no block ids (hash_ids): cache replay needs them",
-            field="hash_ids")
+    _require_sampleable(trace, rate, s_max)
     blocks = np.ascontiguousarray(trace.blocks)
     keep = _below(blocks, _threshold(rate))
     limit = None
@@ -149,17 +154,52 @@ def sample_trace(trace: Trace, rate: float, s_max: int | None = None) -> Sample:
         if lowered < rate:
             rate, limit = lowered, s_max
             keep = _below(blocks, _threshold(rate))
-    require(bool(keep.any()), f"a {rate:g} sample of this trace holds no access: raise the rate",
+    return _sample_at(trace, np.flatnonzero(keep), rate, limit)
+
+
+def _require_sampleable(trace: Trace, rate: float, s_max: int | None) -> None:
+    require(0 < rate <= 1, f"sampling rate must be in (0, 1], got {rate}", field="sample")
+    require(s_max is None or s_max >= 1, f"s_max must be at least 1, got {s_max}", field="s_max")
+    require(trace.has_block_ids, "this trace has no block ids (hash_ids): cache replay needs them",
+            field="hash_ids")
+
+
+def nested_sample(trace: Trace, sample: Sample, rate: float) -> Sample:
+    """The ``rate`` sample of ``trace`` (``rate`` at most ``sample.rate``) taken from ``sample``'s
+    accesses alone: the same accesses ``sample_trace`` at ``rate`` keeps, since a block is kept
+    when its hash is under the threshold, without another pass over the whole trace."""
+    require(0 < rate <= sample.rate, f"a nested sample's rate must be in (0, {sample.rate:g}], got {rate}",
             field="sample")
+    blocks = np.ascontiguousarray(trace.blocks[sample.positions])
+    return _sample_at(trace, sample.positions[_below(blocks, _threshold(rate))], rate, None)
+
+
+def _sample_at(trace: Trace, positions: np.ndarray, rate: float, limit: int | None) -> Sample:
+    """The sample made of the accesses at ``positions`` (ascending) of ``trace``."""
+    require(len(positions) > 0, f"a {rate:g} sample of this trace holds no access: raise the rate",
+            field="sample")
+    blocks = trace.blocks
     offsets = np.asarray(trace.offsets, dtype=np.int64)
-    positions = np.flatnonzero(keep)                       # only the sample's indices: memory ~ R
-    new_offsets = np.searchsorted(positions, offsets)
-    request = np.repeat(np.arange(len(offsets) - 1), np.diff(new_offsets))
+    request = np.searchsorted(offsets, positions, side="right") - 1   # each sampled access's request
+    new_offsets = np.zeros(len(offsets), np.int64)
+    np.cumsum(np.bincount(request, minlength=len(offsets) - 1), out=new_offsets[1:])
     _, ids = np.unique(blocks[positions], return_inverse=True)
     ids = ids.astype(np.int64).reshape(-1)
     replay = Replay(ids, int(ids.max()) + 1, new_offsets, trace.requests["timestamp"].to_numpy(np.int64),
                     trace.block_size, depths=positions - offsets[request])
-    return Sample(replay, rate, len(blocks), limit)
+    return Sample(replay, rate, len(blocks), limit, positions)
+
+
+def _with_check(trace: Trace, rate: float, s_max: int | None) -> tuple[Sample, Sample]:
+    """The ``rate`` sample and the one at ``CHECK_RATE`` times its rate that the error estimate
+    replays beside it. Without ``s_max`` one pass over the trace takes the larger and the
+    ``rate`` sample is nested in it; with ``s_max`` the rate is known only after the fixed-size
+    rule, and the check sample (about twice ``s_max`` blocks) takes a second pass."""
+    if s_max is None:
+        check = sample_trace(trace, min(1.0, CHECK_RATE * rate))
+        return nested_sample(trace, check, rate), check
+    sample = sample_trace(trace, rate, s_max)
+    return sample, sample_trace(trace, min(1.0, CHECK_RATE * sample.rate))
 
 
 @dataclass(frozen=True)
@@ -196,23 +236,30 @@ def sampled_curve(trace: Trace, policies: Iterable[str], capacities: Iterable[fl
     whole trace): LRU's rows are then exact, ``lru_error`` measures the sampled LRU curve against
     it (LRU is replayed on the sample for that even when not asked for), and every other policy
     is corrected by LRU's error at the same capacity (``_corrected_by_lru``). Without it the
-    estimates are plain SHARDS. Either way the sample at twice the rate (which holds this one) is
-    replayed too, and each policy's error is estimated from how far the two disagree
-    (``_disagreement``; with ``s_max`` that sample holds about twice as many blocks).
+    estimates are plain SHARDS. Either way the sample at ``CHECK_RATE`` times the rate (which
+    holds this one) is replayed too, and each policy's error is estimated from how far the two
+    disagree (``_disagreement``). The exact pass (the longest job) starts first, beside the
+    sampling, and every simulation follows on the same ``workers`` threads (default: one per
+    core): numba's kernels release the GIL, so they fill the cores.
     """
     names = parse_policies(policies)
-    caps = parse_capacities(capacities)
-    sample = sample_trace(trace, rate, s_max)
-    double = sample_trace(trace, min(1.0, 2 * sample.rate))
+    caps = list(parse_capacities(capacities))
+    _require_sampleable(trace, rate, s_max)          # before the exact pass starts
     replayed = names if not exact_lru or "lru" in names else (*names, "lru")
-    curve = _replayed(sample, replayed, caps, workers)
-    checked = [i for i, c in enumerate(caps) if math.isfinite(c) and sample.represents(c)]
-    check = _replayed(double, replayed, [caps[i] for i in checked], workers) if checked else None
+    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+        exact_job = pool.submit(exact_lru_hits, trace, caps) if exact_lru else None   # while sampling
+        sample, check_sample = _with_check(trace, rate, s_max)
+        checked = [c for c in caps if math.isfinite(c) and sample.represents(c)]
+        runs = [(sample, caps), (check_sample, checked)]
+        hits = _simulated(pool, [(s.replay, p, s.sampled_capacity(c)) for s, cs in runs for p in replayed for c in cs])
+        curve = _curve(sample, replayed, caps, hits)
+        check = _curve(check_sample, replayed, checked, hits) if checked else None
+        exact = None if exact_job is None else exact_job.result() / sample.accesses
     error = None
-    if exact_lru:
-        exact = exact_lru_hits(trace, caps) / sample.accesses
+    if exact is not None:
         curve, error = _corrected_by_lru(curve, exact, len(replayed))
-        check = None if check is None else _corrected_by_lru(check, exact[checked], len(replayed))[0]
+        if check is not None:
+            check = _corrected_by_lru(check, exact[[caps.index(c) for c in checked]], len(replayed))[0]
     estimates = {p: _disagreement(curve, check, p) for p in names}
     curve = curve[curve["policy"].isin(names)].reset_index(drop=True)
     curve.insert(2, "hits", np.round(curve["hit_ratio"] * sample.accesses).astype(np.int64))
@@ -222,16 +269,28 @@ def sampled_curve(trace: Trace, policies: Iterable[str], capacities: Iterable[fl
                         estimates)
 
 
-def _replayed(sample: Sample, policies: tuple[str, ...], caps: list[float], workers: int | None) -> pd.DataFrame:
+def _simulated(pool: ThreadPoolExecutor, jobs: list[tuple[Replay, str, float]]) -> dict[tuple[int, str, float], int]:
+    """Each (replay, policy, sampled capacity)'s hits, keyed by ``(id(replay), policy, capacity)``,
+    simulated on ``pool`` (only the hit count: a block curve needs no per-request counting)."""
+    unique = {(id(r), p, c): (r, p, c) for r, p, c in jobs}
+    futures = {key: pool.submit(_hits, *job) for key, job in unique.items()}
+    return {key: future.result() for key, future in futures.items()}
+
+
+def _hits(replay: Replay, policy: str, capacity: float) -> int:
+    return int(np.count_nonzero(hit_mask(replay, policy, capacity)))
+
+
+def _curve(sample: Sample, policies: tuple[str, ...], caps: list[float],
+           hits: dict[tuple[int, str, float], int]) -> pd.DataFrame:
     """Each policy's plain SHARDS estimate at each capacity: ``policy, capacity, hit_ratio,
     sampled_capacity, represented``."""
     scaled = [sample.sampled_capacity(c) for c in caps]
-    swept = sweep(sample.replay, policies, sorted(set(scaled)), workers=workers)
-    ratio = (swept.set_index(["policy", "capacity"])["hits"] / sample.replay.accesses).to_dict()
+    key = id(sample.replay)
     return pd.DataFrame({
         "policy": np.repeat(policies, len(caps)),
         "capacity": np.tile(np.asarray(caps, dtype=float), len(policies)),
-        "hit_ratio": [ratio[(p, s)] for p in policies for s in scaled],
+        "hit_ratio": [hits[(key, p, c)] / sample.replay.accesses for p in policies for c in scaled],
         "sampled_capacity": np.tile(scaled, len(policies)),
         "represented": [sample.represents(c, p) for p in policies for c in caps],
     })

@@ -9,8 +9,8 @@ import pytest
 from kvviz.eviction import INFINITE, POLICIES, hit_curve, replay_of
 from kvviz.errors import InputError
 from kvviz.shards import (
-    AUTO_ABOVE, MIN_SAMPLED_CAPACITY, RELIABLE_ERROR, block_hashes, chosen_rate, min_sampled_capacity, parse_sample, sample_trace,
-    sampled_curve,
+    AUTO_ABOVE, MIN_SAMPLED_CAPACITY, RELIABLE_ERROR, block_hashes, chosen_rate, min_sampled_capacity, nested_sample,
+    parse_sample, sample_trace, sampled_curve,
 )
 from kvviz.trace import Trace
 from kvviz.workload import WorkloadConfig, generate
@@ -45,6 +45,16 @@ def test_sample_keeps_every_access_of_a_kept_block(small):
     depth = np.arange(len(small.blocks)) - np.repeat(small.offsets[:-1], np.diff(small.offsets))
     assert np.array_equal(sample.replay.depth, depth[kept])
     assert sample.replay.offsets[-1] == sample.replay.accesses
+
+
+def test_nested_sample_is_the_sample_at_its_rate(small):
+    # taken from a larger sample's accesses alone, it keeps what a pass over the whole trace keeps
+    nested, direct = nested_sample(small, sample_trace(small, 0.4), 0.2), sample_trace(small, 0.2)
+    assert nested.rate == direct.rate and np.array_equal(nested.positions, direct.positions)
+    for field in ("ids", "offsets", "depth"):
+        assert np.array_equal(getattr(nested.replay, field), getattr(direct.replay, field)), field
+    with pytest.raises(InputError):
+        nested_sample(small, direct, 0.4)
 
 
 def test_rate_one_is_the_exact_curve(small):
