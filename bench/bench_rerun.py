@@ -8,7 +8,8 @@ each one makes a change A → B untimed (the warm-up: A was computed when the pa
 values are now in the caches), then ``--repeats`` timed changes back and forth (B → A, A → B, …),
 ending on A. A view switcher (a ``*_view`` key) is timed once per
 view; a segmented control or select box otherwise moves to its next option, a multiselect adds
-its first unselected option.
+its first unselected option (or, when all are chosen, removes its last). With ``--controls`` only
+the matching controls are read and moved.
 
 One timed change runs from the browser's trusted input event (key or pointer press) until the
 page is idle again: the script state back to ``notRunning`` after a run, no skeleton, connected,
@@ -33,7 +34,7 @@ import signal
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import Locator, Page, sync_playwright  # noqa: E402
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 from bench.bench_classroom import cpu_seconds  # noqa: E402
 from tests.e2e.conftest import CHROMIUM, streamlit_process  # noqa: E402
@@ -252,10 +254,24 @@ def options(p: Page) -> Locator:
     return p.locator("[role=listbox] [role=option]")
 
 
+def open_list(p: Page, key: str, tries: int = 4) -> None:
+    """Open a select box's or multiselect's dropdown: its "Open" button (a click on the text field
+    only focuses it), until the field says it is expanded (a click just after the page drew the
+    widget can be lost, so it is repeated)."""
+    b = box(p, key)
+    for attempt in range(tries):
+        b.locator('button[aria-label="Open"]').first.click()
+        try:
+            b.locator("input[role=combobox][aria-expanded=true]").first.wait_for(timeout=2_500)
+            return
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise
+
+
 def select_changes(stem: str, key: str, page: Page) -> list[Change]:
     current = box(page, key).locator("input[role=combobox]").input_value().strip()
-    box(page, key).locator("input[role=combobox]").click()
-    options(page).first.wait_for(state="attached", timeout=10_000)
+    open_list(page, key)
     labels = [t.strip() for t in options(page).all_inner_texts()]
     page.keyboard.press("Escape")
     if current not in labels or len(labels) < 2:
@@ -264,7 +280,7 @@ def select_changes(stem: str, key: str, page: Page) -> list[Change]:
 
     def pick(text: str) -> Callable[[Page], None]:
         def go(p: Page) -> None:
-            box(p, key).locator("input[role=combobox]").click()
+            open_list(p, key)
             opt = options(p).get_by_text(text, exact=True).first
             opt.wait_for(timeout=10_000)
             arm(p)
@@ -275,16 +291,18 @@ def select_changes(stem: str, key: str, page: Page) -> list[Change]:
 
 
 def multiselect_changes(stem: str, key: str, page: Page) -> list[Change]:
-    box(page, key).locator("input").first.click()
-    options(page).first.wait_for(state="attached", timeout=10_000)
+    """Add the first option not chosen and remove it again; when every option is chosen, remove
+    the last one and add it back."""
+    chosen = [t.strip() for t in box(page, key).locator("[data-tag] [title]").all_inner_texts()]
+    open_list(page, key)
     extra = [t.strip() for t in options(page).all_inner_texts() if t.strip() != "Select all"]
     page.keyboard.press("Escape")
-    if not extra:
+    if not extra and len(chosen) < 2:
         return []
-    text = extra[0]
+    text = extra[0] if extra else chosen[-1]
 
     def add(p: Page) -> None:
-        box(p, key).locator("input").first.click()
+        open_list(p, key)
         opt = options(p).get_by_text(text, exact=True).first
         opt.wait_for(timeout=10_000)
         arm(p)
@@ -297,7 +315,7 @@ def multiselect_changes(stem: str, key: str, page: Page) -> list[Change]:
         arm(p)
         cross.click()
         p.mouse.move(1, 1)
-    return [Change(stem, f"{key} + {text}", add, remove)]
+    return [Change(stem, f"{key} + {text}", add, remove) if extra else Change(stem, f"{key} − {text}", remove, add)]
 
 
 MOVERS = {"stSlider": slider_changes, "stNumberInput": number_changes, "stSelectbox": select_changes,
@@ -305,8 +323,15 @@ MOVERS = {"stSlider": slider_changes, "stNumberInput": number_changes, "stSelect
           "stCheckbox": toggle_changes}
 
 
-def controls(page: Page, stem: str) -> list[Change]:
-    """Every enabled control on the page as it is now, in page order (sidebar first)."""
+def wanted(key: str, only: Sequence[str]) -> bool:
+    """Whether ``--controls`` can select a change of this control: a filter word inside its key, or
+    a change name that starts with it ("prefix_view → Over time"). No filter: every control."""
+    return not only or any(o in key or o.startswith(key) for o in only)
+
+
+def controls(page: Page, stem: str, only: Sequence[str] = ()) -> list[Change]:
+    """Every enabled control on the page as it is now, in page order (sidebar first); with ``only``,
+    those the filter can select (the others are not even opened)."""
     found = page.evaluate("""(widgets) => [...document.querySelectorAll('[class*="st-key-"]')].map(e => {
         const key = [...e.classList].find(c => c.startsWith('st-key-')).slice(7);
         const kind = widgets.find(w => e.querySelector(`[data-testid=${w}]`));
@@ -314,7 +339,7 @@ def controls(page: Page, stem: str) -> list[Change]:
         return [key, kind || null, !!off]; })""", WIDGETS)
     changes: list[Change] = []
     for key, kind, disabled in found:
-        if not kind or disabled or key.startswith(SKIP_KEYS) or key.endswith(SKIP_SUFFIXES):
+        if not kind or disabled or key.startswith(SKIP_KEYS) or key.endswith(SKIP_SUFFIXES) or not wanted(key, only):
             continue
         try:
             changes += MOVERS[kind](stem, key, page)
@@ -407,7 +432,7 @@ def run(stems: list[str], repeats: int, csv_path: str | None, only: list[str]) -
             page_rows = []
             try:
                 default_url = open_default(page, base, stem)
-                for change in controls(page, stem):
+                for change in controls(page, stem, only):
                     if only and not any(o in change.name for o in only):
                         continue
                     page_rows.append(measure(page, base, change, repeats, proc.pid, default_url))

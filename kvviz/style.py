@@ -169,6 +169,105 @@ def _label_log_axis(fig: go.Figure, axis, letter: str) -> None:
     axis.update(tickmode="array", tickvals=ticks, ticktext=[magnitude_label(t) for t in ticks], dtick=None)
 
 
+# ---------------------------------------------------------------- margins that fit the labels
+
+# Plotly's ``automargin`` grows a margin that is too small for an axis's labels (or a legend, a
+# colour bar) and then lays the whole figure out a second time: ~10% of the browser's time on a
+# rerun. Margins estimated here already fit the usual labels, so that pass rarely runs;
+# automargin stays on as the safety net for a label longer than the estimate.
+CHAR_EM = 0.62        # a digit or letter of the figure font, in font sizes (generous)
+NUMBER_CHARS = 5      # plotly's own tick labels on a linear axis: "0.025", "12.5k", "100%"
+LEGEND_ROW_PX = 1000   # width a horizontal legend fills before it wraps (a wide page's figure)
+CARTESIAN = ("scatter", "scattergl", "bar", "heatmap", "histogram", "box", "violin", "contour")
+
+
+def _texts(values: object) -> list[str]:
+    if values is None or isinstance(values, str):
+        return []
+    return [v for v in values if isinstance(v, str)]
+
+
+def _tick_chars(fig: go.Figure, axis, letter: str, name: str) -> int:
+    """How many characters the longest tick label of this axis will have, about."""
+    if axis.ticktext is not None:
+        return max((len(str(t)) for t in axis.ticktext), default=1)
+    short = name.replace("axis", "")
+    words = [w for tr in fig.data if (getattr(tr, f"{letter}axis", None) or letter) == short
+             for w in _texts(getattr(tr, letter, None))]
+    return max((len(w) for w in words), default=0) if words else NUMBER_CHARS + (axis.tickprefix is not None)
+
+
+def _title_px(axis) -> float:
+    text = axis.title.text
+    if not text:
+        return 0.0
+    size = axis.title.font.size or 14
+    return (text.count("<br>") + 1) * size * 1.25 + (axis.title.standoff or 0)
+
+
+def _axis_margins(fig: go.Figure) -> dict[str, float]:
+    """Left, right and bottom room for the tick labels and titles of the axes that carry data."""
+    used = {(getattr(tr, f"{letter}axis", None) or letter).replace(letter, f"{letter}axis", 1)
+            for tr in fig.data if tr.type in CARTESIAN for letter in "xy"}
+    room = {"l": 0.0, "r": 0.0, "b": 0.0}
+    for name in used:
+        axis = fig.layout[name]
+        if axis.visible is False or axis.showticklabels is False:
+            continue
+        tick = axis.tickfont.size or 14
+        if name.startswith("y"):
+            side = "r" if axis.side == "right" else "l"
+            need = _tick_chars(fig, axis, "y", name) * CHAR_EM * tick + 10 + _title_px(axis)
+        else:
+            side, need = "b", tick * 1.4 + 6 + _title_px(axis)
+            room["r"] = max(room["r"], _tick_chars(fig, axis, "x", name) * CHAR_EM * tick / 2 + 10)
+        room[side] = max(room[side], need)
+    return room
+
+
+def _legend_names(fig: go.Figure) -> list[str]:
+    """The legend's entries, or none when the figure shows no legend."""
+    names = [tr.name for tr in fig.data if getattr(tr, "showlegend", None) is not False and getattr(tr, "name", None)]
+    shown = fig.layout.showlegend if fig.layout.showlegend is not None else len(names) > 1
+    return names if shown else []
+
+
+def _legend_room(fig: go.Figure) -> dict[str, float]:
+    """Room for a legend outside the plot: on the right (plotly's default place, 2% of the width
+    away), or in rows below a horizontal one placed under the axis (``y`` < 0)."""
+    legend, names = fig.layout.legend, _legend_names(fig)
+    size = legend.font.size or 14
+    widths = [len(n) * CHAR_EM * size + 46 for n in names]
+    if not names:
+        return {}
+    if legend.orientation != "h":
+        return {} if legend.x is not None and legend.x < 1 else {"r": max(widths) + 80}
+    if legend.y is None or legend.y >= 0:
+        return {}
+    rows = math.ceil(sum(widths) / LEGEND_ROW_PX)
+    height = rows * (size * 1.45 + 6) + 10
+    below = {"top": height, "middle": height / 2}.get(legend.yanchor or ("bottom" if legend.y <= 1 / 3 else "top"), 0)
+    top = fig.layout.margin.t or 0
+    drop = -legend.y
+    return {"b": (drop * ((fig.layout.height or 450) - top) + below) / (1 + drop) + 8}
+
+
+def _colorbar_right(fig: go.Figure, base: int) -> float:
+    """Room for a colour bar (a heatmap's, an icicle's marker scale) on the right."""
+    bars = [tr for tr in fig.data
+            if (tr.type == "heatmap" and tr.showscale is not False)
+            or (getattr(getattr(tr, "marker", None), "showscale", None) is True)]
+    return (base * 5 + 64) if bars else 0.0
+
+
+def fitted_margins(fig: go.Figure, base: int) -> dict[str, int]:
+    """Margins (px) that hold the figure's axis labels, legend and colour bar as styled."""
+    room, legend = _axis_margins(fig), _legend_room(fig)
+    right = max(room["r"], legend.get("r", 0.0), _colorbar_right(fig, base))
+    bottom = max(room["b"], legend.get("b", 0.0))
+    return {"l": round(max(20, room["l"])), "r": round(max(20, right)), "b": round(max(20, bottom))}
+
+
 # ---------------------------------------------------------------- the style itself
 
 def _series_looks(trace, presenter: bool) -> None:
@@ -200,8 +299,9 @@ def style_figure(fig: go.Figure, presenter: bool = False) -> go.Figure:
 
     Presenter mode sets every text in the figure — title, axis titles, ticks, legend, hover,
     annotations (subplot titles too), text labels, colour bars — to at least 20 px, thickens
-    lines and markers and makes a figure of set height 25% taller, so it reads on a projector. Axes grow their margins to fit their
-    labels (``automargin``), so no tick label or title is clipped.
+    lines and markers and makes a figure of set height 25% taller, so it reads on a projector. The
+    margins are sized for the labels (``fitted_margins``), and axes still grow them to fit a longer
+    label (``automargin``), so no tick label or title is clipped.
     """
     base = PRESENTER_PX if presenter else BASE_PX
     if presenter and fig.layout.height:   # room for the bigger labels (a long axis title on a short row)
@@ -213,7 +313,7 @@ def style_figure(fig: go.Figure, presenter: bool = False) -> go.Figure:
         legend=dict(font=dict(size=base - 1), bgcolor="rgba(255,255,255,0.7)"),
         hoverlabel=dict(font_size=base - 1),
         colorway=list(PALETTE),
-        margin=dict(l=20, r=20, t=(base * 3 + 10) if fig.layout.title.text else 30, b=20),
+        margin=dict(t=(base * 3 + 10) if fig.layout.title.text else 30),
     )
     axis_look = dict(gridcolor=GRID, zerolinecolor=GRID, automargin=True, title_font=dict(size=base + 1),
                      tickfont=dict(size=base - 1), title_standoff=base // 2)
@@ -221,6 +321,7 @@ def style_figure(fig: go.Figure, presenter: bool = False) -> go.Figure:
     fig.update_yaxes(**axis_look)
     fig.for_each_xaxis(lambda axis: _label_log_axis(fig, axis, "x"))
     fig.for_each_yaxis(lambda axis: _label_log_axis(fig, axis, "y"))
+    fig.update_layout(margin=fitted_margins(fig, base))
     smallest = base - 2
     if presenter:
         for annotation in fig.layout.annotations:

@@ -111,7 +111,7 @@ runs = lead_runs(curve, policies) if len(policies) > 1 else ()
 capped = f" (capped at the {replay.n_ids:,} distinct blocks: a bigger cache never evicts)" if top < high else ""
 st.caption(f"**{frame.plain(trace.name)}** · {replay.accesses:,} block accesses · {replay.n_ids:,} distinct blocks of "
            f"{cache_trace.block_size:,} tokens · capacities {low:,}–{top:,} blocks{capped}")
-figures.figure("fig_hit_curve", curve, prefix=prefix, paper=paper and bool(in_range),
+figures.figure("eviction.fig_hit_curve", curve, prefix=prefix, paper=paper and bool(in_range),
                block_tokens=cache_trace.block_size, sample=note, runs=runs, key="eviction_curve")
 if "s3fifo" in policies and low < 20:
     st.caption("S3-FIFO caches nothing below 20 blocks: like libCacheSim, it never admits a block as large "
@@ -151,7 +151,7 @@ else:
     time_policies = [*policies, BOUND]
 with st.spinner("Replaying at one capacity…"):
     windows = {p: over_time(key, p, at, prefix, cache_trace) for p in time_policies}
-figures.figure("fig_over_time", windows, at, prefix=prefix, smooth=int(smooth), key="eviction_time")
+figures.figure("eviction.fig_over_time", windows, at, prefix=prefix, smooth=int(smooth), key="eviction_time")
 if shown_mode == TIME_VIEWS[0]:
     st.caption(f"At {int(at):,} blocks " + ("the online policies tie within 0.001, so LRU is shown with Belady."
                                             if lead == TIE else f"the leader is **{POLICIES[lead].label}**."))

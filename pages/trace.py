@@ -72,21 +72,21 @@ else:
                "replay (eviction curves, radix tree, cluster scheduling) needs block ids.",
                icon=":material/warning:")
 
-figures.figure("fig_arrivals", trace, cache_key=fp, key="trace_arrivals")
+figures.figure("trace.fig_arrivals", trace, cache_key=fp, key="trace_arrivals")
 if trace.has_block_ids:
     counts, distances = reuse_of(fp, trace)
     left, right = st.columns(2) if frame.presenter() else (st.container(), st.container())
     with left:
-        figures.figure("fig_popularity", counts, cache_key=fp, key="trace_popularity")
+        figures.figure("trace.fig_popularity", counts, cache_key=fp, key="trace_popularity")
     with right:
-        figures.figure("fig_reuse_distances", distances, cache_key=fp, key="trace_reuse")
+        figures.figure("trace.fig_reuse_distances", distances, cache_key=fp, key="trace_reuse")
     frame.explain(
         "The **stack distance** of an access is the number of *other* distinct blocks touched since the "
         "same block was last used. An LRU cache of *C* blocks hits exactly the accesses with distance "
         "below *C*, so the orange curve is the whole LRU hit-ratio curve, read off in one pass "
         "(Mattson et al., 1970). First accesses never hit: they cap it at the infinite-cache line.",
         label="Reading the reuse-distance chart")
-    figures.figure("fig_prefix_tree", tree_of(fp, 200, trace), cache_key=fp, key="trace_prefix_tree")
+    figures.figure("prefix_cache.fig_prefix_tree", tree_of(fp, 200, trace), cache_key=fp, key="trace_prefix_tree")
 
 with st.container(horizontal=True):
     st.download_button("Download trace (JSONL)", trace.to_jsonl, file_name="trace.jsonl",

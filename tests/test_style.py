@@ -135,3 +135,23 @@ def test_cacheblend_accuracy_at_even_chunk_lengths_says_why_the_cut_panel_is_emp
 def test_cacheblend_accuracy_at_odd_chunk_lengths_has_no_note():
     fig = blend_figs.accuracy_vs_ratio(blend_table(5), 1 / 12)
     assert not [a for a in fig.layout.annotations if "No record is cut" in (a.text or "")]
+
+
+def test_margins_are_sized_for_the_labels_so_automargin_has_nothing_to_grow():
+    from kvviz.style import CHAR_EM, fitted_margins
+    plain = go.Figure(go.Scatter(x=[1, 2], y=[1, 2]))
+    titled = go.Figure(go.Scatter(x=[1, 2], y=[1, 2]))
+    titled.update_yaxes(title_text="hit ratio")
+    labels = go.Figure(go.Heatmap(x=[1, 2], y=["a rather long capacity label", "b"], z=[[1, 2], [3, 4]]))
+    m = {name: style_figure(fig).layout.margin for name, fig in
+         (("plain", plain), ("titled", titled), ("labels", labels))}
+    assert m["titled"].l > m["plain"].l >= 20                       # room for the title beside the ticks
+    assert m["labels"].l >= len("a rather long capacity label") * CHAR_EM * 13   # category labels are measured
+    assert m["labels"].r > m["plain"].r                              # the colour bar's room
+    legend = go.Figure([go.Scatter(x=[1, 2], y=[1, 2], name="Belady (optimal)"), go.Scatter(x=[1], y=[1], name="LRU")])
+    assert style_figure(legend).layout.margin.r >= len("Belady (optimal)") * CHAR_EM * 13
+    below = go.Figure(legend).update_layout(legend=dict(orientation="h", y=-0.2, yanchor="top"), height=500)
+    assert style_figure(below).layout.margin.b > m["plain"].b and style_figure(below).layout.margin.r < 100
+    big = style_figure(go.Figure(titled), presenter=True).layout.margin
+    assert big.l > m["titled"].l and big.b > m["titled"].b          # projector-size labels need more room
+    assert fitted_margins(go.Figure(go.Icicle(labels=["a"], parents=[""])), 14) == {"l": 20, "r": 20, "b": 20}

@@ -4,26 +4,49 @@ Building a plotly figure and styling it (``kvviz.style.style_figure``) takes 0.2
 figure on this machine, most of a warm rerun: plotly validates every property it is given. The
 same inputs give the same figure, so it is kept in ``st.cache_resource`` (shared, never copied;
 ``st.plotly_chart`` only reads it through ``to_dict``, which deep-copies) and keyed on the
-builder's name, presenter mode and the inputs. A builder is named, not passed: a cached function
-never receives a callable. Positional inputs that are costly to hash (a whole trace) go with a
-small ``cache_key`` that stands for them (its fingerprint) and are then not hashed; keyword
-inputs are always hashed.
+builder's name, presenter mode and the inputs. A builder is named, not passed (a cached function
+never receives a callable), as ``"module.fig_name"``, so every page's figures share the one cache.
+Positional inputs that are costly to hash (a whole trace) go with a small ``cache_key`` that
+stands for them (its fingerprint) and are then not hashed; keyword inputs are always hashed.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from kvviz.figures import cluster, eviction, prefix_cache, radix, radix_schedule, trace
+from kvviz.figures import cluster, eviction, ledger, prefix_cache, radix, radix_schedule, trace
 from kvviz.style import style_figure
 from ui import frame
 
-BUILDERS = {name: getattr(module, name) for module in (cluster, eviction, prefix_cache, radix, radix_schedule, trace)
+MODULES = (cluster, eviction, ledger, prefix_cache, radix, radix_schedule, trace)
+# "module.fig_name": two pages' modules may both have a fig_timeline and still share the one cache.
+BUILDERS = {f"{module.__name__.rsplit('.', 1)[-1]}.{name}": getattr(module, name) for module in MODULES
             for name in dir(module) if name.startswith("fig_")}
 NO_KEY = ""
+
+
+def short_names(names: Iterable[str]) -> dict[str, str]:
+    """Bare ``fig_name`` → ``"module.fig_name"``, for the names only one module has."""
+    names = list(names)
+    count = Counter(name.split(".", 1)[1] for name in names)
+    return {name.split(".", 1)[1]: name for name in names if count[name.split(".", 1)[1]] == 1}
+
+
+SHORT = short_names(BUILDERS)
+
+
+def builder_name(name: str) -> str:
+    """The ``"module.fig_name"`` key of a builder; a bare ``fig_name`` is accepted while it names
+    one builder only (the pages written before the keys had modules)."""
+    full = name if name in BUILDERS else SHORT.get(name)
+    if full is None:
+        raise KeyError(f"no figure builder {name!r}: name it as 'module.fig_name' from {', '.join(sorted(BUILDERS))}")
+    return full
 
 
 @st.cache_resource(max_entries=96, ttl="1h", show_spinner=False)
@@ -33,6 +56,8 @@ def _styled(name: str, presenter: bool, cache_key: str, args: tuple, kwargs: tup
 
 
 def figure(name: str, *args: Any, key: str, cache_key: str = NO_KEY, **kwargs: Any) -> None:
-    """Draw ``BUILDERS[name](*args, **kwargs)`` full width in the kvviz style, from the cache."""
-    fig = _styled(name, frame.presenter(), cache_key, () if cache_key else args, tuple(sorted(kwargs.items())), args)
+    """Draw ``BUILDERS[name](*args, **kwargs)`` full width in the kvviz style, from the cache.
+    ``name`` is ``"module.fig_name"`` (``"trace.fig_arrivals"``), the module in ``kvviz.figures``."""
+    fig = _styled(builder_name(name), frame.presenter(), cache_key, () if cache_key else args,
+                  tuple(sorted(kwargs.items())), args)
     st.plotly_chart(fig, width="stretch", theme=None, key=key)

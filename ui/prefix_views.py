@@ -17,6 +17,7 @@ from kvviz import prefix_cache as pc
 from kvviz.figures import prefix_cache as figs
 from kvviz.figures.eviction import short_blocks
 from kvviz.prefix_cache.example import LITEHIT_SCRIPT, worked_example
+from kvviz.prefix_cache.views import Curves, compare_curves
 from kvviz.prefix_cache.sampling import SampledCurves, sampled_sweep
 from kvviz.prefix_tree import PrefixTree, hottest, prefix_tree, tree_notes
 from kvviz.trace import Trace
@@ -82,66 +83,72 @@ def sampled(key: str, policies: tuple, twins: tuple, capacities: tuple, rate: fl
     return sampled_sweep(_trace, policies, capacities, rate, twins)
 
 
-def _sampled_curves(s: Setup, twins: list[str]) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    out = sampled(s.key, s.policies, tuple(twins), s.capacities, float(s.sample), s.trace)
+def _sample_caption(s: Setup, twins: tuple[str, ...]) -> None:
+    out = sampled(s.key, s.policies, twins, s.capacities, float(s.sample), s.trace)
     exact = float(s.replay.seen_before.mean())
     st.caption(f"**Sampled**: {out.sample.requests_kept:,} of {out.sample.requests:,} requests kept whole, by the "
                f"hash of their first block ({out.sample.rate:.1%} of the block accesses); capacities scaled by that "
                f"share. Check: the sample's infinite-cache ceiling is {out.ceiling:.3f} against {exact:.3f} for the "
                "whole trace — a few hot root prefixes are kept or dropped together, so the error can be large.")
-    return out.prefix, out.block
 
 
-def tables(s: Setup) -> dict[str, np.ndarray]:
-    """Every chosen policy's hits table, with a progress bar drawn by the page."""
+def replay_all(s: Setup, twins: tuple[str, ...]) -> None:
+    """Replay every chosen policy through the radix cache and the ``twins`` through the block cache
+    (cached), with progress bars drawn by the page."""
     frame.confirm_cost(pc.cost(s.replay, len(s.policies) * len(s.capacities)), "prefix_sweep")
-    parts = frame.stepped(lambda p: f"Replaying the trace through SGLang's radix cache, {p.upper()}…", s.policies,
-                          lambda p: prefix_table(s.key, p, s.capacities, s.trace))
-    return dict(zip(s.policies, parts))
+    frame.stepped(lambda p: f"Replaying the trace through SGLang's radix cache, {p.upper()}…", s.policies,
+                  lambda p: prefix_table(s.key, p, s.capacities, s.trace))
+    frame.stepped(lambda p: f"Replaying the block cache, {p.upper()}…", twins,
+                  lambda p: block_sweep(s.key, p, s.capacities, s.trace))
 
 
-def _curve(s: Setup, hits: dict[str, np.ndarray]) -> pd.DataFrame:
-    return pd.concat([pc.curve_of_table(p, s.capacities, t, s.replay.accesses) for p, t in hits.items()],
-                     ignore_index=True)
+@st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
+def curves_of(key: str, policies: tuple, twins: tuple, capacities: tuple, sample: float | None,
+              _trace: Trace) -> Curves:
+    """The Curves view's curves and their comparison, from the cached replays (which ``curves_view``
+    ran first, with its progress bars), so a rerun neither merges nor hashes them again."""
+    if sample:
+        out = sampled(key, policies, twins, capacities, sample, _trace)
+        return compare_curves(out.prefix, out.block, twins)
+    accesses = prepared(key, _trace).accesses
+    curve = pd.concat([pc.curve_of_table(p, capacities, prefix_table(key, p, capacities, _trace), accesses)
+                       for p in policies], ignore_index=True)
+    swept = pd.concat([block_sweep(key, p, capacities, _trace) for p in twins], ignore_index=True) if twins else None
+    return compare_curves(curve, swept, twins)
 
 
 def curves_view(s: Setup) -> tuple[list[str], list[dict]]:
     """Prefix against block curves (small multiples and their difference), markers and their cost."""
-    twins = [p for p in s.policies if p in pc.BLOCK_TWINS]
-    swept = None
+    twins = tuple(p for p in s.policies if p in pc.BLOCK_TWINS)
     if s.sample:
-        curve, swept = _sampled_curves(s, twins)
+        _sample_caption(s, twins)
     else:
-        curve = _curve(s, tables(s))
-        if twins:
-            swept = pd.concat(frame.stepped(lambda p: f"Replaying the block cache, {p.upper()}…", twins,
-                                            lambda p: block_sweep(s.key, p, s.capacities, s.trace)),
-                              ignore_index=True)
-    ceiling = float(curve[curve["capacity"] == eviction.INFINITE]["hit_ratio"].iloc[0])
-    found = pc.reaches(curve, ceiling)
-    comp = None
-    if swept is not None:
-        comp = pc.comparison(curve[curve["policy"].isin(twins)], eviction.curve_of(swept, prefix=True),
-                             eviction.curve_of(swept))
-        figures.figure("fig_prefix_vs_block", comp, bytes_per_block=s.bytes_per_block, model=s.model,
-                       found=tuple(r for r in found if r.policy in twins), ceiling=ceiling, key="prefix_vs_block")
+        replay_all(s, twins)
+    c = curves_of(s.key, s.policies, twins, s.capacities, s.sample, s.trace)
+    drawn = f"{s.key}:{s.policies}:{s.capacities}:{s.sample}"     # stands for the curves in the figure cache
+    if c.comp is not None:
+        figures.figure("prefix_cache.fig_prefix_vs_block", c.comp, bytes_per_block=s.bytes_per_block, model=s.model,
+                       found=tuple(r for r in c.found if r.policy in twins), ceiling=c.ceiling, cache_key=drawn,
+                       key="prefix_vs_block")
     else:
         st.info("The block cache has LRU, LFU and FIFO: pick one of them to see the two caches side by side.")
-    figures.figure("fig_prefix_curves", curve, bytes_per_block=s.bytes_per_block, model=s.model, key="prefix_all")
-    table = pc.reach_table(found, s.bytes_per_block, s.price)
-    st.markdown(f"**Where each policy reaches 80/90/95% of the infinite-cache ceiling ({ceiling:.3f})**, with the "
+    figures.figure("prefix_cache.fig_prefix_curves", c.curve, bytes_per_block=s.bytes_per_block, model=s.model,
+                   cache_key=drawn, key="prefix_all")
+    table = pc.reach_table(c.found, s.bytes_per_block, s.price)
+    st.markdown(f"**Where each policy reaches 80/90/95% of the infinite-cache ceiling ({c.ceiling:.3f})**, with the "
                 f"memory and its price per hour (HBM ${s.price.hbm:.4f}/GiB·h, DRAM ${s.price.dram:.6f}/GiB·h):")
     st.dataframe(table, hide_index=True, width="stretch", column_config={
         "hit ratio": st.column_config.NumberColumn(format="%.3f"), "GiB": st.column_config.NumberColumn(format="%.3g"),
         "HBM $/h": st.column_config.NumberColumn(format="$%.2f"), "DRAM $/h": st.column_config.NumberColumn(format="$%.4f"),
         "capacity (blocks)": st.column_config.NumberColumn(format="%d")})
+    curve = c.curve
     with st.container(horizontal=True):
         frame.download_csv(table, "prefix_cache", "reach table", s.settings(), trace=s.trace.name)
         frame.download_csv(curve.assign(capacity_gib=curve["capacity"] * s.bytes_per_block / pc.GIB), "prefix_cache",
                            "prefix curve", s.settings(), trace=s.trace.name)
     example = worked_example()
-    notes = (pc.curve_notes(comp, s.bytes_per_block) if comp is not None else []) + pc.reach_notes(table)
-    return notes, pc.paper_rows(comp, example.prefix_total, example.block_total)
+    notes = (pc.curve_notes(c.comp, s.bytes_per_block) if c.comp is not None else []) + pc.reach_notes(table)
+    return notes, pc.paper_rows(c.comp, example.prefix_total, example.block_total)
 
 
 def example_view() -> tuple[list[str], list[dict]]:
@@ -153,7 +160,7 @@ def example_view() -> tuple[list[str], list[dict]]:
     st.markdown(("**Empty caches**" if now.request == 0 else f"**After request {now.request}: {'·'.join(now.keys)}**")
                 + f" — {example.capacity} blocks of cache each. Filled blue = cached; outline green = hit in this "
                   "request, red = missed.")
-    figures.figure("fig_example", example, int(step), key="prefix_example")
+    figures.figure("prefix_cache.fig_example", example, int(step), key="prefix_example")
     rows = [{"request": s.request, "blocks": "·".join(s.keys), "block cache hits (head first)": s.block_hits,
              "prefix cache hits (leaves first)": s.prefix_hits} for s in example.steps[1:int(step) + 1]]
     if rows:
@@ -181,10 +188,10 @@ def requests_view(s: Setup) -> tuple[list[str], list[dict]]:
                              key="prefix_at", bind="query-params")
     table = prefix_table(s.key, policy, s.capacities, s.trace)
     fractions = pc.hit_fractions(s.replay, table[s.capacities.index(at)])
-    figures.figure("fig_hit_fractions", fractions, f"{s.label(at)}, {policy.upper()}", key="prefix_fractions")
+    figures.figure("prefix_cache.fig_hit_fractions", fractions, f"{s.label(at)}, {policy.upper()}", key="prefix_fractions")
     turns = pc.by_turn(s.trace.requests, fractions)
     if turns is not None:
-        figures.figure("fig_by_turn", turns, key="prefix_turns")
+        figures.figure("prefix_cache.fig_by_turn", turns, key="prefix_turns")
     else:
         st.caption("This trace has no turn column (a Qwen-Bailian trace has one): no view by turn.")
     return pc.fraction_notes(fractions, turns), []
@@ -199,9 +206,9 @@ def time_view(s: Setup) -> tuple[list[str], list[dict]]:
     labels = [s.label(c) for c in s.finite]
     wa = pc.window_ratios(s.replay, prefix_table(s.key, a, s.capacities, s.trace)[:-1])
     wb = pc.window_ratios(s.replay, prefix_table(s.key, b, s.capacities, s.trace)[:-1])
-    figures.figure("fig_heatmap", wa, labels, f"{a.upper()}: prefix hit ratio per time window and capacity",
+    figures.figure("prefix_cache.fig_heatmap", wa, labels, f"{a.upper()}: prefix hit ratio per time window and capacity",
                    key="prefix_heat")
-    figures.figure("fig_heatmap", wa - wb, labels, f"{a.upper()} − {b.upper()}", difference=True, key="prefix_diff")
+    figures.figure("prefix_cache.fig_heatmap", wa - wb, labels, f"{a.upper()} − {b.upper()}", difference=True, key="prefix_diff")
     return pc.window_notes(wa, labels, a, b, wa - wb), []
 
 
@@ -216,7 +223,7 @@ def tree_view(s: Setup) -> tuple[list[str], list[dict]]:
                            help="The prefixes used by the most requests; chains shared by the same requests "
                                 "are drawn as one segment.")
     tree = tree_of(s.key, int(top), s.trace)
-    figures.figure("fig_prefix_tree", tree, cache_key=f"{s.key}:{int(top)}", key="prefix_tree")
+    figures.figure("prefix_cache.fig_prefix_tree", tree, cache_key=f"{s.key}:{int(top)}", key="prefix_tree")
     st.markdown("**The hottest segments** (most reusable tokens):")
     segments = hottest(tree)
     st.dataframe(segments, hide_index=True, width="stretch", column_config={

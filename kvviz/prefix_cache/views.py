@@ -18,7 +18,7 @@ import pandas as pd
 
 from kvviz import compare_rows as cr
 from kvviz.errors import require
-from kvviz.eviction import INFINITE, nice_window
+from kvviz.eviction import INFINITE, curve_of, nice_window
 from kvviz.hardware import GB, TB, GPUSpec, ModelSpec
 from kvviz.ledger import Prices
 from kvviz.prefix_cache.example import LITEHIT_REPORTED
@@ -102,6 +102,26 @@ def comparison(prefix: pd.DataFrame, block_prefix_mode: pd.DataFrame, block_all:
                                    on=keys)
     out["difference"] = out["prefix"] - out["block (prefix mode)"]
     return out
+
+
+@dataclass(frozen=True)
+class Curves:
+    """What the Curves view draws: every radix policy's prefix curve, the infinite-cache ceiling,
+    where each policy reaches 80/90/95% of it, and the side-by-side with the block cache."""
+
+    curve: pd.DataFrame                 # policy, capacity, hits, accesses, hit_ratio
+    ceiling: float
+    found: tuple[Reach, ...]
+    comp: pd.DataFrame | None           # ``comparison`` for the policies the block cache has too
+
+
+def compare_curves(curve: pd.DataFrame, swept: pd.DataFrame | None, twins: Sequence[str]) -> Curves:
+    """The Curves view's readings of a prefix curve and the block cache's sweep (``kvviz.eviction.sweep``
+    columns) of the ``twins``, the policies both caches have."""
+    ceiling = float(curve[curve["capacity"] == INFINITE]["hit_ratio"].iloc[0])
+    comp = None if swept is None else comparison(curve[curve["policy"].isin(list(twins))],
+                                                 curve_of(swept, prefix=True), curve_of(swept))
+    return Curves(curve, ceiling, tuple(reaches(curve, ceiling)), comp)
 
 
 def window_ratios(replay: PrefixReplay, table: np.ndarray, window_s: float | None = None) -> pd.DataFrame:
