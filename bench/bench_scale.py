@@ -7,14 +7,17 @@ process and prints wall time, that process's CPU seconds and its peak RSS beside
 ``import`` ≤ 60 s, ``stats <id>`` ≤ 10 s, the sampled curve ≤ 30 s, every step ≤ 4 GiB.
 A step past 6 GiB of RSS or 30 minutes is stopped (the machine is shared).
 
-The sampled curve is ``kvviz.shards.sampled_curve(..., exact_lru=False)`` on the library entry:
-plain SHARDS, since the exact LRU pass that ``hitcurve --sample`` adds as a control variate needs
-more than 5 GiB on 164M accesses. The error table compares ``kvviz.shards.sampled_curve`` at a
+The sampled curve is ``kvviz.shards.sampled_curve`` on the library entry, what ``hitcurve --sample
+0.01`` runs: LRU exact (the stack-distance pass over every access, as the control variate), the
+1% sample and the 2% sample of the error estimate, on both cores; it prints each policy's error
+estimate and flag beside the curve. The error table compares ``kvviz.shards.sampled_curve`` at a
 1% rate (plain, and with the LRU correction) against the exact ``kvviz.eviction.hit_curve`` on the
 first 1M requests' worth of the same builder, over the capacities the sample represents
 (``Sample.represents``); target ≤ 0.01.
 
-``.venv/bin/python bench/bench_scale.py [requests] [--trace FILE | --keep FILE] [--errors-only]``
+``.venv/bin/python bench/bench_scale.py [requests] [--trace FILE | --keep FILE | --entry ID] [--errors-only]``
+(``--entry`` times ``stats`` and the sampled curve on an entry of ``$KVVIZ_TRACES`` already
+imported, without building, importing or the error table.)
 
 ``build_trace_file(requests, path)`` and ``import_trace(path, library)`` are the pieces other
 benchmarks can call to get the same trace.
@@ -38,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
+from kvviz.shards import RELIABLE_ERROR  # noqa: E402
 from kvviz.workload import WorkloadConfig, generate  # noqa: E402
 
 CHUNK = 100_000
@@ -135,15 +139,15 @@ def _env(library: Path) -> dict:
 
 
 def sampled_main(argv: list[str]) -> int:
-    """Child process: ``ENTRY_ID RATE CAPACITIES``; every policy's plain SHARDS curve as CSV."""
+    """Child process: ``ENTRY_ID RATE CAPACITIES``; every policy's sampled curve (LRU exact) as CSV."""
     from kvviz.eviction import POLICIES, parse_capacities
     from kvviz.shards import sampled_curve
     from kvviz.traces import library
 
     eid, rate, caps = argv
-    result = sampled_curve(library.open_entry(eid), list(POLICIES), parse_capacities(caps), float(rate),
-                           exact_lru=False)
-    print(f"# rate {result.rate:g}, {result.sampled_accesses:,} of {result.accesses:,} accesses sampled")
+    result = sampled_curve(library.open_entry(eid), list(POLICIES), parse_capacities(caps), float(rate))
+    print(f"# rate {result.rate:g}, {result.sampled_accesses:,} of {result.accesses:,} accesses sampled, "
+          f"LRU exact (sampled LRU off by {result.lru_error:.3f})")
     sys.stdout.write(result.curve.to_csv(index=False))
     return 0
 
@@ -195,6 +199,11 @@ def scale(path: Path, library: Path) -> None:
     """Import, stats and the sampled curve of ``path``, each in its own process."""
     eid, wall, cpu, peak = import_trace(path, library)
     _line("import", wall, cpu, peak, 60)
+    curves(eid, library)
+
+
+def curves(eid: str, library: Path) -> None:
+    """Stats and the sampled curve of the library entry ``eid``, each in its own process."""
     wall, cpu, peak, _ = _run(["stats", eid], _env(library))
     _line("stats", wall, cpu, peak, 10)
     wall, cpu, peak, out = _run([eid, str(RATE), CURVE_CAPACITIES], _env(library),
@@ -202,11 +211,14 @@ def scale(path: Path, library: Path) -> None:
     _line("sampled", wall, cpu, peak, 30)
     head, _, body = out.partition("\n")
     curve = pd.read_csv(io.StringIO(body))
-    print(f"{'':<10} 8 policies × {curve['capacity'].nunique()} capacities, plain SHARDS {head[2:]}; hit ratio "
-          "(* = not represented):")
+    print(f"{'':<10} 8 policies × {curve['capacity'].nunique()} capacities, {head[2:]}; hit ratio "
+          f"(* = not represented), and the error estimate (R against 2R; flagged over {RELIABLE_ERROR:g}):")
     shown = curve.assign(cell=[f"{r:.3f}{'' if ok else '*'}" for r, ok in zip(curve["hit_ratio"], curve["represented"])])
     table = shown.pivot(index="policy", columns="capacity", values="cell").reindex(curve["policy"].unique())
-    print(table.rename(columns=_short).to_string(), flush=True)
+    table = table.rename(columns=_short)
+    estimate = curve.groupby("policy", sort=False)["error_estimate"].first()
+    table["estimate"] = [f"{e:.3f}{' flagged' if e > RELIABLE_ERROR else ''}" for e in estimate.reindex(table.index)]
+    print(table.to_string(), flush=True)
 
 
 def errors(path: Path, env: dict) -> None:
@@ -228,10 +240,18 @@ def main() -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--keep", type=Path, default=None, help="write the trace here and keep it")
     source.add_argument("--trace", type=Path, default=None, help="reuse this trace file instead of building one")
+    source.add_argument("--entry", default=None,
+                        help="only stats and the sampled curve of this entry of $KVVIZ_TRACES (imported before)")
     parser.add_argument("--errors-only", action="store_true", help="only the sampled-vs-exact error table")
     args = parser.parse_args()
     if args.trace is not None and not args.trace.is_file():
         parser.error(f"--trace {args.trace}: no such file")
+    if args.entry is not None:
+        from kvviz.traces import library
+
+        curves(args.entry, library.root())
+        _say_load()
+        return
     with tempfile.TemporaryDirectory() as tmp:
         library = Path(tmp) / "lib"
         if not args.errors_only:
@@ -244,8 +264,12 @@ def main() -> None:
         small = Path(tmp) / "errors.jsonl"
         _build(ERROR_REQUESTS, small)
         errors(small, _env(library))
-        print(f"{'machine':<10} load average {', '.join(f'{v:.1f}' for v in os.getloadavg())} (1, 5, 15 min) "
-              f"on {os.cpu_count()} cores", flush=True)
+        _say_load()
+
+
+def _say_load() -> None:
+    print(f"{'machine':<10} load average {', '.join(f'{v:.1f}' for v in os.getloadavg())} (1, 5, 15 min) "
+          f"on {os.cpu_count()} cores", flush=True)
 
 
 if __name__ == "__main__":
