@@ -106,7 +106,7 @@ def overload_view() -> None:
     shown = runs[policy][0]
     row = table.set_index("policy").loc[policy]
     runs_key = str(hash((spec, config, seeds)))          # stands for the runs in the figure cache
-    figures.figure("fig_timeline", shown, cache_key=f"{runs_key}:{policy}", key="cluster_timeline")
+    figures.figure("cluster.fig_timeline", shown, cache_key=f"{runs_key}:{policy}", key="cluster_timeline")
     with st.container(horizontal=True):
         st.metric("Completed", f"{row['completed']:,.0f}", border=True)
         st.metric("Rejected on arrival", f"{row['rejected_early']:,.0f}", border=True)
@@ -122,9 +122,9 @@ def overload_view() -> None:
         "TTFT SLO; **decode load** is max(TBT ÷ TBT SLO, batch ÷ batch limit). A request is admitted while the "
         "load its policy looks at stays ≤ the threshold; the decode pool still turns away a finished prefill "
         "that would overload it. Only completed requests count (goodput).")
-    figures.figure("fig_policy_multiples", {p: r[0] for p, r in runs.items()}, cache_key=runs_key,
+    figures.figure("cluster.fig_policy_multiples", {p: r[0] for p, r in runs.items()}, cache_key=runs_key,
                    key="cluster_multiples")
-    figures.figure("fig_totals", table, cache_key=runs_key, key="cluster_totals")
+    figures.figure("cluster.fig_totals", table, cache_key=runs_key, key="cluster_totals")
     summary = overload.display_table(table)
     st.dataframe(summary, hide_index=True, width="stretch")
     frame.download_csv(summary, "cluster", "overload summary", settings, trace=trace_name)
@@ -171,7 +171,7 @@ def scheduling_view() -> None:
         st.caption(f"**{frame.plain(trace.name)}**: {trace.n_requests:,} requests; prefill work without reuse is "
                    f"{offered:.0%} of the pool's capacity at this speed-up.")
         frame.terms("TTFT", "SLO")
-    figures.figure("fig_fig8", results, key="cluster_fig8")
+    figures.figure("cluster.fig_fig8", results, key="cluster_fig8")
     frame.explain(
         f"Each prefill instance keeps an LRU cache of {trace.block_size}-token KV blocks named by chained hashes, "
         "so a request's reusable prefix there is its run of leading block ids found in that cache. "
@@ -179,8 +179,8 @@ def scheduling_view() -> None:
         "prefill of the rest of the prompt; otherwise queue + prefill from its own prefix. The smallest TTFT wins "
         "and fetched blocks stay there. KV exists only once the prefill computing it ends: until then a fetch "
         "waits for it, or the instance recomputes if that is sooner.")
-    figures.figure("fig_ttft_ecdf", results, key="cluster_ecdf")
-    figures.figure("fig_schedule_bars", results, key="cluster_bars")
+    figures.figure("cluster.fig_ttft_ecdf", results, key="cluster_ecdf")
+    figures.figure("cluster.fig_schedule_bars", results, key="cluster_bars")
     scheduler_table = conductor.display_table(results)
     st.dataframe(scheduler_table, hide_index=True, width="stretch")
     frame.download_csv(scheduler_table, "cluster", "scheduler table", cfg, trace=trace.name)

@@ -8,8 +8,7 @@ import streamlit as st
 from kvviz import glossary, ledger, tiers
 from kvviz import ledger_notes as notes
 from kvviz import hardware as hw
-from kvviz.figures import ledger as figs
-from ui import frame
+from ui import figures, frame
 
 VIEWS = ("Size", "Load or recompute", "Economics", "Tiers")
 CONTEXTS = np.unique(np.r_[np.geomspace(256, 1_048_576, 49).astype(int), 2 ** np.arange(8, 21), 8_000])
@@ -67,7 +66,12 @@ def cards(metrics: list[tuple[str, str, str]]) -> None:
 
 
 def size_view() -> None:
-    name, m, _ = sidebar(gpu_unused="Not used here: KV size depends on the model alone, not on the GPU or its MFU.")
+    size_body(*sidebar(gpu_unused="Not used here: KV size depends on the model alone, not on the GPU or its MFU.")[:2])
+
+
+@st.fragment
+def size_body(name: str, m: hw.ModelSpec) -> None:
+    """The Size view under the sidebar: its own inputs rerun only this part of the page."""
     c1, c2, c3 = st.columns(3)
     context = c1.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", **Q)
     capacity = c2.number_input("Memory for KV (GB)", 0.1, 100_000.0, 40.0, key="ledger_capacity", **Q)
@@ -76,7 +80,8 @@ def size_view() -> None:
     with frame.user_errors():
         size = ledger.size_table(models, context, capacity)
         cards(ledger.size_metrics(m, context, capacity, rate))
-    frame.figure(figs.fig_size(ledger.size_curve(models.values(), CONTEXTS), context, capacity), key="ledger_fig_size")
+    figures.figure("ledger.fig_size", ledger.size_curve(models.values(), CONTEXTS), context, capacity,
+                   key="ledger_fig_size")
     show(size, "KV size per model", {"context": context, "memory GB": capacity}, ledger.SIZE_FORMATS)
     frame.explain("Every layer keeps a key and a value vector per KV head for every token: **bytes per token = layers × "
                   "2 × KV heads × head dim × bytes per value**. MLA keeps one 576-wide latent per layer instead. Edit "
@@ -100,13 +105,13 @@ def recompute_view() -> None:
             picks = st.multiselect("Models", list(models), ledger.present(ledger.BREAKEVEN_MODELS, models),
                                    key="ledger_models", **Q)
             be = ledger.breakeven_table([models[k] for k in picks], compute, CONTEXTS)
-            frame.figure(figs.fig_breakeven(be, chosen), key="ledger_fig_be")
+            figures.figure("ledger.fig_breakeven", be, chosen, key="ledger_fig_be")
             shown = notes.breakeven_notes(be, chosen)
             show(ledger.breakeven_pivot(be), "break-even bandwidth", settings | {"models": ", ".join(picks)})
         elif sub == "One context, every link":
             context = st.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", **Q)
             lr = ledger.load_or_recompute(m, compute, context, chosen or links).round(2)
-            frame.figure(figs.fig_load_vs_recompute(lr, context, name), key="ledger_fig_lr")
+            figures.figure("ledger.fig_load_vs_recompute", lr, context, name, key="ledger_fig_lr")
             show(lr, "load or recompute", settings | {"context": context})
             shown = notes.load_notes(lr, name, context)
         else:
@@ -117,7 +122,7 @@ def recompute_view() -> None:
             overlap = c4.toggle("Overlap", key="ledger_overlap", **Q, help="Load layer by layer while computing "
                                 "(LMCache, Mooncake); off = load first, then compute, as the lecture notes' ledger does.")
             mt = ledger.multi_turn_ttft(m, compute, chat, chosen, overlap)
-            frame.figure(figs.fig_multi_turn(mt), key="ledger_fig_mt")
+            figures.figure("ledger.fig_multi_turn", mt, key="ledger_fig_mt")
             frame.terms("TTFT", "MFU")
             last = ledger.last_turn(mt, chat.turns)
             show(last, "last turn TTFT", settings | {**vars(chat), "overlap": overlap})
@@ -143,7 +148,7 @@ def economics_view() -> None:
         picks = [models[k] for k in ledger.present(ledger.ECONOMICS_MODELS, models)]
         econ = ledger.economics_curve(picks or [m], node, CONTEXTS[CONTEXTS <= 262_144], p)
         cards(ledger.economics_metrics(node_gpus, storage_tb, p))
-    frame.figure(figs.fig_economics(econ), key="ledger_fig_econ")
+    figures.figure("ledger.fig_economics", econ, key="ledger_fig_econ")
     show(ledger.economics_table(econ), "storage economics", {"GPU": node.gpu.name, "MFU": node.mfu, "GPUs per node":
          node_gpus, "$ per GPU-hour": p.gpu_per_hour, "$ per TB-hour": p.storage_per_tb_hour, "storage per node TB":
          storage_tb}, ledger.ECONOMICS_FORMATS)
@@ -182,10 +187,10 @@ def tiers_view() -> None:
                                                          tuple(astuple(s) for s in setups))
     settings = {"model": name, "GPU": compute.gpu.name, "MFU": compute.mfu, "users, turns, requests/s": load,
                 "GPU GB": gpu_gb, "CPU GB": cpu_gb, "slow GB/s": slow, "fast GB/s": fast, "SSD GB": ssd_gb, "fill": fill}
-    frame.figure(figs.fig_tiers(summary), key="ledger_fig_tiers")
+    figures.figure("ledger.fig_tiers", summary, key="ledger_fig_tiers")
     frame.terms("TTFT", "MFU")
     show(summary.drop(columns=["p50 TTFT s", "last 1/8: offered load"]).round(2), "tier setups", settings)
-    frame.figure(figs.fig_tiers_time(over_time), key="ledger_fig_tiers_time")
+    figures.figure("ledger.fig_tiers_time", over_time, key="ledger_fig_tiers_time")
     st.caption("Mean TTFT by where the history was found (requests in brackets); queueing is included.")
     show(by_source, "TTFT by source", settings)
     frame.explain("Users chat in sessions; each prompt is the user's whole history plus a new message. One GPU serves "

@@ -175,7 +175,7 @@ def stepped_view() -> None:
                                     key="radix_view", bind="query-params")
         if view == "Tree":
             marks = report.step_marks(rep, step)
-            figures.figure("fig_radix_tree", shots.tree(step), (int(row.clock_from), int(row.clock_to)),
+            figures.figure("radix.fig_radix_tree", shots.tree(step), (int(row.clock_from), int(row.clock_to)),
                            rep.steps["clock_to"].to_numpy(), marks.ghosts, marks.marks, frame.presenter(),
                            cache_key=f"{replay_key}:{step}", key="radix_tree")
             st.caption("Gold halo: used in this step. Dark ring: locked (lock_ref > 0: a running request or a "
@@ -191,7 +191,7 @@ def stepped_view() -> None:
     metrics = report.step_metrics(rep, other, step)
     for col, (label, value, tip) in zip(st.columns(len(metrics)), metrics):
         col.metric(label, f"{value:,}", border=True, help=tip)
-    figures.figure("fig_radix_totals", totals_frame(rep), step, cache_key=f"{replay_key}:{step}", key="radix_totals")
+    figures.figure("radix.fig_radix_totals", totals_frame(rep), step, cache_key=f"{replay_key}:{step}", key="radix_totals")
 
 
 stepped_view()
