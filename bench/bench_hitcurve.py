@@ -13,10 +13,12 @@ from its native binary format (oracleGeneral, written beforehand, untimed) with 
 sized for the trace (``hashpower`` = the next power of two above the distinct blocks) and one
 simulation per configuration. The ratio is libCacheSim's time over kvviz's (target ≥ 5); every
 hit count is compared. CPU seconds are printed beside wall seconds because the machine is
-shared. The start-up floor follows: a process that only imports what ``hitcurve`` cannot do
-without (numpy, pyarrow's JSON reader, numba) and loads one compiled kernel, which is what any
-kvviz run pays before its first access (pandas is not among them: the exact curve never builds a
-DataFrame); libCacheSim's time over it is the best ratio any kernel work could reach. The floor
+shared, and the sides run in turn ``--rounds`` times, each round with the load average at its
+start: the ratio is taken of each side's best (least disturbed) time. Beside them runs the
+start-up floor: a process that only imports what ``hitcurve`` cannot do without (numpy,
+pyarrow's JSON reader, numba) and loads one compiled kernel, which is what any kvviz run pays
+before its first access (pandas is not among them: the exact curve never builds a DataFrame);
+libCacheSim's time over it is the best ratio any kernel work could reach. The floor
 is then taken apart, one process per step, and an in-process breakdown of kvviz's time follows.
 """
 
@@ -125,6 +127,7 @@ def main() -> int:
     parser.add_argument("--trace", help="a Mooncake JSONL trace (default: a synthetic trace of its size)")
     parser.add_argument("--points", type=int, default=20, help="finite capacities (default: %(default)s)")
     parser.add_argument("--no-libcachesim", action="store_true")
+    parser.add_argument("--rounds", type=int, default=3, help="kvviz and libCacheSim in turn (default: %(default)s)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -139,34 +142,57 @@ def main() -> int:
         cmd = [sys.executable, "-m", "kvviz", "hitcurve", path, "--sample", "exact", "--policies", ",".join(POLICIES),
                "--capacities", ",".join(map(str, (*capacities, "inf")))]
         timed_process(cmd)                                 # the first run may compile the kernels
-        csv, wall, cpu = timed_process(cmd)
-        print(f"\nkvviz, whole process:       {wall:6.2f} s wall {cpu:6.2f} s CPU")
-        _, floor_wall, floor_cpu = timed_process([sys.executable, "-c", FLOOR])
-        print(f"start-up floor:             {floor_wall:6.2f} s wall {floor_cpu:6.2f} s CPU "
-              "(numpy, pyarrow.json, numba, one kernel)")
-        if not args.no_libcachesim:
-            compare(replay.ids, capacities, tmp, kvviz_hits(csv), (wall, cpu), (floor_wall, floor_cpu))
+        libcachesim = None if args.no_libcachesim else libcachesim_command(replay.ids, capacities, tmp)
+        sides = {"kvviz, whole process": cmd, "start-up floor": [sys.executable, "-c", FLOOR]}
+        if libcachesim is not None:
+            sides["libCacheSim, whole process"] = libcachesim
+        best, outputs = rounds(sides, args.rounds)
+        if libcachesim is not None:
+            compare(best, kvviz_hits(outputs["kvviz, whole process"]), outputs["libCacheSim, whole process"])
         startup()
         breakdown(path, (*capacities, INFINITE))
     print(f"peak memory of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
     return 0
 
 
-def compare(ids: np.ndarray, capacities: tuple, tmp: str, ours: dict, kvviz_time: tuple[float, float],
-            floor: tuple[float, float]) -> None:
+def libcachesim_command(ids: np.ndarray, capacities: tuple, tmp: str) -> list[str] | None:
+    """The libCacheSim process over the same accesses (written to its binary format, untimed)."""
     try:
         import libcachesim  # noqa: F401
     except ImportError:
         print("libcachesim is not installed: no comparison")
-        return
+        return None
     og = os.path.join(tmp, "trace.oracleGeneral")
     write_oracle_general(ids, og)
     hashpower = max(16, math.ceil(math.log2(int(ids.max()) + 1)))
-    out, wall, cpu = timed_process([sys.executable, "-c", LIBCACHESIM, og, str(hashpower),
-                                    json.dumps([int(c) for c in capacities]), ",".join(POLICIES)])
-    print(f"libCacheSim, whole process: {wall:6.2f} s wall {cpu:6.2f} s CPU (hashpower {hashpower})")
-    print(f"ratio libCacheSim / kvviz:  x{wall / kvviz_time[0]:.1f} wall, x{cpu / kvviz_time[1]:.1f} CPU (target >= 5)")
-    print(f"libCacheSim / start-up floor: x{wall / floor[0]:.1f} wall, x{cpu / floor[1]:.1f} CPU "
+    print(f"libCacheSim's hash table: hashpower {hashpower}")
+    return [sys.executable, "-c", LIBCACHESIM, og, str(hashpower), json.dumps([int(c) for c in capacities]),
+            ",".join(POLICIES)]
+
+
+def rounds(sides: dict[str, list[str]], n: int) -> tuple[dict[str, tuple[float, float]], dict[str, str]]:
+    """Each side's process ``n`` times in turn, every time printed; each side's best wall and best
+    CPU seconds, and its output."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in sides}
+    outputs = {}
+    for k in range(1, n + 1):
+        print(f"\nround {k} (load average {os.getloadavg()[0]:.1f}):")
+        for name, cmd in sides.items():
+            outputs[name], wall, cpu = timed_process(cmd)
+            times[name].append((wall, cpu))
+            print(f"  {name:28s} {wall:6.2f} s wall {cpu:6.2f} s CPU")
+    best = {name: (min(w for w, _ in t), min(c for _, c in t)) for name, t in times.items()}
+    print(f"\nbest of {n} (the floor: numpy, pyarrow.json, numba, one kernel):")
+    for name, (wall, cpu) in best.items():
+        print(f"  {name:28s} {wall:6.2f} s wall {cpu:6.2f} s CPU")
+    return best, outputs
+
+
+def compare(best: dict[str, tuple[float, float]], ours: dict, out: str) -> None:
+    (kv_wall, kv_cpu), (floor_wall, floor_cpu) = best["kvviz, whole process"], best["start-up floor"]
+    wall, cpu = best["libCacheSim, whole process"]
+    print(f"ratio libCacheSim / kvviz:  x{wall / kv_wall:.1f} wall, x{cpu / kv_cpu:.1f} CPU (target >= 5)")
+    print(f"libCacheSim / start-up floor: x{wall / floor_wall:.1f} wall, x{cpu / floor_cpu:.1f} CPU "
           "(the most any kernel work could reach)")
     theirs = {(k.split(",")[0], float(k.split(",")[1])): round(v) for k, v in json.loads(out).items()}
     wrong = [(k, v, ours[k]) for k, v in theirs.items() if ours[k] != v]

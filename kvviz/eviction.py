@@ -266,7 +266,8 @@ class Count:
 
 def _count(replay: Replay, policy: str, capacity: float | int) -> Count:
     hit = hit_mask(replay, policy, capacity)
-    return Count(policy, capacity, replay.accesses, int(np.count_nonzero(hit)), int(prefix_hits(hit, replay.offsets)))
+    return Count(policy, capacity, replay.accesses, int(np.count_nonzero(hit)),
+                 int(prefix_hits(hit, replay.offsets)))
 
 
 def counts(source: Trace | Replay, policies: Iterable[str], capacities: Iterable[float | int], *,
@@ -361,8 +362,8 @@ def curve_csv(curve: pd.DataFrame) -> str:
 
 def counts_csv(rows: Iterable[Count], prefix: bool = False) -> str:
     """``counts`` as the CSV of ``curve_csv(hit_curve(...))``, in one counting mode."""
-    return _csv((r.policy, r.capacity, h, r.accesses, h / r.accesses)
-                for r in rows for h in [r.prefix_hits if prefix else r.hits])
+    hits = [(r, r.prefix_hits if prefix else r.hits) for r in rows]
+    return _csv((r.policy, r.capacity, h, r.accesses, h / r.accesses) for r, h in hits)
 
 
 def _csv(rows: Iterable[tuple[str, float, int, int, float]]) -> str:
