@@ -68,6 +68,8 @@ def test_fixed_size_lowers_the_rate_to_s_max_blocks(small):
     sample = sample_trace(small, 0.5, s_max=300)
     assert sample.replay.n_ids == 300 and sample.rate < 0.5 and sample.distinct_limit == 300
     assert sample_trace(small, 0.5, s_max=10**9).rate == 0.5
+    curve = sampled_curve(small, ["fifo"], (100, INFINITE), 0.5, s_max=300)     # its check sample: 2x that rate
+    assert curve.rate == sample.rate and curve.distinct_limit == 300 and "fifo" in curve.error_estimates
 
 
 def test_sample_setting():
