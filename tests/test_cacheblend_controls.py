@@ -2,7 +2,7 @@
 
 The sidebar's document controls (chunk length, ratio, token selection, seed) are disabled, with
 the reason, on the views that do not use them; every enabled control changes what is shown
-(helpers from ``tests/test_cachegen_controls.py``)."""
+(helpers in ``tests/page_controls.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from kvviz.model import WEIGHTS
 from tests.conftest import assert_clean, open_page
-from tests.test_cachegen_controls import assert_every_control_counts, widgets
+from tests.page_controls import assert_every_control_counts, widgets
 
 SIDEBAR = {"cacheblend_chunk", "cacheblend_ratio", "cacheblend_variant", "cacheblend_seed"}
 VIEWS = [
@@ -35,5 +35,5 @@ def test_the_accuracy_table_downloads_with_its_settings_and_no_none_is_shown():
     shown = at.dataframe[0].value                                    # shown as "–" where no record is cut
     assert shown["cut records"].dtype == float and shown["cut records"].isna().all() and shown["all"].notna().all()
     assert any(b.label == "Download accuracy table (CSV)" for b in at.get("download_button"))
-    off = {w.key: w.help for w in widgets(at, "cacheblend") if w.disabled}
+    off = {w.key: w.help for w in widgets(at) if w.disabled}
     assert set(off) == {"cacheblend_seed"} and "fresh documents" in off["cacheblend_seed"]

@@ -2,62 +2,23 @@
 
 For each view, every enabled control is changed in turn and something the viewer sees (a
 figure's data or title, a metric, a table, a caption) must change with it; the controls a view
-cannot use are disabled, and say why in their help. Every control's key is bound to the URL.
+cannot use are disabled, and say why in their help. Every control's key is bound to the URL
+(helpers in ``tests/page_controls.py``).
 """
 
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1.element_tree import ButtonGroup, Multiselect, NumberInput, Selectbox, Toggle, Widget
 
 from tests.conftest import assert_clean, open_page
+from tests.page_controls import assert_every_control_counts
 
-VIEW_KEYS = {"ledger_view", "ledger_lr", "strata_view"}   # they switch the view; the test opens each one
-EDITORS = "ledger_edit_"                                  # the presets tables: edits, not in the URL
-
-
-def _widgets(at) -> list[Widget]:
-    def walk(node):
-        for child in getattr(node, "children", {}).values():
-            yield child
-            yield from walk(child)
-    return [w for w in walk(at._tree) if isinstance(w, Widget) and w.key and w.key != "presenter"
-            and not w.key.startswith(("kvviz_", EDITORS))]
-
-
-def _shown(at) -> tuple:
-    """What the viewer sees: figures (data and layout), metrics, tables and captions."""
-    return (tuple(el.proto.spec for el in at.get("plotly_chart")),
-            tuple((m.label, m.value) for m in at.metric),
-            tuple(df.value.to_csv() for df in at.dataframe),
-            tuple(t.value.to_csv() for t in at.table),
-            tuple(c.value for c in at.caption))
-
+VIEW_KEYS = {"ledger_lr"}        # switches the Load-or-recompute view (besides each page's *_view); each is opened
+EDITORS = ("ledger_edit_",)      # the presets tables: edits, not in the URL
 
 # Any threshold between the two kinds of pair in the burst (two document questions: 57,344 / 512 = 112
 # cached per new token; a question with a fresh prompt: 7.5) batches alike; crossing 112 changes it.
 OVERRIDES = {"strata_thr": 200.0}
-
-
-def _another_value(w: Widget):
-    """A different, valid value for ``w``: as a viewer would pick one."""
-    if w.key in OVERRIDES:
-        return OVERRIDES[w.key]
-    if isinstance(w, NumberInput):
-        v = w.value
-        new = v * 1.5 if v else 1
-        if w.max is not None and new > w.max:
-            new = v / 2
-        if w.min is not None and new < w.min:
-            new = w.min
-        return round(new) if isinstance(v, int) else new
-    if isinstance(w, Toggle):
-        return not w.value
-    if isinstance(w, Multiselect):
-        return list(w.value)[:-1] if w.value else w.options[:1]
-    if isinstance(w, (Selectbox, ButtonGroup)):
-        return w.options[-1] if w.options[-1] != w.value else w.options[0]   # h100 → h200 is the same FLOP/s
-    raise AssertionError(f"no rule for {type(w).__name__} {w.key}")
 
 
 LEDGER = {"ledger_model", "ledger_gpu", "ledger_mfu"}
@@ -81,21 +42,7 @@ VIEWS = [
 def test_every_enabled_control_changes_what_is_shown(stem, query, disabled):
     at = open_page(stem, query)
     assert_clean(at)
-    widgets = _widgets(at)
-    assert {w.key for w in widgets if w.disabled} == disabled
-    for w in widgets:
-        assert w.key.startswith(f"{stem}_"), w.key               # ui.links' reset finds it by this prefix
-        assert w.proto.query_param_key == w.key, f"{w.key} is not bound to the URL"
-        if w.disabled:
-            assert w.help.startswith("Not used here"), w.key
-    for key in [w.key for w in widgets if not w.disabled and w.key not in VIEW_KEYS]:
-        before = _shown(at)
-        w = next(x for x in _widgets(at) if x.key == key)
-        value = _another_value(w)
-        w.set_value(value).run()
-        assert_clean(at)
-        assert not at.error, (key, value, [e.value for e in at.error])
-        assert _shown(at) != before, f"changing {key} to {value!r} changed nothing shown"
+    assert_every_control_counts(at, stem, disabled, VIEW_KEYS, values=OVERRIDES, skip=EDITORS)
 
 
 @pytest.mark.parametrize("query", [
