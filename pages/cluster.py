@@ -1,6 +1,7 @@
 """Mooncake cluster: overload admission (early rejection and its oscillation) and KVCache-centric scheduling."""
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from kvviz import conductor, glossary, overload
@@ -40,6 +41,26 @@ def run_overload(spec: tuple, config: overload.ClusterConfig, seeds: tuple[int, 
 def run_schedulers(trace: Trace, config: conductor.ConductorConfig):
     """All four schedulers over one trace (cached on the trace's content)."""
     return conductor.compare(trace, config), conductor.offered_load(trace, config)
+
+
+@st.fragment
+def policy_part(runs: dict[str, list[overload.OverloadResult]], table: pd.DataFrame, runs_key: str, settings: dict,
+                trace_name: str | None) -> None:
+    """The policy shown, its timeline and counts: switching the policy reruns only this part."""
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        policy = st.segmented_control("Policy", overload.POLICIES, default="early", required=True,
+                                      key="cluster_policy", bind="query-params",
+                                      format_func=overload.POLICY_LABELS.get)
+        frame.terms("TTFT", "TBT", "SLO", "t_d")
+    shown, row = runs[policy][0], table.set_index("policy").loc[policy]
+    figures.figure("cluster.fig_timeline", shown, cache_key=f"{runs_key}:{policy}", key="cluster_timeline")
+    with st.container(horizontal=True):
+        st.metric("Completed", f"{row['completed']:,.0f}", border=True)
+        st.metric("Rejected on arrival", f"{row['rejected_early']:,.0f}", border=True)
+        st.metric("Rejected after prefill", f"{row['rejected_after_prefill']:,.0f}", border=True)
+        st.metric("Wasted prefill", f"{row['wasted_prefill_s']:,.0f} s", border=True)
+    frame.download_csv(shown.timeline, "cluster", f"{overload.POLICY_LABELS[policy]} timeline",
+                       {"policy": policy, **settings}, trace=trace_name)
 
 
 def overload_view() -> None:
@@ -98,25 +119,12 @@ def overload_view() -> None:
     st.caption(f"Capacity: prefill pool {cap.prefill_rps:.2f} req/s, decode pool {cap.decode_rps:.2f} req/s "
                f"(the **{cap.bottleneck}** pool is the bottleneck); offered ≈ {rate:.2f} req/s. "
                f"t_d = {runs['baseline'][0].totals['t_d_s']:.1f} s.")
-    with st.container(horizontal=True, vertical_alignment="bottom"):
-        policy = st.segmented_control("Policy", overload.POLICIES, default="early", required=True,
-                                      key="cluster_policy", bind="query-params",
-                                      format_func=overload.POLICY_LABELS.get)
-        frame.terms("TTFT", "TBT", "SLO", "t_d")
-    shown = runs[policy][0]
-    row = table.set_index("policy").loc[policy]
-    runs_key = str(hash((spec, config, seeds)))          # stands for the runs in the figure cache
-    figures.figure("cluster.fig_timeline", shown, cache_key=f"{runs_key}:{policy}", key="cluster_timeline")
-    with st.container(horizontal=True):
-        st.metric("Completed", f"{row['completed']:,.0f}", border=True)
-        st.metric("Rejected on arrival", f"{row['rejected_early']:,.0f}", border=True)
-        st.metric("Rejected after prefill", f"{row['rejected_after_prefill']:,.0f}", border=True)
-        st.metric("Wasted prefill", f"{row['wasted_prefill_s']:,.0f} s", border=True)
     arrivals = (dict(zip(("load (x capacity)", "duration (s)", "mean prompt", "mean output"), spec[1:]))
                 if spec[0] == "poisson" else {"replay speed-up": speedup})
-    settings = {"policy": policy, **arrivals, "seeds": ",".join(map(str, seeds)), **cfg}
+    settings = {**arrivals, "seeds": ",".join(map(str, seeds)), **cfg}
     trace_name = trace.name if source != "Poisson" else None
-    frame.download_csv(shown.timeline, "cluster", f"{overload.POLICY_LABELS[policy]} timeline", settings, trace=trace_name)
+    runs_key = str(hash((spec, config, seeds)))          # stands for the runs in the figure cache
+    policy_part(runs, table, runs_key, settings, trace_name)
     frame.explain(
         "Prefill and decode run on separate pools. **Prefill load** is a new request's predicted TTFT over the "
         "TTFT SLO; **decode load** is max(TBT ÷ TBT SLO, batch ÷ batch limit). A request is admitted while the "
