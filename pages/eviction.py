@@ -132,29 +132,34 @@ with st.expander("The curve as a table", expanded=False):
 frame.download_csv(curve, "eviction", "hit curve", settings, trace=trace.name)
 frame.explain(EXPLAIN)
 
+
+@st.fragment
+def over_time_view(finite: list, gap_at: float) -> None:
+    """Hit ratio over time at one capacity: its controls rerun only this part of the page."""
+    left, mid, right = st.columns([3, 2, 2])
+    at = left.select_slider("Capacity (blocks)", finite, value=gap_at if gap_at in finite else finite[len(finite) // 2],
+                            format_func=lambda c: f"{c:,}", key="eviction_at", bind="query-params",
+                            help="Starts where Belady is farthest ahead of the best online policy.")
+    lead = leader_at(curve, policies, at) if policies else TIE
+    shown_mode = mid.segmented_control("Policies shown", TIME_VIEWS, default=TIME_VIEWS[0], required=True,
+                                       key="eviction_time_show", bind="query-params",
+                                       help="The leader at this capacity, LRU and Belady; or every policy.")
+    smooth = right.slider("Rolling window (time windows)", 1, 9, 5, key="eviction_smooth", bind="query-params",
+                          help="Each point sums the hits and accesses of the last windows: less noise, same totals.")
+    if shown_mode == TIME_VIEWS[0]:
+        time_policies = list(dict.fromkeys([*(p for p in (lead,) if p != TIE), "lru", BOUND]))
+    else:
+        time_policies = [*policies, BOUND]
+    with st.spinner("Replaying at one capacity…"):
+        windows = {p: over_time(key, p, at, prefix, cache_trace) for p in time_policies}
+    figures.figure("eviction.fig_over_time", windows, at, prefix=prefix, smooth=int(smooth), key="eviction_time")
+    if shown_mode == TIME_VIEWS[0]:
+        st.caption(f"At {int(at):,} blocks " + ("the online policies tie within 0.001, so LRU is shown with Belady."
+                                                if lead == TIE else f"the leader is **{POLICIES[lead].label}**."))
+
+
 st.subheader("Over time, at one capacity")
-finite = [c for c in capacities if c != INFINITE]
-gap_at = found.widest_gap[0]
-left, mid, right = st.columns([3, 2, 2])
-at = left.select_slider("Capacity (blocks)", finite, value=gap_at if gap_at in finite else finite[len(finite) // 2],
-                        format_func=lambda c: f"{c:,}", key="eviction_at", bind="query-params",
-                        help="Starts where Belady is farthest ahead of the best online policy.")
-lead = leader_at(curve, policies, at) if policies else TIE
-shown_mode = mid.segmented_control("Policies shown", TIME_VIEWS, default=TIME_VIEWS[0], required=True,
-                                   key="eviction_time_show", bind="query-params",
-                                   help="The leader at this capacity, LRU and Belady; or every policy.")
-smooth = right.slider("Rolling window (time windows)", 1, 9, 5, key="eviction_smooth", bind="query-params",
-                      help="Each point sums the hits and accesses of the last windows: less noise, same totals.")
-if shown_mode == TIME_VIEWS[0]:
-    time_policies = list(dict.fromkeys([*(p for p in (lead,) if p != TIE), "lru", BOUND]))
-else:
-    time_policies = [*policies, BOUND]
-with st.spinner("Replaying at one capacity…"):
-    windows = {p: over_time(key, p, at, prefix, cache_trace) for p in time_policies}
-figures.figure("eviction.fig_over_time", windows, at, prefix=prefix, smooth=int(smooth), key="eviction_time")
-if shown_mode == TIME_VIEWS[0]:
-    st.caption(f"At {int(at):,} blocks " + ("the online policies tie within 0.001, so LRU is shown with Belady."
-                                            if lead == TIE else f"the leader is **{POLICIES[lead].label}**."))
+over_time_view([c for c in capacities if c != INFINITE], found.widest_gap[0])
 
 
 def _notice() -> list[str]:
