@@ -142,10 +142,11 @@ RULES = (
     "in-flight tokens is deferred a round, to the head of the queue, instead of computing them again.")
 
 PAPER_NOTE = (
-    "The paper figure has no token counts or memory size, so which steps evict depends on the capacity you "
-    "choose; its numbering starts at (1) = the empty tree, this page's at step 0. No single capacity "
-    "reproduces the figure's (5), (8), (9) with these prompts (tests/test_radix_report.py tries 40–200 tokens): "
-    "after (5) frees one turn, the figure adds a few-shot branch and a batch of three without evicting, "
-    "which takes more room than that turn held; here a request also reserves its output when admitted. "
+    "The paper figure elides its texts and has no token counts or memory size, so which steps evict depends "
+    "on the lengths and the capacity; its numbering starts at (1) = the empty tree, this page's at step 0. "
+    "The preset gives the elided turns lengths with which 120 GPU tokens evict at the figure's (5), (8), (9) "
+    "and the caption's nodes (121–123 give the same steps; tests/test_radix_report.py): a long reply in the "
+    "first session frees, at (5), room for the few-shot branch and batch that follow without evicting. SGLang "
+    "inserts a prompt and then prompt + output, so a turn is two nodes: at (5) the reply goes, its question stays. "
     "Strata reports throughput on GPUs; this page counts tokens, so it shows the mechanism, not the speed-up. "
     "The Strata scheduling rules come from secondary sources and the lecture notes (see docs/radix.md).")

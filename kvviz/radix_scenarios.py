@@ -550,35 +550,43 @@ class Preset:
 
 _SYS = "You are a helpful assistant ."
 _SHOTS = "Q : 1+1 ? A : 2 . Q : 2+3 ? A : 5 ."
+# Fig. 3's elided turns, given lengths (in tokens; commas separate tokens in a script, so none here)
+# with which 120 tokens evict at the figure's steps and the figure's nodes (tests/test_radix_report.py).
+_THINK = ("Let us think . The first train is 60 km ahead when the second one starts ; the gap closes at 30 km / h "
+          "so the second train then catches up exactly two hours later : at 6 pm sharp .")
+_ASK = "What can you do for me and for my small team today ?"
+_HELP = "I can help . I answer questions and write with you ."
+_POEM = "Roses are red ; violets are blue ; sugar is sweet ; and so are you . That is all I have ."
 
 PRESETS: dict[str, Preset] = {
     "sglang9": Preset(
         "SGLang paper: nine steps",
         "The RadixAttention figure of the SGLang paper (arXiv 2312.07104, Fig. 3): two chat sessions, a "
         "batch of few-shot queries and self-consistency samples share one tree under LRU eviction. Step k "
-        "here is the figure's (k + 1).",
+        "here is the figure's (k + 1). The figure elides its texts (\"...\") and gives no sizes: these "
+        "lengths and 120 tokens of GPU memory evict where it does, at (5), (8) and (9).",
         f"""# (2) a chat session: system prompt, a user message and the reply
 chat1: {_SYS} User : Hello ! => Assistant : Hi !
 # (3) the same session continues: the first turn is reused, the new turn appended
-chat1: {_SYS} User : Hello ! Assistant : Hi ! User : Solve this problem . => Assistant : Sure ! Let us think
+chat1: {_SYS} User : Hello ! Assistant : Hi ! User : Solve this problem . => Assistant : Sure ! {_THINK}
 # (4) a new chat session shares only the system prompt: the edge splits
-chat2: {_SYS} User : What can you do ? => Assistant : I can help .
-# (5) the second session continues (in the paper memory runs short here, and the least recently used leaf goes)
-chat2: {_SYS} User : What can you do ? Assistant : I can help . User : Write a poem . => Assistant : Roses are red
+chat2: {_SYS} User : {_ASK} => Assistant : {_HELP}
+# (5) the second session continues: memory runs short, and the least recently used leaf (the first session's reply) goes
+chat2: {_SYS} User : {_ASK} Assistant : {_HELP} User : Write a poem . => Assistant : {_POEM}
 # (6) a few-shot query shares nothing: a new branch at the root
 shot: {_SHOTS} Q : 3+3 ? => A : 6 .
 # (7) a batch of few-shot queries with the same examples
 shot: {_SHOTS} Q : 4+4 ? => A : 8 .
 & shot: {_SHOTS} Q : 5+2 ? => A : 7 .
 & shot: {_SHOTS} Q : 9+1 ? => A : 10 .
-# (8) the first session returns; the second session is now least recently used
-chat1: {_SYS} User : Hello ! Assistant : Hi ! User : Solve this problem . Assistant : Sure ! Let us think User : Thanks => Assistant : Welcome
-# (9) self-consistency: several sampled answers to one few-shot question
+# (8) the first session returns and recomputes its evicted reply: the second session, least recently used, goes
+chat1: {_SYS} User : Hello ! Assistant : Hi ! User : Solve this problem . Assistant : Sure ! {_THINK} User : Thanks => Assistant : Welcome
+# (9) self-consistency: several sampled answers to one few-shot question; the other few-shot queries go
 sample: {_SHOTS} Q : 4+4 ? A : 8 . Q : 6+6 ? => A : 12 .
 & sample: {_SHOTS} Q : 4+4 ? A : 8 . Q : 6+6 ? => A : twelve .
 & sample: {_SHOTS} Q : 4+4 ? A : 8 . Q : 6+6 ? => A : 12 !
 """,
-        dict(cache="radix", device_capacity=72, page_size=1, eviction_policy="lru"),
+        dict(cache="radix", device_capacity=120, page_size=1, eviction_policy="lru"),
     ),
     "system": Preset(
         "Shared system prompt",

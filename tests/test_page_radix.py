@@ -18,7 +18,7 @@ def test_opens_on_the_sglang_example_with_tree_and_totals():
     assert len(at.get("plotly_chart")) == 2
     labels = [m.label for m in at.metric]
     assert {"On GPU now", "Cache hits this step", "Evicted this step", "Redundant so far"} <= set(labels)
-    assert at.metric[0].value == "0" and "of 72 tokens" in at.metric[0].help
+    assert at.metric[0].value == "0" and "of 120 tokens" in at.metric[0].help
     assert not at.error
 
 
@@ -135,7 +135,7 @@ def test_coming_back_from_another_page_keeps_usable_settings():
     at.switch_page("pages/home.py").run()
     at.switch_page("pages/radix.py").run()
     assert_clean(at)
-    assert at.number_input(key="radix_device").value == 72 and not at.error
+    assert at.number_input(key="radix_device").value == 120 and not at.error
 
 
 def test_a_long_trace_is_viewed_a_window_of_trees_at_a_time():
@@ -158,12 +158,12 @@ def test_every_step_says_what_the_cache_did_with_the_presets_caption():
     said = texts(at)
     assert "*(4) a new chat session shares only the system prompt: the edge splits*" in said   # the caption
     assert "**R3 chat2**: split 'You are a … : Hello !' at token 8" in said
-    assert "**R3 chat2**: matched 8 of 12 tokens on the GPU" in said
+    assert "**R3 chat2**: matched 8 of 20 tokens on the GPU" in said
     at.slider(key="radix_step").set_value(7).run()
     said = texts(at)
-    assert "evicted leaf 'Assistant : Roses are red' (5 tokens, least recently used)" in said
+    assert "evicted leaf 'Assistant : Roses … I have .' (25 tokens, least recently used)" in said
     evicted = next(m for m in at.metric if m.label == "Evicted this step")
-    assert evicted.value == "26" and "So far: 45 from the GPU" in evicted.help   # 26 this step, cumulative beside
+    assert evicted.value == "58" and "So far: 104 from the GPU" in evicted.help   # 58 this step, cumulative beside
 
 
 def test_an_eviction_that_frees_nothing_says_why():

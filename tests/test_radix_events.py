@@ -39,15 +39,14 @@ def test_raw_operations_record_exactly_what_happened():
 
 def test_the_sglang_example_evicts_by_lru_and_names_the_request():
     rep = replay(PRESETS["sglang9"].script(), ReplayConfig(**{**ReplayConfig().__dict__, **PRESETS["sglang9"].suggested}))
-    assert eviction_steps(rep) == [5, 6, 7, 8]
+    assert eviction_steps(rep) == [4, 7, 8]
     words = dict(rep.vocab)
     step7 = [e for e in rep.steps["events"].iloc[7] if e.kind is K.EVICT]
     assert [(e.who, quote(e.key, words), e.cascade) for e in step7] == [
-        ("R9 chat1", "'Assistant : Roses are red'", False),
+        ("R9 chat1", "'Assistant : Roses … I have .'", False),
         ("R9 chat1", "'User : Write a poem .'", True),
-        ("R9 chat1", "'Assistant : I can help .'", True),
-        ("R9 chat1", "'What can you do ?'", True),
-        ("R9 chat1", "'A : 6 .'", False),
+        ("R9 chat1", "'Assistant : I … with you .'", True),
+        ("R9 chat1", "'What can you … team today ?'", True),
     ]
     split = next(e for e in rep.steps["events"].iloc[3] if e.kind is K.SPLIT)
     assert (split.who, split.at, len(split.key)) == ("R3 chat2", 8, 10)

@@ -16,29 +16,40 @@ def run(config: ReplayConfig = SGLANG9, snapshots=True):
 
 def test_the_figure_row_is_computed_from_the_simulation():
     rep, other = run(), run(replace(SGLANG9, deferral=False))
-    assert figure_steps(rep) == [6, 7, 8, 9]
+    assert figure_steps(rep) == [5, 8, 9]
     row = next(r for r in paper_rows(rep, other, True) if "Fig. 3" in r["quantity"])
-    assert row["paper"] == "(5), (8), (9)" and row["this simulation"].startswith("(6), (7), (8), (9)")
-    assert row["status"] == "differs"
+    assert row["paper"] == "(5), (8), (9)" and row["this simulation"].startswith("(5), (8), (9)")
+    assert row["status"] == "agrees"
+    row = next(r for r in paper_rows(run(replace(SGLANG9, device_capacity=100), False), other, True)
+               if "Fig. 3" in r["quantity"])
+    assert row["this simulation"].startswith("(5), (6), (7), (8), (9)") and row["status"] == "differs"
     assert not any("Fig. 3" in r["quantity"] for r in paper_rows(rep, other, False))
 
 
-def test_no_capacity_reproduces_the_figure_with_these_prompts():
-    """The page's note says so: after (5) the figure grows two few-shot branches without evicting."""
+def test_the_preset_evicts_the_figures_nodes():
+    """Fig. 3's caption: (5) node c (the first session's last turn: here its reply; SGLang inserts a
+    prompt and its output as two nodes), (8) g and h (the whole second session), (9) i, k and l (the
+    few-shot queries other than j, the one sampled). The capacities that give the figure's steps are
+    a narrow band, and 120 is the one that also evicts exactly these nodes."""
+    rep = run()
+    assert [list(step_marks(rep, k - 1).ghosts["tokens"]) for k in FIGURE_EVICTS] == [
+        ["Assistant : Sure … pm sharp ."],
+        ["Assistant : Roses … I have .", "User : Write a poem .", "Assistant : I … with you .",
+         "What can you … team today ?"],
+        ["A : 6 .", "3+3 ?", "A : 7 .", "5+2 ?", "A : 10 .", "9+1 ?"]]
     script = PRESETS["sglang9"].script()
-    found = [cap for cap in range(40, 201)
-             if tuple(figure_steps(replay(script, replace(SGLANG9, device_capacity=cap), snapshots=False)))
-             == FIGURE_EVICTS]
-    assert found == []
+    assert [cap for cap in range(40, 201)
+            if tuple(figure_steps(replay(script, replace(SGLANG9, device_capacity=cap), snapshots=False)))
+            == FIGURE_EVICTS] == [120, 121, 122, 123]
 
 
 def test_marks_and_metrics_of_an_evicting_step():
     rep, other = run(), run(replace(SGLANG9, deferral=False))
     marks = step_marks(rep, 7)
-    assert list(marks.ghosts["tokens"]) == ["Assistant : Roses are red", "User : Write a poem .",
-                                            "Assistant : I can help .", "What can you do ?", "A : 6 ."]
+    assert list(marks.ghosts["tokens"]) == ["Assistant : Roses … I have .", "User : Write a poem .",
+                                            "Assistant : I … with you .", "What can you … team today ?"]
     assert marks.marks == {"split": set(), "loaded": set()}
     assert step_marks(rep, 3).marks["split"] == {5}
     cards = {label: value for label, value, _ in step_metrics(rep, other, 7)}
-    assert cards == {"On GPU now": 46, "Cache hits this step": 8, "Evicted this step": 26, "Redundant so far": 0}
-    assert any("evicts at steps 5, 6, 7, 8" in p for p in notice(rep, other))
+    assert cards == {"On GPU now": 62, "Cache hits this step": 20, "Evicted this step": 58, "Redundant so far": 0}
+    assert any("evicts at steps 4, 7, 8" in p for p in notice(rep, other))

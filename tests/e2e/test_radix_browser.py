@@ -19,7 +19,7 @@ def test_step_buttons_and_deep_link(page: Page, app_url: str):
     expect(page.get_by_text("Step 7 of 9")).to_be_visible()
     assert "radix_step=7" in page.url
     expect(page.get_by_text("(8) the first session returns", exact=False)).to_be_visible()   # the preset's caption
-    expect(page.get_by_text("evicted leaf 'Assistant : Roses are red'", exact=False)).to_be_visible()
+    expect(page.get_by_text("evicted leaf 'Assistant : Roses … I have .'", exact=False)).to_be_visible()
     assert_no_exception(page)
 
 
