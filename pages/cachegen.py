@@ -101,7 +101,11 @@ setup, bw, measured = prepare(inputs)
 label = frame.plain(bw.name)
 settings = inputs.settings()
 extra = []
-if view == VIEWS[0]:
+
+
+@st.fragment
+def timeline_part(inputs: StreamInputs, setup: S.StreamSetup, bw: S.Bandwidth, settings: dict) -> None:
+    """The policies picked, their timeline and per-chunk table: a change of policies reruns only this part."""
     names = S.policy_names(setup)
     policies = st.multiselect("Policies (one row each)", names, DEFAULT_POLICIES, key=f"{STEM}_policies",
                               bind="query-params", format_func=figs.policy_label,
@@ -118,6 +122,10 @@ if view == VIEWS[0]:
     st.dataframe(table, hide_index=True, width="stretch", column_config=cached.FORMATS)
     frame.download_csv(table, STEM, "per-chunk table", settings | {"policies": ", ".join(chosen)},
                        trace=f"{bw.name} (trace 0)")
+
+
+if view == VIEWS[0]:
+    timeline_part(inputs, setup, bw, settings)
     frame.explain(report.TIMELINE_EXPLAIN)
     with frame.user_errors():
         frame.confirm_cost(S.stream_cost(setup, bw.traces, len(S.policy_names(setup))), f"{STEM}_summary")
