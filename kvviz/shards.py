@@ -54,7 +54,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from kvviz.errors import InputError, require
 from kvviz.eviction import MAX_ACCESSES, Replay, hit_mask, parse_capacities, parse_policies
@@ -285,6 +284,8 @@ def _curve(sample: Sample, policies: tuple[str, ...], caps: list[float],
            hits: dict[tuple[int, str, float], int]) -> pd.DataFrame:
     """Each policy's plain SHARDS estimate at each capacity: ``policy, capacity, hit_ratio,
     sampled_capacity, represented``."""
+    import pandas as pd  # here: the default hitcurve imports this module only to pick its rate
+
     scaled = [sample.sampled_capacity(c) for c in caps]
     key = id(sample.replay)
     return pd.DataFrame({

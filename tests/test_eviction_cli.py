@@ -25,11 +25,13 @@ def test_prints_the_curve_as_csv(capsys):
     assert lines[3].split(",")[2] == lines[6].split(",")[2]        # infinite capacity: every policy alike
 
 
-def test_an_exact_curve_never_imports_pandas():
+@pytest.mark.parametrize("options", [["--sample", "exact", "--prefix"], []], ids=["exact", "auto"])
+def test_an_exact_curve_never_imports_pandas(options):
     # An exact block-cache curve is mostly start-up; pandas alone would add a third of a second
-    # (docs/eviction.md, Speed), so the command reads and counts without it.
+    # (docs/eviction.md, Speed), so the command reads and counts without it, also when the
+    # default "auto" has to ask the sampler whether this trace is small enough to stay exact.
     script = ("import sys; from kvviz.cli import main; "
-              f"main(['hitcurve', {EXAMPLE!r}, '--sample', 'exact', '--policies', 'lru,arc', '--prefix']); "
+              f"main(['hitcurve', {EXAMPLE!r}, '--policies', 'lru,arc', *{options!r}]); "
               "sys.exit(3 if 'pandas' in sys.modules else 0)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
