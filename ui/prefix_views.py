@@ -16,7 +16,7 @@ from kvviz import eviction
 from kvviz import prefix_cache as pc
 from kvviz.figures import prefix_cache as figs
 from kvviz.figures.eviction import short_blocks
-from kvviz.prefix_cache.example import LITEHIT_SCRIPT, worked_example
+from kvviz.prefix_cache.example import LITEHIT_SCRIPT, Example, worked_example
 from kvviz.prefix_cache.views import Curves, compare_curves
 from kvviz.prefix_cache.sampling import SampledCurves, sampled_sweep
 from kvviz.prefix_tree import PrefixTree, hottest, prefix_tree, tree_notes
@@ -151,9 +151,9 @@ def curves_view(s: Setup) -> tuple[list[str], list[dict]]:
     return notes, pc.paper_rows(c.comp, example.prefix_total, example.block_total)
 
 
-def example_view() -> tuple[list[str], list[dict]]:
-    """Tair LiteHit's five requests through both caches, one request per slider step."""
-    example = worked_example()
+@st.fragment
+def _example_step(example: Example) -> None:
+    """The step slider, both caches after that step and the requests so far: a step reruns only this."""
     step = st.slider("Step (requests served)", 0, len(LITEHIT_SCRIPT), len(LITEHIT_SCRIPT), key="prefix_step",
                      bind="query-params")
     now = example.steps[int(step)]
@@ -168,6 +168,12 @@ def example_view() -> tuple[list[str], list[dict]]:
         frame.download_csv(pd.DataFrame(rows), "prefix_cache", "worked example",
                            {"example": "Tair LiteHit README §10", "capacity (blocks)": example.capacity,
                             "requests served": int(step)})
+
+
+def example_view() -> tuple[list[str], list[dict]]:
+    """Tair LiteHit's five requests through both caches, one request per slider step."""
+    example = worked_example()
+    _example_step(example)
     first_loss = next((s for s in example.steps[1:] if s.prefix_hits > s.block_hits), None)
     notes = [f"After {len(LITEHIT_SCRIPT)} requests the prefix cache has {example.prefix_total} prefix hits and the "
              f"block cache {example.block_total}, with the same {example.capacity} blocks and the same LRU."]
