@@ -61,24 +61,35 @@ WIDGETS = ["stSlider", "stNumberInput", "stSelectbox", "stMultiSelect", "stButto
 
 # Installed after each page load: input time, script-state transitions, last DOM mutation.
 PROBE = """() => {
-  const k = window.__kvb = {input: 0, states: [], lastMut: performance.now()};
+  const k = window.__kvb = {input: 0, states: [], lastMut: performance.now(), ctl: '', shown: 0};
+  const aside = n => { const e = n.nodeType === 1 ? n : n.parentElement;
+    return !e || e.closest('[data-baseweb=popover], [data-baseweb=tooltip]')
+      || (k.ctl && e.closest('.st-key-' + k.ctl)); };
   new MutationObserver(records => {
     k.lastMut = performance.now();
-    for (const r of records) if (r.attributeName === 'data-test-script-state')
-      k.states.push([r.target.dataset.testScriptState, k.lastMut]);
+    for (const r of records) {
+      if (r.attributeName === 'data-test-script-state') k.states.push([r.target.dataset.testScriptState, k.lastMut]);
+      else if (!aside(r.target)) k.shown = k.lastMut;
+    }
   }).observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
   for (const t of ['keydown', 'pointerdown'])
     document.addEventListener(t, e => { if (e.isTrusted) k.input = performance.now(); }, true);
 }"""
-ARM = "() => { window.__kvb.input = 0; window.__kvb.states = []; }"
+ARM = "key => { Object.assign(window.__kvb, {input: 0, states: [], ctl: key, shown: 0}); }"
 SETTLED = """([quiet, noRun]) => {
   const k = window.__kvb, now = performance.now();
   if (!k || !k.input) return false;
   const ran = k.states.filter(([s, t]) => s !== 'notRunning');
-  if (!ran.length) return now - k.input > noRun ? {norun: true} : false;
   const app = document.querySelector('[data-testid=stApp]');
-  if (app.dataset.testScriptState !== 'notRunning' || app.dataset.testConnectionState !== 'CONNECTED'
-      || document.querySelector('[data-testid=stSkeleton]') || now - k.lastMut < quiet) return false;
+  const idle = app.dataset.testScriptState === 'notRunning' && app.dataset.testConnectionState === 'CONNECTED'
+      && !document.querySelector('[data-testid=stSkeleton]') && now - k.lastMut >= quiet;
+  if (!ran.length) {
+    // A quick fragment run can leave the page's script state unchanged; what it redrew outside the
+    // control itself (and outside pop-overs) still shows that it ran, and when it ended.
+    if (idle && k.shown > k.input) return {wall: (k.lastMut - k.input) / 1000, script: null};
+    return now - k.input > noRun ? {norun: true} : false;
+  }
+  if (!idle) return false;
   const done = k.states.filter(([s, t]) => s === 'notRunning');
   const end = Math.max(k.lastMut, done.length ? done[done.length - 1][1] : 0);
   return {wall: (end - k.input) / 1000,
@@ -158,8 +169,9 @@ def box(page: Page, key: str) -> Locator:
     return page.locator(f".st-key-{key}").first
 
 
-def arm(page: Page) -> None:
-    page.evaluate(ARM)
+def arm(page: Page, key: str) -> None:
+    """Start timing a change of control ``key`` (its own redraws do not count as the page's)."""
+    page.evaluate(ARM, key)
 
 
 def settle(page: Page) -> dict:
@@ -190,7 +202,7 @@ def slider_changes(stem: str, key: str, page: Page) -> list[Change]:
         def go(p: Page) -> None:
             t = box(p, key).locator("input[type=range]").first
             t.focus()
-            arm(p)
+            arm(p, key)
             t.press(k)
         return go
     return [Change(stem, key, press(up), press(down))]
@@ -205,7 +217,7 @@ def number_changes(stem: str, key: str, page: Page) -> list[Change]:
 
     def step(test_id: str) -> Callable[[Page], None]:
         def go(p: Page) -> None:
-            arm(p)
+            arm(p, key)
             box(p, key).get_by_test_id(test_id).click()
             p.mouse.move(1, 1)
         return go
@@ -215,7 +227,7 @@ def number_changes(stem: str, key: str, page: Page) -> list[Change]:
 def click_option(key: str, text: str) -> Callable[[Page], None]:
     """A segmented control's option by its label."""
     def go(p: Page) -> None:
-        arm(p)
+        arm(p, key)
         b = box(p, key)
         target = b.locator("button").filter(has_text=text)
         exact = target.get_by_text(text, exact=True)
@@ -243,7 +255,7 @@ def group_changes(stem: str, key: str, page: Page) -> list[Change]:
 
 def toggle_changes(stem: str, key: str, page: Page) -> list[Change]:
     def flip(p: Page) -> None:
-        arm(p)
+        arm(p, key)
         box(p, key).locator("label").first.click()
         p.mouse.move(1, 1)
     return [Change(stem, key, flip, flip)]
@@ -283,7 +295,7 @@ def select_changes(stem: str, key: str, page: Page) -> list[Change]:
             open_list(p, key)
             opt = options(p).get_by_text(text, exact=True).first
             opt.wait_for(timeout=10_000)
-            arm(p)
+            arm(p, key)
             opt.click()
             p.mouse.move(1, 1)
         return go
@@ -305,14 +317,14 @@ def multiselect_changes(stem: str, key: str, page: Page) -> list[Change]:
         open_list(p, key)
         opt = options(p).get_by_text(text, exact=True).first
         opt.wait_for(timeout=10_000)
-        arm(p)
+        arm(p, key)
         opt.click()
         p.keyboard.press("Escape")
         p.mouse.move(1, 1)
 
     def remove(p: Page) -> None:
         cross = box(p, key).locator(f'button[aria-label="Remove {text}"]').first
-        arm(p)
+        arm(p, key)
         cross.click()
         p.mouse.move(1, 1)
     return [Change(stem, f"{key} + {text}", add, remove) if extra else Change(stem, f"{key} − {text}", remove, add)]
@@ -369,7 +381,8 @@ def measure(page: Page, base: str, change: Change, repeats: int, pid: int, defau
                     out = change_once(page, move)
                     cpu, browser = cpu + cpu_seconds(pid) - cpu0, browser + browser_cpu_seconds(pid) - browser0
                     result.wall.append(out["wall"])
-                    result.script.append(out["script"])
+                    if out["script"] is not None:
+                        result.script.append(out["script"])
                 break
             except NoRerun:                          # counted; start again from the page's defaults
                 result.no_rerun += 1
