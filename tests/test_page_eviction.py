@@ -137,3 +137,41 @@ def test_the_leader_is_marked_and_the_notes_say_why_from_the_trace():
 def test_the_table_1_toggle_is_disabled_when_no_point_is_in_range():
     at = open_page("eviction", {**SMALL, "eviction_range": ["10", "500"]})
     assert at.toggle(key="eviction_paper").disabled
+
+
+
+def _arriving(query: dict[str, str], spec: dict | None = None):
+    """The eviction page in a session that arrived with ``query`` in its URL (and ``spec`` as its trace)."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import APP
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    if spec:
+        at.session_state["kvviz_trace_spec"] = spec
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page("pages/eviction.py").run()
+    assert_clean(at)
+    return at
+
+
+def _lost(at) -> list[str]:
+    return [w.value for w in at.warning if w.value.startswith("The session trace was kept only")]
+
+
+def test_a_session_trace_that_is_gone_is_said_until_a_source_is_picked():
+    # A link naming "Session trace" in a session that has none: a reconnect after a restart, or a
+    # link copied from another browser. The page falls back to its own trace and says why.
+    at = _arriving({"eviction_source": "Session trace"})
+    assert _lost(at)
+    at.button_group(key="eviction_source").set_value("Example").run()
+    assert not _lost(at)
+    assert "Session trace" not in at.button_group(key="eviction_source").options
+
+
+def test_a_kept_session_trace_is_not_called_lost():
+    at = _arriving({"eviction_source": "Session trace"}, {"kind": "example"})
+    assert at.button_group(key="eviction_source").value == "Session trace"
+    assert not _lost(at)

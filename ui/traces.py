@@ -24,6 +24,8 @@ from ui.frame import arrival_params, plain, user_errors
 
 EXAMPLE = PurePath(__file__).parents[1] / "assets" / "example_trace.jsonl"
 SESSION_KEY = "kvviz_trace_spec"
+SESSION_ENDED = ("was kept only in your browser session, which has ended (the server restarted, or this link comes "
+                 "from another session)")
 HASH_TRACE = {Trace: fingerprint}
 """``hash_funcs`` for ``st.cache_data`` functions that take a Trace: key them on its content."""
 SOURCES = ("Session trace", "Synthetic", "Example", "Library", "Upload")
@@ -157,9 +159,8 @@ def _upload(prefix: str) -> dict | None:
             st.caption("Showing the trace you uploaded earlier in this session.")
             return {**earlier, "options": options}
         if arrival_params().get(f"{prefix}_source") == "Upload":      # a link or a reconnect: nothing here yet
-            st.warning("Your upload was kept only in your browser session, which has ended (the server restarted, "
-                       "or this link comes from another session): upload the file again, or press **Keep in the "
-                       "trace library** after uploading so that it survives.", icon=":material/cloud_off:")
+            st.warning(f"Your upload {SESSION_ENDED}: upload the file again, or press **Keep in the trace library** "
+                       "after uploading so that it survives.", icon=":material/cloud_off:")
         return None
     data = file.getvalue()
     return {"kind": "upload", "data": data, "digest": hashlib.blake2b(data, digest_size=16).hexdigest(),
@@ -184,6 +185,11 @@ def upload_name(filename: str) -> str:
     return base[:80]
 
 
+def _chosen(prefix: str) -> None:
+    """A source picked by hand: the one the session arrived with no longer needs explaining."""
+    arrival_params().pop(f"{prefix}_source", None)
+
+
 def trace_picker(prefix: str, *, keep: bool = False) -> Trace | None:
     """Sidebar controls that choose a trace; returns it, or None while an upload is awaited.
 
@@ -194,8 +200,12 @@ def trace_picker(prefix: str, *, keep: bool = False) -> Trace | None:
     options = SOURCES if has_session else SOURCES[1:]
     with st.sidebar:
         st.header("Trace")
+        if not has_session and not keep and arrival_params().get(f"{prefix}_source") == SOURCES[0]:
+            st.warning(f"The session trace {SESSION_ENDED}: this page shows its own trace instead. Choose one on "
+                       "the Trace page again, or keep an upload in the trace library so that a link opens it.",
+                       icon=":material/cloud_off:")
         source = st.segmented_control("Source", options, default=options[0], required=True,
-                                      key=f"{prefix}_source", **KEEP)
+                                      key=f"{prefix}_source", on_change=_chosen, args=(prefix,), **KEEP)
         if source == "Session trace":
             spec = st.session_state[SESSION_KEY]
         elif source == "Synthetic":
