@@ -72,8 +72,8 @@ table = pd.DataFrame([{"order": s.order.label, "rounds": s.rounds, "blocks": tot
                        "recomputed": s.recomputed, "hit_ratio": s.hits / total} for s in schedules])
 st.caption(f"Queue: {what} · {total:,} blocks of {block_tokens} tokens · cache {int(capacity):,} blocks · "
            f"budget {int(budget):,} blocks per batch" + (f" · {len(warm):,} warm-up requests" if warm else ""))
-figures.figure("fig_orders", table, block_tokens, key="radix_schedule_orders")
-figures.figure("fig_rounds", schedules, key="radix_schedule_rounds")
+figures.figure("radix_schedule.fig_orders", table, block_tokens, key="radix_schedule_orders")
+figures.figure("radix_schedule.fig_rounds", schedules, key="radix_schedule_rounds")
 shown = table.rename(columns={"hit_ratio": "hit ratio"})
 st.dataframe(shown, hide_index=True, width="stretch",
              column_config={"hit ratio": st.column_config.NumberColumn(format="%.3f")})

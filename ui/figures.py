@@ -12,8 +12,6 @@ stands for them (its fingerprint) and are then not hashed; keyword inputs are al
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
 from typing import Any
 
 import plotly.graph_objects as go
@@ -30,23 +28,11 @@ BUILDERS = {f"{module.__name__.rsplit('.', 1)[-1]}.{name}": getattr(module, name
 NO_KEY = ""
 
 
-def short_names(names: Iterable[str]) -> dict[str, str]:
-    """Bare ``fig_name`` → ``"module.fig_name"``, for the names only one module has."""
-    names = list(names)
-    count = Counter(name.split(".", 1)[1] for name in names)
-    return {name.split(".", 1)[1]: name for name in names if count[name.split(".", 1)[1]] == 1}
-
-
-SHORT = short_names(BUILDERS)
-
-
 def builder_name(name: str) -> str:
-    """The ``"module.fig_name"`` key of a builder; a bare ``fig_name`` is accepted while it names
-    one builder only (the pages written before the keys had modules)."""
-    full = name if name in BUILDERS else SHORT.get(name)
-    if full is None:
+    """``name`` itself when it is a builder's ``"module.fig_name"`` key; else a KeyError listing them."""
+    if name not in BUILDERS:
         raise KeyError(f"no figure builder {name!r}: name it as 'module.fig_name' from {', '.join(sorted(BUILDERS))}")
-    return full
+    return name
 
 
 @st.cache_resource(max_entries=96, ttl="1h", show_spinner=False)
