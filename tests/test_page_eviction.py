@@ -158,7 +158,7 @@ def _arriving(query: dict[str, str], spec: dict | None = None):
 
 
 def _lost(at) -> list[str]:
-    return [w.value for w in at.warning if w.value.startswith("The session trace was kept only")]
+    return [w.value for w in at.main.warning if w.value.startswith("The session trace was kept only")]
 
 
 def test_a_session_trace_that_is_gone_is_said_until_a_source_is_picked():

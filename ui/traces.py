@@ -198,12 +198,13 @@ def trace_picker(prefix: str, *, keep: bool = False) -> Trace | None:
     """
     has_session = SESSION_KEY in st.session_state and not keep
     options = SOURCES if has_session else SOURCES[1:]
+    if not has_session and not keep and arrival_params().get(f"{prefix}_source") == SOURCES[0]:
+        # On the page, not in the sidebar: presenter mode collapses the sidebar.
+        st.warning(f"The session trace {SESSION_ENDED}: this page shows its own trace instead. Choose one on "
+                   "the Trace page again, or keep an upload in the trace library so that a link opens it.",
+                   icon=":material/cloud_off:")
     with st.sidebar:
         st.header("Trace")
-        if not has_session and not keep and arrival_params().get(f"{prefix}_source") == SOURCES[0]:
-            st.warning(f"The session trace {SESSION_ENDED}: this page shows its own trace instead. Choose one on "
-                       "the Trace page again, or keep an upload in the trace library so that a link opens it.",
-                       icon=":material/cloud_off:")
         source = st.segmented_control("Source", options, default=options[0], required=True,
                                       key=f"{prefix}_source", on_change=_chosen, args=(prefix,), **KEEP)
         if source == "Session trace":
