@@ -16,6 +16,8 @@ list that closed again right after opening (a rerun after the load, a scroll) fa
 
 from __future__ import annotations
 
+import time
+
 from pathlib import Path
 
 import pytest
@@ -159,6 +161,17 @@ def shown(page: Page, stem: str) -> dict[str, str]:
     return {name(w): w["value"] for w in widgets(page, stem) if not (w["key"] or "").endswith(NOT_VIEW_STATE)}
 
 
+def url_settled(page: Page, quiet_s: float = 1.0, most_s: float = 10.0) -> None:
+    """Wait until the address has not changed for ``quiet_s`` (at most ``most_s``): a fragment's quick
+    rerun can leave the page's script state as it was, so ``wait_idle`` may return before the run
+    that writes the last control into the URL."""
+    last, since, end = page.url, time.monotonic(), time.monotonic() + most_s
+    while time.monotonic() < end and time.monotonic() - since < quiet_s:
+        page.wait_for_timeout(100)
+        if page.url != last:
+            last, since = page.url, time.monotonic()
+
+
 @pytest.mark.parametrize("stem", BUILT)
 def test_every_control_survives_the_copied_link(page: Page, browser: Browser, browser_context_args: dict,
                                                 app_url: str, stem: str):
@@ -169,6 +182,7 @@ def test_every_control_survives_the_copied_link(page: Page, browser: Browser, br
     screenshot(page, f"laptop_{stem}")
     first = change_every_control(page, stem)
     assert_no_exception(page)
+    url_settled(page)
     here = shown(page, stem)
     page.frame_locator("iframe").first.locator("#copy").click()
     page.wait_for_function("() => window.kvvizCopiedLink")
