@@ -24,6 +24,7 @@ import numpy as np
 
 from kvviz.errors import require
 from kvviz.policies._jit import kernel
+from kvviz.policies.native import entry
 
 FIRST = -1  # the distance given to an access with no earlier access to its block
 
@@ -46,7 +47,7 @@ def _fenwick_count(tree: np.ndarray, pos: int) -> int:
     return total
 
 
-@kernel
+@entry("i8[:]", "i8", result="i8[:]")
 def stack_distances_of_ids(ids: np.ndarray, n_ids: int) -> np.ndarray:
     """Stack distances of a sequence of dense ids (0 .. n_ids-1); ``FIRST`` for a first access."""
     n = len(ids)

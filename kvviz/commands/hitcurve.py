@@ -39,6 +39,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The kernels are called natively, so numba's compiler is set up only if something needs it
+    # (kvviz.policies.native: most of a short run's start-up).
+    import kvviz.eviction  # noqa: F401 -- its policies' kernels are the entries to link
+    from kvviz.policies.native import native_calls
+
+    with native_calls():
+        return _curve(args)
+
+
+def _curve(args: argparse.Namespace) -> int:
     # Imported here, and the radix-cache replay, the model presets, the sampler and pandas only
     # when asked for: an exact block-cache curve is a short run whose time is mostly start-up
     # (docs/eviction.md, Speed), so it goes through ``counts``, which never builds a DataFrame.

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvviz.policies._jit import helper, kernel
+from kvviz.policies._jit import helper
+from kvviz.policies.native import entry
 
 ABSENT = -1
 BLOCK = 0xFFFFFFFF    # the low 32 bits of an entry: its block
@@ -68,7 +69,7 @@ def _take(heap: np.ndarray, slot: np.ndarray, size: int, k: int) -> int:
     return size
 
 
-@kernel
+@entry("i8[:]", "i8", "i8", "i8[:]", result="b1[:]")
 def belady_hits(ids: np.ndarray, n_ids: int, capacity: int, next_use: np.ndarray) -> np.ndarray:
     """Per-access hits of MIN; ``next_use[i]`` is the index of the next access to ``ids[i]``
     (``len(ids)`` if none)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.policies._jit import kernel
+from kvviz.policies.native import entry
 
 
 @kernel
@@ -30,7 +31,7 @@ def hits_per_request(hit: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, 
     return full, prefix
 
 
-@kernel
+@entry("b1[:]", "i8[:]", result="i8")
 def prefix_hits(hit: np.ndarray, offsets: np.ndarray) -> int:
     """All requests' prefix hits together: ``hits_per_request(...)[1].sum()`` without the
     per-request arrays, reading each request only up to its first miss (a sweep's total)."""

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvviz.policies._jit import kernel
+from kvviz.policies.native import entry
 from kvviz.policies._lists import NOWHERE, SIZE, WHERE, new_queues, pop_tail, push_head
 
 QUEUE = 0
 
 
-@kernel
+@entry("i8[:]", "i8", "i8", result="b1[:]")
 def fifo_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
     """Per-access hits of a FIFO cache of ``capacity`` blocks."""
     hit = np.zeros(len(ids), np.bool_)

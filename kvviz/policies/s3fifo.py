@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvviz.policies._jit import kernel
+from kvviz.policies.native import entry
 from kvviz.policies._rings import new_rings, pop_oldest, push, queue_of, take
 
 SMALL, MAIN, GHOST = 0, 1, 2
@@ -26,7 +26,7 @@ MOVE_TO_MAIN = 2     # hits in S needed to move to M instead of G
 MAX_FREQ = 3         # the counter saturates here (2-bit CLOCK): more hits change nothing
 
 
-@kernel
+@entry("i8[:]", "i8", "i8", result="b1[:]")
 def s3fifo_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
     """Per-access hits of an S3-FIFO cache of ``capacity`` blocks.
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvviz.policies._jit import kernel
+from kvviz.policies.native import entry
 from kvviz.policies._lists import NONE, NOWHERE, PREV, SIZE, TAIL, WHERE, new_queues, push_head, unlink
 
 QUEUE = 0
 
 
-@kernel
+@entry("i8[:]", "i8", "i8", result="b1[:]")
 def sieve_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
     """Per-access hits of a SIEVE cache of ``capacity`` blocks."""
     hit = np.zeros(len(ids), np.bool_)
