@@ -16,7 +16,7 @@ hit count is compared. CPU seconds are printed beside wall seconds because the m
 shared, and the sides run in turn ``--rounds`` times, each round with the load average at its
 start: the ratio is taken of each side's best (least disturbed) time. Beside them runs the
 start-up floor: a process that only imports what ``hitcurve`` cannot do without (numpy,
-pyarrow's JSON reader, the policies with numba) and links the kernels' native code
+pyarrow's JSON reader, the policies) and links the kernels' native code
 (``kvviz.policies.native``), which is what any kvviz run pays before its first access (pandas is
 not among them: the exact curve never builds a DataFrame, and numba's CPU target is never set up);
 libCacheSim's time over it is the best ratio any kernel work could reach. The floor is then
@@ -73,7 +73,7 @@ DISPATCHED = POLICY_MODULES + "; kvviz.eviction.fifo_hits(np.zeros(2, dtype=np.i
 # imports scipy.linalg to look for BLAS) before it loads the kernel from numba's cache.
 STARTUP = (("the interpreter", "pass"), ("+ numpy", "import numpy as np"),
            ("+ pyarrow's JSON reader", "import numpy as np, pyarrow.json"),
-           ("+ the policies (and numba)", POLICY_MODULES), ("+ linking their native code", LINKED))
+           ("+ the policies (numba unimported)", POLICY_MODULES), ("+ linking their native code", LINKED))
 FLOOR = LINKED
 
 

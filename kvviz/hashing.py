@@ -12,10 +12,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-import numba
 import numpy as np
 
 from kvviz.errors import InputError
+from kvviz.policies._jit import helper, kernel
 
 _ROOT = b"kvviz-chain-root"
 
@@ -51,14 +51,14 @@ def remap_ids(hashes: Sequence[int], table: dict[int, int]) -> list[int]:
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
-@numba.njit(cache=True)
+@helper
 def _mix(z):  # splitmix64's finaliser: a bijection of 64-bit words that spreads every input bit
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return z ^ (z >> np.uint64(31))
 
 
-@numba.njit(cache=True)
+@kernel
 def _rechain(ids, offsets, out):
     for r in range(len(offsets) - 1):
         h = _GOLDEN

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import importlib.machinery
+import importlib.util
 import json
 import os
 import sys
@@ -29,13 +31,14 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-import numba
 import numpy as np
 
-from kvviz.policies._jit import kernel
+from kvviz.policies._jit import CACHE_DIR, Jitted, kernel, numba_module
 
 DTYPES = {"i8": np.int64, "b1": np.bool_}
 MANIFEST = "entries.json"
@@ -49,18 +52,18 @@ class Entry:
     array. An array result is as long as the first argument, which is an array.
     """
 
-    dispatcher: Any
+    kernel: Jitted
     args: tuple[str, ...]
     result: str
 
     @property
     def name(self) -> str:
-        return f"{self.dispatcher.py_func.__module__}.{self.dispatcher.__name__}"
+        return f"{self.kernel.__module__}.{self.kernel.__name__}"
 
     def __call__(self, *args: Any) -> Any:
         native = _NATIVE.functions.get(self.name) if _NATIVE.enabled else None
         if native is None or not _exact_types(self.args, args):
-            return self.dispatcher(*args)
+            return self.kernel(*args)
         return _call(native, self, args)
 
 
@@ -125,8 +128,7 @@ def _c_source(spec: Entry) -> str:
 
 
 def _c_signature(spec: Entry):
-    from numba import types
-
+    types = numba_module().types
     scalar = {"i8": types.int64, "b1": types.boolean}
     params = []
     for kind in spec.args:
@@ -138,7 +140,8 @@ def _c_signature(spec: Entry):
 
 def _compile(spec: Entry) -> tuple[str, bytes]:
     """The entry's C symbol and the object code holding it (with everything it calls inlined)."""
-    namespace = {"carray": numba.carray, "kernel": spec.dispatcher}
+    numba = numba_module()
+    namespace = {"carray": numba.carray, "kernel": spec.kernel}
     exec(_c_source(spec), namespace)  # noqa: S102 -- our own generated source, not user input
     compiled = numba.cfunc(_c_signature(spec), nogil=True)(namespace["c_entry"])
     return compiled.native_name, compiled._library._get_compiled_object()
@@ -168,14 +171,14 @@ def folder_for() -> Path:
     import llvmlite
     import llvmlite.binding as ll
 
-    sources = sorted({sys.modules[spec.dispatcher.py_func.__module__].__file__ for spec in _ENTRIES.values()})
+    sources = sorted({sys.modules[spec.kernel.__module__].__file__ for spec in _ENTRIES.values()})
     sources += sorted(str(p) for p in Path(__file__).parent.glob("*.py"))
     digest = hashlib.sha1()
     for path in dict.fromkeys(sources):
         digest.update(Path(path).read_bytes())
-    digest.update(" ".join([numba.__version__, llvmlite.__version__, ll.get_host_cpu_name(),
+    digest.update(" ".join([version("numba"), llvmlite.__version__, ll.get_host_cpu_name(),
                             ll.get_host_cpu_features().flatten(), *sorted(_ENTRIES)]).encode())
-    return Path(numba.config.CACHE_DIR) / f"native-{digest.hexdigest()[:16]}"
+    return CACHE_DIR / f"native-{digest.hexdigest()[:16]}"
 
 
 # -- loading them (llvmlite only) ------------------------------------------------------------------
@@ -193,13 +196,29 @@ class _Native:
 _NATIVE = _Native()
 
 
-def _add_runtime_symbols() -> None:
-    """Point the objects' undefined symbols at numba's C runtime, under the names numba gives them."""
-    import llvmlite.binding as ll
-    from numba import _helperlib
-    from numba.core.runtime import _nrt_python
+def _runtime_module(name: str) -> ModuleType:
+    """One of numba's C extension modules, loaded from its file without importing numba (0.15–0.2 s),
+    and registered under its own name, so that numba, if imported later, shares it."""
+    if name in sys.modules:
+        return sys.modules[name]
+    folder = Path(importlib.util.find_spec("numba").origin).parent.joinpath(*name.split(".")[1:-1])
+    path = next(p for p in folder.glob(name.rsplit(".", 1)[1] + ".*") if p.suffix in (".so", ".pyd"))
+    loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(name, path, loader=loader))
+    loader.exec_module(module)
+    sys.modules[name] = module
+    return module
 
-    for prefix, helpers in (("numba_", _helperlib.c_helpers), ("NRT_", _nrt_python.c_helpers)):
+
+def _add_runtime_symbols() -> None:
+    """Point the objects' undefined symbols at numba's C runtime, under the names numba gives them,
+    with the allocator numba's runtime uses (``numba.core.runtime.nrt`` sets it when imported)."""
+    import llvmlite.binding as ll
+
+    helperlib = _runtime_module("numba._helperlib")
+    nrt = _runtime_module("numba.core.runtime._nrt_python")
+    nrt.memsys_use_cpython_allocator()
+    for prefix, helpers in (("numba_", helperlib.c_helpers), ("NRT_", nrt.c_helpers)):
         for name, address in helpers.items():
             ll.add_symbol(name if name.startswith("_") else prefix + name, address)
 
