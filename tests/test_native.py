@@ -3,6 +3,7 @@ numba's own types elsewhere, and a command line that never sets up numba's compi
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
@@ -95,6 +96,21 @@ def test_a_build_into_a_folder_another_process_finished_keeps_theirs(tmp_path):
     native.build(folder)                      # loses the race: its own staging folder is removed
     assert [p.name for p in folder.iterdir()] == [native.MANIFEST]
     assert [p.name for p in tmp_path.iterdir()] == ["native-x"]
+
+
+def test_a_damaged_object_is_never_linked_and_numba_runs_instead(tmp_path, monkeypatch):
+    native.link()
+    folder = tmp_path / "native-damaged"
+    shutil.copytree(native.folder_for(), folder)
+    code = folder / "kvviz.policies.fifo.fifo_hits.o"
+    code.write_bytes(code.read_bytes()[:-64])                  # linking this would crash the process
+    with pytest.raises(ValueError, match="fifo_hits.o does not match"):
+        native._verified_objects(folder)
+    monkeypatch.setattr(native, "folder_for", lambda: folder)
+    monkeypatch.setattr(native, "_NATIVE", native._Native())
+    with native.native_calls():
+        assert native._NATIVE.functions == {}
+        assert fifo_hits(np.array([0, 0], dtype=np.int64), 1, 1).tolist() == [False, True]
 
 
 def test_the_command_line_counts_natively_without_numba_s_compiler():

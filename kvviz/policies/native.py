@@ -156,7 +156,7 @@ def build(folder: Path) -> None:
     for name, spec in sorted(_ENTRIES.items()):
         symbol, code = _compile(spec)
         (staging / f"{name}.o").write_bytes(code)
-        manifest[name] = symbol
+        manifest[name] = {"symbol": symbol, "sha256": hashlib.sha256(code).hexdigest()}
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=1))
     try:
         staging.rename(folder)
@@ -176,7 +176,7 @@ def folder_for() -> Path:
     digest = hashlib.sha1()
     for path in dict.fromkeys(sources):
         digest.update(Path(path).read_bytes())
-    digest.update(" ".join([version("numba"), llvmlite.__version__, ll.get_host_cpu_name(),
+    digest.update(" ".join([sys.version, version("numba"), llvmlite.__version__, ll.get_host_cpu_name(),
                             ll.get_host_cpu_features().flatten(), *sorted(_ENTRIES)]).encode())
     return CACHE_DIR / f"native-{digest.hexdigest()[:16]}"
 
@@ -188,6 +188,7 @@ class _Native:
 
     def __init__(self) -> None:
         self.enabled = False
+        self.tried = False                 # link() ran, whether or not it linked anything
         self.functions: dict[str, ctypes._CFuncPtr] = {}
         self.engines: list[Any] = []       # kept alive: they own the code's memory
         self.lock = threading.Lock()
@@ -233,35 +234,54 @@ def _ctypes_of(spec: Entry) -> ctypes._CFuncPtr:
     return ctypes.CFUNCTYPE(c[spec.result], *params)
 
 
-def _link(folder: Path) -> dict[str, ctypes._CFuncPtr]:
+def _verified_objects(folder: Path) -> dict[str, tuple[str, bytes]]:
+    """Each entry's symbol and object code, all checked against the manifest's hashes first: linking
+    a damaged object file crashes the process (LLVM does not check), so any doubt means none."""
+    manifest = json.loads((folder / MANIFEST).read_text())
+    objects = {}
+    for name in _ENTRIES:
+        code = (folder / f"{name}.o").read_bytes()
+        if hashlib.sha256(code).hexdigest() != manifest[name]["sha256"]:
+            raise ValueError(f"{name}.o does not match its hash")
+        objects[name] = (manifest[name]["symbol"], code)
+    return objects
+
+
+def _link(objects: dict[str, tuple[str, bytes]]) -> dict[str, ctypes._CFuncPtr]:
     import llvmlite.binding as ll
 
     ll.initialize_native_target()
     ll.initialize_native_asmprinter()
     _add_runtime_symbols()
     machine = ll.Target.from_default_triple().create_target_machine(codemodel="jitdefault")
-    manifest = json.loads((folder / MANIFEST).read_text())
     functions = {}
-    for name, symbol in manifest.items():
-        if name not in _ENTRIES:
-            continue
+    for name, (symbol, code) in objects.items():
         engine = ll.create_mcjit_compiler(ll.parse_assembly(""), machine)
-        engine.add_object_file(ll.ObjectFileRef.from_data((folder / f"{name}.o").read_bytes()))
+        engine.add_object_file(ll.ObjectFileRef.from_data(code))
         engine.finalize_object()
         _NATIVE.engines.append(engine)
-        functions[name] = _ctypes_of(_ENTRIES[name])(engine.get_function_address(symbol))
+        address = engine.get_function_address(symbol)
+        if not address:
+            raise ValueError(f"{name}.o has no {symbol}")
+        functions[name] = _ctypes_of(_ENTRIES[name])(address)
     return functions
 
 
 def link() -> None:
-    """Link this machine's objects for the current kernels, building them first if there are none."""
+    """Link this machine's objects for the current kernels, building them first if there are none.
+    If that fails (an unwritable cache folder, a damaged object), entries stay with numba's
+    dispatchers, which are slower to start but give the same results."""
     with _NATIVE.lock:
-        if _NATIVE.functions:
+        if _NATIVE.tried:
             return
-        folder = folder_for()
-        if not (folder / MANIFEST).exists():
-            build(folder)
-        _NATIVE.functions = _link(folder)
+        _NATIVE.tried = True
+        try:
+            folder = folder_for()
+            if not (folder / MANIFEST).exists():
+                build(folder)
+            _NATIVE.functions = _link(_verified_objects(folder))
+        except (OSError, ValueError, KeyError, RuntimeError):
+            _NATIVE.functions = {}
 
 
 @contextmanager
