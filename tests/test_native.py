@@ -71,6 +71,16 @@ def test_prefix_hits_and_stack_distances_agree(hit, cuts):
         assert np.array_equal(got, expected)
 
 
+def test_an_array_result_of_another_length_is_refused_not_copied(monkeypatch):
+    spec = native.Entry(native.kernel(lambda ids: ids[:-1].copy()), ("i8[:]",), "i8[:]")
+    monkeypatch.setattr(spec.kernel, "__name__", "shorter")
+    symbol, code = native._compile(spec)
+    monkeypatch.setitem(native._ENTRIES, spec.name, spec)
+    function = native._link({spec.name: (symbol, code)})[spec.name]
+    with pytest.raises(RuntimeError, match="another length"):
+        native._call(function, spec, (np.arange(4, dtype=np.int64),))
+
+
 def test_other_argument_types_go_to_numba(monkeypatch):
     calls = []
     monkeypatch.setattr(native, "_call", lambda *a: calls.append(a))

@@ -1,15 +1,17 @@
 """The kernels as native code, called without setting up numba's compiler (for the command line).
 
 A process that calls a numba kernel, even one numba has cached on disk, first sets up numba's CPU
-target: 0.3–0.55 CPU s on this machine (its typing and lowering registries, and scipy.linalg
-imported to look for BLAS), which is most of a short ``hitcurve`` run. The compiled kernels do not
-need any of it: they are machine code that calls a few C helpers of numba's runtime (allocation,
-the GIL, raising). So an ``entry`` — a kernel that Python calls — also gets a C entry point, a
-numba ``cfunc`` over plain pointers and lengths. ``build`` compiles every entry once and keeps the
-object code in a folder beside numba's cache, named after the kernels' sources, the numba and
-llvmlite versions and the host CPU; ``link`` makes a process link those objects with llvmlite's
-MCJIT, resolves the helpers from numba's own runtime modules (as numba does when it loads its
-cache), and within ``native_calls`` calls the entries through ctypes, which releases the GIL as ``nogil`` kernels do.
+target: about half a CPU second on this machine (its typing and lowering registries, and
+scipy.linalg imported to look for BLAS), which was most of a short ``hitcurve`` run
+(docs/eviction.md, Speed). The compiled kernels do not need any of it: they are machine code that
+calls a few C helpers of numba's runtime (allocation, the GIL, raising). So an ``entry`` — a
+kernel that Python calls — also gets a C entry point, a numba ``cfunc`` over plain pointers and
+lengths. ``build`` compiles every entry once and keeps the object code in a folder beside numba's
+cache, named after the kernels' sources, the Python, numba and llvmlite versions and the host CPU;
+``link`` makes a process link those objects with llvmlite's MCJIT (numba's own dependency) and
+resolve the helpers from numba's C runtime modules, as numba does when it loads its cache; within
+``native_calls`` the entries are called through ctypes, which releases the GIL as ``nogil``
+kernels do.
 
 It is the same compiled code called another way, so the results are the numba kernels' own
 (tests/test_native.py compares them). Arguments of other types than an entry's (an int32 id
@@ -24,7 +26,6 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import json
-import os
 import sys
 import tempfile
 import threading
@@ -105,7 +106,8 @@ def _call(native: ctypes._CFuncPtr, spec: Entry, values: tuple[Any, ...]) -> Any
     if not _is_array(spec.result):
         return native(*c_args)
     out = np.empty(len(values[0]), DTYPES[spec.result[:-3]])
-    native(*c_args, out.ctypes.data)
+    if native(*c_args, out.ctypes.data, len(out)) != 0:
+        raise RuntimeError(f"{spec.name} returned an array of another length than its first argument")
     return out
 
 
@@ -123,8 +125,9 @@ def _c_source(spec: Entry) -> str:
             call.append(f"a{i}")
     if not _is_array(spec.result):
         return f"def c_entry({', '.join(params)}):\n    return kernel({', '.join(call)})\n"
-    return (f"def c_entry({', '.join(params)}, out):\n    result = kernel({', '.join(call)})\n"
-            f"    carray(out, len(result))[:] = result\n    return 0\n")
+    return (f"def c_entry({', '.join(params)}, out, size):\n    result = kernel({', '.join(call)})\n"
+            f"    if len(result) != size:\n        return 1\n"
+            f"    carray(out, size)[:] = result\n    return 0\n")
 
 
 def _c_signature(spec: Entry):
@@ -134,7 +137,7 @@ def _c_signature(spec: Entry):
     for kind in spec.args:
         params += [types.CPointer(scalar[kind[:-3]]), types.int64] if _is_array(kind) else [scalar[kind]]
     if _is_array(spec.result):
-        return types.int64(*params, types.CPointer(scalar[spec.result[:-3]]))
+        return types.int64(*params, types.CPointer(scalar[spec.result[:-3]]), types.int64)
     return scalar[spec.result](*params)
 
 
@@ -230,7 +233,7 @@ def _ctypes_of(spec: Entry) -> ctypes._CFuncPtr:
     for kind in spec.args:
         params += [ctypes.c_void_p, ctypes.c_int64] if _is_array(kind) else [c[kind]]
     if _is_array(spec.result):
-        return ctypes.CFUNCTYPE(ctypes.c_int64, *params, ctypes.c_void_p)
+        return ctypes.CFUNCTYPE(ctypes.c_int64, *params, ctypes.c_void_p, ctypes.c_int64)
     return ctypes.CFUNCTYPE(c[spec.result], *params)
 
 
