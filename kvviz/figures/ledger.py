@@ -220,32 +220,38 @@ MIX_COLOR = {"long doc + question": color(1), "fresh prompt": color(0), "mixed":
 
 
 def fig_timeline(schedules: Sequence[Schedule]) -> go.Figure:
-    """Per policy, a load lane and a compute lane: one bar per batch; red is compute waiting for KV."""
-    fig = go.Figure()
-    shown = set()
+    """Per policy, a load lane and a compute lane: one bar per batch; red is compute waiting for KV.
+
+    One bar trace per legend entry (load, stall, each compute mix) holds all its bars: a trace per
+    bar made 80 traces, and the browser's redraw of a figure grows with its traces."""
+    bars: dict[str, dict[str, list]] = {}       # legend entry -> the bars' lanes, lengths, starts, hovers
+
+    def bar(entry: str, lane: str, length: float, start: float, hover: str, extra: str) -> None:
+        b = bars.setdefault(entry, {"y": [], "x": [], "base": [], "customdata": []})
+        b["y"].append(lane), b["x"].append(length), b["base"].append(start), b["customdata"].append((hover, extra))
+
     lanes = []
     for s in schedules:
         label = "FCFS" if s.policy == "fcfs" else "Balanced"
         load_lane, comp_lane = f"{label} · load", f"{label} · compute"
         lanes += [load_lane, comp_lane]
         for b in s.batches:
-            mix = _mix(b.requests)
             names = " + ".join(r.kind for r in b.requests)
             if b.load_s > 0:
-                fig.add_bar(y=[load_lane], x=[b.load_s], base=[b.start_s], orientation="h", marker_color=LOAD,
-                            name="load", legendgroup="load", showlegend="load" not in shown,
-                            hovertemplate=f"batch {b.index}: load {b.load_s * 1e3:.0f} ms<extra>{names}</extra>")
-                shown.add("load")
+                bar("load", load_lane, b.load_s, b.start_s, f"batch {b.index}: load {b.load_s * 1e3:.0f} ms", names)
             if b.stall_s > 1e-9:
-                fig.add_bar(y=[comp_lane], x=[b.stall_s], base=[b.start_s], orientation="h", marker_color=STALL,
-                            name="stall (waiting for KV)", legendgroup="stall", showlegend="stall" not in shown,
-                            hovertemplate=f"batch {b.index}: stalled {b.stall_s * 1e3:.0f} ms<extra></extra>")
-                shown.add("stall")
-            fig.add_bar(y=[comp_lane], x=[b.compute_s], base=[b.start_s + b.stall_s], orientation="h",
-                        marker=dict(color=MIX_COLOR[mix], line=dict(color="white", width=1)),
-                        name=f"compute: {mix}", legendgroup=mix, showlegend=mix not in shown,
-                        hovertemplate=f"batch {b.index}: compute {b.compute_s * 1e3:.0f} ms<extra>{names}</extra>")
-            shown.add(mix)
+                bar("stall", comp_lane, b.stall_s, b.start_s, f"batch {b.index}: stalled {b.stall_s * 1e3:.0f} ms", "")
+            bar(_mix(b.requests), comp_lane, b.compute_s, b.start_s + b.stall_s,
+                f"batch {b.index}: compute {b.compute_s * 1e3:.0f} ms", names)
+    fig = go.Figure()
+    for entry, b in bars.items():
+        look = (dict(name="load", marker_color=LOAD) if entry == "load" else
+                dict(name="stall (waiting for KV)", marker_color=STALL) if entry == "stall" else
+                dict(name=f"compute: {entry}", marker=dict(color=MIX_COLOR[entry], line=dict(color="white", width=1))))
+        fig.add_bar(**b, orientation="h", legendgroup=entry, hovertemplate="%{customdata[0]}<extra>%{customdata[1]}</extra>",
+                    **look)
+    for s in schedules:
+        comp_lane = f"{'FCFS' if s.policy == 'fcfs' else 'Balanced'} · compute"
         fig.add_annotation(x=s.total_s, y=comp_lane, text=f"{s.total_s:.2f} s, {s.stall_s:.2f} s stalled",
                            showarrow=False, xanchor="left", xshift=6, font=dict(size=13))
     fig.update_layout(barmode="overlay", title="Batch timeline: FCFS vs balanced batching", height=380,
