@@ -14,6 +14,7 @@ from kvviz.style import PALETTE
 
 HIT = PALETTE[2]
 RECOMPUTE = PALETTE[3]
+MAX_ROUND_TICKS = 20
 
 
 def fig_orders(table: pd.DataFrame, block_tokens: int) -> go.Figure:
@@ -48,7 +49,11 @@ def fig_rounds(schedules: Sequence[Schedule]) -> go.Figure:
                         hovertemplate="request %{text}, round %{x}<br>%{customdata[0]} of %{customdata[1]} "
                                       "blocks cached<extra></extra>", row=row, col=1)
         fig.update_yaxes(title_text="in batch", range=[widest - 0.5, -0.5], row=row, col=1, dtick=1)
-    fig.update_xaxes(title_text="scheduling round", dtick=1, row=len(schedules), col=1)
+    rounds = max([s.rounds for s in schedules] or [1])
+    # A tick (and a grid line down every row) per round only while they are few: 40 rounds of a trace
+    # window made it the page's costliest redraw; plotly's own ticks there are whole rounds too.
+    fig.update_xaxes(title_text="scheduling round", dtick=1 if rounds <= MAX_ROUND_TICKS else None,
+                     row=len(schedules), col=1)
     fig.update_layout(title="Which request ran in which round (number = arrival order)",
                       height=(60 + 28 * widest) * len(schedules) + 160)
     return fig
