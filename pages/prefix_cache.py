@@ -38,13 +38,8 @@ def unused(control: str, live: set[str], help_text: str = "") -> dict:
     return {"disabled": True, "help": (help_text + " " if help_text else "") + "Not used by this view."}
 
 
-frame.header("prefix_cache", "How much KV a serving engine's prefix cache reuses from a trace, beside a block cache "
-                             "with the same policy and memory.")
-view = st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="prefix_view", bind="query-params")
-
-if view == "Worked example":
-    notes, rows = views.example_view()
-else:
+def trace_view(view: str) -> tuple[list[str], list[dict]]:
+    """A view of a trace: the trace and cache controls in the sidebar, then the view; its notes and paper rows."""
     trace = replay_trace_picker("prefix")
     live = LIVE[view]
     with st.sidebar:
@@ -85,8 +80,17 @@ else:
     st.caption(f"**{frame.plain(trace.name)}** · {trace.n_requests:,} requests · {replay.accesses:,} block "
                f"accesses · {replay.n_nodes:,} distinct prefixes of {trace.block_size:,} tokens{memory}")
     with frame.user_errors():
-        notes, rows = {"Curves": views.curves_view, "Per request": views.requests_view,
-                       "Over time": views.time_view, "Prefix tree": views.tree_view}[view](setup)
+        return {"Curves": views.curves_view, "Per request": views.requests_view,
+                "Over time": views.time_view, "Prefix tree": views.tree_view}[view](setup)
+
+
+frame.header("prefix_cache", "How much KV a serving engine's prefix cache reuses from a trace, beside a block cache "
+                             "with the same policy and memory.")
+view = st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="prefix_view", bind="query-params")
+# The view draws into one container, so the teaching text, notes and paper table after it keep their place on
+# the page and a view switch does not remount them (Streamlit keys an element by its position).
+with st.container():
+    notes, rows = views.example_view() if view == "Worked example" else trace_view(view)
 
 frame.explain(EXPLAIN)
 frame.what_to_notice(notes)

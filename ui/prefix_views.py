@@ -120,10 +120,11 @@ def curves_of(key: str, policies: tuple, twins: tuple, capacities: tuple, sample
 def curves_view(s: Setup) -> tuple[list[str], list[dict]]:
     """Prefix against block curves (small multiples and their difference), markers and their cost."""
     twins = tuple(p for p in s.policies if p in pc.BLOCK_TWINS)
-    if s.sample:
-        _sample_caption(s, twins)
-    else:
-        replay_all(s, twins)
+    with st.container():      # the sample's caption or the replays' progress: the figures below keep their place
+        if s.sample:
+            _sample_caption(s, twins)
+        else:
+            replay_all(s, twins)
     c = curves_of(s.key, s.policies, twins, s.capacities, s.sample, s.trace)
     drawn = f"{s.key}:{s.policies}:{s.capacities}:{s.sample}"     # stands for the curves in the figure cache
     if c.comp is not None:

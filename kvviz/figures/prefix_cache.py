@@ -46,15 +46,25 @@ def _x_title(bytes_per_block: float | None, model: str | None) -> str:
     return f"cache capacity (GiB of {model} KV, log scale)" if bytes_per_block else "cache capacity (blocks, log scale)"
 
 
+def _rgba(hex_color: str, alpha: float) -> str:
+    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
 def fig_prefix_vs_block(comp: pd.DataFrame, *, bytes_per_block: float | None = None, model: str | None = None,
                         found: Sequence[Reach] = (), ceiling: float | None = None) -> go.Figure:
-    """Small multiples, one column per policy: hit ratio of the prefix cache and of the block cache
-    (top) and their difference in percentage points (bottom), with markers where the prefix curve
-    reaches 80/90/95% of the infinite-cache ceiling."""
+    """Small multiples, one column per policy: hit ratio of the prefix cache and of the block cache,
+    with markers where the prefix curve reaches 80/90/95% of the infinite-cache ceiling; below them
+    one panel with every policy's difference in percentage points.
+
+    One difference panel for all policies, not one per column, and one marker trace per column:
+    each subplot costs the browser about as much as a small figure to draw, on every rerun that
+    changes the curves (README, warm reruns)."""
     finite = comp[np.isfinite(comp["capacity"])]
     policies = list(dict.fromkeys(finite["policy"]))
-    fig = make_subplots(rows=2, cols=max(len(policies), 1), shared_xaxes=True, shared_yaxes="rows",
-                        row_heights=[0.68, 0.32], vertical_spacing=0.08, horizontal_spacing=0.04,
+    cols = max(len(policies), 1)
+    fig = make_subplots(rows=2, cols=cols, shared_yaxes="rows", row_heights=[0.68, 0.32], vertical_spacing=0.1,
+                        horizontal_spacing=0.04, specs=[[{}] * cols, [{"colspan": cols}] + [None] * (cols - 1)],
                         subplot_titles=[p.upper() for p in policies])
     for col, policy in enumerate(policies, start=1):
         rows = finite[finite["policy"] == policy].sort_values("capacity")
@@ -70,28 +80,26 @@ def fig_prefix_vs_block(comp: pd.DataFrame, *, bytes_per_block: float | None = N
                                       width=width), text=hover,
                             hovertemplate=f"{policy.upper()} {name}<br>%{{text}}: %{{y:.3f}}<extra></extra>",
                             row=1, col=col)
-        diff = 100 * rows["difference"]
-        fig.add_scatter(x=x, y=diff, mode="lines+markers", name="prefix − block (prefix mode), points",
-                        legendgroup="diff", showlegend=first, fill="tozeroy",
-                        line=dict(color=PALETTE[5], width=2, dash="solid"),
-                        fillcolor="rgba(19,164,180,0.25)", text=hover,
-                        hovertemplate="%{text}: %{y:+.2f} points<extra>prefix − block</extra>", row=2, col=col)
-        for r in found:
-            if r.policy != policy or r.capacity is None:
-                continue
-            fig.add_scatter(x=_x(np.array([r.capacity]), bytes_per_block), y=[r.hit_ratio], mode="markers+text",
-                            marker=dict(symbol=SHARE_SYMBOL.get(r.share, "circle"), size=11, color="white",
-                                        line=dict(width=2, color=POLICY_COLOR[policy])),
-                            text=[f"{r.share:.0%}"], textposition=SHARE_TEXT.get(r.share, "top left"),
-                            showlegend=False,
-                            hovertemplate=f"{r.share:.0%} of the ceiling<br>%{{x:.3g}}: %{{y:.3f}}<extra></extra>",
+        fig.add_scatter(x=x, y=100 * rows["difference"], mode="lines+markers", name=f"{policy.upper()}: prefix − block "
+                        "(prefix mode), points", legendgroup="diff", fill="tozeroy",
+                        line=dict(color=POLICY_COLOR[policy], width=2, dash="solid"),
+                        fillcolor=_rgba(POLICY_COLOR[policy], 0.15), text=hover,
+                        hovertemplate=f"{policy.upper()} %{{text}}: %{{y:+.2f}} points<extra>prefix − block</extra>",
+                        row=2, col=1)
+        marks = [r for r in found if r.policy == policy and r.capacity is not None]
+        if marks:
+            fig.add_scatter(x=_x(np.array([r.capacity for r in marks]), bytes_per_block), y=[r.hit_ratio for r in marks],
+                            mode="markers+text", showlegend=False, customdata=[f"{r.share:.0%}" for r in marks],
+                            marker=dict(symbol=[SHARE_SYMBOL.get(r.share, "circle") for r in marks], size=11,
+                                        color="white", line=dict(width=2, color=POLICY_COLOR[policy])),
+                            text=[f"{r.share:.0%}" for r in marks],
+                            textposition=[SHARE_TEXT.get(r.share, "top left") for r in marks],
+                            hovertemplate="%{customdata} of the ceiling<br>%{x:.3g}: %{y:.3f}<extra></extra>",
                             row=1, col=col)
         if ceiling is not None:
             fig.add_hline(y=ceiling, line_dash="dot", line_color="#6c8893", row=1, col=col)
     fig.update_xaxes(type="log")
-    for col in range(1, len(policies) + 1):
-        fig.update_xaxes(title_text=_x_title(bytes_per_block, model) if col == (len(policies) + 1) // 2 else None,
-                         row=2, col=col)
+    fig.update_xaxes(title_text=_x_title(bytes_per_block, model), row=2, col=1)
     fig.update_yaxes(title_text="hit ratio", tickformat=".2f", row=1, col=1, rangemode="tozero")
     fig.update_yaxes(title_text="difference<br>(points)", row=2, col=1, zeroline=True, zerolinecolor=INK)
     fig.update_layout(title="Prefix cache against block cache, same policy and capacity", height=680,
