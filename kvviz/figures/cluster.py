@@ -39,13 +39,16 @@ def drawn_loads(loads: pd.DataFrame) -> pd.DataFrame:
     return smoothed(loads).iloc[::_samples(loads, SMOOTH_S)]
 
 
-def _load_traces(fig: go.Figure, loads: pd.DataFrame, row: int, legend: bool) -> None:
+def _load_traces(fig: go.Figure, loads: pd.DataFrame, row: int | None, legend: bool, base: float = 0.0) -> None:
+    """Prefill and decode load over time in minutes, lifted by ``base`` (a band of a banded figure;
+    the hover shows the load itself), on subplot ``row`` when there are subplots."""
     loads = drawn_loads(loads)
     minutes = loads["time_s"] / 60
-    fig.add_trace(go.Scatter(x=minutes, y=loads["prefill_load"], name="Prefill load", legendgroup="p",
-                             showlegend=legend, line=dict(color=PREFILL)), row=row, col=1)
-    fig.add_trace(go.Scatter(x=minutes, y=loads["decode_load"], name="Decode load", legendgroup="d",
-                             showlegend=legend, line=dict(color=DECODE)), row=row, col=1)
+    where = dict(row=row, col=1) if row else {}
+    for col, name, group, c in (("prefill_load", "Prefill load", "p", PREFILL), ("decode_load", "Decode load", "d", DECODE)):
+        fig.add_trace(go.Scatter(x=minutes, y=loads[col] + base, customdata=loads[col], name=name, legendgroup=group,
+                                 showlegend=legend, line=dict(color=c),
+                                 hovertemplate="%{customdata:.2f} at %{x:.1f} min"), **where)
 
 
 def fig_timeline(result: OverloadResult) -> go.Figure:
@@ -72,18 +75,37 @@ def fig_timeline(result: OverloadResult) -> go.Figure:
     return fig
 
 
+BAND_GAP = 0.25     # empty space between two policies' bands, as a share of a band's height
+
+
+def _load_ticks(top: float) -> np.ndarray:
+    """Two to five round load values from 0 up to ``top``, for each band's labelled ticks."""
+    step = next(s for m in 10.0 ** np.arange(-2, 6) for s in (m, 2 * m, 2.5 * m, 5 * m) if top / s <= 4)
+    return np.arange(0, top + 1e-9, step)
+
+
 def fig_policy_multiples(runs: dict[str, OverloadResult]) -> go.Figure:
-    """Small multiples: prefill and decode load of every policy on one shared time axis."""
+    """Small multiples: prefill and decode load of every policy, one band per policy on a shared time axis.
+
+    The bands share one pair of axes (each policy's loads lifted to its band), not a subplot per
+    policy: the browser redraws one axis pair much faster than four, and the figure is redrawn on
+    every change of the arrivals or the cluster."""
     policies = list(runs)
-    fig = make_subplots(rows=len(policies), cols=1, shared_xaxes=True, vertical_spacing=0.05,
-                        subplot_titles=[POLICY_LABELS[p] for p in policies])
-    top = 1.0
-    for i, p in enumerate(policies, start=1):
-        _load_traces(fig, runs[p].loads, i, i == 1)
-        top = max(top, float(runs[p].loads[["prefill_load", "decode_load"]].to_numpy().max(initial=0)))
-    fig.update_yaxes(range=[0, top * 1.05], title_text="Load")
-    fig.update_annotations(font_size=15)
-    fig.update_xaxes(title_text="Time (minutes)", row=len(policies), col=1)
+    top = 1.05 * max([1.0] + [float(r.loads[["prefill_load", "decode_load"]].to_numpy().max(initial=0))
+                              for r in runs.values()])
+    pitch, ticks = top * (1 + BAND_GAP), _load_ticks(top)
+    fig = go.Figure()
+    tickvals, ticktext = [], []
+    for i, p in enumerate(policies):
+        base = (len(policies) - 1 - i) * pitch
+        _load_traces(fig, runs[p].loads, None, i == 0, base)
+        fig.add_annotation(x=0.5, xref="x domain", y=base + top, yref="y", yanchor="bottom", showarrow=False,
+                           text=POLICY_LABELS[p], font_size=15)
+        tickvals += list(base + ticks)
+        ticktext += [f"{t:g}" for t in ticks]
+    fig.update_yaxes(range=[0, (len(policies) - 1) * pitch + top], tickmode="array", tickvals=tickvals,
+                     ticktext=ticktext, zeroline=False, title_text="Load (one band per policy)")
+    fig.update_xaxes(title_text="Time (minutes)")
     fig.update_layout(height=170 * len(policies) + 110, title="The same arrivals under each policy",
                       legend=dict(orientation="h", x=0, y=-0.06, yanchor="top"))
     return fig
