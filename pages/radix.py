@@ -96,12 +96,12 @@ with st.sidebar:
                        help="Before SGLang PR #18843 the RadixCache never counted hits, so LFU behaved like LRU."
                        + ("" if counts_matter else " With these settings it changes only the hit counts shown "
                           "(hover, text dump), not what is evicted: that needs lfu, slru or write_through_selective."))
-
+typed = st.empty()   # the typed script's place in every source: the tree and totals below keep theirs, not redrawn
 if source == "Preset":
     text, name = preset.text, preset.title
     st.sidebar.caption(f"**{preset.title}.** {preset.blurb}")   # beside its selector: the tree stays in view
 elif source == "Type":
-    text = st.text_area(
+    text = typed.text_area(
         "One step per line: `prompt => output` (words or integers, `a..b` for a run), `&` to arrive with the "
         "line above, or `match` / `insert` / `lock` / `unlock` tokens, `evict N`, `evict_host N`, `ack`; "
         "a `# comment` above a step is its caption.", preset.text, height=180, key="radix_text", bind="query-params")
