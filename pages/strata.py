@@ -38,7 +38,9 @@ def body() -> None:
     gpu_io = c[1].number_input("GPU-assisted I/O (GB/s)", 0.1, 10_000.0, sio.GPU_IO_GB_S, key="strata_gpu_io", **Q,
                                  help="Strata's GPU copy kernel: its bandwidth, whatever the page size.")
     qwen, h200 = hw.MODELS["qwen2.5-14b"], hw.Compute(hw.GPUS["h200"], hw.DEFAULT_MFU)
-    with frame.user_errors():
+    # One container for the view: the teaching text, notes and paper table after it keep their place, so a
+    # view switch does not remount them (Streamlit keys an element by its position).
+    with frame.user_errors(), st.container():
         m, compute = hw.MODELS[name], hw.Compute(hw.GPUS[gpu_name], mfu)
         knee = sio.knee_ratio(qwen, h200, 256, sio.IOPath(gpu_io_gb_s=gpu_io).bandwidth(qwen, 32, "GPU-assisted"))
         settings = {"model": name, "L0 µs": overhead, "GPU I/O GB/s": gpu_io}
