@@ -94,15 +94,6 @@ if view == "Codec":
     cachegen_codec.view()
     st.stop()
 
-against = None if view == VIEWS[0] else st.segmented_control(
-    "Against", AGAINST, default="SLO", required=True, key=f"{STEM}_against", bind="query-params")
-inputs = stream_inputs(fresh_traces=against == "Persistence")
-setup, bw, measured = prepare(inputs)
-label = frame.plain(bw.name)
-settings = inputs.settings()
-extra = []
-
-
 @st.fragment
 def timeline_part(inputs: StreamInputs, setup: S.StreamSetup, bw: S.Bandwidth, settings: dict) -> None:
     """The policies picked, their timeline and per-chunk table: a change of policies reruns only this part."""
@@ -124,34 +115,46 @@ def timeline_part(inputs: StreamInputs, setup: S.StreamSetup, bw: S.Bandwidth, s
                        trace=f"{bw.name} (trace 0)")
 
 
-if view == VIEWS[0]:
-    timeline_part(inputs, setup, bw, settings)
-    frame.explain(report.TIMELINE_EXPLAIN)
-    with frame.user_errors():
-        frame.confirm_cost(S.stream_cost(setup, bw.traces, len(S.policy_names(setup))), f"{STEM}_summary")
-    summary = sweep_of(inputs, (setup.slo_s,))
-else:
-    slos = tuple(report.slo_grid(setup.slo_s))
-    repeats = {"SLO": len(slos), "Mean bandwidth": 1}.get(against, len(S.PERSISTENCE_GRID) + 1)
-    traces = inputs.bandwidth.traces
-    with frame.user_errors():
-        frame.confirm_cost(S.stream_cost(setup, max(traces, bw.traces), len(S.policy_names(setup)), repeats),
-                           f"{STEM}_sweep")
-        if against == "SLO":
-            sweep = sweep_of(inputs, slos)
-            summary = sweep[np.isclose(sweep.slo_s, setup.slo_s)]
-        elif against == "Mean bandwidth":
-            runs = cached.runs_of(inputs, S.policy_names(setup), False)
-            summary = S.summary(runs).assign(slo_s=setup.slo_s)
-        else:
-            sweep = pd.concat(frame.stepped(lambda phi: f"Streaming over traces of persistence {phi:g}…",
-                                            S.PERSISTENCE_GRID, lambda phi: cached.persistence_point(inputs, phi)),
-                              ignore_index=True)
-            extra = [report.persistence_notice(sweep)]
-            summary = sweep_of(inputs, (setup.slo_s,))
-        cached.show(cached.violation_figure(inputs, against, slos, frame.presenter()), f"{STEM}_violation")
-    frame.terms("SLO", "TTFT", "AR(1)", "i.i.d.")
-    frame.explain(report.sweep_explain(bw.traces, traces))
+# The view's own elements go into one container, so the tables, notes and paper table after it keep their
+# place and a view switch does not remount them (Streamlit keys an element by its position).
+with st.container():
+    against = None if view == VIEWS[0] else st.segmented_control(
+        "Against", AGAINST, default="SLO", required=True, key=f"{STEM}_against", bind="query-params")
+    inputs = stream_inputs(fresh_traces=against == "Persistence")
+    setup, bw, measured = prepare(inputs)
+    label = frame.plain(bw.name)
+    settings = inputs.settings()
+    extra = []
+
+
+    if view == VIEWS[0]:
+        timeline_part(inputs, setup, bw, settings)
+        frame.explain(report.TIMELINE_EXPLAIN)
+        with frame.user_errors():
+            frame.confirm_cost(S.stream_cost(setup, bw.traces, len(S.policy_names(setup))), f"{STEM}_summary")
+        summary = sweep_of(inputs, (setup.slo_s,))
+    else:
+        slos = tuple(report.slo_grid(setup.slo_s))
+        repeats = {"SLO": len(slos), "Mean bandwidth": 1}.get(against, len(S.PERSISTENCE_GRID) + 1)
+        traces = inputs.bandwidth.traces
+        with frame.user_errors():
+            frame.confirm_cost(S.stream_cost(setup, max(traces, bw.traces), len(S.policy_names(setup)), repeats),
+                               f"{STEM}_sweep")
+            if against == "SLO":
+                sweep = sweep_of(inputs, slos)
+                summary = sweep[np.isclose(sweep.slo_s, setup.slo_s)]
+            elif against == "Mean bandwidth":
+                runs = cached.runs_of(inputs, S.policy_names(setup), False)
+                summary = S.summary(runs).assign(slo_s=setup.slo_s)
+            else:
+                sweep = pd.concat(frame.stepped(lambda phi: f"Streaming over traces of persistence {phi:g}…",
+                                                S.PERSISTENCE_GRID, lambda phi: cached.persistence_point(inputs, phi)),
+                                  ignore_index=True)
+                extra = [report.persistence_notice(sweep)]
+                summary = sweep_of(inputs, (setup.slo_s,))
+            cached.show(cached.violation_figure(inputs, against, slos, frame.presenter()), f"{STEM}_violation")
+        frame.terms("SLO", "TTFT", "AR(1)", "i.i.d.")
+        frame.explain(report.sweep_explain(bw.traces, traces))
 
 st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({label}):")
 st.dataframe(summary.drop(columns="slo_s"), hide_index=True, width="stretch")
