@@ -25,6 +25,7 @@ frame.header("radix_schedule", "A queue of waiting requests served first-come-fi
                                "prefix, or in SGLang's DFS-weight order: same cache, different reuse.")
 source = st.segmented_control("Queue", SOURCES, default=SOURCES[0], required=True, key="radix_schedule_queue",
                               bind="query-params")
+window = st.empty()      # the trace window's inputs, in either queue: the figures and text below keep their place
 if source == "Teaching example":
     queue, warm, block_tokens, what = rs.INTERLEAVED, (), EXAMPLE_BLOCK, "nine requests over three 4-block prefixes"
 else:
@@ -32,7 +33,7 @@ else:
     if trace is None:
         st.info("Upload a trace with block ids (Mooncake JSONL or CSV).", icon=":material/upload_file:")
         st.stop()
-    left, mid, right = st.columns(3)
+    left, mid, right = window.container().columns(3)
     start = left.number_input("First request of the queue", 0, max(trace.n_requests - 1, 0), 0,
                               key="radix_schedule_start", bind="query-params")
     size = mid.slider("Requests waiting", 2, 200, 40, key="radix_schedule_size", bind="query-params")
