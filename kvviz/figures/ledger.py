@@ -219,21 +219,27 @@ def _mix(requests) -> str:
 MIX_COLOR = {"long doc + question": color(1), "fresh prompt": color(0), "mixed": color(2)}
 
 
+def _lanes(schedule: Schedule) -> tuple[str, str]:
+    """A policy's load lane and compute lane."""
+    label = "FCFS" if schedule.policy == "fcfs" else "Balanced"
+    return f"{label} · load", f"{label} · compute"
+
+
 def fig_timeline(schedules: Sequence[Schedule]) -> go.Figure:
     """Per policy, a load lane and a compute lane: one bar per batch; red is compute waiting for KV.
 
     One bar trace per legend entry (load, stall, each compute mix) holds all its bars: a trace per
     bar made 80 traces, and the browser's redraw of a figure grows with its traces."""
-    bars: dict[str, dict[str, list]] = {}       # legend entry -> the bars' lanes, lengths, starts, hovers
+    bars: dict[str, dict[str, list]] = {}       # legend entry -> its bars' lanes, lengths, starts and hovers
 
     def bar(entry: str, lane: str, length: float, start: float, hover: str, extra: str) -> None:
-        b = bars.setdefault(entry, {"y": [], "x": [], "base": [], "customdata": []})
-        b["y"].append(lane), b["x"].append(length), b["base"].append(start), b["customdata"].append((hover, extra))
+        columns = bars.setdefault(entry, {"y": [], "x": [], "base": [], "customdata": []})
+        for column, value in zip(columns.values(), (lane, length, start, (hover, extra))):
+            column.append(value)
 
     lanes = []
     for s in schedules:
-        label = "FCFS" if s.policy == "fcfs" else "Balanced"
-        load_lane, comp_lane = f"{label} · load", f"{label} · compute"
+        load_lane, comp_lane = _lanes(s)
         lanes += [load_lane, comp_lane]
         for b in s.batches:
             names = " + ".join(r.kind for r in b.requests)
@@ -244,15 +250,14 @@ def fig_timeline(schedules: Sequence[Schedule]) -> go.Figure:
             bar(_mix(b.requests), comp_lane, b.compute_s, b.start_s + b.stall_s,
                 f"batch {b.index}: compute {b.compute_s * 1e3:.0f} ms", names)
     fig = go.Figure()
-    for entry, b in bars.items():
+    for entry, columns in bars.items():
         look = (dict(name="load", marker_color=LOAD) if entry == "load" else
                 dict(name="stall (waiting for KV)", marker_color=STALL) if entry == "stall" else
                 dict(name=f"compute: {entry}", marker=dict(color=MIX_COLOR[entry], line=dict(color="white", width=1))))
-        fig.add_bar(**b, orientation="h", legendgroup=entry, hovertemplate="%{customdata[0]}<extra>%{customdata[1]}</extra>",
-                    **look)
+        fig.add_bar(**columns, orientation="h", legendgroup=entry, **look,
+                    hovertemplate="%{customdata[0]}<extra>%{customdata[1]}</extra>")
     for s in schedules:
-        comp_lane = f"{'FCFS' if s.policy == 'fcfs' else 'Balanced'} · compute"
-        fig.add_annotation(x=s.total_s, y=comp_lane, text=f"{s.total_s:.2f} s, {s.stall_s:.2f} s stalled",
+        fig.add_annotation(x=s.total_s, y=_lanes(s)[1], text=f"{s.total_s:.2f} s, {s.stall_s:.2f} s stalled",
                            showarrow=False, xanchor="left", xshift=6, font=dict(size=13))
     fig.update_layout(barmode="overlay", title="Batch timeline: FCFS vs balanced batching", height=380,
                       yaxis=dict(categoryorder="array", categoryarray=lanes[::-1]),
