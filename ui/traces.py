@@ -207,27 +207,34 @@ def trace_picker(prefix: str, *, keep: bool = False) -> Trace | None:
         st.header("Trace")
         source = st.segmented_control("Source", options, default=options[0], required=True,
                                       key=f"{prefix}_source", on_change=_chosen, args=(prefix,), **KEEP)
-        if source == "Session trace":
-            spec = st.session_state[SESSION_KEY]
-        elif source == "Synthetic":
-            spec = {"kind": "synthetic", "knobs": _synthetic_knobs(prefix)}
-        elif source == "Example":
-            spec = {"kind": "example"}
-        elif source == "Library":
-            spec = _library(prefix)
-        else:
-            spec = _upload(prefix)
-        if spec is not None and spec["kind"] == "upload":
-            _rerun_on_reconnect()
+        # Each source's own controls go in one container: the page's sidebar controls after it keep their
+        # place, so switching the source does not remount them (Streamlit places elements by position).
+        with st.container():
+            spec = _source_spec(prefix, source)
     if spec is None:
         return None
     with user_errors():
         trace = trace_from_spec(spec)
     if keep:
         st.session_state[SESSION_KEY] = spec
-    for warning in trace.warnings:
-        st.warning(plain(warning, 500))
+    with st.container():            # likewise for the page: its elements keep their place, warnings or not
+        for warning in trace.warnings:
+            st.warning(plain(warning, 500))
     return trace
+
+
+def _source_spec(prefix: str, source: str) -> dict | None:
+    """The chosen source's controls (drawn here) and the trace spec they give; None while none is chosen."""
+    if source == "Session trace":
+        return st.session_state[SESSION_KEY]
+    if source == "Synthetic":
+        return {"kind": "synthetic", "knobs": _synthetic_knobs(prefix)}
+    if source == "Example":
+        return {"kind": "example"}
+    spec = _library(prefix) if source == "Library" else _upload(prefix)
+    if spec is not None and spec["kind"] == "upload":
+        _rerun_on_reconnect()
+    return spec
 
 
 def keep_in_library_button(prefix: str) -> None:
