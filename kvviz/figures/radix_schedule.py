@@ -40,7 +40,7 @@ def fig_rounds(schedules: Sequence[Schedule]) -> go.Figure:
         a = s.admissions.copy()
         a["slot"] = a.groupby("round").cumcount()
         share = a["hits"] / a["blocks"]
-        fig.add_scatter(x=a["round"], y=a["slot"], mode="markers+text", text=a["request"] + 1,
+        fig.add_scatter(x=a["round"], y=a["slot"], mode="markers+text", text=(a["request"] + 1).astype(str),
                         textfont=dict(color="white", size=11), showlegend=False,
                         marker=dict(symbol="square", size=22, color=share, colorscale=[[0, RECOMPUTE], [1, HIT]],
                                     cmin=0, cmax=1, showscale=row == 1,
