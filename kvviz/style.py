@@ -338,6 +338,27 @@ def _arrays_as(props: dict, as_what) -> dict:
     return out
 
 
+def _leaves(props: dict, path: tuple[str, ...] = ()):
+    for key, value in props.items():
+        if isinstance(value, dict):
+            yield from _leaves(value, (*path, key))
+        else:
+            yield (*path, key), value
+
+
+def _keep_numbers_typed(trace, own: dict) -> None:
+    """Put back the numpy arrays of numbers that a string property (``text``, ``hovertext``) has
+    turned into strings as lists ("1.0", "2.0"): as a typed array plotly.js shows them as numbers
+    (1, 2) and a texttemplate can format them. Such a trace keeps its second draw."""
+    now = trace.to_plotly_json()
+    for path, array in _leaves(_arrays_as(own, lambda a: a)):
+        value = now
+        for key in path:
+            value = value.get(key, {}) if isinstance(value, dict) else {}
+        if array.dtype.kind in "iufb" and len(value) and isinstance(value[0], str):
+            trace.update({"_".join(path): array})
+
+
 def redraw_free(fig: go.Figure) -> go.Figure:
     """Make the browser's second draw of a newly shown figure cost nothing (in place).
 
@@ -371,6 +392,7 @@ def redraw_free(fig: go.Figure) -> go.Figure:
         if lists := _arrays_as(own, np.ndarray.tolist):
             trace.update(_arrays_as(own, lambda _: None))    # plotly keeps an equal value's array: unset it first
             trace.update(lists)
+            _keep_numbers_typed(trace, own)
     fig.layout.datarevision = REDRAW_FREE_REVISION
     return fig
 

@@ -46,3 +46,12 @@ def test_the_template_look_is_written_into_the_figure():
     assert out["layout"]["shapes"][0]["line"]["color"] == white["layout"]["shapedefaults"]["line"]["color"]
     assert out["data"][1]["colorbar"]["outlinewidth"] == white["data"]["heatmap"][0]["colorbar"]["outlinewidth"]
     assert "polar" not in out["layout"] and "scene" not in out["layout"]      # no subplot kinds the figure lacks
+
+
+def test_numbers_given_as_text_stay_numbers():
+    # A list of numbers for a string property is turned into strings ("1.0"); a typed array is not.
+    fig = go.Figure(go.Scatter(x=np.arange(3), y=np.arange(3.0), text=np.array([1.0, 2.5, 3.0]),
+                               hovertext=np.array([4, 5, 6]), mode="markers+text", texttemplate="%{text:.0f}"))
+    out = spec(style_figure(fig))["data"][0]
+    assert out["x"] == [0, 1, 2]                                   # other arrays are plain lists
+    assert "bdata" in out["text"] and "bdata" in out["hovertext"]      # typed: numbers in plotly.js
