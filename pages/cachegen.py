@@ -125,8 +125,6 @@ with st.container():
     label = frame.plain(bw.name)
     settings = inputs.settings()
     extra = []
-
-
     if view == VIEWS[0]:
         timeline_part(inputs, setup, bw, settings)
         frame.explain(report.TIMELINE_EXPLAIN)

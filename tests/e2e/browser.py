@@ -22,6 +22,9 @@ def open_page(page: Page, app_url: str, stem: str = "", query: str = "") -> None
     """Go to ``/<stem>?<query>`` and wait until it has rendered, with no modal dialog."""
     page.goto(f"{app_url}/{stem}" + (f"?{query}" if query else ""))
     page.get_by_test_id("stAppViewContainer").wait_for(timeout=TIMEOUT)
+    # The script state also reads "notRunning" before the first run has begun (a loaded server starts
+    # it late): wait for the title every page draws first, then for the run to end.
+    page.locator("h1").first.wait_for(timeout=TIMEOUT)
     wait_idle(page)
     expect(page.locator("[role=dialog]")).to_have_count(0)
 
