@@ -161,14 +161,16 @@ def shown(page: Page, stem: str) -> dict[str, str]:
     return {name(w): w["value"] for w in widgets(page, stem) if not (w["key"] or "").endswith(NOT_VIEW_STATE)}
 
 
-def url_settled(page: Page, quiet_s: float = 1.0, most_s: float = 10.0) -> None:
-    """Wait until the address has not changed for ``quiet_s`` (at most ``most_s``): a fragment's quick
-    rerun can leave the page's script state as it was, so ``wait_idle`` may return before the run
-    that writes the last control into the URL."""
+def url_settled(page: Page, quiet_s: float = 1.0, most_s: float = 20.0) -> None:
+    """Wait until the address has not changed, and no script has run, for ``quiet_s`` (at most
+    ``most_s``): a fragment's quick rerun can leave the page's script state as it was, so
+    ``wait_idle`` may return before the run that writes the last control into the URL, and on a
+    loaded machine a slider's debounced change starts a run that outlasts a quiet second."""
+    app = page.get_by_test_id("stApp")
     last, since, end = page.url, time.monotonic(), time.monotonic() + most_s
     while time.monotonic() < end and time.monotonic() - since < quiet_s:
         page.wait_for_timeout(100)
-        if page.url != last:
+        if page.url != last or app.get_attribute("data-test-script-state") != "notRunning":
             last, since = page.url, time.monotonic()
 
 
