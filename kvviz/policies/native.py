@@ -174,10 +174,10 @@ def folder_for() -> Path:
     import llvmlite
     import llvmlite.binding as ll
 
+    # CACHE_DIR is already named after this package's sources; the entries' own modules may lie outside it.
     sources = sorted({sys.modules[spec.kernel.__module__].__file__ for spec in _ENTRIES.values()})
-    sources += sorted(str(p) for p in Path(__file__).parent.glob("*.py"))
     digest = hashlib.sha1()
-    for path in dict.fromkeys(sources):
+    for path in sources:
         digest.update(Path(path).read_bytes())
     digest.update(" ".join([sys.version, version("numba"), llvmlite.__version__, ll.get_host_cpu_name(),
                             ll.get_host_cpu_features().flatten(), *sorted(_ENTRIES)]).encode())
