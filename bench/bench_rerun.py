@@ -13,7 +13,9 @@ the matching controls are read and moved.
 
 One timed change runs from the browser's trusted input event (key or pointer press) until the
 page is idle again: the script state back to ``notRunning`` after a run, no skeleton, connected,
-and no DOM mutation for ``QUIET_MS``; the end is the last mutation (the last figure drawn). A
+and no DOM mutation for ``QUIET_MS``; the end is the last mutation (the last figure drawn). Children
+added inside a ``<canvas>`` are not counted: they are its fallback content, never painted (an
+``st.dataframe`` grid writes and updates its accessibility table there 0.3 s after the grid is drawn). A
 slider's own debounce in the browser is part of it, as a viewer feels it. Beside the wall time: the
 script's own run (from ``running`` to ``notRunning``), the server's CPU seconds per change
 (utime + stime of the server process from ``/proc``) and the browser's (Chromium's processes and
@@ -65,11 +67,17 @@ PROBE = """() => {
   const aside = n => { const e = n.nodeType === 1 ? n : n.parentElement;
     return !e || e.closest('[data-baseweb=popover], [data-baseweb=tooltip]')
       || (k.ctl && e.closest('.st-key-' + k.ctl)); };
+  // A canvas's children are its fallback content, never painted (glide-data-grid, st.dataframe's grid,
+  // fills its accessibility table ~0.3 s after the grid is drawn): they do not count as the page changing.
+  const unpainted = r => { const e = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+    return e && (e.tagName === 'CANVAS' ? r.type === 'childList' : e.closest('canvas')); };
   new MutationObserver(records => {
-    k.lastMut = performance.now();
+    const now = performance.now();
     for (const r of records) {
-      if (r.attributeName === 'data-test-script-state') k.states.push([r.target.dataset.testScriptState, k.lastMut]);
-      else if (!aside(r.target)) k.shown = k.lastMut;
+      if (unpainted(r)) continue;
+      k.lastMut = now;
+      if (r.attributeName === 'data-test-script-state') k.states.push([r.target.dataset.testScriptState, now]);
+      else if (!aside(r.target)) k.shown = now;
     }
   }).observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
   for (const t of ['keydown', 'pointerdown'])
