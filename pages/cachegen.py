@@ -90,10 +90,6 @@ def sweep_of(inputs: StreamInputs, slos: tuple[float, ...]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-if view == "Codec":
-    cachegen_codec.view()
-    st.stop()
-
 @st.fragment
 def timeline_part(inputs: StreamInputs, setup: S.StreamSetup, bw: S.Bandwidth, settings: dict) -> None:
     """The policies picked, their timeline and per-chunk table: a change of policies reruns only this part."""
@@ -110,14 +106,15 @@ def timeline_part(inputs: StreamInputs, setup: S.StreamSetup, bw: S.Bandwidth, s
         cached.show(cached.chunk_bandwidth_figure(inputs, frame.presenter()), f"{STEM}_chunkbw")
     frame.terms("TTFT", "SLO", "AR(1)", "i.i.d.")
     table = pd.concat([S.timeline(setup, r) for r in runs], ignore_index=True)
-    st.dataframe(table, hide_index=True, width="stretch", column_config=cached.FORMATS)
+    if box := frame.folded("Per-chunk table: each chunk's level, size, bandwidth and times", f"{STEM}_chunk_table"):
+        box.dataframe(table, hide_index=True, width="stretch", column_config=cached.FORMATS)
     frame.download_csv(table, STEM, "per-chunk table", settings | {"policies": ", ".join(chosen)},
                        trace=f"{bw.name} (trace 0)")
 
 
-# The view's own elements go into one container, so the tables, notes and paper table after it keep their
-# place and a view switch does not remount them (Streamlit keys an element by its position).
-with st.container():
+def stream_view(view: str) -> tuple[list[str], list[dict], str]:
+    """A streaming view (the timeline, or violation against SLO, bandwidth or persistence) and the tables
+    every streaming view ends with; its "What to notice" points, paper rows and the note under them."""
     against = None if view == VIEWS[0] else st.segmented_control(
         "Against", AGAINST, default="SLO", required=True, key=f"{STEM}_against", bind="query-params")
     inputs = stream_inputs(fresh_traces=against == "Persistence")
@@ -153,13 +150,21 @@ with st.container():
             cached.show(cached.violation_figure(inputs, against, slos, frame.presenter()), f"{STEM}_violation")
         frame.terms("SLO", "TTFT", "AR(1)", "i.i.d.")
         frame.explain(report.sweep_explain(bw.traces, traces))
+    st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({label}):")
+    st.dataframe(summary.drop(columns="slo_s"), hide_index=True, width="stretch")
+    frame.download_csv(summary, STEM, "summary", settings, trace=bw.name)
+    if box := frame.folded("The compression levels, as measured", f"{STEM}_levels_table"):
+        box.caption(report.levels_caption(setup, levels.SIZE_SOURCES[inputs.sizes]))
+        box.dataframe(measured.table, hide_index=True, width="stretch", column_config=cached.FORMATS)
+    frame.download_csv(measured.table, STEM, "measured levels", settings)
+    return (report.stream_notice(summary, label) + extra,
+            report.stream_rows(setup, summary, label, levels.SIZE_SOURCES[inputs.sizes]),
+            report.stream_note(setup, summary))
 
-st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({label}):")
-st.dataframe(summary.drop(columns="slo_s"), hide_index=True, width="stretch")
-frame.download_csv(summary, STEM, "summary", settings, trace=bw.name)
-st.caption(report.levels_caption(setup, levels.SIZE_SOURCES[inputs.sizes]))
-st.dataframe(measured.table, hide_index=True, width="stretch", column_config=cached.FORMATS)
-frame.download_csv(measured.table, STEM, "measured levels", settings)
-frame.what_to_notice(report.stream_notice(summary, label) + extra)
-frame.paper_vs_sim(report.stream_rows(setup, summary, label, levels.SIZE_SOURCES[inputs.sizes]),
-                   note=report.stream_note(setup, summary))
+
+# Every view draws into one container, so "What to notice" and the paper table after it keep their place and
+# a view switch updates them rather than remounting them (Streamlit keys an element by its position).
+with st.container():
+    notes, rows, note = cachegen_codec.view() if view == "Codec" else stream_view(view)
+frame.what_to_notice(notes)
+frame.paper_vs_sim(rows, note=note)

@@ -25,24 +25,27 @@ frame.header("radix_schedule", "A queue of waiting requests served first-come-fi
                                "prefix, or in SGLang's DFS-weight order: same cache, different reuse.")
 source = st.segmented_control("Queue", SOURCES, default=SOURCES[0], required=True, key="radix_schedule_queue",
                               bind="query-params")
-window = st.empty()      # the trace window's inputs, in either queue: the figures and text below keep their place
-if source == "Teaching example":
-    queue, warm, block_tokens, what = rs.INTERLEAVED, (), EXAMPLE_BLOCK, "nine requests over three 4-block prefixes"
-else:
-    trace = trace_picker("radix_schedule")
-    if trace is None:
-        st.info("Upload a trace with block ids (Mooncake JSONL or CSV).", icon=":material/upload_file:")
-        st.stop()
-    left, mid, right = window.container().columns(3)
-    start = left.number_input("First request of the queue", 0, max(trace.n_requests - 1, 0), 0,
-                              key="radix_schedule_start", bind="query-params")
-    size = mid.slider("Requests waiting", 2, 200, 40, key="radix_schedule_size", bind="query-params")
-    warm_n = right.slider("Requests served before (warm cache)", 0, 2000, 0, 50, key="radix_schedule_warm",
-                          bind="query-params")
-    with frame.user_errors():
-        q, w = rs.trace_queue(trace, int(start), int(size), int(warm_n))
-    queue, warm, block_tokens = tuple(q), tuple(w), trace.block_size
-    what = f"requests {int(start) + 1:,}–{int(start) + len(q):,} of {frame.plain(trace.name)}"
+# The trace's controls, in the sidebar and on the page, each go into one container drawn in either queue: the
+# scheduler controls, figures and text after them keep their place (Streamlit keys an element by its position).
+picker = st.sidebar.container()
+with st.container():
+    if source == "Teaching example":
+        queue, warm, block_tokens, what = rs.INTERLEAVED, (), EXAMPLE_BLOCK, "nine requests over three 4-block prefixes"
+    else:
+        trace = trace_picker("radix_schedule", sidebar=picker)
+        if trace is None:
+            st.info("Upload a trace with block ids (Mooncake JSONL or CSV).", icon=":material/upload_file:")
+            st.stop()
+        left, mid, right = st.columns(3)
+        start = left.number_input("First request of the queue", 0, max(trace.n_requests - 1, 0), 0,
+                                  key="radix_schedule_start", bind="query-params")
+        size = mid.slider("Requests waiting", 2, 200, 40, key="radix_schedule_size", bind="query-params")
+        warm_n = right.slider("Requests served before (warm cache)", 0, 2000, 0, 50, key="radix_schedule_warm",
+                              bind="query-params")
+        with frame.user_errors():
+            q, w = rs.trace_queue(trace, int(start), int(size), int(warm_n))
+        queue, warm, block_tokens = tuple(q), tuple(w), trace.block_size
+        what = f"requests {int(start) + 1:,}–{int(start) + len(q):,} of {frame.plain(trace.name)}"
 
 key = fingerprint(trace) if source == "Trace window" else "example"
 with frame.user_errors():

@@ -49,10 +49,11 @@ def test_a_fixed_trace_disables_its_random_knobs_and_says_why():
 
 
 def test_policies_come_from_the_url_and_a_bad_name_is_ignored():
-    at = open_page("cachegen", {"cachegen_policies": ["oracle (bound)", "text only"]})   # the labels shown
+    at = open_page("cachegen", {"cachegen_policies": ["oracle (bound)", "text only"],   # the labels shown
+                                "cachegen_chunk_table": "true"})
     assert_clean(at)
     assert at.multiselect(key="cachegen_policies").value == ["oracle", "text"]
-    rows = next(d.value for d in at.dataframe if "config" in d.value.columns)
+    rows = next(d.value for d in at.dataframe if "chunk" in d.value.columns)
     assert list(dict.fromkeys(rows.policy)) == ["oracle", "text"]
     at = open_page("cachegen", {"cachegen_policies": ["oracle (bound)", "no-such-rule"]})
     assert_clean(at)

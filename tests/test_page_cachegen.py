@@ -11,31 +11,43 @@ def table_with(at, column: str):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
+TABLES = {"cachegen_chunk_table": "true", "cachegen_levels_table": "true"}    # the two folded tables, opened
 SMALL_CODEC = {"cachegen_view": "Codec", "cachegen_layers": "3", "cachegen_tokens": "256",
                "cachegen_channels": "16"}
 
 
 def test_timeline_view_renders_every_policy_row():
-    at = open_page("cachegen")
+    at = open_page("cachegen", TABLES)
     assert_clean(at)
     assert at.title[0].value == "CacheGen streaming"
     assert at.segmented_control(key="cachegen_view").value == "Streaming timeline"
     assert at.multiselect(key="cachegen_policies").value == ["paper", "artifact", "level2", "quant8", "text", "oracle"]
     assert any("What to notice" in s.value for s in at.subheader)
-    timeline = table_with(at, "config")
+    timeline = table_with(at, "chunk")
     assert set(timeline.policy) == {"paper", "artifact", "level2", "quant8", "text", "oracle"}
     summary = table_with(at, "violation_rate")
     assert len(summary) == 8
 
 
 def test_query_params_open_the_same_view():
-    at = open_page("cachegen", {"cachegen_bw": "Step", "cachegen_slo": "2.5", "cachegen_recompute": "Fixed 0.2 s"})
+    at = open_page("cachegen", {"cachegen_bw": "Step", "cachegen_slo": "2.5", "cachegen_recompute": "Fixed 0.2 s",
+                                **TABLES})
     assert_clean(at)
     assert at.segmented_control(key="cachegen_bw").value == "Step"
     assert at.segmented_control(key="cachegen_recompute").value == "Fixed 0.2 s"
     assert at.slider(key="cachegen_slo").value == 2.5
-    timeline = table_with(at, "config")
+    timeline = table_with(at, "chunk")
     assert timeline.end_s.max() > 0.3                        # the step trace drops to 1 Gb/s at 0.3 s
+
+
+def test_detail_tables_fold_until_opened_and_download_either_way():
+    at = open_page("cachegen")
+    assert_clean(at)
+    assert [list(d.value.columns)[1] for d in at.dataframe] == ["violation_rate"]      # the summary alone
+    assert {e.label for e in at.expander} >= {"Per-chunk table: each chunk's level, size, bandwidth and times",
+                                              "The compression levels, as measured"}
+    names = [b.proto.label for b in at.get("download_button")]
+    assert any("per-chunk" in n for n in names) and any("measured levels" in n for n in names)
 
 
 def test_widget_changes_rerun_cleanly():
@@ -69,7 +81,7 @@ def test_codec_view_round_trips():
 
 
 def test_levels_are_measured_and_every_paper_row_has_a_computed_status():
-    at = open_page("cachegen", {"cachegen_sizes": "Record-world KV"})
+    at = open_page("cachegen", {"cachegen_sizes": "Record-world KV", **TABLES})
     assert_clean(at)
     levels = table_with(at, "same answer as fp16")
     assert levels.config.tolist() == ["level1", "level2", "level3", "quant8"]

@@ -58,8 +58,8 @@ def encoder_controls() -> tuple[int, int, float]:
     return group, level, sens
 
 
-def view() -> None:
-    """Draw the Codec view (the page stops after it)."""
+def view() -> tuple[list[str], list[dict], str]:
+    """Draw the Codec view; its "What to notice" points, paper rows and the note under them."""
     with st.sidebar:
         spec, documents, group, level, sens = controls()
     with frame.user_errors():
@@ -84,5 +84,5 @@ def view() -> None:
     frame.download_csv(table, STEM, "codec ablation", settings)
     frame.terms("rANS", "AR(1)")
     frame.explain(report.CODEC_EXPLAIN)
-    frame.what_to_notice(report.codec_notice(table, points, None if documents else spec.rho))
-    frame.paper_vs_sim(report.codec_rows(table, loc), note=report.CODEC_NOTE)
+    return report.codec_notice(table, points, None if documents else spec.rho), report.codec_rows(table, loc), \
+        report.CODEC_NOTE

@@ -21,6 +21,7 @@ from typing import TypeVar
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
@@ -149,6 +150,14 @@ def explain(markdown: str, label: str = "How it works") -> None:
             st.markdown(markdown)
     else:
         st.markdown(markdown)
+
+
+def folded(label: str, key: str) -> DeltaGenerator | None:
+    """An expander whose content is drawn only while it is open, its state in the URL (``key``); None
+    while closed. For detail tables under a figure: each costs the browser about as much as a figure
+    whenever its view opens, so it waits for a click."""
+    box = st.expander(label, key=key, bind="query-params")
+    return box if box.open else None
 
 
 def figure(fig: go.Figure, *, key: str | None = None) -> None:

@@ -15,6 +15,7 @@ from dataclasses import fields
 from pathlib import PurePath
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from kvviz.errors import InputError
 from kvviz.traces import UPLOAD_LIMIT_MIB, UPLOADS, Format, ReadOptions, TimeUnit, Trace, fingerprint, load_trace
@@ -190,11 +191,13 @@ def _chosen(prefix: str) -> None:
     arrival_params().pop(f"{prefix}_source", None)
 
 
-def trace_picker(prefix: str, *, keep: bool = False) -> Trace | None:
+def trace_picker(prefix: str, *, keep: bool = False, sidebar: DeltaGenerator | None = None) -> Trace | None:
     """Sidebar controls that choose a trace; returns it, or None while an upload is awaited.
 
     With ``keep`` the choice becomes the session's trace, which other pages can replay.
     Bad uploads show a message naming the line and field and stop this page's run.
+    ``sidebar``: a container in the sidebar to draw into (default: the sidebar's end), so a page whose
+    views differ in having a trace keeps its other sidebar controls in place.
     """
     has_session = SESSION_KEY in st.session_state and not keep
     options = SOURCES if has_session else SOURCES[1:]
@@ -203,7 +206,7 @@ def trace_picker(prefix: str, *, keep: bool = False) -> Trace | None:
         st.warning(f"The session trace {SESSION_ENDED}: this page shows its own trace instead. Choose one on "
                    "the Trace page again, or keep an upload in the trace library so that a link opens it.",
                    icon=":material/cloud_off:")
-    with st.sidebar:
+    with sidebar or st.sidebar:
         st.header("Trace")
         source = st.segmented_control("Source", options, default=options[0], required=True,
                                       key=f"{prefix}_source", on_change=_chosen, args=(prefix,), **KEEP)

@@ -86,8 +86,14 @@ def name(w: dict) -> str:
 
 
 def open_expanders(page: Page) -> None:
-    for summary in page.locator("[data-testid=stExpander] details:not([open]) > summary").all():
-        summary.click()
+    """Open every closed expander, one at a time: opening one that draws its content only while open
+    (``ui.frame.folded``) reruns the page, which may add more."""
+    closed = page.locator("[data-testid=stExpander] details:not([open]) > summary")
+    for _ in range(20):
+        if not closed.count():
+            return
+        closed.first.click()
+        wait_idle(page)
 
 
 def change(page: Page, w: dict) -> None:
