@@ -125,10 +125,10 @@ elif prefix and sampling != "exact":
 settings = {"policies": ",".join(policies), "capacities": f"{low}-{top} blocks, {points} points",
             "block size (tokens)": cache_trace.block_size, "prefix mode": bool(prefix),
             "sampling": "exact" if rate is None else f"SHARDS {rate:.4g}"}
-with st.expander("The curve as a table", expanded=False):
+if box := frame.folded("The curve as a table", "eviction_table"):
     table = curve_table(curve)
-    st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in table.columns[1:]})
+    box.dataframe(table, hide_index=True, width="stretch",
+                  column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in table.columns[1:]})
 frame.download_csv(curve, "eviction", "hit curve", settings, trace=trace.name)
 frame.explain(EXPLAIN)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace
 from tests.page_controls import assert_each_changes_the_view
 
-SMALL = {"eviction_requests": "300"}     # a small synthetic trace keeps each run quick
+SMALL = {"eviction_requests": "300",     # a small synthetic trace keeps each run quick
+         "eviction_table": "true"}       # the curve's table, folded (and not drawn) until opened
 
 
 def _curve_table(at):
@@ -175,3 +176,11 @@ def test_a_kept_session_trace_is_not_called_lost():
     at = _arriving({"eviction_source": "Session trace"}, {"kind": "example"})
     assert at.button_group(key="eviction_source").value == "Session trace"
     assert not _lost(at)
+
+
+def test_the_curve_table_is_drawn_only_once_opened():
+    at = open_page("eviction", {"eviction_requests": "300"})
+    assert_clean(at)
+    assert not any("capacity (blocks)" in df.value.columns for df in at.dataframe)
+    assert [e.label for e in at.expander if e.label == "The curve as a table"]
+    assert any("hit curve" in b.proto.label for b in at.get("download_button"))   # its CSV is there either way
