@@ -21,7 +21,9 @@ script's own run (from ``running`` to ``notRunning``), the server's CPU seconds 
 (utime + stime of the server process from ``/proc``) and the browser's (Chromium's processes and
 Playwright's driver), since on a shared machine wall time mostly measures the others: on an idle
 machine a rerun takes about its server CPU plus its browser CPU. Printed: one row per control and one summary line per page,
-PASS when the median is at most 0.5 s.
+PASS when the median is at most 0.5 s. Beside the median, the medians of each way (``→ B``: to the
+value changed to; ``← A``: back to the default): for a view switch, opening the view and going back
+to the page's default view, which draws the default view's figures anew.
 
 ``.venv/bin/python bench/bench_rerun.py [--pages trace,radix] [--controls trace_qa,_view] [--repeats 5]
 [--csv out.csv]`` (every page and control by default: about 110 controls, 6 changes each).
@@ -126,6 +128,7 @@ class Result:
     page: str
     control: str
     wall: list[float] = field(default_factory=list)
+    back: list[bool] = field(default_factory=list)    # per timed change: a move back to the page's default
     script: list[float] = field(default_factory=list)
     cpu: float = float("nan")
     browser_cpu: float = float("nan")
@@ -134,6 +137,11 @@ class Result:
 
     def median(self) -> float:
         return statistics.median(self.wall) if self.wall else float("nan")
+
+    def median_of(self, back: bool) -> float:
+        """The median of the changes one way: to B (``back=False``) or back to the default A."""
+        w = [t for t, b in zip(self.wall, self.back) if b == back]
+        return statistics.median(w) if w else float("nan")
 
     def p95(self) -> float:
         w = sorted(self.wall)
@@ -389,6 +397,7 @@ def measure(page: Page, base: str, change: Change, repeats: int, pid: int, defau
                     out = change_once(page, move)
                     cpu, browser = cpu + cpu_seconds(pid) - cpu0, browser + browser_cpu_seconds(pid) - browser0
                     result.wall.append(out["wall"])
+                    result.back.append(move is change.back)
                     if out["script"] is not None:
                         result.script.append(out["script"])
                 break
@@ -410,7 +419,8 @@ def measure(page: Page, base: str, change: Change, repeats: int, pid: int, defau
 
 def print_row(r: Result) -> None:
     script = statistics.median(r.script) if r.script else float("nan")
-    print(f"{r.page:<15}{r.control:<42.42}{len(r.wall):>3}{r.median():>9.2f}{r.p95():>8.2f}{script:>9.2f}"
+    print(f"{r.page:<15}{r.control:<42.42}{len(r.wall):>3}{r.median():>9.2f}{r.p95():>8.2f}"
+          f"{r.median_of(False):>7.2f}{r.median_of(True):>7.2f}{script:>9.2f}"
           f"{r.cpu:>9.3f}{r.browser_cpu:>9.3f}  {r.verdict()}" + (f"  {r.error}" if r.error else f"  ({r.no_rerun} changes started no rerun, retried)" if r.no_rerun else ""),
           flush=True)
 
@@ -428,12 +438,14 @@ def page_summary(stem: str, rows: list[Result], wall: float) -> None:
 def write_csv(path: str, rows: list[Result]) -> None:
     with open(path, "w", newline="") as f:
         out = csv.writer(f)
-        out.writerow(["page", "control", "n", "median_s", "p95_s", "script_median_s", "server_cpu_s_per_rerun",
+        out.writerow(["page", "control", "n", "median_s", "p95_s", "to_b_median_s", "back_median_s",
+                      "script_median_s", "server_cpu_s_per_rerun",
                       "browser_cpu_s_per_rerun",
                       "verdict", "error", "wall_s"])
         for r in rows:
             script = statistics.median(r.script) if r.script else ""
             out.writerow([r.page, r.control, len(r.wall), f"{r.median():.3f}", f"{r.p95():.3f}",
+                          f"{r.median_of(False):.3f}", f"{r.median_of(True):.3f}",
                           script and f"{script:.3f}", f"{r.cpu:.4f}", f"{r.browser_cpu:.4f}", r.verdict(), r.error,
                           " ".join(f"{w:.3f}" for w in r.wall)])
 
@@ -447,7 +459,8 @@ def run(stems: list[str], repeats: int, csv_path: str | None, only: list[str]) -
                                      args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                                            "--disable-background-networking"])
         page = browser.new_page(viewport={"width": 1400, "height": 900})
-        print(f"{'page':<15}{'control':<42}{'n':>3}{'median':>9}{'p95':>8}{'script':>9}{'srv CPU':>9}{'brw CPU':>9}", flush=True)
+        print(f"{'page':<15}{'control':<42}{'n':>3}{'median':>9}{'p95':>8}{'→ B':>7}{'← A':>7}{'script':>9}"
+              f"{'srv CPU':>9}{'brw CPU':>9}", flush=True)
         for stem in stems:
             start = time.perf_counter()
             page_rows = []
