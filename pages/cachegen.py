@@ -102,8 +102,10 @@ def timeline_part(inputs: StreamInputs, setup: S.StreamSetup, bw: S.Bandwidth, s
     with frame.user_errors():
         cached.show(cached.timeline_figure(inputs, chosen, frame.presenter()), f"{STEM}_timeline")
         runs = cached.runs_of(inputs, chosen, True)
-    if bw.kind == "chunk":
-        cached.show(cached.chunk_bandwidth_figure(inputs, frame.presenter()), f"{STEM}_chunkbw")
+    st.caption("A bar's height is the bandwidth that chunk's transfer saw. " + (
+        "This trace gives each chunk its own bandwidth, whichever level it is sent at, so a chunk's bar is as "
+        "tall in every band." if bw.kind == "chunk" else
+        "The grey line is the trace's bandwidth over time: a policy that finishes later sees a different part of it."))
     frame.terms("TTFT", "SLO", "AR(1)", "i.i.d.")
     table = pd.concat([S.timeline(setup, r) for r in runs], ignore_index=True)
     if box := frame.folded("Per-chunk table: each chunk's level, size, bandwidth and times", f"{STEM}_chunk_table"):

@@ -88,11 +88,6 @@ def timeline_figure(inputs: StreamInputs, policies: tuple[str, ...], presenter: 
 
 
 @st.cache_resource(**FIGURES)
-def chunk_bandwidth_figure(inputs: StreamInputs, presenter: bool) -> go.Figure:
-    return style_figure(figs.fig_chunk_bandwidth(bandwidth_of(inputs), setup_of(inputs)), presenter)
-
-
-@st.cache_resource(**FIGURES)
 def violation_figure(inputs: StreamInputs, against: str, slos: tuple[float, ...], presenter: bool) -> go.Figure:
     """Violation rate and quality against the SLO, the traces' mean bandwidth or their persistence."""
     if against == "SLO":

@@ -116,16 +116,6 @@ def fig_timeline(setup: StreamSetup, runs: list[Run], bw: Bandwidth, trace: int 
     return fig
 
 
-def fig_chunk_bandwidth(bw: Bandwidth, setup: StreamSetup, trace: int = 0) -> go.Figure:
-    """For a per-chunk trace: the bandwidth each chunk index will see."""
-    g = bw.gbps[trace, :setup.n_chunks]
-    fig = go.Figure(go.Bar(x=np.arange(setup.n_chunks), y=g, marker_color=color(0),
-                           hovertemplate="chunk %{x}: %{y:.2f} Gb/s<extra></extra>"))
-    fig.update_layout(height=220, xaxis_title="chunk", yaxis_title="Gb/s", xaxis=dict(dtick=1),
-                      title=f"Bandwidth per chunk ({bw.name})")
-    return fig
-
-
 POLICY_COLORS = {"paper": BLUE, "artifact": VERMILLION, "level1": SKY, "level2": GREEN, "level3": PURPLE,
                  "quant8": ORANGE, "text": GREY}
 
