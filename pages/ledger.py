@@ -1,14 +1,12 @@
 """Where should KV live? KV size, load vs recompute, storage economics, tiers and Strata's I/O."""
 
-from dataclasses import astuple
-
 import numpy as np
 import streamlit as st
 
-from kvviz import glossary, ledger, tiers
+from kvviz import glossary, ledger
 from kvviz import ledger_notes as notes
 from kvviz import hardware as hw
-from ui import figures, frame
+from ui import figures, frame, ledger_tiers
 
 VIEWS = ("Size", "Load or recompute", "Economics", "Tiers")
 CONTEXTS = np.unique(np.r_[np.geomspace(256, 1_048_576, 49).astype(int), 2 ** np.arange(8, 21), 8_000])
@@ -53,10 +51,7 @@ def h100(mfu: float, n_gpus: int = 1) -> hw.Compute:
 
 
 def show(table, name: str, settings: dict, formats: dict[str, str] | None = None) -> None:
-    """A table of the view, then its CSV download headed by the settings that produced it."""
-    st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format=f) for c, f in (formats or {}).items()})
-    frame.download_csv(table, "ledger", name, settings)
+    frame.data_table(table, "ledger", name, settings, formats=formats)
 
 
 def cards(metrics: list[tuple[str, str, str]]) -> None:
@@ -158,46 +153,7 @@ def economics_view() -> None:
     frame.paper_vs_sim(ledger.economics_rows(models, h100(compute.mfu, 8), p), note=notes.ECONOMICS_PAPER_NOTE)
 
 
-@st.cache_data(max_entries=16, ttl="1h", show_spinner="Simulating the tiered cache…")
-def run_tiers(model_t: tuple, gpu_t: tuple, mfu_v: float, load: tuple, setups: tuple):
-    mm, comp = hw.ModelSpec(*model_t), hw.Compute(hw.GPUSpec(*gpu_t), mfu_v)
-    chat = tiers.ChatLoad(*load)
-    summary, runs = tiers.compare(mm, comp, chat, [tiers.TierSetup(*s) for s in setups])
-    return summary, tiers.ttft_by_source(runs), tiers.ttft_over_time(runs), tiers.total_kv_gb(mm, chat)
-
-
-def tiers_view() -> None:
-    name, m, compute = sidebar()
-    c = st.columns(4)
-    load = (c[0].number_input("Users", 1, 2000, 200, key="ledger_users", **Q),
-            c[1].number_input("Turns each", 1, 100, 12, key="ledger_tturns", **Q),
-            c[2].number_input("Requests/s", 0.1, 1000.0, 10.0, key="ledger_rps", **Q))
-    gpu_gb = c[3].number_input("GPU KV room (GB)", 0.1, 10_000.0, 58.0, key="ledger_gpu_gb", **Q)
-    c = st.columns(4)
-    cpu_gb = c[0].number_input("CPU tier (GB)", 0.0, 100_000.0, 50.0, key="ledger_cpu_gb", **Q)
-    slow, fast = (c[1].number_input("Slow CPU reads (GB/s)", 0.01, 10_000.0, 10.0, key="ledger_slow", **Q),
-                  c[2].number_input("Fast CPU reads (GB/s)", 0.01, 10_000.0, 50.0, key="ledger_fast", **Q))
-    ssd_gb = c[3].number_input("SSD tier (GB)", 0.0, 1e6, 500.0, key="ledger_ssd_gb", **Q)
-    fill = st.segmented_control("Lower tiers hold", tiers.FILL_MODES, default="spill", key="ledger_fill", **Q,
-                                help="spill: what the tier above evicts; write-through: a copy of all new KV, as "
-                                     "LMCache stores to every backend.") or "spill"
-    with frame.user_errors():
-        setups = tiers.default_setups(gpu_gb, cpu_gb, slow, fast, ssd_gb, fill=fill)
-        summary, by_source, over_time, total = run_tiers(astuple(m), astuple(compute.gpu), compute.mfu, load,
-                                                         tuple(astuple(s) for s in setups))
-    settings = {"model": name, "GPU": compute.gpu.name, "MFU": compute.mfu, "users, turns, requests/s": load,
-                "GPU GB": gpu_gb, "CPU GB": cpu_gb, "slow GB/s": slow, "fast GB/s": fast, "SSD GB": ssd_gb, "fill": fill}
-    figures.figure("ledger.fig_tiers", summary, key="ledger_fig_tiers")
-    frame.terms("TTFT", "MFU")
-    show(summary.drop(columns=["p50 TTFT s", "last 1/8: offered load"]).round(2), "tier setups", settings)
-    figures.figure("ledger.fig_tiers_time", over_time, key="ledger_fig_tiers_time")
-    st.caption("Mean TTFT by where the history was found (requests in brackets); queueing is included.")
-    show(by_source, "TTFT by source", settings)
-    frame.explain("Users chat in sessions; each prompt is the user's whole history plus a new message. One GPU serves "
-                  "prefills first come, first served: it finds the history in the fastest tier that holds it, loads it, "
-                  "computes the rest. Every tier evicts the least recently used history.")
-    frame.what_to_notice(notes.tiers_notes(summary, fill))
-    frame.paper_vs_sim(tiers.paper_rows(summary, total), note=notes.TIERS_PAPER_NOTE)
-
-
-{"Size": size_view, "Load or recompute": recompute_view, "Economics": economics_view, "Tiers": tiers_view}[view]()
+if view == "Tiers":
+    ledger_tiers.view(*sidebar())
+else:
+    {"Size": size_view, "Load or recompute": recompute_view, "Economics": economics_view}[view]()

@@ -186,6 +186,15 @@ def paper_vs_sim(rows: pd.DataFrame | Sequence[dict], note: str) -> None:
     st.markdown(note)
 
 
+def data_table(table: pd.DataFrame, page: str, name: str, settings: Mapping[str, object], *,
+               formats: Mapping[str, str] | None = None) -> None:
+    """A table of the view (numbers in ``formats``, printf-style, by column), then its CSV download
+    headed by the settings that produced it."""
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format=f) for c, f in (formats or {}).items()})
+    download_csv(table, page, name, settings)
+
+
 def download_csv(table: pd.DataFrame, page: str, name: str, settings: Mapping[str, object], *,
                  trace: str | None = None) -> None:
     """A "Download CSV" button for a table the page shows; the file starts with the page's
