@@ -303,6 +303,14 @@ class ReplayConfig:
         return cache, Scheduler(cache, SchedulerConfig(self.deferral, self.threshold, auto_ack=self.auto_ack))
 
 
+def hit_counts_decide(cache: str, eviction_policy: str, write_policy: str) -> bool:
+    """Whether the hit-count rule (upstream, or legacy: SGLang before PR #18843) can change what
+    is evicted or backed up, not only the counts shown: LFU and SLRU order leaves by their counts,
+    and HiCache's ``write_through`` and ``write_through_selective`` back a node up when its count
+    reaches a threshold (``write_back`` only at eviction)."""
+    return eviction_policy in ("lfu", "slru") or (cache == "hiradix" and write_policy != "write_back")
+
+
 GAUGES = ("device_tokens", "host_tokens", "reserved", "evictable", "protected", "nodes", "in_flight_nodes")
 EVENT_TOTALS = {EventKind.EVICT: "evicted_device", EventKind.TO_HOST: "evicted_device",
                 EventKind.WRITE_BACK: "evicted_device", EventKind.EVICT_HOST: "evicted_host",

@@ -7,7 +7,8 @@ import streamlit as st
 from kvviz import glossary, radix_report as report
 from kvviz.hiradix import WRITE_POLICIES
 from kvviz.radix import POLICIES
-from kvviz.radix_scenarios import PRESETS, ReplayConfig, parse_text, replay, script_from_trace, to_text, totals_frame
+from kvviz.radix_scenarios import (PRESETS, ReplayConfig, hit_counts_decide, parse_text, replay, script_from_trace,
+                                   to_text, totals_frame)
 from ui import figures, frame, keys
 from ui.traces import session_trace
 
@@ -91,11 +92,11 @@ with st.sidebar:
     auto_ack = st.toggle("Acknowledge transfers every round", suggested["radix_ack"], key="radix_ack",
                          bind="query-params", disabled=kind != "hiradix", help="SGLang checks finished host writes and loads once per "
                          "scheduler loop; until then the node stays locked. " + glossary.define("lock_ref") + only_hi)
-    counts_matter = policy in ("lfu", "slru") or (kind == "hiradix" and write == "write_through_selective")
     legacy = st.toggle("Legacy hit counts", key="radix_legacy", bind="query-params",
                        help="Before SGLang PR #18843 the RadixCache never counted hits, so LFU behaved like LRU."
-                       + ("" if counts_matter else " With these settings it changes only the hit counts shown "
-                          "(hover, text dump), not what is evicted: that needs lfu, slru or write_through_selective."))
+                       + ("" if hit_counts_decide(kind, policy, write) else " With these settings it changes only "
+                          "the hit counts shown (hover, text dump), not what is evicted or copied to CPU: that "
+                          "needs lfu, slru or a HiRadixCache write-through policy."))
 typed = st.empty()   # the typed script's place in every source: the tree and totals below keep theirs, not redrawn
 if source == "Preset":
     text, name = preset.text, preset.title

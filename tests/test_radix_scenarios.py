@@ -10,8 +10,11 @@ import pytest
 
 from kvviz.errors import InputError
 from kvviz.figures.radix import fig_radix_totals, layout_tree, tree_figure
-from kvviz.radix_scenarios import (PRESETS, ReplayConfig, eviction_steps, parse_json, parse_text, repeat_prompt_hit,
-                                   replay, script_from_trace, to_text, totals_frame)
+from kvviz.hiradix import WRITE_POLICIES
+from kvviz.radix_events import EVICTING, EventKind
+from kvviz.radix import POLICIES
+from kvviz.radix_scenarios import (PRESETS, ReplayConfig, eviction_steps, hit_counts_decide, parse_json, parse_text,
+                                   repeat_prompt_hit, replay, script_from_trace, to_text, totals_frame)
 from kvviz.trace import from_records
 
 
@@ -176,3 +179,29 @@ def test_layout_collapses_chains_only_when_large():
                    ReplayConfig(cache="radix", device_capacity=100))
     last = chain.tree(chain.n_steps - 1)
     assert len(layout_tree(last, collapse=True).nodes) == 2 and len(layout_tree(last, collapse=False).nodes) == 6
+
+
+def test_hit_counts_decide_names_the_settings_that_read_them():
+    assert hit_counts_decide("radix", "lfu", "write_through") and hit_counts_decide("radix", "slru", "write_back")
+    assert hit_counts_decide("hiradix", "lru", "write_through_selective")
+    assert hit_counts_decide("hiradix", "lru", "write_through")                # backs up at a count of 1
+    assert not hit_counts_decide("radix", "lru", "write_through_selective")      # no CPU tier, no backups
+    assert not hit_counts_decide("hiradix", "fifo", "write_back")
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("cache", ["radix", "hiradix"])
+def test_where_hit_counts_do_not_decide_legacy_counting_evicts_the_same(cache, preset):
+    """The radix page's claim: with these settings the legacy rule changes only the counts shown,
+    not what is evicted or backed up."""
+    script = parse_text(PRESETS[preset].text)
+    quiet = [(p, w) for p in POLICIES for w in WRITE_POLICIES if not hit_counts_decide(cache, p, w)]
+    assert quiet
+    for policy, write in quiet:
+        config = ReplayConfig(**{**asdict(ReplayConfig()), **PRESETS[preset].suggested, "cache": cache,
+                                 "eviction_policy": policy, "write_policy": write})
+        runs = [replay(script, ReplayConfig(**{**asdict(config), "hit_count_rule": rule}), snapshots=False)
+                for rule in ("upstream", "legacy")]
+        evicted = [[[(e.kind, e.node, e.tokens) for e in row.events if e.kind in EVICTING or e.kind is EventKind.BACKUP]
+                    for row in run.steps.itertuples()] for run in runs]
+        assert evicted[0] == evicted[1], (policy, write)
