@@ -128,8 +128,7 @@ def overload_view() -> None:
                    key="cluster_multiples")
     figures.figure("cluster.fig_totals", table, cache_key=runs_key, key="cluster_totals")
     summary = overload.display_table(table)
-    st.dataframe(summary, hide_index=True, width="stretch")
-    frame.download_csv(summary, "cluster", "overload summary", settings, trace=trace_name)
+    frame.data_table(summary, "cluster", "overload summary", settings, trace=trace_name)
     frame.what_to_notice(overload_notes(table))
     frame.paper_vs_sim(overload.compare_with_paper(table), note=overload_paper_note(table))
 

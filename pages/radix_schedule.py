@@ -79,12 +79,11 @@ st.caption(f"Queue: {what} · {total:,} blocks of {block_tokens} tokens · cache
 figures.figure("radix_schedule.fig_orders", table, block_tokens, key="radix_schedule_orders")
 figures.figure("radix_schedule.fig_rounds", schedules, key="radix_schedule_rounds")
 shown = table.rename(columns={"hit_ratio": "hit ratio"})
-st.dataframe(shown, hide_index=True, width="stretch",
-             column_config={"hit ratio": st.column_config.NumberColumn(format="%.3f")})
-frame.download_csv(shown, "radix_schedule", "scheduler table",
-                   {"queue": what, "cache capacity (blocks)": int(capacity), "prefill budget (blocks)": int(budget),
-                    "in-batch prefix caching": bool(in_batch), "block size (tokens)": block_tokens,
-                    "warm-up requests": len(warm)}, trace=trace.name if source == SOURCES[1] else None)
+frame.data_table(shown, "radix_schedule", "scheduler table",
+                 {"queue": what, "cache capacity (blocks)": int(capacity), "prefill budget (blocks)": int(budget),
+                  "in-batch prefix caching": bool(in_batch), "block size (tokens)": block_tokens,
+                  "warm-up requests": len(warm)}, formats={"hit ratio": "%.3f"},
+                 trace=trace.name if source == SOURCES[1] else None)
 
 frame.explain(
     "SGLang matches every waiting request against the radix cache before each batch and orders the queue:\n\n"

@@ -90,8 +90,7 @@ def body() -> None:
             table = sio.schedule_frame(runs[0]).merge(sio.schedule_frame(runs[1]), on="batch", how="outer",
                                                       suffixes=(" FCFS", " balanced"))[
                 ["batch", "requests FCFS", "stall s FCFS", "requests balanced", "stall s balanced"]].round(3)
-            st.dataframe(table, hide_index=True, width="stretch")
-            frame.download_csv(table, "strata", "batches FCFS vs balanced", {
+            frame.data_table(table, "strata", "batches FCFS vs balanced", {
                 "model": "qwen2.5-14b", "GPU": "h200", "GPU I/O GB/s": min(gpu_io, 64), "requests per batch": size,
                 "threshold": threshold, "document, question, fresh tokens": f"{doc}, {question}, {fresh}"})
 

@@ -84,5 +84,5 @@ def view() -> tuple[list[str], list[dict], str]:
     frame.download_csv(table, STEM, "codec ablation", settings)
     frame.terms("rANS", "AR(1)")
     frame.explain(report.CODEC_EXPLAIN)
-    return report.codec_notice(table, points, None if documents else spec.rho), report.codec_rows(table, loc), \
-        report.CODEC_NOTE
+    return (report.codec_notice(table, points, None if documents else spec.rho), report.codec_rows(table, loc),
+            report.CODEC_NOTE)

@@ -69,7 +69,6 @@ def view() -> None:
     figures.figure("cluster.fig_ttft_ecdf", results, key="cluster_ecdf")
     figures.figure("cluster.fig_schedule_bars", results, key="cluster_bars")
     scheduler_table = conductor.display_table(results)
-    st.dataframe(scheduler_table, hide_index=True, width="stretch")
-    frame.download_csv(scheduler_table, "cluster", "scheduler table", cfg, trace=trace.name)
+    frame.data_table(scheduler_table, "cluster", "scheduler table", cfg, trace=trace.name)
     frame.what_to_notice(scheduling_notes(results, config, trace.block_size))
     frame.paper_vs_sim(conductor.compare_with_paper(results), note=scheduling_paper_note(results))

@@ -187,12 +187,12 @@ def paper_vs_sim(rows: pd.DataFrame | Sequence[dict], note: str) -> None:
 
 
 def data_table(table: pd.DataFrame, page: str, name: str, settings: Mapping[str, object], *,
-               formats: Mapping[str, str] | None = None) -> None:
+               formats: Mapping[str, str] | None = None, trace: str | None = None) -> None:
     """A table of the view (numbers in ``formats``, printf-style, by column), then its CSV download
-    headed by the settings that produced it."""
+    headed by the settings (and ``trace``) that produced it."""
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format=f) for c, f in (formats or {}).items()})
-    download_csv(table, page, name, settings)
+    download_csv(table, page, name, settings, trace=trace)
 
 
 def download_csv(table: pd.DataFrame, page: str, name: str, settings: Mapping[str, object], *,
