@@ -178,7 +178,9 @@ def _label_log_axis(fig: go.Figure, axis, letter: str) -> None:
 # automargin stays on as the safety net for a label longer than the estimate.
 CHAR_EM = 0.62        # a digit or letter of the figure font, in font sizes (generous)
 NUMBER_CHARS = 5      # plotly's own tick labels on a linear axis: "0.025", "12.5k", "100%"
-LEGEND_ROW_PX = 1000   # width a horizontal legend fills before it wraps (a wide page's figure)
+NARROW_PX = 900       # the narrowest figure the margins are sized for: a laptop's main column beside the sidebar
+LEGEND_ROW_PX = 750   # width a horizontal legend fills before it wraps, in a figure that narrow
+ROTATE_FILL = 0.7     # plotly turns category labels 30° when a label is wider than about their spacing
 CARTESIAN = ("scatter", "scattergl", "bar", "heatmap", "histogram", "box", "violin", "contour")
 
 
@@ -220,37 +222,70 @@ def _axis_margins(fig: go.Figure) -> dict[str, float]:
             side = "r" if axis.side == "right" else "l"
             need = _tick_chars(fig, axis, "y", name) * CHAR_EM * tick + 10 + _title_px(axis)
         else:
-            side, need = "b", tick * 1.4 + 6 + _title_px(axis)
+            side, need = "b", _x_labels_px(fig, axis, name, tick) + _title_px(axis)
             room["r"] = max(room["r"], _tick_chars(fig, axis, "x", name) * CHAR_EM * tick / 2 + 10)
         room[side] = max(room[side], need)
     return room
 
 
-def _legend_names(fig: go.Figure) -> list[str]:
-    """The legend's entries, or none when the figure shows no legend."""
-    names = [tr.name for tr in fig.data if getattr(tr, "showlegend", None) is not False and getattr(tr, "name", None)]
-    shown = fig.layout.showlegend if fig.layout.showlegend is not None else len(names) > 1
-    return names if shown else []
+def _x_labels_px(fig: go.Figure, axis, name: str, tick: float) -> float:
+    """Height of an x axis's tick labels below the plot: one line, or category labels turned 30°
+    when the narrowest figure would not fit them side by side (plotly's automatic tick angle)."""
+    level = tick * 1.75 + 7
+    labels = axis.ticktext or _texts(next((tr.x for tr in fig.data if tr.type in CARTESIAN
+                                           and (tr.xaxis or "x") == name.replace("axis", "")), None))
+    if not labels or axis.tickangle not in (None, "auto"):
+        return level
+    low, high = axis.domain or (0, 1)
+    spacing = (high - low) * (NARROW_PX - 150) / len(set(labels))
+    widest = max(len(str(label)) for label in labels) * CHAR_EM * tick
+    return level if widest <= ROTATE_FILL * spacing else widest / 2 + tick * 0.87 + 16
+
+
+def _legend_entries(fig: go.Figure) -> list[tuple[str, str]]:
+    """The legend's entries as (group, name), or none when the figure shows no legend. An entry
+    outside any ``legendgroup`` is a group of its own."""
+    entries = [(tr.legendgroup or f"#{i}", tr.name) for i, tr in enumerate(fig.data)
+               if getattr(tr, "showlegend", None) is not False and getattr(tr, "name", None)]
+    shown = fig.layout.showlegend if fig.layout.showlegend is not None else len(entries) > 1
+    return entries if shown else []
+
+
+def _legend_rows(widths: dict[str, list[float]]) -> tuple[int, int]:
+    """Lines of entries and rows of groups of a horizontal legend. Plotly stacks a group's entries
+    one under another and sets groups side by side, wrapping them at the figure's width."""
+    lines, group_rows, used, tallest = 0, 1, 0.0, 0
+    for entries in widths.values():
+        width = max(entries)
+        if used and used + width > LEGEND_ROW_PX:
+            lines, group_rows, used, tallest = lines + tallest, group_rows + 1, 0.0, 0
+        used, tallest = used + width, max(tallest, len(entries))
+    return lines + tallest, group_rows
 
 
 def _legend_room(fig: go.Figure) -> dict[str, float]:
     """Room for a legend outside the plot: on the right (plotly's default place, 2% of the width
     away), or in rows below a horizontal one placed under the axis (``y`` < 0)."""
-    legend, names = fig.layout.legend, _legend_names(fig)
+    legend, entries = fig.layout.legend, _legend_entries(fig)
     size = legend.font.size or 14
-    widths = [len(n) * CHAR_EM * size + 46 for n in names]
-    if not names:
+    widths: dict[str, list[float]] = {}
+    for group, name in entries:
+        widths.setdefault(group, []).append(len(name) * CHAR_EM * size + 46)
+    if not entries:
         return {}
     if legend.orientation != "h":
-        return {} if legend.x is not None and legend.x < 1 else {"r": max(widths) + 80}
+        return {} if legend.x is not None and legend.x < 1 else {"r": max(map(max, widths.values())) + 80}
     if legend.y is None or legend.y >= 0:
         return {}
-    rows = math.ceil(sum(widths) / LEGEND_ROW_PX)
-    height = rows * (size * 1.45 + 6) + 10
-    below = {"top": height, "middle": height / 2}.get(legend.yanchor or ("bottom" if legend.y <= 1 / 3 else "top"), 0)
+    lines, group_rows = _legend_rows(widths)
+    height = lines * (size * 1.45 + 6) + 10 * group_rows
+    anchor = legend.yanchor or "top"     # plotly's own default for a horizontal legend, whatever its y
+    if anchor == "auto":
+        anchor = "bottom" if legend.y <= 1 / 3 else "top"
+    below = {"top": height, "middle": height / 2}.get(anchor, 0)
     top = fig.layout.margin.t or 0
     drop = -legend.y
-    return {"b": (drop * ((fig.layout.height or 450) - top) + below) / (1 + drop) + 8}
+    return {"b": (drop * ((fig.layout.height or 450) - top) + below) / (1 + drop) + 12}
 
 
 def _colorbar_right(fig: go.Figure, base: int) -> float:
@@ -258,7 +293,7 @@ def _colorbar_right(fig: go.Figure, base: int) -> float:
     bars = [tr for tr in fig.data
             if (tr.type == "heatmap" and tr.showscale is not False)
             or (getattr(getattr(tr, "marker", None), "showscale", None) is True)]
-    return (base * 5 + 64) if bars else 0.0
+    return (base * 8 + 40) if bars else 0.0
 
 
 def fitted_margins(fig: go.Figure, base: int) -> dict[str, int]:

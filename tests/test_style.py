@@ -155,3 +155,21 @@ def test_margins_are_sized_for_the_labels_so_automargin_has_nothing_to_grow():
     big = style_figure(go.Figure(titled), presenter=True).layout.margin
     assert big.l > m["titled"].l and big.b > m["titled"].b          # projector-size labels need more room
     assert fitted_margins(go.Figure(go.Icicle(labels=["a"], parents=[""])), 14) == {"l": 20, "r": 20, "b": 20}
+
+
+def test_margins_follow_plotly_defaults_for_legends_below_and_turned_category_labels():
+    from kvviz.style import fitted_margins
+    two = [go.Scatter(x=[1, 2], y=[1, 2], name="prefix cache"), go.Scatter(x=[1], y=[1], name="block cache")]
+    below = go.Figure(two).update_layout(legend=dict(orientation="h", y=-0.2), height=500)   # plotly anchors it by its top
+    anchored = go.Figure(two).update_layout(legend=dict(orientation="h", y=-0.2, yanchor="top"), height=500)
+    assert fitted_margins(below, 13)["b"] == fitted_margins(anchored, 13)["b"] > 100
+    grouped = go.Figure(anchored).add_scatter(x=[1], y=[1], name="difference, LRU", legendgroup="diff")
+    grouped.add_scatter(x=[1], y=[1], name="difference, FIFO", legendgroup="diff")   # a group stacks its entries
+    assert fitted_margins(grouped, 13)["b"] > fitted_margins(anchored, 13)["b"] + 20
+    names = ["Random", "Load-balancing", "Cache-aware", "KVCache-centric"]
+    side = make_subplots(rows=1, cols=2).add_bar(x=names, y=[1, 2, 3, 4], row=1, col=1).add_bar(
+        x=names, y=[1, 2, 3, 4], row=1, col=2)
+    wide = go.Figure(go.Bar(x=names, y=[1, 2, 3, 4]))
+    short = make_subplots(rows=1, cols=2).add_bar(x=list("abcd"), y=[1, 2, 3, 4], row=1, col=1)
+    assert fitted_margins(side, 13)["b"] >= len("KVCache-centric") * 0.62 * 13 / 2 + 13   # turned 30°: half its length
+    assert fitted_margins(wide, 13)["b"] == fitted_margins(short, 13)["b"] < 40          # one line of labels
