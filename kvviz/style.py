@@ -229,8 +229,9 @@ def _axis_margins(fig: go.Figure) -> dict[str, float]:
 
 
 def _x_labels_px(fig: go.Figure, axis, name: str, tick: float) -> float:
-    """Height of an x axis's tick labels below the plot: one line, or category labels turned 30°
-    when the narrowest figure would not fit them side by side (plotly's automatic tick angle)."""
+    """Height of an x axis's tick labels below the plot: one line, or category labels turned when
+    the narrowest figure would not fit them side by side. plotly.js turns them 30° when the tick
+    spacing is at least √3 × 1.25 font sizes, else 90° (its ``autotickangles`` [0, 30, 90])."""
     level = tick * 1.75 + 7
     labels = axis.ticktext or _texts(next((tr.x for tr in fig.data if tr.type in CARTESIAN
                                            and (tr.xaxis or "x") == name.replace("axis", "")), None))
@@ -239,7 +240,9 @@ def _x_labels_px(fig: go.Figure, axis, name: str, tick: float) -> float:
     low, high = axis.domain or (0, 1)
     spacing = (high - low) * (NARROW_PX - 150) / len(set(labels))
     widest = max(len(str(label)) for label in labels) * CHAR_EM * tick
-    return level if widest <= ROTATE_FILL * spacing else widest / 2 + tick * 0.87 + 16
+    if widest <= ROTATE_FILL * spacing:
+        return level
+    return widest / 2 + tick * 0.87 + 16 if spacing >= math.sqrt(3) * 1.25 * tick else widest + 16
 
 
 def _legend_entries(fig: go.Figure) -> list[tuple[str, str]]:

@@ -173,3 +173,5 @@ def test_margins_follow_plotly_defaults_for_legends_below_and_turned_category_la
     short = make_subplots(rows=1, cols=2).add_bar(x=list("abcd"), y=[1, 2, 3, 4], row=1, col=1)
     assert fitted_margins(side, 13)["b"] >= len("KVCache-centric") * 0.62 * 13 / 2 + 13   # turned 30°: half its length
     assert fitted_margins(wide, 13)["b"] == fitted_margins(short, 13)["b"] < 40          # one line of labels
+    crowded = go.Figure(go.Bar(x=[f"token {i:02d}" for i in range(40)], y=[1] * 40))      # no room to turn 30°
+    assert fitted_margins(crowded, 13)["b"] >= len("token 00") * 0.62 * 13                # upright: their whole length

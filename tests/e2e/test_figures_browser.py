@@ -2,9 +2,10 @@
 
 ``kvviz.style.fitted_margins`` sizes each figure's margins for its labels, legend and colour bar so
 that plotly's ``automargin`` finds nothing to grow. When a margin is too small, plotly.js lays the
-whole figure out and draws it a second time (about a third of its drawing time), on every rerun
+whole figure out and draws it a second time (30% of plotly.js's time on the cluster's scheduling view), on every rerun
 that shows the figure. Here the margins plotly drew with (``_fullLayout._size``) must be the ones
-asked for, for every figure on every view, at the test browser's 1400 × 900.
+asked for, for every figure on every view, at the test browser's 1400 × 900, and on five views in
+presenter mode.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ VIEWS = [
     ("cachegen", "cachegen_view=Codec&cachegen_layers=4&cachegen_tokens=256&cachegen_channels=32"),
     *[("cacheblend", f"cacheblend_view={v}") for v in ("One+document", "Accuracy+vs+ratio", "Loading+controller",
                                                         "The+model")],
+    *[(stem, f"{query}&presenter=1") for stem, query in (     # projector fonts, the sidebar closed: a wider figure
+        ("cacheblend", "cacheblend_view=One+document"), ("cluster", "cluster_view=Scheduling&cluster_source=Example"),
+        ("prefix_cache", "prefix_view=Curves"), ("ledger", "ledger_view=Tiers"), ("cachegen", "cachegen_k=100"))],
 ]
 
 MARGINS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
