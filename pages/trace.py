@@ -86,7 +86,10 @@ if trace.has_block_ids:
         "below *C*, so the orange curve is the whole LRU hit-ratio curve, read off in one pass "
         "(Mattson et al., 1970). First accesses never hit: they cap it at the infinite-cache line.",
         label="Reading the reuse-distance chart")
-    figures.figure("prefix_cache.fig_prefix_tree", tree_of(fp, 200, trace), cache_key=fp, key="trace_prefix_tree")
+    if box := frame.folded("The trace's prefix tree: its 200 most shared prefixes", "trace_tree"):
+        with box:
+            figures.figure("prefix_cache.fig_prefix_tree", tree_of(fp, 200, trace), cache_key=fp,
+                           key="trace_prefix_tree")
 
 with st.container(horizontal=True):
     st.download_button("Download trace (JSONL)", trace.to_jsonl, file_name="trace.jsonl",

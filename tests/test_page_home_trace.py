@@ -29,8 +29,11 @@ def test_trace_page_synthetic_default():
     assert at.title[0].value == "Trace"
     labels = [m.label for m in at.metric]
     assert "Reusable (∞ cache)" in labels and "Never reused" in labels
-    assert len(at.get("plotly_chart")) == 4      # arrivals, popularity, reuse distances, prefix tree
+    assert len(at.get("plotly_chart")) == 3      # arrivals, popularity, reuse distances; the prefix tree folded
     assert at.subheader[-1].value == "What the paper reports vs this simulation"
+    opened = open_page("trace", {"trace_tree": "true"})    # the fold's state is in the URL
+    assert_clean(opened)
+    assert len(opened.get("plotly_chart")) == 4
 
 
 def test_trace_page_example_and_url_parameters():

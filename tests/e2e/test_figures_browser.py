@@ -16,7 +16,7 @@ from playwright.sync_api import Page
 from tests.e2e.browser import assert_no_exception, open_page
 
 VIEWS = [
-    ("trace", ""), ("eviction", "eviction_points=6"), ("radix", ""), ("radix", "radix_view=Requests"),
+    ("trace", "trace_tree=true"), ("eviction", "eviction_points=6"), ("radix", ""), ("radix", "radix_view=Requests"),
     ("radix_schedule", ""),
     *[("prefix_cache", f"prefix_view={v}") for v in ("Curves", "Worked+example", "Per+request", "Over+time",
                                                       "Prefix+tree")],

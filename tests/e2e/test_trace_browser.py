@@ -30,7 +30,11 @@ def test_home_then_trace_page_navigation(page: Page, app_url: str):
     page.get_by_test_id("stSidebarNav").get_by_text("Trace").click()
     wait_idle(page)
     assert_no_exception(page)
-    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(4)      # with the prefix tree
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3)      # the prefix tree is folded
+    page.get_by_test_id("stExpander").get_by_text("The trace's prefix tree").click()
+    wait_idle(page)
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(4)      # drawn once opened, and in the URL
+    assert "trace_tree=true" in page.url
     screenshot(page, "trace")
 
 
