@@ -179,6 +179,7 @@ def _label_log_axis(fig: go.Figure, axis, letter: str) -> None:
 CHAR_EM = 0.62        # a digit or letter of the figure font, in font sizes (generous)
 NUMBER_CHARS = 5      # plotly's own tick labels on a linear axis: "0.025", "12.5k", "100%"
 NARROW_PX = 900       # the narrowest figure the margins are sized for: a laptop's main column beside the sidebar
+SIDE_MARGINS_PX = 150  # of that width, what the left and right margins take about
 LEGEND_ROW_PX = 750   # width a horizontal legend fills before it wraps, in a figure that narrow
 ROTATE_FILL = 0.7     # plotly turns category labels 30° when a label is wider than about their spacing
 CARTESIAN = ("scatter", "scattergl", "bar", "heatmap", "histogram", "box", "violin", "contour")
@@ -190,14 +191,21 @@ def _texts(values: object) -> list[str]:
     return [v for v in values if isinstance(v, str)]
 
 
+def _tick_labels(fig: go.Figure, axis, letter: str, name: str) -> list[str]:
+    """The axis's own tick texts, else the category names its traces put on it (none on a numeric axis)."""
+    if axis.ticktext is not None:
+        return [str(t) for t in axis.ticktext]
+    short = name.replace("axis", "")
+    return [w for tr in fig.data if (getattr(tr, f"{letter}axis", None) or letter) == short
+            for w in _texts(getattr(tr, letter, None))]
+
+
 def _tick_chars(fig: go.Figure, axis, letter: str, name: str) -> int:
     """How many characters the longest tick label of this axis will have, about."""
-    if axis.ticktext is not None:
-        return max((len(str(t)) for t in axis.ticktext), default=1)
-    short = name.replace("axis", "")
-    words = [w for tr in fig.data if (getattr(tr, f"{letter}axis", None) or letter) == short
-             for w in _texts(getattr(tr, letter, None))]
-    return max((len(w) for w in words), default=0) if words else NUMBER_CHARS + (axis.tickprefix is not None)
+    labels = _tick_labels(fig, axis, letter, name)
+    if labels:
+        return max(map(len, labels))
+    return 1 if axis.ticktext is not None else NUMBER_CHARS + (axis.tickprefix is not None)
 
 
 def _title_px(axis) -> float:
@@ -233,13 +241,12 @@ def _x_labels_px(fig: go.Figure, axis, name: str, tick: float) -> float:
     the narrowest figure would not fit them side by side. plotly.js turns them 30° when the tick
     spacing is at least √3 × 1.25 font sizes, else 90° (its ``autotickangles`` [0, 30, 90])."""
     level = tick * 1.75 + 7
-    labels = axis.ticktext or _texts(next((tr.x for tr in fig.data if tr.type in CARTESIAN
-                                           and (tr.xaxis or "x") == name.replace("axis", "")), None))
+    labels = _tick_labels(fig, axis, "x", name)
     if not labels or axis.tickangle not in (None, "auto"):
         return level
     low, high = axis.domain or (0, 1)
-    spacing = (high - low) * (NARROW_PX - 150) / len(set(labels))
-    widest = max(len(str(label)) for label in labels) * CHAR_EM * tick
+    spacing = (high - low) * (NARROW_PX - SIDE_MARGINS_PX) / len(set(labels))
+    widest = max(map(len, labels)) * CHAR_EM * tick
     if widest <= ROTATE_FILL * spacing:
         return level
     return widest / 2 + tick * 0.87 + 16 if spacing >= math.sqrt(3) * 1.25 * tick else widest + 16
