@@ -367,6 +367,18 @@ class Replay:
         return errs[0] if errs else None
 
 
+SNAPSHOT_WINDOW = 25   # a long script keeps the trees of this many steps at a time
+
+
+def snapshot_window(n_steps: int, step: int, window: int = SNAPSHOT_WINDOW) -> tuple[int, int]:
+    """The steps (start, stop) whose trees a viewer at ``step`` keeps, for ``replay(snapshots=range(...))``:
+    every step of a script of up to four windows, else the window that holds ``step``."""
+    if n_steps <= 4 * window:
+        return 0, n_steps
+    start = step // window * window
+    return start, start + window
+
+
 def replay(script: Script, config: ReplayConfig = ReplayConfig(), *, snapshots: bool | range = True,
            max_drain: int = 200) -> Replay:
     """Run ``script`` on a fresh cache; keep the tree after every step (when ``snapshots``).

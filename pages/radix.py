@@ -8,7 +8,7 @@ from kvviz import glossary, radix_report as report
 from kvviz.hiradix import WRITE_POLICIES
 from kvviz.radix import POLICIES
 from kvviz.radix_scenarios import (PRESETS, ReplayConfig, hit_counts_decide, parse_text, replay, script_from_trace,
-                                   to_text, totals_frame)
+                                   snapshot_window, to_text, totals_frame)
 from ui import figures, frame, keys
 from ui.traces import session_trace
 
@@ -52,9 +52,6 @@ TOGGLES = ("radix_strata", "radix_ack")   # their widget default is the preset's
 for key, value in preset_settings(st.query_params.get("radix_preset", "")).items():
     if key not in st.session_state and not valid_in_url(key) and key not in TOGGLES:   # a fresh view: the preset
         st.session_state[key] = value                                                # fills what the URL lacks
-
-
-WINDOW = 25          # a long script keeps the trees of this many steps at a time
 
 
 @st.cache_data(max_entries=32, ttl="1h", show_spinner="Replaying the script…")
@@ -159,10 +156,8 @@ def stepped_view() -> None:
         keys.autoplay("radix_step", rep.n_steps)   # Play, and ← → for the ◀ ▶ buttons
     keys.keyboard_steps("◀", "▶")
     st.query_params["radix_step"] = str(step)
-    start = 0 if rep.n_steps <= 4 * WINDOW else step // WINDOW * WINDOW
     with frame.user_errors():
-        shots = cached_replay(text, name, tuple(asdict(config).values()),
-                              (start, rep.n_steps if start == 0 and rep.n_steps <= 4 * WINDOW else start + WINDOW))
+        shots = cached_replay(text, name, tuple(asdict(config).values()), snapshot_window(rep.n_steps, step))
     row = rep.steps.iloc[step]
     tree_col, say_col = st.columns([5, 2])
     with say_col:
@@ -186,9 +181,8 @@ def stepped_view() -> None:
         elif view == "Text dump":
             st.code(shots.dump(step), language=None)
         else:
-            st.dataframe(rep.requests, hide_index=True, width="stretch")
-            frame.download_csv(rep.requests, "radix", "per-request table",
-                               {"script": name, "source": source, **asdict(config)})
+            frame.data_table(rep.requests, "radix", "per-request table",
+                             {"script": name, "source": source, **asdict(config)})
     metrics = report.step_metrics(rep, other, step)
     for col, (label, value, tip) in zip(st.columns(len(metrics)), metrics):
         col.metric(label, f"{value:,}", border=True, help=tip)

@@ -205,3 +205,13 @@ def test_where_hit_counts_do_not_decide_legacy_counting_evicts_the_same(cache, p
         evicted = [[[(e.kind, e.node, e.tokens) for e in row.events if e.kind in EVICTING or e.kind is EventKind.BACKUP]
                     for row in run.steps.itertuples()] for run in runs]
         assert evicted[0] == evicted[1], (policy, write)
+
+
+def test_snapshot_window_keeps_a_short_script_whole_and_a_long_one_by_windows():
+    from kvviz.radix_scenarios import SNAPSHOT_WINDOW, snapshot_window
+    assert snapshot_window(4 * SNAPSHOT_WINDOW, 99) == (0, 4 * SNAPSHOT_WINDOW)     # up to four windows: every tree
+    assert snapshot_window(4 * SNAPSHOT_WINDOW + 1, 3) == (0, SNAPSHOT_WINDOW)
+    assert snapshot_window(1000, 99) == (75, 100) and snapshot_window(1000, 100) == (100, 125)
+    for step in range(0, 1000, 37):
+        start, stop = snapshot_window(1000, step)
+        assert start <= step < stop and stop - start == SNAPSHOT_WINDOW
