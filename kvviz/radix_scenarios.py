@@ -61,7 +61,7 @@ class Op:
 
     def describe(self, vocab: dict[int, str]) -> str:
         if self.kind == "requests":
-            return ", ".join(r.name for r in self.requests) + " arrive"
+            return ", ".join(r.name for r in self.requests) + (" arrives" if len(self.requests) == 1 else " arrive")
         if self.kind in ("evict", "evict_host"):
             return f"{self.kind}({self.n})"
         if self.kind == "ack":

@@ -18,6 +18,11 @@ from kvviz.radix_scenarios import (PRESETS, ReplayConfig, eviction_steps, hit_co
 from kvviz.trace import from_records
 
 
+def test_step_titles_say_who_arrives_in_english():
+    s = parse_text("sys hi => hello\n& sys bye\ndoc: 1..5\nevict 3\n")
+    assert [op.describe(s.words) for op in s.ops] == ["R1, R2 arrive", "R3 doc arrives", "evict(3)"]
+
+
 def test_text_form_words_runs_waves_and_raw_ops():
     s = parse_text("sys hi => hello\n& sys bye\n# comment\ndoc: 1..5 9\nevict 3\nack\nmatch sys hi\n")
     assert [op.kind for op in s.ops] == ["requests", "requests", "evict", "ack", "match"]
