@@ -41,10 +41,11 @@ def streamlit_server(port: int | None = None):
 
 
 @contextmanager
-def streamlit_process(port: int | None = None):
+def streamlit_process(port: int | None = None, root: Path = ROOT):
     """Like :func:`streamlit_server`, yielding ``(url, process)`` (benchmarks read its CPU time).
 
     ``port`` defaults to a free one; a test that restarts the server passes the same port again.
+    ``root`` is the checkout whose app.py is served (a paired benchmark serves two).
     """
     port = port or _free_port()
     log = tempfile.TemporaryFile("w+")
@@ -52,7 +53,7 @@ def streamlit_process(port: int | None = None):
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True)
+        cwd=root, stdout=log, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     try:
