@@ -138,23 +138,11 @@ st.session_state["radix_step"] = min(st.session_state["radix_step"], last)
 replay_key = str(hash((text, name, tuple(asdict(config).values()))))   # stands for the replay in the figure cache
 
 
-def show_step(step: int) -> None:
-    st.session_state["radix_step"] = min(max(step, 0), last)
-
-
 @st.fragment
 def stepped_view() -> None:
     """The step controls, the tree and the totals: a step reruns only this part of the page."""
     # The step controls sit right above the tree, so every ▶ shows its effect without a scroll.
-    left, mid, right, play = st.columns([1, 7, 1, 3], vertical_alignment="bottom")
-    step = st.session_state["radix_step"]
-    left.button("◀", key="radix_prev", on_click=show_step, args=(step - 1,), help="Previous step (←)",
-                width="stretch")
-    step = mid.slider("Step", 0, max(last, 1), key="radix_step", disabled=last == 0)
-    right.button("▶", key="radix_next", on_click=show_step, args=(step + 1,), help="Next step (→)", width="stretch")
-    with play:
-        keys.autoplay("radix_step", rep.n_steps)   # Play, and ← → for the ◀ ▶ buttons
-    keys.keyboard_steps("◀", "▶")
+    step = keys.step_controls("radix_step", rep.n_steps)
     st.query_params["radix_step"] = str(step)
     with frame.user_errors():
         shots = cached_replay(text, name, tuple(asdict(config).values()), snapshot_window(rep.n_steps, step))

@@ -50,6 +50,24 @@ def test_worked_example_steps_from_the_url():
     assert any("7 prefix hits" in m.value for m in at.markdown)
 
 
+def test_worked_example_steps_with_buttons_and_plays_from_the_start():
+    at = open_page("prefix_cache", {"prefix_view": "Worked example"})
+    assert_clean(at)
+    step = lambda: at.slider(key="prefix_step").value                       # noqa: E731
+    assert step() == 0 and any("Empty caches" in m.value for m in at.markdown)
+    at.button(key="prefix_step_next").click().run()
+    assert step() == 1 and any("After request 1: A·B·C" in m.value for m in at.markdown)
+    at.button(key="prefix_step_prev").click().run()
+    at.button(key="prefix_step_prev").click().run()
+    assert step() == 0                                                      # no step before the first
+    at.slider(key="prefix_step").set_value(5).run()
+    at.button(key="prefix_step_next").click().run()
+    assert step() == 5                                                      # nor after the last
+    at.toggle(key="prefix_step_play").set_value(True).run()
+    assert step() == 0 and at.toggle(key="prefix_step_play").value          # Play at the end starts again
+    assert_clean(at)
+
+
 def uploaded(stem: str, data: bytes, query: dict[str, str], block_size: int = 512):
     """The app with ``data`` as this session's uploaded trace, switched to ``pages/<stem>.py``."""
     spec = {"kind": "upload", "data": data, "block_size": block_size, "name": "mine.jsonl"}

@@ -26,10 +26,10 @@ def test_step_from_the_url_and_buttons():
     at = open_page("radix", {"radix_step": "6"})
     assert_clean(at)
     assert "Step 6 of 9" in texts(at) and "R6 shot" in texts(at)
-    at.button(key="radix_next").click().run()
+    at.button(key="radix_step_next").click().run()
     assert "Step 7 of 9" in texts(at)
-    at.button(key="radix_prev").click().run()
-    at.button(key="radix_prev").click().run()
+    at.button(key="radix_step_prev").click().run()
+    at.button(key="radix_step_prev").click().run()
     assert "Step 5 of 9" in texts(at)
 
 

@@ -9,6 +9,10 @@ box or slider has focus (a focused slider steps itself with the arrows).
 
 ``autoplay(key, n_steps)`` adds Play and a speed control; while playing, a fragment advances
 ``st.session_state[key]`` one step per interval and reruns the page, and stops at the last step.
+Play at the last step starts again from the first.
+
+``step_controls(key, n_steps, label)`` is what every stepped view draws: ◀, the step slider, ▶,
+Play with its speed, and ← → on the keyboard, all moving the one step ``st.session_state[key]``.
 """
 
 from __future__ import annotations
@@ -53,6 +57,27 @@ def keyboard_steps(prev_label: str, next_label: str) -> None:
     st.iframe(_KEYS_HTML.format(labels=labels), height=1)
 
 
+def step_controls(key: str, n_steps: int, label: str = "Step", **slider_kw) -> int:
+    """◀, the step slider (``key``, steps 0 … ``n_steps - 1``), ▶, Play and its speed, and ← → for ◀ ▶;
+    the step shown. ``slider_kw`` goes to ``st.slider`` (``bind="query-params"`` for a fixed range)."""
+    last = max(n_steps - 1, 0)
+    left, mid, right, play = st.columns([1, 7, 1, 3], vertical_alignment="bottom")
+    left.button("◀", key=f"{key}_prev", on_click=_step_by, args=(key, -1, last), help="Previous step (←)",
+                width="stretch")
+    step = mid.slider(label, 0, max(last, 1), key=key, disabled=last == 0, **slider_kw)
+    right.button("▶", key=f"{key}_next", on_click=_step_by, args=(key, 1, last), help="Next step (→)",
+                 width="stretch")
+    with play:
+        autoplay(key, n_steps)
+    keyboard_steps("◀", "▶")
+    return int(step)
+
+
+def _step_by(key: str, delta: int, last: int) -> None:
+    """A button's callback: the step it shows is read when it is clicked, so it is never stale."""
+    st.session_state[key] = min(max(int(st.session_state.get(key, 0)) + delta, 0), last)
+
+
 def autoplay(key: str, n_steps: int) -> None:
     """Play / pause and seconds per step for the stepped view whose current step is ``st.session_state[key]``.
 
@@ -62,14 +87,21 @@ def autoplay(key: str, n_steps: int) -> None:
     """
     play_key, speed_key = (key + suffix for suffix in PLAYBACK_SUFFIXES)
     with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
-        playing = st.toggle("Play", key=play_key, disabled=n_steps <= 1,
-                            help="Step through the view by itself (← and → step by hand).")
+        playing = st.toggle("Play", key=play_key, disabled=n_steps <= 1, on_change=_rewind, args=(key, n_steps),
+                            help="Step through the view by itself (← and → step by hand); from the last "
+                                 "step it starts again at the first.")
         seconds = st.segmented_control("Seconds per step", SECONDS_PER_STEP, default=1.0, key=speed_key,
                                        format_func=lambda s: f"{s:g} s", label_visibility="collapsed") or 1.0
     if playing:
         st.fragment(_advance, run_every=seconds)(key, n_steps, seconds)
     else:
         st.session_state.pop(_clock(key), None)
+
+
+def _rewind(key: str, n_steps: int) -> None:
+    """Play switched on at the last step: start again from the first, as a player does."""
+    if st.session_state[key + PLAYBACK_SUFFIXES[0]] and int(st.session_state.get(key, 0)) >= n_steps - 1:
+        st.session_state[key] = 0
 
 
 def _clock(key: str) -> str:

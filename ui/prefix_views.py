@@ -21,7 +21,7 @@ from kvviz.prefix_cache.views import Curves, compare_curves
 from kvviz.prefix_cache.sampling import SampledCurves, sampled_sweep
 from kvviz.prefix_tree import PrefixTree, hottest, prefix_tree, tree_notes
 from kvviz.trace import Trace
-from ui import figures, frame
+from ui import figures, frame, keys
 
 
 TREE_SIZES = (50, 100, 200, 500, 1000, 2000)
@@ -154,21 +154,21 @@ def curves_view(s: Setup) -> tuple[list[str], list[dict]]:
 
 @st.fragment
 def _example_step(example: Example) -> None:
-    """The step slider, both caches after that step and the requests so far: a step reruns only this."""
-    step = st.slider("Step (requests served)", 0, len(LITEHIT_SCRIPT), len(LITEHIT_SCRIPT), key="prefix_step",
-                     bind="query-params")
-    now = example.steps[int(step)]
+    """The step controls (◀ ▶, ← →, Play), both caches after that step and the requests so far: a step
+    reruns only this."""
+    step = keys.step_controls("prefix_step", len(example.steps), "Step (requests served)", bind="query-params")
+    now = example.steps[step]
     st.markdown(("**Empty caches**" if now.request == 0 else f"**After request {now.request}: {'·'.join(now.keys)}**")
                 + f" — {example.capacity} blocks of cache each. Filled blue = cached; outline green = hit in this "
-                  "request, red = missed.")
-    figures.figure("prefix_cache.fig_example", example, int(step), key="prefix_example")
+                  "request, red = missed." + (" ▶ or → serves the first request." if now.request == 0 else ""))
+    figures.figure("prefix_cache.fig_example", example, step, key="prefix_example")
     rows = [{"request": s.request, "blocks": "·".join(s.keys), "block cache hits (head first)": s.block_hits,
-             "prefix cache hits (leaves first)": s.prefix_hits} for s in example.steps[1:int(step) + 1]]
+             "prefix cache hits (leaves first)": s.prefix_hits} for s in example.steps[1:step + 1]]
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         frame.download_csv(pd.DataFrame(rows), "prefix_cache", "worked example",
                            {"example": "Tair LiteHit README §10", "capacity (blocks)": example.capacity,
-                            "requests served": int(step)})
+                            "requests served": step})
 
 
 def example_view() -> tuple[list[str], list[dict]]:

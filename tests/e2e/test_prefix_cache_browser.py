@@ -55,6 +55,24 @@ def test_worked_example_slider_steps(wide: Page, app_url: str):
     assert "prefix_step=2" in wide.url
 
 
+def test_arrow_keys_step_the_worked_example(wide: Page, app_url: str):
+    open_page(wide, app_url, "prefix_cache", "prefix_view=Worked+example")
+    heading = wide.get_by_text("Empty caches").first
+    expect(heading).to_be_visible()
+    heading.click()   # focus on the page, not on a widget
+    wide.wait_for_function("() => !!window.kvvizStepListener")   # the keys component has loaded
+    wide.keyboard.press("ArrowRight")
+    wait_idle(wide)
+    expect(wide.get_by_text("After request 1: A·B·C").first).to_be_visible()
+    wide.keyboard.press("ArrowRight")
+    wait_idle(wide)
+    wide.keyboard.press("ArrowLeft")
+    wait_idle(wide)
+    assert_no_exception(wide)
+    expect(wide.get_by_text("After request 1: A·B·C").first).to_be_visible()
+    assert "prefix_step=1" in wide.url
+
+
 def test_a_second_visitor_gets_the_cached_views(browser: Browser, app_url: str):
     for _ in range(2):
         context = browser.new_context(viewport={"width": 1920, "height": 1080})
