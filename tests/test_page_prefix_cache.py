@@ -68,6 +68,24 @@ def test_worked_example_steps_with_buttons_and_plays_from_the_start():
     assert_clean(at)
 
 
+def test_play_ticks_move_the_step_before_it_is_drawn_and_stop_at_the_end():
+    """A tick of Play that falls due in a rerun caused by ▶ used to set the slider after it was drawn,
+    and the view crashed; the step now moves at the start of the next run."""
+    at = open_page("prefix_cache", {"prefix_view": "Worked example"})
+    at.toggle(key="prefix_step_play").set_value(True).run()
+    at.session_state["prefix_step_last_tick"] = -1e9                        # the interval has passed
+    at.button(key="prefix_step_next").click().run()
+    assert_clean(at)
+    assert at.slider(key="prefix_step").value == 2                          # ▶, then the tick that was due
+    at.slider(key="prefix_step").set_value(4).run()
+    for expected in (5, 5):
+        at.session_state["prefix_step_last_tick"] = -1e9
+        at.run()
+        assert at.slider(key="prefix_step").value == expected
+    assert not at.toggle(key="prefix_step_play").value                      # stopped at the last step
+    assert_clean(at)
+
+
 def uploaded(stem: str, data: bytes, query: dict[str, str], block_size: int = 512):
     """The app with ``data`` as this session's uploaded trace, switched to ``pages/<stem>.py``."""
     spec = {"kind": "upload", "data": data, "block_size": block_size, "name": "mine.jsonl"}

@@ -7,9 +7,10 @@ one keydown listener on the app's document; the listener is created in the app's
 only while the component is on the page, and leaves the keys alone while a text field, select
 box or slider has focus (a focused slider steps itself with the arrows).
 
-``autoplay(key, n_steps)`` adds Play and a speed control; while playing, a fragment advances
-``st.session_state[key]`` one step per interval and reruns the page, and stops at the last step.
-Play at the last step starts again from the first.
+``autoplay(key, n_steps)`` adds Play and a speed control; while playing, a fragment ticks once per
+interval and reruns the page, and the next run moves ``st.session_state[key]`` one step before the
+slider is drawn (``take_tick``; a widget's value cannot change once it is drawn in a run), stopping
+at the last step. Play at the last step starts again from the first.
 
 ``step_controls(key, n_steps, label)`` is what every stepped view draws: ◀, the step slider, ▶,
 Play with its speed, and ← → on the keyboard, all moving the one step ``st.session_state[key]``.
@@ -61,6 +62,7 @@ def step_controls(key: str, n_steps: int, label: str = "Step", **slider_kw) -> i
     """◀, the step slider (``key``, steps 0 … ``n_steps - 1``), ▶, Play and its speed, and ← → for ◀ ▶;
     the step shown. ``slider_kw`` goes to ``st.slider`` (``bind="query-params"`` for a fixed range)."""
     last = max(n_steps - 1, 0)
+    take_tick(key, n_steps)
     left, mid, right, play = st.columns([1, 7, 1, 3], vertical_alignment="bottom")
     left.button("◀", key=f"{key}_prev", on_click=_step_by, args=(key, -1, last), help="Previous step (←)",
                 width="stretch")
@@ -81,9 +83,9 @@ def _step_by(key: str, delta: int, last: int) -> None:
 def autoplay(key: str, n_steps: int) -> None:
     """Play / pause and seconds per step for the stepped view whose current step is ``st.session_state[key]``.
 
-    Call it before the widget keyed ``key`` is drawn (a step is set before the widgets, never
-    after). The page reads the step from session state as usual; autoplay only moves it. Play
-    stops by itself at step ``n_steps - 1``.
+    Its ticks move the step through ``take_tick(key, n_steps)``, which the page calls before the
+    widget keyed ``key`` (and Play) are drawn, as ``step_controls`` does. Play stops by itself at step
+    ``n_steps - 1``.
     """
     play_key, speed_key = (key + suffix for suffix in PLAYBACK_SUFFIXES)
     with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
@@ -93,7 +95,7 @@ def autoplay(key: str, n_steps: int) -> None:
         seconds = st.segmented_control("Seconds per step", SECONDS_PER_STEP, default=1.0, key=speed_key,
                                        format_func=lambda s: f"{s:g} s", label_visibility="collapsed") or 1.0
     if playing:
-        st.fragment(_advance, run_every=seconds)(key, n_steps, seconds)
+        st.fragment(_advance, run_every=seconds)(key, seconds)
     else:
         st.session_state.pop(_clock(key), None)
 
@@ -108,17 +110,33 @@ def _clock(key: str) -> str:
     return f"{key}_last_tick"
 
 
-def _advance(key: str, n_steps: int, seconds: float) -> None:
-    """One tick: the next step, once ``seconds`` have passed since the last one. The fragment
-    also runs within every full rerun: the clock keeps those from advancing (the first one,
-    right after Play, only starts it)."""
+def _due(key: str) -> str:
+    return f"{key}_tick_due"
+
+
+def take_tick(key: str, n_steps: int) -> None:
+    """The step a tick of Play asked for, set at the start of the run that tick caused: the next step,
+    or Play switched off at the last one."""
+    if not st.session_state.pop(_due(key), False):
+        return
+    step = int(st.session_state.get(key, 0)) + 1
+    if step >= n_steps:
+        st.session_state[key + PLAYBACK_SUFFIXES[0]] = False
+    else:
+        st.session_state[key] = step
+
+
+def _advance(key: str, seconds: float) -> None:
+    """One tick, once ``seconds`` have passed since the last one: the page reruns and moves a step.
+
+    The fragment also runs inside every full rerun, after the widgets are drawn: the clock keeps
+    those from ticking early (the first one, right after Play, only starts it), and a tick only
+    asks for the step (``take_tick``), so a rerun caused by ▶ or ← during play never changes a drawn
+    widget.
+    """
     clock, now = _clock(key), time.monotonic()
     if now - st.session_state.setdefault(clock, now) < 0.9 * seconds:
         return
     st.session_state[clock] = now
-    step = int(st.session_state.get(key, 0)) + 1
-    if step >= n_steps:
-        st.session_state[key + PLAYBACK_SUFFIXES[0]] = False
-        st.rerun()
-    st.session_state[key] = step
+    st.session_state[_due(key)] = True
     st.rerun()
