@@ -5,7 +5,10 @@ so every step goes through the page's own button callbacks (and its URL paramete
 tiny same-origin component (Streamlit's srcdoc iframes share the app's origin) that installs
 one keydown listener on the app's document; the listener is created in the app's window, acts
 only while the component is on the page, and leaves the keys alone while a text field, select
-box or slider has focus (a focused slider steps itself with the arrows).
+box or slider has focus (a focused slider steps itself with the arrows). Presses queue: the next
+button is clicked only once the run the last one started has drawn its step (or after 1.5 s if
+nothing moved), so a quick → → moves two steps; a click sent sooner would carry the slider's old
+value, which Streamlit takes over the button's step.
 
 ``autoplay(key, n_steps)`` adds Play and a speed control; while playing, a fragment ticks once per
 interval and reruns the page, and the next run moves ``st.session_state[key]`` one step before the
@@ -42,9 +45,37 @@ _KEYS_HTML = """
       if (!label) return;
       const target = event.target;
       if (target && target.closest && target.closest("input, textarea, select, [role=slider], [contenteditable=true]")) return;
+      event.preventDefault();
+      window.kvvizStepQueue.push(label);
+      window.kvvizStepPump();
+    `);
+    // One press at a time: the next is clicked once the run the last one started has drawn its step.
+    // A click sent before that would carry the slider's old value, and Streamlit would take the step back.
+    app.kvvizStepQueue = [];
+    app.kvvizStepPump = new app.Function(`
+      const doc = window.document;
+      if (window.kvvizStepBusy || !window.kvvizStepQueue.length) return;
+      const label = window.kvvizStepQueue.shift();
       const button = Array.from(doc.querySelectorAll("[data-testid=stMain] button"))
         .find(b => b.innerText.trim() === label && !b.disabled);
-      if (button) {{ event.preventDefault(); button.click(); }}
+      if (!button) return window.kvvizStepPump();
+      const root = doc.querySelector("[data-testid=stApp]");
+      const steps = () => Array.from(doc.querySelectorAll("[data-testid=stMain] input[type=range]"))
+        .map(s => s.getAttribute("aria-valuetext")).join();
+      const before = steps();
+      let ran = false;
+      const idle = () => root.dataset.testScriptState === "notRunning";
+      const done = () => {{
+        observer.disconnect(); clearTimeout(timer); window.kvvizStepBusy = false; window.kvvizStepPump();
+      }};
+      const observer = new MutationObserver(() => {{
+        ran = ran || !idle();
+        if (idle() && (ran || steps() !== before)) done();
+      }});
+      observer.observe(root, {{attributes: true, subtree: true, attributeFilter: ["data-test-script-state", "aria-valuetext"]}});
+      const timer = setTimeout(done, 1500);   // a click that moved nothing (◀ at the first step)
+      window.kvvizStepBusy = true;
+      button.click();
     `);
     app.document.addEventListener("keydown", app.kvvizStepListener);
   }}
