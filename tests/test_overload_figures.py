@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from kvviz.conductor import PAPER_FIG8_TTFT_S, ConductorConfig, compare
-from kvviz.figures.cluster import drawn_loads, fig_fig8, fig_policy_multiples, fig_schedule_bars, fig_timeline, \
-    fig_totals, fig_ttft_ecdf, smoothed
+from kvviz.figures.cluster import ECDF_POINTS, drawn_loads, fig_fig8, fig_policy_multiples, fig_schedule_bars, \
+    fig_timeline, fig_totals, fig_ttft_ecdf, smoothed
 from kvviz.overload import POLICIES, ClusterConfig, poisson_arrivals, simulate, summary_table
 from kvviz.workload import WorkloadConfig, generate
 
@@ -54,3 +54,14 @@ def test_scheduling_figures_put_the_paper_beside_the_run():
     assert len(fig_ttft_ecdf(results).data) == 4
     bars = fig_schedule_bars(results)
     assert list(bars.data[0].y) == [r.hit_ratio for r in results.values()]
+
+
+def test_ttft_distribution_is_thinned_to_quantiles_that_keep_both_ends():
+    results = compare(generate(WorkloadConfig(requests=3000, seed=1)), ConductorConfig(instances=4))
+    for curve, r in zip(fig_ttft_ecdf(results).data, results.values()):
+        assert len(curve.x) <= ECDF_POINTS < len(r.ttft_s)
+        assert curve.x[0] == r.ttft_s.min() and curve.x[-1] == r.ttft_s.max() and curve.y[-1] == 1.0
+        assert np.all(np.diff(curve.x) >= 0) and np.all(np.diff(curve.y) > 0)
+        # each point is the exact share of requests at or below its TTFT (ties counted up to the last)
+        share = np.searchsorted(np.sort(r.ttft_s), curve.x, side="right") / len(r.ttft_s)
+        assert np.all(curve.y <= share + 1e-12)

@@ -16,6 +16,9 @@ ADMITTED, REJ_EARLY, REJ_DECODE = color(2), "#f2b134", color(3)
 
 
 SMOOTH_S = 10.0
+# Points per scheduler on the TTFT distribution: 400 quantiles draw the curve as smoothly as every
+# request on a figure ~1,000 px wide; 2,000 made it a 310 KB figure for 3,000 requests.
+ECDF_POINTS = 400
 
 
 def _samples(loads: pd.DataFrame, seconds: float) -> int:
@@ -132,8 +135,8 @@ def fig_ttft_ecdf(results: dict[str, ScheduleResult]) -> go.Figure:
     fig = go.Figure()
     for i, (name, r) in enumerate(results.items()):
         t = np.sort(r.ttft_s)
-        if len(t) > 2000:                                   # thin the curve, keep its shape
-            idx = np.unique(np.linspace(0, len(t) - 1, 2000).astype(int))
+        if len(t) > ECDF_POINTS:                            # thin the curve, keep its shape and both ends
+            idx = np.unique(np.linspace(0, len(t) - 1, ECDF_POINTS).astype(int))
             t, y = t[idx], (idx + 1) / len(r.ttft_s)
         else:
             y = np.arange(1, len(t) + 1) / len(t)
