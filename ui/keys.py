@@ -6,9 +6,9 @@ tiny same-origin component (Streamlit's srcdoc iframes share the app's origin) t
 one keydown listener on the app's document; the listener is created in the app's window, acts
 only while the component is on the page, and leaves the keys alone while a text field, select
 box or slider has focus (a focused slider steps itself with the arrows). Presses queue: the next
-button is clicked only once the run the last one started has drawn its step (or after 1.5 s if
-nothing moved), so a quick → → moves two steps; a click sent sooner would carry the slider's old
-value, which Streamlit takes over the button's step.
+button is clicked only once the run the last one started has drawn its step, so a quick → → moves
+two steps (a click sent sooner would carry the slider's old value, which Streamlit takes over the
+button's step); a press that cannot move the step (← on the first, → on the last) is dropped.
 
 ``autoplay(key, n_steps)`` adds Play and a speed control; while playing, a fragment ticks once per
 interval and reruns the page, and the next run moves ``st.session_state[key]`` one step before the
@@ -46,34 +46,38 @@ _KEYS_HTML = """
       const target = event.target;
       if (target && target.closest && target.closest("input, textarea, select, [role=slider], [contenteditable=true]")) return;
       event.preventDefault();
-      window.kvvizStepQueue.push(label);
+      window.kvvizStepQueue.push(event.key);
       window.kvvizStepPump();
     `);
     // One press at a time: the next is clicked once the run the last one started has drawn its step.
     // A click sent before that would carry the slider's old value, and Streamlit would take the step back.
+    // A press that cannot move the step (◀ on the first, ▶ on the last) is dropped, so every click sent
+    // changes the slider: that change, with the script idle, is the sign that the run is done.
     app.kvvizStepQueue = [];
     app.kvvizStepPump = new app.Function(`
       const doc = window.document;
       if (window.kvvizStepBusy || !window.kvvizStepQueue.length) return;
-      const label = window.kvvizStepQueue.shift();
+      const key = window.kvvizStepQueue.shift();
+      const label = window.kvvizStepLabels[key];
       const button = Array.from(doc.querySelectorAll("[data-testid=stMain] button"))
         .find(b => b.innerText.trim() === label && !b.disabled);
-      if (!button) return window.kvvizStepPump();
+      const row = button && button.closest("[data-testid=stHorizontalBlock]");
+      const slider = row && row.querySelector("input[type=range]");
+      if (!slider || slider.disabled
+          || (key === "ArrowLeft" ? +slider.value <= +slider.min : +slider.value >= +slider.max))
+        return window.kvvizStepPump();
       const root = doc.querySelector("[data-testid=stApp]");
       const steps = () => Array.from(doc.querySelectorAll("[data-testid=stMain] input[type=range]"))
         .map(s => s.getAttribute("aria-valuetext")).join();
       const before = steps();
-      let ran = false;
-      const idle = () => root.dataset.testScriptState === "notRunning";
       const done = () => {{
         observer.disconnect(); clearTimeout(timer); window.kvvizStepBusy = false; window.kvvizStepPump();
       }};
       const observer = new MutationObserver(() => {{
-        ran = ran || !idle();
-        if (idle() && (ran || steps() !== before)) done();
+        if (root.dataset.testScriptState === "notRunning" && steps() !== before) done();
       }});
       observer.observe(root, {{attributes: true, subtree: true, attributeFilter: ["data-test-script-state", "aria-valuetext"]}});
-      const timer = setTimeout(done, 1500);   // a click that moved nothing (◀ at the first step)
+      const timer = setTimeout(done, 10000);   // a lost connection: give up rather than hold the keys
       window.kvvizStepBusy = true;
       button.click();
     `);
