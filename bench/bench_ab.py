@@ -34,7 +34,7 @@ from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
 from bench.bench_rerun import (PAGES, Change, change_once, controls, load_average,  # noqa: E402
                                open_default)
-from tests.e2e.conftest import CHROMIUM, streamlit_process  # noqa: E402
+from tests.e2e.conftest import LAUNCH, VIEWPORT, streamlit_process  # noqa: E402
 
 
 def paired(pages: dict[str, Page], changes: dict[str, Change], repeats: int) -> dict[str, list[float]]:
@@ -76,10 +76,8 @@ def run(other: Path, stems: list[str], repeats: int, only: list[str]) -> None:
     with ExitStack() as stack, sync_playwright() as pw:
         bases = {side: stack.enter_context(streamlit_process(root=root))[0]
                  for side, root in (("A", ROOT), ("B", other))}
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                                           "--disable-background-networking"])
-        pages = {side: browser.new_context(viewport={"width": 1400, "height": 900}).new_page() for side in bases}
+        browser = pw.chromium.launch(**LAUNCH)
+        pages = {side: browser.new_context(viewport=VIEWPORT).new_page() for side in bases}
         print(f"{'page':<15}{'control':<42}{'n':>3}{'A':>8}{'B':>8}{'A − B':>9}{'A / B':>7}")
         for stem in stems:
             found = {}

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playwright.async_api import Browser, Page, async_playwright  # noqa: E402
 
-from tests.e2e.conftest import CHROMIUM, streamlit_process  # noqa: E402
+from tests.e2e.conftest import LAUNCH, VIEWPORT, streamlit_process  # noqa: E402
 
 VISITS = [             # (page, the URL after one control change)
     ("", "presenter=true"),
@@ -89,7 +89,7 @@ async def visit(page: Page, url: str) -> float | None:
 
 
 async def student(browser: Browser, base: str, results: Results) -> None:
-    context = await browser.new_context(viewport={"width": 1400, "height": 900})
+    context = await browser.new_context(viewport=VIEWPORT)
     page = await context.new_page()
     for stem, change in VISITS:
         name = stem or "home"
@@ -118,9 +118,7 @@ def report(n: int, results: Results, cpu: float, wall: float, peak: float) -> No
 async def main(sizes: list[int]) -> None:
     with streamlit_process() as (base, proc):
         async with async_playwright() as pw:
-            browser = await pw.chromium.launch(
-                executable_path=CHROMIUM, headless=True,
-                args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"])
+            browser = await pw.chromium.launch(**LAUNCH)
             cpu0, wall0 = cpu_seconds(proc.pid), time.perf_counter()
             warm = await classroom(browser, base, 1)
             print(f"warm-up (one student, cold caches): {warm.views} page views, "

@@ -49,7 +49,7 @@ from playwright.sync_api import Locator, Page, sync_playwright  # noqa: E402
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 from bench.bench_classroom import cpu_seconds  # noqa: E402
-from tests.e2e.conftest import CHROMIUM, streamlit_process  # noqa: E402
+from tests.e2e.conftest import LAUNCH, VIEWPORT, streamlit_process  # noqa: E402
 
 PAGES = ["trace", "eviction", "prefix_cache", "radix", "radix_schedule", "ledger", "strata", "cluster",
          "cachegen", "cacheblend"]
@@ -455,10 +455,8 @@ def run(stems: list[str], repeats: int, csv_path: str | None, only: list[str]) -
     print(f"load average at start {load_average()}; {repeats} timed changes per control; "
           f"PASS = median ≤ {TARGET_S} s from the input to a settled page", flush=True)
     with streamlit_process() as (base, proc), sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                                           "--disable-background-networking"])
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        browser = pw.chromium.launch(**LAUNCH)
+        page = browser.new_page(viewport=VIEWPORT)
         print(f"{'page':<15}{'control':<42}{'n':>3}{'median':>9}{'p95':>8}{'→ B':>7}{'← A':>7}{'script':>9}"
               f"{'srv CPU':>9}{'brw CPU':>9}", flush=True)
         for stem in stems:

@@ -137,8 +137,12 @@ def autoplay(key: str, n_steps: int) -> None:
 
 def _rewind(key: str, n_steps: int) -> None:
     """Play switched on at the last step: start again from the first, as a player does."""
-    if st.session_state[key + PLAYBACK_SUFFIXES[0]] and int(st.session_state.get(key, 0)) >= n_steps - 1:
+    if st.session_state[_play_key(key)] and int(st.session_state.get(key, 0)) >= n_steps - 1:
         st.session_state[key] = 0
+
+
+def _play_key(key: str) -> str:
+    return key + PLAYBACK_SUFFIXES[0]
 
 
 def _clock(key: str) -> str:
@@ -156,7 +160,7 @@ def take_tick(key: str, n_steps: int) -> None:
         return
     step = int(st.session_state.get(key, 0)) + 1
     if step >= n_steps:
-        st.session_state[key + PLAYBACK_SUFFIXES[0]] = False
+        st.session_state[_play_key(key)] = False
     else:
         st.session_state[key] = step
 

@@ -22,6 +22,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 SHOTS = ROOT / "test-results"
+# Debian's Chromium, headless, with no background traffic to the closed network: tests and benchmarks alike.
+LAUNCH = {"executable_path": CHROMIUM, "headless": True,
+          "args": ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                   "--no-first-run"]}
+VIEWPORT = {"width": 1400, "height": 900}
 
 if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
     pytest.skip("Chromium is not installed (make test installs it)", allow_module_level=True)
@@ -92,12 +98,9 @@ def fresh_app_url():
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     """Debian's Chromium, headless, with no background traffic to the closed network."""
-    return {**browser_type_launch_args, "executable_path": CHROMIUM, "headless": True,
-            "args": ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-                     "--disable-background-networking", "--disable-component-update",
-                     "--disable-sync", "--no-first-run"]}
+    return {**browser_type_launch_args, **LAUNCH}
 
 
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args):
-    return {**browser_context_args, "viewport": {"width": 1400, "height": 900}}
+    return {**browser_context_args, "viewport": VIEWPORT}

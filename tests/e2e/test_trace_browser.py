@@ -7,6 +7,7 @@ import re
 from playwright.sync_api import Page, expect
 
 from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
+from tests.e2e.conftest import VIEWPORT
 
 TRACE = (b'{"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]}\n'
          b'{"timestamp": 400, "input_length": 1200, "output_length": 9, "hash_ids": [0, 1, 2]}\n'
@@ -72,7 +73,7 @@ def test_a_kept_upload_opens_from_a_shared_link_in_a_fresh_browser(browser, tmp_
 
     monkeypatch.setenv("KVVIZ_TRACES", str(tmp_path / "lib"))     # the server inherits its own library
     with streamlit_server() as url:
-        first = browser.new_context(viewport={"width": 1400, "height": 900})
+        first = browser.new_context(viewport=VIEWPORT)
         page = first.new_page()
         open_page(page, url, "trace", "trace_source=Upload")
         page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
@@ -85,7 +86,7 @@ def test_a_kept_upload_opens_from_a_shared_link_in_a_fresh_browser(browser, tmp_
         link = page.url
         first.close()
 
-        fresh = browser.new_context(viewport={"width": 1400, "height": 900})
+        fresh = browser.new_context(viewport=VIEWPORT)
         other = fresh.new_page()
         other.goto(link)
         other.get_by_test_id("stAppViewContainer").wait_for(timeout=60_000)
