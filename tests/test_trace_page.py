@@ -72,7 +72,7 @@ def test_an_upload_kept_in_the_library_opens_by_id_from_the_url():
 
 
 def test_library_source_lists_imported_traces():
-    entry = library.store(load_trace(fx.jsonl(fx.MOONCAKE)), "imported")
+    entry = library.store(load_trace(fx.jsonl(fx.MOONCAKE)), "imported").entry
     at = open_page("trace", {"trace_source": "Library"})
     assert_clean(at)
     assert at.sidebar.selectbox(key="trace_library").options == [entry.label()]

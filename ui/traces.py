@@ -108,15 +108,24 @@ def _synthetic_knobs(prefix: str) -> dict:
 
 
 def _library(prefix: str) -> dict | None:
-    entries = {e.id: e for e in library.entries()}
-    if not entries:
-        st.caption("The trace library is empty. Import a trace with `python -m kvviz import FILE`, or upload "
-                   "one and keep it in the library.")
+    """The library picker. A damaged entry is listed with its reason; picking it shows the reason
+    on the page (opening checks it first), and every other entry still opens."""
+    try:
+        entries = {e.id: e for e in library.entries()}
+    except InputError as exc:
+        st.error(plain(exc), icon=":material/error:")
         return None
     # The URL names the trace by its id (a bound selectbox would put the long label there), so a
     # copied link opens the same trace in any browser.
     key = f"{prefix}_library"
     wanted = st.query_params.get(key)
+    if library.is_entry_id(wanted) and wanted not in entries:
+        st.warning(f"The trace {wanted} of this link is not in the library (it was removed, or kept on another "
+                   "server).", icon=":material/link_off:")
+    if not entries:
+        st.caption("The trace library is empty. Import a trace with `python -m kvviz import FILE`, or upload "
+                   "one and keep it in the library.")
+        return None
     first = {} if key in st.session_state else {"index": list(entries).index(wanted) if wanted in entries else None}
     eid = st.selectbox("Library trace", list(entries), key=key, placeholder="Pick a stored trace",
                        format_func=lambda i: entries[i].label(), persist_state="session", **first)
@@ -245,6 +254,8 @@ def keep_in_library_button(prefix: str) -> None:
     picker to it, so the URL names it by id."""
     if error := st.session_state.pop(f"{prefix}_keep_error", None):
         st.error(plain(error), icon=":material/error:")
+    for note in st.session_state.pop(f"{prefix}_keep_notes", ()):
+        st.info(plain(note), icon=":material/bookmark:")
     spec = st.session_state.get(SESSION_KEY)
     if not spec or spec["kind"] != "upload":
         return
@@ -255,14 +266,20 @@ def keep_in_library_button(prefix: str) -> None:
 
 
 def _keep(prefix: str, spec: dict) -> None:
+    """Store the upload as a web-kept entry: it never evicts anything (a full library refuses it)."""
     try:
-        entry = library.store(trace_from_spec(spec), spec.get("name"))
-    except (InputError, OSError) as exc:
+        stored = library.store(trace_from_spec(spec), spec.get("name"), origin=library.WEB)
+    except library.SettingError:
+        st.session_state[f"{prefix}_keep_error"] = ("Keeping traces is off: this server's trace library settings are "
+                                                   "not valid (whoever runs the server can fix them).")
+        return
+    except InputError as exc:
         st.session_state[f"{prefix}_keep_error"] = str(exc)[:300]
         return
+    st.session_state[f"{prefix}_keep_notes"] = stored.notes
     st.session_state[f"{prefix}_source"] = "Library"
-    st.session_state[f"{prefix}_library"] = entry.id
-    st.session_state[SESSION_KEY] = {"kind": "library", "id": entry.id}
+    st.session_state[f"{prefix}_library"] = stored.entry.id
+    st.session_state[SESSION_KEY] = {"kind": "library", "id": stored.entry.id}
 
 
 def replay_trace_picker(prefix: str) -> Trace:

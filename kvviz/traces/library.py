@@ -1,41 +1,98 @@
-"""The trace library: imported traces stored by content hash, opened memory-mapped.
+"""The trace library: imported traces stored by content hash, verified before use, opened memory-mapped.
 
 An entry is a folder ``<root>/<id>/`` holding the request table (``requests.parquet``), the
-prepared block ids and offsets (``blocks.npy``, ``offsets.npy``, memory-mapped when read) and
-``meta.json``. The id is the first 16 hex digits of the trace's content fingerprint, so the
-same trace imported twice is one entry, and an id never comes from a user's path. Writes go to a
-temporary folder renamed into place (``os.replace``): a reader sees a whole entry or none, and two
-concurrent imports of one trace leave one intact entry. Past the size cap the oldest entries go.
+prepared block ids and offsets (``blocks.npy``, ``offsets.npy``) and ``meta.json``. The id is the
+first 16 hex digits of the trace's content fingerprint, so the same trace imported twice is one
+entry, and an id never comes from a user's path.
+
+Trust: the kernels index the arrays without bounds checks, so an entry is checked before anything
+reads it: ``meta.json`` field by field, the arrays' dtypes and shapes against it (from the ``.npy``
+headers, cheap enough for every listing), a content checksum recorded at import, and the arrays'
+invariants (``kvviz.traces.model.array_problem``). Files are opened relative to the entry's folder
+and never through a link. A damaged entry is listed with its reason and never read; importing the
+trace again replaces it. The checksum is taken once per process and entry (keyed on the files'
+identity, size and modification time), so a server hashes an entry once, not on every rerun.
+
+Sharing: entries imported from the command line are pinned (never evicted); entries kept from the
+web are not, have a per-upload size limit and together a share of the cap, and a Keep never evicts
+anything (it refuses instead). An import over the cap evicts unpinned entries, oldest first, and
+reports and logs each one. Writers hold a library-wide lock (``flock`` on ``.lock``) around their
+decisions, so two imports never both count on the same free space; readers need no lock, since an
+entry appears, is replaced or goes away by one rename of its whole folder.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import hashlib
 import json
+import logging
+import math
 import os
 import re
 import shutil
+import stat
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
 from kvviz.errors import InputError
-from kvviz.traces.model import Trace, fingerprint
+from kvviz.traces.model import BASE_COLUMNS, Trace, array_problem, fingerprint
 
 ROOT_ENV = "KVVIZ_TRACES"
 CAP_ENV = "KVVIZ_TRACES_MAX_GB"
+WEB_MAX_ENV = "KVVIZ_TRACES_WEB_MAX_GB"
+WEB_SHARE_ENV = "KVVIZ_TRACES_WEB_SHARE"
 DEFAULT_ROOT = Path("~/.cache/kvviz/traces")
 DEFAULT_CAP_GB = 50.0
+DEFAULT_WEB_MAX_GB = 1.0
+DEFAULT_WEB_SHARE = 0.5
+MAX_GB = 1e6                    # a petabyte: any larger setting is a typo
+CLI, WEB = "cli", "web"         # where an entry came from: the command line, or a visitor's Keep
 ID_LENGTH = 16
+NAME_LIMIT = 200
+META = "meta.json"
+DATA_FILES = ("requests.parquet", "blocks.npy", "offsets.npy")
+"""The files the checksum covers, in the order it reads them."""
+EVENTS = "events.log"
+EVENTS_LIMIT = 1 << 20          # bytes; the log is renamed to events.log.1 past this
+LOG = logging.getLogger("kvviz.library")
+READ_ONLY = "the trace library is read-only here"
+
 _ID = re.compile(rf"[0-9a-f]{{{ID_LENGTH}}}")
+_CHECKSUM = re.compile(r"[0-9a-f]{64}")
+_LOCK = ".lock"
 _STALE_TMP_S = 6 * 3600
+_META_LIMIT = 1 << 20
+_HASH_CHUNK = 1 << 20
+_BLOCK_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+_OFFSET_DTYPE = np.dtype(np.int64)
+
+
+class SettingError(InputError):
+    """A library setting (an environment variable the server's operator sets) is not usable."""
+
+
+class _Damage(Exception):
+    """Why an entry cannot be used, in words (raised while checking it, never to a caller)."""
 
 
 @dataclass(frozen=True)
 class Entry:
-    """What the library knows about one stored trace (its ``meta.json``)."""
+    """What the library knows about one stored trace (its ``meta.json``), or why it is damaged.
+
+    ``pinned`` entries are never evicted (imported from the command line, or pinned by the
+    operator); ``origin`` is ``"cli"`` or ``"web"``. A ``damaged`` entry (the reason, in words)
+    is listed so that it can be repaired or removed, and never opened; its other fields are
+    placeholders except ``bytes`` (its size on disk) and ``created`` (its folder's time).
+    """
 
     id: str
     name: str
@@ -46,25 +103,94 @@ class Entry:
     has_block_ids: bool
     bytes: int
     created: float
+    checksum: str
+    origin: str = CLI
+    pinned: bool = True
     how_read: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    damaged: str | None = None
 
     def label(self) -> str:
+        if self.damaged:
+            return f"{self.id} · damaged: {self.damaged}"
         blocks = f"{self.accesses:,} block accesses" if self.has_block_ids else "no block ids"
-        return f"{self.name} · {self.requests:,} requests · {self.span_s:,.0f} s · {blocks}"
+        kept = "" if self.pinned else " · kept from the web"
+        return f"{self.name} · {self.requests:,} requests · {self.span_s:,.0f} s · {blocks}{kept}"
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What ``store`` did: the entry now in the library, what happened to it in words (empty for
+    a plain new entry), and the entries evicted to make room."""
+
+    entry: Entry
+    notes: tuple[str, ...] = ()
+    evicted: tuple[Entry, ...] = ()
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The library's size limits in bytes: the whole library, one entry kept from the web, and
+    every unpinned entry together."""
+
+    cap: int
+    web_entry: int
+    web_share: int
+
+
+@dataclass(frozen=True)
+class _Array:
+    """Where an array sits in its ``.npy`` file, from the header."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    offset: int
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """An entry whose description and array headers hold together, and the stamp its checksum
+    result is remembered under."""
+
+    entry: Entry
+    arrays: dict[str, _Array]
+    stamp: tuple
+
+
+_CHECKED: dict[str, tuple[tuple, str | None]] = {}
+"""Per entry id: the stamp of the files last hashed and checked, and the damage found (None: sound)."""
 
 
 def root() -> Path:
     """The library folder: ``$KVVIZ_TRACES``, else ``~/.cache/kvviz/traces``."""
-    return Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT).expanduser()
+    raw = os.environ.get(ROOT_ENV, "")
+    if "\0" in raw or len(raw) > 4096:
+        raise SettingError(f"the environment variable {ROOT_ENV} is not a folder name")
+    return Path(raw or DEFAULT_ROOT).expanduser()
 
 
-def cap_bytes() -> int:
+def _setting(name: str, default: float, low: float, high: float, what: str) -> float:
+    """A number from the environment within [low, high], or ``default`` when unset; anything else
+    (text, nan, inf, out of range) is refused naming the variable, never replaced by the default."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
     try:
-        gb = float(os.environ.get(CAP_ENV, DEFAULT_CAP_GB))
+        value = float(raw)
     except ValueError:
-        gb = DEFAULT_CAP_GB
-    return int((gb if gb > 0 else DEFAULT_CAP_GB) * 1e9)
+        value = math.nan
+    if not low <= value <= high:                     # nan and ±inf fail here too
+        raise SettingError(f"the environment variable {name} is {raw[:40]!r}: give {what}")
+    return value
+
+
+def limits() -> Limits:
+    """The size limits from the environment, validated (before anything is stored)."""
+    sizes = f"a number of GB above 0 and at most {MAX_GB:,.0f}"
+    cap = _setting(CAP_ENV, DEFAULT_CAP_GB, 1e-9, MAX_GB, sizes)
+    web_entry = _setting(WEB_MAX_ENV, DEFAULT_WEB_MAX_GB, 1e-9, MAX_GB, sizes)
+    share = _setting(WEB_SHARE_ENV, DEFAULT_WEB_SHARE, 0.0, 1.0, "a share of the cap from 0 to 1 (0.5: half)")
+    return Limits(int(cap * 1e9), int(web_entry * 1e9), int(share * cap * 1e9))
 
 
 def is_entry_id(text: str) -> bool:
@@ -75,116 +201,537 @@ def entry_id(trace: Trace) -> str:
     return fingerprint(trace)[:ID_LENGTH]
 
 
-def store(trace: Trace, name: str | None = None) -> Entry:
-    """Put a trace in the library (atomically) and return its entry; an equal trace is stored once."""
-    folder = root()
-    folder.mkdir(parents=True, exist_ok=True)
-    eid = entry_id(trace)
-    final = folder / eid
-    if (final / "meta.json").is_file():
-        return _meta(eid)
-    tmp = folder / f".tmp-{eid}-{uuid.uuid4().hex}"
-    tmp.mkdir()
+def _missing(eid: str) -> InputError:
+    return InputError(f"no trace '{eid}' in the library", field="trace")
+
+
+def _damaged(eid: str, reason: str) -> InputError:
+    return InputError(f"library entry '{eid}' is damaged ({reason}); import the trace again to replace it",
+                      field="trace")
+
+
+def _require_id(eid: str) -> None:
+    if not is_entry_id(eid):
+        raise InputError(f"'{str(eid)[:40]}' is not a library id ({ID_LENGTH} hex digits)", field="trace")
+
+
+# --- reading --------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _opened(eid: str) -> Iterator[dict[str, BinaryIO]]:
+    """The entry's files, opened relative to its folder and never through a link, so a rename
+    while they are read cannot mix two entries. Raises ``_Damage`` or the missing-entry error."""
     try:
-        entry = _write(tmp, trace, eid, name or trace.name)
-        try:
-            os.replace(tmp, final)
-        except OSError:
-            if not (final / "meta.json").is_file():   # someone else's import won; anything else is an error
-                raise
+        folder = os.open(root() / eid, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise _missing(eid) from None
+    except OSError as exc:
+        raise _Damage("it is a link or a file, not a folder" if exc.errno in (errno.ELOOP, errno.ENOTDIR)
+                      else f"it cannot be read: {_reason(exc)}") from None
+    files: dict[str, BinaryIO] = {}
+    try:
+        for name in (META, *DATA_FILES):
+            files[name] = _open_file(folder, name)
+        yield files
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    cleanup(keep=eid)
-    return entry if (final / "meta.json").is_file() else _meta(eid)
+        for file in files.values():
+            file.close()
+        os.close(folder)
 
 
-def _write(tmp: Path, trace: Trace, eid: str, name: str) -> Entry:
+def _open_file(folder: int, name: str) -> BinaryIO:
+    """One regular file of the entry (a link, a folder or a pipe in its place is damage)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+    except FileNotFoundError:
+        raise _Damage(f"{name} is missing") from None
+    except OSError as exc:
+        raise _Damage(f"{name} is a link" if exc.errno == errno.ELOOP else f"{name} cannot be read: {_reason(exc)}"
+                      ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _Damage(f"{name} is not a regular file")
+    return os.fdopen(fd, "rb")
+
+
+def _reason(exc: OSError) -> str:
+    """An operating-system error in words, without the path it names."""
+    return (exc.strerror or type(exc).__name__).lower()
+
+
+def _checked(eid: str, files: dict[str, BinaryIO]) -> _Checked:
+    """The entry as its ``meta.json`` describes it, once the array headers agree with it (and it
+    is not already known to be damaged)."""
+    entry = _entry_from_meta(eid, _read_meta(files[META]))
+    arrays = {"blocks.npy": _header(files["blocks.npy"], "blocks.npy", _BLOCK_DTYPES, entry.accesses),
+              "offsets.npy": _header(files["offsets.npy"], "offsets.npy", (_OFFSET_DTYPE,), entry.requests + 1)}
+    ids = tuple((s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns) for s in (os.fstat(files[n].fileno())
+                                                                        for n in DATA_FILES))
+    stamp = (entry.checksum, ids)
+    known = _CHECKED.get(eid)
+    if known and known[0] == stamp and known[1]:
+        raise _Damage(known[1])
+    return _Checked(entry, arrays, stamp)
+
+
+def _read_meta(file: BinaryIO) -> object:
+    text = file.read(_META_LIMIT + 1)
+    if len(text) > _META_LIMIT:
+        raise _Damage(f"{META} is larger than {_META_LIMIT:,} bytes")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise _Damage(f"{META} is not valid JSON") from None
+
+
+_WHOLE, _NUMBER, _FLAG, _TEXT, _TEXTS = "a whole number", "a number", "true or false", "text", "a list of texts"
+_META_FIELDS = {"id": _TEXT, "name": _TEXT, "requests": _WHOLE, "accesses": _WHOLE, "span_s": _NUMBER,
+                "block_size": _WHOLE, "has_block_ids": _FLAG, "bytes": _WHOLE, "created": _NUMBER,
+                "checksum": _TEXT, "origin": _TEXT, "pinned": _FLAG, "how_read": _TEXTS, "warnings": _TEXTS}
+
+
+def _is_kind(value: object, kind: str) -> bool:
+    if kind == _WHOLE:
+        return type(value) is int and 0 <= value < 2**63
+    if kind == _NUMBER:
+        return type(value) in (int, float) and math.isfinite(value) and value >= 0
+    if kind == _FLAG:
+        return type(value) is bool
+    if kind == _TEXT:
+        return type(value) is str and len(value) <= 1000
+    return type(value) is list and len(value) <= 1000 and all(type(v) is str and len(v) <= 2000 for v in value)
+
+
+def _entry_from_meta(eid: str, data: object) -> Entry:
+    """``meta.json`` checked field by field (types, ranges, agreement with the folder's id)."""
+    if not isinstance(data, dict):
+        raise _Damage(f"{META} does not hold an object")
+    for key, kind in _META_FIELDS.items():
+        if key not in data:
+            raise _Damage(f"{META} has no field '{key}'")
+        if not _is_kind(data[key], kind):
+            raise _Damage(f"{META} field '{key}' is not {kind}")
+    fields = {key: data[key] for key in _META_FIELDS}
+    problems = [(fields["id"] != eid, "names another id"), (fields["block_size"] < 1, "gives a block size below 1"),
+                (fields["origin"] not in (CLI, WEB), "gives an unknown origin"),
+                (not _CHECKSUM.fullmatch(fields["checksum"]), "holds no valid checksum"),
+                (len(fields["name"]) > NAME_LIMIT, f"gives a name longer than {NAME_LIMIT} characters"),
+                (not fields["has_block_ids"] and fields["accesses"] > 0, "gives block accesses to a trace without ids")]
+    for bad, what in problems:
+        if bad:
+            raise _Damage(f"{META} {what}")
+    return Entry(**fields | {"how_read": tuple(fields["how_read"]), "warnings": tuple(fields["warnings"])})
+
+
+def _header(file: BinaryIO, name: str, dtypes: tuple[np.dtype, ...], length: int) -> _Array:
+    """An ``.npy`` header checked: one dimension of ``length`` values of one of ``dtypes``, and a
+    file exactly that long."""
+    from numpy.lib import format as npy
+
+    readers = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}
+    try:
+        reader = readers.get(npy.read_magic(file))
+        if reader is None:
+            raise ValueError
+        shape, fortran, dtype = reader(file)
+    except (ValueError, SyntaxError, TypeError, EOFError):
+        raise _Damage(f"{name} is not an array file kvviz wrote") from None
+    if dtype not in dtypes:
+        raise _Damage(f"{name} holds {dtype} values, not {' or '.join(map(str, dtypes))}")
+    if len(shape) != 1:
+        raise _Damage(f"{name} has {len(shape)} dimensions, not 1")
+    if shape[0] != length:
+        raise _Damage(f"{name} holds {shape[0]:,} values where {META} says {length:,}")
+    offset = file.tell()
+    if os.fstat(file.fileno()).st_size != offset + length * dtype.itemsize:
+        raise _Damage(f"{name} is not as long as its header says (cut short or extended)")
+    return _Array(shape, dtype, offset)
+
+
+def _digest(files: dict[str, BinaryIO]) -> str:
+    """The content checksum: blake2b over the data files' names, sizes and bytes, streamed."""
+    digest = hashlib.blake2b(digest_size=32)
+    buffer = bytearray(_HASH_CHUNK)
+    for name in DATA_FILES:
+        file = files[name]
+        file.seek(0)
+        digest.update(f"{name}:{os.fstat(file.fileno()).st_size}:".encode())
+        while n := file.readinto(buffer):
+            digest.update(memoryview(buffer)[:n])
+    return digest.hexdigest()
+
+
+def _loaded(eid: str, checked: _Checked, files: dict[str, BinaryIO]) -> Trace:
+    """The trace, once its checksum (remembered per stamp) and its arrays' invariants hold."""
+    entry = checked.entry
+    if _CHECKED.get(eid) != (checked.stamp, None) and _digest(files) != entry.checksum:
+        raise _Damage("its content does not match the checksum taken at import")
+    _CHECKED[eid] = (checked.stamp, None)
+    blocks_at, offsets_at = checked.arrays["blocks.npy"], checked.arrays["offsets.npy"]
+    blocks = (np.memmap(files["blocks.npy"], blocks_at.dtype, "r", blocks_at.offset, blocks_at.shape)
+              if entry.accesses else np.zeros(0, blocks_at.dtype))
+    files["offsets.npy"].seek(offsets_at.offset)       # in memory: small, and fixed once checked
+    offsets = np.frombuffer(files["offsets.npy"].read(offsets_at.shape[0] * 8), _OFFSET_DTYPE).copy()
+    requests = _requests(files["requests.parquet"], entry.requests)
+    if problem := array_problem(blocks, offsets, {len(requests)}):
+        raise _Damage(problem)
+    if not np.array_equal(requests["n_blocks"].to_numpy(), np.diff(offsets)):
+        raise _Damage("the request table's block counts do not match the offsets")
+    return Trace(requests, blocks, offsets, entry.block_size, entry.has_block_ids, entry.name,
+                 entry.warnings, entry.how_read)
+
+
+def _requests(file: BinaryIO, rows: int):
+    """The request table, with the columns every view reads present and whole numbers."""
+    import pyarrow.parquet as pq
+
+    file.seek(0)
+    try:
+        table = pq.read_table(file).to_pandas()
+    except Exception:      # noqa: BLE001 - pyarrow raises many types for a bad file; the entry is damaged
+        raise _Damage("requests.parquet cannot be read") from None
+    for column in (*BASE_COLUMNS, "n_blocks"):
+        if column not in table or table[column].dtype != np.int64:
+            raise _Damage(f"the request table has no whole-number column '{column}'")
+    if len(table) != rows:
+        raise _Damage(f"the request table has {len(table):,} rows where {META} says {rows:,}")
+    return table
+
+
+def _broken(eid: str, reason: str) -> Entry:
+    """A damaged entry as listed: its size on disk and its folder's time (never following a link)."""
+    folder = root() / eid
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        raise _missing(eid) from None
+    size = 0
+    if stat.S_ISDIR(info.st_mode):
+        with os.scandir(folder) as children:
+            size = sum(c.stat(follow_symlinks=False).st_size for c in children)
+    return Entry(eid, eid, 0, 0, 0.0, 1, False, size, info.st_mtime, "", "", False, damaged=reason)
+
+
+def _inspect(eid: str) -> Entry:
+    """The entry as listed: its description, or damaged with the reason. Cheap (no checksum)."""
+    try:
+        with _opened(eid) as files:
+            return _checked(eid, files).entry
+    except _Damage as damage:
+        return _broken(eid, str(damage))
+    except OSError as exc:
+        return _broken(eid, f"it cannot be read: {_reason(exc)}")
+
+
+def entries(*, verify: bool = False) -> list[Entry]:
+    """Every entry, newest first; damaged ones flagged (``Entry.damaged``), never hidden.
+
+    The listing reads each entry's description and array headers only; damage that only the
+    checksum reveals is flagged once this process has opened the entry, or, with ``verify``,
+    by reading every entry whole now (the command line's ``--list``)."""
+    folder = root()
+    try:
+        with os.scandir(folder) as children:
+            names = [c.name for c in children if is_entry_id(c.name)]
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise InputError(f"the trace library cannot be read here ({_reason(exc)})", field="trace") from None
+    found = []
+    for name in names:
+        try:
+            if verify:
+                with suppress(InputError):      # damage is flagged by _inspect below
+                    open_entry(name)
+            found.append(_inspect(name))
+        except InputError:        # removed while we listed
+            continue
+    return sorted(found, key=lambda e: e.created, reverse=True)
+
+
+def open_entry(eid: str) -> Trace:
+    """The stored trace, verified, its block ids memory-mapped (read-only)."""
+    _require_id(eid)
+    try:
+        with _opened(eid) as files:
+            checked = _checked(eid, files)
+            try:
+                return _loaded(eid, checked, files)
+            except _Damage as damage:
+                _CHECKED[eid] = (checked.stamp, str(damage))
+                raise
+    except _Damage as damage:
+        if not os.path.lexists(root() / eid):
+            raise _missing(eid) from None
+        raise _damaged(eid, str(damage)) from None
+    except OSError as exc:
+        raise _damaged(eid, f"it cannot be read: {_reason(exc)}") from None
+
+
+def _verified(eid: str) -> Entry | None:
+    """The entry if it is whole and sound (fully verified), else None (absent or damaged)."""
+    try:
+        open_entry(eid)
+    except InputError:
+        return None
+    return _inspect(eid)
+
+
+# --- writing --------------------------------------------------------------------------------------------
+
+
+def _write_error(exc: OSError, origin: str) -> InputError:
+    """An operating-system error while writing, in one line without the library's folder."""
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        advice = ("traces cannot be kept on this server" if origin == WEB
+                  else f"set {ROOT_ENV} to a folder you can write")
+        return InputError(f"{READ_ONLY}; {advice}")
+    return InputError(f"the trace library could not be written ({_reason(exc)})")
+
+
+@contextmanager
+def _locked(origin: str) -> Iterator[Path]:
+    """The library folder, held under the library-wide lock; an unwritable library is refused."""
+    folder = root()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / _LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        raise _write_error(exc, origin) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield folder
+    except OSError as exc:
+        raise _write_error(exc, origin) from None
+    finally:
+        os.close(fd)
+
+
+def store(trace: Trace, name: str | None = None, *, origin: str = CLI) -> Stored:
+    """Put a trace in the library and return what happened.
+
+    An equal trace already stored and sound is kept (a ``name`` given on the command line renames
+    it; a command-line import pins a web-kept one); a damaged one is replaced. A new entry must fit:
+    from the command line, unpinned entries are evicted oldest first if needed; from the web
+    (``origin="web"``) nothing is ever evicted, and the entry must fit its own limit and the web's
+    share. Settings are validated before anything is written.
+    """
+    if origin not in (CLI, WEB):
+        raise ValueError(f"origin {origin!r}")
+    bounds = limits()
+    eid = entry_id(trace)
+    label = (name or trace.name)[:NAME_LIMIT]
+    rename = name[:NAME_LIMIT] if name is not None and origin == CLI else None
+    with _locked(origin):
+        if done := _keep_existing(eid, rename, origin):
+            return done
+    _plan([e for e in entries() if e.id != eid], _estimate(trace), bounds, origin)   # early: before writing
+    with _locked(origin) as folder:
+        _drop_stale(folder)
+        tmp = folder / f".tmp-{eid}-{uuid.uuid4().hex}"
+        tmp.mkdir()
+    try:
+        entry = _write(tmp, trace, eid, label, origin)
+        with _locked(origin):
+            return _keep_existing(eid, rename, origin) or _place(tmp, entry, bounds, origin)
+    except OSError as exc:
+        raise _write_error(exc, origin) from None
+    finally:
+        _discard(tmp)
+
+
+def _estimate(trace: Trace) -> int:
+    """A lower bound of an entry's size: its arrays (the request table comes on top)."""
+    return int(trace.blocks.nbytes + trace.offsets.nbytes)
+
+
+def _keep_existing(eid: str, rename: str | None, origin: str) -> Stored | None:
+    """When a sound entry with this id exists: keep it, renamed or pinned as asked (under the lock)."""
+    entry = _verified(eid)
+    if entry is None:
+        return None
+    changes, notes = {}, []
+    if rename is not None and rename != entry.name:
+        changes["name"] = rename
+        notes.append(f"already in the library as {eid}; renamed from '{entry.name}' to '{rename}'")
+    if origin == CLI and not entry.pinned:
+        changes["pinned"] = True
+        notes.append(f"already in the library as {eid} (kept from the web); now pinned, so never evicted")
+    if changes:
+        entry = _rewrite_meta(entry, **changes)
+    return Stored(entry, tuple(notes) or (f"already in the library as {eid}; kept as it was",))
+
+
+def _write(tmp: Path, trace: Trace, eid: str, name: str, origin: str) -> Entry:
+    """The entry's files in ``tmp``, its checksum taken from the bytes written."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     pq.write_table(pa.Table.from_pandas(trace.requests, preserve_index=False), tmp / "requests.parquet")
     np.save(tmp / "blocks.npy", np.ascontiguousarray(trace.blocks))
     np.save(tmp / "offsets.npy", np.ascontiguousarray(trace.offsets, dtype=np.int64))
-    ts = trace.requests["timestamp"].to_numpy()
+    with _opened_tmp(tmp) as files:
+        checksum = _digest(files)
+    ts = trace.column("timestamp")
     size = sum(p.stat().st_size for p in tmp.iterdir()) + 4096
-    entry = Entry(eid, name[:200], trace.n_requests, int(len(trace.blocks)),
+    entry = Entry(eid, name, trace.n_requests, int(len(trace.blocks)),
                   float(ts.max() - ts.min()) / 1000 if len(ts) else 0.0, trace.block_size, trace.has_block_ids,
-                  size, time.time(), tuple(trace.how_read), tuple(trace.warnings))
-    (tmp / "meta.json").write_text(json.dumps(asdict(entry)))
+                  size, time.time(), checksum, origin, origin == CLI, tuple(trace.how_read), tuple(trace.warnings))
+    _write_meta(tmp, entry)
     return entry
 
 
-def _meta(eid: str) -> Entry:
+@contextmanager
+def _opened_tmp(tmp: Path) -> Iterator[dict[str, BinaryIO]]:
+    files = {name: open(tmp / name, "rb") for name in DATA_FILES}
     try:
-        data = json.loads((root() / eid / "meta.json").read_text())
-        data["how_read"], data["warnings"] = tuple(data.get("how_read", ())), tuple(data.get("warnings", ()))
-        return Entry(**data)
-    except (OSError, ValueError, TypeError):
-        raise InputError(f"no trace '{eid}' in the library", field="trace") from None
+        yield files
+    finally:
+        for file in files.values():
+            file.close()
 
 
-def entries() -> list[Entry]:
-    """Every whole entry, newest first."""
-    folder = root()
-    if not folder.is_dir():
+def _write_meta(folder: Path, entry: Entry) -> None:
+    """``meta.json`` replaced in one rename, so a reader sees the old or the new, whole."""
+    data = {k: v for k, v in asdict(entry).items() if k != "damaged"}
+    part = folder / f".{META}-{uuid.uuid4().hex}"
+    part.write_text(json.dumps(data))
+    os.replace(part, folder / META)
+
+
+def _rewrite_meta(entry: Entry, **changes) -> Entry:
+    entry = replace(entry, **changes)
+    _write_meta(root() / entry.id, entry)
+    return entry
+
+
+def _plan(others: list[Entry], size: int, bounds: Limits, origin: str) -> list[Entry]:
+    """The entries to evict so that ``size`` more bytes fit (oldest unpinned first), or a refusal."""
+    total = sum(e.bytes for e in others) + size
+    if origin == WEB:
+        unpinned = sum(e.bytes for e in others if not e.pinned and not e.damaged) + size
+        refusals = [(size > bounds.web_entry, f"this trace needs {_size(size)}; a trace kept from the web may take "
+                     f"at most {_size(bounds.web_entry)}"),
+                    (unpinned > bounds.web_share, f"traces kept from the web would take {_size(unpinned)}, over "
+                     f"their share of the library ({_size(bounds.web_share)})"),
+                    (total > bounds.cap, f"the library would hold {_size(total)}, over its cap of {_size(bounds.cap)}")]
+        for refused, why in refusals:
+            if refused:
+                raise InputError(f"not kept: {why}; keeping a trace never removes other traces, so ask whoever "
+                                 "runs this server to make room")
         return []
-    found = []
-    for child in folder.iterdir():
-        if is_entry_id(child.name) and (child / "meta.json").is_file():
-            try:
-                found.append(_meta(child.name))
-            except InputError:
-                continue
-    return sorted(found, key=lambda e: e.created, reverse=True)
+    evict = []
+    for entry in sorted((e for e in others if not e.pinned and not e.damaged), key=lambda e: e.created):
+        if total <= bounds.cap:
+            break
+        evict.append(entry)
+        total -= entry.bytes
+    if total > bounds.cap:
+        raise InputError(f"not stored: the trace needs {_size(size)} and the library's cap is {_size(bounds.cap)}, "
+                         f"with {_size(total - size)} in pinned or damaged entries that are never evicted; remove or "
+                         f"unpin some (import --remove ID, --unpin ID) or raise {CAP_ENV}; nothing was evicted")
+    return evict
 
 
-def open_entry(eid: str) -> Trace:
-    """The stored trace, its block arrays memory-mapped (read-only)."""
-    if not is_entry_id(eid):
-        raise InputError(f"'{eid[:40]}' is not a library id ({ID_LENGTH} hex digits)", field="trace")
-    import pyarrow.parquet as pq
+def _place(tmp: Path, entry: Entry, bounds: Limits, origin: str) -> Stored:
+    """Move the written entry in (replacing a damaged one) and evict what the cap requires (under the lock)."""
+    folder = tmp.parent
+    listed = entries()
+    evict = _plan([e for e in listed if e.id != entry.id], entry.bytes, bounds, origin)
+    notes = []
+    final = folder / entry.id
+    if os.path.lexists(final):
+        _discard_entry(folder, entry.id)
+        notes.append(f"replaced the damaged entry {entry.id}")
+        _event("repaired", entry, "imported again")
+    os.replace(tmp, final)
+    for old in evict:
+        _discard_entry(folder, old.id)
+        _event("evicted", old, f"to make room for {entry.id} under the cap of {_size(bounds.cap)}")
+    notes += [f"evicted {e.id} ('{e.name}', {_size(e.bytes)}, kept from the web) to stay under the library's cap"
+              for e in evict]
+    return Stored(entry, tuple(notes), tuple(evict))
 
-    entry = _meta(eid)
-    folder = root() / eid
-    try:
-        requests = pq.read_table(folder / "requests.parquet").to_pandas()
-        blocks = np.load(folder / "blocks.npy", mmap_mode="r")
-        offsets = np.load(folder / "offsets.npy", mmap_mode="r")
-    except (OSError, ValueError):
-        raise InputError(f"the library entry '{eid}' is damaged; import the trace again", field="trace") from None
-    return Trace(requests, blocks, offsets, entry.block_size, entry.has_block_ids, entry.name,
-                 entry.warnings, entry.how_read)
 
-
-def remove(eid: str) -> None:
-    """Take an entry out: renamed away first, so no reader sees half an entry."""
-    folder = root()
+def _discard_entry(folder: Path, eid: str) -> None:
+    """Take an entry's folder out in one rename, then delete it (a reader sees it whole or not at all)."""
     gone = folder / f".tmp-gone-{eid}-{uuid.uuid4().hex}"
+    os.replace(folder / eid, gone)
+    _discard(gone)
+
+
+def _discard(path: Path) -> None:
+    """Delete a folder, or a link or file in its place, never following a link."""
     try:
-        os.replace(folder / eid, gone)
+        if path.is_symlink() or not path.is_dir():
+            path.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(path, ignore_errors=True)
     except OSError:
         return
-    shutil.rmtree(gone, ignore_errors=True)
 
 
-def cleanup(keep: str | None = None) -> list[str]:
-    """Drop the oldest entries while the library is over its size cap (never ``keep``); also
-    leftovers of interrupted imports. Returns the ids removed."""
-    folder, now = root(), time.time()
+def _drop_stale(folder: Path) -> None:
+    """Leftovers of interrupted imports (under the lock, so none is another import's work)."""
+    now = time.time()
     for child in folder.glob(".tmp-*"):
         try:
-            if now - child.stat().st_mtime > _STALE_TMP_S:
-                shutil.rmtree(child, ignore_errors=True)
+            if now - child.lstat().st_mtime > _STALE_TMP_S:
+                _discard(child)
         except OSError:
             continue
-    listed = entries()
-    total, removed = sum(e.bytes for e in listed), []
-    for entry in sorted(listed, key=lambda e: e.created):
-        if total <= cap_bytes():
-            break
-        if entry.id == keep:
-            continue
-        remove(entry.id)
-        total -= entry.bytes
-        removed.append(entry.id)
-    return removed
+
+
+def _event(kind: str, entry: Entry, why: str) -> None:
+    """Log one change to the library (logger ``kvviz.library``) and append it to ``events.log``."""
+    level = logging.WARNING if kind == "evicted" else logging.INFO
+    LOG.log(level, "%s %s (%r, %d bytes, %s): %s", kind, entry.id, entry.name, entry.bytes,
+            "pinned" if entry.pinned else entry.origin, why)
+    line = json.dumps({"time": time.time(), "event": kind, "id": entry.id, "name": entry.name,
+                       "bytes": entry.bytes, "why": why}) + "\n"
+    log = root() / EVENTS
+    try:
+        if log.is_file() and log.stat().st_size > EVENTS_LIMIT:
+            os.replace(log, log.with_name(EVENTS + ".1"))
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(line)
+    except OSError:
+        LOG.warning("could not append to the library's event log")
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:,.1f} MB" if n < 1e9 else f"{n / 1e9:,.2f} GB"
+
+
+# --- the operator's commands ----------------------------------------------------------------------------
+
+
+def remove(eid: str) -> Entry | None:
+    """Take an entry out (damaged or not) and return it; None when there was none."""
+    _require_id(eid)
+    if not os.path.lexists(root() / eid):
+        return None
+    with _locked(CLI) as folder:
+        try:
+            entry = _inspect(eid)
+        except InputError:
+            return None
+        _discard_entry(folder, eid)
+        _event("removed", entry, "by the operator")
+    return entry
+
+
+def set_pinned(eid: str, pinned: bool) -> Entry:
+    """Pin an entry (never evicted) or unpin it (evictable by a command-line import over the cap)."""
+    _require_id(eid)
+    if not os.path.lexists(root() / eid):
+        raise _missing(eid)
+    with _locked(CLI):
+        entry = _inspect(eid)
+        if entry.damaged:
+            raise _damaged(eid, entry.damaged)
+        if entry.pinned != pinned:
+            entry = _rewrite_meta(entry, pinned=pinned)
+            _event("pinned" if pinned else "unpinned", entry, "by the operator")
+    return entry

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
+from kvviz.errors import InputError
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -69,6 +71,14 @@ class Trace:
     warnings: tuple[str, ...] = field(default=())
     how_read: tuple[str, ...] = field(default=())
 
+    def __post_init__(self) -> None:
+        """Refuse arrays the simulation kernels would read outside of: they index ``blocks`` through
+        ``offsets`` without bounds checks, so no Trace with inconsistent arrays may exist."""
+        table = self.__dict__["_requests"]
+        rows = {len(c) for c in table.values()} if isinstance(table, dict) else {len(table)}
+        if problem := array_problem(self.blocks, self.offsets, rows):
+            raise InputError(f"the trace's arrays are inconsistent ({problem})", field="trace")
+
     @property
     def n_requests(self) -> int:
         return len(self.offsets) - 1
@@ -97,6 +107,28 @@ class Trace:
             ids = f', "hash_ids": [{", ".join(map(str, self.hash_ids(i).tolist()))}]' if self.has_block_ids else ""
             lines.append(f'{{"timestamp": {ts}, "input_length": {inp}, "output_length": {out}{ids}}}')
         return "\n".join(lines) + ("\n" if lines else "")
+
+
+def array_problem(blocks: object, offsets: object, rows: set[int] | None = None) -> str | None:
+    """What makes ``blocks`` and ``offsets`` unusable as a trace's arrays, in words (None: nothing).
+
+    Both must be flat integer arrays; ``offsets`` must start at 0, never decrease and end at the
+    number of block ids, and ``rows`` (the request table's row counts, when given) must be one
+    per request. Only ``offsets`` is scanned, so the check costs little on any trace.
+    """
+    if not isinstance(blocks, np.ndarray) or blocks.ndim != 1 or blocks.dtype.kind not in "iu":
+        return "the block ids are not a flat array of integers"
+    if not isinstance(offsets, np.ndarray) or offsets.ndim != 1 or offsets.dtype.kind not in "iu" or not len(offsets):
+        return "the offsets are not a flat array of integers"
+    if offsets[0] != 0:
+        return "offsets do not start at 0"
+    if not bool((offsets[1:] >= offsets[:-1]).all()):
+        return "offsets decrease"
+    if offsets[-1] != len(blocks):
+        return "offsets do not end at the number of block ids"
+    if rows is not None and rows != {len(offsets) - 1}:
+        return f"the request table's rows do not match its {len(offsets) - 1:,} requests"
+    return None
 
 
 def fingerprint(trace: Trace) -> str:

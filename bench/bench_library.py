@@ -1,0 +1,62 @@
+"""Benchmark of the trace library's checks on a large entry (default 24,000,000 block accesses).
+
+Prints the time to store the entry (its checksum included), to open it the first time in a
+process (checksum, array headers and invariants), to open it again (the checksum is remembered
+per process), to list the library cheaply and with every entry read whole (``import --list``),
+and the array check every Trace runs when it is built (``array_problem``). Run with ``make bench``
+or ``.venv/bin/python bench/bench_library.py [accesses] [requests]``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+
+from kvviz.traces import from_arrays, library  # noqa: E402
+from kvviz.traces.model import array_problem  # noqa: E402
+from timing import timed  # noqa: E402
+
+OPEN_TWICE = ("import sys, time; from kvviz.traces import library\n"
+              "for label in ('first open in a process', 'second open (checksum remembered)'):\n"
+              "    wall, cpu = time.perf_counter(), time.process_time(); library.open_entry(sys.argv[1])\n"
+              "    print(f'{label:<58s} {time.perf_counter() - wall:7.2f} s wall {time.process_time() - cpu:7.2f} s CPU')")
+
+
+def build(accesses: int, requests: int):
+    """A trace of ``requests`` requests sharing ``accesses`` int32 block ids."""
+    rng = np.random.default_rng(1)
+    counts = np.full(requests, accesses // requests, np.int64)
+    counts[: accesses - int(counts.sum())] += 1
+    frame = {"timestamp": np.arange(requests, dtype=np.int64) * 10,
+             "input_length": counts * 512, "output_length": np.full(requests, 100, np.int64)}
+    return from_arrays(frame, rng.integers(0, accesses // 4, accesses, dtype=np.int32), counts, name="bench")
+
+
+def main(argv: list[str]) -> int:
+    accesses = int(argv[0]) if argv else 24_000_000
+    requests = int(argv[1]) if len(argv) > 1 else accesses // 1000
+    trace = timed(f"build a trace of {accesses:,} accesses, {requests:,} requests", lambda: build(accesses, requests))
+    timed("array check of a Trace (array_problem)",
+          lambda: array_problem(trace.blocks, trace.offsets, {trace.n_requests}))
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ[library.ROOT_ENV] = folder
+        entry = timed("store (write, checksum, meta)", lambda: library.store(trace)).entry
+        print(f"entry: {entry.bytes / 1e6:,.1f} MB")
+        subprocess.run([sys.executable, "-c", OPEN_TWICE, entry.id], cwd=ROOT, check=True)
+        timed("list (descriptions and array headers)", library.entries)
+        library._CHECKED.clear()
+        timed("list with every entry read whole (import --list)", lambda: library.entries(verify=True))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
