@@ -9,6 +9,11 @@ config's ``validate``, which raises ``InputError`` with the precise rule.
 
 Output paths are checked before the work too: a ``--timeline`` into a missing folder fails at
 once rather than after a long simulation.
+
+An option that does not apply to the run asked for (``--sample`` with the prefix cache, a script
+beside ``--trace``) is refused by ``refuse``, not ignored. To tell an option given from one left
+out, such options default to ``None`` (a switch to ``False``) and the command resolves the default
+itself. Every user-given string in a message is cut by ``kvviz.errors.quote``.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from kvviz.errors import InputError, quote
 
 MAX_SEED = 2**32 - 1
 """Seeds are 0 .. 2^32 − 1: numpy refuses negative seeds, and 32 bits is the classic seed range."""
@@ -44,10 +51,10 @@ def bounded_int(lo: int, hi: int) -> Callable[[str], int]:
 
     def parse(text: str) -> int:
         if not _WHOLE.fullmatch(text):
-            _fail(f"expected a whole number in {_span(lo, hi)}, got {text[:40]!r}")
+            _fail(f"expected a whole number in {_span(lo, hi)}, got '{quote(text)}'")
         value = int(text)
         if not lo <= value <= hi:
-            _fail(f"must be in {_span(lo, hi)}, got {text[:40]}")
+            _fail(f"must be in {_span(lo, hi)}, got {quote(text)}")
         return value
 
     parse.__name__ = "whole number"
@@ -63,13 +70,13 @@ def bounded_float(lo: float, hi: float, *, lo_open: bool = False, allow_inf: boo
         try:
             value = float(text)
         except ValueError:
-            _fail(f"expected a number in {span}, got {text[:40]!r}")
+            _fail(f"expected a number in {span}, got '{quote(text)}'")
         if allow_inf and value == math.inf:
             return value
         if not math.isfinite(value):
-            _fail(f"must be a finite number in {span}, got {text[:40]}")
+            _fail(f"must be a finite number in {span}, got {quote(text)}")
         if value < lo or (lo_open and value == lo) or value > hi:
-            _fail(f"must be in {span}, got {text[:40]}")
+            _fail(f"must be in {span}, got {quote(text)}")
         return value
 
     parse.__name__ = "number"
@@ -93,13 +100,13 @@ def output_path(text: str) -> Path:
     path = Path(text)
     try:
         if not text.strip() or path.is_dir():
-            _fail(f"{text!r} is a folder, not a file to write")
+            _fail(f"'{quote(text)}' is a folder, not a file to write")
         if not path.parent.is_dir():
-            _fail(f"cannot write {text}: the folder {path.parent} does not exist")
+            _fail(f"cannot write {quote(text)}: its folder does not exist")
         if not os.access(path.parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-            _fail(f"cannot write {text}: permission denied")
+            _fail(f"cannot write {quote(text)}: permission denied")
     except OSError as exc:  # e.g. a name too long for the file system
-        _fail(f"cannot write {text[:80]}: {exc.strerror or exc}")
+        _fail(f"cannot write {quote(text)}: {exc.strerror or exc}")
     return path
 
 
@@ -108,13 +115,13 @@ def input_file(text: str) -> str:
     path = Path(text)
     try:
         if not path.exists():
-            _fail(f"no such file: {text}")
+            _fail(f"no such file: {quote(text)}")
         if not path.is_file():
-            _fail(f"{text} is not a regular file")
+            _fail(f"{quote(text)} is not a regular file")
         if not os.access(path, os.R_OK):
-            _fail(f"cannot read {text}: permission denied")
+            _fail(f"cannot read {quote(text)}: permission denied")
     except OSError as exc:
-        _fail(f"cannot read {text[:80]}: {exc.strerror or exc}")
+        _fail(f"cannot read {quote(text)}: {exc.strerror or exc}")
     return text
 
 
@@ -131,3 +138,19 @@ def name_or_file(names: Sequence[str]) -> Callable[[str], str]:
 
     parse.__name__ = "name or file"
     return parse
+
+
+def given(args: argparse.Namespace, dest: str) -> bool:
+    """Whether the option stored in ``dest`` was given: it holds something other than its
+    "not given" default (``None``, or ``False`` for a switch)."""
+    value = getattr(args, dest)
+    return value is not None and value is not False
+
+
+def refuse(args: argparse.Namespace, flags: Sequence[str], reason: str) -> None:
+    """Refuse the first of ``flags`` that was given, with ``reason``: why it does not apply here
+    ("--sample applies to --cache block; ..."). A flag's value is in ``args`` under its name
+    without the dashes, ``-`` as ``_``."""
+    for flag in flags:
+        if given(args, flag.lstrip("-").replace("-", "_")):
+            raise InputError(f"{flag} {reason}")

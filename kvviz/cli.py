@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from kvviz import commands
-from kvviz.errors import InputError
+from kvviz.errors import InputError, quote
 
 EXIT_BAD_INPUT = 2
 
@@ -35,6 +35,11 @@ class _Parser(argparse.ArgumentParser):
             if arg.startswith("--") and arg.endswith("=--"):
                 self.error(f"argument {arg[:-3]}: expected one argument")
         return super().parse_known_args(args, namespace)
+
+    def _check_value(self, action, value):  # argparse's, with the value cut as every echo is (kvviz.errors.quote)
+        if action.choices is not None and value not in action.choices:
+            choices = ", ".join(map(repr, action.choices))
+            raise argparse.ArgumentError(action, f"invalid choice: '{quote(value)}' (choose from {choices})")
 
     def error(self, message: str) -> None:  # argparse's own errors, on one line
         _say(f"{self.prog.removeprefix('python -m ')}: {message}")  # as run-time errors: "kvviz CMD: ..."

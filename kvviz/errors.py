@@ -6,6 +6,9 @@ message must say what is wrong and where (line, field) in words a user can act o
 
 from __future__ import annotations
 
+QUOTE = 40
+"""Characters of user content (a value, a path, an id) quoted in a message."""
+
 
 class InputError(ValueError):
     """Bad user input: an uploaded file, a number, a name or a URL parameter."""
@@ -25,3 +28,10 @@ def require(condition: bool, message: str, *, field: str | None = None) -> None:
     """Raise InputError(message) unless condition holds: a one-line guard for parameters."""
     if not condition:
         raise InputError(message, field=field)
+
+
+def quote(text: object, limit: int = QUOTE) -> str:
+    """User content cut to ``limit`` characters for a message, saying how long it was: a 10 kB
+    argument is named by its start, never echoed whole."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"

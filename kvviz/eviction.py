@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kvviz import compare_rows as cmp
-from kvviz.errors import InputError, require
+from kvviz.errors import InputError, quote, require
 from kvviz.policies.arc import arc_hits
 from kvviz.policies.belady import belady_hits
 from kvviz.policies.counting import hits_per_request, prefix_hits
@@ -190,7 +190,7 @@ def parse_policies(names: str | Iterable[str]) -> tuple[str, ...]:
             continue
         name = _ALIASES.get(key)
         if name is None:
-            raise InputError(f"unknown policy '{str(raw).strip()}'; choose from {', '.join(POLICIES)}",
+            raise InputError(f"unknown policy '{quote(str(raw).strip())}'; choose from {', '.join(POLICIES)}",
                              field="policies")
         if name not in out:
             out.append(name)
@@ -212,15 +212,15 @@ def parse_capacity(raw: str | float | int) -> float | int:
             return INFINITE
         match = _CAPACITY.match(text)
         if not match:
-            raise InputError(f"capacity '{raw}' is not a number of blocks (e.g. 1000, 10k, inf)",
+            raise InputError(f"capacity '{quote(raw)}' is not a number of blocks (e.g. 1000, 10k, inf)",
                              field="capacities")
         value = float(match.group(1)) * _SUFFIX[match.group(2).lower()]
     if value == INFINITE:
         return INFINITE
     if not math.isfinite(value) or value != int(value):
-        raise InputError(f"capacity '{raw}' must be a whole number of blocks", field="capacities")
+        raise InputError(f"capacity '{quote(raw)}' must be a whole number of blocks", field="capacities")
     if value < 1:
-        raise InputError(f"capacity '{raw}' must be at least 1 block", field="capacities")
+        raise InputError(f"capacity '{quote(raw)}' must be at least 1 block", field="capacities")
     return int(value)
 
 
@@ -354,23 +354,40 @@ def format_capacity(capacity: float) -> str:
     return "inf" if capacity == INFINITE else str(int(capacity))
 
 
-def curve_csv(curve: pd.DataFrame) -> str:
-    """The curve as CSV with header ``policy,capacity,hits,accesses,hit_ratio``."""
-    return _csv((row.policy, row.capacity, row.hits, row.accesses, row.hit_ratio)
-                for row in curve.itertuples(index=False))
+SAMPLED_COLUMNS = ("represented", "rate", "error_estimate")
+"""The columns a sampled curve's CSV adds (``hit_curve`` with a rate): whether the sample can stand
+for the capacity (``kvviz.shards``: at least 100 sampled blocks, 2,000 for SIEVE), the rate, and
+the policy's measured error estimate. A capacity not represented is still printed, marked false."""
+
+
+def curve_csv(curve: pd.DataFrame, gib_per_block: float | None = None) -> str:
+    """The curve as CSV with header ``policy,capacity,hits,accesses,hit_ratio``; then ``capacity_gib``
+    (the KV of that many blocks) when ``gib_per_block`` is given, and ``SAMPLED_COLUMNS`` when the
+    curve was sampled (it has a ``rate`` column)."""
+    sampled = "rate" in curve
+    header = (*CURVE_COLUMNS, *(("capacity_gib",) if gib_per_block is not None else ()), *(SAMPLED_COLUMNS if sampled else ()))
+    lines = [",".join(header)]
+    for row in curve.itertuples(index=False):
+        cells = [_row(row.policy, row.capacity, row.hits, row.accesses, row.hit_ratio)]
+        if gib_per_block is not None:
+            cells.append("inf" if row.capacity == INFINITE else f"{row.capacity * gib_per_block:.4f}")
+        if sampled:
+            cells.append(f"{str(bool(row.represented)).lower()},{row.rate:.6g},{row.error_estimate:.6f}")
+        lines.append(",".join(cells))
+    return "\n".join(lines) + "\n"
 
 
 def counts_csv(rows: Iterable[Count], prefix: bool = False) -> str:
     """``counts`` as the CSV of ``curve_csv(hit_curve(...))``, in one counting mode."""
-    hits = [(r, r.prefix_hits if prefix else r.hits) for r in rows]
-    return _csv((r.policy, r.capacity, h, r.accesses, h / r.accesses) for r, h in hits)
-
-
-def _csv(rows: Iterable[tuple[str, float, int, int, float]]) -> str:
     lines = [",".join(CURVE_COLUMNS)]
-    lines += [f"{policy},{format_capacity(capacity)},{hits},{accesses},{ratio:.6f}"
-              for policy, capacity, hits, accesses, ratio in rows]
+    for r in rows:
+        hits = r.prefix_hits if prefix else r.hits
+        lines.append(_row(r.policy, r.capacity, hits, r.accesses, hits / r.accesses))
     return "\n".join(lines) + "\n"
+
+
+def _row(policy: str, capacity: float, hits: int, accesses: int, ratio: float) -> str:
+    return f"{policy},{format_capacity(capacity)},{hits},{accesses},{ratio:.6f}"
 
 
 @dataclass(frozen=True)

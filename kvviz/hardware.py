@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import pandas as pd
 
-from kvviz.errors import InputError, require
+from kvviz.errors import InputError, quote, require
 
 GB = 1e9
 TB = 1e12
@@ -124,7 +124,7 @@ def _lookup(table: dict, name: str, kind: str, aliases: dict[str, str] | None = 
     key = str(name).strip().lower()
     key = (aliases or {}).get(key, key)
     if key not in table:
-        raise InputError(f"unknown {kind} '{name}'; known: {', '.join(table)}", field=kind)
+        raise InputError(f"unknown {kind} '{quote(name)}'; known: {', '.join(table)}", field=kind)
     return table[key]
 
 

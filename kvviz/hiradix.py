@@ -24,7 +24,7 @@ import heapq
 from collections.abc import Callable
 from typing import Any
 
-from kvviz.errors import require
+from kvviz.errors import quote, require
 from kvviz.radix import RadixCache, Time, TreeNode
 from kvviz.radix_events import EventKind
 
@@ -41,7 +41,7 @@ class HiRadixCache(RadixCache):
                  page_size: int = 1, eviction_policy: str = "lru", *, selective_threshold: int = 2,
                  load_back_threshold: int = LOAD_BACK_THRESHOLD, hit_count_rule: str = "upstream"):
         require(write_policy in WRITE_POLICIES,
-                f"unknown write policy {write_policy!r}; choose one of {', '.join(WRITE_POLICIES)}",
+                f"unknown write policy '{quote(write_policy)}'; choose one of {', '.join(WRITE_POLICIES)}",
                 field="write_policy")
         require(device_capacity is not None, "HiRadixCache needs a device capacity", field="device_capacity")
         super().__init__(page_size, eviction_policy, device_capacity, hit_count_rule)

@@ -47,7 +47,7 @@ import pandas as pd
 from kvviz import budget
 from kvviz import compare_rows as cmp
 from kvviz.conductor import PrefillModel
-from kvviz.errors import require
+from kvviz.errors import quote, require
 from kvviz.trace import Trace
 
 COMPLETED, REJECTED_EARLY, REJECTED_AFTER_PREFILL = 0, 1, 2
@@ -458,7 +458,8 @@ class _Sim:
 def simulate(arrivals: Arrivals, config: ClusterConfig = ClusterConfig(), policy: str = "baseline") -> OverloadResult:
     """Run one admission policy over the arrivals; in-flight requests drain after the last arrival."""
     config.validate()
-    require(policy in POLICIES, f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}", field="policy")
+    require(policy in POLICIES, f"unknown policy '{quote(policy)}'; choose one of {', '.join(POLICIES)}",
+            field="policy")
     budget.check(cost(len(arrivals.time_s), arrivals.span_s, config))
     sim = _Sim(arrivals, config, policy)
     sim.run()

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kvviz.errors import InputError, require
+from kvviz.errors import InputError, quote, require
 from kvviz.radix_events import Event, EventKind
 
 Time = tuple[int, int]
@@ -188,7 +188,7 @@ class RadixCache:
         require(isinstance(page_size, (int, np.integer)) and page_size >= 1,
                 f"page size must be a whole number ≥ 1, got {page_size!r}", field="page_size")
         require(eviction_policy in STRATEGY,
-                f"unknown eviction policy {eviction_policy!r}; choose one of {', '.join(POLICIES)}",
+                f"unknown eviction policy '{quote(eviction_policy)}'; choose one of {', '.join(POLICIES)}",
                 field="eviction_policy")
         require(hit_count_rule in HIT_COUNT_RULES,
                 f"hit_count_rule must be one of {HIT_COUNT_RULES}, got {hit_count_rule!r}", field="hit_count_rule")

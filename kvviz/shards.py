@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kvviz.errors import InputError, require
+from kvviz.errors import InputError, quote, require
 from kvviz.eviction import MAX_ACCESSES, Replay, hit_mask, parse_capacities, parse_policies
 from kvviz.policies._jit import kernel
 from kvviz.reuse import dense_ids, lru_hit_counts
@@ -359,7 +359,7 @@ def parse_sample(raw: str | float) -> str | float:
     try:
         rate = float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
-        raise InputError(f"sample '{raw}' is not auto, exact or a rate such as 0.01", field="sample") from None
+        raise InputError(f"sample '{quote(raw)}' is not auto, exact or a rate such as 0.01", field="sample") from None
     if not (MIN_RATE <= rate <= 1):
         raise InputError(f"sampling rate {raw} must be in [{MIN_RATE:g}, 1]", field="sample")
     return rate

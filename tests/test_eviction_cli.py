@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from fractions import Fraction
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from kvviz.cli import main
+from kvviz.commands.hitcurve import rate_for
 from kvviz.eviction import hit_curve, parse_capacities
 from kvviz.trace import load_trace
 
@@ -25,7 +29,7 @@ def test_prints_the_curve_as_csv(capsys):
     assert lines[3].split(",")[2] == lines[6].split(",")[2]        # infinite capacity: every policy alike
 
 
-@pytest.mark.parametrize("options", [["--sample", "exact", "--prefix"], []], ids=["exact", "auto"])
+@pytest.mark.parametrize("options", [["--sample", "exact"], ["--prefix"], []], ids=["exact", "prefix", "auto"])
 def test_an_exact_curve_never_imports_pandas(options):
     # An exact block-cache curve is mostly start-up; pandas alone would add a third of a second
     # (docs/eviction.md, Speed), so the command reads and counts without it, also when the
@@ -72,18 +76,75 @@ def test_unreplayable_traces_exit_2(tmp_path, capsys):
     assert "empty" in capsys.readouterr().err
 
 
-def test_sample_rate_says_so_on_stderr_and_keeps_the_csv(capsys):
+def test_a_sampled_curve_says_so_on_stderr_and_keeps_its_columns(capsys):
     assert main(["hitcurve", EXAMPLE, "--policies", "fifo,lru", "--capacities", "1k,inf", "--sample", "20%"]) == 0
     captured = capsys.readouterr()
-    lines = captured.out.splitlines()
-    assert lines[0] == "policy,capacity,hits,accesses,hit_ratio" and len(lines) == 5
-    assert "sampled at rate 0.2" in captured.err
+    assert captured.out.splitlines() == [
+        "policy,capacity,hits,accesses,hit_ratio,represented,rate,error_estimate",
+        "fifo,1000,7514,30384,0.247291,true,0.2,0.007645",
+        "fifo,inf,13221,30384,0.435130,true,0.2,0.007645",
+        "lru,1000,8170,30384,0.268892,true,0.2,0.000000",
+        "lru,inf,13221,30384,0.435130,true,0.2,0.000000",
+    ]
+    assert captured.err.splitlines()[1:] == ["  fifo: 0.008", "  lru: 0.000"]
+    assert captured.err.startswith("kvviz hitcurve: sampled at rate 0.2 (SHARDS; LRU exact)")
     exact = hit_curve(load_trace(EXAMPLE), ["lru"], (1000,))
-    assert lines[3].split(",")[2] == str(exact["hits"].iloc[0])            # LRU stays exact
+    assert exact["hits"].iloc[0] == 8170                                     # LRU stays exact
     assert main(["hitcurve", EXAMPLE, "--policies", "fifo", "--sample", "exact"]) == 0
     assert "sampled" not in capsys.readouterr().err
     assert main(["hitcurve", EXAMPLE, "--sample", "often"]) == 2
     assert "sample" in capsys.readouterr().err
+
+
+def test_capacities_a_sample_cannot_represent_are_marked_and_flagged(capsys):
+    """At 1% the example's 1,000 blocks are 10 sampled blocks: ARC needs 100 and SIEVE 2,000 (SIEVE's
+    sampled 3,453 hits against an exact 9,304), so those rows say false and stderr says why."""
+    assert main(["hitcurve", EXAMPLE, "--policies", "lru,arc,sieve", "--capacities", "1000,20000,inf",
+                 "--sample", "1%"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [
+        "policy,capacity,hits,accesses,hit_ratio,represented,rate,error_estimate",
+        "lru,1000,8170,30384,0.268892,true,0.01,0.000000",
+        "lru,20000,13221,30384,0.435130,true,0.01,0.000000",
+        "lru,inf,13221,30384,0.435130,true,0.01,0.000000",
+        "arc,1000,9827,30384,0.323437,false,0.01,0.000000",
+        "arc,20000,13221,30384,0.435130,true,0.01,0.000000",
+        "arc,inf,13221,30384,0.435130,true,0.01,0.000000",
+        "sieve,1000,3453,30384,0.113636,false,0.01,0.000000",
+        "sieve,20000,7320,30384,0.240909,false,0.01,0.000000",
+        "sieve,inf,13221,30384,0.435130,true,0.01,0.000000",
+    ]
+    assert captured.err.splitlines()[1:] == [
+        "  lru: 0.000",
+        "  arc: 0.000",
+        "  sieve: none (the sample represents none of its finite capacities)",
+        "kvviz hitcurve: capacity 1000 is below what a 1% sample can represent: 10 sampled blocks, and arc needs "
+        "at least 100, sieve needs at least 2,000 (rows marked represented=false); use --sample exact",
+        "kvviz hitcurve: capacity 20000 is below what a 1% sample can represent: 200 sampled blocks, and sieve "
+        "needs at least 2,000 (rows marked represented=false); use --sample 0.1 or more, or exact",
+    ]
+    assert main(["hitcurve", EXAMPLE, "--policies", "sieve", "--capacities", "1000", "--sample", "exact"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "sieve,1000,9304,30384,0.306214"
+
+
+@given(st.integers(1, 10**6), st.integers(2, 10**9))
+def test_the_rate_suggested_for_a_capacity_represents_it(sampled_blocks, capacity):
+    """Two significant digits, rounded up: at most 10% above the rate needed, never below it."""
+    assume(sampled_blocks < capacity)
+    needed = Fraction(sampled_blocks, capacity)
+    suggested = rate_for(sampled_blocks, capacity)
+    assert needed <= Fraction(suggested) <= needed * Fraction(11, 10)
+    assert len(suggested.split("e")[0].replace(".", "").lstrip("0")) <= 2
+
+
+def test_a_sampled_curve_with_a_model_has_gib_then_the_sampled_columns(capsys):
+    assert main(["hitcurve", EXAMPLE, "--policies", "lru", "--capacities", "100,inf", "--sample", "0.5",
+                 "--model", "llama-3-8b"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "policy,capacity,hits,accesses,hit_ratio,capacity_gib,represented,rate,error_estimate",
+        "lru,100,2539,30384,0.083564,6.2500,true,0.5,0.000000",
+        "lru,inf,13221,30384,0.435130,inf,true,0.5,0.000000",
+    ]
 
 
 def test_a_block_curve_imports_only_what_it_needs():

@@ -9,7 +9,8 @@ Arguments are drawn from hostile values (negative, zero, huge, 5,000 digits, nan
 empty, missing folders, devices) and from small valid ones on top of a small base command line.
 Valid values of middle size (a 50,000-request schedule) are left out on purpose: they are real
 work, bounded by each simulation's work budget (``kvviz.budget``) rather than by this file.
-The concrete cases of issue 15 are pinned as ``@example``s.
+The concrete cases of issue 15 are pinned as ``@example``s, and so are options that do not apply
+(refused on one line) and 10 kB arguments (echoed cut short).
 """
 
 from __future__ import annotations
@@ -224,6 +225,22 @@ def test_every_command_is_fuzzed():
 @example(argv=["stream", "--traces", "10", "--bandwidth", "a\nb"])
 @example(argv=["generate", "--seed=--"])
 @example(argv=["overload", "--duration", "20", "--timeline", "@" + "x" * 300])
+@example(argv=["hitcurve", TRACE, "--sample", "0.5", "--cache", "prefix"])
+@example(argv=["hitcurve", TRACE, "--prefix", "--sample", "exact"])
+@example(argv=["radix", "preset:ops", "--trace", TRACE])
+@example(argv=["radix", "--trace", TRACE, "--totals-only"])
+@example(argv=["overload", "--trace", TRACE, "--duration", "20"])
+@example(argv=["schedule", "--trace", TRACE, "--requests", "30"])
+@example(argv=["stats", TRACE, "--columns", "arrival=a,input=b,output=c"])
+@example(argv=["stats", TRACE, "--columns", "arrival=a,arrival=b,input=c,output=d"])
+@example(argv=["stats", TRACE, "--columns", "=a,input=b"])
+@example(argv=["stats", "0123456789abcdef", "--no-rechain"])
+@example(argv=["stats", "x" * 10_000])
+@example(argv=["hitcurve", "/" + "x/" * 5000])
+@example(argv=["import", "0" * 10_000])
+@example(argv=["codec", "--channels", "4", "--outliers", "5"])
+@example(argv=["stream", "--bandwidth", "step", "--traces", "10"])
+@example(argv=["kvsize", "--list", "--model", "x" * 10_000])
 def test_any_arguments_succeed_or_fail_on_one_line(argv, folder, capsys):
     check(resolve(argv, folder), capsys)
 
@@ -284,12 +301,12 @@ trace_bytes = st.one_of(
 READERS = {
     "stats": ["stats", "@file"],
     "import": ["import", "@file"],
-    "radix-trace": ["radix", "--trace", "@file", "--totals-only"],
+    "radix-trace": ["radix", "--trace", "@file", "--requests", "20"],
     "hitcurve": ["hitcurve", "@file", "--policies", "lru,fifo", "--capacities", "10,inf"],
     "overload": ["overload", "--trace", "@file", "--policy", "early"],
     "schedule": ["schedule", "--trace", "@file", "--scheduler", "cache"],
     "radix": ["radix", "@file", "--totals-only"],
-    "stream": ["stream", "--bandwidth", "@file", "--traces", "10", "--policy", "paper"],
+    "stream": ["stream", "--bandwidth", "@file", "--policy", "paper", "--documents", "2"],
     "blend-eval": ["blend-eval", "--weights", "@file", "--docs", "2", "--method", "cacheblend"],
 }
 

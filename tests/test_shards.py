@@ -142,8 +142,8 @@ def test_flag_is_shown_in_the_figure_note_and_on_stderr(capsys):
 
     assert "not reliable at this rate" not in sample_note(0.01, 0.02)
     assert sample_note(0.01, 0.02, ("lfu", "sieve")).endswith("raise the rate): LFU, SIEVE")
-    curve = pd.DataFrame({"policy": ["lru", "lru", "lfu", "lfu"], "rate": 0.01,
-                          "error_estimate": [0.0, 0.0, 0.03, 0.03]})
+    curve = pd.DataFrame({"policy": ["lru", "lru", "lfu", "lfu"], "capacity": [2e4, INFINITE] * 2, "rate": 0.01,
+                          "represented": True, "error_estimate": [0.0, 0.0, 0.03, 0.03]})
     _say_sampled(curve)
     lines = capsys.readouterr().err.splitlines()
     assert lines[1:] == ["  lru: 0.000", "  lfu: 0.030  not reliable at this rate: raise --sample above 0.01"]

@@ -29,7 +29,7 @@ import pandas as pd
 from scipy.special import ndtr
 
 from kvviz import budget, hardware
-from kvviz.errors import InputError, require
+from kvviz.errors import InputError, quote, require
 
 # The paper's setting: Mistral-7B (Table 1) recomputed on an A40 (§7.1). Both come from kvviz.hardware,
 # the one home of KV bytes per token and prefill FLOPs.
@@ -419,7 +419,7 @@ def simulate(setup: StreamSetup, bw: Bandwidth, policy: str) -> Run:
     setup.validate()
     _check_bandwidth(setup, bw)
     names = policy_names(setup)
-    require(policy in names, f"unknown policy {policy!r}; choose one of {', '.join(names)}", field="policy")
+    require(policy in names, f"unknown policy '{quote(policy)}'; choose one of {', '.join(names)}", field="policy")
     if policy == "oracle":
         return _oracle(setup, bw)
     bits, recompute = setup.bits(), setup.recompute_s()

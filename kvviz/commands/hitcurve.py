@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from fractions import Fraction
 
 from kvviz import args as A
 from kvviz.trace import add_trace_arguments
@@ -18,24 +20,35 @@ PREFIX_POLICIES = "lru,lfu,fifo,mru,filo,slru"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_trace_arguments(parser)
-    parser.add_argument("--policies", default=BLOCK_POLICIES,
+    parser.add_argument("--policies", default=None,
                         help="comma-separated: lru, fifo, lfu, length_aware, sieve, arc, s3fifo, belady "
-                             "(default: all)")
+                             "(default: all; with --cache prefix: lru, lfu, fifo, mru, filo, slru)")
     parser.add_argument("--capacities", default=DEFAULT_CAPACITIES,
                         help="comma-separated capacities in blocks, e.g. 1000,10k,inf "
                              f"(default: {DEFAULT_CAPACITIES}, Mooncake v3 Table 1)")
     parser.add_argument("--prefix", action="store_true",
-                        help="count a hit only while every earlier block of its request hit too")
+                        help="count a hit only while every earlier block of its request hit too (--cache block)")
     parser.add_argument("--cache-block", type=A.count, default=1, metavar="FACTOR",
                         help="cache blocks of FACTOR trace blocks each (chained ids; default: 1)")
     parser.add_argument("--cache", choices=("block", "prefix"), default="block",
                         help="block: every block is an entry (libCacheSim-style); prefix: SGLang's RadixCache, "
                              "evicting leaves of the prefix tree (policies lru, lfu, fifo, mru, filo, slru; "
                              "default all six)")
-    parser.add_argument("--sample", default="auto",
+    parser.add_argument("--sample", default=None,
                         help="auto (a SHARDS sample above 2,000,000 block accesses), exact, or a rate such as "
-                             "0.01; LRU stays exact (default: auto; see docs/eviction.md)")
+                             "0.01; LRU stays exact; --cache block without --prefix only (default: auto; see "
+                             "docs/eviction.md)")
     parser.add_argument("--model", help="a model preset (kvsize --list): add capacity_gib, the KV of that many blocks")
+
+
+def _refuse_what_does_not_apply(args: argparse.Namespace) -> None:
+    """Sampling and prefix counting are block-cache options; a prefix curve needs every block."""
+    if args.cache == "prefix":
+        A.refuse(args, ["--sample"], "applies to --cache block; the prefix cache replays exactly")
+        A.refuse(args, ["--prefix"], "applies to --cache block; every hit of the prefix cache is a prefix hit")
+    elif args.prefix:
+        A.refuse(args, ["--sample"], "applies to counting every block; --prefix counts exactly (a prefix "
+                 "needs every block of its request)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,11 +69,14 @@ def _curve(args: argparse.Namespace) -> int:
                                 parse_policies, sampling_rate)
     from kvviz.trace import trace_from_args
 
+    _refuse_what_does_not_apply(args)
     prefix = args.cache == "prefix"
+    sample = "auto" if args.sample is None else args.sample
     if prefix or args.model:
         from kvviz import prefix_cache
-    policies = (prefix_cache.parse_policies(PREFIX_POLICIES if args.policies == BLOCK_POLICIES else args.policies)
-                if prefix else parse_policies(args.policies))
+    default = PREFIX_POLICIES if prefix else BLOCK_POLICIES
+    names = default if args.policies is None else args.policies
+    policies = prefix_cache.parse_policies(names) if prefix else parse_policies(names)
     spec = None
     if args.model:
         from kvviz.hardware import model
@@ -68,26 +84,56 @@ def _curve(args: argparse.Namespace) -> int:
         spec = model(args.model)
     capacities = parse_capacities(args.capacities)
     trace = coarsen(trace_from_args(args), args.cache_block)
-    if not prefix and spec is None and sampling_rate(args.sample, len(trace.blocks), args.prefix) is None:
+    if not prefix and spec is None and sampling_rate(sample, len(trace.blocks), args.prefix) is None:
         sys.stdout.write(counts_csv(counts(trace, policies, capacities), args.prefix))
         return 0
     curve = (prefix_cache.sweep(trace, policies, capacities) if prefix
-             else hit_curve(trace, policies, capacities, prefix=args.prefix, sample=args.sample))
+             else hit_curve(trace, policies, capacities, prefix=args.prefix, sample=sample))
     if "rate" in curve:
         _say_sampled(curve)
-        curve = curve.drop(columns=["rate", "represented", "error_estimate"])
-    sys.stdout.write(curve_csv(curve) if spec is None
-                     else prefix_cache.curve_csv_gib(curve, prefix_cache.block_bytes(spec, trace.block_size)))
+    gib = None if spec is None else prefix_cache.block_bytes(spec, trace.block_size) / prefix_cache.GIB
+    sys.stdout.write(curve_csv(curve, gib))
     return 0
 
 
 def _say_sampled(curve) -> None:
-    """The rate and each policy's measured error estimate on stderr, flagging the unreliable ones."""
+    """On stderr: the rate, each policy's measured error estimate (flagging the unreliable ones),
+    and every capacity the sample cannot represent for some policy (its rows say so in the CSV)."""
     from kvviz.shards import RELIABLE_ERROR
 
     rate = curve["rate"].iloc[0]
-    print(f"kvviz hitcurve: sampled at rate {rate:.4g} (SHARDS; LRU exact); error estimate per policy "
-          "(rate R against 2R, docs/eviction.md):", file=sys.stderr)
-    for policy, error in curve.groupby("policy", sort=False)["error_estimate"].first().items():
+    print(f"kvviz hitcurve: sampled at rate {rate:.4g} (SHARDS; LRU exact); error estimate per policy over the "
+          "capacities it represents (rate R against 2R, docs/eviction.md):", file=sys.stderr)
+    finite = curve[curve["capacity"] != math.inf]
+    for policy, rows in curve.groupby("policy", sort=False):
+        error = rows["error_estimate"].iloc[0]
+        if not finite[(finite["policy"] == policy)]["represented"].any():
+            print(f"  {policy}: none (the sample represents none of its finite capacities)", file=sys.stderr)
+            continue
         verdict = "" if error <= RELIABLE_ERROR else f"  not reliable at this rate: raise --sample above {rate:.4g}"
         print(f"  {policy}: {error:.3f}{verdict}", file=sys.stderr)
+    for capacity, rows in finite[~finite["represented"]].groupby("capacity", sort=True):
+        print(f"kvviz hitcurve: {_unrepresented(int(capacity), rate, list(rows['policy']))}", file=sys.stderr)
+
+
+def _unrepresented(capacity: int, rate: float, policies: list[str]) -> str:
+    """Why ``capacity`` is below what a ``rate`` sample represents for ``policies``, and the way out."""
+    from kvviz.shards import min_sampled_capacity
+
+    needs: dict[int, list[str]] = {}
+    for policy in policies:
+        needs.setdefault(min_sampled_capacity(policy), []).append(policy)
+    wanted = ", ".join(f"{', '.join(names)} {'needs' if len(names) == 1 else 'need'} at least {need:,}"
+                       for need, names in sorted(needs.items()))
+    way_out = ("use --sample exact" if max(needs) >= capacity
+               else f"use --sample {rate_for(max(needs), capacity)} or more, or exact")
+    return (f"capacity {capacity} is below what a {rate * 100:.3g}% sample can represent: "
+            f"{round(capacity * rate)} sampled blocks, and {wanted} (rows marked represented=false); {way_out}")
+
+
+def rate_for(sampled_blocks: int, capacity: int) -> str:
+    """The rate that gives ``capacity`` at least ``sampled_blocks`` sampled blocks, rounded up to two
+    significant digits (in exact fractions: a float could round it down, below what is needed)."""
+    needed = Fraction(sampled_blocks, capacity)
+    step = Fraction(10) ** (math.floor(math.log10(needed)) - 1)
+    return f"{float(math.ceil(needed / step) * step):.3g}"

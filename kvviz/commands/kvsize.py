@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from kvviz.errors import InputError
 
     if args.list:
+        A.refuse(args, ["--model", "--tokens", "--bytes-per-value"], "applies to one model; --list lists them all")
         print(json.dumps({name: {**asdict(m), "kv_bytes_per_token": m.kv_bytes_per_token,
                                  "note": hw.MODEL_NOTES.get(name, "")} for name, m in hw.MODELS.items()}, indent=2))
         return 0
@@ -39,8 +40,6 @@ def run(args: argparse.Namespace) -> int:
            "head_dim": m.head_dim, "bytes_per_value": m.bytes_per_value,
            "kv_bytes_per_token": m.kv_bytes_per_token, "kv_kib_per_token": m.kv_bytes_per_token / 1024}
     if args.tokens is not None:
-        if args.tokens < 1:
-            raise InputError(f"--tokens must be ≥ 1, got {args.tokens}", field="tokens")
         out |= {"tokens": args.tokens, "kv_bytes": ledger.kv_bytes(m, args.tokens),
                 "kv_gb": ledger.kv_bytes(m, args.tokens) / hw.GB}
     print(json.dumps(out, indent=2))

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from kvviz import args as A
-from kvviz.traces.cli import add_trace_arguments, trace_from_args
+from kvviz.traces.cli import add_trace_arguments, refuse_reading_options, trace_from_args
 
 NAME = "radix"
 TRACE_DEVICE = 10_000   # blocks: the default device pool of a whole-trace replay
@@ -42,12 +42,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--totals-only", action="store_true", help="print one JSON line of totals per step")
 
 
+HIRADIX_FLAGS = ("--host", "--write-policy", "--no-deferral", "--threshold", "--no-auto-ack")
+"""Options of HiRadixCache's CPU tier: a radix cache has no host tier, so nothing is loaded back,
+in flight to defer on, or acknowledged."""
+
+
 def _trace_totals(args: argparse.Namespace) -> int:
     from kvviz.radix_scenarios import ReplayConfig
     from kvviz.radix_trace import replay_trace
 
+    A.refuse(args, ["--totals-only"], "applies to a script; with --trace the totals are all that is printed")
+    A.refuse(args, ["--no-auto-ack"], "applies to a script's 'ack' steps; a trace has none, so its transfers "
+             "are acknowledged as they end")
+    cache = args.cache or "radix"
+    _refuse_hiradix_options(args, cache, not args.no_deferral)
     device = args.device or TRACE_DEVICE
-    chosen = dict(cache=args.cache or "radix", device_capacity=device, host_capacity=args.host or 4 * device,
+    chosen = dict(cache=cache, device_capacity=device, host_capacity=args.host or 4 * device,
                   page_size=args.page_size, eviction_policy=args.policy, write_policy=args.write_policy,
                   threshold=args.threshold, deferral=not args.no_deferral,
                   hit_count_rule="legacy" if args.legacy_hit_count else "upstream")
@@ -58,27 +68,35 @@ def _trace_totals(args: argparse.Namespace) -> int:
     return 0 if result.finished else 2
 
 
+def _refuse_hiradix_options(args: argparse.Namespace, cache: str, deferral: bool) -> None:
+    if cache == "radix":
+        A.refuse(args, HIRADIX_FLAGS, "applies to --cache hiradix (the CPU tier); this replay uses radix")
+    if not deferral:
+        A.refuse(args, ["--threshold"], "is the deferral threshold, and deferral is off in this replay")
+
+
 def _script(arg: str):
-    from kvviz.errors import InputError
+    from kvviz.errors import InputError, quote
     from kvviz.radix_scenarios import MAX_TEXT_BYTES, PRESETS, parse_json, parse_text
 
     if arg.startswith("preset:"):
         key = arg.split(":", 1)[1]
         if key not in PRESETS:
-            raise InputError(f"unknown preset {key!r}; choose one of {', '.join(PRESETS)}", field="script")
+            raise InputError(f"unknown preset '{quote(key)}'; choose one of {', '.join(PRESETS)}", field="script")
         return PRESETS[key].script(), PRESETS[key].suggested
-    path = Path(arg)
-    if not path.is_file():
-        raise InputError(f"no such file: {arg}", field="script")
+    try:
+        path = Path(A.input_file(arg))
+    except argparse.ArgumentTypeError as exc:
+        raise InputError(str(exc), field="script") from None
     if path.stat().st_size > 4 * MAX_TEXT_BYTES:
-        raise InputError(f"{arg} is larger than {4 * MAX_TEXT_BYTES // 2**20} MiB", field="script")
+        raise InputError(f"{quote(arg)} is larger than {4 * MAX_TEXT_BYTES // 2**20} MiB", field="script")
     data = path.read_bytes()
     if path.suffix == ".json" or data.lstrip()[:1] in (b"[", b"{"):
         return parse_json(data), {}
     try:
         return parse_text(data.decode("utf-8"), path.name), {}
     except UnicodeDecodeError:
-        raise InputError(f"{arg} is not UTF-8 text", field="script") from None
+        raise InputError(f"{quote(arg)} is not UTF-8 text", field="script") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,10 +104,16 @@ def run(args: argparse.Namespace) -> int:
 
     from kvviz.radix_scenarios import TOTAL_COLUMNS, ReplayConfig, replay
 
+    from kvviz.errors import InputError, quote
+
     if args.trace is not None:
+        if args.script is not None:
+            raise InputError(f"give a script or --trace, not both: --trace replays the trace, and the script "
+                             f"'{quote(args.script)}' would be ignored")
         return _trace_totals(args)
+    refuse_reading_options(args)
+    A.refuse(args, ["--requests"], "applies to --trace")
     if args.script is None:
-        from kvviz.errors import InputError
         raise InputError("give a script (a .json or text file, or preset:NAME) or --trace FILE", field="script")
     script, suggested = _script(args.script)
     chosen = dict(cache=args.cache, device_capacity=args.device, host_capacity=args.host, page_size=args.page_size,
@@ -98,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     values["deferral"] = values["deferral"] and not args.no_deferral
     values["auto_ack"] = values["auto_ack"] and not args.no_auto_ack
     values["hit_count_rule"] = "legacy" if args.legacy_hit_count else "upstream"
+    _refuse_hiradix_options(args, values["cache"], values["deferral"])
     rep = replay(script, ReplayConfig(**values))
     for k, row in rep.steps.iterrows():
         totals = {c: int(row[c]) for c in TOTAL_COLUMNS}

@@ -10,6 +10,7 @@ from kvviz.trace import TRACE_HELP, add_trace_arguments
 from kvviz.workload import LIMITS
 
 NAME = "schedule"
+SYNTHETIC_REQUESTS = 12_000
 HELP = "Compare prefill schedulers (random, load balancing, cache-aware, KVCache-centric) over a trace; print JSON."
 
 
@@ -19,15 +20,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", choices=SCHEDULERS + ("all",), default="all", help="default: all four")
     add_trace_arguments(parser, flag="--trace", help="a trace with hash_ids (default: the synthetic workload): "
                         + TRACE_HELP)
-    parser.add_argument("--requests", type=A.bounded_int(*LIMITS["requests"]), default=12_000,
-                        help="synthetic workload size (without --trace)")
-    parser.add_argument("--seed", type=A.seed, default=0, help="synthetic workload seed (and the random scheduler's)")
+    parser.add_argument("--requests", type=A.bounded_int(*LIMITS["requests"]), default=None,
+                        help=f"synthetic workload size (without --trace; default {SYNTHETIC_REQUESTS:,})")
+    parser.add_argument("--seed", type=A.seed, default=None,
+                        help="synthetic workload seed (and the random scheduler's; default 0)")
     parser.add_argument("--speedup", type=A.positive, default=3.0, help="replay the trace this many times faster")
     parser.add_argument("--instances", type=A.count, default=d.instances, help="prefill instances")
     parser.add_argument("--cache-blocks", type=A.count, default=d.cache_blocks, help="local LRU cache per instance")
-    parser.add_argument("--threshold", type=A.positive, default=d.balancing_threshold,
-                        help="kvcache balancing threshold")
-    parser.add_argument("--bandwidth", type=A.positive, default=d.bandwidth_gbps, help="fetch bandwidth, Gb/s")
+    parser.add_argument("--threshold", type=A.positive, default=None,
+                        help=f"kvcentric's balancing threshold (default {d.balancing_threshold:g})")
+    parser.add_argument("--bandwidth", type=A.positive, default=None,
+                        help=f"kvcentric's fetch bandwidth, Gb/s (default {d.bandwidth_gbps:g})")
     parser.add_argument("--per-request", type=A.output_path, metavar="CSV",
                         help="write per-request TTFT, instance and hits here")
 
@@ -39,11 +42,14 @@ def run(args: argparse.Namespace) -> int:
     from kvviz.trace import trace_from_args
     from kvviz.workload import WorkloadConfig, generate
 
-    trace = trace_from_args(args) if args.trace else generate(WorkloadConfig(requests=args.requests, seed=args.seed))
-    config = conductor.ConductorConfig(instances=args.instances, cache_blocks=args.cache_blocks,
-                                       balancing_threshold=args.threshold, bandwidth_gbps=args.bandwidth,
-                                       speedup=args.speedup, seed=args.seed)
     schedulers = conductor.SCHEDULERS if args.scheduler == "all" else (args.scheduler,)
+    _refuse_what_does_not_apply(args, schedulers)
+    trace = trace_from_args(args)
+    if trace is None:
+        trace = generate(WorkloadConfig(requests=args.requests or SYNTHETIC_REQUESTS, seed=args.seed or 0))
+    chosen = dict(instances=args.instances, cache_blocks=args.cache_blocks, balancing_threshold=args.threshold,
+                  bandwidth_gbps=args.bandwidth, speedup=args.speedup, seed=args.seed)
+    config = conductor.ConductorConfig(**{k: v for k, v in chosen.items() if v is not None})
     results = conductor.compare(trace, config, schedulers)
     print(json.dumps({"trace": trace.name, "requests": trace.n_requests,
                       "offered_load": round(conductor.offered_load(trace, config), 4),
@@ -54,3 +60,15 @@ def run(args: argparse.Namespace) -> int:
                                  "fetched_blocks": r.fetched_blocks}) for r in results.values()]
                   ).to_csv(args.per_request, index=False)
     return 0
+
+
+def _refuse_what_does_not_apply(args: argparse.Namespace, schedulers: tuple[str, ...]) -> None:
+    """kvcentric's options with the other schedulers; with --trace, the synthetic workload's, and
+    the seed when no random scheduler runs."""
+    if "kvcentric" not in schedulers:
+        A.refuse(args, ["--threshold", "--bandwidth"], f"applies to --scheduler kvcentric, not {args.scheduler}")
+    if args.trace is not None:
+        A.refuse(args, ["--requests"], "applies to the synthetic workload; --trace replays the trace")
+        if "random" not in schedulers:
+            A.refuse(args, ["--seed"], "seeds the synthetic workload and the random scheduler, and this run has "
+                     "neither")

@@ -7,25 +7,31 @@ import argparse
 from kvviz import args as A
 
 NAME = "stream"
+TRACES = 1000         # random bandwidth traces by default
+PERSISTENCE = 0.9     # lag-1 correlation of the persistent traces by default
+NAMED = ("persistent", "iid", "step")   # the bandwidths given by name (else a CSV file)
+RANDOM = NAMED[:2]                       # ... drawn at random: --traces of them
 HELP = "Stream a context's KV chunk by chunk under a CacheGen policy over a bandwidth trace."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--bandwidth", type=A.name_or_file(("persistent", "iid", "step")), default="persistent",
+    parser.add_argument("--bandwidth", type=A.name_or_file(NAMED), default="persistent",
                         help="persistent | iid | step | a CSV file of 'time_s, gbps' (default persistent)")
     parser.add_argument("--slo", type=A.positive, default=1.0, help="TTFT SLO in seconds (default 1)")
     parser.add_argument("--policy", default="paper",
                         help="paper | artifact | level1 | level2 | level3 | quant8 | text | oracle | all")
     parser.add_argument("--seed", type=A.seed, default=0, help="seed of the random bandwidth traces")
-    parser.add_argument("--persistence", type=A.fraction, default=0.9, help="lag-1 correlation of 'persistent'")
-    parser.add_argument("--traces", type=A.count, default=1000,
-                        help="random traces for the summary (the table shows the first); default 1000")
+    parser.add_argument("--persistence", type=A.fraction, default=None,
+                        help=f"lag-1 correlation of 'persistent' (default {PERSISTENCE:g})")
+    parser.add_argument("--traces", type=A.count, default=None,
+                        help="random traces (persistent, iid) for the summary (the table shows the first); "
+                             f"default {TRACES}")
     parser.add_argument("--context", type=A.count, default=9_500, help="context tokens (default 9500)")
     parser.add_argument("--chunk", type=A.count, default=1_500, help="tokens per chunk (default 1500)")
     parser.add_argument("--recompute", choices=("prefill", "fixed"), default="prefill",
                         help="text cost: a Mistral-7B prefill model, or the artifact's fixed 0.2 s")
     parser.add_argument("--initial-gbps", type=A.positive, default=None,
-                        help="the paper rule's estimate for chunk 0 (default: the trace's mean)")
+                        help="the paper rule's estimate for chunk 0 (policy paper; default: the trace's mean)")
     parser.add_argument("--sizes", choices=("synthetic", "model"), default="synthetic",
                         help="KV the levels are encoded from: a synthetic chunk of the model's shape, or the "
                              "record-world model's KV (default synthetic)")
@@ -35,9 +41,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def bandwidth_from(args: argparse.Namespace, chunks: int):
     from kvviz.cachegen import streaming as S
-    named = args.bandwidth in S.BANDWIDTH_KINDS[:3]
-    return S.make_bandwidth(args.bandwidth if named else "upload", args.traces, chunks, args.persistence,
-                            args.seed, csv=None if named else args.bandwidth, name=args.bandwidth)
+    named = args.bandwidth in NAMED
+    return S.make_bandwidth(args.bandwidth if named else "upload", _traces(args), chunks,
+                            PERSISTENCE if args.persistence is None else args.persistence, args.seed,
+                            csv=None if named else args.bandwidth, name=args.bandwidth)
+
+
+def _traces(args: argparse.Namespace) -> int:
+    """How many bandwidth traces the run streams over: a step or a file is one."""
+    return (args.traces or TRACES) if args.bandwidth in RANDOM else 1
+
+
+def _refuse_what_does_not_apply(args: argparse.Namespace) -> None:
+    """The random traces' options with a fixed bandwidth; the paper rule's with another policy."""
+    from kvviz.errors import quote
+
+    kind = args.bandwidth if args.bandwidth in NAMED else f"the file '{quote(args.bandwidth)}'"
+    if kind != "persistent":
+        A.refuse(args, ["--persistence"], f"applies to --bandwidth persistent, not {kind}")
+    if kind not in RANDOM:
+        A.refuse(args, ["--traces"], f"applies to random bandwidth traces (persistent, iid); {kind} is one trace")
+    if args.policy not in ("paper", "all"):
+        A.refuse(args, ["--initial-gbps"], f"applies to --policy paper (its first estimate), not "
+                 f"{quote(args.policy)}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from kvviz.cachegen import levels
     from kvviz.cachegen import streaming as S
 
+    _refuse_what_does_not_apply(args)
     measured = levels.measure(levels.LevelStudy.for_stream(args.sizes, args.context, args.chunk, args.seed,
                                                            args.documents))
     setup = S.StreamSetup(measured.levels, measured.quant8, context_tokens=args.context, chunk_tokens=args.chunk,
@@ -54,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
                           per_chunk=measured.per_chunk)
     setup.validate()
     policies = S.policy_names(setup) if args.policy == "all" else (args.policy,)
-    budget.check(S.stream_cost(setup, args.traces, len(policies) + 1))
+    budget.check(S.stream_cost(setup, _traces(args), len(policies) + 1))
     bw = bandwidth_from(args, setup.n_chunks)
     runs = [S.simulate(setup, bw, p) for p in policies]
     first = bw.first()

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from kvviz import budget
-from kvviz.errors import InputError, require
+from kvviz.errors import InputError, quote, require
 from kvviz.eviction import INFINITE, parse_capacities, parse_capacity
 from kvviz.policies._heap import ABSENT, SLOT, new_heap, pop, push, rekey
 from kvviz.policies._jit import helper, kernel
@@ -83,7 +83,7 @@ CURVE_COLUMNS = ("policy", "capacity", "hits", "accesses", "hit_ratio")
 def parse_policy(name: str) -> PrefixPolicy:
     key = str(name).strip().lower()
     if key not in POLICY_NAMES:
-        raise InputError(f"unknown prefix-cache policy '{str(name).strip()}'; choose from {', '.join(POLICY_NAMES)}",
+        raise InputError(f"unknown prefix-cache policy '{quote(str(name).strip())}'; choose from {', '.join(POLICY_NAMES)}",
                          field="policies")
     return PrefixPolicy[key.upper()]
 

@@ -22,7 +22,7 @@ from kvviz.eviction import INFINITE, curve_of, nice_window
 from kvviz.hardware import GB, TB, GPUSpec, ModelSpec
 from kvviz.ledger import Prices
 from kvviz.prefix_cache.example import LITEHIT_REPORTED
-from kvviz.prefix_cache.replay import CURVE_COLUMNS, PrefixReplay
+from kvviz.prefix_cache.replay import PrefixReplay
 
 GIB = 2**30
 SHARES: tuple[float, ...] = (0.8, 0.9, 0.95)
@@ -34,17 +34,6 @@ def block_bytes(model: ModelSpec, block_tokens: int) -> float:
     """KV bytes of one cache block: the model's KV bytes per token × tokens per block."""
     require(block_tokens >= 1, f"block size must be at least 1 token, got {block_tokens}", field="block_size")
     return model.kv_bytes_per_token * block_tokens
-
-
-def curve_csv_gib(curve: pd.DataFrame, bytes_per_block: float) -> str:
-    """A hit curve as CSV with one more column, ``capacity_gib`` (``inf`` for the infinite cache)."""
-    lines = [",".join((*CURVE_COLUMNS, "capacity_gib"))]
-    for row in curve.itertuples(index=False):
-        finite = row.capacity != INFINITE
-        cap = str(int(row.capacity)) if finite else "inf"
-        gib = f"{row.capacity * bytes_per_block / GIB:.4f}" if finite else "inf"
-        lines.append(f"{row.policy},{cap},{row.hits},{row.accesses},{row.hit_ratio:.6f},{gib}")
-    return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)

@@ -30,14 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from kvviz.errors import InputError
+from kvviz.errors import InputError, quote
 from kvviz.traces.timeunits import TimeUnit
 
 MAX_DIGITS = 20            # per number: int64 has 19, a float's mantissa fewer
 MAX_HEADER_BYTES = 65_536
 MAX_COLUMNS = 1_000
 MAX_TEXT_FIELD = 200       # characters of a string field kept (Qwen's ``type``)
-QUOTE = 40                 # characters of user content quoted in a message
 CSV_BATCH_ROWS = 1 << 18   # CSV records checked together (the column-wise checks' batch)
 CSV_BATCH_CHARS = 1 << 25  # ... or this many characters of their role fields, whichever comes first
 
@@ -86,12 +85,6 @@ INPUT_COLUMNS = ("input_length", "num_prefill_tokens", "prompt_tokens", "prompt_
 OUTPUT_COLUMNS = ("output_length", "num_decode_tokens", "decode_tokens", "token_size", "GeneratedTokens",
                   "Response tokens")
 ROLES = ("arrival", "input", "output", "hash_ids")
-
-
-def quote(text: object, limit: int = QUOTE) -> str:
-    """User content cut to ``limit`` characters for a message."""
-    text = str(text)
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"
 
 
 class RowError(InputError):
@@ -345,19 +338,30 @@ class CsvLayout:
 
 
 def parse_column_map(text: str) -> dict[str, str]:
-    """``arrival=…,input=…,output=…[,hash_ids=…]`` → {role: column}."""
+    """``arrival=…,input=…,output=…[,hash_ids=…]`` → {role: column}: each role once, by a known
+    name, with a column name (a role given twice is refused, not settled by the last)."""
     out: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
-        role, sep, column = part.partition("=")
-        role = role.strip()
-        if not sep or role not in ROLES or not column.strip():
-            raise InputError(f"expected role=column with a role among {', '.join(ROLES)}, got '{quote(part)}'",
-                             field="columns")
-        out[role] = column.strip()
+        role, sep, column = (s.strip() for s in part.partition("="))
+        if not sep or not role:
+            raise InputError(f"--columns expects role=column, got '{quote(part)}'")
+        if role not in ROLES:
+            raise InputError(f"--columns names an unknown role '{quote(role)}'; the roles are {', '.join(ROLES)}")
+        if not column:
+            raise InputError(f"--columns gives {role} no column name")
+        if role in out:
+            raise InputError(f"--columns gives {role} twice ('{quote(out[role])}', then '{quote(column)}')")
+        out[role] = column
     missing = [r for r in ROLES[:3] if r not in out]
     if missing:
-        raise InputError(f"the column map needs {', '.join(missing)} too", field="columns")
+        raise InputError(f"--columns needs {', '.join(missing)} too")
     return out
+
+
+def require_columns_apply(fmt: Format, columns: Iterable) -> None:
+    """A column map is for CSV; on a format without columns it is refused, not ignored."""
+    if columns and fmt is not Format.CSV:
+        raise InputError(f"--columns applies to CSV files; this file is {SPECS[fmt].title}, which has no columns")
 
 
 def csv_reader(texts: Iterable[str]) -> Iterator[list[str]]:

@@ -107,6 +107,7 @@ class _Reader:
         first_line = next(ln for ln in text.split("\n") if ln.strip())
         self.fmt = F.detect(first_line, self.opts.format)
         self.spec: FormatSpec = F.SPECS[self.fmt]
+        F.require_columns_apply(self.fmt, self.opts.columns)
         self.block_size = self.block_size_chosen or self.spec.block_size
         if self.fmt is Format.CSV:
             self._read_csv(line_no, text)
