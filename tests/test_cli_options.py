@@ -10,6 +10,7 @@ from tests import fixtures as fx
 
 EXAMPLE = "assets/example_trace.jsonl"
 MAPPED = "@mapped.csv"          # tests/fixtures' CSV with columns t_us, prompt, completion, blocks
+DATES = b"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,100,5\n2023-11-16 18:15:47,100,5\n"
 MAP = "arrival=t_us,input=prompt,output=completion"
 LONG = "a" * 10_000
 CUT = "a" * 40 + "… (10,000 characters)"
@@ -90,6 +91,8 @@ REFUSED = [
     (["stats", MAPPED, "--columns", "arrival=t_us,prompt,output=completion"],
      "--columns expects role=column, got 'prompt'"),
     (["stats", MAPPED, "--columns", "arrival=t_us,output=completion"], "--columns needs input too"),
+    (["stats", "@dates.csv", "--time-unit", "s"], "line 2, field 'TIMESTAMP': a time unit applies to numbers; these "
+                                                   "arrival times are date-times, so leave the time unit out"),
     (["hitcurve", "0123456789abcdef", "--block-size", "16"],
      "--block-size applies to files; a library entry was read when it was imported"),
     # a 10 kB argument is named by its start
@@ -112,6 +115,7 @@ def _ids(case) -> str:
 @pytest.mark.parametrize(("argv", "line"), REFUSED, ids=[_ids(c) for c in REFUSED])
 def test_an_option_that_does_not_apply_is_refused_on_one_line(argv, line, tmp_path, capsys):
     (tmp_path / "mapped.csv").write_bytes(fx.MAPPED_CSV)
+    (tmp_path / "dates.csv").write_bytes(DATES)
     argv = [a.replace("@", f"{tmp_path}/") for a in argv]
     assert main(argv) == 2
     out, err = capsys.readouterr()

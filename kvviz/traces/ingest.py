@@ -151,6 +151,9 @@ class _Reader:
         arrival = self.layout.columns["arrival"]
         if self.datetimes is None and cols["arrival"]:
             self.datetimes = _looks_like_date(cols["arrival"][0])   # the first row decides for all
+            if self.datetimes and self.opts.time_unit is not None:   # refused, not ignored
+                raise InputError("a time unit applies to numbers; these arrival times are date-times, so leave "
+                                 "the time unit out", line=int(lines[0]), field=arrival)
         if self.datetimes:
             times, keep = F.datetimes_ms(cols["arrival"], lines, arrival, self.rejects)
         else:
