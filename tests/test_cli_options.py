@@ -72,6 +72,8 @@ REFUSED = [
     (["stream", "--bandwidth", "iid", "--persistence", "0.5"], "--persistence applies to --bandwidth persistent, not iid"),
     (["stream", "--policy", "text", "--initial-gbps", "2"],
      "--initial-gbps applies to --policy paper (its first estimate), not text"),
+    (["stream", "--policy", "level1", "--recompute", "fixed"],
+     "--recompute is the cost of sending text, which --policy level1 never does"),
     # blend-eval: options of the methods left out
     (["blend-eval", "--method", "full_reuse", "--ratios", "0.1"],
      "--ratios applies to --method cacheblend and random, which this run leaves out"),

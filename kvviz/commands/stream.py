@@ -28,8 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"default {TRACES}")
     parser.add_argument("--context", type=A.count, default=9_500, help="context tokens (default 9500)")
     parser.add_argument("--chunk", type=A.count, default=1_500, help="tokens per chunk (default 1500)")
-    parser.add_argument("--recompute", choices=("prefill", "fixed"), default="prefill",
-                        help="text cost: a Mistral-7B prefill model, or the artifact's fixed 0.2 s")
+    parser.add_argument("--recompute", choices=("prefill", "fixed"), default=None,
+                        help="text cost: a Mistral-7B prefill model (the default), or the artifact's fixed 0.2 s; "
+                             "for the policies that may send text (paper, artifact, text, oracle, all)")
     parser.add_argument("--initial-gbps", type=A.positive, default=None,
                         help="the paper rule's estimate for chunk 0 (policy paper; default: the trace's mean)")
     parser.add_argument("--sizes", choices=("synthetic", "model"), default="synthetic",
@@ -53,7 +54,8 @@ def _traces(args: argparse.Namespace) -> int:
 
 
 def _refuse_what_does_not_apply(args: argparse.Namespace) -> None:
-    """The random traces' options with a fixed bandwidth; the paper rule's with another policy."""
+    """The random traces' options with a fixed bandwidth; the paper rule's with another policy, and
+    the text's cost with a policy that sends a fixed level."""
     from kvviz.errors import quote
 
     kind = args.bandwidth if args.bandwidth in NAMED else f"the file '{quote(args.bandwidth)}'"
@@ -64,6 +66,9 @@ def _refuse_what_does_not_apply(args: argparse.Namespace) -> None:
     if args.policy not in ("paper", "all"):
         A.refuse(args, ["--initial-gbps"], f"applies to --policy paper (its first estimate), not "
                  f"{quote(args.policy)}")
+    if args.policy.startswith("level") or args.policy == "quant8":   # a fixed encoding level, never text
+        A.refuse(args, ["--recompute"], f"is the cost of sending text, which --policy {quote(args.policy)} never "
+                 "does")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     measured = levels.measure(levels.LevelStudy.for_stream(args.sizes, args.context, args.chunk, args.seed,
                                                            args.documents))
     setup = S.StreamSetup(measured.levels, measured.quant8, context_tokens=args.context, chunk_tokens=args.chunk,
-                          slo_s=args.slo, recompute=args.recompute, initial_gbps=args.initial_gbps,
+                          slo_s=args.slo, recompute=args.recompute or "prefill", initial_gbps=args.initial_gbps,
                           per_chunk=measured.per_chunk)
     setup.validate()
     policies = S.policy_names(setup) if args.policy == "all" else (args.policy,)
