@@ -79,6 +79,11 @@ REFUSED = [
      "--ratios applies to --method cacheblend and random, which this run leaves out"),
     (["blend-eval", "--method", "random", "--variant", "k_layer1"],
      "--variant applies to --method cacheblend, which this run leaves out"),
+    # generate: a kind's knobs with its share at 0
+    (["generate", "--share-doc-qa", "0", "--documents", "5"], "--documents shapes only the requests of --share-doc-qa, "
+                                                              "which is 0"),
+    (["generate", "--share-chat", "0.0", "--think-time-s", "5"], "--think-time-s shapes only the requests of "
+                                                                 "--share-chat, which is 0"),
     # kvsize
     (["kvsize", "--list", "--tokens", "100"], "--tokens applies to one model; --list lists them all"),
     # reading a trace: a column map is for CSV, each role once; a library entry was read at import
@@ -133,6 +138,7 @@ def test_an_option_that_does_not_apply_is_refused_on_one_line(argv, line, tmp_pa
     ["overload", "--duration", "20", "--policy", "predict", "--t-d", "2", "--seed", "3"],
     ["schedule", "--requests", "30", "--scheduler", "kvcentric", "--seed", "1", "--bandwidth", "100"],
     ["stats", "@mapped.csv", "--columns", MAP + ",hash_ids=blocks", "--format", "csv"],
+    ["generate", "--requests", "5", "--share-chat", "0", "--documents", "5", "--oneshot-tokens", "100"],
 ], ids=lambda argv: " ".join(argv[:1] + argv[2:]))
 def test_options_that_apply_still_run(argv, tmp_path, capsys):
     (tmp_path / "mapped.csv").write_bytes(fx.MAPPED_CSV)
