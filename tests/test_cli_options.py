@@ -166,3 +166,10 @@ def test_a_refusal_comes_before_the_work(monkeypatch, capsys):
     assert main(["overload", "--trace", EXAMPLE, "--mean-input", "10"]) == 2
     assert main(["schedule", "--trace", EXAMPLE, "--requests", "10"]) == 2
     assert len(capsys.readouterr().err.splitlines()) == 3
+
+
+def test_options_left_out_take_the_generator_defaults(capsys):
+    from kvviz.workload import WorkloadConfig, generate
+
+    assert main(["generate", "--seed", "3", "--requests", "50"]) == 0
+    assert capsys.readouterr().out == generate(WorkloadConfig(seed=3, requests=50)).to_jsonl()
