@@ -25,10 +25,9 @@ from kvviz.traces import from_arrays, library  # noqa: E402
 from kvviz.traces.model import array_problem  # noqa: E402
 from timing import timed  # noqa: E402
 
-OPEN_TWICE = ("import sys, time; from kvviz.traces import library\n"
+OPEN_TWICE = ("import sys; sys.path.insert(0, 'bench'); from timing import timed; from kvviz.traces import library\n"
               "for label in ('first open in a process', 'second open (checksum remembered)'):\n"
-              "    wall, cpu = time.perf_counter(), time.process_time(); library.open_entry(sys.argv[1])\n"
-              "    print(f'{label:<58s} {time.perf_counter() - wall:7.2f} s wall {time.process_time() - cpu:7.2f} s CPU')")
+              "    timed(label, lambda: library.open_entry(sys.argv[1]))")
 
 
 def build(accesses: int, requests: int):

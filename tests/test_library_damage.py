@@ -16,10 +16,11 @@ import pytest
 
 from kvviz.cli import main
 from kvviz.errors import InputError
-from kvviz.traces import library
+from kvviz.traces import library, load_trace
 from kvviz.traces.model import Trace, from_records
 from kvviz.workload import WorkloadConfig, generate
-from tests.library_setup import fresh_library
+from tests.conftest import assert_clean, open_page, shown
+from tests.library_setup import fresh_library, seal
 
 COMMANDS = (["stats"], ["hitcurve"], ["hitcurve", "--cache", "prefix"], ["radix", "--trace"])
 REPAIR = "import the trace again to replace it"
@@ -36,19 +37,7 @@ def two(lib, tmp_path):
     victim, other = tmp_path / "victim.jsonl", tmp_path / "other.jsonl"
     victim.write_text(generate(WorkloadConfig(requests=40, seed=1)).to_jsonl())
     other.write_text(generate(WorkloadConfig(requests=30, seed=2)).to_jsonl())
-    ids = []
-    for path in (victim, other):
-        assert main(["import", str(path)]) == 0
-        ids.append(library.entry_id(library.open_entry(library.entries()[0].id)))
-    return victim, ids[0], ids[1]
-
-
-def _seal(folder: Path) -> None:
-    """Record the files' current checksum in meta.json, as if the damage had happened before import."""
-    meta = json.loads((folder / library.META).read_text())
-    with library._opened_tmp(folder) as files:
-        meta["checksum"] = library._digest(files)
-    (folder / library.META).write_text(json.dumps(meta))
+    return victim, library.store(load_trace(victim)).entry.id, library.store(load_trace(other)).entry.id
 
 
 def _cut(name: str) -> Callable[[Path], None]:
@@ -89,11 +78,11 @@ def _field(key: str, value: object) -> Callable[[Path], None]:
 
 def _requests(change: Callable) -> Callable[[Path], None]:
     def damage(folder: Path) -> None:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         table = pq.read_table(folder / "requests.parquet").to_pandas()
-        pq.write_table(__import__("pyarrow").Table.from_pandas(change(table), preserve_index=False),
-                       folder / "requests.parquet")
+        pq.write_table(pa.Table.from_pandas(change(table), preserve_index=False), folder / "requests.parquet")
     return damage
 
 
@@ -189,7 +178,7 @@ def test_every_command_names_the_damaged_entry_and_import_repairs_it(two, capsys
     folder = library.root() / eid
     damage(folder)
     if sealed:
-        _seal(folder)
+        seal(folder)
     for command in COMMANDS:
         assert main([*command, eid]) == 2, command
         out, err = capsys.readouterr()
@@ -264,26 +253,24 @@ def test_float_or_2d_block_ids_are_refused_by_the_trace_itself():
     assert from_records([0], [10], [1], [[5, 6]]).n_requests == 1
 
 
-@pytest.mark.parametrize("page, prefix", [("trace", "trace"), ("eviction", "eviction"), ("prefix_cache", "prefix")])
+@pytest.mark.parametrize("stem, prefix", [("trace", "trace"), ("eviction", "eviction"), ("prefix_cache", "prefix")])
 @pytest.mark.parametrize("damage, sealed, reason", [
     (_array("offsets.npy", _shift), True, "offsets do not start at 0"),
     (_meta_text("null"), False, "meta.json does not hold an object"),
-])
-def test_the_library_view_shows_the_damage_and_other_entries_still_open(two, page, prefix, damage, sealed, reason):
-    from tests.conftest import assert_clean, open_page, shown
-
+], ids=["offsets shifted, sealed", "meta null"])
+def test_the_library_view_shows_the_damage_and_other_entries_still_open(two, stem, prefix, damage, sealed, reason):
     _, eid, other = two
     damage(library.root() / eid)
     if sealed:
-        _seal(library.root() / eid)
-    at = open_page(page, {f"{prefix}_source": "Library", f"{prefix}_library": eid})
+        seal(library.root() / eid)
+    at = open_page(stem, {f"{prefix}_source": "Library", f"{prefix}_library": eid})
     assert_clean(at)
-    message = [f"field 'trace': library entry '{eid}' is damaged ({reason}); {REPAIR}"]
+    message = [f"library entry '{eid}' is damaged ({reason}); {REPAIR}"]
     assert [shown(e.value) for e in at.error] == message
     at.run()                # once an open has found the damage, the picker says so too
     assert_clean(at)
     assert [shown(e.value) for e in at.error] == message
     assert f"{eid} · damaged: {reason}" in at.sidebar.selectbox(key=f"{prefix}_library").options
-    fresh = open_page(page, {f"{prefix}_source": "Library", f"{prefix}_library": other})
+    fresh = open_page(stem, {f"{prefix}_source": "Library", f"{prefix}_library": other})
     assert_clean(fresh)
     assert not fresh.error and fresh.sidebar.selectbox(key=f"{prefix}_library").value == other

@@ -39,12 +39,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
 from kvviz.errors import InputError
 from kvviz.traces.model import BASE_COLUMNS, Trace, array_problem, fingerprint
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ROOT_ENV = "KVVIZ_TRACES"
 CAP_ENV = "KVVIZ_TRACES_MAX_GB"
@@ -71,6 +74,7 @@ _CHECKSUM = re.compile(r"[0-9a-f]{64}")
 _LOCK = ".lock"
 _STALE_TMP_S = 6 * 3600
 _META_LIMIT = 1 << 20
+_NOTES, _NOTE_LIMIT = 1000, 2000    # how_read and warnings: at most this many notes of at most this many characters
 _HASH_CHUNK = 1 << 20
 _BLOCK_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _OFFSET_DTYPE = np.dtype(np.int64)
@@ -163,10 +167,7 @@ _CHECKED: dict[str, tuple[tuple, str | None]] = {}
 
 def root() -> Path:
     """The library folder: ``$KVVIZ_TRACES``, else ``~/.cache/kvviz/traces``."""
-    raw = os.environ.get(ROOT_ENV, "")
-    if "\0" in raw or len(raw) > 4096:
-        raise SettingError(f"the environment variable {ROOT_ENV} is not a folder name")
-    return Path(raw or DEFAULT_ROOT).expanduser()
+    return Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT).expanduser()
 
 
 def _setting(name: str, default: float, low: float, high: float, what: str) -> float:
@@ -202,12 +203,11 @@ def entry_id(trace: Trace) -> str:
 
 
 def _missing(eid: str) -> InputError:
-    return InputError(f"no trace '{eid}' in the library", field="trace")
+    return InputError(f"no trace '{eid}' in the library")
 
 
 def _damaged(eid: str, reason: str) -> InputError:
-    return InputError(f"library entry '{eid}' is damaged ({reason}); import the trace again to replace it",
-                      field="trace")
+    return InputError(f"library entry '{eid}' is damaged ({reason}); import the trace again to replace it")
 
 
 def _require_id(eid: str) -> None:
@@ -299,8 +299,8 @@ def _is_kind(value: object, kind: str) -> bool:
     if kind == _FLAG:
         return type(value) is bool
     if kind == _TEXT:
-        return type(value) is str and len(value) <= 1000
-    return type(value) is list and len(value) <= 1000 and all(type(v) is str and len(v) <= 2000 for v in value)
+        return type(value) is str and len(value) <= _NOTE_LIMIT
+    return type(value) is list and len(value) <= _NOTES and all(type(v) is str and len(v) <= _NOTE_LIMIT for v in value)
 
 
 def _entry_from_meta(eid: str, data: object) -> Entry:
@@ -334,7 +334,7 @@ def _header(file: BinaryIO, name: str, dtypes: tuple[np.dtype, ...], length: int
         reader = readers.get(npy.read_magic(file))
         if reader is None:
             raise ValueError
-        shape, fortran, dtype = reader(file)
+        shape, _, dtype = reader(file)          # the order (C or Fortran) is moot in one dimension
     except (ValueError, SyntaxError, TypeError, EOFError):
         raise _Damage(f"{name} is not an array file kvviz wrote") from None
     if dtype not in dtypes:
@@ -369,8 +369,11 @@ def _loaded(eid: str, checked: _Checked, files: dict[str, BinaryIO]) -> Trace:
         raise _Damage("its content does not match the checksum taken at import")
     _CHECKED[eid] = (checked.stamp, None)
     blocks_at, offsets_at = checked.arrays["blocks.npy"], checked.arrays["offsets.npy"]
-    blocks = (np.memmap(files["blocks.npy"], blocks_at.dtype, "r", blocks_at.offset, blocks_at.shape)
-              if entry.accesses else np.zeros(0, blocks_at.dtype))
+    try:
+        blocks = (np.memmap(files["blocks.npy"], blocks_at.dtype, "r", blocks_at.offset, blocks_at.shape)
+                  if entry.accesses else np.zeros(0, blocks_at.dtype))
+    except ValueError:                                  # the file shrank since its header was read
+        raise _Damage("blocks.npy is shorter than its header says") from None
     files["offsets.npy"].seek(offsets_at.offset)       # in memory: small, and fixed once checked
     offsets = np.frombuffer(files["offsets.npy"].read(offsets_at.shape[0] * 8), _OFFSET_DTYPE).copy()
     requests = _requests(files["requests.parquet"], entry.requests)
@@ -382,8 +385,8 @@ def _loaded(eid: str, checked: _Checked, files: dict[str, BinaryIO]) -> Trace:
                  entry.warnings, entry.how_read)
 
 
-def _requests(file: BinaryIO, rows: int):
-    """The request table, with the columns every view reads present and whole numbers."""
+def _requests(file: BinaryIO, rows: int) -> pd.DataFrame:
+    """The request table, once the columns every view reads are there as whole numbers, one row per request."""
     import pyarrow.parquet as pq
 
     file.seek(0)
@@ -406,11 +409,17 @@ def _broken(eid: str, reason: str) -> Entry:
         info = os.lstat(folder)
     except FileNotFoundError:
         raise _missing(eid) from None
-    size = 0
-    if stat.S_ISDIR(info.st_mode):
+    return Entry(eid, eid, 0, 0, 0.0, 1, False, _disk_size(folder) if stat.S_ISDIR(info.st_mode) else 0,
+                 info.st_mtime, "", "", False, damaged=reason)
+
+
+def _disk_size(folder: Path) -> int:
+    """The bytes of the files directly in ``folder`` (links not followed; 0 if it cannot be read)."""
+    try:
         with os.scandir(folder) as children:
-            size = sum(c.stat(follow_symlinks=False).st_size for c in children)
-    return Entry(eid, eid, 0, 0, 0.0, 1, False, size, info.st_mtime, "", "", False, damaged=reason)
+            return sum(c.stat(follow_symlinks=False).st_size for c in children)
+    except OSError:
+        return 0
 
 
 def _inspect(eid: str) -> Entry:
@@ -521,7 +530,7 @@ def store(trace: Trace, name: str | None = None, *, origin: str = CLI) -> Stored
         raise ValueError(f"origin {origin!r}")
     bounds = limits()
     eid = entry_id(trace)
-    label = (name or trace.name)[:NAME_LIMIT]
+    title = (name or trace.name)[:NAME_LIMIT]
     rename = name[:NAME_LIMIT] if name is not None and origin == CLI else None
     with _locked(origin):
         if done := _keep_existing(eid, rename, origin):
@@ -532,7 +541,7 @@ def store(trace: Trace, name: str | None = None, *, origin: str = CLI) -> Stored
         tmp = folder / f".tmp-{eid}-{uuid.uuid4().hex}"
         tmp.mkdir()
     try:
-        entry = _write(tmp, trace, eid, label, origin)
+        entry = _write(tmp, trace, eid, title, origin)
         with _locked(origin):
             return _keep_existing(eid, rename, origin) or _place(tmp, entry, bounds, origin)
     except OSError as exc:
@@ -577,9 +586,13 @@ def _write(tmp: Path, trace: Trace, eid: str, name: str, origin: str) -> Entry:
     size = sum(p.stat().st_size for p in tmp.iterdir()) + 4096
     entry = Entry(eid, name, trace.n_requests, int(len(trace.blocks)),
                   float(ts.max() - ts.min()) / 1000 if len(ts) else 0.0, trace.block_size, trace.has_block_ids,
-                  size, time.time(), checksum, origin, origin == CLI, tuple(trace.how_read), tuple(trace.warnings))
+                  size, time.time(), checksum, origin, origin == CLI, _notes(trace.how_read), _notes(trace.warnings))
     _write_meta(tmp, entry)
     return entry
+
+
+def _notes(notes: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(note[:_NOTE_LIMIT] for note in notes[:_NOTES])
 
 
 @contextmanager

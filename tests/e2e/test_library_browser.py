@@ -1,0 +1,44 @@
+"""Browser: a link to a damaged library entry shows its damage, and the server keeps serving.
+
+The damage is the one that once took the server down for everyone: offsets shifted by 2^40 (under
+a checksum that matches, so only the array checks stand between the kernels and the bad offsets).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from playwright.sync_api import expect
+
+from kvviz.traces import library, load_trace
+from tests import fixtures as fx
+from tests.e2e.browser import assert_no_exception, open_page, screenshot
+from tests.e2e.conftest import VIEWPORT, streamlit_process
+from tests.library_setup import fresh_library, seal
+
+
+def test_a_damaged_entrys_link_shows_the_damage_and_the_server_serves_the_next_session(browser, tmp_path,
+                                                                                      monkeypatch):
+    fresh_library(tmp_path, monkeypatch)                   # the server inherits this library
+    damaged = library.store(load_trace(fx.jsonl(fx.QWEN)), "damaged").entry.id
+    sound = library.store(load_trace(fx.jsonl(fx.MOONCAKE)), "sound").entry.id
+    offsets = library.root() / damaged / "offsets.npy"
+    np.save(offsets, np.load(offsets) + 2**40)
+    seal(library.root() / damaged)
+    with streamlit_process() as (url, server):
+        first = browser.new_context(viewport=VIEWPORT)
+        page = first.new_page()
+        open_page(page, url, "eviction", f"eviction_source=Library&eviction_library={damaged}")
+        assert_no_exception(page)
+        expect(page.get_by_test_id("stAlertContentError")).to_contain_text(
+            f"library entry '{damaged}' is damaged (offsets do not start at 0)")
+        screenshot(page, "library_damaged_entry")
+        first.close()
+
+        second = browser.new_context(viewport=VIEWPORT)
+        other = second.new_page()
+        open_page(other, url, "eviction", f"eviction_source=Library&eviction_library={sound}")
+        assert_no_exception(other)
+        expect(other.locator("h1").first).to_contain_text("Eviction")
+        expect(other.get_by_test_id("stAlertContentError")).to_have_count(0)
+        assert server.poll() is None
+        second.close()
