@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kvviz.cli import main
 from kvviz.errors import InputError
@@ -243,6 +245,24 @@ def test_no_trace_exists_with_arrays_the_kernels_would_read_outside_of(offsets, 
     else:
         with pytest.raises(InputError, match=problem):
             make()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-3, 12) | st.sampled_from([2**40, -(2**40), 2**62]), min_size=1, max_size=8),
+       st.integers(0, 10))
+def test_a_trace_exists_exactly_when_every_request_reads_inside_its_block_ids(offsets, n_blocks):
+    """The law behind the check: a Trace is built if and only if the offsets start at 0, never
+    decrease and end at the number of block ids, and then every request's slice lies inside them."""
+    offsets = np.array(offsets, np.int64)
+    table = {"timestamp": np.zeros(len(offsets) - 1, np.int64)}
+    inside = offsets[0] == 0 and offsets[-1] == n_blocks and bool((np.diff(offsets) >= 0).all())
+    try:
+        trace = Trace(table, np.arange(n_blocks, dtype=np.int32), offsets)
+    except InputError:
+        assert not inside
+        return
+    assert inside
+    assert all(0 <= trace.offsets[i] <= trace.offsets[i + 1] <= n_blocks for i in range(trace.n_requests))
 
 
 def test_float_or_2d_block_ids_are_refused_by_the_trace_itself():
