@@ -109,13 +109,11 @@ def test_bad_input_names_line_and_field(data, line, field, words):
     assert words in str(err.value)
 
 
-def test_limits_on_size_and_requests(monkeypatch):
-    import kvviz.traces.ingest as ingest
+def test_limits_on_size_and_requests():
     from kvviz.traces import Limits
 
-    monkeypatch.setattr(ingest, "MAX_REQUESTS", 2)
     with pytest.raises(InputError, match="more than 2 requests"):
-        load_trace(GOOD)
+        load_trace(GOOD, limits=Limits(1000, 1000, requests=2))
     with pytest.raises(InputError, match="limit"):
         load_trace(GOOD, limits=Limits(10, 10))
     with pytest.raises(InputError, match="limit"):

@@ -517,5 +517,5 @@ def split_ids(values: list[str], lines: np.ndarray, reject) -> tuple[np.ndarray,
     good = [v for v, keep in zip(values, ok) if keep]
     counts = np.zeros(len(values), np.int64)
     counts[ok] = [len(v.split()) for v in good]
-    flat = np.array(" ".join(good).split(), dtype=np.int64) if good else np.zeros(0, np.int64)
+    flat = np.fromstring(" ".join(v for v in good if v), dtype=np.int64, sep=" ")   # no str per id; " " would read as [0]
     return flat, counts, ok

@@ -1,15 +1,20 @@
 """Loading a trace file of any size: stream, parse chunk by chunk, check whole columns, assemble.
 
-Memory per chunk is constant (``source.CHUNK_BYTES`` of text); the result is columnar: int64 ms
-arrivals, int32 block ids (renumbered densely when the file's ids do not fit 32 bits), int64
-offsets. Bad rows raise ``InputError`` naming line and field, or with ``skip_bad_rows`` are
+Memory per chunk is constant (``source.CHUNK_BYTES`` of text), a chunk whose requests or ids
+would pass the ``Limits`` is refused before it is kept, and assembly holds the result plus a
+slice; the result is columnar: int64 ms arrivals, int32 block ids (renumbered densely when the
+file's ids do not fit 32 bits), int64 offsets. Bad rows raise ``InputError`` naming line and field, or with ``skip_bad_rows`` are
 counted by reason and left out. Formats: ``kvviz.traces.formats``; time units:
 ``kvviz.traces.timeunits``.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import itertools
+import re
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
@@ -21,16 +26,16 @@ from kvviz.hashing import rechain
 from kvviz.traces import formats as F
 from kvviz.traces.formats import Format, FormatSpec, RawChunk, RowError
 from kvviz.traces.model import Trace, from_arrays
-from kvviz.traces.source import FILES, Limits, Source, decompressed, line_chunks, open_source
-from kvviz.traces.timeunits import TimeUnit, to_ms
+from kvviz.traces.source import MAX_ACCESSES, MAX_REQUESTS  # noqa: F401  (kvviz.traces exports them from here)
+from kvviz.traces.source import FILES, Limits, Source, Text, line_chunks, open_source
+from kvviz.traces.timeunits import TimeUnit, out_of_range, range_problem, to_ms
 
 MAX_INPUT_LENGTH = 10_000_000         # tokens; longer is not a real prompt
 MAX_OUTPUT_LENGTH = 1_000_000
-MAX_REQUESTS = 100_000_000
-MAX_ACCESSES = 1_000_000_000          # block ids in one trace (the documented ceiling is 500M)
 LINES_SHOWN = 3
 MAX_BLOCK_SIZE = 1 << 20
 SMALL_TEXT = 65_536                   # a first chunk this short is parsed line by line (no pyarrow start-up)
+RELEASE_BYTES = 16 << 20              # column bytes _concat copies between handing freed memory back
 
 
 @dataclass(frozen=True)
@@ -81,17 +86,22 @@ def load_trace(source: Source, block_size: int | None = None, *, name: str | Non
                          field="block_size")
     raw, default_name = open_source(source, limits)
     with raw:
-        pieces, compression = decompressed(raw, limits)
-        reader = _Reader(line_chunks(pieces), opts, size, compression)
-        trace = reader.read(name or default_name)
-    return trace
+        text = Text(raw, limits)
+        reader = _Reader(line_chunks(text), opts, size, text.compression, limits)
+        try:
+            return reader.read(name or default_name)
+        except MemoryError:            # the limits keep a trace under them; a machine may have less free
+            raise InputError(f"not enough free memory to load this trace ({reader.rows:,} requests and "
+                             f"{reader.accesses:,} block ids read); cut the trace") from None
+        finally:
+            _release_parse_buffers()
 
 
 class _Reader:
     """One pass over a trace's chunks."""
 
-    def __init__(self, chunks, opts: ReadOptions, block_size: int | None, compression: str) -> None:
-        self.chunks, self.opts, self.compression = chunks, opts, compression
+    def __init__(self, chunks, opts: ReadOptions, block_size: int | None, compression: str, limits: Limits) -> None:
+        self.chunks, self.opts, self.compression, self.limits = chunks, opts, compression, limits
         self.rejects = Rejects(opts.skip_bad_rows)
         self.parts: list[RawChunk] = []
         self.with_ids: bool | None = None
@@ -103,16 +113,15 @@ class _Reader:
         first = self._first_chunk()
         if first is None:
             raise InputError("the trace is empty: expected one JSON object per line, or a CSV with a header")
-        line_no, text = first
-        first_line = next(ln for ln in text.split("\n") if ln.strip())
+        line_no, chunk, first_line = first
         self.fmt = F.detect(first_line, self.opts.format)
         self.spec: FormatSpec = F.SPECS[self.fmt]
         F.require_columns_apply(self.fmt, self.opts.columns)
         self.block_size = self.block_size_chosen or self.spec.block_size
         if self.fmt is Format.CSV:
-            self._read_csv(line_no, text)
+            self._read_csv(line_no, _decode(chunk, line_no))
         else:
-            self._read_jsonl(line_no, text)
+            self._read_jsonl(line_no, chunk)
         if not self.parts or not any(len(p.lines) for p in self.parts):
             if self.rejects.total:
                 raise InputError(f"no usable rows: {self.rejects.summary()}")
@@ -120,18 +129,20 @@ class _Reader:
                              else "the trace has no requests")
         return self._assemble(name)
 
-    def _first_chunk(self) -> tuple[int, str] | None:
+    def _first_chunk(self) -> tuple[int, bytes, str] | None:
+        """The first chunk with more than white space (a byte-order mark dropped), its line and
+        its first such line, decoded; the chunk stays bytes (no second copy of it as text)."""
         for line_no, chunk in self.chunks:
-            text = _decode(chunk, line_no).removeprefix("\ufeff")
-            if text.strip():
-                return line_no, text
+            chunk = chunk.removeprefix(_BOM)
+            if (line := _first_line(chunk, line_no)) is not None:
+                return line_no, chunk, line
         return None
 
     # ------------------------------------------------------------ formats
 
-    def _read_jsonl(self, line_no: int, text: str) -> None:
-        self._add(F.jsonl_slow(text, line_no, self.spec, self.rejects) if len(text) < SMALL_TEXT
-                  else self._jsonl_chunk(text.encode("utf-8"), line_no))
+    def _read_jsonl(self, line_no: int, chunk: bytes) -> None:
+        self._add(F.jsonl_slow(_decode(chunk, line_no), line_no, self.spec, self.rejects) if len(chunk) < SMALL_TEXT
+                  else self._jsonl_chunk(chunk, line_no))
         for line_no, chunk in self.chunks:
             self._add(self._jsonl_chunk(chunk, line_no))
 
@@ -180,6 +191,7 @@ class _Reader:
             self.with_ids = bool(raw.counts[0] >= 0)
         keep = np.ones(len(raw.lines), bool)
         has = raw.counts >= 0
+        unit = TimeUnit.MS if raw.datetimes else self._unit()[0]
         t_field = self.layout.columns["arrival"] if self.fmt is Format.CSV else "timestamp"
         i_field = self.layout.columns["input"] if self.fmt is Format.CSV else "input_length"
         o_field = self.layout.columns["output"] if self.fmt is Format.CSV else "output_length"
@@ -188,6 +200,7 @@ class _Reader:
              lambda k: "missing" if self.with_ids else "present on some lines and not on others", "inconsistent"),
             (~np.isfinite(raw.times), t_field, lambda k: f"expected a finite number, got {raw.times[k]}",
              "not a finite number"),
+            (out_of_range(raw.times, unit), t_field, lambda k: range_problem(raw.times[k], unit), "out of range"),
             (raw.times < 0 if not raw.datetimes else np.zeros(len(raw.times), bool), t_field, lambda k: f"must be at least 0, got {raw.times[k]:g}",
              "negative"),
             (raw.inputs < 1, i_field, lambda k: f"must be at least 1, got {raw.inputs[k]}", "too small"),
@@ -203,15 +216,21 @@ class _Reader:
             keep = self._reject_where(keep & ~self._count_ok(raw), raw, "hash_ids", self._count_message(raw),
                                       "wrong number of ids", keep)
         raw = _select(raw, keep)
+        self._count(raw)
         if len(raw.ids) and raw.ids.min() >= 0 and raw.ids.max() < 2**31:
             raw.ids = raw.ids.astype(np.int32)            # 4 bytes per access while the rest streams in
-        self.rows += len(raw.lines)
-        self.accesses += max(0, int(raw.counts.sum())) if self.with_ids else 0
-        if self.rows > MAX_REQUESTS:
-            raise InputError(f"more than {MAX_REQUESTS:,} requests; cut the trace", line=int(raw.lines[-1]))
-        if self.accesses > MAX_ACCESSES:
-            raise InputError(f"more than {MAX_ACCESSES:,} block ids; cut the trace", line=int(raw.lines[-1]))
         self.parts.append(raw)
+
+    def _count(self, raw: RawChunk) -> None:
+        """Add a checked chunk's requests and ids to the totals, refusing it (before it is kept)
+        when they pass the limits."""
+        self.rows += len(raw.lines)
+        self.accesses += len(raw.ids) if self.with_ids else 0
+        for total, most, ceiling, what in ((self.rows, self.limits.requests, FILES.requests, "requests"),
+                                           (self.accesses, self.limits.block_ids, FILES.block_ids, "block ids")):
+            if total > most:
+                more = f" (the command line reads up to {ceiling:,})" if most < ceiling else ""
+                raise InputError(f"more than {most:,} {what}{more}; cut the trace", line=int(raw.lines[-1]))
 
     def _reject_where(self, bad: np.ndarray, raw: RawChunk, field: str, message, reason: str,
                       keep: np.ndarray) -> np.ndarray:
@@ -310,8 +329,9 @@ class _Reader:
 
 
 def _concat(parts: list[RawChunk], column: str) -> np.ndarray:
-    """One column of every chunk in one array, each chunk's piece released as it is copied (peak:
-    the total plus one chunk, not twice the total). Ids stay int32 when every chunk's are."""
+    """One column of every chunk in one array, each chunk's piece released as it is copied and
+    handed back to the system every RELEASE_BYTES (peak: the total plus that, not twice the
+    total). Ids stay int32 when every chunk's are."""
     pieces = [getattr(p, column) for p in parts]
     if column == "ids":
         dtype = np.int64 if any(x.dtype != np.int32 for x in pieces if len(x)) else np.int32
@@ -319,13 +339,56 @@ def _concat(parts: list[RawChunk], column: str) -> np.ndarray:
         dtype = np.result_type(*pieces)
     out = np.empty(sum(len(x) for x in pieces), dtype)
     del pieces
-    start = 0
+    start = copied = 0
     for p in parts:
         piece = getattr(p, column)
         out[start:start + len(piece)] = piece
-        start += len(piece)
+        start, copied = start + len(piece), copied + piece.nbytes
         setattr(p, column, out[:0])
+        if copied >= RELEASE_BYTES:
+            _return_freed_memory()
+            copied = 0
     return out
+
+
+def _release_parse_buffers() -> None:
+    """Hand the buffers pyarrow's JSON and CSV parsing freed back to the system: its memory pool
+    keeps them for reuse otherwise, tens of MB per chunk of text, long after the trace is read."""
+    if (pa := sys.modules.get("pyarrow")) is not None:
+        pa.default_memory_pool().release_unused()
+    _return_freed_memory()
+
+
+@functools.cache
+def _malloc_trim():
+    """glibc's ``malloc_trim``, or None elsewhere."""
+    return getattr(ctypes.CDLL(None), "malloc_trim", None)
+
+
+def _return_freed_memory() -> None:
+    """Give the C heap's free pages back to the system. glibc keeps freed blocks of a chunk's size
+    for reuse (past its first large frees it stops giving them their own mappings), so without this
+    the chunks' columns released by ``_concat`` would stay resident beside the whole ones."""
+    if (trim := _malloc_trim()) is not None:
+        trim(0)
+
+
+_BOM = "\ufeff".encode()
+_NOT_ASCII_SPACE = re.compile(rb"[^ \t\n\r\f\v]")
+
+
+def _first_line(chunk: bytes, line_no: int) -> str | None:
+    """The chunk's first line with more than white space, decoded (``line_no``: the chunk's first)."""
+    start = 0
+    while found := _NOT_ASCII_SPACE.search(chunk, start):
+        begin = chunk.rfind(b"\n", 0, found.start()) + 1
+        end = chunk.find(b"\n", found.start())
+        end = len(chunk) if end < 0 else end
+        line = _decode(chunk[begin:end], line_no + chunk.count(b"\n", 0, begin))
+        if line.strip():                  # not only white space beyond ASCII's
+            return line
+        start = end
+    return None
 
 
 def _decode(chunk: bytes, line_no: int) -> str:

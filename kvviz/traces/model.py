@@ -169,12 +169,29 @@ def sort_by_arrival(frame: Table, blocks: np.ndarray, offsets: np.ndarray
     counts = np.diff(offsets)[order]
     new_offsets = np.zeros(len(order) + 1, np.int64)
     np.cumsum(counts, out=new_offsets[1:])
-    gather = np.repeat(offsets[:-1][order] - new_offsets[:-1], counts) + np.arange(new_offsets[-1])
     warning = (f"timestamps are out of order (first at request {first}); sorted by arrival, "
                f"{moved:,} requests moved",)
     frame = ({k: v[order] for k, v in frame.items()} if isinstance(frame, dict)
              else frame.iloc[order].reset_index(drop=True))
-    return frame, blocks[gather], new_offsets, warning
+    return frame, _gathered(blocks, offsets[:-1][order], new_offsets), new_offsets, warning
+
+
+SORT_SLICE = 1 << 22    # ids moved at a time by sort_by_arrival
+
+
+def _gathered(blocks: np.ndarray, starts: np.ndarray, new_offsets: np.ndarray) -> np.ndarray:
+    """Request k's ids (``blocks[starts[k]:]``, as many as ``new_offsets`` gives it) at
+    ``new_offsets[k]``, a slice of about SORT_SLICE ids at a time: the index arrays of all of
+    them at once would cost 24 bytes per id beyond the ids themselves."""
+    out = np.empty_like(blocks)
+    first = 0
+    while first < len(starts):
+        last = max(first + 1, int(np.searchsorted(new_offsets, new_offsets[first] + SORT_SLICE, "right")) - 1)
+        lo, hi = int(new_offsets[first]), int(new_offsets[last])
+        shift = np.repeat(starts[first:last] - new_offsets[first:last], np.diff(new_offsets[first:last + 1]))
+        out[lo:hi] = blocks[shift + np.arange(lo, hi)]
+        first = last
+    return out
 
 
 def from_arrays(frame: Table, blocks: np.ndarray | None, counts: np.ndarray, *,

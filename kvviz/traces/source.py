@@ -1,6 +1,13 @@
 """Reading trace bytes safely: every read is capped before it happens, compressed input (gzip,
 zstd; detected by magic bytes, never by name) is capped while it streams, and the text comes out
 in chunks of whole lines, so memory per chunk stays constant whatever the file's size.
+
+A compressed file is also measured as it expands: past ``RATIO_ALLOWANCE`` of text, text more
+than ``MAX_RATIO`` times the compressed bytes it came from is refused as a decompression bomb,
+so a bomb costs one allowance of parsing, never its full size. The ceilings lie between what
+traces reach and what repeated text reaches, per format (deflate's short matches cap gzip far
+lower than zstd; measured in docs/traces.md, *Limits*). Each decompressor call is bounded in
+output too: zlib's by its ``max_length``, zstd's by the input it is fed (``ZSTD_STEP``).
 """
 
 from __future__ import annotations
@@ -18,26 +25,48 @@ from kvviz.errors import InputError
 MB = 1_000_000
 MIB = 2**20
 GIB = 2**30
-CHUNK_BYTES = 32 * MIB
+CHUNK_BYTES = 16 * MIB
+READ_BYTES = MIB                 # compressed bytes read at a time
 MAX_LINE_BYTES = 4 * MIB
+MAX_REQUESTS = 100_000_000
+MAX_ACCESSES = 1_000_000_000     # block ids in one trace (the documented ceiling is 500M)
+RATIO_ALLOWANCE = 32 * MIB       # text any compressed file may expand to before its ratio counts
+MAX_RATIO = {"gzip": 100, "zstd": 400}     # text per compressed byte past the allowance: more is a bomb
+ZSTD_STEP = 1024                 # bytes fed to zstd per call: at most 32 MiB out (an RLE block is 4 bytes for 128 KiB)
 
 Source = str | Path | bytes | bytearray | IO[bytes] | IO[str]
 
 
 @dataclass(frozen=True)
 class Limits:
-    """How much one trace may take: its bytes as given (compressed or not), and its text."""
+    """How much one trace may take: its bytes as given (compressed or not), its text once
+    decompressed, and the requests and block ids it becomes (the arrays memory holds)."""
 
     file_bytes: int
     text_bytes: int
+    requests: int = MAX_REQUESTS
+    block_ids: int = MAX_ACCESSES
 
     def describe(self) -> str:
-        return f"{self.file_bytes / MIB:,.0f} MiB as given, {self.text_bytes / MIB:,.0f} MiB of text"
+        """The limits in one sentence, for the people who give a trace."""
+        return (f"Up to {_size(self.file_bytes)} as given (a compressed file counts compressed), "
+                f"{_size(self.text_bytes)} of text once decompressed, {self.requests:,} requests and "
+                f"{self.block_ids:,} block ids; a gzip file that expands more than {MAX_RATIO['gzip']}×, "
+                f"or a zstd file more than {MAX_RATIO['zstd']}×, is refused as a decompression bomb.")
+
+
+def _size(n: int) -> str:
+    """Bytes in the largest binary unit they reach: whole when exact ("2 GiB"), else one decimal."""
+    for unit, name in ((GIB, "GiB"), (MIB, "MiB"), (1024, "KiB")):
+        if n >= unit:
+            return f"{n / unit:,.{0 if n % unit == 0 else 1}f} {name}"
+    return f"{n:,} bytes"
 
 
 UPLOAD_LIMIT_MIB = 200
-UPLOADS = Limits(UPLOAD_LIMIT_MIB * MIB, 2 * GIB)
-"""Browser uploads (also ``server.maxUploadSize`` in .streamlit/config.toml, in MiB)."""
+UPLOADS = Limits(UPLOAD_LIMIT_MIB * MIB, 2 * GIB, 10_000_000, 200_000_000)
+"""Browser uploads (also ``server.maxUploadSize`` in .streamlit/config.toml, in MiB): their arrays
+stay near a gigabyte at most (10M requests of 32 bytes, 200M ids of 4; docs/traces.md, *Limits*)."""
 FILES = Limits(64 * GIB, 64 * GIB)
 """Files named on the command line (``import``, ``stats``, ...)."""
 
@@ -71,7 +100,7 @@ def open_source(source: Source, limits: Limits) -> tuple[IO[bytes], str]:
 
 def _check_size(size: int, limits: Limits) -> None:
     if size > limits.file_bytes:
-        raise InputError(f"the file is {size / MIB:,.1f} MiB; the limit is {limits.file_bytes / MIB:,.0f} MiB")
+        raise InputError(f"the file is {_size(size)}; the limit is {_size(limits.file_bytes)}")
 
 
 class _BinaryView(io.RawIOBase):
@@ -102,7 +131,7 @@ class _Capped(io.RawIOBase):
         got = self.inner.read(min(n, self.limit + 1 - self.seen))
         self.seen += len(got)
         if self.seen > self.limit:
-            raise InputError(f"the input is larger than {self.limit / MIB:,.0f} MiB, the limit")
+            raise InputError(f"the input is larger than {_size(self.limit)}, the limit")
         return got
 
     def close(self) -> None:
@@ -110,81 +139,117 @@ class _Capped(io.RawIOBase):
         super().close()
 
 
-def decompressed(raw: IO[bytes], limits: Limits) -> tuple[Iterator[bytes], str]:
-    """The stream's bytes in pieces, decompressed if it is gzip or zstd; and the compression's name."""
-    head = raw.read(8)
-    for magic, what in _UNSUPPORTED.items():
-        if head.startswith(magic):
-            raise InputError(f"the file is {what}; kvviz reads plain text, .gz and .zst")
-    if head.startswith(_GZIP):
-        return _capped_pieces(_gunzip(head, raw), limits, "gzip"), "gzip"
-    if head.startswith(_ZSTD):
-        return _capped_pieces(_unzstd(head, raw), limits, "zstd"), "zstd"
-    return _capped_pieces(_plain(head, raw), limits, ""), ""
+class Text:
+    """A stream's text in pieces of about CHUNK_BYTES, decompressed if it is gzip or zstd (one pass).
+
+    ``compression`` names it ("gzip", "zstd" or ""); ``taken`` counts the bytes the decompressor
+    consumed and ``given`` the text it produced, which the limits are checked against at every
+    decompressor call (and which say how far a refused bomb got).
+    """
+
+    def __init__(self, raw: IO[bytes], limits: Limits) -> None:
+        self.raw, self.limits = raw, limits
+        self.head = raw.read(8)
+        for magic, what in _UNSUPPORTED.items():
+            if self.head.startswith(magic):
+                raise InputError(f"the file is {what}; kvviz reads plain text, .gz and .zst")
+        self.compression = ("gzip" if self.head.startswith(_GZIP) else
+                            "zstd" if self.head.startswith(_ZSTD) else "")
+        self.taken = self.given = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        outputs = {"gzip": self._gunzip, "zstd": self._unzstd, "": self._plain}[self.compression]()
+        return _gathered(outputs)
+
+    def _blocks(self, size: int) -> Iterator[bytes]:
+        yield self.head
+        while block := self.raw.read(size):
+            yield block
+
+    def _plain(self) -> Iterator[bytes]:
+        for piece in self._blocks(CHUNK_BYTES):
+            self.taken += len(piece)
+            yield self._gave(piece)
+
+    def _gunzip(self) -> Iterator[bytes]:
+        """gzip, member after member; each call gives at most CHUNK_BYTES, and is called again
+        while it gives that much (zlib may hold output for input it has already taken)."""
+        inflate, full = None, False
+        for pending in self._blocks(READ_BYTES):
+            while pending or full:
+                if inflate is None:
+                    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                try:
+                    out = inflate.decompress(pending, CHUNK_BYTES)
+                except zlib.error as exc:
+                    raise InputError(f"the gzip data is corrupt ({exc})") from None
+                # at a member's end CPython may leave the rest in unconsumed_tail as well: unused_data is it
+                rest = inflate.unused_data if inflate.eof else inflate.unconsumed_tail
+                self.taken += len(pending) - len(rest)
+                full, pending = len(out) == CHUNK_BYTES and not inflate.eof, rest
+                if inflate.eof:
+                    inflate = None
+                yield self._gave(out)
+        if inflate is not None:
+            raise InputError("the gzip file is truncated")
+
+    def _unzstd(self) -> Iterator[bytes]:
+        """zstd, frame after frame, fed ZSTD_STEP bytes per call; a frame the file ends inside is
+        refused as truncated."""
+        import zstandard
+
+        dctx, frame = zstandard.ZstdDecompressor(), None
+        for block in self._blocks(READ_BYTES):
+            view, pos = memoryview(block), 0
+            while pos < len(view):
+                if frame is None:
+                    frame = dctx.decompressobj()
+                step = view[pos:pos + ZSTD_STEP]
+                try:
+                    out = frame.decompress(step)
+                except zstandard.ZstdError as exc:
+                    raise InputError(_zstd_problem(exc)) from None
+                used = len(step) - (len(frame.unused_data) if frame.eof else 0)
+                pos, self.taken = pos + used, self.taken + used
+                if frame.eof:
+                    frame = None
+                yield self._gave(out)
+        if frame is not None:
+            raise InputError("the zstd file is truncated")
+
+    def _gave(self, out: bytes) -> bytes:
+        """Count ``out`` as text given, refusing it past the text limit or the ratio."""
+        self.given += len(out)
+        if self.given > self.limits.text_bytes:
+            what = f"the {self.compression} data decompresses to" if self.compression else "the text is"
+            raise InputError(f"{what} more than {_size(self.limits.text_bytes)}, the limit")
+        ratio = MAX_RATIO.get(self.compression)
+        if ratio and self.given > RATIO_ALLOWANCE and self.given > ratio * self.taken:
+            raise InputError(f"the {self.compression} data expands more than {ratio}× "
+                             f"({_size(self.taken)} to {_size(self.given)}): refused as a "
+                             "decompression bomb; a real trace that compresses this well can be given "
+                             "decompressed")
+        return out
 
 
-def _plain(head: bytes, raw: IO[bytes]) -> Iterator[bytes]:
-    yield head
-    while piece := raw.read(CHUNK_BYTES):
-        yield piece
+def _zstd_problem(exc: Exception) -> str:
+    if "too much memory" in str(exc):
+        return ("the zstd file needs a window of more than 128 MiB to decompress (compressed with --long?); "
+                "compress it again without --long")
+    return f"the zstd data is corrupt ({exc})"
 
 
-def _gunzip(head: bytes, raw: IO[bytes]) -> Iterator[bytes]:
-    """gzip, member after member, at most CHUNK_BYTES of output per step (a bomb never inflates at once)."""
-    pending, inflate = head, zlib.decompressobj(16 + zlib.MAX_WBITS)
-    while True:
-        if not pending:
-            pending = raw.read(MIB)
-            if not pending:
-                if not inflate.eof and inflate.unconsumed_tail == b"":
-                    raise InputError("the gzip file is truncated")
-                return
-        try:
-            out = inflate.decompress(pending, CHUNK_BYTES)
-        except zlib.error as exc:
-            raise InputError(f"the gzip data is corrupt ({exc})") from None
-        yield out
-        pending = inflate.unconsumed_tail
-        if inflate.eof:
-            pending = inflate.unused_data + pending
-            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            if not pending:
-                pending = raw.read(MIB)
-                if not pending:
-                    return
-
-
-def _unzstd(head: bytes, raw: IO[bytes]) -> Iterator[bytes]:
-    import zstandard
-
-    class _Rejoined(io.RawIOBase):
-        first = head
-
-        def readable(self) -> bool:
-            return True
-
-        def read(self, n: int = -1) -> bytes:
-            if self.first:
-                out, self.first = self.first, b""
-                return out
-            return raw.read(n)
-
-    reader = zstandard.ZstdDecompressor().stream_reader(_Rejoined(), read_across_frames=True)
-    try:
-        while piece := reader.read(CHUNK_BYTES):
-            yield piece
-    except zstandard.ZstdError as exc:
-        raise InputError(f"the zstd data is corrupt ({exc})") from None
-
-
-def _capped_pieces(pieces: Iterator[bytes], limits: Limits, what: str) -> Iterator[bytes]:
-    total = 0
-    for piece in pieces:
-        total += len(piece)
-        if total > limits.text_bytes:
-            kind = f"{what} data decompresses" if what else "the text is"
-            raise InputError(f"{kind} to more than {limits.text_bytes / MIB:,.0f} MiB, the limit")
-        yield piece
+def _gathered(outputs: Iterator[bytes]) -> Iterator[bytes]:
+    """Decompressor outputs joined into pieces of at least CHUNK_BYTES (the last one shorter)."""
+    parts, size = [], 0
+    for out in outputs:
+        parts.append(out)
+        size += len(out)
+        if size >= CHUNK_BYTES:
+            yield b"".join(parts)
+            parts, size = [], 0
+    if size:
+        yield b"".join(parts)
 
 
 def line_chunks(pieces: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:

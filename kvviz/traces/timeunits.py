@@ -19,6 +19,7 @@ YEAR_MS = 365.25 * 24 * 3600 * 1000
 MAX_SPAN_MS = 10 * YEAR_MS
 EPOCH_AFTER_MS = YEAR_MS          # a first arrival later than this is an absolute (epoch) time
 MAX_RATE_PER_S = 20_000.0         # requests per second no single trace plausibly exceeds
+MAX_TIME_MS = 1e18                # ±32 million years: any sum or difference of two stays finite and fits int64
 
 
 class TimeUnit(Enum):
@@ -51,12 +52,24 @@ class Arrivals:
     warnings: tuple[str, ...]
 
 
+def out_of_range(values: np.ndarray, unit: TimeUnit) -> np.ndarray:
+    """Which times in ``unit`` lie beyond ±MAX_TIME_MS (or are NaN): converting them would overflow."""
+    return ~(np.abs(values) <= MAX_TIME_MS / unit.to_ms)
+
+
+def range_problem(value: float, unit: TimeUnit) -> str:
+    """What is wrong with one time ``out_of_range`` found, in plain words."""
+    return (f"{value:.3g} {unit.words} is out of range for a time (at most {MAX_TIME_MS / unit.to_ms:.0e} "
+            f"{unit.words}, {MAX_TIME_MS / YEAR_MS / 1e6:,.0f} million years)")
+
+
 def to_ms(values: np.ndarray, lines: np.ndarray, unit: TimeUnit, *, chosen: bool, field: str,
           hint: str = "--time-unit") -> Arrivals:
     """Numbers in ``unit`` → int64 ms; epoch times rebased to the first request; span checked.
 
-    ``lines`` gives each value's line for messages; ``chosen`` says whether the user named the
-    unit (otherwise the format's default was assumed, and the notes say so).
+    ``values`` are finite and not ``out_of_range`` (ingest refuses the others by line). ``lines``
+    gives each value's line for messages; ``chosen`` says whether the user named the unit
+    (otherwise the format's default was assumed, and the notes say so).
     """
     ms = values.astype(np.float64) * unit.to_ms
     how = f"times read as {unit.words}" + ("" if chosen else f" (assumed; change with {hint})")
