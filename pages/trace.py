@@ -3,11 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from kvviz.reuse import stack_distances
-from kvviz.stats import block_counts, compare_with_paper, trace_stats
+from kvviz.stats import compare_with_paper, trace_stats
 from kvviz.traces import UPLOAD_LIMIT_MIB, Trace, fingerprint
 from ui import figures, frame
 from ui.prefix_views import tree_of
+from ui.trace_reuse import reuse_of
 from ui.traces import keep_in_library_button, trace_picker
 
 frame.header("trace", "How a serving workload reuses KV: who arrives when, how long the prompts are, "
@@ -29,12 +29,6 @@ if trace is None:
         f"or .zst, up to {UPLOAD_LIMIT_MIB} MiB as uploaded. *How to read the file* sets the format, block "
         f"size and time unit when the defaults do not fit.", icon=":material/upload_file:")
     st.stop()
-
-
-@st.cache_data(max_entries=16, ttl="1h", show_spinner="Measuring reuse…")
-def reuse_of(key: str, _trace: Trace):
-    """Popularity counts and LRU stack distances (cached on the trace's fingerprint)."""
-    return block_counts(_trace.blocks), stack_distances(_trace.blocks)
 
 
 @st.cache_data(max_entries=16, ttl="1h", show_spinner=False)

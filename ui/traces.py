@@ -1,16 +1,14 @@
 """Where a page gets its trace: the session's trace, the synthetic generator, the bundled example,
 the trace library, or an upload.
 
-Parsed traces are cached as shared resources (bounded, with a ttl) keyed on the file's content
-hash, so an upload is held once as bytes (in the uploader's session) and once parsed, never
-copied per cache hit. An upload stays in its session unless the viewer keeps it in the library
-("Keep in the trace library"); a library trace is named in the URL by its id, so a copied link
-opens the same trace in any browser.
+An upload is held by ``ui.uploads`` (its bytes and parsed traces, once per content) while a
+connected session shows it; the session keeps only its digest. An upload stays in its session unless
+the viewer keeps it in the library ("Keep in the trace library"); a library trace is named in the URL
+by its id, so a copied link opens the same trace in any browser.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import fields
 from pathlib import PurePath
 
@@ -21,6 +19,7 @@ from kvviz.errors import InputError
 from kvviz.traces import UPLOAD_LIMIT_MIB, UPLOADS, Format, ReadOptions, TimeUnit, Trace, fingerprint, load_trace
 from kvviz.traces import library
 from kvviz.workload import WorkloadConfig, generate
+from ui import sessions, uploads
 from ui.frame import arrival_params, plain, user_errors
 
 EXAMPLE = PurePath(__file__).parents[1] / "assets" / "example_trace.jsonl"
@@ -32,13 +31,17 @@ HASH_TRACE = {Trace: fingerprint}
 SOURCES = ("Session trace", "Synthetic", "Example", "Library", "Upload")
 FORMAT_DEFAULT = "the format's"
 UPLOAD_TYPES = ["jsonl", "json", "csv", "txt", "gz", "zst"]
-CACHE = {"max_entries": 4, "ttl": 3600}
 
 
-@st.cache_resource(**CACHE, show_spinner="Parsing the trace…")
-def _parsed(digest: str, name: str, options: tuple, _data: bytes) -> Trace:
-    """Parse an upload once per (content, reading options); ``_data`` is not hashed (``digest`` is)."""
-    return load_trace(_data, name=name, options=_options(options), limits=UPLOADS)
+def _parsed(spec: dict) -> Trace:
+    """An upload's trace, parsed once per content, name and reading options while it is held."""
+    options = spec.get("options") or (None, spec.get("block_size"), None, False, None)
+    name = spec.get("name", "uploaded trace")
+    spec = {**spec, "options": options, "name": name}
+    trace = uploads.trace(spec, lambda data: load_trace(data, name=name, options=_options(options), limits=UPLOADS))
+    if trace is None:
+        raise InputError(f"Your upload {SESSION_ENDED}: upload the file again.")
+    return trace
 
 
 @st.cache_resource(max_entries=8, ttl=3600, show_spinner="Opening the library trace…")
@@ -72,10 +75,7 @@ def trace_from_spec(spec: dict) -> Trace:
         return _example()
     if kind == "library":
         return _library_trace(spec["id"])
-    data = spec["data"]
-    digest = spec.get("digest") or hashlib.blake2b(data, digest_size=16).hexdigest()
-    options = spec.get("options") or (None, spec.get("block_size"), None, False, None)
-    return _parsed(digest, spec.get("name", "uploaded trace"), tuple(options), data)
+    return _parsed(spec)
 
 
 def session_trace() -> Trace | None:
@@ -172,9 +172,9 @@ def _upload(prefix: str) -> dict | None:
             st.warning(f"Your upload {SESSION_ENDED}: upload the file again, or press **Keep in the trace library** "
                        "after uploading so that it survives.", icon=":material/cloud_off:")
         return None
-    data = file.getvalue()
-    return {"kind": "upload", "data": data, "digest": hashlib.blake2b(data, digest_size=16).hexdigest(),
-            "name": upload_name(file.name), "options": options}
+    # ui.uploads holds the bytes, the session keeps their digest.
+    return {"kind": "upload", "data": sessions.uploaded_bytes(file), "name": upload_name(file.name),
+            "options": options}
 
 
 # Streamlit's browser client (1.67) reruns the page when it reconnects only if a run was in flight or
@@ -222,7 +222,7 @@ def trace_picker(prefix: str, *, keep: bool = False, sidebar: DeltaGenerator | N
         # Each source's own controls go in one container: the page's sidebar controls after it keep their
         # place, so switching the source does not remount them (Streamlit places elements by position).
         with st.container():
-            spec = _source_spec(prefix, source)
+            spec = uploads.show(prefix, _source_spec(prefix, source))
     if spec is None:
         return None
     with user_errors():

@@ -1,5 +1,5 @@
 """Browser: five visitors upload five different traces at the same time; each sees only their own;
-and after a server restart an open page says what it lost.
+after a server restart an open page says what it lost; and a closed tab's upload leaves the server.
 
 An upload stays in the uploader's session, while parsing is cached across sessions on the bytes:
 a cache keyed on anything less (the file name, the widget) would show one visitor another's trace.
@@ -9,11 +9,15 @@ The traces differ in their request count, which the Trace page shows as its firs
 from __future__ import annotations
 
 import json
+import re
+import time
+import urllib.request
 
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.browser import assert_no_exception, open_page, wait_idle
 from tests.e2e.conftest import _free_port, streamlit_server
+from ui.uploads import GRACE_S, SWEEP_S
 
 VISITORS = 5
 LOST = "Your upload was kept only in your browser session"
@@ -75,3 +79,51 @@ def test_after_a_server_restart_the_page_says_what_was_lost(page: Page):
         expect(page.get_by_text(LOST)).to_be_visible()                  # and the message stays
         expect(page.get_by_test_id("stMetricValue")).to_have_count(0)   # the lost trace is no longer shown
         assert_no_exception(page)
+
+
+def uploaded_bytes(url: str) -> int:
+    """The bytes Streamlit's uploaded-file store holds now, from the server's metrics."""
+    text = urllib.request.urlopen(f"{url}/_stcore/metrics", timeout=10).read().decode()
+    found = re.search(r'^cache_memory_bytes\{cache_type="UploadedFileManager",cache=""\} (\d+)$', text, re.M)
+    return int(found[1]) if found else 0
+
+
+def wait_for_uploaded_bytes(url: str, expected: int, within: float) -> None:
+    """Poll the metrics (they are refreshed every few seconds) until they show ``expected`` bytes."""
+    deadline = time.monotonic() + within
+    while (held := uploaded_bytes(url)) != expected:
+        assert time.monotonic() < deadline, f"the server still holds {held} uploaded bytes, expected {expected}"
+        time.sleep(1)
+
+
+def upload(page: Page, url: str, data: bytes) -> None:
+    open_page(page, url, "trace", "trace_source=Upload")
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+        files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": data}])
+    expect(page.get_by_text("Download trace (JSONL)")).to_be_visible()
+    wait_idle(page)
+
+
+def test_a_closed_tab_releases_its_upload_and_an_open_one_keeps_its_own(
+        browser: Browser, browser_context_args: dict, fresh_app_url: str):
+    """Streamlit keeps a closed tab's session for reconnecting, and its uploaded files even after:
+    the server ends a session gone GRACE_S seconds, so only the open tab's upload stays."""
+    stays, leaves = trace_of(6), trace_of(9)
+    staying = browser.new_context(**browser_context_args)
+    try:
+        page = staying.new_page()
+        upload(page, fresh_app_url, stays)
+        leaving = browser.new_context(**browser_context_args)
+        upload(leaving.new_page(), fresh_app_url, leaves)
+        wait_for_uploaded_bytes(fresh_app_url, len(stays) + len(leaves), within=30)
+        leaving.close()
+        wait_for_uploaded_bytes(fresh_app_url, len(stays), within=GRACE_S + 2 * SWEEP_S + 30)
+        page.get_by_test_id("stSidebarNav").get_by_text("Home", exact=True).click()
+        wait_idle(page)
+        page.get_by_test_id("stSidebarNav").get_by_text("Trace", exact=True).click()
+        wait_idle(page)
+        assert_no_exception(page)
+        expect(page.get_by_test_id("stMetricValue").first).to_have_text("6")
+        assert uploaded_bytes(fresh_app_url) == len(stays)
+    finally:
+        staying.close()

@@ -1,0 +1,390 @@
+"""Uploads in server memory (ui.uploads): held while a connected session shows them, released after
+a session has been gone GRACE_S, large parses one at a time; and the Streamlit internals
+ui.sessions relies on, so that this file fails the day they change.
+
+Time is a fake clock and sessions are connected or not by hand: nothing here sleeps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import threading
+
+import numpy as np
+import pytest
+import streamlit as st
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+
+from kvviz.traces import MIB, load_trace
+from tests.conftest import assert_clean, open_page, shown
+from ui import uploads
+from ui.traces import SESSION_KEY
+from ui.uploads import GRACE_S, PARSES_KEPT, ParseQueue, Registry, Upload
+
+TRACE = b'{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}\n'
+BOUND = 30          # seconds a test thread may take to reach a point (a bound, never the assertion)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class World:
+    """A registry with sessions connected by hand and a fake clock; records the sessions closed."""
+
+    def __init__(self) -> None:
+        self.online: set[str] = set()
+        self.closed: list[str] = []
+        self.clock = Clock()
+        self.registry = Registry(lambda s: s in self.online, self.closed.append, self.clock)
+
+    def connect(self, *sessions: str) -> None:
+        self.online.update(sessions)
+
+    def leave(self, session: str) -> None:
+        self.online.discard(session)
+
+    def after(self, seconds: float) -> list[Upload]:
+        self.clock.now += seconds
+        return self.registry.sweep()
+
+
+def test_an_upload_is_held_once_and_released_after_its_session_is_gone_grace_seconds():
+    w = World()
+    w.connect("a")
+    assert w.registry.show("a", "trace", "d1", b"bytes") == []
+    w.leave("a")
+    assert w.after(0) == [] and "d1" in w.registry.uploads      # first seen gone: the grace starts
+    assert w.after(GRACE_S - 1) == [] and w.closed == []
+    dropped = w.after(1)
+    assert [u.data for u in dropped] == [b"bytes"]
+    assert w.closed == ["a"] and w.registry.uploads == {} and w.registry.shown == {}
+
+
+def test_a_session_back_within_the_grace_keeps_its_upload():
+    w = World()
+    w.connect("a")
+    w.registry.show("a", "trace", "d1", b"bytes")
+    w.leave("a")
+    w.after(0)
+    w.connect("a")                      # a network blip: the browser reconnected
+    assert w.after(GRACE_S - 1) == []
+    w.leave("a")
+    w.after(0)
+    assert w.after(GRACE_S - 1) == [] and "d1" in w.registry.uploads   # the grace started again
+    assert len(w.after(1)) == 1 and w.closed == ["a"]
+
+
+def test_an_upload_two_sessions_show_stays_until_both_are_gone():
+    w = World()
+    w.connect("a", "b")
+    w.registry.show("a", "trace", "d1", b"bytes")
+    assert w.registry.show("b", "eviction", "d1") == []    # the same content: no bytes needed again
+    assert len(w.registry.uploads) == 1
+    w.leave("a")
+    w.after(0)
+    assert w.after(GRACE_S) == [] and w.closed == ["a"]
+    w.leave("b")
+    w.after(0)
+    assert len(w.after(GRACE_S)) == 1 and w.closed == ["a", "b"]
+
+
+def test_a_slot_that_shows_something_else_lets_its_upload_go():
+    w = World()
+    w.connect("a")
+    w.registry.show("a", "trace", "d1", b"one")
+    w.registry.show("a", "eviction", "d1")
+    assert w.registry.let_go("a", "trace") == []            # the eviction page still shows it
+    assert [u.data for u in w.registry.show("a", "eviction", "d2", b"two")] == [b"one"]   # replaced there
+    assert list(w.registry.uploads) == ["d2"]
+    assert [u.data for u in w.registry.let_go("a", "eviction")] == [b"two"]
+
+
+def test_a_digest_no_longer_held_is_not_shown_without_its_bytes():
+    w = World()
+    w.registry.show("a", "trace", "d1", b"one")
+    assert [u.data for u in w.registry.show("a", "trace", "gone")] == [b"one"]    # the slot shows none now
+    assert w.registry.uploads == {} and w.registry.shown == {}
+
+
+def test_parsed_traces_kept_are_the_newest_few():
+    w = World()
+    w.registry.show("a", "trace", "d1", b"x")
+    trace = load_trace(TRACE)
+    for key in range(PARSES_KEPT + 2):
+        w.registry.keep_trace("d1", ("name", key), trace)
+    w.registry.keep_trace("d1", ("name", PARSES_KEPT), trace)      # used again: the newest
+    assert list(w.registry.uploads["d1"].traces) == [("name", k) for k in range(PARSES_KEPT, PARSES_KEPT + 2)
+                                                     if k != PARSES_KEPT] + [("name", PARSES_KEPT)]
+    w.registry.keep_trace("gone", ("name", 0), trace)               # an upload dropped meanwhile: nothing kept
+    assert "gone" not in w.registry.uploads
+
+
+OPS = hs.lists(hs.tuples(hs.sampled_from(["show", "let_go", "leave", "connect", "wait"]),
+                         hs.sampled_from("abc"), hs.sampled_from(["trace", "eviction"]), hs.sampled_from("xyz"),
+                         hs.integers(0, GRACE_S)), max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(OPS)
+def test_the_uploads_held_are_exactly_those_a_slot_shows(ops):
+    """After every step: an upload is held iff some session's slot shows it, and a session is closed
+    once it has been seen gone for GRACE_S, not before."""
+    w = World()
+    gone_since: dict[str, float] = {}
+    for op, session, slot, digest, seconds in ops:
+        if op == "show":
+            w.connect(session)
+            w.registry.show(session, slot, digest, digest.encode())
+        elif op == "let_go":
+            w.registry.let_go(session, slot)
+        elif op == "leave":
+            w.leave(session)
+        elif op == "connect":
+            w.connect(session)
+        else:
+            w.clock.now += seconds
+        closed_before = len(w.closed)
+        w.registry.sweep()
+        for s in list(w.registry.shown) + w.closed[closed_before:]:
+            if s in w.online:
+                gone_since.pop(s, None)
+            else:
+                gone_since.setdefault(s, w.clock.now)
+        for s in w.closed[closed_before:]:
+            assert w.clock.now - gone_since.pop(s) >= GRACE_S
+        for s in set(gone_since) - set(w.registry.shown):      # showing nothing: no longer watched
+            del gone_since[s]
+        assert all(s in w.online or w.clock.now - gone_since[s] < GRACE_S for s in w.registry.shown)
+        shown = {d for slots in w.registry.shown.values() for d in slots.values()}
+        assert set(w.registry.uploads) == shown
+
+
+def test_dropping_an_upload_clears_the_cache_entries_derived_from_its_trace():
+    calls = []
+
+    @uploads.released_with_upload
+    @st.cache_data
+    def derived(key: str, _trace) -> str:
+        calls.append(key)
+        return key
+
+    mine, other = load_trace(TRACE, name="mine"), load_trace(TRACE.replace(b"[0, 1]", b"[0, 2]"))
+    from kvviz.traces import fingerprint
+    for trace in (mine, other, mine, other):
+        derived(fingerprint(trace), trace)
+    assert calls == [fingerprint(mine), fingerprint(other)]
+    uploads.release([Upload(TRACE, {("mine", ()): mine})])
+    derived(fingerprint(mine), mine)
+    derived(fingerprint(other), other)
+    assert calls == [fingerprint(mine), fingerprint(other), fingerprint(mine)]
+
+
+def test_reuse_distances_fit_the_int32_they_are_kept_in():
+    from kvviz.traces import MAX_ACCESSES
+    from ui.trace_reuse import reuse_of
+
+    assert MAX_ACCESSES < 2**31
+    trace = load_trace(TRACE + TRACE.replace(b'"timestamp": 0', b'"timestamp": 5'))
+    counts, distances = reuse_of("two requests", trace)
+    assert distances.dtype == np.int32 and distances.tolist() == [-1, -1, 1, 1]
+    assert sorted(counts.tolist()) == [2, 2]
+
+
+def test_a_cached_function_defined_in_a_page_is_refused():
+    def page_function(key: str, _trace) -> str:
+        return key
+
+    page_function.__module__ = "__main__"           # how a page's functions are named
+    with pytest.raises(ValueError, match="page_function is defined in a page"):
+        uploads.released_with_upload(st.cache_data(page_function))
+
+
+def test_large_or_compressed_uploads_run_alone_and_small_ones_do_not():
+    assert not uploads.runs_alone(b"x" * (2 * MIB - 1))
+    assert uploads.runs_alone(b"x" * (2 * MIB))
+    assert uploads.runs_alone(b"\x1f\x8b\x08" + b"x" * 10)          # gzip
+    assert uploads.runs_alone(b"\x28\xb5\x2f\xfd" + b"x" * 10)      # zstd
+
+
+def test_waiting_text_says_how_many_are_before():
+    assert uploads.waiting_text(1) == ("Another upload is being parsed; yours is next. This page goes on by "
+                                       "itself.")
+    assert "and 2 more are waiting before yours" in uploads.waiting_text(3)
+
+
+def _in_turn(queue: ParseQueue, name: str, order: list, told: list, inside: threading.Event,
+             go_on: threading.Event) -> threading.Thread:
+    """A thread that waits for its turn, records when it parses, and holds the turn until ``go_on``."""
+    def run() -> None:
+        with queue.turn(lambda ahead: told.append((name, ahead))):
+            order.append(name)
+            inside.set()
+            assert go_on.wait(BOUND)
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_large_parses_run_one_at_a_time_in_arrival_order():
+    queue, order, told = ParseQueue(), [], []
+    a_in, b_in, c_in, a_go, b_go, c_go = (threading.Event() for _ in range(6))
+    a = _in_turn(queue, "a", order, told, a_in, a_go)
+    assert a_in.wait(BOUND)
+    b = _in_turn(queue, "b", order, told, b_in, b_go)
+    _wait_for(lambda: ("b", 1) in told)                  # b was told it is next, and waits
+    c = _in_turn(queue, "c", order, told, c_in, c_go)
+    _wait_for(lambda: ("c", 2) in told)
+    assert order == ["a"] and not b_in.is_set() and not c_in.is_set()
+    a_go.set()
+    assert b_in.wait(BOUND)
+    _wait_for(lambda: ("c", 1) in told)                  # c moved up when a was done
+    assert order == ["a", "b"] and not c_in.is_set()
+    b_go.set()
+    c_go.set()
+    for thread in (a, b, c):
+        thread.join(BOUND)
+    assert order == ["a", "b", "c"]
+    assert told == [("b", 1), ("c", 2), ("c", 1)]
+
+
+def test_a_waiter_that_leaves_gives_its_place_up():
+    """A viewer's run stopped while waiting (Streamlit raises in the next element call, here the
+    notice that the queue moved): the one behind moves up, and no turn is lost."""
+    queue, order, told = ParseQueue(), [], []
+    a_in, a_go, b_in, b_go, c_in, c_go = (threading.Event() for _ in range(6))
+    a = _in_turn(queue, "a", order, told, a_in, a_go)
+    assert a_in.wait(BOUND)
+    b = _in_turn(queue, "b", order, told, b_in, b_go)
+    _wait_for(lambda: ("b", 1) in told)
+    left = threading.Event()
+
+    def leaving() -> None:
+        def stopped(ahead: int) -> None:
+            told.append(("x", ahead))
+            if ahead < 2:
+                raise RuntimeError("the run was stopped")
+        try:
+            with queue.turn(stopped):
+                order.append("x")
+        except RuntimeError:
+            left.set()
+
+    x = threading.Thread(target=leaving)
+    x.start()
+    _wait_for(lambda: ("x", 2) in told)
+    c = _in_turn(queue, "c", order, told, c_in, c_go)
+    _wait_for(lambda: ("c", 3) in told)
+    a_go.set()                              # b parses; x is told it is next, and leaves
+    assert b_in.wait(BOUND) and left.wait(BOUND)
+    _wait_for(lambda: ("c", 1) in told)
+    b_go.set()
+    assert c_in.wait(BOUND)
+    c_go.set()
+    for thread in (a, b, x, c):
+        thread.join(BOUND)
+    assert order == ["a", "b", "c"]
+    assert [t for t in told if t[0] == "x"] == [("x", 2), ("x", 1)]
+
+
+def _wait_for(condition) -> None:
+    """Poll a condition another thread makes true (bounded; the assertion is the condition)."""
+    done = threading.Event()
+    for _ in range(BOUND * 100):
+        if condition():
+            return
+        done.wait(0.01)
+    raise AssertionError("condition not reached")
+
+
+# --- the page: the session keeps a digest, not the bytes
+
+
+def test_the_session_keeps_the_uploads_digest_not_its_bytes():
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import APP
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state[SESSION_KEY] = {"kind": "upload", "data": TRACE * 3, "name": "mine.jsonl",
+                                     "options": [None, None, None, False, None]}
+    at.run()
+    at.query_params["trace_source"] = "Upload"
+    at.switch_page("pages/trace.py").run()
+    assert_clean(at)
+    spec = at.session_state[SESSION_KEY]
+    assert "data" not in spec and spec["name"] == "mine.jsonl"
+    assert uploads.REGISTRY.upload(spec["digest"]).data == TRACE * 3
+    assert at.metric[0].value == "3"
+
+
+def test_an_upload_no_longer_held_says_so():
+    at = open_page("home")
+    at.session_state[SESSION_KEY] = {"kind": "upload", "digest": "0" * 32, "name": "mine.jsonl",
+                                     "options": [None, None, None, False, None]}
+    at.query_params["eviction_source"] = "Session trace"
+    at.switch_page("pages/eviction.py").run()
+    assert_clean(at)
+    assert [shown(e.value) for e in at.error] == [
+        "Your upload was kept only in your browser session, which has ended (the server restarted, or this link "
+        "comes from another session): upload the file again."]
+
+
+# --- the Streamlit internals ui.sessions uses
+
+
+def test_the_streamlit_internals_used_for_sessions_are_there():
+    """ui.sessions calls these; a Streamlit upgrade that renames or reshapes them fails here."""
+    from streamlit.runtime import Runtime, exists, get_instance
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
+    from streamlit.runtime.uploaded_file_manager import UploadedFileManager
+
+    assert callable(exists) and callable(get_instance)
+    assert "suppress_warning" in inspect.signature(get_script_run_ctx).parameters
+    assert "session_id" in {f.name for f in dataclasses.fields(ScriptRunContext)}
+    assert list(inspect.signature(Runtime.is_active_session).parameters) == ["self", "session_id"]
+    assert list(inspect.signature(Runtime.close_session).parameters) == ["self", "session_id"]
+    assert list(inspect.signature(UploadedFileManager.remove_session_files).parameters) == ["self", "session_id"]
+    assert isinstance(inspect.getattr_static(Runtime, "uploaded_file_mgr"), property)
+    assert isinstance(inspect.getattr_static(Runtime, "stopped"), property)
+
+
+def test_an_upload_is_held_as_the_server_stores_it_not_as_the_widgets_copy(monkeypatch):
+    import copy
+    from types import SimpleNamespace
+
+    from streamlit.proto.Common_pb2 import FileURLs
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.uploaded_file_manager import UploadedFile, UploadedFileRec
+
+    from ui import sessions
+
+    store = MemoryUploadedFileManager("/upload")
+    stored = UploadedFileRec("file-1", "mine.jsonl", "application/json", TRACE * 1000)
+    store.add_file("s1", stored)
+    widget_value = copy.deepcopy(UploadedFile(stored, FileURLs()))     # what a script run gets
+    assert widget_value.getvalue() == stored.data and widget_value.getvalue() is not stored.data
+    monkeypatch.setattr(sessions, "get_script_run_ctx",
+                        lambda suppress_warning: SimpleNamespace(uploaded_file_mgr=store, session_id="s1"))
+    assert sessions.uploaded_bytes(widget_value) is stored.data
+
+
+def test_outside_a_server_every_session_counts_as_connected():
+    from ui import sessions
+
+    assert sessions.current() is None
+    assert sessions.connected("any") is True
+
+
+@pytest.fixture(autouse=True)
+def _empty_registry():
+    yield
+    uploads.release(uploads.REGISTRY.let_go("test session id", "trace")
+                    + uploads.REGISTRY.let_go("test session id", uploads.SESSION_SLOT))
