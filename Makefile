@@ -9,6 +9,10 @@ export DEBIAN_FRONTEND := noninteractive
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # kvviz's matrices are small and a server has many users: one BLAS thread each is faster.
 export OPENBLAS_NUM_THREADS ?= 1
+# glibc gives every thread that allocates a heap of its own (up to 8 per core) and keeps what is freed
+# there; a server parses and measures uploads in many script threads. Two heaps hold less, and give
+# more back (bench/bench_classroom.py --uploads measures it).
+export MALLOC_ARENA_MAX ?= 2
 
 .PHONY: run test test-fast bench chromium clean
 

@@ -332,8 +332,9 @@ def test_an_upload_no_longer_held_says_so():
     at.switch_page("pages/eviction.py").run()
     assert_clean(at)
     assert [shown(e.value) for e in at.error] == [
-        "Your upload was kept only in your browser session, which has ended (the server restarted, or this link "
-        "comes from another session): upload the file again."]
+        "Your upload was kept only in your browser session, which has ended (the page was closed or offline for "
+        f"more than {GRACE_S} seconds, the server restarted, or this link comes from another session): upload the "
+        "file again."]
 
 
 # --- the Streamlit internals ui.sessions uses

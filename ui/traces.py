@@ -24,8 +24,8 @@ from ui.frame import arrival_params, plain, user_errors
 
 EXAMPLE = PurePath(__file__).parents[1] / "assets" / "example_trace.jsonl"
 SESSION_KEY = "kvviz_trace_spec"
-SESSION_ENDED = ("was kept only in your browser session, which has ended (the server restarted, or this link comes "
-                 "from another session)")
+SESSION_ENDED = ("was kept only in your browser session, which has ended (the page was closed or offline for more "
+                 f"than {uploads.GRACE_S} seconds, the server restarted, or this link comes from another session)")
 HASH_TRACE = {Trace: fingerprint}
 """``hash_funcs`` for ``st.cache_data`` functions that take a Trace: key them on its content."""
 SOURCES = ("Session trace", "Synthetic", "Example", "Library", "Upload")

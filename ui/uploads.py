@@ -19,7 +19,6 @@ viewer whose parse waits is told so.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import hashlib
 import logging
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from kvviz.traces import MIB, Trace, fingerprint
+from kvviz.traces.ingest import _return_freed_memory as return_freed_memory
 from ui import sessions
 
 _LOG = logging.getLogger(__name__)
@@ -149,15 +149,6 @@ def release(dropped: list[Upload]) -> None:
             cached.clear(key, None)
 
 
-def _trim() -> None:
-    """Ask glibc to hand freed heap memory back to the system: otherwise it keeps it for reuse, in
-    the arenas of the threads that freed it, and a parse or a closed session frees hundreds of MB."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):       # not glibc: its allocator decides
-        pass
-
-
 _sweeper_started = threading.Event()
 _sweeper_lock = threading.Lock()
 
@@ -174,15 +165,17 @@ def _sweep_forever() -> None:
 
 def sweep(held_before: bool) -> bool:
     """End the sessions gone ``GRACE_S`` and drop what no one shows. While uploads are held (or were
-    at the last sweep), collect garbage and hand freed memory back: ``runner.postScriptGC`` is off
-    (.streamlit/config.toml), and a page run's namespace, a reference cycle of its functions and
-    globals, keeps that run's arrays until Python's own full collection, which can be long in coming.
-    Returns whether uploads are held now."""
+    at the last sweep), collect garbage and hand freed memory back to the system.
+    ``runner.postScriptGC`` is off (.streamlit/config.toml), and a page run's namespace, a reference
+    cycle of its functions and globals, keeps that run's arrays until Python's own full collection,
+    which can be long in coming. Returns whether uploads are held now."""
     release(REGISTRY.sweep())
     held = bool(REGISTRY.uploads)
     if held or held_before:
         gc.collect()
-        _trim()
+        # glibc keeps freed memory for reuse, in the heap of each thread that freed it, and a closed
+        # session or the garbage of a class's page runs frees hundreds of MB.
+        return_freed_memory()
     return held
 
 
@@ -283,10 +276,7 @@ def _turn(data: bytes) -> Iterator[None]:
     note = st.empty()
     with QUEUE.turn(lambda ahead: note.info(waiting_text(ahead), icon=":material/hourglass_top:")):
         note.empty()
-        try:
-            yield
-        finally:
-            _trim()     # the parse's working memory, before the next large parse (in another thread) needs its own
+        yield
 
 
 def waiting_text(ahead: int) -> str:
