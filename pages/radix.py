@@ -105,7 +105,8 @@ elif source == "Type":
         "a `# comment` above a step is its caption.", preset.text, height=180, key="radix_text", bind="query-params")
     name = "typed script"
 else:
-    trace = session_trace()
+    with frame.user_errors():
+        trace = session_trace()
     if trace is None:
         st.info("No trace is loaded in this session. Open the **Trace** page, pick or upload a trace there, "
                 "then come back: its first requests replay here with block ids as tokens.",
