@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from kvviz.traces import MIB, Trace, fingerprint
-from kvviz.traces.ingest import _return_freed_memory as return_freed_memory
+from kvviz.traces.ingest import return_freed_memory
 from ui import sessions
 
 _LOG = logging.getLogger(__name__)

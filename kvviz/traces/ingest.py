@@ -346,7 +346,7 @@ def _concat(parts: list[RawChunk], column: str) -> np.ndarray:
         start, copied = start + len(piece), copied + piece.nbytes
         setattr(p, column, out[:0])
         if copied >= RELEASE_BYTES:
-            _return_freed_memory()
+            return_freed_memory()
             copied = 0
     return out
 
@@ -356,7 +356,7 @@ def _release_parse_buffers() -> None:
     keeps them for reuse otherwise, tens of MB per chunk of text, long after the trace is read."""
     if (pa := sys.modules.get("pyarrow")) is not None:
         pa.default_memory_pool().release_unused()
-    _return_freed_memory()
+    return_freed_memory()
 
 
 @functools.cache
@@ -365,7 +365,7 @@ def _malloc_trim():
     return getattr(ctypes.CDLL(None), "malloc_trim", None)
 
 
-def _return_freed_memory() -> None:
+def return_freed_memory() -> None:
     """Give the C heap's free pages back to the system. glibc keeps freed blocks of a chunk's size
     for reuse (past its first large frees it stops giving them their own mappings), so without this
     the chunks' columns released by ``_concat`` would stay resident beside the whole ones."""
