@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from kvviz.catalog import PAGES, SECTIONS
+from kvviz.common.catalog import PAGES, SECTIONS
 from ui.errors import guarded
 from ui import links, presenter
 from ui.frame import arrival_params, drop_unusable_query_params

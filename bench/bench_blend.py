@@ -16,9 +16,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kvviz import blend  # noqa: E402
-from kvviz.model import load_model  # noqa: E402
-from kvviz.record_world import sample_documents  # noqa: E402
+from kvviz.cacheblend import blend  # noqa: E402
+from kvviz.cacheblend.model import load_model  # noqa: E402
+from kvviz.cacheblend.record_world import sample_documents  # noqa: E402
 from timing import timed  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """Benchmark of the decompression-bomb defences and of the memory a large upload costs.
 
-Each gzip and zstd bomb of tests/bombs.py (12 GiB of zeros, of one repeated JSONL line, of one
+Each gzip and zstd bomb of tests/traces/bombs.py (12 GiB of zeros, of one repeated JSONL line, of one
 request with 10^9 ids, of lines carrying 19,532 ids each) is read in its own process twice: as
 an upload (``load_trace(bytes, limits=UPLOADS)``, the web path) and by ``python -m kvviz stats
 FILE`` (the command line). Then an upload-sized trace (``bench_scale.build_trace_file``) is read
@@ -42,7 +42,7 @@ def _peak_mib() -> float:
 def child(mode: str, path: str) -> None:
     """Read ``path`` as ``mode`` ("upload" or "cli") and print one JSON line of what it cost."""
     from kvviz.cli import main
-    from kvviz.errors import InputError
+    from kvviz.common.errors import InputError
     from kvviz.traces import UPLOADS, load_trace
 
     data = Path(path).read_bytes() if mode == "upload" else b""
@@ -76,7 +76,7 @@ def row(label: str, size: int, result: dict) -> None:
 
 def main() -> None:
     from bench_scale import build_trace_file
-    from tests.bombs import CONTENTS, PACKERS, bomb
+    from tests.traces.bombs import CONTENTS, PACKERS, bomb
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=900_000)

@@ -17,9 +17,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.timing import timed  # noqa: E402
-from kvviz import conductor, overload  # noqa: E402
-from kvviz.trace import from_records  # noqa: E402
-from kvviz.workload import WorkloadConfig, generate  # noqa: E402
+from kvviz.mooncake import conductor, overload  # noqa: E402
+from kvviz.traces import from_records  # noqa: E402
+from kvviz.traces.workload import WorkloadConfig, generate  # noqa: E402
 
 
 def cpu_of(fn) -> float:

@@ -17,7 +17,7 @@ shared, and the sides run in turn ``--rounds`` times, each round with the load a
 start: the ratio is taken of each side's best (least disturbed) time. Beside them runs the
 start-up floor: a process that only imports what ``hitcurve`` cannot do without (numpy,
 pyarrow's JSON reader, the policies) and links the kernels' native code
-(``kvviz.policies.native``), which is what any kvviz run pays before its first access (pandas is
+(``kvviz.eviction.policies.native``), which is what any kvviz run pays before its first access (pandas is
 not among them: the exact curve never builds a DataFrame, and numba's CPU target is never set up);
 libCacheSim's time over it is the best ratio any kernel work could reach. The floor is then
 taken apart, one process per step, with what calling one kernel through numba's dispatcher
@@ -42,10 +42,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kvviz.eviction import INFINITE, log_capacities, replay_of, sweep  # noqa: E402
-from kvviz.policies.native import link, native_calls  # noqa: E402
-from kvviz.trace import load_trace  # noqa: E402
-from kvviz.workload import WorkloadConfig, generate  # noqa: E402
+from kvviz.eviction.replay import INFINITE, log_capacities, replay_of, sweep  # noqa: E402
+from kvviz.eviction.policies.native import link, native_calls  # noqa: E402
+from kvviz.traces import load_trace  # noqa: E402
+from kvviz.traces.workload import WorkloadConfig, generate  # noqa: E402
 
 POLICIES = ("lru", "fifo", "lfu", "sieve", "arc", "s3fifo", "belady")
 # About the size of Mooncake's conversation trace: ~12,000 requests, ~290,000 block accesses.
@@ -65,9 +65,9 @@ for name in sys.argv[4].split(","):
         hits[f"{name},{cap}"] = (1 - miss_ratio) * reader.get_num_of_req()
 print(json.dumps(hits))
 """
-POLICY_MODULES = "import numpy as np, pyarrow.json, kvviz.eviction"
-LINKED = POLICY_MODULES + "; from kvviz.policies.native import link; link()"
-DISPATCHED = POLICY_MODULES + "; kvviz.eviction.fifo_hits(np.zeros(2, dtype=np.int64), 1, 1)"
+POLICY_MODULES = "import numpy as np, pyarrow.json, kvviz.eviction.replay"
+LINKED = POLICY_MODULES + "; from kvviz.eviction.policies.native import link; link()"
+DISPATCHED = POLICY_MODULES + "; kvviz.eviction.replay.fifo_hits(np.zeros(2, dtype=np.int64), 1, 1)"
 # The floor step by step; each process repeats the ones before it. The last row is the other way
 # to the kernels: one call through numba's dispatcher sets up numba's CPU target (its numba.np.arraymath
 # imports scipy.linalg to look for BLAS) before it loads the kernel from numba's cache.

@@ -8,8 +8,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kvviz import hardware as hw  # noqa: E402
-from kvviz import ledger, strata_io as sio, tiers  # noqa: E402
+from kvviz.common import hardware as hw  # noqa: E402
+from kvviz.ledger import ledger, tiers  # noqa: E402
+from kvviz.strata import io as sio
 
 
 def timed(label: str, fn, repeat: int = 3) -> None:

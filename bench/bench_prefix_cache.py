@@ -18,9 +18,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.timing import timed  # noqa: E402
-from kvviz import eviction, prefix_cache  # noqa: E402
-from kvviz.trace import load_trace  # noqa: E402
-from kvviz.workload import WorkloadConfig, generate  # noqa: E402
+from kvviz.eviction import replay as eviction  # noqa: E402
+from kvviz import prefix_cache
+from kvviz.traces import load_trace  # noqa: E402
+from kvviz.traces.workload import WorkloadConfig, generate  # noqa: E402
 
 POLICIES = ("lru", "lfu", "fifo")
 

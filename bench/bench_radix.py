@@ -14,10 +14,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kvviz.figures.radix import tree_figure  # noqa: E402
-from kvviz.radix_scenarios import PRESETS, ReplayConfig, parse_text, replay, script_from_trace, to_text  # noqa: E402
-from kvviz.radix_trace import replay_trace  # noqa: E402
-from kvviz.workload import WorkloadConfig, generate  # noqa: E402
+from kvviz.radix.figures import tree_figure  # noqa: E402
+from kvviz.radix.scenarios import PRESETS, ReplayConfig, parse_text, replay, script_from_trace, to_text  # noqa: E402
+from kvviz.radix.trace_replay import replay_trace  # noqa: E402
+from kvviz.traces.workload import WorkloadConfig, generate  # noqa: E402
 
 # About the size of Mooncake's conversation trace: ~12,000 requests, ~290,000 block accesses.
 MOONCAKE_SIZED = WorkloadConfig(requests=12_000, seed=0, doc_tokens=15_000, chat_first_tokens=7_500,

@@ -1,17 +1,17 @@
 """Scale benchmark (issue 11): a 10M-request synthetic trace through ``import``, ``stats`` and an
 8-policy SHARDS-sampled hit curve, and the sampled-vs-exact error table on a 1M-request trace.
 
-Builds the trace with ``kvviz.workload.generate`` in pieces of 100,000 requests (see
+Builds the trace with ``kvviz.traces.workload.generate`` in pieces of 100,000 requests (see
 ``build_trace_file``) as Mooncake JSONL, or reuses one (``--trace FILE``). Each step runs in its own
 process and prints wall time, that process's CPU seconds and its peak RSS beside its target:
 ``import`` ≤ 60 s, ``stats <id>`` ≤ 10 s, the sampled curve ≤ 30 s, every step ≤ 4 GiB.
 A step past 6 GiB of RSS or 30 minutes is stopped (the machine is shared).
 
-The sampled curve is ``kvviz.shards.sampled_curve`` on the library entry, what ``hitcurve --sample
+The sampled curve is ``kvviz.eviction.shards.sampled_curve`` on the library entry, what ``hitcurve --sample
 0.01`` runs: LRU exact (the stack-distance pass over every access, as the control variate), the
 1% sample and the 2% sample of the error estimate, on both cores; it prints each policy's error
-estimate and flag beside the curve. The error table compares ``kvviz.shards.sampled_curve`` at a
-1% rate (plain, and with the LRU correction) against the exact ``kvviz.eviction.hit_curve`` on the
+estimate and flag beside the curve. The error table compares ``kvviz.eviction.shards.sampled_curve`` at a
+1% rate (plain, and with the LRU correction) against the exact ``kvviz.eviction.replay.hit_curve`` on the
 first 1M requests' worth of the same builder, over the capacities the sample represents
 (``Sample.represents``); target ≤ 0.01.
 
@@ -41,8 +41,8 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
-from kvviz.shards import RELIABLE_ERROR  # noqa: E402
-from kvviz.workload import WorkloadConfig, generate  # noqa: E402
+from kvviz.eviction.shards import RELIABLE_ERROR  # noqa: E402
+from kvviz.traces.workload import WorkloadConfig, generate  # noqa: E402
 
 CHUNK = 100_000
 SEEDS = 10
@@ -140,8 +140,8 @@ def _env(library: Path) -> dict:
 
 def sampled_main(argv: list[str]) -> int:
     """Child process: ``ENTRY_ID RATE CAPACITIES``; every policy's sampled curve (LRU exact) as CSV."""
-    from kvviz.eviction import POLICIES, parse_capacities
-    from kvviz.shards import sampled_curve
+    from kvviz.eviction.replay import POLICIES, parse_capacities
+    from kvviz.eviction.shards import sampled_curve
     from kvviz.traces import library
 
     eid, rate, caps = argv
@@ -155,7 +155,7 @@ def sampled_main(argv: list[str]) -> int:
 def errors_main(argv: list[str]) -> int:
     """Child process: ``TRACE_FILE RATE CAPACITIES``; per policy, the largest |sampled − exact| hit
     ratio over the represented capacities, plain SHARDS and with the LRU correction, as CSV."""
-    from kvviz.eviction import POLICIES, hit_curve, parse_capacities
+    from kvviz.eviction.replay import POLICIES, hit_curve, parse_capacities
     from kvviz.traces import load_trace
 
     path, rate, caps = argv
@@ -170,7 +170,7 @@ def errors_main(argv: list[str]) -> int:
 
 
 def _errors(trace, policies, capacities, rate, exact, exact_lru: bool) -> pd.Series:
-    from kvviz.shards import sampled_curve
+    from kvviz.eviction.shards import sampled_curve
 
     curve = sampled_curve(trace, policies, capacities, rate, exact_lru=exact_lru).curve
     curve = curve[curve["represented"]].set_index(["policy", "capacity"])["hit_ratio"]

@@ -17,10 +17,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kvviz.reuse import stack_distances  # noqa: E402
-from kvviz.stats import trace_stats  # noqa: E402
-from kvviz.trace import load_trace  # noqa: E402
-from kvviz.workload import WorkloadConfig, generate  # noqa: E402
+from kvviz.traces.reuse import stack_distances  # noqa: E402
+from kvviz.traces.stats import trace_stats  # noqa: E402
+from kvviz.traces import load_trace  # noqa: E402
+from kvviz.traces.workload import WorkloadConfig, generate  # noqa: E402
 from timing import timed  # noqa: E402
 
 

@@ -1,7 +1,7 @@
 """Benchmark: training speed of the numpy record-world trainer (target: the full recipe ≤ 6 min).
 
 Times ``--steps`` steps (default 200) of the shipped recipe and extrapolates to the full run.
-The full reproduction is ``python -m kvviz.train_record_world`` (it prints its own timings).
+The full reproduction is ``python -m kvviz.cacheblend.train`` (it prints its own timings).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kvviz.train_record_world import Recipe, train  # noqa: E402
+from kvviz.cacheblend.train import Recipe, train  # noqa: E402
 
 
 def main() -> None:

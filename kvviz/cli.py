@@ -4,12 +4,12 @@ Each subcommand is a module in ``kvviz/commands/`` with ``NAME``, ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``; adding a module adds a command. Bad input
 prints one line to stderr and exits 2, never a traceback.
 
-No input may reach a traceback: every argument has a typed, ranged ``type=`` (``kvviz.args``), so
+No input may reach a traceback: every argument has a typed, ranged ``type=`` (``kvviz.common.args``), so
 argparse refuses it before any work; output paths are checked before the work; file contents and
 mechanism rules raise ``InputError``; an operating-system error on a file the user named (a disk
 that fills, a permission changed mid-run) is reported as one line too. Any other exception is a
 bug in kvviz and keeps its traceback on purpose: developers need it, and the fuzz tests
-(``tests/test_fuzz_cli.py``) fail on it. ``main`` returns the exit code rather than exiting, so
+(``tests/cli/test_fuzz_cli.py``) fail on it. ``main`` returns the exit code rather than exiting, so
 tests call it in-process.
 """
 
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from kvviz import commands
-from kvviz.errors import InputError, quote
+from kvviz.common.errors import InputError, quote
 
 EXIT_BAD_INPUT = 2
 
@@ -36,7 +36,7 @@ class _Parser(argparse.ArgumentParser):
                 self.error(f"argument {arg[:-3]}: expected one argument")
         return super().parse_known_args(args, namespace)
 
-    def _check_value(self, action, value):  # argparse's, with the value cut as every echo is (kvviz.errors.quote)
+    def _check_value(self, action, value):  # argparse's, with the value cut as every echo is (kvviz.common.errors.quote)
         if action.choices is not None and value not in action.choices:
             choices = ", ".join(map(repr, action.choices))
             raise argparse.ArgumentError(action, f"invalid choice: '{quote(value)}' (choose from {choices})")

@@ -4,12 +4,13 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from kvviz import blend, glossary
-from kvviz import blend_report as R
-from kvviz.figures import cacheblend as figs
-from kvviz.model import load_model
-from kvviz.record_world import N_RECORDS, sample_documents
-from kvviz.style import style_figure
+from kvviz.cacheblend import blend
+from kvviz.common import glossary
+from kvviz.cacheblend import report as R
+from kvviz.cacheblend import figures as figs
+from kvviz.cacheblend.model import load_model
+from kvviz.cacheblend.record_world import N_RECORDS, sample_documents
+from kvviz.common.style import style_figure
 from ui import cachegen as shown_figure
 from ui import frame
 
@@ -153,7 +154,7 @@ with st.container():
                        f"Recipe: {recipe}; trained in {net.info.get('train_seconds', '?')} s. "
                        "Full-prefill accuracy on fresh documents: "
                        f"{net.info.get('full_prefill_accuracy', float('nan')):.1%}. "
-                       f"Retrain: `python -m kvviz.train_record_world`.")
+                       f"Retrain: `python -m kvviz.cacheblend.train`.")
         with st.spinner("Reproducing the lecture's setting (chunk length 5, r = 20%, 200 documents)…"):
             ours = lecture()
 

@@ -4,11 +4,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from kvviz import glossary
+from kvviz.common import glossary
 from kvviz.cachegen import levels, report
 from kvviz.cachegen import streaming as S
 from kvviz.cachegen.inputs import BandwidthSpec, StreamInputs
-from kvviz.figures import cachegen as figs
+from kvviz.cachegen import figures as figs
 from ui import cachegen as cached
 from ui import cachegen_codec, frame
 from ui.cachegen_codec import STEM, slider

@@ -4,8 +4,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from kvviz import glossary, overload
-from kvviz.cluster_notes import overload_notes, overload_paper_note
+from kvviz.common import glossary
+from kvviz.mooncake import overload
+from kvviz.mooncake.notes import overload_notes, overload_paper_note
 from ui import cluster_scheduling as scheduling
 from ui import figures, frame
 from ui.traces import trace_picker

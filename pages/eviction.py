@@ -3,14 +3,13 @@
 import pandas as pd
 import streamlit as st
 
-from kvviz.eviction import (
-    BOUND, INFINITE, ONLINE, POLICIES, TABLE1_CAPACITIES, coarsen, curve_of, findings, log_capacities,
-    paper_comparison, replay_of, simulate, sweep,
+from kvviz.eviction.replay import (
+    BOUND, INFINITE, ONLINE, POLICIES, TABLE1_CAPACITIES, coarsen, curve_of, findings, log_capacities, paper_rows, replay_of, simulate, sweep,
 )
-from kvviz.eviction_notes import TIE, TraceFacts, lead_runs, leader_at, trace_facts, why_notes
-from kvviz.figures.eviction import curve_table, sample_note, short_blocks
-from kvviz.shards import AUTO_ABOVE, MIN_SAMPLED_BY_POLICY, MIN_SAMPLED_CAPACITY, chosen_rate, sampled_curve
-from kvviz.trace import fingerprint
+from kvviz.eviction.notes import TIE, TraceFacts, lead_runs, leader_at, trace_facts, why_notes
+from kvviz.eviction.figures import curve_table, sample_note, short_blocks
+from kvviz.eviction.shards import AUTO_ABOVE, MIN_SAMPLED_BY_POLICY, MIN_SAMPLED_CAPACITY, chosen_rate, sampled_curve
+from kvviz.traces import fingerprint
 from ui import figures, frame
 from ui.traces import replay_trace_picker
 
@@ -186,7 +185,7 @@ frame.what_to_notice(_notice())
 with frame.user_errors():
     table1 = pd.concat([policy_sweep(key, p, TABLE1_CAPACITIES, cache_trace) for p in ("lru", "lfu", "length_aware")])
 frame.paper_vs_sim(
-    paper_comparison(curve_of(table1, prefix)),
+    paper_rows(curve_of(table1, prefix)),
     note="Mooncake measured Table 1 on **its own one-hour trace of 23,608 requests** (512-token blocks, one global "
          "pool), which you may not have: the right column replays *this* trace at the same capacities, so the two "
          "agree only as far as the workloads do. The public FAST'25 conversation trace is a different sample. On "

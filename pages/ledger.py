@@ -3,9 +3,10 @@
 import numpy as np
 import streamlit as st
 
-from kvviz import glossary, ledger
-from kvviz import ledger_notes as notes
-from kvviz import hardware as hw
+from kvviz.common import glossary
+from kvviz.ledger import ledger
+from kvviz.ledger import notes
+from kvviz.common import hardware as hw
 from ui import figures, frame, ledger_tiers
 
 VIEWS = ("Size", "Load or recompute", "Economics", "Tiers")

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from kvviz import hardware
+from kvviz.common import hardware
 from kvviz import prefix_cache as pc
-from kvviz.eviction import INFINITE, log_capacities
-from kvviz.trace import fingerprint
+from kvviz.eviction.replay import INFINITE, log_capacities
+from kvviz.traces import fingerprint
 from ui import frame
 from ui import prefix_views as views
 from ui.traces import replay_trace_picker
@@ -21,7 +21,7 @@ EXPLAIN = (
     "included, after which the rest is useless. *Prefix mode* counts only the hits a prefix cache could use.\n\n"
     "This replay follows RadixCache's rules at page size = the trace's block size: match, evict the shortfall "
     "(whole leaves in the policy's order, cascading to parents), insert; requests complete instantly, so no "
-    "request holds a lock while another is served. The kernel equals `kvviz.radix.RadixCache` hit for hit "
+    "request holds a lock while another is served. The kernel equals `kvviz.radix.radix_cache.RadixCache` hit for hit "
     "(tested). SGLang's policies:\n\n"
     + "\n".join(f"- **{p.label}**: {p.rule}." for p in pc.PrefixPolicy)
     + "\n- **priority** is left out: a trace carries no request priorities, so it would be LRU.")

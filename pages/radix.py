@@ -4,11 +4,13 @@ from dataclasses import asdict, replace
 
 import streamlit as st
 
-from kvviz import glossary, radix_report as report
-from kvviz.hiradix import WRITE_POLICIES
-from kvviz.radix import POLICIES
-from kvviz.radix_scenarios import (PRESETS, ReplayConfig, hit_counts_decide, parse_text, replay, script_from_trace,
-                                   snapshot_window, to_text, totals_frame)
+from kvviz.common import glossary
+from kvviz.radix import report
+from kvviz.radix.hiradix_cache import WRITE_POLICIES
+from kvviz.radix.radix_cache import POLICIES
+from kvviz.radix.scenarios import (
+    PRESETS, ReplayConfig, hit_counts_decide, parse_text, replay, script_from_trace, snapshot_window, to_text, totals_frame,
+)
 from ui import figures, frame, keys
 from ui.traces import session_trace
 

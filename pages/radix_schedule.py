@@ -3,9 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from kvviz import compare_rows as cr
-from kvviz import radix_schedule as rs
-from kvviz.trace import fingerprint
+from kvviz.common import paper
+from kvviz.radix import schedule_policy as rs
+from kvviz.traces import fingerprint
 from ui import figures, frame
 from ui.traces import trace_picker
 
@@ -94,18 +94,18 @@ frame.explain(
     "- **DFS-weight**: walk the cache tree from the root, the child with more waiting requests beneath it first; "
     "a node's own requests follow its children's.\n\n"
     "A batch admits requests in that order until its uncached blocks pass the budget; requests in one batch do not "
-    "see each other's KV. The cache is `kvviz.radix.RadixCache` (LRU), every block one page.")
+    "see each other's KV. The cache is `kvviz.radix.radix_cache.RadixCache` (LRU), every block one page.")
 by = table.set_index("order")
 frame.what_to_notice(rs.order_notes(table, block_tokens))
 s7 = [i + 1 for i in rs._lpm([0, 1, 2, 3], {r: 0 for r in range(4)}, S7, rs.ScheduleConfig(1000, 1000, 1))]
 frame.paper_vs_sim([
-    cr.check("Cache-aware order hits at least as much as FCFS (SGLang §3.2)", "LPM, DFS ≥ FCFS",
+    paper.check("Cache-aware order hits at least as much as FCFS (SGLang §3.2)", "LPM, DFS ≥ FCFS",
              f"LPM {by.loc['LPM', 'hits']:,} / DFS {by.loc['DFS-weight', 'hits']:,} / FCFS {by.loc['FCFS', 'hits']:,} "
              "blocks", min(by.loc["LPM", "hits"], by.loc["DFS-weight", "hits"]) >= by.loc["FCFS", "hits"],
              "LPM and DFS-weight hits ≥ FCFS hits"),
-    cr.check("In-batch prefix caching, radix_spec S7: queue R1 R2 R3 R4, cold cache", "R1 R3 R4 R2",
+    paper.check("In-batch prefix caching, radix_spec S7: queue R1 R2 R3 R4, cold cache", "R1 R3 R4 R2",
              " ".join(f"R{i}" for i in s7), s7 == [1, 3, 4, 2], "LPM order equals R1 R3 R4 R2"),
-    cr.given("Thresholds: check ≤ 32 tokens, deprioritize ≥ 32 tokens, LPM → FCFS above 128 waiting",
+    paper.given("Thresholds: check ≤ 32 tokens, deprioritize ≥ 32 tokens, LPM → FCFS above 128 waiting",
              "32 / 32 / 128 (schedule_policy.py)", f"{rs.CHECK_THRESHOLD_TOKENS} / {rs.DEPRIORITIZE_THRESHOLD_TOKENS} / "
              f"{rs.LPM_FALLBACK_QUEUE}", "SGLang's constants"),
 ], note="SGLang's paper proves that serving a batch in DFS order of the radix tree is optimal when the cache holds "

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from kvviz import glossary
-from kvviz import hardware as hw
-from kvviz import strata_io as sio
+from kvviz.common import glossary
+from kvviz.common import hardware as hw
+from kvviz.strata import io as sio
 from ui import figures, frame
 
 VIEWS = ("Page size", "Loading-bound", "Balanced batching")

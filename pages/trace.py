@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from kvviz.stats import compare_with_paper, trace_stats
+from kvviz.traces.stats import paper_rows, trace_stats
 from kvviz.traces import UPLOAD_LIMIT_MIB, Trace, fingerprint
 from ui import figures, frame
 from ui.prefix_views import tree_of
@@ -99,7 +99,7 @@ frame.what_to_notice([
     "more capacity buys little.",
 ])
 frame.paper_vs_sim(
-    compare_with_paper(stats),
+    paper_rows(stats),
     note="Mooncake's numbers come from its own one-hour trace of 23,608 requests; the lecture notes' come "
          "from their synthetic load. A different trace (or the synthetic generator with other knobs) "
          "legitimately disagrees: the table says where and by how much, not which one is right.",

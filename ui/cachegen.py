@@ -19,8 +19,8 @@ from kvviz.cachegen import compare, levels, model_kv
 from kvviz.cachegen import streaming as S
 from kvviz.cachegen.inputs import BandwidthSpec, StreamInputs
 from kvviz.cachegen.kv import SyntheticKV, locality, profile_context, synthetic_kv
-from kvviz.figures import cachegen as figs
-from kvviz.style import style_figure
+from kvviz.cachegen import figures as figs
+from kvviz.common.style import style_figure
 
 FIGURES = {"max_entries": 48, "ttl": "1h", "show_spinner": False}
 FORMATS = {c: st.column_config.NumberColumn(format="%.3f") for c in (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from kvviz import glossary
+from kvviz.common import glossary
 from kvviz.cachegen import compare, model_kv, report
 from kvviz.cachegen.kv import SyntheticKV
 from ui import cachegen as cached

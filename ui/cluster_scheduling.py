@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from kvviz import conductor
-from kvviz.cluster_notes import scheduling_notes, scheduling_paper_note
-from kvviz.trace import Trace
+from kvviz.mooncake import conductor
+from kvviz.mooncake.notes import scheduling_notes, scheduling_paper_note
+from kvviz.traces import Trace
 from ui import figures, frame
 from ui.traces import HASH_TRACE, trace_picker
 

@@ -1,6 +1,6 @@
 """Figures built and styled once per input, then replayed on every rerun.
 
-Building a plotly figure and styling it (``kvviz.style.style_figure``) takes 0.2–0.6 s per
+Building a plotly figure and styling it (``kvviz.common.style.style_figure``) takes 0.2–0.6 s per
 figure on this machine, most of a warm rerun: plotly validates every property it is given. The
 same inputs give the same figure, so it is kept in ``st.cache_resource`` (shared, never copied;
 ``st.plotly_chart`` only reads it through ``to_dict``, which deep-copies) and keyed on the
@@ -17,13 +17,19 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from kvviz.figures import cluster, eviction, ledger, prefix_cache, radix, radix_schedule, trace
-from kvviz.style import style_figure
+from kvviz.mooncake import figures as cluster
+from kvviz.eviction import figures as eviction
+from kvviz.ledger import figures as ledger
+from kvviz.prefix_cache import figures as prefix_cache
+from kvviz.radix import figures as radix, schedule_figures as radix_schedule
+from kvviz.traces import figures as trace
+from kvviz.common.style import style_figure
 from ui import frame
 
-MODULES = (cluster, eviction, ledger, prefix_cache, radix, radix_schedule, trace)
+MODULES = {"cluster": cluster, "eviction": eviction, "ledger": ledger, "prefix_cache": prefix_cache, "radix": radix,
+           "radix_schedule": radix_schedule, "trace": trace}
 # "module.fig_name": two pages' modules may both have a fig_timeline and still share the one cache.
-BUILDERS = {f"{module.__name__.rsplit('.', 1)[-1]}.{name}": getattr(module, name) for module in MODULES
+BUILDERS = {f"{short}.{name}": getattr(module, name) for short, module in MODULES.items()
             for name in dir(module) if name.startswith("fig_")}
 NO_KEY = ""
 

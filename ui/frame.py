@@ -25,10 +25,10 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from kvviz import budget, export, glossary
-from kvviz.catalog import page_info
-from kvviz.errors import InputError
-from kvviz.style import style_figure
+from kvviz.common import budget, export, glossary
+from kvviz.common.catalog import page_info
+from kvviz.common.errors import InputError
+from kvviz.common.style import style_figure
 from ui import links
 from ui.presenter import PRESENTER_KEY
 
@@ -61,7 +61,7 @@ def drop_unusable_query_params() -> None:
     Streamlit ignores a URL value a bound widget cannot use, except that seeding an integer
     widget from a non-finite number raises inside Streamlit (1.67). Such a value can only be a
     typo or mischief, so it is dropped before any page draws a widget: from the URL and from the
-    snapshot Streamlit seeds widgets from (a private field; tests/test_url_params.py guards it).
+    snapshot Streamlit seeds widgets from (a private field; tests/pages/test_url_params.py guards it).
     A parameter already bound to a widget (a rerun, a page switch) cannot be deleted through
     ``st.query_params``; Streamlit's own unchecked removal is used then.
     """
@@ -175,7 +175,7 @@ def what_to_notice(points: Sequence[str]) -> None:
 def paper_vs_sim(rows: pd.DataFrame | Sequence[dict], note: str) -> None:
     """What the paper reports beside what this simulation shows, and where they disagree.
 
-    ``rows`` are built with ``kvviz.compare_rows`` (columns ``quantity``, ``paper``, ``this
+    ``rows`` are built with ``kvviz.common.paper`` (columns ``quantity``, ``paper``, ``this
     simulation``, ``status``, ``basis``): the status (agrees / differs / input / calibrated) is
     computed from the numbers, and the basis says how. ``note`` says plainly where and why the two
     differ.
@@ -198,14 +198,14 @@ def data_table(table: pd.DataFrame, page: str, name: str, settings: Mapping[str,
 def download_csv(table: pd.DataFrame, page: str, name: str, settings: Mapping[str, object], *,
                  trace: str | None = None) -> None:
     """A "Download CSV" button for a table the page shows; the file starts with the page's
-    settings and the trace name (``kvviz.export.table_csv``), so it says what produced it."""
+    settings and the trace name (``kvviz.common.export.table_csv``), so it says what produced it."""
     st.download_button(f"Download {name} (CSV)", export.table_csv(table, page, settings, trace),
                        file_name=export.file_name(page, name), mime="text/csv", icon=":material/download:",
                        key=f"kvviz_csv_{page}_{export.file_name(page, name)}", on_click="ignore")
 
 
 def terms(*names: str) -> None:
-    """A "Terms" popover defining the jargon a view uses (``kvviz.glossary``)."""
+    """A "Terms" popover defining the jargon a view uses (``kvviz.common.glossary``)."""
     with st.popover("Terms", icon=":material/menu_book:"):
         st.markdown("\n\n".join(glossary.define(name) for name in names))
 

@@ -1,4 +1,4 @@
-"""The ledger page's Tiers view (lecture 27 §6.3, ``kvviz.tiers``): chat sessions served by one GPU
+"""The ledger page's Tiers view (lecture 27 §6.3, ``kvviz.ledger.tiers``): chat sessions served by one GPU
 that finds each history in the fastest tier holding it (GPU, CPU, SSD; LRU in each), the tier
 setups compared by TTFT."""
 
@@ -8,9 +8,9 @@ from dataclasses import astuple
 
 import streamlit as st
 
-from kvviz import hardware as hw
-from kvviz import ledger_notes as notes
-from kvviz import tiers
+from kvviz.common import hardware as hw
+from kvviz.ledger import notes
+from kvviz.ledger import tiers
 from ui import figures, frame
 
 Q = dict(bind="query-params")

@@ -70,7 +70,7 @@ def _widget_defaults(prefix: str) -> dict[str, object]:
 
     Streamlit keeps them nowhere public: each widget's registered deserializer, given no value
     from the browser, returns its default (that is how a new widget gets it). Buttons and
-    uploaders have none; tests/test_presenter.py guards this private use.
+    uploaders have none; tests/pages/test_presenter.py guards this private use.
     """
     ctx = get_script_run_ctx()
     if ctx is None:
@@ -109,7 +109,7 @@ def keep_hidden_params(stem: str) -> None:
     Streamlit's end-of-run cleanup, which deletes the parameters of undrawn *bound* widgets,
     leaves the value in the address bar; the URL is sent to the browser only if it changed.
     This reads Streamlit's private session and query-parameter state (as ``_widget_defaults``
-    does); tests/test_url_params.py guards it.
+    does); tests/pages/test_url_params.py guards it.
     """
     ctx = get_script_run_ctx()
     if ctx is None:

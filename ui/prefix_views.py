@@ -12,15 +12,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from kvviz import eviction
+from kvviz.eviction import replay as eviction
 from kvviz import prefix_cache as pc
-from kvviz.figures import prefix_cache as figs
-from kvviz.figures.eviction import short_blocks
+from kvviz.prefix_cache import figures as figs
+from kvviz.eviction.figures import short_blocks
 from kvviz.prefix_cache.example import LITEHIT_SCRIPT, Example, worked_example
 from kvviz.prefix_cache.views import Curves, compare_curves
 from kvviz.prefix_cache.sampling import SampledCurves, sampled_sweep
-from kvviz.prefix_tree import PrefixTree, hottest, prefix_tree, tree_notes
-from kvviz.trace import Trace
+from kvviz.traces.prefix_tree import PrefixTree, hottest, prefix_tree, tree_notes
+from kvviz.traces import Trace
 from ui import figures, frame, keys
 
 

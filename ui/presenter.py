@@ -3,7 +3,7 @@
 Streamlit sizes its text in ``rem`` (its theme's ``fontSizes``), so one rule on the root element
 enlarges body text, captions, tables, metrics, buttons, widget labels, expander titles, tabs and
 alerts together, the way browser zoom would, while the figure-first wide layout keeps its width.
-Figures get their own projector fonts from ``kvviz.style.style_figure(presenter=True)``.
+Figures get their own projector fonts from ``kvviz.common.style.style_figure(presenter=True)``.
 
 ``st.dataframe`` draws its cells on a canvas (glide-data-grid) with fonts and row heights in
 pixels, which no rem reaches: CSS ``zoom`` scales the whole grid (its width divided by the zoom, so

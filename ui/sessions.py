@@ -2,7 +2,7 @@
 uploaded, whether it is still connected, and closing one for good.
 
 Streamlit (1.67) has no public API for any of these, so this module is the one place kvviz reaches
-into its runtime; tests/test_upload_memory.py fails the day these names change.
+into its runtime; tests/pages/test_upload_memory.py fails the day these names change.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from kvviz.reuse import stack_distances
-from kvviz.stats import block_counts
+from kvviz.traces.reuse import stack_distances
+from kvviz.traces.stats import block_counts
 from kvviz.traces import Trace
 from ui import uploads
 

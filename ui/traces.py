@@ -15,10 +15,10 @@ from pathlib import PurePath
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from kvviz.errors import InputError
+from kvviz.common.errors import InputError
 from kvviz.traces import UPLOAD_LIMIT_MIB, UPLOADS, Format, ReadOptions, TimeUnit, Trace, fingerprint, load_trace
 from kvviz.traces import library
-from kvviz.workload import WorkloadConfig, generate
+from kvviz.traces.workload import WorkloadConfig, generate
 from ui import sessions, uploads
 from ui.frame import arrival_params, plain, user_errors
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from kvviz.cachegen import rans
-from kvviz.errors import require
+from kvviz.common.errors import require
 
 LEVELS = (0, 1, 2, 3, 4)
 ARTIFACT_LEVELS = (1, 2, 3)

@@ -18,8 +18,8 @@ import pandas as pd
 
 from kvviz.cachegen import codec
 from kvviz.cachegen.codec import ARTIFACT, PAPER, CodecConfig
-from kvviz import budget
-from kvviz.errors import require
+from kvviz.common import budget
+from kvviz.common.errors import require
 
 FP16_BITS = 16
 QUANT_BITS = (8, 4, 2)           # the fixed-width baselines; 2 bits is where the answers break

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.signal import lfilter
 
-from kvviz.errors import require
+from kvviz.common.errors import require
 
 MAX_VALUES = 64 * 2**20      # 64M floats (256 MB as float32)
 

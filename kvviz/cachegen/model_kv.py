@@ -1,10 +1,10 @@
 """The record-world model's real KV as a codec source, and what compression does to its answers.
 
-Lecture 27 §3.4 runs CacheGen's recipe on the record-world tiny LLaMA (``kvviz.model``, trained
-by ``kvviz.train_record_world``): documents of ``key value`` records, questions ``? key``. Here
-the documents' full-prefill KV (K after RoPE, and V; ``kvviz.blend.full_prefill_kv``) is laid out
+Lecture 27 §3.4 runs CacheGen's recipe on the record-world tiny LLaMA (``kvviz.cacheblend.model``, trained
+by ``kvviz.cacheblend.train``): documents of ``key value`` records, questions ``? key``. Here
+the documents' full-prefill KV (K after RoPE, and V; ``kvviz.cacheblend.blend.full_prefill_kv``) is laid out
 as one codec tensor ``[layers, 2, documents x tokens, heads x head_dim]``, encoded, decoded, put
-back, and every record is asked over the decoded cache (``kvviz.blend.answer_logits``): accuracy is the
+back, and every record is asked over the decoded cache (``kvviz.cacheblend.blend.answer_logits``): accuracy is the
 share of questions answered right, and the KL divergence of the answer distribution from full
 precision's moves before any answer flips: the quality measures the synthetic source lacks.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kvviz.errors import require
+from kvviz.common.errors import require
 
 MAX_DOCUMENTS = 2_000
 
@@ -31,8 +31,8 @@ class ModelContext:
 
 def kv_values(documents: int) -> int:
     """Floats in the codec tensor of ``documents`` documents (4 layers, K and V, 24 tokens, 64 channels)."""
-    from kvviz.model import Config
-    from kvviz.record_world import N_RECORDS
+    from kvviz.cacheblend.model import Config
+    from kvviz.cacheblend.record_world import N_RECORDS
 
     config = Config()
     return config.n_layers * 2 * 2 * N_RECORDS * documents * config.d_model
@@ -40,17 +40,17 @@ def kv_values(documents: int) -> int:
 
 def available() -> bool:
     """Whether the record-world weights are on disk."""
-    from kvviz.model import WEIGHTS
+    from kvviz.cacheblend.model import WEIGHTS
     return WEIGHTS.is_file()
 
 
 def record_world_kv(documents: int = 200, seed: int = 0, model=None) -> tuple[np.ndarray, ModelContext]:
     """``documents`` fresh record-world documents' KV, as a codec tensor, and their context.
 
-    ``model`` defaults to the trained weights (``kvviz.model.load_model``)."""
-    from kvviz.blend import full_prefill_kv
-    from kvviz.model import load_model
-    from kvviz.record_world import sample_documents
+    ``model`` defaults to the trained weights (``kvviz.cacheblend.model.load_model``)."""
+    from kvviz.cacheblend.blend import full_prefill_kv
+    from kvviz.cacheblend.model import load_model
+    from kvviz.cacheblend.record_world import sample_documents
 
     require(1 <= documents <= MAX_DOCUMENTS, f"documents must be 1..{MAX_DOCUMENTS}, got {documents}",
             field="documents")
@@ -89,7 +89,7 @@ class Judge:
 
 def subset(ctx: ModelContext, documents: np.ndarray) -> ModelContext:
     """The context of some of its documents (a contiguous run of them, as a streamed chunk holds)."""
-    from kvviz.record_world import Documents
+    from kvviz.cacheblend.record_world import Documents
 
     docs = Documents(*(x[documents] for x in (ctx.docs.tokens, ctx.docs.keys, ctx.docs.values)))
     layers, _, heads, tokens, hd = ctx.shape
@@ -120,7 +120,7 @@ def from_codec(kv: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, np.n
 
 def logits(kv: np.ndarray, ctx: ModelContext) -> np.ndarray:
     """The model's logits [documents, records, vocab] after each question over the cache ``kv``."""
-    from kvviz.blend import KV, answer_logits
+    from kvviz.cacheblend.blend import KV, answer_logits
 
     k, v = from_codec(kv, ctx.shape)
     return answer_logits(ctx.model, KV(k, v), ctx.docs).astype(np.float64)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kvviz import compare_rows as R
-from kvviz import hardware
+from kvviz.common import paper
+from kvviz.common import hardware
 from kvviz.cachegen import levels as L
 from kvviz.cachegen import streaming as S
 from kvviz.cachegen.streaming import StreamSetup
@@ -21,19 +21,19 @@ SIZE_TOL, RATIO_TOL, RATE_TOL_PP, ACCURACY_TOL = 0.10, 0.10, 0.10, 0.01
 LECTURE_PREFILL = (9_600, 1.51)      # lecture 9 exercise 3: Mistral-7B recomputes 9,600 tokens on an A40 in ~1.51 s
 
 
-def in_range(quantity: str, paper: str, sim: str, value: float, low: float, high: float,
+def in_range(quantity: str, reported: str, sim: str, value: float, low: float, high: float,
              rel: float = RATIO_TOL) -> dict:
     """A row that agrees when ``value`` lies in the paper's range [low, high] widened by ``rel``."""
     lo, hi = low * (1 - rel), high * (1 + rel)
-    return R.check(quantity, paper, sim, bool(lo <= value <= hi),
+    return paper.check(quantity, reported, sim, bool(lo <= value <= hi),
                    f"{lo:.3g} ≤ {value:.3g} ≤ {hi:.3g} (the paper's {low:g}–{high:g} ± {rel:.0%})")
 
 
-def within(quantity: str, paper: str, sim: str, pairs: list[tuple[float, float]], tol: float, unit: str) -> dict:
+def within(quantity: str, reported: str, sim: str, pairs: list[tuple[float, float]], tol: float, unit: str) -> dict:
     """A row that agrees when every (paper, simulation) pair differs by at most ``tol`` (absolute)."""
     holds = all(abs(s - p) <= tol + 1e-12 for p, s in pairs)
     shown = " and ".join(f"|{s:.3g} − {p:.3g}| ≤ {tol:g}" for p, s in pairs)
-    return R.check(quantity, paper, sim, holds, f"{shown} {unit}")
+    return paper.check(quantity, reported, sim, holds, f"{shown} {unit}")
 
 
 def _level2(setup: StreamSetup) -> S.Level:
@@ -61,9 +61,9 @@ def stream_rows(setup: StreamSetup, summary: pd.DataFrame, source: str, sizes_fr
     tokens, seconds = LECTURE_PREFILL
     prefill = S.prefill_seconds(tokens, 0, setup.model, setup.gpu)
     return [
-        R.close("KV of a 9,490-token Mistral-7B context at 8 bits", "622 MB (Table 1)",
+        paper.close("KV of a 9,490-token Mistral-7B context at 8 bits", "622 MB (Table 1)",
                 f"{mb8:.0f} MB (8-bit quantization + fp16 scales, measured)", (622.0, mb8), SIZE_TOL),
-        R.close("… with CacheGen", "176 MB (Table 1)", f"{mb2:.0f} MB: level 2's {level2.bits_per_value:.2f} "
+        paper.close("… with CacheGen", "176 MB (Table 1)", f"{mb2:.0f} MB: level 2's {level2.bits_per_value:.2f} "
                 f"bits/value, encoded from {sizes_from}", (176.0, mb2), SIZE_TOL),
         within("Answers kept at CacheGen's size (Table 1: accuracy)", "0.98 vs 1.00 for 8-bit",
                f"{level2.quality:.3f} vs {setup.quant8.quality:.3f} (record-world model, same answer as fp16)",
@@ -77,8 +77,8 @@ def stream_rows(setup: StreamSetup, summary: pd.DataFrame, source: str, sizes_fr
                  q8_text, 3.2, 3.7),
         in_range("Mean TTFT, text recompute ÷ CacheGen adaptive", "3.1–4.7× faster", f"{text_ratio:.1f}× (paper rule)",
                  text_ratio, 3.1, 4.7),
-        R.close(f"Recomputing {tokens:,} tokens of Mistral-7B on an A40", f"{seconds} s (lecture 9 exercise 3)",
-                f"{prefill:.2f} s (kvviz.hardware's prefill model)" if setup.recompute == "prefill"
+        paper.close(f"Recomputing {tokens:,} tokens of Mistral-7B on an A40", f"{seconds} s (lecture 9 exercise 3)",
+                f"{prefill:.2f} s (kvviz.common.hardware's prefill model)" if setup.recompute == "prefill"
                 else f"{prefill:.2f} s (not used: text costs a fixed {setup.fixed_recompute_s:g} s a chunk)",
                 (seconds, prefill), 0.05),
     ]
@@ -102,7 +102,7 @@ def stream_note(setup: StreamSetup, summary: pd.DataFrame) -> str:
         f"record-world model, so where Table 1's 176 MB differs, the codec on this KV is the reason (the paper's "
         f"Mistral KV has the token locality and outlier channels a synthetic or tiny model's lacks). "
         f"The text-recompute ratio is {text_ratio:.1f}× here: recomputing the whole context costs {whole:.2f} s "
-        f"({'kvviz.hardware: Mistral-7B on an A40 at its default MFU' if setup.recompute == 'prefill' else 'the artifact fixed cost'}), "
+        f"({'kvviz.common.hardware: Mistral-7B on an A40 at its default MFU' if setup.recompute == 'prefill' else 'the artifact fixed cost'}), "
         "and the paper rule itself sends text whenever it fits, so the two policies share their fast chunks; the "
         "paper's 3.1–4.7× spans larger models (Llama-34B and 70B recompute 5–10× longer) and its own 3 Gb/s link, "
         "not a 0.1–10 Gb/s trace. The paper's bandwidth traces are not public; this simulation's violation rates "
@@ -113,36 +113,36 @@ def stream_note(setup: StreamSetup, summary: pd.DataFrame) -> str:
 def codec_rows(table: pd.DataFrame, locality: dict[str, float]) -> list[dict]:
     """Locality, per-channel tables, size vs 8-bit, and how close the coder gets to −Σlog2 p."""
     by = table.set_index("variant")
-    paper = table.iloc[0]
+    reported = table.iloc[0]
     glob = by.loc["one global distribution"]
     q8 = by.loc["8-bit quantization"]
     artifact = by.loc["CacheGen (artifact): no delta, shipped tables"]
 
     def overhead(row) -> float:       # coded words over −Σ log2 p, headers left out of both
         return (row.bits_per_value - row.header_bits_per_value) / (row.ideal_bits_per_value - row.header_bits_per_value) - 1
-    saved = 1 - paper.bits_per_value / glob.bits_per_value
-    smaller = q8.bits_per_value / paper.bits_per_value
+    saved = 1 - reported.bits_per_value / glob.bits_per_value
+    smaller = q8.bits_per_value / reported.bits_per_value
     model = []
     if "accuracy" in table.columns:
-        model = [R.close("Record-world model's answers: CacheGen encoder vs 8-bit vs the artifact's",
+        model = [paper.close("Record-world model's answers: CacheGen encoder vs 8-bit vs the artifact's",
                          "lecture 27 §3.4: tuned precision is 1.66× smaller than 8-bit at no accuracy loss; "
                          "the recipe copied as is does worst",
-                         f"{paper.accuracy:.1%} at {paper.bits_per_value:.2f} bits ({smaller:.2f}× smaller) vs "
+                         f"{reported.accuracy:.1%} at {reported.bits_per_value:.2f} bits ({smaller:.2f}× smaller) vs "
                          f"{q8.accuracy:.1%} at {q8.bits_per_value:.2f} bits vs {artifact.accuracy:.1%} (artifact)",
                          (1.66, smaller), RATIO_TOL)]
     return model + [
         in_range("Variance of raw values ÷ of deltas to the anchor", "2.4–2.9× (LLaMA, §5.1)",
                  f"{locality['raw/delta']:.2f}× raw; {locality['centred/delta']:.2f}× once channel means are removed",
                  locality["raw/delta"], 2.4, 2.9),
-        R.check("Per-(layer, channel) tables vs one global table", "up to 53% smaller", f"{saved:.0%} smaller",
+        paper.check("Per-(layer, channel) tables vs one global table", "up to 53% smaller", f"{saved:.0%} smaller",
                 bool(0 < saved <= 0.53), f"0 < {saved:.1%} ≤ 53%"),
         in_range("Size vs 8-bit quantization", "3.5–4.3× smaller at ≤2% accuracy drop",
-                 f"{smaller:.1f}× smaller, relative error {paper.rel_error:.1e} vs {q8.rel_error:.1e}", smaller, 3.5, 4.3),
-        R.check("Coded size vs −Σ log2 p of the symbols", "(not reported; the artifact uses a GPU AC kernel)",
+                 f"{smaller:.1f}× smaller, relative error {reported.rel_error:.1e} vs {q8.rel_error:.1e}", smaller, 3.5, 4.3),
+        paper.check("Coded size vs −Σ log2 p of the symbols", "(not reported; the artifact uses a GPU AC kernel)",
                 f"{overhead(artifact):+.2%} with the chunk's own tables (the coder alone, mostly each stream's 4-byte "
-                f"final state: short streams pay more); {overhead(paper):+.2%} with "
-                f"offline tables (their mismatch included); round trip {paper.roundtrip}",
-                bool(0 <= overhead(artifact) < 0.05 and paper.roundtrip == "exact"),
+                f"final state: short streams pay more); {overhead(reported):+.2%} with "
+                f"offline tables (their mismatch included); round trip {reported.roundtrip}",
+                bool(0 <= overhead(artifact) < 0.05 and reported.roundtrip == "exact"),
                 f"an arithmetic coder's promise: 0 ≤ {overhead(artifact):.2%} < 5% over −Σ log2 p, round trip exact"),
     ]
 
@@ -155,21 +155,21 @@ def slo_grid(slo: float, points: int = 14) -> np.ndarray:
 def codec_notice(table: pd.DataFrame, points: pd.DataFrame, rho: float | None) -> list[str]:
     """The codec view's "What to notice", each claim chosen by this run's numbers; ``rho`` None: the model's KV."""
     by = table.set_index("variant")
-    paper, plain = table.iloc[0], table.iloc[1]
+    reported, plain = table.iloc[0], table.iloc[1]
     fixed, q8 = by.loc["without arithmetic coding (fixed width)"], by.loc["8-bit quantization"]
     zlib = by.loc["zlib on fp16"]
-    out = [f"**Entropy coding saves {1 - paper.bits_per_value / fixed.bits_per_value:.0%}** over the same "
-           f"quantization sent at fixed width ({paper.bits_per_value:.2f} vs {fixed.bits_per_value:.2f} bits/value); "
+    out = [f"**Entropy coding saves {1 - reported.bits_per_value / fixed.bits_per_value:.0%}** over the same "
+           f"quantization sent at fixed width ({reported.bits_per_value:.2f} vs {fixed.bits_per_value:.2f} bits/value); "
            f"zlib on the fp16 floats needs {zlib.bits_per_value:.1f} bits/value, {zlib.bits_per_value / 16:.0%} "
            f"of raw fp16, and 8-bit quantization {q8.bits_per_value:.2f}."]
-    helps = paper.bits_per_value < plain.bits_per_value
+    helps = reported.bits_per_value < plain.bits_per_value
     out.append(f"**The anchor/delta step {'saves' if helps else 'costs'} "
-               f"{abs(plain.bits_per_value - paper.bits_per_value):.2f} bits/value here** ({paper.bits_per_value:.2f} "
+               f"{abs(plain.bits_per_value - reported.bits_per_value):.2f} bits/value here** ({reported.bits_per_value:.2f} "
                f"with, {plain.bits_per_value:.2f} without): it pays only when neighbouring tokens are alike"
                + (f" (ρ = {rho:g}; try ρ = 0)." if rho is not None else "; the record-world model's are not."))
     glob = by.loc["one global distribution"]
-    out.append(f"Per-(layer, channel) tables are {1 - paper.bits_per_value / glob.bits_per_value:.0%} smaller "
-               "than one global table" + (" on this KV." if paper.bits_per_value < glob.bits_per_value else
+    out.append(f"Per-(layer, channel) tables are {1 - reported.bits_per_value / glob.bits_per_value:.0%} smaller "
+               "than one global table" + (" on this KV." if reported.bits_per_value < glob.bits_per_value else
                                           ": here they cost more than they save."))
     if "kl" in points.columns:
         out.append(quality_notice(points))
@@ -205,10 +205,10 @@ def stream_notice(summary: pd.DataFrame, source: str) -> list[str]:
     if {"paper", "level2"} <= set(by.index):
         better = v("paper") < v("level2")
         out.append(f"**Adaptation {'helps' if better else 'does not help'} on these traces**: the paper rule misses "
-                   f"{v('paper'):.0%}, a fixed level 2 {v('level2'):.0%}"
+                   f"{v('reported'):.0%}, a fixed level 2 {v('level2'):.0%}"
                    + ("." if better else " (the previous chunk does not predict the next). See *Against: Persistence*."))
     if {"paper", "artifact"} <= set(by.index):
-        out.append(f"The artifact rule misses {v('artifact'):.0%} against the paper rule's {v('paper'):.0%}: it reads "
+        out.append(f"The artifact rule misses {v('artifact'):.0%} against the paper rule's {v('reported'):.0%}: it reads "
                    "the *current* chunk's bandwidth, a glimpse of the future the paper's rule does not have.")
     if "oracle" in by.index:
         out.append(f"The oracle, which knows each trace in advance, misses {v('oracle'):.0%}: no rule can do better "

@@ -28,10 +28,10 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr
 
-from kvviz import budget, hardware
-from kvviz.errors import InputError, quote, require
+from kvviz.common import budget, hardware
+from kvviz.common.errors import InputError, quote, require
 
-# The paper's setting: Mistral-7B (Table 1) recomputed on an A40 (§7.1). Both come from kvviz.hardware,
+# The paper's setting: Mistral-7B (Table 1) recomputed on an A40 (§7.1). Both come from kvviz.common.hardware,
 # the one home of KV bytes per token and prefill FLOPs.
 MODEL_NAME, GPU_NAME = "mistral-7b", "a40"
 ARTIFACT_TEXT_S = 0.2                 # run_adaptation.py's fixed per-chunk text cost
@@ -85,10 +85,10 @@ class StreamSetup:
     context_tokens: int = 9_500
     chunk_tokens: int = 1_500
     slo_s: float = 1.0
-    model: str = MODEL_NAME            # kvviz.hardware model: KV values per token, prefill FLOPs
-    gpu: str = GPU_NAME                # kvviz.hardware GPU that recomputes text
-    values_per_token: int | None = None  # None: the model's (kvviz.hardware); set only by unit tests
-    recompute: str = "prefill"         # "prefill" (kvviz.hardware's FLOPs model) or "fixed" (the artifact's 0.2 s)
+    model: str = MODEL_NAME            # kvviz.common.hardware model: KV values per token, prefill FLOPs
+    gpu: str = GPU_NAME                # kvviz.common.hardware GPU that recomputes text
+    values_per_token: int | None = None  # None: the model's (kvviz.common.hardware); set only by unit tests
+    recompute: str = "prefill"         # "prefill" (kvviz.common.hardware's FLOPs model) or "fixed" (the artifact's 0.2 s)
     fixed_recompute_s: float = ARTIFACT_TEXT_S
     initial_gbps: float | None = None  # the paper rule's first estimate; None = the trace's mean
     per_chunk: ChunkMeasures | None = None  # each chunk's own sizes and qualities; None: the levels' for all
@@ -182,7 +182,7 @@ class StreamSetup:
 
 
 def prefill_seconds(new_tokens: int, cached_tokens: int = 0, model: str = MODEL_NAME, gpu: str = GPU_NAME) -> float:
-    """Prefill time of ``new_tokens`` after ``cached_tokens`` cached ones: kvviz.hardware's paper-GPU
+    """Prefill time of ``new_tokens`` after ``cached_tokens`` cached ones: kvviz.common.hardware's paper-GPU
     model (FLOPs of the model at the GPU's peak x the default MFU)."""
     return hardware.prefill_seconds(hardware.model(model), hardware.Compute(hardware.gpu(gpu)), new_tokens,
                                     cached_tokens)

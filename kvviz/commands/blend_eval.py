@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kvviz import args as A
-from kvviz.errors import InputError, quote
+from kvviz.common import args as A
+from kvviz.common.errors import InputError, quote
 
 NAME = "blend-eval"
 RATIOS = "0,0.05,0.1,0.15,0.2,0.3,0.5"
@@ -34,7 +34,7 @@ def _ratios(text: str) -> tuple[float, ...]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from kvviz.blend import METHODS, VARIANTS
+    from kvviz.cacheblend.blend import METHODS, VARIANTS
 
     parser.add_argument("--ratios", default=None,
                         help=f"recompute ratios for cacheblend and random, comma-separated, each in [0, 1] "
@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _weights(text: str) -> str:
     """A readable weights file; the message says how to make one."""
-    from kvviz.model import RETRAIN
+    from kvviz.cacheblend.model import RETRAIN
     try:
         return A.input_file(text)
     except argparse.ArgumentTypeError as exc:
@@ -62,9 +62,9 @@ def _weights(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvviz.blend import METHODS, evaluate, setup
-    from kvviz.model import load_model
-    from kvviz.record_world import sample_documents
+    from kvviz.cacheblend.blend import METHODS, evaluate, setup
+    from kvviz.cacheblend.model import load_model
+    from kvviz.cacheblend.record_world import sample_documents
 
     methods = tuple(m for m in METHODS if not args.method or m in args.method)
     if not {"cacheblend", "random"} & set(methods):

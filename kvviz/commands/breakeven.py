@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from kvviz import args as A
+from kvviz.common import args as A
 
 NAME = "breakeven"
 HELP = ("Print the break-even load bandwidth (KV bytes per token ÷ recompute time per token) and load vs "
@@ -22,8 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvviz import hardware as hw
-    from kvviz import ledger
+    from kvviz.common import hardware as hw
+    from kvviz.ledger import ledger
 
     m, g = hw.model(args.model), hw.gpu(args.gpu)
     compute = hw.Compute(g, hw.DEFAULT_MFU if args.mfu is None else args.mfu, args.gpus)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from kvviz import args as A
-from kvviz.errors import InputError
+from kvviz.common import args as A
+from kvviz.common.errors import InputError
 
 NAME = "codec"
 HELP = "Encode a synthetic KV with CacheGen's encoder, its ablations and the baselines; print the table."
@@ -57,7 +57,7 @@ def synthetic_spec(args: argparse.Namespace) -> SyntheticKV:
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from kvviz import budget
+    from kvviz.common import budget
     from kvviz.cachegen import compare, model_kv
     from kvviz.cachegen.kv import locality, profile_context, synthetic_kv
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 from dataclasses import fields
 
-from kvviz import args as A
-from kvviz.workload import LIMITS, WorkloadConfig, generate
+from kvviz.common import args as A
+from kvviz.traces.workload import LIMITS, WorkloadConfig, generate
 
 NAME = "generate"
 HELP = "Write a synthetic trace (document QA, multi-turn chat, one-shot) as Mooncake JSONL."

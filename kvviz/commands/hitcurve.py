@@ -7,8 +7,8 @@ import math
 import sys
 from fractions import Fraction
 
-from kvviz import args as A
-from kvviz.trace import add_trace_arguments
+from kvviz.common import args as A
+from kvviz.traces.cli import add_trace_arguments
 
 NAME = "hitcurve"
 HELP = ("Replay a trace's block accesses through eviction policies and print the hit curve as CSV "
@@ -53,9 +53,9 @@ def _refuse_what_does_not_apply(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # The kernels are called natively, so numba's compiler is set up only if something needs it
-    # (kvviz.policies.native: most of a short run's start-up).
-    import kvviz.eviction  # noqa: F401 -- its policies' kernels are the entries to link
-    from kvviz.policies.native import native_calls
+    # (kvviz.eviction.policies.native: most of a short run's start-up).
+    import kvviz.eviction.replay  # noqa: F401 -- its policies' kernels are the entries to link
+    from kvviz.eviction.policies.native import native_calls
 
     with native_calls():
         return _curve(args)
@@ -65,9 +65,10 @@ def _curve(args: argparse.Namespace) -> int:
     # Imported here, and the radix-cache replay, the model presets, the sampler and pandas only
     # when asked for: an exact block-cache curve is a short run whose time is mostly start-up
     # (docs/eviction.md, Speed), so it goes through ``counts``, which never builds a DataFrame.
-    from kvviz.eviction import (coarsen, counts, counts_csv, curve_csv, hit_curve, parse_capacities,
-                                parse_policies, sampling_rate)
-    from kvviz.trace import trace_from_args
+    from kvviz.eviction.replay import (
+        coarsen, counts, counts_csv, curve_csv, hit_curve, parse_capacities, parse_policies, sampling_rate,
+    )
+    from kvviz.traces.cli import trace_from_args
 
     _refuse_what_does_not_apply(args)
     prefix = args.cache == "prefix"
@@ -79,7 +80,7 @@ def _curve(args: argparse.Namespace) -> int:
     policies = prefix_cache.parse_policies(names) if prefix else parse_policies(names)
     spec = None
     if args.model:
-        from kvviz.hardware import model
+        from kvviz.common.hardware import model
 
         spec = model(args.model)
     capacities = parse_capacities(args.capacities)
@@ -99,7 +100,7 @@ def _curve(args: argparse.Namespace) -> int:
 def _say_sampled(curve) -> None:
     """On stderr: the rate, each policy's measured error estimate (flagging the unreliable ones),
     and every capacity the sample cannot represent for some policy (its rows say so in the CSV)."""
-    from kvviz.shards import RELIABLE_ERROR
+    from kvviz.eviction.shards import RELIABLE_ERROR
 
     rate = curve["rate"].iloc[0]
     print(f"kvviz hitcurve: sampled at rate {rate:.4g} (SHARDS; LRU exact); error estimate per policy over the "
@@ -118,7 +119,7 @@ def _say_sampled(curve) -> None:
 
 def _unrepresented(capacity: int, rate: float, policies: list[str]) -> str:
     """Why ``capacity`` is below what a ``rate`` sample represents for ``policies``, and the way out."""
-    from kvviz.shards import min_sampled_capacity
+    from kvviz.eviction.shards import min_sampled_capacity
 
     needs: dict[int, list[str]] = {}
     for policy in policies:

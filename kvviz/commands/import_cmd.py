@@ -14,7 +14,7 @@ import json
 import sys
 from dataclasses import asdict
 
-from kvviz.errors import InputError
+from kvviz.common.errors import InputError
 from kvviz.traces import library
 from kvviz.traces.cli import add_trace_arguments, read_options, trace_from_args
 from kvviz.traces.ingest import ReadOptions

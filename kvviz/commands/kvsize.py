@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from kvviz import args as A
+from kvviz.common import args as A
 
 NAME = "kvsize"
 HELP = "Print a model's KV bytes per token and per context (JSON); --list shows the model presets."
@@ -22,9 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from kvviz import hardware as hw
-    from kvviz import ledger
-    from kvviz.errors import InputError
+    from kvviz.common import hardware as hw
+    from kvviz.ledger import ledger
+    from kvviz.common.errors import InputError
 
     if args.list:
         A.refuse(args, ["--model", "--tokens", "--bytes-per-value"], "applies to one model; --list lists them all")

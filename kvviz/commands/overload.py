@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from kvviz import args as A
-from kvviz.trace import TRACE_HELP, add_trace_arguments
+from kvviz.common import args as A
+from kvviz.traces.cli import TRACE_HELP, add_trace_arguments
 
 NAME = "overload"
 HELP = "Simulate Mooncake's overload admission (baseline, early rejection, prediction, oracle) and print JSON."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from kvviz.overload import POLICIES, ClusterConfig
+    from kvviz.mooncake.overload import POLICIES, ClusterConfig
     d = ClusterConfig()
     parser.add_argument("--policy", choices=POLICIES + ("all",), default="all", help="admission policy (default: all)")
     parser.add_argument("--load", type=A.positive, default=None,
@@ -45,8 +45,9 @@ POISSON_FLAGS = ("--load", "--duration", "--seed", "--mean-input", "--mean-outpu
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from kvviz import budget, overload
-    from kvviz.trace import trace_from_args
+    from kvviz.common import budget
+    from kvviz.mooncake import overload
+    from kvviz.traces.cli import trace_from_args
 
     policies = overload.POLICIES if args.policy == "all" else (args.policy,)
     if "predict" not in policies:

@@ -1,6 +1,6 @@
 """``python -m kvviz radix SCRIPT``: replay a request script on SGLang's radix tree, step by step.
 
-SCRIPT is a JSON file (a list of steps, see ``kvviz.radix_scenarios.parse_json``), a text file in
+SCRIPT is a JSON file (a list of steps, see ``kvviz.radix.scenarios.parse_json``), a text file in
 the page's one-step-per-line form, or ``preset:NAME`` for a built-in preset. After each step it
 prints what happened, the tree dump (as SGLang's ``pretty_print``) and the running totals.
 """
@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from kvviz import args as A
+from kvviz.common import args as A
 from kvviz.traces.cli import add_trace_arguments, refuse_reading_options, trace_from_args
 
 NAME = "radix"
@@ -48,8 +48,8 @@ in flight to defer on, or acknowledged."""
 
 
 def _trace_totals(args: argparse.Namespace) -> int:
-    from kvviz.radix_scenarios import ReplayConfig
-    from kvviz.radix_trace import replay_trace
+    from kvviz.radix.scenarios import ReplayConfig
+    from kvviz.radix.trace_replay import replay_trace
 
     A.refuse(args, ["--totals-only"], "applies to a script; with --trace the totals are all that is printed")
     A.refuse(args, ["--no-auto-ack"], "applies to a script's 'ack' steps; a trace has none, so its transfers "
@@ -76,8 +76,8 @@ def _refuse_hiradix_options(args: argparse.Namespace, cache: str, deferral: bool
 
 
 def _script(arg: str):
-    from kvviz.errors import InputError, quote
-    from kvviz.radix_scenarios import MAX_TEXT_BYTES, PRESETS, parse_json, parse_text
+    from kvviz.common.errors import InputError, quote
+    from kvviz.radix.scenarios import MAX_TEXT_BYTES, PRESETS, parse_json, parse_text
 
     if arg.startswith("preset:"):
         key = arg.split(":", 1)[1]
@@ -102,9 +102,9 @@ def _script(arg: str):
 def run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from kvviz.radix_scenarios import TOTAL_COLUMNS, ReplayConfig, replay
+    from kvviz.radix.scenarios import TOTAL_COLUMNS, ReplayConfig, replay
 
-    from kvviz.errors import InputError, quote
+    from kvviz.common.errors import InputError, quote
 
     if args.trace is not None:
         if args.script is not None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from kvviz import args as A
-from kvviz.trace import TRACE_HELP, add_trace_arguments
-from kvviz.workload import LIMITS
+from kvviz.common import args as A
+from kvviz.traces.cli import TRACE_HELP, add_trace_arguments
+from kvviz.traces.workload import LIMITS
 
 NAME = "schedule"
 SYNTHETIC_REQUESTS = 12_000
@@ -15,7 +15,7 @@ HELP = "Compare prefill schedulers (random, load balancing, cache-aware, KVCache
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from kvviz.conductor import SCHEDULERS, ConductorConfig
+    from kvviz.mooncake.conductor import SCHEDULERS, ConductorConfig
     d = ConductorConfig()
     parser.add_argument("--scheduler", choices=SCHEDULERS + ("all",), default="all", help="default: all four")
     add_trace_arguments(parser, flag="--trace", help="a trace with hash_ids (default: the synthetic workload): "
@@ -38,9 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from kvviz import conductor
-    from kvviz.trace import trace_from_args
-    from kvviz.workload import WorkloadConfig, generate
+    from kvviz.mooncake import conductor
+    from kvviz.traces.cli import trace_from_args
+    from kvviz.traces.workload import WorkloadConfig, generate
 
     schedulers = conductor.SCHEDULERS if args.scheduler == "all" else (args.scheduler,)
     _refuse_what_does_not_apply(args, schedulers)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from kvviz import args as A
+from kvviz.common import args as A
 
 NAME = "stream"
 TRACES = 1000         # random bandwidth traces by default
@@ -56,7 +56,7 @@ def _traces(args: argparse.Namespace) -> int:
 def _refuse_what_does_not_apply(args: argparse.Namespace) -> None:
     """The random traces' options with a fixed bandwidth; the paper rule's with another policy, and
     the text's cost with a policy that sends a fixed level."""
-    from kvviz.errors import quote
+    from kvviz.common.errors import quote
 
     kind = args.bandwidth if args.bandwidth in NAMED else f"the file '{quote(args.bandwidth)}'"
     if kind != "persistent":
@@ -74,7 +74,7 @@ def _refuse_what_does_not_apply(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from kvviz import budget
+    from kvviz.common import budget
     from kvviz.cachegen import levels
     from kvviz.cachegen import streaming as S
 

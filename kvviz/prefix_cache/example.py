@@ -7,7 +7,7 @@ every later request needs first: after a miss on A nothing else of the request c
 SGLang's RadixCache evicts leaves only, so the shared head outlives its private tails. LiteHit
 reports 7 prefix-hit blocks for tail-first LRU against 2 for head-first at this capacity; both
 numbers here are measured by this project's two kernels (``kvviz.prefix_cache`` and
-``kvviz.eviction``), step by step.
+``kvviz.eviction.replay``), step by step.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kvviz.eviction import replay_of, simulate
+from kvviz.eviction.replay import replay_of, simulate
 from kvviz.prefix_cache.replay import final_state, prepare, request_hits
-from kvviz.trace import Trace, from_records
+from kvviz.traces import Trace, from_records
 
 LITEHIT_SCRIPT: tuple[tuple[str, ...], ...] = (("A", "B", "C"), ("A", "B", "D"), ("A", "B", "C"), ("A", "E"),
                                                ("A", "E"))

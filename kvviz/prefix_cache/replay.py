@@ -1,6 +1,6 @@
 """Prefix-cache replay: a trace cached the way a serving engine caches it (SGLang's RadixCache).
 
-A block cache (``kvviz.eviction``) sees a trace as a flat sequence of block accesses and evicts
+A block cache (``kvviz.eviction.replay``) sees a trace as a flat sequence of block accesses and evicts
 any block; a serving engine keeps a *prefix tree* and can only reuse a request's KV up to the
 first block it does not hold. This module replays a trace through SGLang's RadixCache
 (RadixAttention, Zheng et al. arXiv 2312.07104 §3; ``python/sglang/srt/mem_cache/radix_cache.py`` and
@@ -26,7 +26,7 @@ its parent so per-block hashes work too), parent = the request's previous block.
 of several blocks is named by its deepest block, which is also the node that keeps its id when
 a split cuts the edge (SGLang's suffix keeps the id), so every per-node field lives in
 per-block arrays. The replay is one compiled loop with an indexed heap of evictable leaves; the
-tests check it hit for hit against ``kvviz.radix.RadixCache``.
+tests check it hit for hit against ``kvviz.radix.radix_cache.RadixCache``.
 """
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from kvviz import budget
-from kvviz.errors import InputError, quote, require
-from kvviz.eviction import INFINITE, parse_capacities, parse_capacity
-from kvviz.policies._heap import ABSENT, SLOT, new_heap, pop, push, rekey
-from kvviz.policies._jit import helper, kernel
-from kvviz.trace import Trace
+from kvviz.common import budget
+from kvviz.common.errors import InputError, quote, require
+from kvviz.eviction.replay import INFINITE, parse_capacities, parse_capacity
+from kvviz.eviction.policies._heap import ABSENT, SLOT, new_heap, pop, push, rekey
+from kvviz.eviction.policies._jit import helper, kernel
+from kvviz.traces import Trace
 
 
 class PrefixPolicy(Enum):

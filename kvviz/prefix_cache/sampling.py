@@ -1,6 +1,6 @@
 """Sampled prefix-cache curves: SHARDS over whole requests, grouped by their first block.
 
-SHARDS (Waldspurger et al., FAST'15; ``kvviz.shards``) keeps every access to a block whose hash
+SHARDS (Waldspurger et al., FAST'15; ``kvviz.eviction.shards``) keeps every access to a block whose hash
 falls under a threshold. A prefix cache cannot be sampled that way: dropping a request's head
 block would leave its tail unreachable. Here a **request** is kept when the hash of its
 **first block** falls under the threshold, so every request under one root prefix is kept or
@@ -18,12 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kvviz.errors import require
-from kvviz.eviction import INFINITE, Replay
-from kvviz.eviction import sweep as block_sweep
+from kvviz.common.errors import require
+from kvviz.eviction.replay import INFINITE, Replay
+from kvviz.eviction.replay import sweep as block_sweep
 from kvviz.prefix_cache.replay import PrefixReplay, prepare, sweep
-from kvviz.shards import MIN_SAMPLED_CAPACITY, block_hashes
-from kvviz.trace import Trace
+from kvviz.eviction.shards import MIN_SAMPLED_CAPACITY, block_hashes
+from kvviz.traces import Trace
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def sampled_sweep(trace: Trace, policies, capacities, rate: float, block_policie
 @dataclass(frozen=True)
 class SampledCurves:
     prefix: pd.DataFrame            # policy, capacity, hits, accesses, hit_ratio (whole-trace scale)
-    block: pd.DataFrame | None      # kvviz.eviction.sweep's columns, same scale
+    block: pd.DataFrame | None      # kvviz.eviction.replay.sweep's columns, same scale
     sample: RequestSample
     capacities: tuple
 

@@ -1,6 +1,6 @@
 """Reading prefix-cache curves: prefix against block cache, memory in GiB and dollars, windows, requests.
 
-Capacity in bytes follows the ledger (``kvviz.hardware``): one block holds ``block tokens × KV
+Capacity in bytes follows the ledger (``kvviz.common.hardware``): one block holds ``block tokens × KV
 bytes per token`` of the chosen model. Memory is priced from the ledger's ``Prices`` (slide 9):
 GPU HBM as the GPU-hour it comes with (``gpu_per_hour ÷ HBM capacity``), CPU DRAM or a storage
 tier at the secondary-storage price per TB-hour. Markers at 80/90/95% of the infinite-cache
@@ -16,18 +16,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kvviz import compare_rows as cr
-from kvviz.errors import require
-from kvviz.eviction import INFINITE, curve_of, nice_window
-from kvviz.hardware import GB, TB, GPUSpec, ModelSpec
-from kvviz.ledger import Prices
+from kvviz.common import paper
+from kvviz.common.errors import require
+from kvviz.eviction.replay import INFINITE, curve_of, nice_window
+from kvviz.common.hardware import GB, TB, GPUSpec, ModelSpec
+from kvviz.ledger.ledger import Prices
 from kvviz.prefix_cache.example import LITEHIT_REPORTED
 from kvviz.prefix_cache.replay import PrefixReplay
 
 GIB = 2**30
 SHARES: tuple[float, ...] = (0.8, 0.9, 0.95)
 BLOCK_TWINS: tuple[str, ...] = ("lru", "lfu", "fifo")
-"""Policies that exist on both sides: SGLang's radix keys and the block cache's (kvviz.eviction)."""
+"""Policies that exist on both sides: SGLang's radix keys and the block cache's (kvviz.eviction.replay)."""
 
 
 def block_bytes(model: ModelSpec, block_tokens: int) -> float:
@@ -105,7 +105,7 @@ class Curves:
 
 
 def compare_curves(curve: pd.DataFrame, swept: pd.DataFrame | None, twins: Sequence[str]) -> Curves:
-    """The Curves view's readings of a prefix curve and the block cache's sweep (``kvviz.eviction.sweep``
+    """The Curves view's readings of a prefix curve and the block cache's sweep (``kvviz.eviction.replay.sweep``
     columns) of the ``twins``, the policies both caches have."""
     ceiling = float(curve[curve["capacity"] == INFINITE]["hit_ratio"].iloc[0])
     comp = None if swept is None else comparison(curve[curve["policy"].isin(list(twins))],
@@ -235,13 +235,13 @@ def paper_rows(comp: pd.DataFrame | None, prefix_total: int, block_total: int) -
     rows = []
     if lru is not None and len(lru):
         gap = 100 * float(lru["difference"].abs().max())
-        rows.append(cr.check("Prefix vs block LRU, widest hit-ratio gap (issue 13, on Mooncake's trace)",
+        rows.append(paper.check("Prefix vs block LRU, widest hit-ratio gap (issue 13, on Mooncake's trace)",
                              f"{low:g}–{high:g} points", f"{gap:.2f} points on this trace", low <= gap <= high,
                              f"{low:g} ≤ widest gap ≤ {high:g} points"))
-    rows.append(cr.close("Tair LiteHit worked case: prefix-hit blocks at 2 blocks, tail-first / head-first LRU",
+    rows.append(paper.close("Tair LiteHit worked case: prefix-hit blocks at 2 blocks, tail-first / head-first LRU",
                          f"{LITEHIT_REPORTED['prefix']} / {LITEHIT_REPORTED['block']}", f"{prefix_total} / {block_total}",
                          [(LITEHIT_REPORTED["prefix"], prefix_total), (LITEHIT_REPORTED["block"], block_total)], 0.0))
     prices = Prices()
-    rows.append(cr.given("GPU-hour and secondary-storage TB-hour (memory prices)", "$2.00 / $0.15 (lecture 27, slide 9)",
+    rows.append(paper.given("GPU-hour and secondary-storage TB-hour (memory prices)", "$2.00 / $0.15 (lecture 27, slide 9)",
                          f"${prices.gpu_per_hour:.2f} / ${prices.storage_per_tb_hour:.2f}", "the ledger's Prices"))
     return rows

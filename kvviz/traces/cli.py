@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from kvviz import args as A
-from kvviz.errors import InputError, quote
+from kvviz.common import args as A
+from kvviz.common.errors import InputError, quote
 from kvviz.traces import library
 from kvviz.traces.formats import Format, parse_column_map
 from kvviz.traces.ingest import MAX_BLOCK_SIZE, ReadOptions, load_trace

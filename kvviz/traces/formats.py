@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from kvviz.errors import InputError, quote
+from kvviz.common.errors import InputError, quote
 from kvviz.traces.timeunits import TimeUnit
 
 MAX_DIGITS = 20            # per number: int64 has 19, a float's mantissa fewer

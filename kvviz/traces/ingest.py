@@ -21,8 +21,8 @@ from typing import Callable
 
 import numpy as np
 
-from kvviz.errors import InputError
-from kvviz.hashing import rechain
+from kvviz.common.errors import InputError
+from kvviz.traces.hashing import rechain
 from kvviz.traces import formats as F
 from kvviz.traces.formats import Format, FormatSpec, RawChunk, RowError
 from kvviz.traces.model import Trace, from_arrays

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
-from kvviz.errors import InputError
+from kvviz.common.errors import InputError
 from kvviz.traces.model import BASE_COLUMNS, Trace, array_problem, fingerprint
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from kvviz.errors import InputError
+from kvviz.common.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from kvviz.errors import InputError
+from kvviz.common.errors import InputError
 
 MB = 1_000_000
 MIB = 2**20

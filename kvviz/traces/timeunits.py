@@ -13,7 +13,7 @@ from enum import Enum
 
 import numpy as np
 
-from kvviz.errors import InputError
+from kvviz.common.errors import InputError
 
 YEAR_MS = 365.25 * 24 * 3600 * 1000
 MAX_SPAN_MS = 10 * YEAR_MS

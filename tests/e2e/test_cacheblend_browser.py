@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from kvviz.model import WEIGHTS
+from kvviz.cacheblend.model import WEIGHTS
 from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
 
 pytestmark = pytest.mark.skipif(not WEIGHTS.exists(), reason="shipped weights missing")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from kvviz.workload import WorkloadConfig, generate
+from kvviz.traces.workload import WorkloadConfig, generate
 from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
 
 NO_IDS = b"timestamp,input_length,output_length\n0,1000,5\n400,1200,9\n"
@@ -14,7 +14,7 @@ NO_IDS = b"timestamp,input_length,output_length\n0,1000,5\n400,1200,9\n"
 @pytest.fixture(scope="module", autouse=True)
 def compiled_kernels():
     """Compile the policy kernels here, once, so the server loads them from numba's disk cache."""
-    from kvviz.eviction import warm_up
+    from kvviz.eviction.replay import warm_up
 
     warm_up()
 

@@ -1,6 +1,6 @@
 """Browser: every figure of every view is drawn once, in the margins the server sized for it.
 
-``kvviz.style.fitted_margins`` sizes each figure's margins for its labels, legend and colour bar so
+``kvviz.common.style.fitted_margins`` sizes each figure's margins for its labels, legend and colour bar so
 that plotly's ``automargin`` finds nothing to grow. When a margin is too small, plotly.js lays the
 whole figure out and draws it a second time (30% of plotly.js's time on the cluster's scheduling view), on every rerun
 that shows the figure. Here the margins plotly drew with (``_fullLayout._size``) must be the ones

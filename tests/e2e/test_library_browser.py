@@ -13,7 +13,7 @@ from kvviz.traces import library, load_trace
 from tests import fixtures as fx
 from tests.e2e.browser import assert_no_exception, open_page, screenshot
 from tests.e2e.conftest import VIEWPORT, streamlit_process
-from tests.library_setup import fresh_library, seal
+from tests.traces.library_setup import fresh_library, seal
 
 
 def test_a_damaged_entrys_link_shows_the_damage_and_the_server_serves_the_next_session(browser, tmp_path,

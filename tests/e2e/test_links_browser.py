@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Error as PlaywrightError, Page, expect
 
-from kvviz.catalog import PAGES
+from kvviz.common.catalog import PAGES
 from tests.e2e.browser import assert_no_exception, open_page, open_select, screenshot, settle, wait_idle
 from ui import keys, links
 

@@ -16,7 +16,8 @@ CHART_WAIT = 120_000          # plotly's bundle loads slowly on a loaded shared 
 @pytest.fixture(scope="module", autouse=True)
 def compiled_kernels():
     """Compile the kernels here, once, so the server loads them from numba's disk cache."""
-    from kvviz import eviction, prefix_cache
+    from kvviz.eviction import replay as eviction
+    from kvviz import prefix_cache
 
     eviction.warm_up()
     prefix_cache.warm_up()

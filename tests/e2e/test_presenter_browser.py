@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from kvviz.catalog import PAGES
+from kvviz.common.catalog import PAGES
 from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,0 +1,1 @@
+"""CacheBlend on the record-world model: the numpy model, its world and training, the blend and its report and figures."""

@@ -1,0 +1,281 @@
+"""Models, GPUs and links: the numbers every KV ledger starts from, and a paper-GPU prefill model.
+
+KV bytes per token follow the attention layout (lecture 9 §1.1; lecture 27 §1.2):
+``layers × 2 (K and V) × kv_heads × head_dim × bytes`` for MHA/GQA, and ``layers × latent × bytes``
+for MLA (DeepSeek-V3 §2.1.1: one compressed latent of ``kv_lora_rank + rope_dim`` = 576 values serves
+both K and V). Prefill time is the lecture notes' "paper GPU" (lecture 9 §0.5, from lecture 1's
+hw_model): matmul FLOPs ``2 · params · n`` plus causal attention FLOPs ``4 · layers · d_attn · (n·c +
+n(n+1)/2)`` for ``n`` new tokens after ``c`` cached ones, at ``peak × MFU``. With MFU 0.735 on an H100
+it gives the notes' 188 ms (Llama-3-8B, 8,000 tokens), 282 ms (11,400 tokens) and 351 ms
+(Qwen2.5-14B, 8,000 tokens) within 0.5%.
+
+Every preset is a plain frozen dataclass; users edit them as tables (``*_frame`` / ``*_from_frame``)
+and every edited number is validated with a message naming the row and the column.
+
+This module is the one home of KV bytes per token, parameter counts, FLOPs per token and GPU speeds.
+Every page and simulation takes them from here: ``model(name).kv_bytes_per_token``,
+``kv_bytes_per_token_layer(m)``, ``prefill_seconds(m, Compute(gpu(name), mfu, n_gpus), new, cached)``,
+``prefill_layer_seconds`` (one layer's share) and ``prefill_coefficients(m, compute)`` (the same time
+as ``a·(L − p) + b·(L² − p²)``, the form the Mooncake Conductor predicts with).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+
+import pandas as pd
+
+from kvviz.common.errors import InputError, quote, require
+
+GB = 1e9
+TB = 1e12
+KIB = 1024
+ATTENTION_TYPES = ("MHA", "GQA", "MLA")
+DEFAULT_MFU = 0.735  # fitted to the lecture notes' three prefill times (module docstring)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A decoder's KV layout and the compute one prompt token costs."""
+
+    name: str
+    layers: int
+    kv_heads: int       # for MLA: 1 (one shared latent per layer)
+    head_dim: int       # for MLA: the latent width (kv_lora_rank + rope dim)
+    bytes_per_value: float  # 2 for BF16/FP16, 1 for FP8
+    params_b: float     # matmul parameters per token, billions (total minus the input embedding)
+    d_attn: int         # query heads × head dim: the width attention FLOPs scale with
+    attention: str      # "MHA", "GQA" or "MLA"
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        kv_factor = 1 if self.attention == "MLA" else 2
+        return self.layers * kv_factor * self.kv_heads * self.head_dim * self.bytes_per_value
+
+
+@dataclass(frozen=True)
+class GPUSpec:
+    """One accelerator: dense BF16 peak, HBM bandwidth and capacity."""
+
+    name: str
+    peak_tflops: float
+    hbm_tb_s: float
+    hbm_gb: float
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """Where KV is loaded from: nominal bandwidth and the share of it a bulk copy achieves."""
+
+    name: str
+    gb_s: float          # nominal, GB/s (10^9 bytes per second)
+    efficiency: float    # (0, 1]; the lecture notes use 0.8 for every link
+    note: str = ""
+
+    @property
+    def effective_bytes_s(self) -> float:
+        return self.gb_s * GB * self.efficiency
+
+
+MODELS: dict[str, ModelSpec] = {m.name: m for m in (
+    ModelSpec("llama-3-8b", 32, 8, 128, 2, 7.504924672, 4096, "GQA"),
+    ModelSpec("llama-3.1-70b", 80, 8, 128, 2, 69.503033344, 8192, "GQA"),
+    ModelSpec("qwen2.5-14b", 48, 8, 128, 2, 13.991465984, 5120, "GQA"),
+    ModelSpec("mistral-7b", 32, 8, 128, 2, 7.110660096, 4096, "GQA"),
+    ModelSpec("yi-34b", 60, 8, 128, 2, 33.930165248, 7168, "GQA"),
+    ModelSpec("llama-2-7b", 32, 32, 128, 2, 6.607343616, 4096, "MHA"),
+    ModelSpec("deepseek-r1", 61, 1, 576, 2, 36.07, 20480, "MLA"),
+)}
+MODEL_ALIASES = {"llama-3.1-8b": "llama-3-8b", "7b-mha": "llama-2-7b", "deepseek-v3": "deepseek-r1",
+                 "mla": "deepseek-r1"}
+MODEL_NOTES = {
+    "llama-3-8b": "GQA 32 q / 8 KV heads (same layout as Llama-3.1-8B)",
+    "llama-3.1-70b": "GQA 64 q / 8 KV heads",
+    "qwen2.5-14b": "GQA 40 q / 8 KV heads",
+    "mistral-7b": "GQA 32 q / 8 KV heads",
+    "yi-34b": "GQA 56 q / 8 KV heads",
+    "llama-2-7b": "the 7B multi-head model: 32 KV heads",
+    "deepseek-r1": "MLA latent 512 + 64 RoPE dims; 37B of 671B params active (MoE)",
+}
+
+GPUS: dict[str, GPUSpec] = {g.name: g for g in (
+    GPUSpec("h100", 989.4, 3.35, 80),
+    GPUSpec("h200", 989.4, 4.8, 141),
+    GPUSpec("a100", 312.0, 2.039, 80),
+    GPUSpec("a40", 149.7, 0.696, 48),
+    GPUSpec("gh200", 989.4, 4.0, 96),
+    GPUSpec("mi300x", 1307.4, 5.3, 192),
+)}
+
+LINKS: dict[str, LinkSpec] = {k.name: k for k in (
+    LinkSpec("hbm3", 3350, 0.8, "the GPU's own memory (H100)"),
+    LinkSpec("nvlink-c2c", 384, 0.8, "GH200 CPU memory; LPDDR5X-bound per Strata §5.1 (C2C is 450 GB/s a way)"),
+    LinkSpec("rdma-800g", 100, 0.8, "800 Gb/s RDMA, a node's NICs (Mooncake)"),
+    LinkSpec("pcie5-x16", 64, 0.8, "CPU DRAM over PCIe 5.0 x16"),
+    LinkSpec("rdma-400g", 50, 0.8, "400 Gb/s RDMA, one NIC per GPU"),
+    LinkSpec("nvme", 7, 0.8, "one PCIe 4.0 x4 NVMe SSD (~5.6 GB/s effective)"),
+    LinkSpec("cloud-10g", 1.25, 0.8, "10 Gb/s cloud link"),
+    LinkSpec("cloud-3g", 0.375, 0.8, "3 Gb/s cloud link (CacheGen's setting)"),
+)}
+
+
+def _lookup(table: dict, name: str, kind: str, aliases: dict[str, str] | None = None):
+    key = str(name).strip().lower()
+    key = (aliases or {}).get(key, key)
+    if key not in table:
+        raise InputError(f"unknown {kind} '{quote(name)}'; known: {', '.join(table)}", field=kind)
+    return table[key]
+
+
+def model(name: str, table: dict[str, ModelSpec] | None = None) -> ModelSpec:
+    """A model preset by name (case-insensitive; aliases like ``llama-3.1-8b`` accepted)."""
+    return _lookup(table or MODELS, name, "model", MODEL_ALIASES)
+
+
+def gpu(name: str, table: dict[str, GPUSpec] | None = None) -> GPUSpec:
+    """A GPU preset by name (case-insensitive)."""
+    return _lookup(table or GPUS, name, "gpu")
+
+
+def link(name: str, table: dict[str, LinkSpec] | None = None) -> LinkSpec:
+    """A link preset by name (case-insensitive)."""
+    return _lookup(table or LINKS, name, "link")
+
+
+@dataclass(frozen=True)
+class Compute:
+    """Who recomputes: ``n_gpus`` of one kind at a model FLOPs utilisation ``mfu``."""
+
+    gpu: GPUSpec
+    mfu: float = DEFAULT_MFU
+    n_gpus: int = 1
+
+    def __post_init__(self):
+        require(0 < self.mfu <= 1, f"MFU must be in (0, 1], got {self.mfu}", field="mfu")
+        require(self.n_gpus >= 1 and float(self.n_gpus).is_integer(),
+                f"the number of GPUs must be a whole number ≥ 1, got {self.n_gpus}", field="n_gpus")
+        validate_gpu(self.gpu)
+
+    @property
+    def flops_per_s(self) -> float:
+        return self.gpu.peak_tflops * 1e12 * self.mfu * self.n_gpus
+
+
+def prefill_flops(m: ModelSpec, new_tokens: float, cached_tokens: float = 0) -> float:
+    """FLOPs to prefill ``new_tokens`` after ``cached_tokens`` already in the KV cache (causal)."""
+    n, c = float(new_tokens), float(cached_tokens)
+    require(n >= 0 and c >= 0, "token counts must be ≥ 0", field="tokens")
+    linear = 2.0 * m.params_b * 1e9 * n
+    attention = 4.0 * m.layers * m.d_attn * (n * c + n * (n + 1) / 2)
+    return linear + attention
+
+
+def prefill_seconds(m: ModelSpec, compute: Compute, new_tokens: float, cached_tokens: float = 0) -> float:
+    """Paper-GPU time to prefill ``new_tokens`` with ``cached_tokens`` of context already cached."""
+    return prefill_flops(m, new_tokens, cached_tokens) / compute.flops_per_s
+
+
+def prefill_coefficients(m: ModelSpec, compute: Compute) -> tuple[float, float]:
+    """(a, b) with ``prefill_seconds(m, compute, L − p, p) = a·(L − p) + b·(L² − p²)`` for a prompt of
+    ``L`` tokens whose first ``p`` are cached: the same cost model as a polynomial in the lengths
+    (the form Mooncake's Conductor predicts TTFT with)."""
+    attention = 2.0 * m.layers * m.d_attn
+    return (2.0 * m.params_b * 1e9 + attention) / compute.flops_per_s, attention / compute.flops_per_s
+
+
+def prefill_layer_seconds(m: ModelSpec, compute: Compute, new_tokens: float, cached_tokens: float = 0) -> float:
+    """One layer's share of :func:`prefill_seconds` (layers cost alike on the paper GPU)."""
+    return prefill_seconds(m, compute, new_tokens, cached_tokens) / m.layers
+
+
+def kv_bytes_per_token_layer(m: ModelSpec) -> float:
+    """KV bytes one token keeps in one layer."""
+    return m.kv_bytes_per_token / m.layers
+
+
+# ---- validation and editable tables -------------------------------------------------------------
+
+def _positive(value, what: str, row: str, *, integer: bool = False) -> None:
+    ok = isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+    if ok and integer:
+        ok = float(value).is_integer()
+    kind = "a whole number > 0" if integer else "a number > 0"
+    require(ok, f"{row}: {what} must be {kind}, got {value!r}")  # the message names the row and column
+
+
+def validate_model(m: ModelSpec) -> ModelSpec:
+    row = f"model '{m.name}'"
+    for f in ("layers", "kv_heads", "head_dim", "d_attn"):
+        _positive(getattr(m, f), f, row, integer=True)
+    for f in ("bytes_per_value", "params_b"):
+        _positive(getattr(m, f), f, row)
+    require(m.attention in ATTENTION_TYPES,
+            f"{row}: attention must be one of {', '.join(ATTENTION_TYPES)}, got {m.attention!r}")
+    return m
+
+
+def validate_gpu(g: GPUSpec) -> GPUSpec:
+    for f in ("peak_tflops", "hbm_tb_s", "hbm_gb"):
+        _positive(getattr(g, f), f, f"GPU '{g.name}'")
+    return g
+
+
+def validate_link(k: LinkSpec) -> LinkSpec:
+    _positive(k.gb_s, "gb_s", f"link '{k.name}'")
+    require(isinstance(k.efficiency, (int, float)) and 0 < k.efficiency <= 1,
+            f"link '{k.name}': efficiency must be in (0, 1], got {k.efficiency!r}")
+    return k
+
+
+def to_frame(table: dict) -> pd.DataFrame:
+    """A preset table as a DataFrame, one row per entry, ``name`` first (for st.data_editor)."""
+    return pd.DataFrame([asdict(v) for v in table.values()])
+
+
+def _from_frame(df: pd.DataFrame, cls, validate) -> dict:
+    out = {}
+    kind = cls.__name__.removesuffix("Spec").lower()
+    names = [f.name for f in fields(cls) if f.name != "name"]
+    for _, row in df.iterrows():
+        name = row.get("name")
+        label = "" if name is None or (isinstance(name, float) and math.isnan(name)) else str(name).strip().lower()
+        require(bool(label), f"{kind} table: every row needs a name", field="name")
+        require(label not in out, f"{kind} table: the name '{label}' appears twice", field="name")
+        values = {}
+        for f in names:
+            v = row.get(f)
+            if isinstance(v, str) and f not in ("attention", "note"):
+                try:
+                    v = float(v)
+                except ValueError:
+                    raise InputError(f"{kind} '{label}': {f} must be a number, got {v!r}",
+                                     field=f) from None
+            if f == "attention":
+                v = str(v).strip().upper() if v is not None else v
+            elif f == "note":
+                v = "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+            elif v is not None and hasattr(v, "item"):
+                v = v.item()
+            values[f] = v
+        out[label] = validate(cls(name=label, **values))
+    require(bool(out), f"{kind} table is empty: keep at least one row", field="name")
+    return out
+
+
+def models_from_frame(df: pd.DataFrame) -> dict[str, ModelSpec]:
+    """Validated model specs from an edited table (rows named by the index)."""
+    return _from_frame(df, ModelSpec, validate_model)
+
+
+def gpus_from_frame(df: pd.DataFrame) -> dict[str, GPUSpec]:
+    return _from_frame(df, GPUSpec, validate_gpu)
+
+
+def links_from_frame(df: pd.DataFrame) -> dict[str, LinkSpec]:
+    return _from_frame(df, LinkSpec, validate_link)
+
+
+def with_variant(m: ModelSpec, **changes) -> ModelSpec:
+    """A validated copy of a model with some numbers changed (e.g. FP8 KV: ``bytes_per_value=1``)."""
+    return validate_model(replace(m, **changes))

@@ -1,0 +1,1 @@
+"""Mooncake: the Conductor's KVCache-centric scheduling and overload-oriented admission, the cluster page's notes and figures."""

@@ -1,0 +1,128 @@
+"""Presets, KV size arithmetic, the paper-GPU prefill model and preset-table validation."""
+
+import math
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kvviz.common import hardware as hw
+from kvviz.common.errors import InputError
+
+
+@pytest.mark.parametrize("name,bytes_per_token", [
+    ("llama-3-8b", 131_072),       # lecture 9 §1.1: 128 KiB
+    ("llama-3.1-8b", 131_072),     # alias, same layout
+    ("qwen2.5-14b", 196_608),      # lecture 9 exercise 1
+    ("llama-3.1-70b", 327_680),    # lecture 27 exercise 1: 320 KiB
+    ("mistral-7b", 131_072),       # lecture 9 exercise 3: 65,536 values × 2 bytes
+    ("llama-2-7b", 524_288),       # the MHA 7B: 4× Llama-3-8B
+    ("yi-34b", 245_760),
+    ("deepseek-r1", 70_272),       # lecture 27 §1.2: 68.6 KiB (61 layers × 576 × 2 B)
+])
+def test_kv_bytes_per_token_exact(name, bytes_per_token):
+    assert hw.model(name).kv_bytes_per_token == bytes_per_token
+
+
+@pytest.mark.parametrize("name,tokens,seconds", [
+    ("llama-3-8b", 8_000, 0.188),    # lecture 9 §1.2
+    ("llama-3-8b", 11_400, 0.282),   # lecture 9 §1.2, turn 20 with no cache
+    ("qwen2.5-14b", 8_000, 0.351),   # lecture 9 exercise 1
+])
+def test_prefill_model_reproduces_notes_within_half_percent(name, tokens, seconds):
+    t = hw.prefill_seconds(hw.model(name), hw.Compute(hw.gpu("h100")), tokens)
+    assert t == pytest.approx(seconds, rel=0.005)
+
+
+def test_incremental_prefill_adds_up():
+    m, c = hw.model("llama-3-8b"), hw.Compute(hw.gpu("h100"))
+    whole = hw.prefill_flops(m, 5000)
+    assert hw.prefill_flops(m, 3000) + hw.prefill_flops(m, 2000, 3000) == pytest.approx(whole, rel=1e-12)
+    assert hw.prefill_seconds(m, hw.Compute(hw.gpu("h100"), n_gpus=2), 5000) == pytest.approx(
+        hw.prefill_seconds(m, c, 5000) / 2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 200_000), c=st.integers(0, 200_000))
+def test_prefill_monotone_in_new_and_cached(n, c):
+    m = hw.model("qwen2.5-14b")
+    assert hw.prefill_flops(m, n + 1, c) > hw.prefill_flops(m, n, c)
+    assert hw.prefill_flops(m, n, c + 1) > hw.prefill_flops(m, n, c)
+
+
+def test_lookup_is_case_insensitive_and_unknown_names_say_what_is_known():
+    assert hw.model("Llama-3-8B").name == "llama-3-8b"
+    assert hw.gpu(" H100 ").name == "h100"
+    with pytest.raises(InputError, match="unknown model 'gpt-9'.*llama-3-8b"):
+        hw.model("gpt-9")
+    with pytest.raises(InputError, match="unknown gpu"):
+        hw.gpu("tpu")
+    with pytest.raises(InputError, match="unknown link"):
+        hw.link("carrier pigeon")
+
+
+@pytest.mark.parametrize("mfu", [0, -0.1, 1.01, float("nan")])
+def test_mfu_outside_unit_interval_is_rejected(mfu):
+    with pytest.raises(InputError, match="MFU"):
+        hw.Compute(hw.gpu("h100"), mfu)
+
+
+def test_frames_round_trip():
+    assert hw.models_from_frame(hw.to_frame(hw.MODELS)) == hw.MODELS
+    assert hw.gpus_from_frame(hw.to_frame(hw.GPUS)) == hw.GPUS
+    assert hw.links_from_frame(hw.to_frame(hw.LINKS)) == hw.LINKS
+
+
+@pytest.mark.parametrize("table,row,col,value,match", [
+    ("models", "llama-3-8b", "layers", 0, "model 'llama-3-8b': layers must be a whole number > 0"),
+    ("models", "llama-3-8b", "head_dim", -128, "head_dim"),
+    ("models", "qwen2.5-14b", "bytes_per_value", 0.0, "bytes_per_value must be a number > 0"),
+    ("models", "qwen2.5-14b", "attention", "SWA", "attention must be one of MHA, GQA, MLA"),
+    ("models", "mistral-7b", "layers", 2.5, "whole number"),
+    ("gpus", "h100", "peak_tflops", -1.0, "GPU 'h100': peak_tflops"),
+    ("gpus", "a40", "hbm_tb_s", float("nan"), "hbm_tb_s"),
+    ("links", "nvme", "gb_s", 0.0, "link 'nvme': gb_s"),
+    ("links", "pcie5-x16", "efficiency", 1.5, r"efficiency must be in \(0, 1\]"),
+    ("links", "pcie5-x16", "efficiency", 0.0, "efficiency"),
+])
+def test_bad_edits_are_named(table, row, col, value, match):
+    presets = {"models": hw.MODELS, "gpus": hw.GPUS, "links": hw.LINKS}[table]
+    parse = {"models": hw.models_from_frame, "gpus": hw.gpus_from_frame, "links": hw.links_from_frame}[table]
+    df = hw.to_frame(presets).astype(object)
+    df.loc[df["name"] == row, col] = value
+    with pytest.raises(InputError, match=match):
+        parse(df)
+
+
+def test_a_new_row_needs_a_name_and_numbers():
+    df = hw.to_frame(hw.MODELS)
+    df.loc[len(df)] = ["My-Model", 40, 8, 128, 1, 20.0, 6144, "gqa"]
+    parsed = hw.models_from_frame(df)
+    assert parsed["my-model"].kv_bytes_per_token == 40 * 2 * 8 * 128 * 1
+    assert parsed["my-model"].attention == "GQA"
+    blank = pd.concat([df, pd.DataFrame([[None] * 8], columns=df.columns)], ignore_index=True)
+    with pytest.raises(InputError, match="every row needs a name"):
+        hw.models_from_frame(blank)
+    unnamed = df.copy()
+    unnamed.loc[len(unnamed)] = [None, 40, 8, 128, 2, 20.0, 6144, "GQA"]
+    with pytest.raises(InputError, match="every row needs a name"):
+        hw.models_from_frame(unnamed)
+    twice = df.copy()
+    twice.loc[len(twice)] = ["llama-3-8b", 40, 8, 128, 2, 20.0, 6144, "GQA"]
+    with pytest.raises(InputError, match="appears twice"):
+        hw.models_from_frame(twice)
+    empty_cells = df.copy()
+    empty_cells.loc[len(empty_cells)] = ["half-filled", None, None, None, None, None, None, None]
+    with pytest.raises(InputError, match="model 'half-filled': layers"):
+        hw.models_from_frame(empty_cells)
+    with pytest.raises(InputError, match="must be a number"):
+        text = hw.to_frame(hw.MODELS).astype(object)
+        text.loc[0, "layers"] = "thirty-two"
+        hw.models_from_frame(text)
+
+
+def test_fp8_variant_halves_kv():
+    m = hw.with_variant(hw.model("llama-3-8b"), bytes_per_value=1)
+    assert m.kv_bytes_per_token == 65_536
+    assert math.isclose(hw.link("nvme").effective_bytes_s, 5.6e9)

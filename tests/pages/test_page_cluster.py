@@ -1,0 +1,142 @@
+"""AppTest checks of the Mooncake cluster page: both views, controls, shared links, bad input."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import assert_clean, open_page
+from tests.pages.page_controls import assert_each_changes_the_view
+
+FAST = {"cluster_minutes": "5", "cluster_seeds": "1"}
+UPLOAD = {**FAST, "cluster_arrivals": "Trace replay", "cluster_source": "Upload"}
+
+
+def _titles(at) -> list[str]:
+    return [json.loads(el.proto.spec)["layout"].get("title", {}).get("text", "") for el in at.get("plotly_chart")]
+
+
+def test_overload_view_renders_every_section():
+    at = open_page("cluster", FAST)
+    assert_clean(at)
+    assert at.title[0].value == "Mooncake cluster"
+    assert len(at.get("plotly_chart")) == 3
+    assert [m.label for m in at.metric] == ["Completed", "Rejected on arrival", "Rejected after prefill",
+                                            "Wasted prefill"]
+    assert "Early rejection: load and admissions over time (10-s windows)" in _titles(at)
+    paper = at.table[-1].value
+    assert any("4,183" in p for p in paper["paper"].tolist())
+    assert set(paper["status"]) <= {"agrees", "differs", "input", "calibrated"}
+    assert any("What to notice" in s.value for s in at.subheader)
+
+
+def test_policy_switch_and_a_shared_link_open_the_same_view():
+    at = open_page("cluster", {**FAST, "cluster_policy": "Early rejection + prediction", "cluster_p": "4"})
+    assert_clean(at)
+    assert at.slider(key="cluster_p").value == 4
+    assert "Early rejection + prediction: load and admissions over time (10-s windows)" in _titles(at)
+    at.segmented_control(key="cluster_policy").set_value("baseline").run()
+    assert_clean(at)
+    assert "Baseline: load and admissions over time (10-s windows)" in _titles(at)
+
+
+def test_an_impossible_tbt_slo_is_an_error_not_a_traceback():
+    at = open_page("cluster", FAST)
+    at.slider(key="cluster_tbt").set_value(20).run()
+    assert_clean(at)
+    assert at.error and "TBT SLO" in at.error[0].value
+
+
+def test_trace_replay_of_a_trace_without_block_ids():
+    at = open_page("cluster", {**FAST, "cluster_arrivals": "Trace replay", "cluster_source": "Upload"})
+    assert_clean(at)
+    csv = b"arrival_time,prompt_tokens,decode_tokens\n0.0,8000,100\n0.5,12000,50\n1.0,4000,300\n"
+    at.file_uploader(key="cluster_upload").upload("t.csv", csv, "text/csv").run()
+    assert_clean(at)
+    assert not at.error
+    assert len(at.get("plotly_chart")) == 3
+    at.segmented_control(key="cluster_view").set_value("Scheduling").run()
+    assert_clean(at)
+    assert at.warning and "no block ids" in at.warning[0].value
+
+
+def test_scheduling_view_compares_four_schedulers():
+    at = open_page("cluster", {"cluster_view": "Scheduling", "cluster_requests": "600", "cluster_instances": "4"})
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == 3
+    table = at.dataframe[0].value
+    assert table["Scheduler"].tolist() == ["Random", "Load balancing", "Cache-aware", "KVCache-centric"]
+    assert table["Requests"].tolist() == [600] * 4
+    assert table["Remote fetches"].iloc[:3].tolist() == [0, 0, 0]
+    at.select_slider(key="cluster_bw").set_value(3).run()
+    assert_clean(at)
+    assert at.dataframe[0].value["Scheduler"].tolist()[-1] == "KVCache-centric"
+
+
+def test_a_bad_upload_shows_the_line_that_is_wrong():
+    at = open_page("cluster", {**FAST, "cluster_arrivals": "Trace replay", "cluster_source": "Upload"})
+    at.file_uploader(key="cluster_upload").upload("t.jsonl", b'{"timestamp": 0, "input_length": -5}\n',
+                                                 "application/json").run()
+    assert_clean(at)
+    assert at.error and "line 1" in at.error[0].value
+
+
+def test_an_expensive_link_shows_the_estimate_and_waits_for_a_click():
+    at = open_page("cluster", {"cluster_minutes": "60", "cluster_load": "4", "cluster_seeds": "5"})
+    assert_clean(at)
+    assert at.info and "expensive" in at.info[0].value
+    assert not at.get("plotly_chart")
+    assert at.button(key="cluster_overload_confirm").label == "Run it"
+    at.button(key="cluster_overload_confirm").click().run(timeout=180)
+    assert_clean(at)
+    assert not at.info and len(at.get("plotly_chart")) == 3
+
+
+def test_two_requests_thirty_days_apart_replay_at_once():
+    at = open_page("cluster", UPLOAD)
+    trace = b'{"timestamp": 0, "input_length": 8000, "output_length": 100}\n' \
+            b'{"timestamp": 2592000000, "input_length": 8000, "output_length": 100}\n'
+    at.file_uploader(key="cluster_upload").upload("t.jsonl", trace, "application/json").run(timeout=20)
+    assert_clean(at)
+    assert not at.error
+    assert len(at.get("plotly_chart")) == 3
+
+
+def test_the_seed_controls_have_distinct_keys():
+    at = open_page("cluster", {**UPLOAD, "cluster_source": "Synthetic"})
+    assert_clean(at)
+    assert at.number_input(key="cluster_seed").label == "Seed"              # the synthetic trace's
+    at = open_page("cluster", FAST)
+    assert at.number_input(key="cluster_first_seed").label == "First seed"  # the Poisson runs'
+
+
+def test_a_tiny_date_time_csv_spanning_centuries_is_refused_with_a_message():
+    at = open_page("cluster", UPLOAD)
+    csv = b"TIMESTAMP,ContextTokens,GeneratedTokens\n1700-01-01 00:00:00,100,10\n2200-01-01 00:00:00,100,10\n"
+    at.file_uploader(key="cluster_upload").upload("t.csv", csv, "text/csv").run(timeout=20)
+    assert_clean(at)
+    assert at.error and "ten years" in at.error[0].value
+
+
+def test_every_overload_control_changes_what_is_shown():
+    at = open_page("cluster", FAST)
+    assert_clean(at)
+    assert_each_changes_the_view(at, [
+        ("segmented_control", "cluster_policy", "baseline"),
+        ("slider", "cluster_load", 2.5), ("number_input", "cluster_mean_in", 15_000),
+        ("number_input", "cluster_mean_out", 150), ("number_input", "cluster_first_seed", 3),
+        ("slider", "cluster_p", 8), ("slider", "cluster_d", 4), ("slider", "cluster_batch", 8),
+        ("slider", "cluster_ttft", 30.0), ("slider", "cluster_tbt", 200), ("slider", "cluster_threshold", 0.8),
+        ("number_input", "cluster_td", 5.0), ("slider", "cluster_seeds", 2), ("slider", "cluster_minutes", 10),
+    ])
+
+
+def test_every_scheduling_control_changes_what_is_shown():
+    at = open_page("cluster", {"cluster_view": "Scheduling", "cluster_requests": "300", "cluster_instances": "4"})
+    assert_clean(at)
+    assert_each_changes_the_view(at, [
+        # Two requests of this trace meet a prefix ratio (1.09, 1.14): a threshold of 1.0 fetches for them.
+        ("slider", "cluster_balance", 1.0), ("slider", "cluster_instances", 3), ("number_input", "cluster_cache", 500),
+        ("select_slider", "cluster_bw", 3),
+        ("slider", "cluster_sched_speedup", 5.0),
+    ])
+    assert any(b.label == "Download scheduler table (CSV)" for b in at.get("download_button"))

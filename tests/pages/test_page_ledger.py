@@ -1,0 +1,108 @@
+"""AppTest: the ledger page's four views and the Strata I/O page: controls, bad input, shareable URLs."""
+
+import json
+
+import pytest
+
+from tests.conftest import assert_clean, open_page
+
+
+def _frame_with(at, column: str):
+    """The first table on the page that has ``column`` (the presets editors come first)."""
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+def _titles(at) -> list[str]:
+    return [json.loads(el.proto.spec)["layout"]["title"]["text"] for el in at.get("plotly_chart")]
+
+
+def test_default_view_is_size():
+    at = open_page("ledger")
+    assert_clean(at)
+    assert at.title[0].value == "Where should KV live?"
+    assert any("KV grows with every token" in t for t in _titles(at))
+    assert "128.0 KiB" in [m.value for m in at.metric]
+    assert any("What the paper reports" in s.value for s in at.subheader)
+
+
+@pytest.mark.parametrize("view,sub_key,sub,title", [
+    ("Load or recompute", None, None, "Load if your link is above the curve"),
+    ("Load or recompute", "ledger_lr", "One context, every link", "loading the KV over each link vs recomputing"),
+    ("Load or recompute", "ledger_lr", "20-turn chat", "Time to first token, turn by turn"),
+    ("Economics", None, None, "How often a stored context must be reused"),
+    ("Tiers", None, None, "Tiered KV cache"),
+])
+def test_url_opens_each_view(view, sub_key, sub, title):
+    query = {"ledger_view": view} | ({sub_key: sub} if sub_key else {})
+    at = open_page("ledger", query)
+    assert_clean(at)
+    assert any(title in t for t in _titles(at)), _titles(at)
+    assert len(at.dataframe) >= 4      # 3 preset editors and the view's table
+    assert len(at.table) == 1 and "paper" in at.table[0].value.columns   # paper vs this simulation
+
+
+def test_model_and_gpu_from_url_and_widget_change():
+    at = open_page("ledger", {"ledger_model": "llama-3.1-70b", "ledger_gpu": "a100"})
+    assert_clean(at)
+    assert at.selectbox(key="ledger_model").value == "llama-3.1-70b"
+    assert "320.0 KiB" in [m.value for m in at.metric]
+    at.selectbox(key="ledger_model").set_value("deepseek-r1").run()
+    assert_clean(at)
+    assert "68.6 KiB" in [m.value for m in at.metric]
+    at.number_input(key="ledger_context").set_value(32_768).run()
+    assert "per 32,768 tokens" in [m.label for m in at.metric]
+
+
+def test_invalid_url_values_are_ignored():
+    at = open_page("ledger", {"ledger_view": "Nonsense", "ledger_model": "gpt-9", "ledger_mfu": "abc"})
+    assert_clean(at)
+    assert at.selectbox(key="ledger_model").value == "llama-3-8b"
+    assert any("KV grows" in t for t in _titles(at))
+
+
+@pytest.mark.parametrize("page,key", [("ledger", "ledger_mfu"), ("strata", "strata_mfu")])
+@pytest.mark.parametrize("mfu", ["0", "1.5", "-0.2"])
+def test_an_out_of_range_mfu_in_the_url_is_ignored(page, key, mfu):
+    from kvviz.common.hardware import DEFAULT_MFU
+    at = open_page(page, {key: mfu})
+    assert_clean(at)
+    assert not at.error
+    assert at.number_input(key=key).value == DEFAULT_MFU
+
+
+@pytest.mark.parametrize("view,title", [
+    (None, "Small pages waste the link"),
+    ("Loading-bound", "loading-bound"),
+    ("Balanced batching", "FCFS vs balanced batching"),
+])
+def test_url_opens_each_strata_view(view, title):
+    at = open_page("strata", {"strata_view": view} if view else None)
+    assert_clean(at)
+    assert at.title[0].value == "Strata's I/O"
+    assert any(title in t for t in _titles(at)), _titles(at)
+    assert len(at.table) == 1 and "paper" in at.table[0].value.columns
+
+
+def test_balanced_batching_controls_change_the_result():
+    at = open_page("strata", {"strata_view": "Balanced batching"})
+    before = _frame_with(at, "stall s FCFS").copy()
+    assert (before["stall s FCFS"].sum() > before["stall s balanced"].sum())
+    at.number_input(key="strata_doc").set_value(4_096).run()
+    assert_clean(at)
+    assert any("FCFS vs balanced" in t for t in _titles(at))
+    after = _frame_with(at, "stall s FCFS")
+    assert after["stall s FCFS"].sum() < before["stall s FCFS"].sum()   # short documents load fast
+    at.number_input(key="strata_batch").set_value(4).run()
+    assert_clean(at)
+    assert len(_frame_with(at, "stall s FCFS")) == 8                       # 32 requests, 4 per batch
+
+
+def test_tiers_fill_mode_switch():
+    at = open_page("ledger", {"ledger_view": "Tiers", "ledger_fill": "write-through"})
+    assert_clean(at)
+    table = _frame_with(at, "setup")
+    assert list(table["setup"])[0] == "GPU only (LRU)"
+    assert (table["CPU hit %"] == 0).all()      # 50 GB CPU < 58 GB GPU: write-through adds nothing
+    at.number_input(key="ledger_cpu_gb").set_value(400.0).run()
+    assert_clean(at)
+    assert (_frame_with(at, "CPU hit %")["CPU hit %"].iloc[1:] > 0).all()

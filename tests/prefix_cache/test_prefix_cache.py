@@ -1,0 +1,136 @@
+"""Prefix-cache replay: hit for hit equal to kvviz.radix.radix_cache.RadixCache (SGLang's rules), and the laws that hold."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kvviz.common.errors import InputError
+from kvviz.eviction.replay import INFINITE
+from kvviz.prefix_cache import (
+    POLICY_NAMES, cached_tokens, parse_policies, prefix_nodes, prepare, reaches, request_hits, sweep,
+)
+from kvviz.radix.radix_cache import RadixCache
+from kvviz.traces import from_records
+from kvviz.traces.workload import WorkloadConfig, generate
+
+
+def reference_hits(nodes: np.ndarray, offsets: np.ndarray, policy: str, capacity: int, page: int = 1) -> np.ndarray:
+    """Each request through RadixCache as SGLang admits it: match, lock, allocate the shortfall, insert, unlock.
+
+    A block is ``page`` tokens (block id × page + k), the tree's page size is ``page`` and the
+    capacity is in blocks; a prompt caches at most what fits after its matched prefix.
+    """
+    cache = RadixCache(page_size=page, eviction_policy=policy, capacity=capacity * page)
+    out = []
+    for lo, hi in zip(offsets[:-1], offsets[1:]):
+        key = [int(b) * page + k for b in nodes[lo:hi] for k in range(page)]
+        found = cache.match_prefix(key)
+        m = found.device_len // page
+        want = min(hi - lo - m, capacity - m)
+        cache.inc_lock_ref(found.last_node)
+        assert cache.alloc_device(want * page)
+        cache.insert(key[:(m + want) * page])
+        cache.dec_lock_ref(found.last_node)
+        cache.release_device(want * page)
+        out.append(m)
+    return np.array(out, dtype=np.int64)
+
+
+def chained(paths: list[list[int]]):
+    """A block-size-1 trace whose ids are chained: a block's id names its whole path."""
+    ids: dict[tuple, int] = {}
+    reqs = [[ids.setdefault(tuple(p[:k + 1]), len(ids)) for k in range(len(p))] for p in paths]
+    n = len(reqs)
+    return from_records(np.arange(n), [len(r) for r in reqs], np.zeros(n), reqs, block_size=1)
+
+
+paths_strategy = st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=7), min_size=1, max_size=40)
+
+
+@settings(max_examples=40, deadline=None)
+@given(paths=paths_strategy, capacity=st.integers(1, 25), policy=st.sampled_from(POLICY_NAMES))
+def test_equals_radix_cache_on_random_trees(paths, capacity, policy):
+    replay = prepare(chained(paths))
+    assert (request_hits(replay, policy, capacity)
+            == reference_hits(replay.nodes, replay.offsets, policy, capacity)).all()
+
+
+@pytest.mark.parametrize("policy", POLICY_NAMES)
+def test_equals_radix_cache_on_a_synthetic_trace_at_every_capacity(policy):
+    replay = prepare(generate(WorkloadConfig(requests=120, seed=3, documents=15)))
+    for capacity in (1, 2, 7, 30, 100, 300, 1000):
+        ours = request_hits(replay, policy, capacity)
+        assert (ours == reference_hits(replay.nodes, replay.offsets, policy, capacity)).all(), capacity
+
+
+def test_page_size_is_the_block_size():
+    """Blocks of 4 tokens in a page-4 RadixCache give the same matches as one token per block."""
+    replay = prepare(chained([[0, 1, 2], [0, 1, 0], [0, 2], [0, 1, 2, 1], [1], [0, 1, 0, 2]]))
+    for policy in ("lru", "fifo"):
+        for capacity in (2, 3, 5):
+            assert (request_hits(replay, policy, capacity)
+                    == reference_hits(replay.nodes, replay.offsets, policy, capacity, page=4)).all()
+
+
+def test_textbook_case_lru_keeps_the_shared_prefix():
+    """Two requests share a 3-block prefix; a 4-block cache evicts the first one's private tail, not the head."""
+    trace = chained([[0, 0, 0, 1], [0, 0, 0, 2], [0, 0, 0, 3]])
+    hits = request_hits(prepare(trace), "lru", 4)
+    assert hits.tolist() == [0, 3, 3]
+
+
+@settings(max_examples=30, deadline=None)
+@given(paths=paths_strategy, policy=st.sampled_from(POLICY_NAMES))
+def test_laws_zero_infinite_and_bounds(paths, policy):
+    replay = prepare(chained(paths))
+    blocks = np.diff(replay.offsets)
+    assert request_hits(replay, policy, 0).sum() == 0
+    infinite = request_hits(replay, policy, INFINITE)
+    assert infinite.sum() == replay.seen_before.sum()
+    assert (request_hits(replay, policy, replay.n_nodes) == infinite).all()
+    for capacity in (1, 3, 9):
+        hits = request_hits(replay, policy, capacity)
+        assert (hits <= blocks).all() and (hits <= infinite).all()
+
+
+def test_lru_is_not_a_stack_algorithm_here():
+    """Whole-edge eviction overshoots, so more capacity can lose hits (unlike block LRU): a known anomaly."""
+    rng = np.random.default_rng(1)
+    found = False
+    for _ in range(50):
+        paths = [list(rng.integers(0, 3, rng.integers(1, 7))) for _ in range(30)]
+        replay = prepare(chained(paths))
+        hits = [request_hits(replay, "lru", c).sum() for c in range(1, replay.n_nodes + 1)]
+        found = found or bool((np.diff(hits) < 0).any())
+    assert found
+
+
+def test_per_block_hashes_are_rechained_on_their_prefix():
+    """Equal ids under different prefixes are different nodes (a Bailian-style per-block hash)."""
+    nodes, parent, depth = prefix_nodes(np.array([5, 7, 6, 7, 5, 7]), np.array([0, 2, 4, 6]))
+    assert nodes[1] != nodes[3] and nodes[1] == nodes[5] and nodes[0] == nodes[4]
+    assert parent[nodes[3]] == nodes[2] and depth[nodes[3]] == 1
+
+
+def test_sweep_frame_cached_tokens_and_reaches():
+    trace = generate(WorkloadConfig(requests=200, seed=1))
+    replay = prepare(trace)
+    frame = sweep(replay, ["lru", "lfu"], [10, 100, 1000, INFINITE])
+    assert list(frame.columns) == ["policy", "capacity", "hits", "accesses", "hit_ratio"]
+    assert frame["hits"].iloc[3] == replay.seen_before.sum() == frame["hits"].iloc[7]
+    tokens = cached_tokens(replay, request_hits(replay, "lru", INFINITE))
+    assert (tokens <= replay.input_lengths).all() and tokens.sum() > 0
+    ceiling = float(frame["hit_ratio"].iloc[3])
+    got = reaches(frame, ceiling, (0.5, 1.0))
+    assert [r.policy for r in got] == ["lru", "lru", "lfu", "lfu"]
+    assert all(r.capacity is None or r.hit_ratio >= r.share * ceiling - 1e-12 for r in got)
+
+
+def test_bad_input_names_the_field():
+    with pytest.raises(InputError, match="unknown prefix-cache policy 'lfru'"):
+        parse_policies("lru,lfru")
+    with pytest.raises(InputError, match="no block ids"):
+        prepare(from_records([0], [10], [1], None, block_size=4))

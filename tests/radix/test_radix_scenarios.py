@@ -1,0 +1,223 @@
+"""Request scripts: parsing (text and JSON), presets, the cached replay and its per-step snapshots."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import numpy as np
+import pytest
+
+from kvviz.common.errors import InputError
+from kvviz.radix.figures import fig_radix_totals, layout_tree, tree_figure
+from kvviz.radix.hiradix_cache import WRITE_POLICIES
+from kvviz.radix.events import EVICTING, EventKind
+from kvviz.radix.radix_cache import POLICIES
+from kvviz.radix.scenarios import (
+    PRESETS, ReplayConfig, eviction_steps, hit_counts_decide, parse_json, parse_text, repeat_prompt_hit, replay, script_from_trace, to_text, totals_frame,
+)
+from kvviz.traces import from_records
+
+
+def test_step_titles_say_who_arrives_in_english():
+    s = parse_text("sys hi => hello\n& sys bye\ndoc: 1..5\nevict 3\n")
+    assert [op.describe(s.words) for op in s.ops] == ["R1, R2 arrive", "R3 doc arrives", "evict(3)"]
+
+
+def test_text_form_words_runs_waves_and_raw_ops():
+    s = parse_text("sys hi => hello\n& sys bye\n# comment\ndoc: 1..5 9\nevict 3\nack\nmatch sys hi\n")
+    assert [op.kind for op in s.ops] == ["requests", "requests", "evict", "ack", "match"]
+    first = s.ops[0].requests
+    assert [r.name for r in first] == ["R1", "R2"]
+    assert first[0].tokens[0] == first[1].tokens[0]            # the same word, the same id
+    assert s.words[first[0].output[0]] == "hello"
+    assert s.ops[1].requests[0].tokens == (1, 2, 3, 4, 5, 9) and s.ops[1].requests[0].name == "R3 doc"
+    assert s.ops[2].n == 3 and s.ops[4].tokens == first[0].tokens
+
+
+@pytest.mark.parametrize("text,where", [
+    ("", "no steps"), ("evict x", "line 1"), ("a b\n5..2", "line 2"), ("=> only output", "line 1"),
+    ("ack now", "line 1"), ("insert", "line 1"), ("a " * 10 + f"\n1..{10**6}", "line 2"),
+])
+def test_bad_text_says_where(text, where):
+    with pytest.raises(InputError, match=where):
+        parse_text(text)
+
+
+def test_json_form():
+    doc = {"name": "demo", "steps": [{"tokens": [1, 2, 3], "output": [4]},
+                                     {"requests": [{"text": "a b"}, {"tokens": [1, 2], "extra_key": "lora"}]},
+                                     {"op": "evict", "n": 2}, {"op": "match", "tokens": [1, 2]}]}
+    s = parse_json(json.dumps(doc))
+    assert s.name == "demo" and [op.kind for op in s.ops] == ["requests", "requests", "evict", "match"]
+    assert s.ops[1].requests[1].extra_key == "lora" and s.n_requests == 3
+
+
+@pytest.mark.parametrize("doc,field", [
+    ("not json", "script"), ('{"steps": 3}', "steps"), ('[{"tokens": [1, "x"]}]', "tokens"),
+    ('[{"op": "evict", "n": -1}]', "n"), ('[{"op": "fly"}]', "op"), ('[{"tokens": []}]', "tokens"), ("[]", "script"),
+])
+def test_bad_json(doc, field):
+    with pytest.raises(InputError) as err:
+        parse_json(doc)
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize("key", list(PRESETS))
+def test_every_preset_replays_to_idle_with_snapshots(key):
+    preset = PRESETS[key]
+    rep = replay(preset.script(), ReplayConfig(**{**asdict(ReplayConfig()), **preset.suggested}))
+    assert rep.error is None
+    assert rep.n_steps >= len(preset.script().ops) + 1 and len(rep.dumps) == rep.n_steps
+    assert rep.tree(0)["id"].tolist() == [0]                   # step 0: only the root
+    last = rep.steps.iloc[-1]
+    assert last.reserved == 0 and last.in_flight_nodes == 0   # every request finished
+    assert (rep.steps["device_tokens"] <= rep.config.device_capacity).all()
+    for k in range(rep.n_steps):
+        tree = rep.tree(k)
+        assert (tree["step"] == k).all() and tree["id"].is_unique
+
+
+def test_delay_preset_deferral_saves_the_recomputation():
+    script = PRESETS["delay"].script()
+    on = replay(script, ReplayConfig(device_capacity=1024, host_capacity=2048, deferral=True))
+    off = replay(script, ReplayConfig(device_capacity=1024, host_capacity=2048, deferral=False))
+    assert on.steps.iloc[-1].redundant == 0 and on.steps.iloc[-1].deferrals == 3
+    assert off.steps.iloc[-1].redundant == 2 * 300 + 200   # two extra copies of doc1, one of doc2
+    assert off.steps.iloc[-1].computed - on.steps.iloc[-1].computed == off.steps.iloc[-1].redundant
+    assert (on.requests["status"] == "finished").all()
+
+
+def test_tiers_preset_spills_and_loads_back_and_recomputes_short_tails():
+    rep = replay(PRESETS["tiers"].script(), ReplayConfig(device_capacity=80, host_capacity=400))
+    last = rep.steps.iloc[-1]
+    assert last.loaded_tokens > 0 and last.evicted_device > 0
+    assert "H" in set(rep.nodes["state"])
+    assert any("recomputed" in line for lines in rep.steps["lines"] for line in lines)
+
+
+def test_raw_ops_preset_shows_lock_then_ack():
+    rep = replay(PRESETS["ops"].script(), ReplayConfig(device_capacity=32, host_capacity=64, auto_ack=False))
+    text = " ".join(" ".join(lines) for lines in rep.steps["lines"])
+    assert "inserted 4 tokens: 3 already cached" in text
+    assert "evict(2) freed 0: every leaf is locked (lock_ref > 0)" in text   # locked until ack
+    assert rep.steps.iloc[-1].evicted_device > 0
+
+
+def test_unlocking_an_unlocked_node_is_reported_at_its_step():
+    rep = replay(parse_text("insert 1 2 3\nunlock 1 2 3\ninsert 4"), ReplayConfig(cache="radix"))
+    assert rep.n_steps == 3 and "holds no lock" in rep.error and "step 2" in rep.error
+
+
+def test_radix_only_ops_are_refused_politely():
+    rep = replay(parse_text("insert 1 2\nack"), ReplayConfig(cache="radix"))
+    assert "HiRadixCache" in rep.error
+
+
+def test_replay_without_snapshots_keeps_the_totals():
+    rep = replay(PRESETS["chat"].script(), ReplayConfig(cache="radix", device_capacity=96), snapshots=False)
+    assert rep.nodes.empty and rep.dumps == () and rep.steps.iloc[-1].requests == 6
+
+
+def test_a_window_of_snapshots_equals_the_full_replay_there():
+    script, config = PRESETS["chat"].script(), ReplayConfig(cache="hiradix", device_capacity=96, host_capacity=200)
+    full = replay(script, config)
+    part = replay(script, config, snapshots=range(3, 6))
+    assert part.n_steps == 6 and len(part.dumps) == 3 and part.first_snapshot == 3
+    for k in range(3, 6):
+        assert part.tree(k).drop(columns="step").reset_index(drop=True).equals(
+            full.tree(k).drop(columns="step").reset_index(drop=True))
+        assert part.dump(k) == full.dump(k) == full.dumps[k]
+    assert part.steps.drop(columns="lines").equals(full.steps.iloc[:6].drop(columns="lines"))
+
+
+def test_bad_config_is_an_input_error():
+    for bad in (dict(page_size=0), dict(device_capacity=0), dict(cache="lru"), dict(threshold=-5)):
+        with pytest.raises(InputError):
+            replay(parse_text("a b"), ReplayConfig(**{**asdict(ReplayConfig()), **bad}))
+
+
+def test_trace_replay_block_ids_as_tokens():
+    trace = from_records([0, 100, 5000], [1024, 1536, 512], [1, 1, 1], [[0, 1], [0, 1, 2], [7]], block_size=512)
+    s = script_from_trace(trace, 3, round_ms=1000)
+    assert [len(op.requests) for op in s.ops] == [2, 1]
+    assert parse_text(to_text(s)).ops[0].requests[1].tokens == (0, 1, 2)
+    rep = replay(s, ReplayConfig(cache="radix", device_capacity=16))
+    assert rep.requests.set_index("request").loc["R2", "in_flight"] == 2     # R1 was computing blocks 0, 1
+    assert rep.steps.iloc[-1].device_hit == 0 and rep.steps.iloc[-1].redundant == 2
+
+
+def test_repeat_prompt_hit_matches_sglang_issue_27206():
+    assert (repeat_prompt_hit(256, 128), repeat_prompt_hit(257, 128), repeat_prompt_hit(10, 1)) == (128, 256, 9)
+
+
+def test_sglang_nine_steps_evicts_under_memory_pressure():
+    preset = PRESETS["sglang9"]
+    rep = replay(preset.script(), ReplayConfig(**{**asdict(ReplayConfig()), **preset.suggested}))
+    assert eviction_steps(rep) and min(eviction_steps(rep)) >= 4
+    assert replay(preset.script(), ReplayConfig(cache="radix", device_capacity=10_000)).steps.iloc[-1].evicted_device == 0
+
+
+def test_figures_draw_every_step():
+    preset = PRESETS["delay"]
+    rep = replay(preset.script(), ReplayConfig(device_capacity=1024, host_capacity=2048))
+    for k in range(rep.n_steps):
+        fig = tree_figure(rep.tree(k), clock_range=(0, 10**9))
+        assert len(fig.data) >= 3
+    names = {t.name for t in tree_figure(rep.tree(2)).data}
+    assert "in flight (being computed)" in names and "locked (lock_ref > 0)" in names
+    assert fig_radix_totals(totals_frame(rep), 2).layout.shapes
+
+
+def test_layout_collapses_chains_only_when_large():
+    text = "\n".join(f"{i} {i + 1} {i + 2}" for i in range(0, 300, 3))
+    rep = replay(parse_text(text), ReplayConfig(cache="radix", device_capacity=10_000))
+    tree = rep.tree(rep.n_steps - 1)
+    lay = layout_tree(tree, collapse=False)
+    assert len(lay.nodes) == len(tree) and len(lay.edges) == len(tree) - 1
+    ys = lay.nodes["y"].to_numpy()
+    assert len(np.unique(ys[lay.nodes["x"] == 1])) == len(tree) - 1   # every leaf its own row
+    folded = layout_tree(tree, collapse=True, keep_leaves=8).nodes
+    assert len(folded) == 1 + 8 + 1 and folded["tokens"].iloc[-1] == "+92 more leaves"
+    assert folded["length"].sum() == tree["length"].sum()            # folding keeps every token
+    assert len(tree_figure(tree).data) >= 3
+    chain = replay(parse_text("1 2 3 4 5 6\nmatch 1 2 3 4 5\nmatch 1 2 3 4\nmatch 1 2 3\nmatch 1 2"),
+                   ReplayConfig(cache="radix", device_capacity=100))
+    last = chain.tree(chain.n_steps - 1)
+    assert len(layout_tree(last, collapse=True).nodes) == 2 and len(layout_tree(last, collapse=False).nodes) == 6
+
+
+def test_hit_counts_decide_names_the_settings_that_read_them():
+    assert hit_counts_decide("radix", "lfu", "write_through") and hit_counts_decide("radix", "slru", "write_back")
+    assert hit_counts_decide("hiradix", "lru", "write_through_selective")
+    assert hit_counts_decide("hiradix", "lru", "write_through")                # backs up at a count of 1
+    assert not hit_counts_decide("radix", "lru", "write_through_selective")      # no CPU tier, no backups
+    assert not hit_counts_decide("hiradix", "fifo", "write_back")
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("cache", ["radix", "hiradix"])
+def test_where_hit_counts_do_not_decide_legacy_counting_evicts_the_same(cache, preset):
+    """The radix page's claim: with these settings the legacy rule changes only the counts shown,
+    not what is evicted or backed up."""
+    script = parse_text(PRESETS[preset].text)
+    quiet = [(p, w) for p in POLICIES for w in WRITE_POLICIES if not hit_counts_decide(cache, p, w)]
+    assert quiet
+    for policy, write in quiet:
+        config = ReplayConfig(**{**asdict(ReplayConfig()), **PRESETS[preset].suggested, "cache": cache,
+                                 "eviction_policy": policy, "write_policy": write})
+        runs = [replay(script, ReplayConfig(**{**asdict(config), "hit_count_rule": rule}), snapshots=False)
+                for rule in ("upstream", "legacy")]
+        evicted = [[[(e.kind, e.node, e.tokens) for e in row.events if e.kind in EVICTING or e.kind is EventKind.BACKUP]
+                    for row in run.steps.itertuples()] for run in runs]
+        assert evicted[0] == evicted[1], (policy, write)
+
+
+def test_snapshot_window_keeps_a_short_script_whole_and_a_long_one_by_windows():
+    from kvviz.radix.scenarios import SNAPSHOT_WINDOW, snapshot_window
+    assert snapshot_window(4 * SNAPSHOT_WINDOW, 99) == (0, 4 * SNAPSHOT_WINDOW)     # up to four windows: every tree
+    assert snapshot_window(4 * SNAPSHOT_WINDOW + 1, 3) == (0, SNAPSHOT_WINDOW)
+    assert snapshot_window(1000, 99) == (75, 100) and snapshot_window(1000, 100) == (100, 125)
+    for step in range(0, 1000, 37):
+        start, stop = snapshot_window(1000, step)
+        assert start <= step < stop and stop - start == SNAPSHOT_WINDOW

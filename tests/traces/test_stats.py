@@ -1,0 +1,43 @@
+"""Trace statistics: exact values on a hand-made trace."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvviz.common.paper import problems
+from kvviz.traces.stats import paper_rows, trace_stats
+from kvviz.traces import load_trace
+
+
+def test_exact_stats_on_a_small_trace():
+    # accesses: 0 1 | 0 | 0 1 2 | 3  -> 7 accesses, 4 distinct, hits: 0 twice, 1 once
+    data = (b'{"timestamp": 0, "input_length": 1000, "output_length": 10, "hash_ids": [0, 1]}\n'
+            b'{"timestamp": 1000, "input_length": 500, "output_length": 20, "hash_ids": [0]}\n'
+            b'{"timestamp": 2000, "input_length": 1500, "output_length": 30, "hash_ids": [0, 1, 2]}\n'
+            b'{"timestamp": 4000, "input_length": 100, "output_length": 40, "hash_ids": [3]}\n')
+    s = trace_stats(load_trace(data))
+    assert s.requests == 4 and s.time_span_s == 4.0
+    assert s.mean_input_tokens == 775.0 and s.median_input_tokens == 750.0
+    assert s.mean_output_tokens == 25.0 and s.median_output_tokens == 25.0
+    assert s.block_accesses == 7 and s.distinct_blocks == 4
+    assert s.infinite_cache_hit_fraction == pytest.approx(3 / 7)
+    assert s.never_reused_block_fraction == pytest.approx(2 / 4)
+    # top 1% of 4 blocks is one block: block 0 with 2 of the 3 hits
+    assert s.top1pct_hit_share == pytest.approx(2 / 3)
+
+
+def test_trace_without_block_ids_has_no_block_stats():
+    s = trace_stats(load_trace(b"arrived_at,num_prefill_tokens,num_decode_tokens\n0,10,1\n2,30,3\n"))
+    assert s.requests == 2 and s.time_span_s == 2.0 and s.block_accesses is None
+    assert [r["quantity"] for r in paper_rows(s)] == ["mean input tokens", "mean output tokens"]
+
+
+def test_paper_comparison_says_where_it_disagrees():
+    data = b'{"timestamp": 0, "input_length": 8590, "output_length": 500, "hash_ids": [' + \
+        b", ".join(str(i).encode() for i in range(17)) + b"]}\n"
+    rows = {r["quantity"]: r for r in paper_rows(trace_stats(load_trace(data)))}
+    assert rows["mean input tokens"]["status"] == "agrees"
+    assert rows["mean output tokens"]["status"] == "differs"
+    assert rows["mean output tokens"]["basis"].startswith("|Δ| = 174.73% of paper")
+    assert rows["distinct blocks never reused"]["status"] == "agrees"
+    assert not problems(list(rows.values()))
