@@ -19,7 +19,7 @@ from kvviz.eviction.figures import short_blocks
 from kvviz.prefix_cache.example import LITEHIT_SCRIPT, Example, worked_example
 from kvviz.prefix_cache.views import Curves, compare_curves
 from kvviz.prefix_cache.sampling import SampledCurves, sampled_sweep
-from kvviz.traces.prefix_tree import PrefixTree, hottest, prefix_tree, tree_notes
+from kvviz.prefix_cache.prefix_tree import PrefixTree, hottest, prefix_tree, tree_notes
 from kvviz.traces import Trace
 from ui import figures, frame, keys
 

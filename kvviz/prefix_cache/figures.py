@@ -17,7 +17,7 @@ from plotly.subplots import make_subplots
 from kvviz.eviction.figures import short_blocks
 from kvviz.prefix_cache.example import Example
 from kvviz.prefix_cache.views import GIB, Reach
-from kvviz.traces.prefix_tree import PrefixTree
+from kvviz.prefix_cache.prefix_tree import PrefixTree
 from kvviz.common.style import INK, PALETTE, color
 
 POLICY_COLOR = {"lru": color(0), "lfu": color(2), "fifo": color(7), "mru": color(1), "filo": color(4),

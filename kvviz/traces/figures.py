@@ -13,7 +13,7 @@ from plotly.subplots import make_subplots
 
 from kvviz.traces.reuse import lru_curve
 from kvviz.common.style import color
-from kvviz.traces import Trace
+from kvviz.traces.model import Trace
 
 POPULARITY_POINTS = 300  # log-spaced ranks drawn as one line: the curve's shape, cheap to redraw
 BAND = (10, 50, 90)      # percentiles of the prompt lengths drawn per time bin

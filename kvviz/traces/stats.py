@@ -12,7 +12,7 @@ import numpy as np
 
 from kvviz.common import paper
 
-from kvviz.traces import Trace
+from kvviz.traces.model import Trace
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import numpy as np
 
 from kvviz.common.args import MAX_SEED
 from kvviz.common.errors import require
-from kvviz.traces import DEFAULT_BLOCK_SIZE, Trace, from_records
+from kvviz.traces.model import DEFAULT_BLOCK_SIZE, Trace, from_records
 
 
 @dataclass(frozen=True)
