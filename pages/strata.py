@@ -51,7 +51,7 @@ def body() -> None:
                                        help="Little's law: C copies in flight multiply throughput, up to the link.")
             io = sio.IOPath(link_gb_s, overhead, flight, gpu_io)
             sweep = sio.page_sweep(m, io, 8192, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
-            figures.figure("ledger.fig_page_sweep", sweep, link_gb_s, platform, [(32, share)], key="strata_fig_pages")
+            figures.figure("strata.fig_page_sweep", sweep, link_gb_s, platform, [(32, share)], key="strata_fig_pages")
             table = sweep[sweep["page tokens"].isin([1, 32, 1024])].round(3)
             st.dataframe(table, hide_index=True, width="stretch",
                          column_config={"share of peak": st.column_config.NumberColumn(format="percent")})
@@ -66,7 +66,7 @@ def body() -> None:
                      "DMA page 32": sio.IOPath(64, overhead).bandwidth(m, 32, "layer-first DMA")}
             curve = sio.loading_curve(m, compute, new, sio.log_ratios(), paths)
             knees = {k: sio.knee_ratio(m, compute, new, v) for k, v in paths.items()}
-            figures.figure("ledger.fig_loading", curve, knees, new, key="strata_fig_loading")
+            figures.figure("strata.fig_loading", curve, knees, new, key="strata_fig_loading")
             st.dataframe(curve.iloc[::10].round(1), hide_index=True, width="stretch")
             frame.download_csv(curve.round(3), "strata", "load and compute time", settings | {
                 "GPU": gpu_name, "MFU": mfu, "new tokens": new, **{f"knee {k}": round(v, 2) for k, v in knees.items()}})
@@ -86,7 +86,7 @@ def body() -> None:
                     for p in ("fcfs", "balanced")]
             st.caption("The notes' setting: Qwen2.5-14B on an H200, GPU-assisted I/O, batches of 2: 8 questions on "
                        "different long documents, then 8 fresh prompts, twice, all queued at once.")
-            figures.figure("ledger.fig_timeline", runs, key="strata_fig_timeline")
+            figures.figure("strata.fig_timeline", runs, key="strata_fig_timeline")
             table = sio.schedule_frame(runs[0]).merge(sio.schedule_frame(runs[1]), on="batch", how="outer",
                                                       suffixes=(" FCFS", " balanced"))[
                 ["batch", "requests FCFS", "stall s FCFS", "requests balanced", "stall s balanced"]].round(3)

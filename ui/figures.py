@@ -22,12 +22,13 @@ from kvviz.eviction import figures as eviction
 from kvviz.ledger import figures as ledger
 from kvviz.prefix_cache import figures as prefix_cache
 from kvviz.radix import figures as radix, schedule_figures as radix_schedule
+from kvviz.strata import figures as strata
 from kvviz.traces import figures as trace
 from kvviz.common.style import style_figure
 from ui import frame
 
 MODULES = {"cluster": cluster, "eviction": eviction, "ledger": ledger, "prefix_cache": prefix_cache, "radix": radix,
-           "radix_schedule": radix_schedule, "trace": trace}
+           "radix_schedule": radix_schedule, "strata": strata, "trace": trace}
 # "module.fig_name": two pages' modules may both have a fig_timeline and still share the one cache.
 BUILDERS = {f"{short}.{name}": getattr(module, name) for short, module in MODULES.items()
             for name in dir(module) if name.startswith("fig_")}
