@@ -6,7 +6,7 @@ import streamlit as st
 
 from kvviz.common import glossary
 from kvviz.mooncake import overload
-from kvviz.mooncake.notes import overload_notes, overload_paper_note
+from kvviz.mooncake.overload.report import overload_notes, overload_paper_note
 from ui import cluster_scheduling as scheduling
 from ui import figures, frame
 from ui.traces import trace_picker
@@ -131,7 +131,7 @@ def overload_view() -> None:
     summary = overload.display_table(table)
     frame.data_table(summary, "cluster", "overload summary", settings, trace=trace_name)
     frame.what_to_notice(overload_notes(table))
-    frame.paper_vs_sim(overload.compare_with_paper(table), note=overload_paper_note(table))
+    frame.paper_vs_sim(overload.paper_rows(table), note=overload_paper_note(table))
 
 
 if view == "Overload":

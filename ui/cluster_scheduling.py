@@ -9,10 +9,15 @@ from kvviz.mooncake import conductor
 from kvviz.mooncake.notes import scheduling_notes, scheduling_paper_note
 from kvviz.traces import Trace
 from ui import figures, frame
+from ui.errors import user_errors
+from ui.tables import data_table
+from ui.text import plain
 from ui.traces import HASH_TRACE, trace_picker
+from ui.work import confirm_cost
 
 
-@st.cache_data(max_entries=16, ttl="1h", show_spinner="Replaying the trace through four schedulers…", hash_funcs=HASH_TRACE)
+@st.cache_data(max_entries=16, ttl="1h", show_spinner="Replaying the trace through four schedulers…",
+               hash_funcs=HASH_TRACE)
 def run_schedulers(trace: Trace, config: conductor.ConductorConfig):
     """All four schedulers over one trace (cached on the trace's content)."""
     return conductor.compare(trace, config), conductor.offered_load(trace, config)
@@ -37,7 +42,8 @@ def view() -> None:
             instances=st.slider("Prefill instances", 1, 32, d.instances, key="cluster_instances", bind="query-params"),
             cache_blocks=st.number_input("Local cache per instance (blocks)", 1, 1_000_000, d.cache_blocks, 500,
                                          key="cluster_cache", bind="query-params",
-                                         help=f"A {trace.block_size}-token block of {model.name} is {block_mib:,.0f} MiB."),
+                                         help=f"A {trace.block_size}-token block of {model.name} is "
+                                              f"{block_mib:,.0f} MiB."),
             balancing_threshold=st.slider("Balancing threshold (prefix ratio)", 1.0, 4.0, d.balancing_threshold,
                                           0.05, key="cluster_balance", bind="query-params",
                                           help="KVCache-centric only: an instance holding part of the longest "
@@ -49,26 +55,26 @@ def view() -> None:
             speedup=st.slider("Replay speed-up", 0.5, 10.0, 3.0, 0.5, key="cluster_sched_speedup",
                               bind="query-params"),
         )
-    with frame.user_errors():
+    with user_errors():
         config = conductor.ConductorConfig(**cfg)
         config.validate()
-        frame.confirm_cost(conductor.cost(trace, config, len(conductor.SCHEDULERS)), "cluster_schedule")
+        confirm_cost(conductor.cost(trace, config, len(conductor.SCHEDULERS)), "cluster_schedule")
         results, offered = run_schedulers(trace, config)
     with st.container(horizontal=True, vertical_alignment="center"):
-        st.caption(f"**{frame.plain(trace.name)}**: {trace.n_requests:,} requests; prefill work without reuse is "
+        st.caption(f"**{plain(trace.name)}**: {trace.n_requests:,} requests; prefill work without reuse is "
                    f"{offered:.0%} of the pool's capacity at this speed-up.")
         frame.terms("TTFT", "SLO")
     figures.figure("cluster.fig_fig8", results, key="cluster_fig8")
     frame.explain(
         f"Each prefill instance keeps an LRU cache of {trace.block_size}-token KV blocks named by chained hashes, "
         "so a request's reusable prefix there is its run of leading block ids found in that cache. "
-        "**Algorithm 1** costs every instance: if the longest prefix anywhere is at least *threshold* × its own, TTFT = transfer + queue + "
-        "prefill of the rest of the prompt; otherwise queue + prefill from its own prefix. The smallest TTFT wins "
-        "and fetched blocks stay there. KV exists only once the prefill computing it ends: until then a fetch "
-        "waits for it, or the instance recomputes if that is sooner.")
+        "**Algorithm 1** costs every instance: if the longest prefix anywhere is at least *threshold* × its own, "
+        "TTFT = transfer + queue + prefill of the rest of the prompt; otherwise queue + prefill from its own prefix. "
+        "The smallest TTFT wins and fetched blocks stay there. KV exists only once the prefill computing it ends: "
+        "until then a fetch waits for it, or the instance recomputes if that is sooner.")
     figures.figure("cluster.fig_ttft_ecdf", results, key="cluster_ecdf")
     figures.figure("cluster.fig_schedule_bars", results, key="cluster_bars")
     scheduler_table = conductor.display_table(results)
-    frame.data_table(scheduler_table, "cluster", "scheduler table", cfg, trace=trace.name)
+    data_table(scheduler_table, "cluster", "scheduler table", cfg, trace=trace.name)
     frame.what_to_notice(scheduling_notes(results, config, trace.block_size))
-    frame.paper_vs_sim(conductor.compare_with_paper(results), note=scheduling_paper_note(results))
+    frame.paper_vs_sim(conductor.paper_rows(results), note=scheduling_paper_note(results))

@@ -1,1 +1,2 @@
-"""Mooncake: the Conductor's KVCache-centric scheduling and overload-oriented admission, the cluster page's notes and figures."""
+"""Mooncake: the Conductor's KVCache-centric scheduling (``conductor``, its notes in ``notes``),
+overload-oriented admission (``overload``), and the cluster page's figures."""

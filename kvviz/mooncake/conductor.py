@@ -35,8 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from kvviz.common import budget
-from kvviz.common import paper
+from kvviz.common import budget, paper
 from kvviz.common import hardware as hw
 from kvviz.common.errors import require
 from kvviz.traces import Trace
@@ -379,31 +378,31 @@ def fig8_order_holds(results: dict[str, ScheduleResult]) -> bool:
     return all(a > b for a, b in zip(sims, sims[1:]))
 
 
-def compare_with_paper(results: dict[str, ScheduleResult]) -> pd.DataFrame:
+def paper_rows(results: dict[str, ScheduleResult]) -> list[dict[str, str]]:
     """Fig. 8 and the lecture notes' hit ratios beside this simulation, each row with a status
     computed from the numbers (:mod:`kvviz.common.paper`)."""
-    rows = []
+    rows: list[dict[str, str]] = []
     for s, ttft in PAPER_FIG8_TTFT_S.items():
         if s in results:
             rows.append(paper.close(f"Average TTFT: {SCHEDULER_LABELS[s]}", f"{ttft:.2f} s",
-                                  f"{results[s].mean_ttft_s:.2f} s", (ttft, results[s].mean_ttft_s), 0.25))
+                                    f"{results[s].mean_ttft_s:.2f} s", (ttft, results[s].mean_ttft_s), 0.25))
     order = [s for s in PAPER_FIG8_TTFT_S if s in results]
     if len(order) > 1:
         sims = [results[s].mean_ttft_s for s in order]
         rows.append(paper.check("Order of average TTFT", " > ".join(SCHEDULER_LABELS[s] for s in order),
-                              " > ".join(f"{v:.2f} s" for v in sims), fig8_order_holds(results),
-                              "each scheduler slower than the next, as in Fig. 8"))
+                                " > ".join(f"{v:.2f} s" for v in sims), fig8_order_holds(results),
+                                "each scheduler slower than the next, as in Fig. 8"))
     if "balance" in results and "kvcentric" in results:
         sim = results["balance"].mean_ttft_s / max(results["kvcentric"].mean_ttft_s, 1e-12)
         reported = PAPER_FIG8_TTFT_S["balance"] / PAPER_FIG8_TTFT_S["kvcentric"]
         rows.append(paper.close("Load balancing ÷ KVCache-centric, average TTFT",
-                              f"{reported:.1f}× (lecture notes: 8.7 s / 0.64 s = 13.6×)", f"{sim:.1f}×", (reported, sim),
-                              0.25))
+                                f"{reported:.1f}× (lecture notes: 8.7 s / 0.64 s = 13.6×)", f"{sim:.1f}×",
+                                (reported, sim), 0.25))
     for s, hit in NOTES_HIT_RATIO.items():
         if s in results:
             rows.append(paper.close(f"Cache hit ratio: {SCHEDULER_LABELS[s]} (lecture notes)", f"{hit:.2f}",
-                                  f"{results[s].hit_ratio:.2f}", (hit, results[s].hit_ratio), 0.1))
-    return pd.DataFrame(rows)
+                                    f"{results[s].hit_ratio:.2f}", (hit, results[s].hit_ratio), 0.1))
+    return rows
 
 
 def display_table(results: dict[str, ScheduleResult]) -> pd.DataFrame:

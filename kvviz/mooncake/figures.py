@@ -7,9 +7,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from kvviz.common.style import color
 from kvviz.mooncake.conductor import PAPER_FIG8_TTFT_S, SCHEDULER_LABELS, ScheduleResult
 from kvviz.mooncake.overload import POLICY_LABELS, OverloadResult
-from kvviz.common.style import color
 
 PREFILL, DECODE = color(0), color(1)
 ADMITTED, REJ_EARLY, REJ_DECODE = color(2), "#f2b134", color(3)
@@ -48,7 +48,8 @@ def _load_traces(fig: go.Figure, loads: pd.DataFrame, row: int | None, legend: b
     loads = drawn_loads(loads)
     minutes = loads["time_s"] / 60
     where = dict(row=row, col=1) if row else {}
-    for col, name, group, c in (("prefill_load", "Prefill load", "p", PREFILL), ("decode_load", "Decode load", "d", DECODE)):
+    series = (("prefill_load", "Prefill load", "p", PREFILL), ("decode_load", "Decode load", "d", DECODE))
+    for col, name, group, c in series:
         fig.add_trace(go.Scatter(x=minutes, y=loads[col] + base, customdata=loads[col], name=name, legendgroup=group,
                                  showlegend=legend, line=dict(color=c),
                                  hovertemplate="%{customdata:.2f} at %{x:.1f} min"), **where)

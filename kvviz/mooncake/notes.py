@@ -1,10 +1,9 @@
-"""The Mooncake cluster page's teaching text, generated from the numbers the page shows.
+"""The Mooncake cluster page's scheduling view text, generated from the numbers the page shows.
 
-"What to notice" and the paper note for the overload view (Mooncake v3 §6 / Table 3: early
-rejection and prediction-based rejection) read the policy summary table of
-``kvviz.mooncake.overload.summary_table``; the scheduling view's notes (§5, Algorithm 1, Fig. 8) read the
-four schedulers' results (``kvviz.mooncake.conductor.ScheduleResult``): every comparison is made on the
-numbers as the page prints them, so a claim is never finer than what a viewer can check.
+"What to notice" and the paper note (§5, Algorithm 1, Fig. 8) read the four schedulers' results
+(``kvviz.mooncake.conductor.ScheduleResult``): every comparison is made on the numbers as the page
+prints them, so a claim is never finer than what a viewer can check. The overload view's text is
+in ``kvviz.mooncake.overload.report``.
 """
 
 from __future__ import annotations
@@ -12,49 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-import numpy as np
-import pandas as pd
-
-from kvviz.mooncake import conductor, overload
-
-
-def overload_notes(table: pd.DataFrame) -> list[str]:
-    """What to notice on the overload view, with this run's swing, correlation and waste."""
-    t = table.set_index("policy")
-    swing = {p: t.loc[p, "prefill_load_std"] for p in ("baseline", "early", "predict")}
-    waste = {p: t.loc[p, "wasted_prefill_s"] for p in ("early", "predict")}
-    corr = {p: t.loc[p, "anti_phase_corr"] for p in ("baseline", "early")}
-    return [
-        "**Baseline** keeps the prefill pool busy and the decode pool full, but every request the decode pool "
-        "turns away after its prefill is compute thrown away (red bars).",
-        "**Early rejection** looks at the decode load *now*, but a request it admits reaches decode only after "
-        "its prefill. Each dip in decode load floods the prefill pool; the prefill peak reaches decode a few "
-        "seconds later, decode refills, arrivals are refused and the prefill pool drains: a lagged anti-phase swing.",
-        f"The prefill-load swing (std) here: baseline {swing['baseline']:.2f}, early rejection "
-        f"{swing['early']:.2f}, with prediction {swing['predict']:.2f}; the anti-phase correlation: baseline "
-        f"{corr['baseline']:+.2f}, early rejection {corr['early']:+.2f}.",
-        "**Prediction** (every decode lasts t_d) asks about the decode load when the prefill will finish: here "
-        f"{overload.prediction_effect(table)}, and it "
-        f"{'cuts' if waste['predict'] < waste['early'] else 'does not cut'} the wasted prefill "
-        f"({waste['early']:,.0f} s → {waste['predict']:,.0f} s). Try a wrong t_d to see it fail.",
-        "Fewer wasted prefills does not mean more completed requests here: see the table below.",
-    ]
-
-
-def overload_paper_note(table: pd.DataFrame) -> str:
-    """Where this run stands against Table 3, and why the two can differ."""
-    t = table.set_index("policy")
-    fewer = t.loc["early", "rejected"] < t.loc["baseline", "rejected"]
-    return (
-        "Table 3 comes from an 8P+8D cluster replaying 23,000 real requests at 2×; the other rows are the lecture "
-        f"notes' own simulation. **This run {'reproduces' if fewer else 'does not reproduce'} Table 3's fewer "
-        f"rejections** (early rejection: {t.loc['early', 'rejected']:,.0f} rejected against baseline's "
-        f"{t.loc['baseline', 'rejected']:,.0f}). With the defaults early rejection cuts the waste but completes "
-        "slightly fewer requests than baseline, as the lecture notes also found (3–7% fewer). Baseline always has a "
-        "prefilled request ready to fill a decode slot, so decode never idles; "
-        "early rejection sometimes refuses a request that would have found a slot. Here an admitted request always "
-        "meets its TTFT (the prediction is exact), so wasted prefill is not contagious; in a real cluster it "
-        "delays other requests past their SLO, which is where the paper's gain plausibly comes from.")
+from kvviz.mooncake import conductor
 
 
 def _than(a: float, b: float, shown: Callable[[float], str], more: str, less: str) -> str:

@@ -1,11 +1,19 @@
-"""The cluster page's scheduling notes: each claim follows the numbers shown, on hand-made results."""
+"""The cluster page's scheduling notes and paper rows: each claim follows the numbers shown, on hand-made results."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from kvviz.common import paper
+from kvviz.mooncake.conductor import (
+    SCHEDULERS,
+    ConductorConfig,
+    PrefillModel,
+    ScheduleResult,
+    paper_rows,
+    schedule,
+)
 from kvviz.mooncake.notes import scheduling_notes, scheduling_paper_note
-from kvviz.mooncake.conductor import SCHEDULERS, ConductorConfig, PrefillModel, ScheduleResult, schedule
 from kvviz.traces import from_records
 
 BS = 512
@@ -106,3 +114,20 @@ def test_schedule_records_the_ratios_the_threshold_was_compared_with():
     for other in SCHEDULERS[:3]:
         r = schedule(trace, config, other)
         assert (r.threshold_ratios.tolist(), r.threshold_requests) == ([], 0)
+
+
+def test_paper_rows_set_fig8_and_the_notes_hit_ratios_beside_the_run():
+    rows = paper_rows(_results(hit=0.47))          # KVCache-centric reuses the notes' 47%
+    assert isinstance(rows, list) and paper.problems(rows) == []
+    assert [(r["quantity"], r["this simulation"], r["status"]) for r in rows] == [
+        ("Average TTFT: Random", "4.00 s", "differs"),
+        ("Average TTFT: Load balancing", "3.00 s", "differs"),
+        ("Average TTFT: Cache-aware", "2.00 s", "differs"),
+        ("Average TTFT: KVCache-centric", "1.00 s", "differs"),
+        ("Order of average TTFT", "4.00 s > 3.00 s > 2.00 s > 1.00 s", "agrees"),
+        ("Load balancing ÷ KVCache-centric, average TTFT", "3.0×", "differs"),
+        ("Cache hit ratio: Random (lecture notes)", "0.10", "differs"),
+        ("Cache hit ratio: Load balancing (lecture notes)", "0.12", "differs"),
+        ("Cache hit ratio: Cache-aware (lecture notes)", "0.30", "differs"),
+        ("Cache hit ratio: KVCache-centric (lecture notes)", "0.47", "agrees"),
+    ]

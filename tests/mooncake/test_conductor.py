@@ -7,10 +7,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvviz.mooncake.conductor import (
-    SCHEDULERS, ConductorConfig, PrefillModel, _LocalCache, cache_aware_choice, compare, kvcentric_choice, offered_load, schedule,
-)
 from kvviz.common.errors import InputError
+from kvviz.mooncake.conductor import (
+    SCHEDULERS,
+    ConductorConfig,
+    PrefillModel,
+    _LocalCache,
+    cache_aware_choice,
+    compare,
+    kvcentric_choice,
+    offered_load,
+    schedule,
+)
 from kvviz.traces import from_records
 
 BS = 512

@@ -8,10 +8,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvviz.mooncake.conductor import PrefillModel
 from kvviz.common.errors import InputError
+from kvviz.mooncake.conductor import PrefillModel
 from kvviz.mooncake.overload import (
-    COMPLETED, POLICIES, REJECTED_AFTER_PREFILL, REJECTED_EARLY, Arrivals, ClusterConfig, capacity, compare, oscillation, poisson_arrivals, simulate, summary_table, trace_arrivals,
+    COMPLETED,
+    POLICIES,
+    REJECTED_AFTER_PREFILL,
+    REJECTED_EARLY,
+    Arrivals,
+    ClusterConfig,
+    capacity,
+    compare,
+    oscillation,
+    poisson_arrivals,
+    simulate,
+    summary_table,
+    trace_arrivals,
 )
 from kvviz.traces import from_records
 

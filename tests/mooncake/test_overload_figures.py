@@ -8,7 +8,15 @@ import pytest
 
 from kvviz.mooncake.conductor import PAPER_FIG8_TTFT_S, ConductorConfig, compare
 from kvviz.mooncake.figures import (
-    ECDF_POINTS, drawn_loads, fig_fig8, fig_policy_multiples, fig_schedule_bars, fig_timeline, fig_totals, fig_ttft_ecdf, smoothed,
+    ECDF_POINTS,
+    drawn_loads,
+    fig_fig8,
+    fig_policy_multiples,
+    fig_schedule_bars,
+    fig_timeline,
+    fig_totals,
+    fig_ttft_ecdf,
+    smoothed,
 )
 from kvviz.mooncake.overload import POLICIES, ClusterConfig, poisson_arrivals, simulate, summary_table
 from kvviz.traces.workload import WorkloadConfig, generate

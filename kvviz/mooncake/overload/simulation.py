@@ -22,10 +22,8 @@ Admission policies, all with the same stage checks, differ in what they look at 
 * ``oracle``: the same prediction with each request's true output length (the lecture notes'
   "ideal prediction"; the paper calls request-level prediction future work).
 
-The paper gives no threshold or t_d; the threshold defaults to 1 (load = SLO) and t_d to the
-mean output length times the TBT of a full batch. Outputs: totals, a windowed timeline, load samples and
-the oscillation strength of the prefill load (std, dominant period and its amplitude, and the
-correlation of prefill with decode load: negative means anti-phase).
+Outputs: totals, a windowed timeline, load samples and the oscillation strength of the prefill
+load (:mod:`kvviz.mooncake.overload.stats`).
 
 Work is bounded before anything runs: the load samples and timeline windows are capped in number
 (a span of years is sampled more coarsely, not into gigabytes), and ``cost`` estimates a run's CPU
@@ -39,22 +37,18 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left, bisect_right, insort
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from kvviz.common import budget
-from kvviz.common import paper
-from kvviz.mooncake.conductor import PrefillModel
 from kvviz.common.errors import quote, require
-from kvviz.traces import Trace
+from kvviz.mooncake.overload.arrivals import Arrivals
+from kvviz.mooncake.overload.config import POLICIES, ClusterConfig
+from kvviz.mooncake.overload.stats import oscillation
 
 COMPLETED, REJECTED_EARLY, REJECTED_AFTER_PREFILL = 0, 1, 2
-POLICIES: tuple[str, ...] = ("baseline", "early", "predict", "oracle")
-POLICY_LABELS = {"baseline": "Baseline", "early": "Early rejection",
-                 "predict": "Early rejection + prediction", "oracle": "Oracle (true output lengths)"}
-MAX_ARRIVALS = 500_000
 MAX_SAMPLES = 100_000        # load samples per run: a longer span is sampled more coarsely
 MAX_WINDOWS = 10_000         # timeline windows per run
 # Measured on this 2-core machine (bench/bench_cluster.py), rounded down: one policy over one run
@@ -63,75 +57,6 @@ ARRIVALS_PER_S = 50_000.0
 SAMPLES_PER_S = 500_000.0
 INSTANCES_PER_DOUBLING = 150.0
 _INF = math.inf
-
-
-@dataclass(frozen=True)
-class ClusterConfig:
-    """Pool sizes, SLOs, the decode cost model and the admission knobs."""
-
-    prefill_instances: int = 6
-    decode_instances: int = 2
-    batch_limit: int = 16                 # requests per decode batch (KV memory)
-    ttft_slo_s: float = 20.0
-    tbt_slo_s: float = 0.1
-    tbt_base_s: float = 0.02              # TBT(b) = base + per_request * b
-    tbt_per_request_s: float = 0.005
-    threshold: float = 1.0                # admit while load <= threshold
-    t_d_s: float | None = None            # uniform decode time of the predictor; None: auto
-    sample_s: float = 1.0                 # load sampling step of the timeline
-    window_s: float = 10.0                # counting window of the timeline
-    prefill: PrefillModel = field(default_factory=PrefillModel)
-
-    def validate(self) -> None:
-        for name, label in (("prefill_instances", "prefill instances"), ("decode_instances", "decode instances"),
-                            ("batch_limit", "decode batch limit")):
-            require(1 <= getattr(self, name) <= 10_000, f"{label} must be in 1..10,000", field=name)
-        for name, label in (("ttft_slo_s", "the TTFT SLO"), ("tbt_slo_s", "the TBT SLO"),
-                            ("threshold", "the rejection threshold"), ("sample_s", "the sampling step"),
-                            ("window_s", "the timeline window")):
-            require(getattr(self, name) > 0, f"{label} must be positive", field=name)
-        require(self.tbt_base_s >= 0 and self.tbt_per_request_s >= 0 and self.tbt_base_s + self.tbt_per_request_s > 0,
-                "TBT(b) = base + per_request * b needs non-negative terms, not both zero", field="tbt_base_s")
-        require(self.t_d_s is None or self.t_d_s > 0, "t_d must be positive", field="t_d_s")
-        require(self.decode_load(1) <= self.threshold,
-                f"a decode instance cannot run even one request within the TBT SLO: TBT(1) = "
-                f"{self.tbt(1) * 1000:.0f} ms against an SLO of {self.tbt_slo_s * 1000:.0f} ms (x threshold "
-                f"{self.threshold:g}); raise the TBT SLO or the threshold", field="tbt_slo_s")
-        self.prefill.validate()
-
-    def tbt(self, b: float) -> float:
-        return self.tbt_base_s + self.tbt_per_request_s * b
-
-    def decode_load(self, b: float) -> float:
-        """Load of a decode instance running a batch of ``b``."""
-        return max(self.tbt(b) / self.tbt_slo_s, b / self.batch_limit)
-
-    def max_batch(self) -> int:
-        """Largest batch whose load is within the threshold (at least 1)."""
-        b = self.batch_limit
-        while b > 1 and self.decode_load(b) > self.threshold:
-            b -= 1
-        return b
-
-
-@dataclass(frozen=True)
-class Arrivals:
-    """The offered requests: arrival times (s), prompt and output lengths (tokens)."""
-
-    time_s: np.ndarray
-    input_length: np.ndarray
-    output_length: np.ndarray
-    source: str = "poisson"
-
-    def __post_init__(self):
-        require(len(self.time_s) == len(self.input_length) == len(self.output_length),
-                "arrival columns differ in length", field="arrivals")
-        require(len(self.time_s) <= MAX_ARRIVALS, f"at most {MAX_ARRIVALS:,} arrivals per run; shorten the "
-                "duration or lower the load", field="arrivals")
-
-    @property
-    def span_s(self) -> float:
-        return float(self.time_s[-1]) if len(self.time_s) else 0.0
 
 
 def steps(span_s: float, config: ClusterConfig) -> tuple[float, float]:
@@ -153,73 +78,6 @@ def cost(n_arrivals: float, span_s: float, config: ClusterConfig, runs: int = 1)
     seconds = runs * (n_arrivals * per_arrival + samples / SAMPLES_PER_S)
     return budget.Cost("cluster overload simulation", runs * n_arrivals, "arrivals", seconds,
                        "the duration, the overload factor, the number of seeds or of instances")
-
-
-def _lognormal(rng: np.random.Generator, mean: float, sigma: float, size: int) -> np.ndarray:
-    return np.maximum(1, np.rint(rng.lognormal(np.log(mean) - sigma**2 / 2, sigma, size))).astype(np.int64)
-
-
-@dataclass(frozen=True)
-class Capacity:
-    """Sustainable request rates of each pool for a given mix of lengths (requests/s)."""
-
-    prefill_rps: float
-    decode_rps: float
-
-    @property
-    def rps(self) -> float:
-        return min(self.prefill_rps, self.decode_rps)
-
-    @property
-    def bottleneck(self) -> str:
-        return "prefill" if self.prefill_rps <= self.decode_rps else "decode"
-
-
-def capacity(config: ClusterConfig, input_length: np.ndarray, output_length: np.ndarray) -> Capacity:
-    """Each pool's capacity for requests with these lengths (prefill all busy, decode batches full)."""
-    mean_prefill = float(np.mean(config.prefill.time(input_length)))
-    b = config.max_batch()
-    mean_decode = float(np.mean(output_length)) * config.tbt(b)
-    return Capacity(config.prefill_instances / mean_prefill, config.decode_instances * b / mean_decode)
-
-
-def poisson_rate(config: ClusterConfig, load: float, mean_input: int = 20_000, mean_output: int = 200) -> float:
-    """Arrivals per second at ``load`` times the cluster's capacity (the same for every seed)."""
-    require(load > 0, "the overload factor must be positive", field="load")
-    require(1 <= mean_input <= 1_000_000 and 1 <= mean_output <= 100_000,
-            "mean lengths must be 1..1,000,000 input and 1..100,000 output tokens", field="mean_input")
-    config.validate()
-    # Capacity from a large fixed-seed sample, so every seed is offered the same rate.
-    ref = np.random.default_rng(12345)
-    cap = capacity(config, _lognormal(ref, mean_input, 0.6, 20_000), _lognormal(ref, mean_output, 0.6, 20_000))
-    return load * cap.rps
-
-
-def poisson_arrivals(config: ClusterConfig, load: float, duration_s: float, seed: int,
-                     mean_input: int = 20_000, mean_output: int = 200) -> Arrivals:
-    """Poisson arrivals at ``load`` times the cluster's capacity; log-normal lengths (sigma 0.6)."""
-    require(0 < duration_s <= 7 * 24 * 3600, "the duration must be in (0, 1 week]", field="duration_s")
-    rate = poisson_rate(config, load, mean_input, mean_output)
-    expected = rate * duration_s
-    require(expected <= MAX_ARRIVALS, f"{expected:,.0f} arrivals expected; at most {MAX_ARRIVALS:,} per run: "
-            "shorten the duration or lower the load", field="duration_s")
-    rng = np.random.default_rng(seed)
-    gaps = rng.exponential(1.0 / rate, int(expected + 6 * math.sqrt(expected) + 20))
-    times = np.cumsum(gaps)
-    times = times[times < duration_s]
-    n = len(times)
-    return Arrivals(times, _lognormal(rng, mean_input, 0.6, n), _lognormal(rng, mean_output, 0.6, n), "poisson")
-
-
-def trace_arrivals(trace: Trace, speedup: float = 2.0) -> Arrivals:
-    """A trace's arrivals replayed ``speedup`` times faster (the paper replays at 2x)."""
-    require(speedup > 0, "the speed-up must be positive", field="speedup")
-    require(trace.n_requests > 0, "the trace has no requests", field="timestamp")
-    ts = trace.requests["timestamp"].to_numpy(np.float64)
-    require(bool(np.all(np.isfinite(ts))), "the trace needs a timestamp for every request", field="timestamp")
-    times = (ts - ts[0]) / 1000.0 / speedup
-    return Arrivals(times, trace.requests["input_length"].to_numpy(np.int64),
-                    np.maximum(1, trace.requests["output_length"].to_numpy(np.int64)), f"trace x{speedup:g}")
 
 
 @dataclass(frozen=True)
@@ -484,43 +342,6 @@ def simulate(arrivals: Arrivals, config: ClusterConfig = ClusterConfig(), policy
                           np.asarray(sim.finish, dtype=np.float64))
 
 
-def lagged_correlation(x: np.ndarray, y: np.ndarray, max_lag: int) -> tuple[float, int]:
-    """The most negative correlation of x(t + k) with y(t) over lags |k| <= max_lag samples, and its k."""
-    best, best_k = 0.0, 0
-    for k in range(-max_lag, max_lag + 1):
-        a, b = (x[k:], y[:len(y) - k]) if k >= 0 else (x[:len(x) + k], y[-k:])
-        if len(a) > 2 and a.std() > 0 and b.std() > 0:
-            c = float(np.corrcoef(a, b)[0, 1])
-            if c < best:
-                best, best_k = c, k
-    return best, best_k
-
-
-def oscillation(loads: pd.DataFrame, warmup_share: float = 0.1, max_lag_s: float = 30.0) -> dict:
-    """How strongly the prefill load swings: its std, dominant period and amplitude, and the
-    anti-phase with decode load: the most negative correlation of prefill load (lagged by up to
-    ``max_lag_s`` either way) with decode load, and that lag (positive: prefill trails decode).
-    The first ``warmup_share`` of the samples is skipped."""
-    pre = loads["prefill_load"].to_numpy()
-    dec = loads["decode_load"].to_numpy()
-    skip = int(len(pre) * warmup_share)
-    pre, dec = pre[skip:], dec[skip:]
-    if len(pre) < 8:
-        return {"prefill_load_std": 0.0, "decode_load_std": 0.0, "period_s": 0.0, "amplitude": 0.0,
-                "anti_phase_corr": 0.0, "anti_phase_lag_s": 0.0}
-    step = float(loads["time_s"].iloc[1] - loads["time_s"].iloc[0])
-    spectrum = np.abs(np.fft.rfft(pre - pre.mean())) * 2 / len(pre)
-    k = int(np.argmax(spectrum[1:])) + 1
-    corr, lag = lagged_correlation(pre, dec, min(int(max_lag_s / step), len(pre) // 4))
-    return {"prefill_load_std": round(float(pre.std()), 4), "decode_load_std": round(float(dec.std()), 4),
-            "period_s": round(len(pre) * step / k, 1), "amplitude": round(float(spectrum[k]), 4),
-            "anti_phase_corr": round(corr, 3), "anti_phase_lag_s": round(lag * step, 1)}
-
-
-SUMMARY_COLUMNS = ("completed", "rejected", "rejected_early", "rejected_after_prefill", "wasted_prefill_s",
-                   "goodput_rps", "prefill_load_std", "period_s", "anti_phase_corr")
-
-
 def compare(make_arrivals, config: ClusterConfig, policies: tuple[str, ...] = POLICIES,
             seeds: tuple[int, ...] = (0, 1, 2), progress=None) -> dict[str, list[OverloadResult]]:
     """Every policy over the same arrivals for each seed; ``make_arrivals(seed)`` builds them."""
@@ -534,98 +355,3 @@ def compare(make_arrivals, config: ClusterConfig, policies: tuple[str, ...] = PO
             if progress:
                 progress(done / total)
     return runs
-
-
-def summary_table(runs: dict[str, list[OverloadResult]]) -> pd.DataFrame:
-    """Mean and standard deviation over seeds of each total, one row per policy."""
-    rows = []
-    for policy, results in runs.items():
-        frame = pd.DataFrame([r.totals for r in results])
-        row = {"policy": policy, "seeds": len(results), "arrived": float(frame["arrived"].mean())}
-        for col in SUMMARY_COLUMNS:
-            row[col] = float(frame[col].mean())
-            row[f"{col}_sd"] = float(frame[col].std(ddof=0))
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def with_defaults(config: ClusterConfig, **changes) -> ClusterConfig:
-    """A copy of ``config`` with some fields changed (validated)."""
-    new = replace(config, **changes)
-    new.validate()
-    return new
-
-
-# Mooncake v3 Table 3 (8P+8D, 23,000 real requests replayed at 2x): rejected requests.
-PAPER_TABLE3_REJECTED = {"baseline": 4183, "early": 3771, "predict": 3589}
-
-
-PAPER_TABLE3_ARRIVALS = 23_000
-
-
-def compare_with_paper(table: pd.DataFrame) -> pd.DataFrame:
-    """Table 3 and the lecture notes' findings beside this simulation's means over seeds, each row
-    with a status computed from the numbers (:mod:`kvviz.common.paper`)."""
-    t = table.set_index("policy")
-    rows = []
-
-    def change(policy: str, col: str) -> float:
-        base = t.loc["baseline", col]
-        return float((t.loc[policy, col] - base) / base) if base else math.nan
-
-    for policy, reported in PAPER_TABLE3_REJECTED.items():
-        if policy in t.index:
-            share = t.loc[policy, "rejected"] / max(t.loc[policy, "arrived"], 1)
-            rows.append(paper.close(f"Rejected requests: {POLICY_LABELS[policy]}",
-                                  f"{reported:,} of ~{PAPER_TABLE3_ARRIVALS:,} ({reported / PAPER_TABLE3_ARRIVALS:.0%})",
-                                  f"{t.loc[policy, 'rejected']:,.0f} of {t.loc[policy, 'arrived']:,.0f} ({share:.0%})",
-                                  (reported / PAPER_TABLE3_ARRIVALS, share), 0.25))
-    if "baseline" not in t.index:
-        return pd.DataFrame(rows)
-    base_paper = PAPER_TABLE3_REJECTED["baseline"]
-    for policy in ("early", "predict"):
-        if policy in t.index:
-            reported = (PAPER_TABLE3_REJECTED[policy] - base_paper) / base_paper
-            rows.append(paper.close(f"Rejected vs baseline: {POLICY_LABELS[policy]}", f"{reported:+.1%}",
-                                  f"{change(policy, 'rejected'):+.1%}", (reported, change(policy, "rejected")), 0.5))
-    if "early" in t.index:
-        waste = change("early", "wasted_prefill_s")
-        rows.append(paper.close("Wasted prefill, early rejection vs baseline (lecture notes)", "about −1/3",
-                              f"{waste:+.1%}", (-1 / 3, waste), 0.25))
-        ratio = t.loc["early", "prefill_load_std"] / max(t.loc["baseline", "prefill_load_std"], 1e-12)
-        rows.append(paper.close("Prefill-load swing (std), early rejection vs baseline (lecture notes)", "about ×2",
-                              f"×{ratio:.1f}", (2.0, ratio), 0.5))
-        early, base = t.loc["early", "anti_phase_corr"], t.loc["baseline", "anti_phase_corr"]
-        rows.append(paper.check("Prefill vs decode load under early rejection (Fig. 9)", "strong anti-phase swing",
-                              f"correlation {early:+.2f} (baseline {base:+.2f})", early <= base - 0.05,
-                              "early rejection's correlation at least 0.05 below baseline's"))
-    done = {p: change(p, "completed") for p in ("early", "predict", "oracle") if p in t.index}
-    if done:
-        rows.append(paper.check("Completed, early-rejection variants vs baseline (lecture notes)", "−3% to −7%",
-                              " / ".join(f"{v:+.1%}" for v in done.values()),
-                              all(-0.07 <= v <= -0.03 for v in done.values()), "every variant within −7%…−3%"))
-    return pd.DataFrame(rows)
-
-
-def prediction_effect(table: pd.DataFrame) -> str:
-    """What prediction does to the swing and to the anti-phase coupling, in words, from ``table``."""
-    t = table.set_index("policy")
-    swing = {p: t.loc[p, "prefill_load_std"] for p in ("early", "predict")}
-    corr = {p: t.loc[p, "anti_phase_corr"] for p in ("early", "predict")}
-    return (f"it {'damps' if swing['predict'] < swing['early'] else 'does not damp'} the prefill-load swing "
-            f"(std {swing['early']:.2f} → {swing['predict']:.2f}) and "
-            f"{'strengthens' if corr['predict'] < corr['early'] else 'weakens'} the anti-phase correlation "
-            f"({corr['early']:+.2f} → {corr['predict']:+.2f})")
-
-
-def display_table(table: pd.DataFrame) -> pd.DataFrame:
-    """The summary table with readable column names and rounded numbers, for a page or report."""
-    columns = {"policy": "Policy", "completed": "Completed", "rejected_early": "Rejected on arrival",
-               "rejected_after_prefill": "Rejected after prefill", "wasted_prefill_s": "Wasted prefill (s)",
-               "goodput_rps": "Goodput (req/s)", "prefill_load_std": "Prefill-load std",
-               "period_s": "Swing period (s)", "anti_phase_corr": "Anti-phase correlation"}
-    out = table[list(columns)].rename(columns=columns)
-    out["Policy"] = table["policy"].map(POLICY_LABELS)
-    return out.round({"Completed": 0, "Rejected on arrival": 0, "Rejected after prefill": 0, "Wasted prefill (s)": 0,
-                      "Goodput (req/s)": 3, "Prefill-load std": 3, "Swing period (s)": 0,
-                      "Anti-phase correlation": 2})
