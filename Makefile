@@ -1,5 +1,8 @@
-# kvviz: `make run` starts the dashboard on http://localhost:8501; `make test` runs every test.
-# Both create .venv from the system python3 (3.11) and install the pinned requirements.
+# kvviz: `make run` starts the dashboard on http://localhost:8501; `make test` lints and runs every test.
+# Both create .venv from the system python3 (3.11) and install the pinned requirements. Neither installs
+# kvviz itself: the app, the tests (pytest.ini's pythonpath) and the benchmarks (run as modules) all
+# import it from this folder, so a change is live without a build. `pip install .` is for the `kvviz`
+# command elsewhere.
 
 PYTHON ?= python3
 VENV := .venv
@@ -11,10 +14,10 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export OPENBLAS_NUM_THREADS ?= 1
 # glibc gives every thread that allocates a heap of its own (up to 8 per core) and keeps what is freed
 # there; a server parses and measures uploads in many script threads. Two heaps hold less, and give
-# more back (bench/bench_classroom.py --uploads measures it).
+# more back (python -m bench.bench_classroom --uploads measures it).
 export MALLOC_ARENA_MAX ?= 2
 
-.PHONY: run test test-fast bench chromium clean
+.PHONY: run lint test test-fast bench chromium clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { apt-get update && apt-get install -y python3-venv && $(PYTHON) -m venv $(VENV); }
@@ -34,17 +37,23 @@ run: $(VENV)/.run-deps
 chromium:
 	@test -x /usr/bin/chromium || { apt-get update && apt-get install -y chromium; }
 
-# Two workers (pytest-xdist), one per core: the browser tests mostly wait on a server or Chromium,
-# so the core tests run beside them.
-test: $(VENV)/.dev-deps chromium
+# Ruff (configured in pyproject.toml): the lint rules, and the code as ruff's formatter writes it.
+lint: $(VENV)/.dev-deps
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+# Lint first, then two workers (pytest-xdist), one per core: the browser tests mostly wait on a
+# server or Chromium, so the core tests run beside them.
+test: lint chromium
 	$(PY) -m pytest -n 2 --dist worksteal
 
 # The core and AppTest tests only, without the browser.
-test-fast: $(VENV)/.dev-deps
+test-fast: lint
 	$(PY) -m pytest -n 2 --dist worksteal --ignore=tests/e2e
 
+# Each benchmark is a module of the bench package, run from here so it imports kvviz and tests.e2e.
 bench: $(VENV)/.dev-deps
-	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	@for b in bench/bench_*.py; do m=bench.$$(basename $$b .py); echo "== $$m"; $(PY) -m $$m || exit 1; done
 
 clean:
-	rm -rf $(VENV) test-results .pytest_cache
+	rm -rf $(VENV) test-results .pytest_cache build dist kvviz.egg-info

@@ -11,7 +11,7 @@ medians; a change is only worth keeping where the paired difference is clear of 
 ``--other``, B is a temporary ``git worktree`` of HEAD: what the uncommitted change does (with a
 clean tree, A = B, the noise itself).
 
-``.venv/bin/python bench/bench_ab.py [--other /tmp/kvviz-base] [--pages cluster] [--controls cluster_view]
+``.venv/bin/python -m bench.bench_ab [--other /tmp/kvviz-base] [--pages cluster] [--controls cluster_view]
 [--repeats 10]``
 """
 
@@ -27,14 +27,12 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from playwright.sync_api import Page, sync_playwright
+
+from bench.bench_rerun import PAGES, Change, change_once, controls, load_average, open_default
+from tests.e2e.conftest import LAUNCH, VIEWPORT, streamlit_process
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from playwright.sync_api import Page, sync_playwright  # noqa: E402
-
-from bench.bench_rerun import (PAGES, Change, change_once, controls, load_average,  # noqa: E402
-                               open_default)
-from tests.e2e.conftest import LAUNCH, VIEWPORT, streamlit_process  # noqa: E402
 
 
 def paired(pages: dict[str, Page], changes: dict[str, Change], repeats: int) -> dict[str, list[float]]:
@@ -64,7 +62,9 @@ def head_worktree() -> Iterator[Path]:
     """A temporary checkout of this repository's HEAD, removed afterwards."""
     with tempfile.TemporaryDirectory(prefix="kvviz-head-") as tmp:
         path = Path(tmp) / "head"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(path), "HEAD"], check=True)
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(path), "HEAD"], check=True
+        )
         try:
             yield path
         finally:
@@ -74,8 +74,9 @@ def head_worktree() -> Iterator[Path]:
 def run(other: Path, stems: list[str], repeats: int, only: list[str]) -> None:
     print(f"A = {ROOT}, B = {other}; load average at start {load_average()}; {repeats} rounds of 2 changes per side")
     with ExitStack() as stack, sync_playwright() as pw:
-        bases = {side: stack.enter_context(streamlit_process(root=root))[0]
-                 for side, root in (("A", ROOT), ("B", other))}
+        bases = {
+            side: stack.enter_context(streamlit_process(root=root))[0] for side, root in (("A", ROOT), ("B", other))
+        }
         browser = pw.chromium.launch(**LAUNCH)
         pages = {side: browser.new_context(viewport=VIEWPORT).new_page() for side in bases}
         print(f"{'page':<15}{'control':<42}{'n':>3}{'A':>8}{'B':>8}{'A − B':>9}{'A / B':>7}")
@@ -83,8 +84,9 @@ def run(other: Path, stems: list[str], repeats: int, only: list[str]) -> None:
             found = {}
             for side, page in pages.items():
                 open_default(page, bases[side], stem)
-                found[side] = {c.name: c for c in controls(page, stem, only)
-                               if not only or any(o in c.name for o in only)}
+                found[side] = {
+                    c.name: c for c in controls(page, stem, only) if not only or any(o in c.name for o in only)
+                }
             for name in [n for n in found["A"] if n in found["B"]]:
                 report(stem, name, paired(pages, {side: found[side][name] for side in pages}, repeats))
             for name in sorted(set(found["A"]) ^ set(found["B"])):
@@ -94,7 +96,7 @@ def run(other: Path, stems: list[str], repeats: int, only: list[str]) -> None:
 
 
 def main() -> None:
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))   # stop both servers and the browser on `timeout`
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop both servers and the browser on `timeout`
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--other", type=Path, help="the other checkout (B); default: a temporary worktree of HEAD")
     ap.add_argument("--pages", default=",".join(PAGES), help="comma-separated page stems (default: all)")

@@ -1,27 +1,21 @@
 """Benchmark: load the record-world model and evaluate 200 documents at 5 ratios (target ≤ 5 s),
 plus the page's first-render work (the lecture-setting numbers and one document view, ≤ 3 s).
 
-Run: ``.venv/bin/python bench/bench_blend.py`` (prints seconds; set OPENBLAS_NUM_THREADS=1 on a
+Run: ``.venv/bin/python -m bench.bench_blend`` (prints seconds; set OPENBLAS_NUM_THREADS=1 on a
 busy machine: these matrices are tiny and BLAS threads only fight).
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kvviz.cacheblend import blend  # noqa: E402
-from kvviz.cacheblend.model import load_model  # noqa: E402
-from kvviz.cacheblend.record_world import sample_documents  # noqa: E402
-from timing import timed  # noqa: E402
-
-
+from bench.timing import timed
+from kvviz.cacheblend import blend
+from kvviz.cacheblend.model import load_model
+from kvviz.cacheblend.record_world import sample_documents
 
 
 def main() -> None:
@@ -29,8 +23,9 @@ def main() -> None:
     start = time.perf_counter()
     model = timed("load model", load_model)
     s = timed("setup: full prefill + chunk caches, 200 docs", lambda: blend.setup(model, sample_documents(200, 0), 5))
-    table = timed("evaluate 5 methods at ratios 0,0.1,0.2,0.3,0.5",
-                  lambda: blend.evaluate(model, s, (0.0, 0.1, 0.2, 0.3, 0.5)))
+    table = timed(
+        "evaluate 5 methods at ratios 0,0.1,0.2,0.3,0.5", lambda: blend.evaluate(model, s, (0.0, 0.1, 0.2, 0.3, 0.5))
+    )
     print(f"{'TOTAL load + 200 docs x 5 ratios (target <= 5 s)':<58s} {time.perf_counter() - start:7.2f} s")
     print(table.to_string(index=False))
     start = time.perf_counter()

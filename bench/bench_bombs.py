@@ -9,7 +9,7 @@ make the largest upload, ~1.4 GiB of text in ~190 MiB). Every row prints the wal
 seconds, the process's peak resident memory before the read (imports and the file's bytes) and
 after it, and the outcome.
 
-Run: ``.venv/bin/python bench/bench_bombs.py [--requests N] [--zstd]`` (default 900,000 requests).
+Run: ``.venv/bin/python -m bench.bench_bombs [--requests N] [--zstd]`` (default 900,000 requests).
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ from pathlib import Path
 import zstandard
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
 MIB = 2**20
 
@@ -59,23 +57,37 @@ def child(mode: str, path: str) -> None:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             rc = main(["stats", path])
         outcome = f"exit {rc}: {err.getvalue().strip()}"
-    print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
-                      "before": before, "peak": _peak_mib(), "outcome": outcome}))
+    print(
+        json.dumps(
+            {
+                "wall": time.perf_counter() - wall,
+                "cpu": time.process_time() - cpu,
+                "before": before,
+                "peak": _peak_mib(),
+                "outcome": outcome,
+            }
+        )
+    )
 
 
 def run(mode: str, path: Path) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", mode, str(path)], cwd=ROOT, capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", mode, str(path)], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def row(label: str, size: int, result: dict) -> None:
-    print(f"{label:<42} {size / MIB:8.2f} MiB {result['wall']:6.2f} s wall {result['cpu']:6.2f} s CPU "
-          f"{result['before']:6.0f} → {result['peak']:5.0f} MiB  {result['outcome'][:110]}", flush=True)
+    print(
+        f"{label:<42} {size / MIB:8.2f} MiB {result['wall']:6.2f} s wall {result['cpu']:6.2f} s CPU "
+        f"{result['before']:6.0f} → {result['peak']:5.0f} MiB  {result['outcome'][:110]}",
+        flush=True,
+    )
 
 
 def main() -> None:
     from bench_scale import build_trace_file
+
     from tests.traces.bombs import CONTENTS, PACKERS, bomb
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -13,7 +13,7 @@ it open; the server's resident memory is printed as the last one is shown and 20
 they all hold it, then every 10 s for 2 minutes after every tab has closed. Bounds (the issue's):
 at most 2 GB while open, back within 300 MB of the warm server after.
 
-Run with ``make bench`` or ``.venv/bin/python bench/bench_classroom.py [N ...] [--uploads U]``
+Run with ``make bench`` or ``.venv/bin/python -m bench.bench_classroom [N ...] [--uploads U]``
 (default: 5 10 20 students, then 15 uploads; ``--uploads 0`` skips the uploads, and ``--uploads U``
 alone runs only them).
 """
@@ -32,14 +32,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 
-import numpy as np  # noqa: E402
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright  # noqa: E402
+from tests.e2e.conftest import LAUNCH, VIEWPORT, streamlit_process
 
-from tests.e2e.conftest import LAUNCH, VIEWPORT, streamlit_process  # noqa: E402
-
-VISITS = [             # (page, the URL after one control change)
+VISITS = [  # (page, the URL after one control change)
     ("", "presenter=true"),
     ("trace", "trace_seed=1"),
     ("eviction", "eviction_points=10"),
@@ -51,13 +49,13 @@ VISITS = [             # (page, the URL after one control change)
     ("cacheblend", "cacheblend_ratio=0.3"),
 ]
 TIMEOUT_MS = 180_000
-UPLOAD_TIMEOUT_MS = 900_000     # 15 large parses queue up, one at a time
+UPLOAD_TIMEOUT_MS = 900_000  # 15 large parses queue up, one at a time
 TICK = os.sysconf("SC_CLK_TCK")
 UPLOAD_BYTES = 40_000_000
-OPEN_BOUND_MB = 2000            # while every upload is open
-RETURN_BOUND_MB = 300           # above the warm server, 2 minutes after every tab closed
+OPEN_BOUND_MB = 2000  # while every upload is open
+RETURN_BOUND_MB = 300  # above the warm server, 2 minutes after every tab closed
 AFTER_CLOSE_S, POLL_S = 120, 10
-SETTLE_S = 20                   # all open: the server's last runs and its sweep of their garbage
+SETTLE_S = 20  # all open: the server's last runs and its sweep of their garbage
 
 
 def cpu_seconds(pid: int) -> float:
@@ -109,10 +107,12 @@ async def visit(page: Page, url: str) -> float | None:
             "() => { const a = document.querySelector('[data-testid=stApp]');"
             " return a && a.dataset.testConnectionState === 'CONNECTED'"
             " && a.dataset.testScriptState === 'notRunning'"
-            " && !document.querySelector('[data-testid=stSkeleton]'); }", timeout=TIMEOUT_MS)
+            " && !document.querySelector('[data-testid=stSkeleton]'); }",
+            timeout=TIMEOUT_MS,
+        )
         if await page.get_by_test_id("stException").count() or not await app.count():
             return None
-    except Exception:   # noqa: BLE001 - a timeout or a closed page counts as an error
+    except Exception:  # noqa: BLE001 - a timeout or a closed page counts as an error
         return None
     return time.perf_counter() - start
 
@@ -134,8 +134,10 @@ async def classroom(browser: Browser, base: str, n: int) -> Results:
 
 
 def report(n: int, results: Results, cpu: float, wall: float, peak: float) -> None:
-    print(f"\n== N = {n} students: {results.views} page views in {wall:.0f} s wall; server "
-          f"{cpu / max(results.views, 1):.3f} CPU s per page view ({cpu:.0f} s in all), peak memory {peak:,.0f} MB")
+    print(
+        f"\n== N = {n} students: {results.views} page views in {wall:.0f} s wall; server "
+        f"{cpu / max(results.views, 1):.3f} CPU s per page view ({cpu:.0f} s in all), peak memory {peak:,.0f} MB"
+    )
     print(f"{'page':<24}{'median s':>10}{'p95 s':>10}{'errors':>8}")
     for name in [f"{s or 'home'}{suffix}" for s, _ in VISITS for suffix in ("", " +change")]:
         times = sorted(results.seconds.get(name, []))
@@ -155,8 +157,17 @@ def mooncake_trace(size: int, seed: int) -> bytes:
         ids = [*docs[min(int(rng.zipf(1.3)), 2000) - 1].tolist(), *range(fresh, fresh + tail)]
         fresh += tail
         t += int(rng.integers(0, 400))
-        line = json.dumps({"timestamp": t, "input_length": 512 * len(ids) - 100,
-                           "output_length": int(rng.integers(5, 500)), "hash_ids": ids}) + "\n"
+        line = (
+            json.dumps(
+                {
+                    "timestamp": t,
+                    "input_length": 512 * len(ids) - 100,
+                    "output_length": int(rng.integers(5, 500)),
+                    "hash_ids": ids,
+                }
+            )
+            + "\n"
+        )
         lines.append(line)
         total += len(line)
     return "".join(lines).encode()
@@ -165,8 +176,11 @@ def mooncake_trace(size: int, seed: int) -> bytes:
 async def warm_up(browser: Browser, base: str, pid: int) -> None:
     cpu0, wall0 = cpu_seconds(pid), time.perf_counter()
     warm = await classroom(browser, base, 1)
-    print(f"warm-up (one student, cold caches): {warm.views} page views, {cpu_seconds(pid) - cpu0:.0f} server "
-          f"CPU s, {time.perf_counter() - wall0:.0f} s wall, errors {sum(warm.errors.values())}", flush=True)
+    print(
+        f"warm-up (one student, cold caches): {warm.views} page views, {cpu_seconds(pid) - cpu0:.0f} server "
+        f"CPU s, {time.perf_counter() - wall0:.0f} s wall, errors {sum(warm.errors.values())}",
+        flush=True,
+    )
 
 
 async def pages_pass(sizes: list[int]) -> None:
@@ -195,7 +209,7 @@ async def uploader(browser: Browser, base: str, path: Path) -> tuple[BrowserCont
     crash = page.get_by_test_id("stException")
     try:
         await shown.or_(error).or_(crash).first.wait_for(timeout=UPLOAD_TIMEOUT_MS)
-    except Exception:   # noqa: BLE001 - a timeout is reported as one
+    except Exception:  # noqa: BLE001 - a timeout is reported as one
         return context, "timeout"
     if await crash.count():
         return context, "exception"
@@ -220,23 +234,29 @@ async def upload_memory(n: int) -> None:
             await browser.close()
 
 
-async def hold_uploads(browser: Browser, base: str, paths: list[Path], pid: int,
-                       warm: float) -> list[tuple[BrowserContext, float | str]]:
+async def hold_uploads(
+    browser: Browser, base: str, paths: list[Path], pid: int, warm: float
+) -> list[tuple[BrowserContext, float | str]]:
     """Every student uploads at once; prints how long it took and the memory while all are open."""
     wall0 = time.perf_counter()
     opened = await asyncio.gather(*(uploader(browser, base, path) for path in paths))
     times = sorted(t for _, t in opened if isinstance(t, float))
     shown = memory_mb(pid)
     median = statistics.median(times) if times else float("nan")
-    print(f"\n== {len(paths)} students, a {UPLOAD_BYTES / 1e6:.0f} MB upload each: all shown after "
-          f"{time.perf_counter() - wall0:.0f} s (median {median:.0f} s per student), errors {len(paths) - len(times)}")
+    print(
+        f"\n== {len(paths)} students, a {UPLOAD_BYTES / 1e6:.0f} MB upload each: all shown after "
+        f"{time.perf_counter() - wall0:.0f} s (median {median:.0f} s per student), errors {len(paths) - len(times)}"
+    )
     for what, count in Counter(t for _, t in opened if isinstance(t, str)).items():
         print(f"  {count} × {what}")
     await asyncio.sleep(SETTLE_S)
     held = memory_mb(pid)
-    print(f"server memory: warm {warm:,.0f} MB; as the last was shown {shown:,.0f} MB; all open {SETTLE_S} s later "
-          f"{held:,.0f} MB (bound {OPEN_BOUND_MB:,}: {'within' if held <= OPEN_BOUND_MB else 'OVER'}); "
-          f"peak {peak_memory_mb(pid):,.0f} MB", flush=True)
+    print(
+        f"server memory: warm {warm:,.0f} MB; as the last was shown {shown:,.0f} MB; all open {SETTLE_S} s later "
+        f"{held:,.0f} MB (bound {OPEN_BOUND_MB:,}: {'within' if held <= OPEN_BOUND_MB else 'OVER'}); "
+        f"peak {peak_memory_mb(pid):,.0f} MB",
+        flush=True,
+    )
     return opened
 
 
@@ -247,8 +267,10 @@ async def watch_release(pid: int, warm: float) -> None:
         await asyncio.sleep(min(POLL_S, AFTER_CLOSE_S - since))
         print(f"  {time.perf_counter() - closed:4.0f} s after closing: {memory_mb(pid):,.0f} MB", flush=True)
     after = memory_mb(pid)
-    print(f"2 minutes after closing: {after:,.0f} MB, {after - warm:+,.0f} MB against the warm server "
-          f"(bound +{RETURN_BOUND_MB}: {'within' if after - warm <= RETURN_BOUND_MB else 'OVER'})")
+    print(
+        f"2 minutes after closing: {after:,.0f} MB, {after - warm:+,.0f} MB against the warm server "
+        f"(bound +{RETURN_BOUND_MB}: {'within' if after - warm <= RETURN_BOUND_MB else 'OVER'})"
+    )
 
 
 def main() -> None:

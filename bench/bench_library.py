@@ -4,7 +4,7 @@ Prints the time to store the entry (its checksum included), to open it the first
 process (checksum, array headers and invariants), to open it again (the checksum is remembered
 per process), to list the library cheaply and with every entry read whole (``import --list``),
 and the array check every Trace runs when it is built (``array_problem``). Run with ``make bench``
-or ``.venv/bin/python bench/bench_library.py [accesses] [requests]``.
+or ``.venv/bin/python -m bench.bench_library [accesses] [requests]``.
 """
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
+from bench.timing import timed
+from kvviz.traces import from_arrays, library
+from kvviz.traces.model import array_problem
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
-
-from kvviz.traces import from_arrays, library  # noqa: E402
-from kvviz.traces.model import array_problem  # noqa: E402
-from timing import timed  # noqa: E402
-
-OPEN_TWICE = ("import sys; sys.path.insert(0, 'bench'); from timing import timed; from kvviz.traces import library\n"
-              "for label in ('first open in a process', 'second open (checksum remembered)'):\n"
-              "    timed(label, lambda: library.open_entry(sys.argv[1]))")
+OPEN_TWICE = (
+    "import sys; from bench.timing import timed; from kvviz.traces import library\n"
+    "for label in ('first open in a process', 'second open (checksum remembered)'):\n"
+    "    timed(label, lambda: library.open_entry(sys.argv[1]))"
+)
 
 
 def build(accesses: int, requests: int):
@@ -35,8 +35,11 @@ def build(accesses: int, requests: int):
     rng = np.random.default_rng(1)
     counts = np.full(requests, accesses // requests, np.int64)
     counts[: accesses - int(counts.sum())] += 1
-    frame = {"timestamp": np.arange(requests, dtype=np.int64) * 10,
-             "input_length": counts * 512, "output_length": np.full(requests, 100, np.int64)}
+    frame = {
+        "timestamp": np.arange(requests, dtype=np.int64) * 10,
+        "input_length": counts * 512,
+        "output_length": np.full(requests, 100, np.int64),
+    }
     return from_arrays(frame, rng.integers(0, accesses // 4, accesses, dtype=np.int32), counts, name="bench")
 
 
@@ -44,8 +47,9 @@ def main(argv: list[str]) -> int:
     accesses = int(argv[0]) if argv else 24_000_000
     requests = int(argv[1]) if len(argv) > 1 else accesses // 1000
     trace = timed(f"build a trace of {accesses:,} accesses, {requests:,} requests", lambda: build(accesses, requests))
-    timed("array check of a Trace (array_problem)",
-          lambda: array_problem(trace.blocks, trace.offsets, {trace.n_requests}))
+    timed(
+        "array check of a Trace (array_problem)", lambda: array_problem(trace.blocks, trace.offsets, {trace.n_requests})
+    )
     with tempfile.TemporaryDirectory() as folder:
         os.environ[library.ROOT_ENV] = folder
         entry = timed("store (write, checksum, meta)", lambda: library.store(trace)).entry

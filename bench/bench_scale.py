@@ -15,7 +15,7 @@ estimate and flag beside the curve. The error table compares ``kvviz.eviction.sh
 first 1M requests' worth of the same builder, over the capacities the sample represents
 (``Sample.represents``); target ≤ 0.01.
 
-``.venv/bin/python bench/bench_scale.py [requests] [--trace FILE | --keep FILE | --entry ID] [--errors-only]``
+``.venv/bin/python -m bench.bench_scale [requests] [--trace FILE | --keep FILE | --entry ID] [--errors-only]``
 (``--entry`` times ``stats`` and the sampled curve on an entry of ``$KVVIZ_TRACES`` already
 imported, without building, importing or the error table.)
 
@@ -36,13 +36,12 @@ import threading
 import time
 from pathlib import Path
 
+import pandas as pd
+
+from kvviz.eviction.grid import RELIABLE_ERROR
+from kvviz.traces.workload import WorkloadConfig, generate
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import pandas as pd  # noqa: E402
-
-from kvviz.eviction.shards import RELIABLE_ERROR  # noqa: E402
-from kvviz.traces.workload import WorkloadConfig, generate  # noqa: E402
 
 CHUNK = 100_000
 SEEDS = 10
@@ -55,7 +54,10 @@ def build_trace_file(requests: int, path: Path) -> tuple[int, int]:
     turn with later timestamps: piece k's blocks come back every ten pieces, like a daily pattern.
     Each piece is formatted once, so building stays cheap next to what it measures.
     """
-    pieces = [generate(WorkloadConfig(requests=min(CHUNK, requests), seed=s)) for s in range(min(SEEDS, -(-requests // CHUNK)))]
+    pieces = [
+        generate(WorkloadConfig(requests=min(CHUNK, requests), seed=s))
+        for s in range(min(SEEDS, -(-requests // CHUNK)))
+    ]
     id_step = max(int(p.blocks.max()) for p in pieces) + 1
     time_step = max(int(p.requests["timestamp"].iloc[-1]) for p in pieces) + 1000
     tails = [_tails(p, k * id_step) for k, p in enumerate(pieces)]
@@ -75,18 +77,23 @@ def _tails(piece, id_shift: int) -> list[str]:
     """Each request's line after its timestamp."""
     ids, offsets = (piece.blocks.astype("int64") + id_shift).tolist(), piece.offsets.tolist()
     inp, outp = piece.requests["input_length"].tolist(), piece.requests["output_length"].tolist()
-    return [f'"input_length": {inp[i]}, "output_length": {outp[i]}, '
-            f'"hash_ids": [{", ".join(map(str, ids[offsets[i]:offsets[i + 1]]))}]}}\n' for i in range(len(inp))]
+    return [
+        f'"input_length": {inp[i]}, "output_length": {outp[i]}, '
+        f'"hash_ids": [{", ".join(map(str, ids[offsets[i] : offsets[i + 1]]))}]}}\n'
+        for i in range(len(inp))
+    ]
 
 
-_CHILD = ("import resource, sys; sys.path.insert(0, 'bench'); from {module} import {function} as run; "
-          "rc = run(sys.argv[1:]); u = resource.getrusage(resource.RUSAGE_SELF); "
-          "print('PEAK_KIB', u.ru_maxrss, u.ru_utime + u.ru_stime, file=sys.stderr); sys.exit(rc)")
+_CHILD = (
+    "import resource, sys; from {module} import {function} as run; "
+    "rc = run(sys.argv[1:]); u = resource.getrusage(resource.RUSAGE_SELF); "
+    "print('PEAK_KIB', u.ru_maxrss, u.ru_utime + u.ru_stime, file=sys.stderr); sys.exit(rc)"
+)
 KVVIZ = {"module": "kvviz.cli", "function": "main"}
 TIMEOUT_S = 1800
-MAX_RSS_GIB = 6.0                 # a step is stopped past this (the machine's watchdog kills at 7 GB)
+MAX_RSS_GIB = 6.0  # a step is stopped past this (the machine's watchdog kills at 7 GB)
 RATE = 0.01
-CURVE_CAPACITIES = "10k,30k,100k,300k,1000k,3000k,inf"   # × 1% = 100 .. 30,000 sampled blocks
+CURVE_CAPACITIES = "10k,30k,100k,300k,1000k,3000k,inf"  # × 1% = 100 .. 30,000 sampled blocks
 ERROR_REQUESTS = 1_000_000
 ERROR_CAPACITIES = "10k,30k,100k,300k,1000k,inf"
 
@@ -95,8 +102,14 @@ def _run(argv: list[str], env: dict, child: dict = KVVIZ) -> tuple[float, float,
     """Run ``child``'s function on ``argv`` in its own process, stopped past ``TIMEOUT_S`` or
     ``MAX_RSS_GIB`` (the machine is shared); (wall s, its CPU s, its peak RSS in GiB, stdout)."""
     start = time.perf_counter()
-    with subprocess.Popen([sys.executable, "-c", _CHILD.format(**child), *argv], cwd=ROOT, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+    with subprocess.Popen(
+        [sys.executable, "-c", _CHILD.format(**child), *argv],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
         over: list[float] = []
         threading.Thread(target=_watch, args=(proc, over), daemon=True).start()
         try:
@@ -140,14 +153,16 @@ def _env(library: Path) -> dict:
 
 def sampled_main(argv: list[str]) -> int:
     """Child process: ``ENTRY_ID RATE CAPACITIES``; every policy's sampled curve (LRU exact) as CSV."""
-    from kvviz.eviction.replay import POLICIES, parse_capacities
+    from kvviz.eviction.grid import POLICIES, parse_capacities
     from kvviz.eviction.shards import sampled_curve
     from kvviz.traces import library
 
     eid, rate, caps = argv
     result = sampled_curve(library.open_entry(eid), list(POLICIES), parse_capacities(caps), float(rate))
-    print(f"# rate {result.rate:g}, {result.sampled_accesses:,} of {result.accesses:,} accesses sampled, "
-          f"LRU exact (sampled LRU off by {result.lru_error:.3f})")
+    print(
+        f"# rate {result.rate:g}, {result.sampled_accesses:,} of {result.accesses:,} accesses sampled, "
+        f"LRU exact (sampled LRU off by {result.lru_error:.3f})"
+    )
     sys.stdout.write(result.curve.to_csv(index=False))
     return 0
 
@@ -155,7 +170,8 @@ def sampled_main(argv: list[str]) -> int:
 def errors_main(argv: list[str]) -> int:
     """Child process: ``TRACE_FILE RATE CAPACITIES``; per policy, the largest |sampled − exact| hit
     ratio over the represented capacities, plain SHARDS and with the LRU correction, as CSV."""
-    from kvviz.eviction.replay import POLICIES, hit_curve, parse_capacities
+    from kvviz.eviction.grid import POLICIES, parse_capacities
+    from kvviz.eviction.replay import hit_curve
     from kvviz.traces import load_trace
 
     path, rate, caps = argv
@@ -184,15 +200,20 @@ def _short(capacity: float) -> str:
 
 
 def _line(step: str, wall: float, cpu: float, peak: float, target_s: float) -> None:
-    print(f"{step:<10} {wall:7.1f} s wall {cpu:7.1f} s CPU, peak RSS {peak:.2f} GiB  "
-          f"(target {target_s:g} s, 4 GiB)", flush=True)
+    print(
+        f"{step:<10} {wall:7.1f} s wall {cpu:7.1f} s CPU, peak RSS {peak:.2f} GiB  (target {target_s:g} s, 4 GiB)",
+        flush=True,
+    )
 
 
 def _build(requests: int, path: Path) -> None:
     start = time.perf_counter()
     n, accesses = build_trace_file(requests, path)
-    print(f"{'build':<10} {n:,} requests, {accesses:,} block accesses, {path.stat().st_size / 1e9:.2f} GB "
-          f"JSONL in {time.perf_counter() - start:.1f} s", flush=True)
+    print(
+        f"{'build':<10} {n:,} requests, {accesses:,} block accesses, {path.stat().st_size / 1e9:.2f} GB "
+        f"JSONL in {time.perf_counter() - start:.1f} s",
+        flush=True,
+    )
 
 
 def scale(path: Path, library: Path) -> None:
@@ -206,14 +227,19 @@ def curves(eid: str, library: Path) -> None:
     """Stats and the sampled curve of the library entry ``eid``, each in its own process."""
     wall, cpu, peak, _ = _run(["stats", eid], _env(library))
     _line("stats", wall, cpu, peak, 10)
-    wall, cpu, peak, out = _run([eid, str(RATE), CURVE_CAPACITIES], _env(library),
-                                {"module": "bench_scale", "function": "sampled_main"})
+    wall, cpu, peak, out = _run(
+        [eid, str(RATE), CURVE_CAPACITIES], _env(library), {"module": "bench.bench_scale", "function": "sampled_main"}
+    )
     _line("sampled", wall, cpu, peak, 30)
     head, _, body = out.partition("\n")
     curve = pd.read_csv(io.StringIO(body))
-    print(f"{'':<10} 8 policies × {curve['capacity'].nunique()} capacities, {head[2:]}; hit ratio "
-          f"(* = not represented), and the error estimate (R against 2R; flagged over {RELIABLE_ERROR:g}):")
-    shown = curve.assign(cell=[f"{r:.3f}{'' if ok else '*'}" for r, ok in zip(curve["hit_ratio"], curve["represented"])])
+    print(
+        f"{'':<10} 8 policies × {curve['capacity'].nunique()} capacities, {head[2:]}; hit ratio "
+        f"(* = not represented), and the error estimate (R against 2R; flagged over {RELIABLE_ERROR:g}):"
+    )
+    shown = curve.assign(
+        cell=[f"{r:.3f}{'' if ok else '*'}" for r, ok in zip(curve["hit_ratio"], curve["represented"])]
+    )
     table = shown.pivot(index="policy", columns="capacity", values="cell").reindex(curve["policy"].unique())
     table = table.rename(columns=_short)
     estimate = curve.groupby("policy", sort=False)["error_estimate"].first()
@@ -223,12 +249,15 @@ def curves(eid: str, library: Path) -> None:
 
 def errors(path: Path, env: dict) -> None:
     """The sampled-vs-exact error table on the trace at ``path``, in its own process."""
-    wall, cpu, peak, out = _run([str(path), str(RATE), ERROR_CAPACITIES], env,
-                                {"module": "bench_scale", "function": "errors_main"})
+    wall, cpu, peak, out = _run(
+        [str(path), str(RATE), ERROR_CAPACITIES], env, {"module": "bench.bench_scale", "function": "errors_main"}
+    )
     head, _, body = out.partition("\n")
     table = pd.read_csv(io.StringIO(body), index_col="policy")
-    print(f"{'errors':<10} {wall:7.1f} s wall {cpu:7.1f} s CPU, peak RSS {peak:.2f} GiB; {head[2:]}: largest "
-          f"|sampled − exact| hit ratio at a {RATE:.0%} rate over the represented capacities (target 0.01)")
+    print(
+        f"{'errors':<10} {wall:7.1f} s wall {cpu:7.1f} s CPU, peak RSS {peak:.2f} GiB; {head[2:]}: largest "
+        f"|sampled − exact| hit ratio at a {RATE:.0%} rate over the represented capacities (target 0.01)"
+    )
     for column in ("plain", "corrected"):
         table[column] = [f"{v:.4f}{'' if v <= 0.01 else ' over'}" for v in table[column]]
     print(table.to_string(), flush=True)
@@ -240,8 +269,11 @@ def main() -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--keep", type=Path, default=None, help="write the trace here and keep it")
     source.add_argument("--trace", type=Path, default=None, help="reuse this trace file instead of building one")
-    source.add_argument("--entry", default=None,
-                        help="only stats and the sampled curve of this entry of $KVVIZ_TRACES (imported before)")
+    source.add_argument(
+        "--entry",
+        default=None,
+        help="only stats and the sampled curve of this entry of $KVVIZ_TRACES (imported before)",
+    )
     parser.add_argument("--errors-only", action="store_true", help="only the sampled-vs-exact error table")
     args = parser.parse_args()
     if args.trace is not None and not args.trace.is_file():
@@ -268,8 +300,11 @@ def main() -> None:
 
 
 def _say_load() -> None:
-    print(f"{'machine':<10} load average {', '.join(f'{v:.1f}' for v in os.getloadavg())} (1, 5, 15 min) "
-          f"on {os.cpu_count()} cores", flush=True)
+    print(
+        f"{'machine':<10} load average {', '.join(f'{v:.1f}' for v in os.getloadavg())} (1, 5, 15 min) "
+        f"on {os.cpu_count()} cores",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ JSONL parsers that ingest could use.
 Prints the time to generate, write, parse, summarise and compute LRU stack distances, then
 parses one JSONL text with the standard library's ``json.loads`` per line (the old loop),
 pyarrow's JSON reader (ingest's fast path) and the whole ``load_trace``. Run with ``make bench``
-or ``.venv/bin/python bench/bench_trace.py [requests]`` (the README's parser numbers used
+or ``.venv/bin/python -m bench.bench_trace [requests]`` (the README's parser numbers used
 1,000,000 requests: ``bench_trace.py 1000000``).
 """
 
@@ -14,14 +14,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from kvviz.traces.reuse import stack_distances  # noqa: E402
-from kvviz.traces.stats import trace_stats  # noqa: E402
-from kvviz.traces import load_trace  # noqa: E402
-from kvviz.traces.workload import WorkloadConfig, generate  # noqa: E402
-from timing import timed  # noqa: E402
+from bench.timing import timed
+from kvviz.traces import load_trace
+from kvviz.traces.reuse import stack_distances
+from kvviz.traces.stats import trace_stats
+from kvviz.traces.workload import WorkloadConfig, generate
 
 
 def json_loop(data: bytes) -> int:
@@ -38,14 +35,23 @@ def pyarrow_json(data: bytes) -> int:
     import pyarrow as pa
     import pyarrow.json as pj
 
-    schema = pa.schema([("timestamp", pa.float64()), ("input_length", pa.int64()), ("output_length", pa.int64()),
-                        ("hash_ids", pa.list_(pa.int64()))])
-    return pj.read_json(io.BytesIO(data), read_options=pj.ReadOptions(block_size=32 << 20),
-                        parse_options=pj.ParseOptions(explicit_schema=schema)).num_rows
+    schema = pa.schema(
+        [
+            ("timestamp", pa.float64()),
+            ("input_length", pa.int64()),
+            ("output_length", pa.int64()),
+            ("hash_ids", pa.list_(pa.int64())),
+        ]
+    )
+    return pj.read_json(
+        io.BytesIO(data),
+        read_options=pj.ReadOptions(block_size=32 << 20),
+        parse_options=pj.ParseOptions(explicit_schema=schema),
+    ).num_rows
 
 
 def main(requests: int = 20_000) -> None:
-    if requests > 100_000:   # past the generator's one-call size: bench_scale's pieces
+    if requests > 100_000:  # past the generator's one-call size: bench_scale's pieces
         from bench_scale import build_trace_file
 
         with tempfile.TemporaryDirectory() as tmp:

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kvviz.cacheblend.train import Recipe, train  # noqa: E402
+from kvviz.cacheblend.train import Recipe, train
 
 
 def main() -> None:

@@ -17,6 +17,5 @@ def timed(label: str, fn: Callable[[], T]) -> T:
     """Run ``fn``, print its wall and CPU seconds after ``label``, and return its result."""
     wall, cpu = time.perf_counter(), time.process_time()
     out = fn()
-    print(f"{label:<58s} {time.perf_counter() - wall:7.2f} s wall {time.process_time() - cpu:7.2f} s CPU",
-          flush=True)
+    print(f"{label:<58s} {time.perf_counter() - wall:7.2f} s wall {time.process_time() - cpu:7.2f} s CPU", flush=True)
     return out

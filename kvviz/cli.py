@@ -1,4 +1,5 @@
-"""The command line: ``python -m kvviz COMMAND ...``.
+"""The command line: ``kvviz COMMAND ...`` once installed (``pyproject.toml``), ``python -m kvviz COMMAND ...``
+from a checkout.
 
 Each subcommand is a module in ``kvviz/commands/`` with ``NAME``, ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``; adding a module adds a command. Bad input
@@ -20,6 +21,7 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from types import ModuleType
 
 from kvviz import commands
@@ -70,9 +72,14 @@ def _command_modules(argv: Sequence[str]) -> list[ModuleType]:
     return [importlib.import_module(f"{commands.__name__}.{name}") for name in names]
 
 
+def _prog() -> str:
+    """How kvviz was called, for usage lines: the installed ``kvviz`` script, or ``python -m kvviz``."""
+    return "kvviz" if Path(sys.argv[0]).name == "kvviz" else "python -m kvviz"
+
+
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The parser for ``argv``: every command, or only the one ``argv`` names (see ``_command_modules``)."""
-    parser = _Parser(prog="python -m kvviz", description="kvviz: how LLM KV caches behave.")
+    parser = _Parser(prog=_prog(), description="kvviz: how LLM KV caches behave.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for module in _command_modules(argv):
         cmd = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)

@@ -32,7 +32,7 @@ def controls() -> tuple[SyntheticKV, int, int, int, float]:
         return (SyntheticKV(seed=seed), slider("Documents (24 tokens each)", 20, 400, 100, "docs", 20),
                 *encoder_controls())
     if len(sources) == 1:
-        st.caption("The record-world model appears here once its weights (assets/record_world.npz) exist.")
+        st.caption("The record-world model appears here once its trained weights are installed.")
     st.header("Synthetic KV")
     spec = SyntheticKV(
         layers=slider("Layers", 1, 32, 8, "layers"),

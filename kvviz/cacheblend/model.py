@@ -25,7 +25,8 @@ import numpy as np
 from kvviz.common.errors import InputError
 from kvviz.cacheblend.record_world import VOCAB
 
-WEIGHTS = Path(__file__).resolve().parents[2] / "assets" / "record_world.npz"
+WEIGHTS = Path(__file__).resolve().parent / "data" / "record_world.npz"
+"""The shipped weights: package data, so an installed ``kvviz`` finds them as a checkout does."""
 RETRAIN = "python -m kvviz.cacheblend.train"
 LAYER_PARAMS = ("attn_norm", "wq", "wk", "wv", "wo", "mlp_norm", "w_gate", "w_up", "w_down")
 
@@ -260,14 +261,16 @@ def save_model(model: Model, path: str | Path) -> None:
 
 
 def load_model(path: str | Path | None = None) -> Model:
-    """The trained record-world model (``assets/record_world.npz`` unless ``path`` is given).
+    """The trained record-world model (the shipped ``WEIGHTS`` unless ``path`` is given).
 
-    A missing, corrupt or mismatched file raises ``InputError`` that says how to retrain.
+    A missing, corrupt or mismatched file raises ``InputError`` that says how to retrain; it names
+    a file the caller gave, but not where the shipped one sits on the server.
     """
+    what = "the shipped model weights file" if path is None else f"the model weights file {path}"
     path = Path(path) if path is not None else WEIGHTS
-    fix = f"retrain it with `{RETRAIN}` (about 10 minutes), or restore it from git"
+    fix = f"retrain it with `{RETRAIN}` (about 10 minutes), or reinstall kvviz"
     if not path.is_file():
-        raise InputError(f"the model weights file {path} is missing; {fix}", field="weights")
+        raise InputError(f"{what} is missing; {fix}", field="weights")
     try:
         with np.load(path, allow_pickle=False) as data:
             meta = json.loads(str(data["__meta__"]))
@@ -277,18 +280,17 @@ def load_model(path: str | Path | None = None) -> Model:
             params = {name: data[name].astype(np.float32) for name in names}
             loss = data["__loss__"] if "__loss__" in data.files else np.zeros(0)
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
-        raise InputError(f"the model weights file {path} is corrupt or not a kvviz model ({exc}); {fix}",
-                         field="weights") from None
+        raise InputError(f"{what} is corrupt or not a kvviz model ({exc}); {fix}", field="weights") from None
     model = Model(config, params, meta.get("info", {}), np.asarray(loss, dtype=np.float32))
-    _check_shapes(model, path, fix)
+    _check_shapes(model, what, fix)
     return model
 
 
-def _check_shapes(model: Model, path: Path, fix: str) -> None:
+def _check_shapes(model: Model, what: str, fix: str) -> None:
     expected = init_params(model.config, seed=0)
     for name, value in expected.items():
         got = model.params[name]
         if got.shape != value.shape or not np.all(np.isfinite(got)):
-            raise InputError(f"the model weights file {path} has a bad '{name}' "
+            raise InputError(f"{what} has a bad '{name}' "
                              f"(shape {got.shape}, expected {value.shape}, or not finite); {fix}",
                              field="weights")

@@ -1,6 +1,6 @@
 """Train the record-world model in numpy: a hand-written backward pass and Adam.
 
-``python -m kvviz.cacheblend.train`` reproduces ``assets/record_world.npz`` (same seed, same
+``python -m kvviz.cacheblend.train`` reproduces the shipped ``model.WEIGHTS`` (same seed, same
 recipe, same numbers up to floating-point summation order). The loss is cross-entropy on what
 can be predicted: the answers, and values whose key already appeared in the document (training
 documents may repeat records; the evaluation documents never do). Everything else is random.

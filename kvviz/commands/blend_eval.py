@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(original prototype, LMCache v0), k_layer1 (LMCache v1)")
     parser.add_argument("--seed", type=A.seed, default=0, help="seed of the documents and of random selection")
     parser.add_argument("--weights", type=_weights, default=None,
-                        help="model weights (.npz); default assets/record_world.npz")
+                        help="model weights (.npz); default: the weights shipped with kvviz")
 
 
 def _weights(text: str) -> str:
