@@ -8,9 +8,10 @@ from kvviz.common import glossary
 from kvviz.radix import report
 from kvviz.radix.hiradix_cache import WRITE_POLICIES
 from kvviz.radix.radix_cache import POLICIES
-from kvviz.radix.scenarios import (
-    PRESETS, ReplayConfig, hit_counts_decide, parse_text, replay, script_from_trace, snapshot_window, to_text, totals_frame,
-)
+from kvviz.radix.presets import PRESETS
+from kvviz.radix.replay import ReplayConfig, hit_counts_decide, replay, snapshot_window, totals_frame
+from kvviz.radix.script import parse_text, to_text
+from kvviz.radix.trace_replay import script_from_trace
 from ui import figures, frame, keys
 from ui.traces import session_trace
 

@@ -1,6 +1,6 @@
 """``python -m kvviz radix SCRIPT``: replay a request script on SGLang's radix tree, step by step.
 
-SCRIPT is a JSON file (a list of steps, see ``kvviz.radix.scenarios.parse_json``), a text file in
+SCRIPT is a JSON file (a list of steps, see ``kvviz.radix.script.parse_json``), a text file in
 the page's one-step-per-line form, or ``preset:NAME`` for a built-in preset. After each step it
 prints what happened, the tree dump (as SGLang's ``pretty_print``) and the running totals.
 """
@@ -10,9 +10,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 from kvviz.common import args as A
+from kvviz.common.errors import InputError, quote
 from kvviz.traces.cli import add_trace_arguments, refuse_reading_options, trace_from_args
 
 NAME = "radix"
@@ -48,7 +50,7 @@ in flight to defer on, or acknowledged."""
 
 
 def _trace_totals(args: argparse.Namespace) -> int:
-    from kvviz.radix.scenarios import ReplayConfig
+    from kvviz.radix.replay import ReplayConfig
     from kvviz.radix.trace_replay import replay_trace
 
     A.refuse(args, ["--totals-only"], "applies to a script; with --trace the totals are all that is printed")
@@ -76,8 +78,8 @@ def _refuse_hiradix_options(args: argparse.Namespace, cache: str, deferral: bool
 
 
 def _script(arg: str):
-    from kvviz.common.errors import InputError, quote
-    from kvviz.radix.scenarios import MAX_TEXT_BYTES, PRESETS, parse_json, parse_text
+    from kvviz.radix.presets import PRESETS
+    from kvviz.radix.script import MAX_TEXT_BYTES, parse_json, parse_text
 
     if arg.startswith("preset:"):
         key = arg.split(":", 1)[1]
@@ -100,11 +102,7 @@ def _script(arg: str):
 
 
 def run(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
-
-    from kvviz.radix.scenarios import TOTAL_COLUMNS, ReplayConfig, replay
-
-    from kvviz.common.errors import InputError, quote
+    from kvviz.radix.replay import TOTAL_COLUMNS, ReplayConfig, replay
 
     if args.trace is not None:
         if args.script is not None:

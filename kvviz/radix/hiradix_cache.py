@@ -15,7 +15,7 @@ Follows ``python/sglang/srt/mem_cache/hiradix_cache.py`` and the HiCache design 
 
 Transfers stay pending until ``ack()`` (SGLang's ``check_hicache_events`` in the next scheduler
 step; spec §5). Strata's in-flight nodes (spec §4.2) are added by
-``kvviz.strata.inflight.StrataHiRadixCache``.
+``kvviz.radix.inflight.StrataHiRadixCache``.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kvviz.common.errors import quote, require
-from kvviz.radix.radix_cache import RadixCache, Time, TreeNode
 from kvviz.radix.events import EventKind
+from kvviz.radix.radix_cache import RadixCache, Time, TreeNode
 
 WRITE_POLICIES: tuple[str, ...] = ("write_through", "write_through_selective", "write_back")
 LOAD_BACK_THRESHOLD = 10

@@ -20,7 +20,7 @@ Modelling conventions (spec §5): a logical clock ``(k, s)`` — every public op
 and ties between equal policy keys fall to the older access, then the lower node id.
 
 Strata's temporary **in-flight** nodes (spec §4.2) are not SGLang's: they live in
-``kvviz.strata.inflight``, a subclass beside Strata's deferral rule, which fills the hooks left here
+``kvviz.radix.inflight``, a subclass beside Strata's deferral rule, which fills the hooks left here
 (``_materialised``, ``_in_flight_run``, ``_split_off``). An SGLang node is never in flight.
 """
 
@@ -67,7 +67,7 @@ class TreeNode:
 
     __slots__ = ("id", "key", "value", "host_value", "children", "parent", "lock_ref", "last_access_time",
                  "creation_time", "hit_count", "priority", "extra_key")
-    # Strata's fields (kvviz.strata.inflight.StrataNode has them as slots): an SGLang node never has them.
+    # Strata's fields (kvviz.radix.inflight.StrataNode has them as slots): an SGLang node never has them.
     in_flight = False
     owners: frozenset[str] = frozenset()
     waiting = 0

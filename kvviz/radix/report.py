@@ -1,6 +1,6 @@
 """What the radix page says about a replay: each step's marks, "What to notice", and the paper rows.
 
-Everything here is computed from a ``kvviz.radix.scenarios.Replay`` (its per-step events,
+Everything here is computed from a ``kvviz.radix.replay.Replay`` (its per-step events,
 ``kvviz.radix.events``) and the settings it ran with, so every claim follows the numbers on the
 screen. The papers: SGLang (Zheng et al., arXiv 2312.07104, §3 and Fig. 3), Strata (Xie et al.,
 arXiv 2508.18572, §4.3.1, §5.3.3), HiCache's ``hiradix_cache.py`` and SGLang issue #27206.
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from kvviz.common import paper
-from kvviz.radix.hiradix_cache import LOAD_BACK_THRESHOLD
 from kvviz.radix.events import EventKind, quote
-from kvviz.radix.scenarios import Replay, eviction_steps, repeat_prompt_hit
-from kvviz.strata.scheduler import DEFAULT_THRESHOLD
+from kvviz.radix.hiradix_cache import LOAD_BACK_THRESHOLD
+from kvviz.radix.replay import Replay, eviction_steps, repeat_prompt_hit
+from kvviz.radix.scheduler import DEFAULT_THRESHOLD
 
 FIGURE_EVICTS = (5, 8, 9)
 """The steps of SGLang's Fig. 3 whose caption evicts: (5) node c, (8) nodes g and h, (9) i, k and l."""
@@ -120,7 +120,8 @@ def paper_rows(rep: Replay, other: Replay, figure_preset: bool) -> list[dict[str
         paper.given("Strata delay-hit threshold (in-flight tokens)", f"more than {DEFAULT_THRESHOLD} (§4.3.1)",
                   f"more than {threshold}" if rep.config.deferral else "deferral off", "the threshold control"),
         paper.given("HiCache load-back floor", f"{LOAD_BACK_THRESHOLD} tokens (hiradix_cache.py)",
-                  f"{LOAD_BACK_THRESHOLD} tokens", "kvviz.radix.hiradix_cache.LOAD_BACK_THRESHOLD, read from SGLang's source"),
+                  f"{LOAD_BACK_THRESHOLD} tokens",
+                  "kvviz.radix.hiradix_cache.LOAD_BACK_THRESHOLD, read from SGLang's source"),
         paper.check("Delay-hit fix, min-distance workload", "+42% throughput (Strata §5.3.3)",
                   f"redundant prefill {with_off:,} → {with_on:,} tokens (off → on)",
                   with_on < with_off or with_off == 0,

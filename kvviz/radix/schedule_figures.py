@@ -9,8 +9,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from kvviz.radix.schedule_policy import Schedule
 from kvviz.common.style import PALETTE
+from kvviz.radix.schedule_policy import Schedule
 
 HIT = PALETTE[2]
 RECOMPUTE = PALETTE[3]

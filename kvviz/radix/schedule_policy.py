@@ -19,7 +19,8 @@ Follows SGLang's scheduler (Zheng et al. arXiv 2312.07104 §3.2 "cache-aware sch
 Requests of one batch do not see each other's KV (it is being computed at the same time), which
 is what in-batch prefix caching avoids. A token here is one block of the trace (page = block),
 so counts are blocks; pages convert them to tokens. Hits are what each request found cached
-when it was admitted; recomputed blocks are the rest of its prompt.
+when it was admitted; recomputed blocks are the rest of its prompt. A waiting request is its
+prompt (a ``Key``), numbered by its place in the queue: ordering and admission need nothing else.
 """
 
 from __future__ import annotations
@@ -32,15 +33,13 @@ import pandas as pd
 
 from kvviz.common import budget
 from kvviz.common.errors import require
-from kvviz.prefix_cache import prepare
-from kvviz.radix.radix_cache import RadixCache, TreeNode
+from kvviz.prefix_cache.replay import prepare
+from kvviz.radix.radix_cache import Key, RadixCache, TreeNode
 from kvviz.traces import Trace
 
 CHECK_THRESHOLD_TOKENS = 32          # IN_BATCH_PREFIX_CACHING_CHECK_THRESHOLD
 DEPRIORITIZE_THRESHOLD_TOKENS = 32   # IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_THRESHOLD
 LPM_FALLBACK_QUEUE = 128             # LPM turns into FCFS above this many waiting requests
-
-Request = tuple[int, ...]
 
 
 class Order(Enum):
@@ -89,7 +88,7 @@ class Schedule:
         return int(self.admissions["round"].max()) if len(self.admissions) else 0
 
 
-def _serve(cache: RadixCache, key: Request) -> int:
+def _serve(cache: RadixCache, key: Key) -> int:
     """One request served alone (a warm-up request): match, lock, allocate what fits, insert, unlock."""
     found = cache.match_prefix(key)
     m = found.device_len
@@ -102,8 +101,10 @@ def _serve(cache: RadixCache, key: Request) -> int:
     return m
 
 
-def _lpm(queue: list[int], matched: dict[int, int], requests: list[Request], config: ScheduleConfig) -> list[int]:
-    """LPM order with SGLang's in-batch prefix caching (a throw-away tree of the waiting prompts)."""
+def _lpm(queue: list[int], matched: dict[int, int], requests: list[Key], config: ScheduleConfig) -> list[int]:
+    """LPM order with SGLang's in-batch prefix caching (a throw-away tree of the waiting prompts): the
+    queue's positions, most cached blocks first, those held back last. It is SGLang's precedent for
+    Strata's delay-hit deferral (``kvviz.radix.scheduler``): a cold prefix is computed once."""
     if len(queue) > LPM_FALLBACK_QUEUE:
         return list(queue)
     later: set[int] = set()
@@ -142,7 +143,7 @@ def _dfs(queue: list[int], last: dict[int, TreeNode], cache: RadixCache) -> list
     return out
 
 
-def schedule(requests: list[Request], order: Order, config: ScheduleConfig, warm: list[Request] = ()) -> Schedule:
+def schedule(requests: list[Key], order: Order, config: ScheduleConfig, warm: list[Key] = ()) -> Schedule:
     """Serve every waiting request in rounds under ``order``; ``warm`` requests fill the cache first."""
     cache = RadixCache(page_size=1, eviction_policy="lru", capacity=config.capacity)
     for key in warm:
@@ -172,7 +173,7 @@ def schedule(requests: list[Request], order: Order, config: ScheduleConfig, warm
     return Schedule(order, pd.DataFrame(rows, columns=["round", "request", "blocks", "hits", "recomputed"]))
 
 
-def _admit(cache: RadixCache, ranked: list[int], requests: list[Request],
+def _admit(cache: RadixCache, ranked: list[int], requests: list[Key],
            config: ScheduleConfig) -> list[tuple[int, int, TreeNode, int]]:
     """Admit in order while the batch budget allows (the first always): lock, allocate the shortfall."""
     batch = []
@@ -194,7 +195,7 @@ def _admit(cache: RadixCache, ranked: list[int], requests: list[Request],
     return batch
 
 
-def compare(requests: list[Request], config: ScheduleConfig, warm: list[Request] = ()) -> pd.DataFrame:
+def compare(requests: list[Key], config: ScheduleConfig, warm: list[Key] = ()) -> pd.DataFrame:
     """Every order on the same queue: ``order, rounds, blocks, hits, recomputed, hit_ratio``."""
     total = sum(len(r) for r in requests)
     rows = []
@@ -205,7 +206,7 @@ def compare(requests: list[Request], config: ScheduleConfig, warm: list[Request]
     return pd.DataFrame(rows)
 
 
-def trace_queue(trace: Trace, start: int, size: int, warm: int) -> tuple[list[Request], list[Request]]:
+def trace_queue(trace: Trace, start: int, size: int, warm: int) -> tuple[list[Key], list[Key]]:
     """Requests ``start .. start+size-1`` of a trace as one waiting queue, and the ``warm`` requests
     before them as the cache's history; blocks are the trace's prefix nodes."""
     require(0 <= start < trace.n_requests, f"start must be in 0..{trace.n_requests - 1}, got {start}", field="start")
@@ -215,7 +216,7 @@ def trace_queue(trace: Trace, start: int, size: int, warm: int) -> tuple[list[Re
     return keys[start:start + size], keys[max(0, start - warm):start]
 
 
-INTERLEAVED: tuple[Request, ...] = tuple(
+INTERLEAVED: tuple[Key, ...] = tuple(
     tuple([100 * p + k for k in range(1, 5)] + [1000 + 10 * p + q]) for q in range(3) for p in range(3))
 """Nine requests over three 4-block prefixes, arriving interleaved (A1 B1 C1 A2 B2 C2 …): with room
 for one prefix at a time FCFS evicts each prefix before its next user comes."""
@@ -226,7 +227,7 @@ BLOCK_VISITS_PER_S = 1_000_000.0
 requests, 2-core machine under load; rounded down)."""
 
 
-def cost(requests: list[Request], warm: list[Request]) -> budget.Cost:
+def cost(requests: list[Key], warm: list[Key]) -> budget.Cost:
     """Work of comparing the three orders: every round re-matches the queue (≈ queue² / batch blocks)."""
     blocks = sum(len(r) for r in requests)
     rounds = max(1, len(requests) // 4)

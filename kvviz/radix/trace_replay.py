@@ -1,22 +1,53 @@
-"""A whole trace through SGLang's radix tree, totals only.
+"""A trace's requests through SGLang's radix tree: as a script to step through, or totals only.
 
-The step-through (``kvviz.radix.scenarios.replay``) keeps the tree, its text dump and a line of
-prose after every step, which is what a lecture needs for a few hundred requests and far too much
-for a trace of ten thousand. This runs the same rounds — the requests arriving in one
-``round_ms`` window form one scheduler round, then rounds run until every request has finished —
-on the same cache and scheduler (``ReplayConfig.build``), and keeps only the running totals, so it
-reports exactly what the step-through's last row would. A request's hash ids are its tokens
-(one id per block, as in ``script_from_trace``): the tree is block-granular, and every capacity
-and count is in blocks.
+A request's hash ids are its tokens (one id per block): the tree is block-granular, and every
+capacity and count is in blocks. The requests arriving in one ``round_ms`` window form one
+scheduler round. ``script_from_trace`` makes the first requests a script for the step-through
+(``kvviz.radix.replay.replay``), which keeps the tree, its text dump and a line of prose after
+every step: what a lecture needs for a few hundred requests, and far too much for a trace of ten
+thousand. ``replay_trace`` runs the same rounds, then rounds until every request has finished, on
+the same cache and scheduler (``ReplayConfig.build``), and keeps only the running totals, so it
+reports exactly what the step-through's last row would.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvviz.radix.scenarios import EVENT_TOTALS, ReplayConfig, count_events, gauges, trace_rounds
-from kvviz.strata.scheduler import Request
+from kvviz.common.errors import require
+from kvviz.radix.replay import EVENT_TOTALS, ReplayConfig, count_events, gauges
+from kvviz.radix.request import Request
+from kvviz.radix.script import Op, Script, checked
 from kvviz.traces import Trace
+
+
+def trace_rounds(trace: Trace, n: int, round_ms: int = 1000) -> list[list[Request]]:
+    """The first ``n`` requests of a trace, block ids as tokens, grouped by arrival in windows of
+    ``round_ms`` (one list per non-empty window; requests without blocks are left out)."""
+    require(trace.has_block_ids, "this trace has no block ids (hash_ids), so it cannot be replayed in a "
+            "radix tree", field="trace")
+    require(n >= 1, "replay at least one request", field="requests")
+    require(round_ms >= 1, "the round length must be at least 1 ms", field="round_ms")
+    ts = trace.requests["timestamp"].to_numpy()[:n]
+    window = (ts - ts[0]) // round_ms if len(ts) else ts
+    rounds: list[list[Request]] = []
+    for i in range(len(ts)):
+        request = Request(f"R{i + 1}", tuple(int(b) for b in trace.hash_ids(i)))
+        if not request.tokens:
+            continue
+        if rounds and window[i] == window[i - 1]:
+            rounds[-1].append(request)
+        else:
+            rounds.append([request])
+    return rounds
+
+
+def script_from_trace(trace: Trace, n: int, round_ms: int = 1000) -> Script:
+    """The first ``n`` requests of a trace, block ids as tokens; arrivals in the same
+    ``round_ms`` window form one step (empty windows are skipped)."""
+    ops = tuple(Op("requests", tuple(wave)) for wave in trace_rounds(trace, n, round_ms))
+    return checked(Script(f"{trace.name}: first {min(n, trace.n_requests)} requests", ops))
+
 
 MAX_DRAIN_ROUNDS = 200
 
@@ -27,7 +58,7 @@ class TraceTotals:
 
     requests: int                 # requests replayed (those with at least one block)
     rounds: int
-    totals: dict[str, int]        # kvviz.radix.scenarios.TOTAL_COLUMNS, as the step-through's last row
+    totals: dict[str, int]        # kvviz.radix.replay.TOTAL_COLUMNS, as the step-through's last row
     finished: bool                # every request finished (False: memory stayed locked)
 
     @property
@@ -39,8 +70,7 @@ class TraceTotals:
 
 def replay_trace(trace: Trace, config: ReplayConfig, n: int | None = None, round_ms: int = 1000) -> TraceTotals:
     """Replay the first ``n`` requests (default all) of ``trace`` and return the totals."""
-    arrivals = [[Request(r.name, r.tokens) for r in specs]
-                for specs in trace_rounds(trace, trace.n_requests if n is None else n, round_ms)]
+    arrivals = trace_rounds(trace, trace.n_requests if n is None else n, round_ms)
     cache, sched = config.build()
     seen = dict.fromkeys(EVENT_TOTALS.values(), 0)
     rounds = drained = 0

@@ -46,7 +46,7 @@ def fig_loading(curve: pd.DataFrame, knees: Mapping[str, float], new_tokens: int
                         line=dict(color=color(i)))
     times = curve[[c for c in curve.columns if c.endswith(" ms")]].to_numpy()
     ys = [times.min(), times.max()]
-    for i, (name, knee) in enumerate(knees.items()):
+    for i, knee in enumerate(knees.values()):
         if np.isfinite(knee) and curve["ratio"].min() <= knee <= curve["ratio"].max():
             reference_vline(fig, knee, ys, f"knee {knee:.3g}", color(i), level=i)
     reference_vline(fig, STRATA_THRESHOLD, ys, "Strata's 100", INK_GRAY, "dash", level=len(knees))

@@ -183,7 +183,10 @@ def knee_ratio(m: ModelSpec, compute: Compute, new_tokens: int, load_bytes_s: fl
 # ---- balanced batching ----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Request:
+class PrefillJob:
+    """A request as the loading-bound prefill sees it: no tokens, only how many to load from host
+    memory and how many to compute, when it arrives, and the context it shares (if any)."""
+
     rid: int
     kind: str                 # a label for the timeline ("long doc + question", "fresh prompt")
     arrival_s: float
@@ -193,20 +196,20 @@ class Request:
 
 
 def burst_example(doc_tokens: int = 28_672, question_tokens: int = 256, fresh_tokens: int = 3_584,
-                  per_burst: int = 8, bursts: int = 2, gap_s: float = 0.0) -> list[Request]:
+                  per_burst: int = 8, bursts: int = 2, gap_s: float = 0.0) -> list[PrefillJob]:
     """Lecture 9 §4.3's burst: ``per_burst`` questions on long cached documents, then as many fresh long
     prompts, repeated ``bursts`` times, ``gap_s`` apart. Every document is different (no bundle hits)."""
     for v, name in ((doc_tokens, "doc_tokens"), (question_tokens, "question_tokens"),
                     (fresh_tokens, "fresh_tokens"), (per_burst, "per_burst"), (bursts, "bursts")):
         require(v >= 1 and float(v).is_integer(), f"{name} must be a whole number ≥ 1, got {v}", field=name)
     require(gap_s >= 0, f"gap must be ≥ 0 s, got {gap_s}", field="gap_s")
-    out: list[Request] = []
+    out: list[PrefillJob] = []
     for b in range(bursts):
         for _ in range(per_burst):
-            out.append(Request(len(out), "long doc + question", b * gap_s, doc_tokens, question_tokens,
+            out.append(PrefillJob(len(out), "long doc + question", b * gap_s, doc_tokens, question_tokens,
                                f"doc{len(out)}"))
         for _ in range(per_burst):
-            out.append(Request(len(out), "fresh prompt", b * gap_s, 0, fresh_tokens))
+            out.append(PrefillJob(len(out), "fresh prompt", b * gap_s, 0, fresh_tokens))
     return out
 
 
@@ -218,7 +221,7 @@ class Batch:
     compute_s: float
     time_s: float
     stall_s: float
-    requests: tuple[Request, ...]
+    requests: tuple[PrefillJob, ...]
 
     @property
     def end_s(self) -> float:
@@ -239,7 +242,7 @@ class Schedule:
         return sum(b.stall_s for b in self.batches)
 
 
-def _load_tokens(batch: Sequence[Request]) -> int:
+def _load_tokens(batch: Sequence[PrefillJob]) -> int:
     seen, total = set(), 0
     for r in batch:
         if r.context_id is None or r.context_id not in seen:
@@ -249,20 +252,20 @@ def _load_tokens(batch: Sequence[Request]) -> int:
     return total
 
 
-def _ratio(batch: Sequence[Request]) -> float:
+def _ratio(batch: Sequence[PrefillJob]) -> float:
     new = sum(r.new_tokens for r in batch)
     return _load_tokens(batch) / new if new else math.inf
 
 
-def _bundle(r: Request, queue: Sequence[Request], taken: set[int]) -> list[Request]:
+def _bundle(r: PrefillJob, queue: Sequence[PrefillJob], taken: set[int]) -> list[PrefillJob]:
     return [q for q in queue if q.context_id is not None and q.context_id == r.context_id and q.rid not in taken]
 
 
-def pick_balanced(queue: Sequence[Request], batch_size: int, threshold: float) -> list[Request]:
+def pick_balanced(queue: Sequence[PrefillJob], batch_size: int, threshold: float) -> list[PrefillJob]:
     """One round of balanced batching over the FIFO ``queue`` (Strata Algorithm 1, paraphrased)."""
     batch, taken, deferred = [], set(), []
 
-    def add(r: Request) -> None:
+    def add(r: PrefillJob) -> None:
         for q in [r] + _bundle(r, queue, taken | {r.rid}):
             if len(batch) < batch_size and q.rid not in taken:
                 batch.append(q)
@@ -287,7 +290,7 @@ def pick_balanced(queue: Sequence[Request], batch_size: int, threshold: float) -
     return batch
 
 
-def schedule(requests: Sequence[Request], m: ModelSpec, compute: Compute, load_bytes_s: float,
+def schedule(requests: Sequence[PrefillJob], m: ModelSpec, compute: Compute, load_bytes_s: float,
              policy: str = "balanced", batch_size: int = 2, threshold: float = 10.0) -> Schedule:
     """Run the queue to empty, one prefill batch at a time, with FCFS or balanced batching."""
     require(policy in ("fcfs", "balanced"), f"policy must be 'fcfs' or 'balanced', got {policy!r}", field="policy")
@@ -337,7 +340,8 @@ def paper_rows(m: ModelSpec, overhead_us: float, knee: float, fcfs: Schedule | N
 
     def share_row(quantity: str, reported: str, target: float, sim: float) -> dict[str, str]:
         if fitted:
-            return paper.calibrated(quantity, reported, f"{sim:.1%}", f"L0 = {overhead_us:.2f} µs is fitted to 22% and 5%")
+            return paper.calibrated(quantity, reported, f"{sim:.1%}",
+                                    f"L0 = {overhead_us:.2f} µs is fitted to 22% and 5%")
         return paper.close(quantity, reported, f"{sim:.1%}", (target, sim), 0.1)
 
     rows = [

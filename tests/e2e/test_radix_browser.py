@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from kvviz.radix.scenarios import PRESETS
+from kvviz.radix.presets import PRESETS
 from tests.e2e.browser import assert_no_exception, choose, open_page, screenshot, wait_idle
 
 

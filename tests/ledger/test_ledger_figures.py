@@ -8,9 +8,9 @@ import plotly.graph_objects as go
 import pytest
 
 from kvviz.common import hardware as hw
-from kvviz.ledger import ledger
-from kvviz.ledger import figures as figs
 from kvviz.common.style import style_figure
+from kvviz.ledger import figures as figs
+from kvviz.ledger import ledger
 
 H100 = hw.Compute(hw.GPUS["h100"], hw.DEFAULT_MFU)
 CONTEXTS = [256, 1024, 8192, 65536, 1_048_576]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from kvviz.radix.events import Event, narrate, quote
+from kvviz.radix.events import EventKind as K
+from kvviz.radix.presets import PRESETS
 from kvviz.radix.radix_cache import RadixCache
-from kvviz.radix.events import Event, EventKind as K, narrate, quote
-from kvviz.radix.scenarios import PRESETS, ReplayConfig, eviction_steps, replay
+from kvviz.radix.replay import ReplayConfig, eviction_steps, replay
 
 
 def kinds(rep, step: int) -> list[tuple]:
@@ -15,7 +17,7 @@ def test_raw_operations_record_exactly_what_happened():
     rep = replay(PRESETS["ops"].script(), ReplayConfig(**PRESETS["ops"].suggested))
     assert [kinds(rep, k) for k in range(rep.n_steps)] == [
         [],
-        [(K.BACKUP, 5), (K.INSERT, 0)],                          # insert 1..5: a new leaf, copied to CPU (write-through)
+        [(K.BACKUP, 5), (K.INSERT, 0)],                          # insert 1..5: a new leaf, copied to CPU (write-thru)
         [(K.SPLIT, 3), (K.BACKUP, 1), (K.INSERT, 3)],            # insert 1 2 3 9 splits 1..5 after 3
         [(K.SPLIT, 1), (K.MATCH, 4)],                            # match 1 2 3 4 7: a lookup splits too
         [(K.SPLIT, 2), (K.MATCH, 2)],
@@ -38,7 +40,8 @@ def test_raw_operations_record_exactly_what_happened():
 
 
 def test_the_sglang_example_evicts_by_lru_and_names_the_request():
-    rep = replay(PRESETS["sglang9"].script(), ReplayConfig(**{**ReplayConfig().__dict__, **PRESETS["sglang9"].suggested}))
+    preset = PRESETS["sglang9"]
+    rep = replay(preset.script(), ReplayConfig(**{**ReplayConfig().__dict__, **preset.suggested}))
     assert eviction_steps(rep) == [4, 7, 8]
     words = dict(rep.vocab)
     step7 = [e for e in rep.steps["events"].iloc[7] if e.kind is K.EVICT]

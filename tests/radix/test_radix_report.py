@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kvviz.radix.presets import PRESETS
+from kvviz.radix.replay import ReplayConfig, replay
 from kvviz.radix.report import FIGURE_EVICTS, figure_steps, notice, paper_rows, step_marks, step_metrics
-from kvviz.radix.scenarios import PRESETS, ReplayConfig, replay
 
 SGLANG9 = ReplayConfig(**{**ReplayConfig().__dict__, **PRESETS["sglang9"].suggested})
 

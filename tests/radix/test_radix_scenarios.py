@@ -9,13 +9,23 @@ import numpy as np
 import pytest
 
 from kvviz.common.errors import InputError
+from kvviz.radix.events import EVICTING, EventKind
 from kvviz.radix.figures import fig_radix_totals, layout_tree, tree_figure
 from kvviz.radix.hiradix_cache import WRITE_POLICIES
-from kvviz.radix.events import EVICTING, EventKind
+from kvviz.radix.presets import PRESETS
 from kvviz.radix.radix_cache import POLICIES
-from kvviz.radix.scenarios import (
-    PRESETS, ReplayConfig, eviction_steps, hit_counts_decide, parse_json, parse_text, repeat_prompt_hit, replay, script_from_trace, to_text, totals_frame,
+from kvviz.radix.replay import (
+    SNAPSHOT_WINDOW,
+    ReplayConfig,
+    eviction_steps,
+    hit_counts_decide,
+    repeat_prompt_hit,
+    replay,
+    snapshot_window,
+    totals_frame,
 )
+from kvviz.radix.script import parse_json, parse_text, to_text
+from kvviz.radix.trace_replay import script_from_trace
 from kvviz.traces import from_records
 
 
@@ -28,10 +38,10 @@ def test_text_form_words_runs_waves_and_raw_ops():
     s = parse_text("sys hi => hello\n& sys bye\n# comment\ndoc: 1..5 9\nevict 3\nack\nmatch sys hi\n")
     assert [op.kind for op in s.ops] == ["requests", "requests", "evict", "ack", "match"]
     first = s.ops[0].requests
-    assert [r.name for r in first] == ["R1", "R2"]
+    assert [r.rid for r in first] == ["R1", "R2"]
     assert first[0].tokens[0] == first[1].tokens[0]            # the same word, the same id
     assert s.words[first[0].output[0]] == "hello"
-    assert s.ops[1].requests[0].tokens == (1, 2, 3, 4, 5, 9) and s.ops[1].requests[0].name == "R3 doc"
+    assert s.ops[1].requests[0].tokens == (1, 2, 3, 4, 5, 9) and s.ops[1].requests[0].rid == "R3 doc"
     assert s.ops[2].n == 3 and s.ops[4].tokens == first[0].tokens
 
 
@@ -155,7 +165,8 @@ def test_sglang_nine_steps_evicts_under_memory_pressure():
     preset = PRESETS["sglang9"]
     rep = replay(preset.script(), ReplayConfig(**{**asdict(ReplayConfig()), **preset.suggested}))
     assert eviction_steps(rep) and min(eviction_steps(rep)) >= 4
-    assert replay(preset.script(), ReplayConfig(cache="radix", device_capacity=10_000)).steps.iloc[-1].evicted_device == 0
+    roomy = replay(preset.script(), ReplayConfig(cache="radix", device_capacity=10_000))
+    assert roomy.steps.iloc[-1].evicted_device == 0
 
 
 def test_figures_draw_every_step():
@@ -214,7 +225,6 @@ def test_where_hit_counts_do_not_decide_legacy_counting_evicts_the_same(cache, p
 
 
 def test_snapshot_window_keeps_a_short_script_whole_and_a_long_one_by_windows():
-    from kvviz.radix.scenarios import SNAPSHOT_WINDOW, snapshot_window
     assert snapshot_window(4 * SNAPSHOT_WINDOW, 99) == (0, 4 * SNAPSHOT_WINDOW)     # up to four windows: every tree
     assert snapshot_window(4 * SNAPSHOT_WINDOW + 1, 3) == (0, SNAPSHOT_WINDOW)
     assert snapshot_window(1000, 99) == (75, 100) and snapshot_window(1000, 100) == (100, 125)

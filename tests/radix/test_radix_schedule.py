@@ -7,7 +7,15 @@ from hypothesis import strategies as st
 
 from kvviz.radix.radix_cache import RadixCache
 from kvviz.radix.schedule_policy import (
-    INTERLEAVED, Order, ScheduleConfig, _dfs, _lpm, compare, order_notes, schedule, trace_queue,
+    INTERLEAVED,
+    Order,
+    ScheduleConfig,
+    _dfs,
+    _lpm,
+    compare,
+    order_notes,
+    schedule,
+    trace_queue,
 )
 from kvviz.traces.workload import WorkloadConfig, generate
 
@@ -41,6 +49,12 @@ def test_lpm_holds_back_duplicates_of_a_cold_prefix():
                 tuple(list(range(1, 21)) + list(range(2001, 2041)))]
     order = _lpm([0, 1, 2, 3], {r: 0 for r in range(4)}, requests, ScheduleConfig(1000, 1000, block_size=1))
     assert order == [0, 2, 3, 1]
+    cache = RadixCache(page_size=1)
+    cache.insert(requests[0])                                              # next round, after R1's prefill
+    rest = [1, 2, 3]
+    matched = {r: cache.match_prefix(requests[r]).device_len for r in rest}
+    assert matched == {1: 64, 2: 0, 3: 20}
+    assert _lpm(rest, matched, requests, ScheduleConfig(1000, 1000, block_size=1)) == [1, 3, 2]   # none held back
 
 
 queues = st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=6), min_size=1, max_size=14)

@@ -1,4 +1,4 @@
-"""A whole trace through the radix tree, totals only (kvviz.radix.trace_replay), against the step-through."""
+"""A whole trace through the radix tree, totals only, against the step-through."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import json
 import pytest
 
 from kvviz.cli import main
-from kvviz.strata.inflight import StrataRadixCache
-from kvviz.radix.scenarios import TOTAL_COLUMNS, ReplayConfig, replay, script_from_trace
-from kvviz.radix.trace_replay import replay_trace
+from kvviz.radix.inflight import StrataRadixCache
+from kvviz.radix.replay import TOTAL_COLUMNS, ReplayConfig, replay
+from kvviz.radix.trace_replay import replay_trace, script_from_trace
 from kvviz.traces.workload import WorkloadConfig, generate
 
 CONFIGS = [ReplayConfig(cache="radix", device_capacity=400),

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvviz.common import hardware as hw
-from kvviz.strata import io as sio
 from kvviz.common.errors import InputError
+from kvviz.strata import io as sio
 
 L8 = hw.model("llama-3.1-8b")
 Q14 = hw.model("qwen2.5-14b")
@@ -95,8 +95,8 @@ def test_balanced_batching_beats_fcfs_on_the_burst():
 
 
 def test_bundle_hits_load_once():
-    reqs = [sio.Request(0, "q", 0, 10_000, 100, "docA"), sio.Request(1, "fresh", 0, 0, 2000),
-            sio.Request(2, "q", 0, 10_000, 100, "docA")]
+    reqs = [sio.PrefillJob(0, "q", 0, 10_000, 100, "docA"), sio.PrefillJob(1, "fresh", 0, 0, 2000),
+            sio.PrefillJob(2, "q", 0, 10_000, 100, "docA")]
     batch = sio.pick_balanced(reqs, 2, 1000)
     assert [r.rid for r in batch] == [0, 2]
     s = sio.schedule(reqs, Q14, H200, 50e9, "balanced", 2, 1000)

@@ -1,13 +1,14 @@
-"""Scheduling over the tree: SGLang's in-batch prefix caching (S7) and Strata's delay hits (S11)."""
+"""SGLang's scheduler over the tree with Strata's delay hits (S11): deferral, bundles, memory, host hits."""
 
 from __future__ import annotations
 
 import pytest
 
 from kvviz.common.errors import InputError
+from kvviz.radix.inflight import StrataHiRadixCache, StrataRadixCache
 from kvviz.radix.radix_cache import RadixCache
-from kvviz.strata.inflight import StrataHiRadixCache, StrataRadixCache
-from kvviz.strata.scheduler import Request, Scheduler, SchedulerConfig, lpm_in_batch_order
+from kvviz.radix.request import Request
+from kvviz.radix.scheduler import Scheduler, SchedulerConfig
 
 
 def r(a: int, b: int) -> tuple[int, ...]:
@@ -17,24 +18,11 @@ def r(a: int, b: int) -> tuple[int, ...]:
 P = r(1, 300)
 
 
-def test_s7_in_batch_prefix_caching_order():
-    p = r(1, 64)
-    queue = [p + (1001,), p + (1002,), r(201, 264) + (1003,), r(1, 20) + r(2001, 2040)]
-    order, deprioritized = lpm_in_batch_order(RadixCache(), queue)
-    assert deprioritized == {1}
-    assert order == [0, 2, 3, 1]
-    real = RadixCache()
-    real.insert(queue[0])                                  # next round, after R1's prefill
-    order, deprioritized = lpm_in_batch_order(real, queue[1:])
-    assert order[0] == 0 and not deprioritized
-
-
 def _s11(deferral: bool = True, second=P + (902,)):
     cache = StrataHiRadixCache(10_000, 20_000, "write_through")
     s = Scheduler(cache, SchedulerConfig(deferral=deferral))
-    r1, r2, r3 = Request("R1", P + (901,)), Request("R2", second), Request("R3", r(2001, 2050))
-    log = s.round([r1, r2, r3])
-    return cache, s, (r1, r2, r3), log
+    log = s.round([Request("R1", P + (901,)), Request("R2", second), Request("R3", r(2001, 2050))])
+    return cache, s, tuple(log["arrived"]), log
 
 
 def test_s11_round_one_defers_the_delay_hit():
@@ -49,9 +37,8 @@ def test_s11_round_one_defers_the_delay_hit():
 
 def test_s11_round_two_the_deferred_head_hits_the_device():
     cache, s, (r1, r2, r3), _ = _s11()
-    r4 = Request("R4", r(7001, 7010))
-    assert [q.rid for q in s.waiting + [r4]] == ["R2", "R4"]
-    log = s.round([r4])
+    assert [q.rid for q in s.waiting] == ["R2"]
+    log = s.round([Request("R4", r(7001, 7010))])
     assert [q.rid for q in log["finished"]] == ["R1", "R3"]
     assert [q.rid for q in log["admitted"]] == ["R2", "R4"]
     assert (r2.device_hit, r2.in_flight, r2.computed) == (300, 0, 1)
@@ -96,14 +83,12 @@ def test_bundle_of_deferred_requests_is_released_together():
 def test_sequential_request_hits_and_hit_count_two():
     cache = StrataRadixCache(capacity=100)
     s = Scheduler(cache)
-    a = Request("A", r(1, 10), output=r(11, 12))
-    s.round([a])
+    s.round([Request("A", r(1, 10), output=r(11, 12))])
     s.round([])
     assert cache.total_size() == 12 and cache.reserved == 0
     prompt = next(n for n in cache.nodes() if n.key == r(1, 10))
     assert prompt.hit_count == 2                          # inserted after prefill and at finish
-    b = Request("B", r(1, 10))                            # the same prompt again: the last token runs
-    s.round([b])
+    (b,) = s.round([Request("B", r(1, 10))])["arrived"]  # the same prompt again: the last token runs
     assert b.device_hit == 9 and b.computed == 1
 
 

@@ -15,16 +15,22 @@ computing them — the waste deferral avoids.
 
 Rounds: each ``round()`` first completes the previous batch (its prefill and decode finish),
 acknowledges host transfers, enqueues arrivals and admits a new batch, which stays in flight
-until the next round. ``lpm_in_batch_order`` is SGLang's own precedent (spec §2.7).
+until the next round. SGLang's own precedent, in-batch prefix caching in LPM order (spec §2.7), is
+``kvviz.radix.schedule_policy``'s LPM order.
+
+A request (``kvviz.radix.request.Request``) is frozen; what happened to it here is its
+``RequestState``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kvviz.common.errors import require
-from kvviz.radix.radix_cache import Key, RadixCache, TreeNode
-from kvviz.strata.inflight import InFlightTree
+from kvviz.radix.inflight import InFlightTree
+from kvviz.radix.radix_cache import TreeNode
+from kvviz.radix.request import Request
 
 DEFAULT_THRESHOLD = 100
 
@@ -49,14 +55,10 @@ class SchedulerConfig:
 
 
 @dataclass
-class Request:
-    """One request: prompt tokens, the output it will generate, and what happened to it."""
+class RequestState:
+    """What happened to one request in the scheduler: its hits, what it computed, its deferrals."""
 
-    rid: str
-    tokens: Key
-    output: Key = ()
-    extra_key: str | None = None
-    priority: int = 0
+    request: Request
     device_hit: int = 0
     host_hit: int = 0
     loaded: int = 0
@@ -69,6 +71,10 @@ class Request:
     reserved: int = 0
 
     @property
+    def rid(self) -> str:
+        return self.request.rid
+
+    @property
     def cached(self) -> int:
         """SGLang's ``cached_tokens``: the device hit plus what was loaded back."""
         return self.device_hit + self.loaded
@@ -79,17 +85,17 @@ COUNTERS = ("requests", "prompt_tokens", "device_hit", "host_hit", "loaded_back"
 
 
 class Scheduler:
-    """Rounds of admission over one cache with Strata's in-flight spans (``kvviz.strata.inflight``:
+    """Rounds of admission over one cache with Strata's in-flight spans (``kvviz.radix.inflight``:
     SGLang's RadixCache or HiRadixCache with them)."""
 
     def __init__(self, cache: InFlightTree, config: SchedulerConfig = SchedulerConfig()):
         config.validate()
         require(isinstance(cache, InFlightTree), "the scheduler needs a tree with Strata's in-flight spans "
-                "(kvviz.strata.inflight)", field="cache")
+                "(kvviz.radix.inflight)", field="cache")
         self.cache = cache
         self.config = config
-        self.waiting: list[Request] = []
-        self.running: list[Request] = []
+        self.waiting: list[RequestState] = []
+        self.running: list[RequestState] = []
         self.totals = dict.fromkeys(COUNTERS, 0)
         self._deferred_on: dict[str, int] = {}   # rid -> id of the in-flight node it waits for
 
@@ -97,13 +103,17 @@ class Scheduler:
     def idle(self) -> bool:
         return not self.waiting and not self.running
 
-    def round(self, arrivals: list[Request] = ()) -> dict:
-        """Complete the running batch, acknowledge transfers, enqueue ``arrivals``, admit a batch."""
-        log = dict(finished=[], admitted=[], deferred=[], blocked=[], rejected=[])
+    def round(self, arrivals: Sequence[Request] = ()) -> dict:
+        """Complete the running batch, acknowledge transfers, enqueue ``arrivals``, admit a batch.
+
+        The log lists, by what happened to them this round, the requests' states (``arrived``: the
+        states of ``arrivals``, in their order)."""
+        log = dict(arrived=[RequestState(r) for r in arrivals], finished=[], admitted=[], deferred=[], blocked=[],
+                   rejected=[])
         self.complete(log)
         if self.config.auto_ack and hasattr(self.cache, "ack"):
             self.cache.ack()
-        self.waiting.extend(arrivals)
+        self.waiting.extend(log["arrived"])
         self._admit(log)
         return log
 
@@ -111,12 +121,13 @@ class Scheduler:
         """Every running request finishes: its prompt, then prompt + output, enter the tree."""
         c = self.cache
         for req in self.running:
-            c.actor = req.rid   # the tree's events say which request they ran for
-            prompt = req.tokens[:c.page_align(len(req.tokens))]
-            full = req.tokens + req.output
-            req.already_cached = c.insert(prompt, extra_key=req.extra_key, priority=req.priority)
-            c.insert(full[:c.page_align(len(full))], extra_key=req.extra_key, priority=req.priority)
-            c.release_in_flight(req.rid)
+            r = req.request
+            c.actor = r.rid   # the tree's events say which request they ran for
+            prompt = r.tokens[:c.page_align(len(r.tokens))]
+            full = r.tokens + r.output
+            req.already_cached = c.insert(prompt, extra_key=r.extra_key, priority=r.priority)
+            c.insert(full[:c.page_align(len(full))], extra_key=r.extra_key, priority=r.priority)
+            c.release_in_flight(r.rid)
             c.dec_lock_ref(req.lock_node)
             c.release_device(req.reserved)
             req.status = "finished"
@@ -136,7 +147,7 @@ class Scheduler:
                 kept.append(req)
                 continue
             c.actor = req.rid
-            m = c.match_prefix(req.tokens[:len(req.tokens) - 1], req.extra_key)
+            m = c.match_prefix(req.request.tokens[:len(req.request.tokens) - 1], req.request.extra_key)
             if cfg.deferral and m.in_flight_len > cfg.threshold:
                 req.deferrals += 1
                 self.totals["deferrals"] += 1
@@ -145,7 +156,7 @@ class Scheduler:
                 deferred.append(req)
                 log["deferred"].append((req, m.in_flight_len))
                 continue
-            compute = len(req.tokens) - m.device_len
+            compute = len(req.request.tokens) - m.device_len
             if cfg.max_batch_tokens and batch_tokens and batch_tokens + compute > cfg.max_batch_tokens:
                 blocked = True
                 kept.append(req)
@@ -172,10 +183,10 @@ class Scheduler:
             stay = {id(r) for r in deferred + kept}
             self.waiting = [r for r in queue if id(r) in stay]
 
-    def _start(self, req: Request, m) -> str:
+    def _start(self, req: RequestState, m) -> str:
         """Admit ``req``: load back, lock, allocate, mark its uncached span in flight."""
-        c = self.cache
-        need_all = len(req.tokens) + len(req.output)
+        c, r = self.cache, req.request
+        need_all = len(r.tokens) + len(r.output)
         if c.capacity is not None and need_all > c.capacity:
             req.status = "rejected: longer than the device pool"
             return "rejected"
@@ -192,12 +203,12 @@ class Scheduler:
             return "blocked"
         req.lock_node, req.reserved = lock_node, need_all - hit
         req.device_hit, req.host_hit, req.loaded, req.in_flight = m.device_len, m.host_len, loaded, m.in_flight_len
-        req.computed = len(req.tokens) - hit
-        c.insert_in_flight(req.tokens[:c.page_align(len(req.tokens))], req.rid, req.extra_key)
+        req.computed = len(r.tokens) - hit
+        c.insert_in_flight(r.tokens[:c.page_align(len(r.tokens))], r.rid, r.extra_key)
         req.status = "running"
         self.running.append(req)
         t = self.totals
-        t["prompt_tokens"] += len(req.tokens)
+        t["prompt_tokens"] += len(r.tokens)
         t["device_hit"] += m.device_len
         t["host_hit"] += m.host_len
         t["loaded_back"] += loaded
@@ -206,24 +217,3 @@ class Scheduler:
         t["redundant"] += m.in_flight_len
         return "admitted"
 
-
-def lpm_in_batch_order(cache: RadixCache, queue: list[Key], check_threshold: int = 32,
-                       deprioritize_threshold: int = 32) -> tuple[list[int], set[int]]:
-    """SGLang's in-batch prefix caching (schedule_policy.py): the LPM order of a waiting queue.
-
-    Requests whose real-cache match is at most ``check_threshold`` are matched against a
-    throw-away tree of the queue; a match of at least ``deprioritize_threshold`` there marks
-    them deprioritized (not inserted). Returns (queue indices in LPM order, deprioritized).
-    """
-    temp = RadixCache(page_size=cache.page_size)
-    matched, deprioritized = [], set()
-    for i, tokens in enumerate(queue):
-        m = cache.match_prefix(tokens).device_len
-        matched.append(m)
-        if check_threshold >= 0 and m <= check_threshold:
-            if temp.match_prefix(tokens).device_len >= deprioritize_threshold:
-                deprioritized.add(i)
-            else:
-                temp.insert(tokens)
-    order = sorted(range(len(queue)), key=lambda i: (i in deprioritized, -matched[i]))
-    return order, deprioritized

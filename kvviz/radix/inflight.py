@@ -3,13 +3,13 @@
 When a request is admitted, the part of its prompt the tree does not hold is hung in the tree as
 a temporary **in-flight** node: a span being computed. It has no KV (no device or host value), is
 never evicted, is not counted in any size, and a match reports the tokens it runs over on it as
-``MatchResult.in_flight_len`` — what Strata's deferral rule (``kvviz.strata.scheduler``) reads to spot
+``MatchResult.in_flight_len`` — what Strata's deferral rule (``kvviz.radix.scheduler``) reads to spot
 a *delay hit*. When the request's prompt is inserted the span becomes an ordinary node
 (**materialised**); when every request computing it is done, what is left of it goes.
 
-SGLang has none of this, so it lives here, beside the deferral rule: ``InFlightTree`` fills the
-hooks ``kvviz.radix.radix_cache.RadixCache`` leaves (a split copies the span's state, an insert materialises
-it, a match measures it) and adds the operations; ``StrataRadixCache`` and
+SGLang has none of this, so it lives in its own module beside the trees: ``InFlightTree`` fills
+the hooks ``kvviz.radix.radix_cache.RadixCache`` leaves (a split copies the span's state, an insert
+materialises it, a match measures it) and adds the operations; ``StrataRadixCache`` and
 ``StrataHiRadixCache`` are SGLang's two trees with it. The in-flight nodes are also kept aside
 by id, so releasing or clearing them never walks the whole tree.
 """
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvviz.radix.events import EventKind
 from kvviz.radix.hiradix_cache import HiRadixCache
 from kvviz.radix.radix_cache import Key, RadixCache, Time, TreeNode
-from kvviz.radix.events import EventKind
 
 
 class StrataNode(TreeNode):
