@@ -20,6 +20,8 @@ blocks that fit after its matched prefix. Policies are SGLang's eviction keys (s
 first; ties to the older access): LRU ``last_access``, LFU ``(hit_count, last_access)``, FIFO
 ``creation``, MRU ``-last_access``, FILO ``-creation``, SLRU ``(hit_count >= 2, last_access)``.
 SGLang's ``priority`` policy is left out: a trace carries no request priorities, so it is LRU.
+A serving engine's run of a trace, with its scheduler's rounds, locks, HiCache and Strata's
+deferral, is ``kvviz.radix.trace_replay``.
 
 The tree is implicit in the block ids: node = distinct prefix (the block id, re-chained on
 its parent so per-block hashes work too), parent = the request's previous block. A radix edge
@@ -83,8 +85,8 @@ CURVE_COLUMNS = ("policy", "capacity", "hits", "accesses", "hit_ratio")
 def parse_policy(name: str) -> PrefixPolicy:
     key = str(name).strip().lower()
     if key not in POLICY_NAMES:
-        raise InputError(f"unknown prefix-cache policy '{quote(str(name).strip())}'; choose from {', '.join(POLICY_NAMES)}",
-                         field="policies")
+        raise InputError(f"unknown prefix-cache policy '{quote(str(name).strip())}'; choose from "
+                         f"{', '.join(POLICY_NAMES)}", field="policies")
     return PrefixPolicy[key.upper()]
 
 

@@ -8,6 +8,11 @@ every step: what a lecture needs for a few hundred requests, and far too much fo
 thousand. ``replay_trace`` runs the same rounds, then rounds until every request has finished, on
 the same cache and scheduler (``ReplayConfig.build``), and keeps only the running totals, so it
 reports exactly what the step-through's last row would.
+
+It is a serving engine's run, not a hit-ratio curve: requests wait in rounds, hold their locks
+while they run, always compute their last prompt token, may be deferred (Strata) and may load
+from a host tier (HiCache). A whole trace's hit ratio at every capacity, requests completing one
+by one with none of that, is ``kvviz.prefix_cache.replay``'s compiled replay.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""A whole trace through the radix tree, totals only, against the step-through."""
+"""A trace's requests through the radix tree: as a script (block ids as tokens), and totals only, against
+the step-through."""
 
 from __future__ import annotations
 
@@ -9,13 +10,25 @@ import pytest
 from kvviz.cli import main
 from kvviz.radix.inflight import StrataRadixCache
 from kvviz.radix.replay import TOTAL_COLUMNS, ReplayConfig, replay
+from kvviz.radix.script import parse_text, to_text
 from kvviz.radix.trace_replay import replay_trace, script_from_trace
+from kvviz.traces import from_records
 from kvviz.traces.workload import WorkloadConfig, generate
 
 CONFIGS = [ReplayConfig(cache="radix", device_capacity=400),
            ReplayConfig(cache="radix", device_capacity=150, eviction_policy="lfu", deferral=False),
            ReplayConfig(cache="hiradix", device_capacity=200, host_capacity=600),
            ReplayConfig(cache="hiradix", device_capacity=120, host_capacity=300, write_policy="write_back")]
+
+
+def test_trace_replay_block_ids_as_tokens():
+    trace = from_records([0, 100, 5000], [1024, 1536, 512], [1, 1, 1], [[0, 1], [0, 1, 2], [7]], block_size=512)
+    s = script_from_trace(trace, 3, round_ms=1000)
+    assert [len(op.requests) for op in s.ops] == [2, 1]
+    assert parse_text(to_text(s)).ops[0].requests[1].tokens == (0, 1, 2)
+    rep = replay(s, ReplayConfig(cache="radix", device_capacity=16))
+    assert rep.requests.set_index("request").loc["R2", "in_flight"] == 2     # R1 was computing blocks 0, 1
+    assert rep.steps.iloc[-1].device_hit == 0 and rep.steps.iloc[-1].redundant == 2
 
 
 @pytest.fixture(scope="module")
