@@ -3,12 +3,14 @@
 import pandas as pd
 import streamlit as st
 
-from kvviz.eviction.replay import (
-    BOUND, INFINITE, ONLINE, POLICIES, TABLE1_CAPACITIES, coarsen, curve_of, findings, log_capacities, paper_rows, replay_of, simulate, sweep,
+from kvviz.eviction.curves import TABLE1_CAPACITIES, curve_of, findings, paper_rows
+from kvviz.eviction.grid import (
+    AUTO_ABOVE, BOUND, INFINITE, MIN_SAMPLED_BY_POLICY, MIN_SAMPLED_CAPACITY, ONLINE, POLICIES, chosen_rate, log_capacities,
 )
+from kvviz.eviction.replay import coarsen, replay_of, simulate, sweep
 from kvviz.eviction.notes import TIE, TraceFacts, lead_runs, leader_at, trace_facts, why_notes
 from kvviz.eviction.figures import curve_table, sample_note, short_blocks
-from kvviz.eviction.shards import AUTO_ABOVE, MIN_SAMPLED_BY_POLICY, MIN_SAMPLED_CAPACITY, chosen_rate, sampled_curve
+from kvviz.eviction.shards import sampled_curve
 from kvviz.traces import fingerprint
 from ui import figures, frame
 from ui.traces import replay_trace_picker

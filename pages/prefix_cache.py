@@ -4,7 +4,7 @@ import streamlit as st
 
 from kvviz.common import hardware
 from kvviz import prefix_cache as pc
-from kvviz.eviction.replay import INFINITE, log_capacities
+from kvviz.eviction.grid import INFINITE, log_capacities
 from kvviz.traces import fingerprint
 from ui import frame
 from ui import prefix_views as views

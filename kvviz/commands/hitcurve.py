@@ -52,27 +52,17 @@ def _refuse_what_does_not_apply(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # The kernels are called natively, so numba's compiler is set up only if something needs it
-    # (kvviz.eviction.policies.native: most of a short run's start-up).
-    import kvviz.eviction.replay  # noqa: F401 -- its policies' kernels are the entries to link
-    from kvviz.eviction.policies.native import native_calls
-
-    with native_calls():
-        return _curve(args)
-
-
-def _curve(args: argparse.Namespace) -> int:
     # Imported here, and the radix-cache replay, the model presets, the sampler and pandas only
     # when asked for: an exact block-cache curve is a short run whose time is mostly start-up
     # (docs/eviction.md, Speed), so it goes through ``counts``, which never builds a DataFrame.
-    from kvviz.eviction.replay import (
-        coarsen, counts, counts_csv, curve_csv, hit_curve, parse_capacities, parse_policies, sampling_rate,
-    )
+    from kvviz.eviction.curves import counts_csv, curve_csv
+    from kvviz.eviction.grid import chosen_rate, parse_capacities, parse_policies, parse_sample
+    from kvviz.eviction.replay import coarsen, counts, hit_curve
     from kvviz.traces.cli import trace_from_args
 
     _refuse_what_does_not_apply(args)
     prefix = args.cache == "prefix"
-    sample = "auto" if args.sample is None else args.sample
+    sample = parse_sample("auto" if args.sample is None else args.sample)
     if prefix or args.model:
         from kvviz import prefix_cache
     default = PREFIX_POLICIES if prefix else BLOCK_POLICIES
@@ -85,12 +75,18 @@ def _curve(args: argparse.Namespace) -> int:
         spec = model(args.model)
     capacities = parse_capacities(args.capacities)
     trace = coarsen(trace_from_args(args), args.cache_block)
-    if not prefix and spec is None and sampling_rate(sample, len(trace.blocks), args.prefix) is None:
+    rate = None if prefix or args.prefix else chosen_rate(sample, len(trace.blocks))
+    if not prefix and spec is None and rate is None:
         sys.stdout.write(counts_csv(counts(trace, policies, capacities), args.prefix))
         return 0
-    curve = (prefix_cache.sweep(trace, policies, capacities) if prefix
-             else hit_curve(trace, policies, capacities, prefix=args.prefix, sample=sample))
-    if "rate" in curve:
+    if prefix:
+        curve = prefix_cache.sweep(trace, policies, capacities)
+    elif rate is None:
+        curve = hit_curve(trace, policies, capacities, prefix=args.prefix)
+    else:
+        from kvviz.eviction.shards import sampled_curve
+
+        curve = sampled_curve(trace, policies, capacities, rate).table
         _say_sampled(curve)
     gib = None if spec is None else prefix_cache.block_bytes(spec, trace.block_size) / prefix_cache.GIB
     sys.stdout.write(curve_csv(curve, gib))
@@ -100,7 +96,7 @@ def _curve(args: argparse.Namespace) -> int:
 def _say_sampled(curve) -> None:
     """On stderr: the rate, each policy's measured error estimate (flagging the unreliable ones),
     and every capacity the sample cannot represent for some policy (its rows say so in the CSV)."""
-    from kvviz.eviction.shards import RELIABLE_ERROR
+    from kvviz.eviction.grid import RELIABLE_ERROR
 
     rate = curve["rate"].iloc[0]
     print(f"kvviz hitcurve: sampled at rate {rate:.4g} (SHARDS; LRU exact); error estimate per policy over the "
@@ -119,7 +115,7 @@ def _say_sampled(curve) -> None:
 
 def _unrepresented(capacity: int, rate: float, policies: list[str]) -> str:
     """Why ``capacity`` is below what a ``rate`` sample represents for ``policies``, and the way out."""
-    from kvviz.eviction.shards import min_sampled_capacity
+    from kvviz.eviction.grid import min_sampled_capacity
 
     needs: dict[int, list[str]] = {}
     for policy in policies:

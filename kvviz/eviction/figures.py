@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from kvviz.eviction.replay import BOUND, INFINITE, MOONCAKE_TABLE1, POLICIES
-from kvviz.eviction.notes import TIE, LeadRun
-from kvviz.eviction.shards import RELIABLE_ERROR
 from kvviz.common.style import INK, color
+from kvviz.eviction.curves import MOONCAKE_TABLE1, TIE
+from kvviz.eviction.grid import BOUND, INFINITE, POLICIES, RELIABLE_ERROR
+from kvviz.eviction.notes import LeadRun
 
 CEILING_COLOR = "#6c8893"
 DASH = {BOUND: "dash"}

@@ -18,13 +18,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from kvviz.eviction.replay import POLICIES, Replay
+from kvviz.eviction.curves import TIE
+from kvviz.eviction.grid import POLICIES
 
-TIE = "tie"
+if TYPE_CHECKING:
+    from kvviz.eviction.replay import Replay
+
 TIE_MARGIN = 0.001            # hit-ratio differences below this are a tie (a tenth of a percent of accesses)
 RECENCY = ("lru",)
 FREQUENCY = ("lfu", "length_aware")

@@ -37,11 +37,12 @@ of LFU's and LengthAware's on traces whose popular blocks change; docs/eviction.
 measured table, and why a nested sample at *half* the rate, which would cost less, is not used).
 
 Public API: ``sampled_curve`` (→ ``SampledCurve``), ``sample_trace`` and ``nested_sample``
-(→ ``Sample``), ``exact_lru_hits``, ``block_hashes``, and the ``sample=`` setting (``parse_sample``,
-``chosen_rate``, ``auto_rate``).
+(→ ``Sample``), ``exact_lru_hits`` and ``block_hashes``. The ``sample=`` setting that picks the rate
+(``chosen_rate``) and the thresholds below are parsed in ``kvviz.eviction.grid``, which needs no
+simulation; this module replays the sample through ``kvviz.eviction.replay``.
 
 A capacity is *represented* when its sampled capacity ``round(C × R)`` is at least
-``MIN_SAMPLED_CAPACITY`` blocks: below that a few sampled blocks decide the result and the
+``kvviz.eviction.grid.MIN_SAMPLED_CAPACITY`` blocks: below that a few sampled blocks decide the result and the
 error grows (S3-FIFO's 10% small queue, for one, stops admitting anything below 20 blocks).
 """
 
@@ -52,31 +53,31 @@ import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kvviz.common.errors import InputError, quote, require
-from kvviz.eviction.replay import MAX_ACCESSES, Replay, hit_mask, parse_capacities, parse_policies
-from kvviz.eviction.policies._jit import kernel
-from kvviz.traces.reuse import dense_ids, lru_hit_counts
+from kvviz.common.errors import require
+from kvviz.common.jit import kernel
+from kvviz.eviction.grid import (
+    MAX_ACCESSES,
+    RELIABLE_ERROR,
+    min_sampled_capacity,
+    parse_capacities,
+    parse_policies,
+)
+from kvviz.eviction.replay import Replay, hit_mask
 from kvviz.traces import Trace
+from kvviz.traces.reuse import dense_ids, lru_hit_counts
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 HASH_SPACE = 2.0**64
-MIN_SAMPLED_CAPACITY = 100          # sampled blocks a represented capacity needs (C × R ≥ this)
-MIN_SAMPLED_BY_POLICY = {"sieve": 2_000}
-"""Policies whose small caches do not shrink faithfully need more sampled blocks. SIEVE's hand
-and visited bits: at a 1% rate its sampled curve ran 0.07–0.10 high at 200–1,000 sampled blocks
-and within 0.002 from 2,000 on (tests/eviction/test_shards.py's accuracy trace; docs/eviction.md)."""
 UNCORRECTED = frozenset({"sieve"})
 """Policies whose sampling error does not follow LRU's, so the LRU control variate is not applied:
 on the accuracy trace it moved SIEVE's represented point from 0.000 to 0.016 off."""
 CHECK_RATE = 2                     # the error estimate's sample, as a multiple of the rate
-RELIABLE_ERROR = 0.01              # a policy whose error estimate is above this is flagged
-AUTO_ABOVE = 2_000_000              # hit_curve(sample="auto") samples traces with more accesses
-AUTO_SAMPLE_ACCESSES = 1_000_000    # ... at the rate that keeps about this many accesses
-MIN_RATE = 1e-4
-EXACT = "exact"
-AUTO = "auto"
 
 
 @kernel
@@ -117,11 +118,6 @@ class Sample:
 
     def represents(self, capacity: float, policy: str = "lru") -> bool:
         return math.isinf(capacity) or capacity * self.rate >= min_sampled_capacity(policy)
-
-
-def min_sampled_capacity(policy: str) -> int:
-    """The sampled blocks a capacity needs for ``policy``'s sampled curve to represent it."""
-    return MIN_SAMPLED_BY_POLICY.get(policy, MIN_SAMPLED_CAPACITY)
 
 
 def _fixed_size_rate(blocks: np.ndarray, keep: np.ndarray, rate: float, s_max: int) -> float:
@@ -225,6 +221,12 @@ class SampledCurve:
     @property
     def unreliable(self) -> tuple[str, ...]:
         return tuple(p for p, e in self.error_estimates.items() if e > RELIABLE_ERROR)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The curve as ``kvviz.eviction.curves.curve_csv`` prints a sampled one: the exact curve's
+        columns, then ``represented``, ``rate`` and ``error_estimate``."""
+        return self.curve.drop(columns="sampled_capacity").assign(rate=self.rate)
 
 
 def sampled_curve(trace: Trace, policies: Iterable[str], capacities: Iterable[float | int], rate: float,
@@ -349,34 +351,3 @@ def exact_lru_hits(trace: Trace, capacities: Iterable[float]) -> np.ndarray:
             f"fewer than {MAX_ACCESSES:,}")
     ids, n_ids = dense_ids(trace.blocks)
     return lru_hit_counts(ids, n_ids, np.asarray(list(capacities), dtype=float))
-
-
-def parse_sample(raw: str | float) -> str | float:
-    """``auto``, ``exact`` or a rate in (0, 1] (``0.01`` or ``1%``)."""
-    text = str(raw).strip().lower()
-    if text in (AUTO, EXACT):
-        return text
-    try:
-        rate = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        raise InputError(f"sample '{quote(raw)}' is not auto, exact or a rate such as 0.01", field="sample") from None
-    if not (MIN_RATE <= rate <= 1):
-        raise InputError(f"sampling rate {raw} must be in [{MIN_RATE:g}, 1]", field="sample")
-    return rate
-
-
-def auto_rate(accesses: int) -> float | None:
-    """The rate ``sample="auto"`` uses for a trace of ``accesses`` (``None``: replay it exactly)."""
-    if accesses <= AUTO_ABOVE:
-        return None
-    return max(MIN_RATE, AUTO_SAMPLE_ACCESSES / accesses)
-
-
-def chosen_rate(sample: str | float, accesses: int) -> float | None:
-    """The sampling rate a ``sample=`` setting gives (``None``: exact)."""
-    sample = parse_sample(sample)
-    if sample == EXACT:
-        return None
-    if sample == AUTO:
-        return auto_rate(accesses)
-    return None if sample >= 1 else float(sample)

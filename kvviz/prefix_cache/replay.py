@@ -45,9 +45,9 @@ import pandas as pd
 
 from kvviz.common import budget
 from kvviz.common.errors import InputError, quote, require
-from kvviz.eviction.replay import INFINITE, parse_capacities, parse_capacity
+from kvviz.common.jit import helper, kernel
+from kvviz.eviction.grid import INFINITE, parse_capacities, parse_capacity
 from kvviz.eviction.policies._heap import ABSENT, SLOT, new_heap, pop, push, rekey
-from kvviz.eviction.policies._jit import helper, kernel
 from kvviz.traces import Trace
 
 

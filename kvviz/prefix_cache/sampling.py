@@ -19,10 +19,11 @@ import numpy as np
 import pandas as pd
 
 from kvviz.common.errors import require
-from kvviz.eviction.replay import INFINITE, Replay
+from kvviz.eviction.grid import INFINITE, MIN_SAMPLED_CAPACITY
+from kvviz.eviction.replay import Replay
 from kvviz.eviction.replay import sweep as block_sweep
 from kvviz.prefix_cache.replay import PrefixReplay, prepare, sweep
-from kvviz.eviction.shards import MIN_SAMPLED_CAPACITY, block_hashes
+from kvviz.eviction.shards import block_hashes
 from kvviz.traces import Trace
 
 

@@ -18,7 +18,8 @@ import pandas as pd
 
 from kvviz.common import paper
 from kvviz.common.errors import require
-from kvviz.eviction.replay import INFINITE, curve_of, nice_window
+from kvviz.eviction.curves import curve_of, nice_window
+from kvviz.eviction.grid import INFINITE
 from kvviz.common.hardware import GB, TB, GPUSpec, ModelSpec
 from kvviz.ledger.ledger import Prices
 from kvviz.prefix_cache.example import LITEHIT_REPORTED

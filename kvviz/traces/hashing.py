@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from kvviz.common.errors import InputError
-from kvviz.eviction.policies._jit import helper, kernel
+from kvviz.common.jit import helper, kernel
 
 _ROOT = b"kvviz-chain-root"
 

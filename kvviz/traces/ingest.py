@@ -22,7 +22,6 @@ from typing import Callable
 import numpy as np
 
 from kvviz.common.errors import InputError
-from kvviz.traces.hashing import rechain
 from kvviz.traces import formats as F
 from kvviz.traces.formats import Format, FormatSpec, RawChunk, RowError
 from kvviz.traces.model import Trace, from_arrays
@@ -312,6 +311,8 @@ class _Reader:
         if self.spec.chained:
             notes.append("block ids: chained prefix hashes, as in the file")
         if rechain_ids:
+            from kvviz.traces.hashing import rechain  # compiled: numba only for traces that need re-chaining
+
             before = len(flat) - distinct_count(flat)
             flat = dense_ids(rechain(flat, offsets))
             after = len(flat) - int(flat.max(initial=-1)) - 1

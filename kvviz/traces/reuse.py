@@ -23,8 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.common.errors import require
-from kvviz.eviction.policies._jit import kernel
-from kvviz.eviction.policies.native import entry
+from kvviz.common.jit import kernel
 
 FIRST = -1  # the distance given to an access with no earlier access to its block
 
@@ -47,7 +46,7 @@ def _fenwick_count(tree: np.ndarray, pos: int) -> int:
     return total
 
 
-@entry("i8[:]", "i8", result="i8[:]")
+@kernel
 def stack_distances_of_ids(ids: np.ndarray, n_ids: int) -> np.ndarray:
     """Stack distances of a sequence of dense ids (0 .. n_ids-1); ``FIRST`` for a first access."""
     n = len(ids)

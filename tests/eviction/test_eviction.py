@@ -10,11 +10,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvviz.common.errors import InputError
-from kvviz.eviction.replay import (
-    INFINITE, ONLINE, POLICIES, TIE, Replay, coarsen, counts, counts_csv, curve_csv, findings, hit_curve, hit_mask, log_capacities, parse_capacities, parse_capacity, parse_policies, replay_of, simulate, sweep, winners,
+from kvviz.eviction.curves import TIE, counts_csv, curve_csv, findings, winners
+from kvviz.eviction.grid import (
+    INFINITE,
+    ONLINE,
+    POLICIES,
+    log_capacities,
+    parse_capacities,
+    parse_capacity,
+    parse_policies,
 )
-from kvviz.traces.reuse import stack_distances
+from kvviz.eviction.replay import HITS, Replay, coarsen, counts, hit_curve, hit_mask, replay_of, simulate, sweep
 from kvviz.traces import from_records
+from kvviz.traces.reuse import stack_distances
 from kvviz.traces.workload import WorkloadConfig, generate
 
 lcs = pytest.importorskip("libcachesim")
@@ -274,3 +282,7 @@ def test_exact_csv_without_pandas_equals_the_curve_csv():
     for prefix in (False, True):
         assert (counts_csv(counts(trace, policies, capacities), prefix)
                 == curve_csv(hit_curve(trace, policies, capacities, prefix=prefix)))
+
+
+def test_every_named_policy_has_a_simulation_and_no_other():
+    assert tuple(HITS) == tuple(POLICIES)

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from kvviz.cli import main
 from kvviz.commands.hitcurve import rate_for
-from kvviz.eviction.replay import hit_curve, parse_capacities
+from kvviz.eviction.grid import parse_capacities
+from kvviz.eviction.replay import hit_curve
 from kvviz.traces import load_trace
 
 EXAMPLE = "assets/example_trace.jsonl"
@@ -159,6 +160,6 @@ def test_a_block_curve_imports_only_what_it_needs():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     loaded = set(done.stderr.split())
     assert "kvviz.commands.hitcurve" in loaded and "kvviz.eviction.replay" in loaded
-    assert not loaded & {"kvviz.commands.blend_eval", "kvviz.commands.radix", "kvviz.cacheblend.blend", "kvviz.prefix_cache",
-                         "kvviz.common.hardware", "kvviz.traces.workload"}
+    assert not loaded & {"kvviz.commands.blend_eval", "kvviz.commands.radix", "kvviz.cacheblend.blend",
+                         "kvviz.prefix_cache", "kvviz.common.hardware", "kvviz.traces.workload"}
     assert done.stdout.startswith("policy,capacity,hits")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from kvviz.eviction.replay import INFINITE, hit_curve, simulate
-from kvviz.eviction.figures import curve_table, fig_hit_curve, fig_over_time, policy_color
 from kvviz.common.style import INK
+from kvviz.eviction.figures import curve_table, fig_hit_curve, fig_over_time, policy_color
+from kvviz.eviction.grid import INFINITE
+from kvviz.eviction.replay import hit_curve, simulate
 from kvviz.traces.workload import WorkloadConfig, generate
 
 TRACE = generate(WorkloadConfig(requests=200, seed=9))

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kvviz.eviction.replay import INFINITE, Replay, hit_curve
+from kvviz.eviction.grid import INFINITE
 from kvviz.eviction.notes import TIE, TIE_MARGIN, lead_runs, leader_at, leaders, trace_facts, why_notes
+from kvviz.eviction.replay import Replay, hit_curve
 from kvviz.traces.workload import WorkloadConfig, generate
 
 

@@ -6,11 +6,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kvviz.eviction.replay import INFINITE, POLICIES, hit_curve, replay_of
 from kvviz.common.errors import InputError
-from kvviz.eviction.shards import (
-    AUTO_ABOVE, MIN_SAMPLED_CAPACITY, RELIABLE_ERROR, block_hashes, chosen_rate, min_sampled_capacity, nested_sample, parse_sample, sample_trace, sampled_curve,
+from kvviz.eviction.curves import SAMPLED_COLUMNS
+from kvviz.eviction.grid import (
+    AUTO_ABOVE,
+    INFINITE,
+    MIN_SAMPLED_CAPACITY,
+    POLICIES,
+    RELIABLE_ERROR,
+    chosen_rate,
+    min_sampled_capacity,
+    parse_sample,
 )
+from kvviz.eviction.replay import hit_curve, replay_of
+from kvviz.eviction.shards import block_hashes, nested_sample, sample_trace, sampled_curve
 from kvviz.traces import Trace
 from kvviz.traces.workload import WorkloadConfig, generate
 
@@ -96,11 +105,12 @@ def test_one_percent_sample_of_a_million_accesses():
         assert abs(ratio - exact[(policy, cap)]) <= TOLERANCE[policy] + 1e-12, (policy, cap)
 
 
-def test_hit_curve_sample_parameter(small):
-    sampled = hit_curve(small, ["fifo", "lru"], (100, INFINITE), sample=0.3)
-    assert set(sampled["rate"]) == {0.3} and "represented" in sampled
-    assert "rate" not in hit_curve(small, ["fifo"], (100,), sample="auto")      # small: exact
-    assert "rate" not in hit_curve(small, ["fifo"], (100,), prefix=True, sample=0.3)  # prefix: exact
+def test_a_sampled_curve_s_table_has_the_exact_columns_then_the_sampled_ones(small):
+    sampled = sampled_curve(small, ["fifo", "lru"], (100, INFINITE), 0.3).table
+    assert tuple(sampled.columns) == (*hit_curve(small, ["fifo"], (100,)).columns, "represented",
+                                      "error_estimate", "rate")
+    assert set(sampled["rate"]) == {0.3} and set(SAMPLED_COLUMNS) <= set(sampled.columns)
+    assert chosen_rate("auto", replay_of(small).accesses) is None                  # small: exact
     assert replay_of(small).accesses == int(sampled["accesses"].iloc[0])
 
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvviz.common.errors import InputError
-from kvviz.eviction.replay import INFINITE
+from kvviz.eviction.grid import INFINITE
 from kvviz.prefix_cache import (
     POLICY_NAMES, cached_tokens, parse_policies, prefix_nodes, prepare, reaches, request_hits, sweep,
 )

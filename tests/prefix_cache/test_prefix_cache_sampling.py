@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from kvviz.common.errors import InputError
-from kvviz.eviction.replay import INFINITE, sweep as block_sweep
+from kvviz.eviction.grid import INFINITE
+from kvviz.eviction.replay import sweep as block_sweep
 from kvviz.prefix_cache import prepare, sweep
 from kvviz.prefix_cache.sampling import sample_requests, sampled_sweep
 from kvviz.traces.workload import WorkloadConfig, generate

@@ -7,7 +7,9 @@ import pandas as pd
 import pytest
 
 from kvviz.common import paper as compare_rows
-from kvviz.eviction.replay import INFINITE, curve_of, sweep as block_sweep
+from kvviz.eviction.curves import curve_of
+from kvviz.eviction.grid import INFINITE
+from kvviz.eviction.replay import sweep as block_sweep
 from kvviz.prefix_cache import figures as figs
 from kvviz.common.hardware import gpu, model
 from kvviz.prefix_cache import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvviz.eviction.policies._jit import helper
+from kvviz.common.jit import helper
 
 ABSENT = -1
 SLOT = 3

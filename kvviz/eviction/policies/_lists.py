@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvviz.eviction.policies._jit import helper
+from kvviz.common.jit import helper
 
 NONE = -1           # no block
 NOWHERE = -1        # in no queue

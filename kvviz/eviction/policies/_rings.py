@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvviz.eviction.policies._jit import helper
+from kvviz.common.jit import helper
 
 QUEUE_BITS = 3
 NOWHERE = (1 << QUEUE_BITS) - 1      # queues are 0 .. NOWHERE-1

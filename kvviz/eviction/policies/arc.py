@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvviz.eviction.policies.native import entry
+from kvviz.common.jit import kernel
 from kvviz.eviction.policies._rings import new_rings, pop_oldest, push, queue_of, take
 
 T1, B1, T2, B2 = 0, 1, 2, 3
 NO_GHOST = -1
 
 
-@entry("i8[:]", "i8", "i8", result="b1[:]")
+@kernel
 def arc_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
     """Per-access hits of an ARC cache of ``capacity`` blocks (the four lists hold at most 2C ids).
 

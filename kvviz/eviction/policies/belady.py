@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvviz.eviction.policies._jit import helper
-from kvviz.eviction.policies.native import entry
+from kvviz.common.jit import helper, kernel
 
 ABSENT = -1
 BLOCK = 0xFFFFFFFF    # the low 32 bits of an entry: its block
@@ -69,7 +68,7 @@ def _take(heap: np.ndarray, slot: np.ndarray, size: int, k: int) -> int:
     return size
 
 
-@entry("i8[:]", "i8", "i8", "i8[:]", result="b1[:]")
+@kernel
 def belady_hits(ids: np.ndarray, n_ids: int, capacity: int, next_use: np.ndarray) -> np.ndarray:
     """Per-access hits of MIN; ``next_use[i]`` is the index of the next access to ``ids[i]``
     (``len(ids)`` if none)."""

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvviz.eviction.policies._jit import kernel
-from kvviz.eviction.policies.native import entry
+from kvviz.common.jit import kernel
 
 
 @kernel
@@ -31,7 +30,7 @@ def hits_per_request(hit: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, 
     return full, prefix
 
 
-@entry("b1[:]", "i8[:]", result="i8")
+@kernel
 def prefix_hits(hit: np.ndarray, offsets: np.ndarray) -> int:
     """All requests' prefix hits together: ``hits_per_request(...)[1].sum()`` without the
     per-request arrays, reading each request only up to its first miss (a sweep's total)."""

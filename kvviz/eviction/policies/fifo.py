@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvviz.eviction.policies.native import entry
+from kvviz.common.jit import kernel
 from kvviz.eviction.policies._lists import NOWHERE, SIZE, WHERE, new_queues, pop_tail, push_head
 
 QUEUE = 0
 
 
-@entry("i8[:]", "i8", "i8", result="b1[:]")
+@kernel
 def fifo_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
     """Per-access hits of a FIFO cache of ``capacity`` blocks."""
     hit = np.zeros(len(ids), np.bool_)

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from kvviz.common.jit import kernel
 from kvviz.eviction.policies._heap import ABSENT, SLOT, new_heap, pop, push, rekey
-from kvviz.eviction.policies.native import entry
 from kvviz.eviction.policies._lists import NOWHERE, SIZE, WHERE, new_queues, pop_tail, push_head, unlink
 
 
-@entry("i8[:]", "i8", "i8", "i8", result="b1[:]")
+@kernel
 def lfu_hits(ids: np.ndarray, n_ids: int, capacity: int, most_accesses: int) -> np.ndarray:
     """Per-access hits of LFU in O(1) per access, with libCacheSim's frequency lists.
 
@@ -54,7 +54,7 @@ def lfu_hits(ids: np.ndarray, n_ids: int, capacity: int, most_accesses: int) -> 
     return hit
 
 
-@entry("i8[:]", "i8", "i8", "i8[:]", result="b1[:]")
+@kernel
 def length_aware_hits(ids: np.ndarray, n_ids: int, capacity: int, depth: np.ndarray) -> np.ndarray:
     """Per-access hits of LengthAwareCache; ``depth[i]`` is access i's block index in its request.
 

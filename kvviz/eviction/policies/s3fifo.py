@@ -3,9 +3,9 @@
 Three FIFO queues: a small queue S of floor(0.1 C) blocks, a main queue M of the rest, and a
 ghost queue G remembering the ids of up to floor(0.9 C) blocks evicted from S. Every hit adds 1
 to the block's counter, which saturates at 3 (a 2-bit counter). A miss whose id is in G enters
-M; any other miss enters S (before the first eviction, M once S is full). To make room: while M is over its share or S is empty, M's
-tail is reinserted at M's head with its counter minus 1 if it was hit, else evicted;
-otherwise S's tail moves to M (counter reset) if it was hit at least twice, else is evicted
+M; any other miss enters S (before the first eviction, M once S is full). To make room: while M
+is over its share or S is empty, M's tail is reinserted at M's head with its counter minus 1 if
+it was hit, else evicted; otherwise S's tail moves to M (counter reset) if it was hit at least twice, else is evicted
 into G. libCacheSim never admits a block as large as S itself: below 20 blocks S holds at most
 one block, so nothing is ever cached (libCacheSim refuses fewer than 10 blocks outright).
 The queues are rings (``kvviz.eviction.policies._rings``): S and M only enter at one end and leave at the
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvviz.eviction.policies.native import entry
+from kvviz.common.jit import kernel
 from kvviz.eviction.policies._rings import new_rings, pop_oldest, push, queue_of, take
 
 SMALL, MAIN, GHOST = 0, 1, 2
@@ -26,7 +26,7 @@ MOVE_TO_MAIN = 2     # hits in S needed to move to M instead of G
 MAX_FREQ = 3         # the counter saturates here (2-bit CLOCK): more hits change nothing
 
 
-@entry("i8[:]", "i8", "i8", result="b1[:]")
+@kernel
 def s3fifo_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
     """Per-access hits of an S3-FIFO cache of ``capacity`` blocks.
 

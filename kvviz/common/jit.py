@@ -1,0 +1,52 @@
+"""The two numba decorators of kvviz's compiled loops, and the disk cache they share.
+
+Every per-access loop (the eviction policies, the stack-distance pass, the prefix replay, the
+sampling hash) is plain Python that numba compiles once and caches on disk, so the readable loop
+is also the fast one. ``kernel`` is ``numba.njit(cache=True, nogil=True)``: kernels release the
+GIL, so a sweep runs one simulation per core from a thread pool. ``helper`` also inlines a small
+data-structure operation into the kernels (``inline="always"``), which keeps a list or heap step
+as cheap as writing it out.
+
+Importing this module imports numba, so only the modules that define kernels import it, and only
+the code that runs them imports those: a module that only names, parses or draws stays without it.
+
+numba checks only a kernel's own source file before reusing its disk cache, not the functions
+compiled into it from other files: after an edit of the eviction policies' ``_lists.py``, FIFO's
+cached code would keep the old list operations. So the cache lives in a folder named after a hash
+of every kvviz module that compiles with these decorators, and an edit of any of them starts a
+fresh cache. ``NUMBA_CACHE_DIR``, when set, wins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numba
+
+_KVVIZ = Path(__file__).resolve().parents[1]
+_USERS = b"kvviz.common.jit import"
+
+
+def _source_hash() -> str:
+    """A hash of every kvviz module that imports this one, in path order (this one names itself)."""
+    digest = hashlib.sha1()
+    for path in sorted(_KVVIZ.rglob("*.py")):
+        source = path.read_bytes()
+        if _USERS in source:
+            digest.update(source)
+    return digest.hexdigest()[:12]
+
+
+CACHE_DIR = Path(os.environ.get("NUMBA_CACHE_DIR") or Path(__file__).resolve().parent / "__pycache__"
+                 / f"numba-{_source_hash()}")
+"""numba's disk cache for every kernel (numba reads it when a kernel is decorated)."""
+
+numba.config.CACHE_DIR = str(CACHE_DIR)
+
+kernel = numba.njit(cache=True, nogil=True)
+"""Decorator for a compiled per-access loop."""
+
+helper = numba.njit(cache=True, nogil=True, inline="always")
+"""Decorator for a data-structure operation inlined into the kernels."""

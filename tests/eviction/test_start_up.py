@@ -1,0 +1,41 @@
+"""Start-up stays lean: numba is imported only by the modules whose kernels run.
+
+Importing numba costs a process about a second of CPU on this machine, and setting up its
+compiler more, so the modules that only name, parse, count or draw must not pull it in: a
+``kvviz --help``, a ``kvviz stats`` or a page that never replays a cache pays nothing for it.
+Each check runs in a fresh interpreter, since this test process has long imported numba.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+EXAMPLE = "assets/example_trace.jsonl"
+NUMBA_FREE = ("kvviz.cli", "kvviz.commands.hitcurve", "kvviz.eviction.grid", "kvviz.eviction.curves",
+              "kvviz.eviction.notes", "kvviz.eviction.figures", "kvviz.traces")
+
+
+def _run(code: str) -> list[str]:
+    """The lines a fresh interpreter prints running ``code``."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.split("\n")[:-1]
+
+
+def test_the_modules_that_run_no_kernel_and_loading_a_trace_do_not_import_numba():
+    steps = [f"import {module}" for module in NUMBA_FREE] + [f"kvviz.traces.load_trace({EXAMPLE!r})"]
+    code = "import sys\n" + "".join(f"{step}\nprint('numba' in sys.modules, 'llvmlite' in sys.modules)\n"
+                                      for step in steps)
+    assert dict(zip(steps, _run(code))) == dict.fromkeys(steps, "False False")
+
+
+def test_a_module_whose_kernels_run_imports_numba():
+    assert _run("import sys, kvviz.eviction.replay\nprint('numba' in sys.modules)") == ["True"]
+
+
+def test_the_exact_curve_on_the_command_line_builds_no_data_frame():
+    code = ("import contextlib, io, sys\nfrom kvviz.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    assert main(['hitcurve', {EXAMPLE!r}, '--sample', 'exact', '--capacities', '10,inf']) == 0\n"
+            "print('numba' in sys.modules, 'pandas' in sys.modules)")
+    assert _run(code) == ["True False"]
