@@ -223,3 +223,16 @@ def test_every_control_survives_the_copied_link(page: Page, browser: Browser, br
     assert not failing, (f"{stem}: shown here → in the copied link: "
                          + "; ".join(f"{k}: {lost[k][0]!r} → {lost[k][1]!r}" for k in sorted(failing))
                          + f" (link {link}; not changed by the test: {unchanged})")
+
+
+def test_a_control_the_address_lost_comes_back_with_the_next_run(page: Page, app_url: str):
+    """Under load, a run's URL message can reach the browser after the viewer changed another
+    control: the address then lacks that control, and the next change's rerun carries the address
+    without it. The run's end writes every control shown back into the address."""
+    open_page(page, app_url, "cacheblend", "cacheblend_chunk=3")
+    page.evaluate("() => history.replaceState({}, '', location.pathname)")   # what the late message does
+    page.get_by_test_id("stButtonGroup").get_by_text("The model").click()
+    page.wait_for_url(lambda url: "cacheblend_chunk=3" in url)
+    wait_idle(page)
+    assert "cacheblend_view=The+model" in page.url
+    expect(page.get_by_test_id("stSlider").first).to_contain_text("3")

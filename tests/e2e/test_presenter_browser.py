@@ -134,14 +134,13 @@ def test_arrow_keys_step_the_radix_page(projector: Page, app_url: str):
     heading.click()   # focus on the page, not on a widget
     projector.wait_for_function("() => !!window.kvvizStepListener")   # the keys component has loaded
     projector.keyboard.press("ArrowRight")
-    wait_idle(projector)
     expect(projector.get_by_role("heading", name="Step 1 of", exact=False)).to_be_visible()
     projector.keyboard.press("ArrowRight")
-    wait_idle(projector)
     projector.keyboard.press("ArrowLeft")
-    wait_idle(projector)
+    # both presses taken: the queue is empty and no step is waiting for its run (ui/keys.py)
+    projector.wait_for_function("() => !window.kvvizStepBusy && !window.kvvizStepQueue.length")
     expect(projector.get_by_role("heading", name="Step 1 of", exact=False)).to_be_visible()
-    assert "radix_step=1" in projector.url
+    projector.wait_for_url(lambda url: "radix_step=1" in url)
 
 
 def test_play_steps_the_radix_page_by_itself_and_stops(projector: Page, app_url: str):
