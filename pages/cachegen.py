@@ -5,7 +5,8 @@ import pandas as pd
 import streamlit as st
 
 from kvviz.common import glossary
-from kvviz.cachegen import levels, report
+from kvviz.cachegen import levels
+from kvviz.cachegen import stream_report as report
 from kvviz.cachegen import streaming as S
 from kvviz.cachegen.inputs import BandwidthSpec, StreamInputs
 from kvviz.cachegen import figures as figs
@@ -160,7 +161,7 @@ def stream_view(view: str) -> tuple[list[str], list[dict], str]:
         box.dataframe(measured.table, hide_index=True, width="stretch", column_config=cached.FORMATS)
     frame.download_csv(measured.table, STEM, "measured levels", settings)
     return (report.stream_notice(summary, label) + extra,
-            report.stream_rows(setup, summary, label, levels.SIZE_SOURCES[inputs.sizes]),
+            report.paper_rows(setup, summary, label, levels.SIZE_SOURCES[inputs.sizes]),
             report.stream_note(setup, summary))
 
 

@@ -7,7 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from kvviz.common import glossary
-from kvviz.cachegen import compare, model_kv, report
+from kvviz.cachegen import codec_report as report
+from kvviz.cachegen import compare, model_kv
 from kvviz.cachegen.kv import SyntheticKV
 from ui import cachegen as cached
 from ui import frame
@@ -84,5 +85,5 @@ def view() -> tuple[list[str], list[dict], str]:
     frame.download_csv(table, STEM, "codec ablation", settings)
     frame.terms("rANS", "AR(1)")
     frame.explain(report.CODEC_EXPLAIN)
-    return (report.codec_notice(table, points, None if documents else spec.rho), report.codec_rows(table, loc),
+    return (report.codec_notice(table, points, None if documents else spec.rho), report.paper_rows(table, loc),
             report.CODEC_NOTE)

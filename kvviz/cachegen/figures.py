@@ -97,7 +97,8 @@ def fig_timeline(setup: StreamSetup, runs: list[Run], bw: Bandwidth, trace: int 
         fig.add_trace(go.Scatter(
             x=[ttft], y=[base + top * 0.12], mode="markers",
             marker=dict(symbol="diamond", size=13, color=MET if ok else MISSED, line=dict(color="white", width=1.5)),
-            showlegend=False, name=f"TTFT {policy_label(run.policy)}", hovertemplate=f"TTFT {ttft:.3f} s<extra></extra>"))
+            showlegend=False, name=f"TTFT {policy_label(run.policy)}",
+            hovertemplate=f"TTFT {ttft:.3f} s<extra></extra>"))
         shapes.append(dict(type="line", x0=setup.slo_s, x1=setup.slo_s, xref="x", y0=base, y1=base + top, yref="y",
                            line=dict(color=MISSED, dash="dash", width=2)))
         shapes.append(dict(type="line", x0=0, x1=1, xref="x domain", y0=base, y1=base, yref="y",
@@ -110,7 +111,8 @@ def fig_timeline(setup: StreamSetup, runs: list[Run], bw: Bandwidth, trace: int 
                       xanchor="left", yanchor="bottom", font=dict(color=MISSED)))
     fig.update_layout(barmode="overlay", bargap=0, height=130 * len(runs) + 120, shapes=shapes, annotations=notes,
                       legend=dict(orientation="h", y=-0.08, x=0))
-    fig.update_yaxes(title_text="Gb/s seen (one band per policy)", range=[-top * 0.05, len(runs) * pitch - top * BAND_GAP],
+    fig.update_yaxes(title_text="Gb/s seen (one band per policy)",
+                     range=[-top * 0.05, len(runs) * pitch - top * BAND_GAP],
                      tickmode="array", tickvals=ticks, ticktext=labels, zeroline=False)
     fig.update_xaxes(title_text="time since the request (s)", range=[0, until])
     return fig
@@ -165,7 +167,8 @@ def fig_pareto(points: pd.DataFrame, error: str = "weighted_error") -> go.Figure
             hovertemplate=f"{name}<br>level %{{text}}: %{{x:.2f}} bits/value, error %{{y:.2e}}<extra></extra>"))
     base = points[points.level.isna()]
     lossy = base[~base.variant.str.startswith("zlib")]
-    fig.add_trace(go.Scatter(x=lossy.bits_per_value, y=lossy[error], mode="markers+text", name="fixed-width quantization",
+    fig.add_trace(go.Scatter(x=lossy.bits_per_value, y=lossy[error], mode="markers+text",
+                             name="fixed-width quantization",
                              text=lossy.variant, textposition="middle right",
                              marker=dict(symbol="star", size=14, color=INK),
                              hovertemplate="%{text}: %{x:.2f} bits/value, error %{y:.2e}<extra></extra>"))
@@ -193,7 +196,8 @@ def fig_quality(points: pd.DataFrame) -> go.Figure:
                 x=d.bits_per_value, y=d[ycol], mode="lines+markers", name=name, legendgroup=name,
                 showlegend=col == 1, marker=series_style(i).marker(), line=series_style(i).line(),
                 customdata=d.level,
-                hovertemplate=f"{name}<br>level %{{customdata}}: %{{x:.2f}} bits/value, {ycol} %{{y:.3g}}<extra></extra>"),
+                hovertemplate=f"{name}<br>level %{{customdata}}: %{{x:.2f}} bits/value, {ycol} %{{y:.3g}}"
+                              "<extra></extra>"),
                 row=1, col=col)
     base = points[points.level.isna() & ~points.variant.str.startswith("zlib")]
     for col, ycol in ((1, "kl"), (2, "accuracy")):

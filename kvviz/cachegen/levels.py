@@ -23,11 +23,11 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from kvviz.common import budget, hardware
 from kvviz.cachegen import codec, model_kv
 from kvviz.cachegen.codec import PAPER
 from kvviz.cachegen.kv import SyntheticKV, profile_context, synthetic_kv
 from kvviz.cachegen.streaming import MAX_CHUNKS, MODEL_NAME, ChunkMeasures, Level, kv_values_per_token
+from kvviz.common import budget, hardware
 from kvviz.common.errors import require
 
 SIZE_SOURCES = {"synthetic": "a synthetic KV chunk with the model's layers", "model": "the record-world model's KV"}

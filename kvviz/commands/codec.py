@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from kvviz.common import args as A
 from kvviz.common.errors import InputError
+
+if TYPE_CHECKING:                    # the command imports the codec only when it runs
+    from kvviz.cachegen.kv import SyntheticKV
 
 NAME = "codec"
 HELP = "Encode a synthetic KV with CacheGen's encoder, its ablations and the baselines; print the table."
@@ -57,9 +61,9 @@ def synthetic_spec(args: argparse.Namespace) -> SyntheticKV:
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from kvviz.common import budget
     from kvviz.cachegen import compare, model_kv
     from kvviz.cachegen.kv import locality, profile_context, synthetic_kv
+    from kvviz.common import budget
 
     judge = None
     if args.source == "model":

@@ -23,8 +23,8 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from kvviz.common import hardware as hw
-    from kvviz.ledger import ledger
     from kvviz.common.errors import InputError
+    from kvviz.ledger import ledger
 
     if args.list:
         A.refuse(args, ["--model", "--tokens", "--bytes-per-value"], "applies to one model; --list lists them all")

@@ -74,9 +74,9 @@ def _refuse_what_does_not_apply(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from kvviz.common import budget
     from kvviz.cachegen import levels
     from kvviz.cachegen import streaming as S
+    from kvviz.common import budget
 
     _refuse_what_does_not_apply(args)
     measured = levels.measure(levels.LevelStudy.for_stream(args.sizes, args.context, args.chunk, args.seed,

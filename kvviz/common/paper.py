@@ -65,6 +65,24 @@ def check(quantity: str, paper: str, sim: str, holds: bool, test: str) -> dict[s
     return _row(quantity, paper, sim, Status.AGREES if holds else Status.DIFFERS, f"test: {test}")
 
 
+def in_range(quantity: str, paper: str, sim: str, value: float, low: float, high: float,
+             rel_tol: float) -> dict[str, str]:
+    """A row that agrees when ``value`` lies in the paper's range [low, high] widened by ``rel_tol``."""
+    lo, hi = low * (1 - rel_tol), high * (1 + rel_tol)
+    return check(quantity, paper, sim, bool(lo <= value <= hi),
+                 f"{lo:.3g} ≤ {value:.3g} ≤ {hi:.3g} (the paper's {low:g}–{high:g} ± {rel_tol:.0%})")
+
+
+def within(quantity: str, paper: str, sim: str, pairs: Iterable[tuple[float, float]], tol: float,
+           unit: str) -> dict[str, str]:
+    """A row that agrees when every (paper, simulation) pair differs by at most ``tol`` (absolute,
+    in ``unit``)."""
+    pairs = list(pairs)
+    holds = all(abs(s - p) <= tol + 1e-12 for p, s in pairs)
+    shown = " and ".join(f"|{s:.3g} − {p:.3g}| ≤ {tol:g}" for p, s in pairs)
+    return check(quantity, paper, sim, holds, f"{shown} {unit}")
+
+
 def given(quantity: str, paper: str, sim: str, why: str) -> dict[str, str]:
     """A row whose simulation value is an input (set from the paper, not produced by the run)."""
     return _row(quantity, paper, sim, Status.INPUT, f"input: {why}")

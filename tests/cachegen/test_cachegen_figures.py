@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kvviz.cachegen import streaming as S
 from kvviz.cachegen import figures as figs
+from kvviz.cachegen import streaming as S
 from kvviz.common.style import INK, PALETTE
 from tests.cachegen.cachegen_setup import real_setup
 

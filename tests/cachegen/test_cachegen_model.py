@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kvviz.cachegen import compare, model_kv
 from kvviz.cacheblend.model import Config, Model, init_params
+from kvviz.cachegen import compare, model_kv
 
 
 @pytest.fixture(scope="module")
