@@ -5,10 +5,43 @@ money, windows, requests), ``example`` the worked example (Tair LiteHit's five r
 """
 
 from kvviz.prefix_cache.replay import (
-    CURVE_COLUMNS, POLICY_NAMES, RULES, PrefixPolicy, PrefixReplay, cached_tokens, cost, curve_of_table, final_state, hits_table, parse_policies, parse_policy, prefix_nodes, prepare, request_hits, sweep, warm_up,
+    CURVE_COLUMNS,
+    POLICY_NAMES,
+    RULES,
+    PrefixPolicy,
+    PrefixReplay,
+    cached_tokens,
+    cost,
+    curve_of_table,
+    final_state,
+    hits_table,
+    parse_policies,
+    parse_policy,
+    prefix_nodes,
+    prepare,
+    request_hits,
+    sweep,
+    warm_up,
 )
 from kvviz.prefix_cache.views import (
-    BLOCK_TWINS, GIB, SHARES, MemoryPrice, Reach, block_bytes, by_turn, comparison, curve_notes, fraction_notes, hit_fractions, memory_price, paper_rows, reach_notes, reach_table, reaches, window_notes, window_ratios,
+    BLOCK_TWINS,
+    GIB,
+    SHARES,
+    MemoryPrice,
+    Reach,
+    block_bytes,
+    by_turn,
+    comparison,
+    curve_notes,
+    fraction_notes,
+    hit_fractions,
+    memory_price,
+    paper_rows,
+    reach_notes,
+    reach_table,
+    reaches,
+    window_notes,
+    window_ratios,
 )
 
 __all__ = [

@@ -14,11 +14,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from kvviz.common.style import INK, PALETTE, color
 from kvviz.eviction.figures import short_blocks
 from kvviz.prefix_cache.example import Example
-from kvviz.prefix_cache.views import GIB, Reach
 from kvviz.prefix_cache.prefix_tree import PrefixTree
-from kvviz.common.style import INK, PALETTE, color
+from kvviz.prefix_cache.views import GIB, Reach
 
 POLICY_COLOR = {"lru": color(0), "lfu": color(2), "fifo": color(7), "mru": color(1), "filo": color(4),
                 "slru": color(5)}
@@ -88,7 +88,8 @@ def fig_prefix_vs_block(comp: pd.DataFrame, *, bytes_per_block: float | None = N
                         row=2, col=1)
         marks = [r for r in found if r.policy == policy and r.capacity is not None]
         if marks:
-            fig.add_scatter(x=_x(np.array([r.capacity for r in marks]), bytes_per_block), y=[r.hit_ratio for r in marks],
+            fig.add_scatter(x=_x(np.array([r.capacity for r in marks]), bytes_per_block),
+                            y=[r.hit_ratio for r in marks],
                             mode="markers+text", showlegend=False, customdata=[f"{r.share:.0%}" for r in marks],
                             marker=dict(symbol=[SHARE_SYMBOL.get(r.share, "circle") for r in marks], size=11,
                                         color="white", line=dict(width=2, color=POLICY_COLOR[policy])),
@@ -200,7 +201,8 @@ def fig_by_turn(turns: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def fig_heatmap(windows: pd.DataFrame, capacity_labels: Sequence[str], title: str, *, difference: bool = False) -> go.Figure:
+def fig_heatmap(windows: pd.DataFrame, capacity_labels: Sequence[str], title: str, *,
+                difference: bool = False) -> go.Figure:
     """Hit ratio per time window (x) and capacity (y); with ``difference`` a diverging scale around 0."""
     z = windows.to_numpy().T
     if difference:

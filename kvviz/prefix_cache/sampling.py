@@ -22,8 +22,8 @@ from kvviz.common.errors import require
 from kvviz.eviction.grid import INFINITE, MIN_SAMPLED_CAPACITY
 from kvviz.eviction.replay import Replay
 from kvviz.eviction.replay import sweep as block_sweep
-from kvviz.prefix_cache.replay import PrefixReplay, prepare, sweep
 from kvviz.eviction.shards import block_hashes
+from kvviz.prefix_cache.replay import PrefixReplay, prepare, sweep
 from kvviz.traces import Trace
 
 

@@ -18,9 +18,9 @@ import pandas as pd
 
 from kvviz.common import paper
 from kvviz.common.errors import require
+from kvviz.common.hardware import GB, TB, GPUSpec, ModelSpec
 from kvviz.eviction.curves import curve_of, nice_window
 from kvviz.eviction.grid import INFINITE
-from kvviz.common.hardware import GB, TB, GPUSpec, ModelSpec
 from kvviz.ledger.ledger import Prices
 from kvviz.prefix_cache.example import LITEHIT_REPORTED
 from kvviz.prefix_cache.replay import PrefixReplay
@@ -240,9 +240,11 @@ def paper_rows(comp: pd.DataFrame | None, prefix_total: int, block_total: int) -
                              f"{low:g}–{high:g} points", f"{gap:.2f} points on this trace", low <= gap <= high,
                              f"{low:g} ≤ widest gap ≤ {high:g} points"))
     rows.append(paper.close("Tair LiteHit worked case: prefix-hit blocks at 2 blocks, tail-first / head-first LRU",
-                         f"{LITEHIT_REPORTED['prefix']} / {LITEHIT_REPORTED['block']}", f"{prefix_total} / {block_total}",
+                         f"{LITEHIT_REPORTED['prefix']} / {LITEHIT_REPORTED['block']}",
+                         f"{prefix_total} / {block_total}",
                          [(LITEHIT_REPORTED["prefix"], prefix_total), (LITEHIT_REPORTED["block"], block_total)], 0.0))
     prices = Prices()
-    rows.append(paper.given("GPU-hour and secondary-storage TB-hour (memory prices)", "$2.00 / $0.15 (lecture 27, slide 9)",
+    rows.append(paper.given("GPU-hour and secondary-storage TB-hour (memory prices)",
+                            "$2.00 / $0.15 (lecture 27, slide 9)",
                          f"${prices.gpu_per_hour:.2f} / ${prices.storage_per_tb_hour:.2f}", "the ledger's Prices"))
     return rows

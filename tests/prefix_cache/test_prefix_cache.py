@@ -1,4 +1,4 @@
-"""Prefix-cache replay: hit for hit equal to kvviz.radix.radix_cache.RadixCache (SGLang's rules), and the laws that hold."""
+"""Prefix-cache replay: hit for hit equal to SGLang's RadixCache (kvviz.radix.radix_cache), and the laws that hold."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 from kvviz.common.errors import InputError
 from kvviz.eviction.grid import INFINITE
 from kvviz.prefix_cache import (
-    POLICY_NAMES, cached_tokens, parse_policies, prefix_nodes, prepare, reaches, request_hits, sweep,
+    POLICY_NAMES,
+    cached_tokens,
+    parse_policies,
+    prefix_nodes,
+    prepare,
+    reaches,
+    request_hits,
+    sweep,
 )
 from kvviz.radix.radix_cache import RadixCache
 from kvviz.traces import from_records

@@ -6,15 +6,31 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kvviz.common import paper as compare_rows
+from kvviz.common import paper
+from kvviz.common.hardware import gpu, model
 from kvviz.eviction.curves import curve_of
 from kvviz.eviction.grid import INFINITE
 from kvviz.eviction.replay import sweep as block_sweep
-from kvviz.prefix_cache import figures as figs
-from kvviz.common.hardware import gpu, model
 from kvviz.prefix_cache import (
-    GIB, block_bytes, by_turn, comparison, curve_notes, curve_of_table, fraction_notes, hit_fractions, hits_table, memory_price, paper_rows, prepare, reach_table, reaches, sweep, window_notes, window_ratios,
+    GIB,
+    block_bytes,
+    by_turn,
+    comparison,
+    curve_notes,
+    curve_of_table,
+    fraction_notes,
+    hit_fractions,
+    hits_table,
+    memory_price,
+    paper_rows,
+    prepare,
+    reach_table,
+    reaches,
+    sweep,
+    window_notes,
+    window_ratios,
 )
+from kvviz.prefix_cache import figures as figs
 from kvviz.prefix_cache.example import LITEHIT_REPORTED, worked_example
 from kvviz.traces.workload import WorkloadConfig, generate
 
@@ -61,7 +77,7 @@ def test_comparison_reaches_and_notes(small):
     notes = curve_notes(comp, 2**20)
     assert notes[0].startswith("**LRU**") and any("within" in n for n in notes)
     rows = paper_rows(comp, 7, 2)
-    assert not compare_rows.problems(rows)
+    assert not paper.problems(rows)
     assert rows[1]["status"] == "agrees" and paper_rows(None, 7, 3)[0]["status"] == "differs"
 
 

@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvviz.prefix_cache.figures import fig_prefix_tree
 from kvviz.prefix_cache import prepare
+from kvviz.prefix_cache.figures import fig_prefix_tree
 from kvviz.prefix_cache.prefix_tree import hottest, node_stats, prefix_tree, tree_notes
 from kvviz.traces import from_records
 
