@@ -39,13 +39,14 @@ class ReplayConfig:
     hit_count_rule: str = "upstream"
 
     def build(self) -> tuple[RadixCache, Scheduler]:
+        """A fresh tree with Strata's in-flight spans, and the scheduler over it."""
         require(self.cache in ("radix", "hiradix"), f"unknown cache {self.cache!r}; use radix or hiradix",
                 field="cache")
         if self.cache == "radix":
             cache = StrataRadixCache(self.page_size, self.eviction_policy, self.device_capacity, self.hit_count_rule)
         else:
             cache = StrataHiRadixCache(self.device_capacity, self.host_capacity, self.write_policy, self.page_size,
-                                 self.eviction_policy, hit_count_rule=self.hit_count_rule)
+                                       self.eviction_policy, hit_count_rule=self.hit_count_rule)
         return cache, Scheduler(cache, SchedulerConfig(self.deferral, self.threshold, auto_ack=self.auto_ack))
 
 
