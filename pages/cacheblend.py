@@ -5,14 +5,16 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from kvviz.cacheblend import blend
-from kvviz.common import glossary
-from kvviz.cacheblend import report as R
 from kvviz.cacheblend import figures as figs
+from kvviz.cacheblend import report as R
 from kvviz.cacheblend.model import load_model
 from kvviz.cacheblend.record_world import N_RECORDS, sample_documents
-from kvviz.common.style import style_figure
+from kvviz.common import glossary
 from ui import cachegen as shown_figure
 from ui import frame
+from ui.errors import user_errors
+from ui.redraw import styled
+from ui.tables import download_csv
 
 STEM = "cacheblend"
 N_DOCS, EVAL_SEED = 200, 2026
@@ -50,27 +52,27 @@ def document_figures(seed: int, chunk_len: int, ratio: float, variant: str, pres
     """The token strip and the deviation heatmap, styled once per input (cached functions take
     the inputs, never the arrays, so a warm rerun hashes four numbers)."""
     doc = document(seed, chunk_len, ratio, variant)
-    return (style_figure(figs.token_strip(doc.texts, doc.is_value, doc.cut_value, chunk_len, doc.computed,
+    return (styled(figs.token_strip(doc.texts, doc.is_value, doc.cut_value, chunk_len, doc.computed,
                                           doc.scores, doc.answers), presenter),
-            style_figure(figs.deviation_heatmap(doc.texts, doc.dev_reuse, doc.dev_blend, chunk_len), presenter))
+            styled(figs.deviation_heatmap(doc.texts, doc.dev_reuse, doc.dev_blend, chunk_len), presenter))
 
 
 @st.cache_resource(**FIGURES)
 def accuracy_figure(chunk_len: int, variant: str, ratios: tuple[float, ...], presenter: bool) -> go.Figure:
-    return style_figure(figs.accuracy_vs_ratio(sweep(chunk_len, variant, ratios), 1 / N_RECORDS), presenter)
+    return styled(figs.accuracy_vs_ratio(sweep(chunk_len, variant, ratios), 1 / N_RECORDS), presenter)
 
 
 @st.cache_resource(**FIGURES)
 def controller_figure(preset: str, context: int, presenter: bool) -> go.Figure:
     runs = R.controller_runs(preset, context)
-    return style_figure(figs.controller_figure(blend.SERVING_MODELS[preset].name, 1e3 * next(iter(runs.values())).prefill,
+    return styled(figs.controller_figure(blend.SERVING_MODELS[preset].name, 1e3 * next(iter(runs.values())).prefill,
                                                {d: 1e3 * r.load for d, r in runs.items()},
                                                {d: r.ratio for d, r in runs.items()}, blend.R_MIN), presenter)
 
 
 @st.cache_resource(**FIGURES)
 def loss_figure(presenter: bool) -> go.Figure:
-    return style_figure(figs.loss_curve(model().loss), presenter)
+    return styled(figs.loss_curve(model().loss), presenter)
 
 
 frame.header(STEM, "Concatenating chunks' precomputed KV loses cross-chunk attention; CacheBlend recomputes "
@@ -99,7 +101,7 @@ with st.sidebar:
 with st.container():
     if documents_used:
         st.caption(f"Selection: {blend.VARIANTS[variant].source}.")
-    with frame.user_errors():
+    with user_errors():
         net = model()
         presenter = frame.presenter()
         if view == VIEWS[0]:
@@ -122,9 +124,9 @@ with st.container():
                 columns={"acc_cut": "cut records", "acc_uncut": "uncut records", "acc_all": "all"})
             st.dataframe(shown.style.format({"ratio": "{:.0%}", "cut records": "{:.1%}", "uncut records": "{:.1%}",
                                              "all": "{:.1%}"}, na_rep="–"), hide_index=True, width="stretch")
-            frame.download_csv(table, STEM, "accuracy table", {"chunk length": chunk_len, "token selection": variant,
-                                                               "documents": N_DOCS, "document seed": EVAL_SEED},
-                               trace=f"{N_DOCS} record-world documents (seed {EVAL_SEED})")
+            download_csv(table, STEM, "accuracy table", {"chunk length": chunk_len, "token selection": variant,
+                                                         "documents": N_DOCS, "document seed": EVAL_SEED},
+                         trace=f"{N_DOCS} record-world documents (seed {EVAL_SEED})")
             frame.terms("HKVD")
         elif view == VIEWS[2]:
             c1, c2 = st.columns(2)
@@ -137,7 +139,7 @@ with st.container():
             st.dataframe(table.style.format({"load ms": "{:.1f}", "recompute ms": "{:.1f}", "picked r": "{:.0%}",
                                              "TTFT blend s": "{:.2f}", "TTFT prefill s": "{:.2f}"}),
                          hide_index=True, width="stretch")
-            frame.download_csv(table, STEM, "loading controller", {"model": served.name, "context (tokens)": context})
+            download_csv(table, STEM, "loading controller", {"model": served.name, "context (tokens)": context})
             gpu = served.compute.gpu
             st.caption(f"Per layer: load = KV bytes ÷ bandwidth ({served.model.bytes_per_value:g}-byte values); "
                        f"prefill = the paper GPU's FLOPs ÷ ({served.compute.n_gpus}× {gpu.name.upper()} at "

@@ -4,15 +4,19 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from kvviz.common import glossary
+from kvviz.cachegen import figures as figs
 from kvviz.cachegen import levels
 from kvviz.cachegen import stream_report as report
 from kvviz.cachegen import streaming as S
 from kvviz.cachegen.inputs import BandwidthSpec, StreamInputs
-from kvviz.cachegen import figures as figs
+from kvviz.common import glossary
 from ui import cachegen as cached
 from ui import cachegen_codec, frame
 from ui.cachegen_codec import STEM, slider
+from ui.errors import user_errors
+from ui.tables import download_csv
+from ui.text import plain
+from ui.work import confirm_cost, stepped
 
 VIEWS = ("Streaming timeline", "Violation vs SLO", "Codec")
 AGAINST = ("SLO", "Mean bandwidth", "Persistence")
@@ -77,17 +81,17 @@ def stream_inputs(fresh_traces: bool) -> StreamInputs:
 
 def prepare(inputs: StreamInputs) -> tuple[S.StreamSetup, S.Bandwidth, levels.Measured]:
     """The measured levels (asking first when that is long), the stream and its bandwidth."""
-    with frame.user_errors():
+    with user_errors():
         study = inputs.study
-        frame.confirm_cost(levels.cost(study), f"{STEM}_levels")
+        confirm_cost(levels.cost(study), f"{STEM}_levels")
         measured = cached.measured_levels(study)
         return inputs.setup(measured), cached.bandwidth_of(inputs), measured
 
 
 def sweep_of(inputs: StreamInputs, slos: tuple[float, ...]) -> pd.DataFrame:
     """Every policy at each SLO, one cached point at a time (the bar is drawn here, not cached)."""
-    parts = frame.stepped(lambda slo: f"Sweeping the SLO over every trace: {slo:g} s…", slos,
-                          lambda slo: cached.sweep_point(inputs.at_slo(slo), max(slos)))
+    parts = stepped(lambda slo: f"Sweeping the SLO over every trace: {slo:g} s…", slos,
+                    lambda slo: cached.sweep_point(inputs.at_slo(slo), max(slos)))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -100,7 +104,7 @@ def timeline_part(inputs: StreamInputs, setup: S.StreamSetup, bw: S.Bandwidth, s
                               help="Each row streams the same context over the first trace under one rule. "
                               + glossary.define("TTFT"))
     chosen = tuple(p for p in policies if p in names) or ("paper",)
-    with frame.user_errors():
+    with user_errors():
         cached.show(cached.timeline_figure(inputs, chosen, frame.presenter()), f"{STEM}_timeline")
         runs = cached.runs_of(inputs, chosen, True)
     st.caption("A bar's height is the bandwidth that chunk's transfer saw. " + (
@@ -111,8 +115,8 @@ def timeline_part(inputs: StreamInputs, setup: S.StreamSetup, bw: S.Bandwidth, s
     table = pd.concat([S.timeline(setup, r) for r in runs], ignore_index=True)
     if box := frame.folded("Per-chunk table: each chunk's level, size, bandwidth and times", f"{STEM}_chunk_table"):
         box.dataframe(table, hide_index=True, width="stretch", column_config=cached.FORMATS)
-    frame.download_csv(table, STEM, "per-chunk table", settings | {"policies": ", ".join(chosen)},
-                       trace=f"{bw.name} (trace 0)")
+    download_csv(table, STEM, "per-chunk table", settings | {"policies": ", ".join(chosen)},
+                 trace=f"{bw.name} (trace 0)")
 
 
 def stream_view(view: str) -> tuple[list[str], list[dict], str]:
@@ -122,22 +126,22 @@ def stream_view(view: str) -> tuple[list[str], list[dict], str]:
         "Against", AGAINST, default="SLO", required=True, key=f"{STEM}_against", bind="query-params")
     inputs = stream_inputs(fresh_traces=against == "Persistence")
     setup, bw, measured = prepare(inputs)
-    label = frame.plain(bw.name)
+    label = plain(bw.name)
     settings = inputs.settings()
     extra = []
     if view == VIEWS[0]:
         timeline_part(inputs, setup, bw, settings)
         frame.explain(report.TIMELINE_EXPLAIN)
-        with frame.user_errors():
-            frame.confirm_cost(S.stream_cost(setup, bw.traces, len(S.policy_names(setup))), f"{STEM}_summary")
+        with user_errors():
+            confirm_cost(S.stream_cost(setup, bw.traces, len(S.policy_names(setup))), f"{STEM}_summary")
         summary = sweep_of(inputs, (setup.slo_s,))
     else:
         slos = tuple(report.slo_grid(setup.slo_s))
         repeats = {"SLO": len(slos), "Mean bandwidth": 1}.get(against, len(S.PERSISTENCE_GRID) + 1)
         traces = inputs.bandwidth.traces
-        with frame.user_errors():
-            frame.confirm_cost(S.stream_cost(setup, max(traces, bw.traces), len(S.policy_names(setup)), repeats),
-                               f"{STEM}_sweep")
+        with user_errors():
+            confirm_cost(S.stream_cost(setup, max(traces, bw.traces), len(S.policy_names(setup)), repeats),
+                         f"{STEM}_sweep")
             if against == "SLO":
                 sweep = sweep_of(inputs, slos)
                 summary = sweep[np.isclose(sweep.slo_s, setup.slo_s)]
@@ -145,8 +149,8 @@ def stream_view(view: str) -> tuple[list[str], list[dict], str]:
                 runs = cached.runs_of(inputs, S.policy_names(setup), False)
                 summary = S.summary(runs).assign(slo_s=setup.slo_s)
             else:
-                sweep = pd.concat(frame.stepped(lambda phi: f"Streaming over traces of persistence {phi:g}…",
-                                                S.PERSISTENCE_GRID, lambda phi: cached.persistence_point(inputs, phi)),
+                sweep = pd.concat(stepped(lambda phi: f"Streaming over traces of persistence {phi:g}…",
+                                          S.PERSISTENCE_GRID, lambda phi: cached.persistence_point(inputs, phi)),
                                   ignore_index=True)
                 extra = [report.persistence_notice(sweep)]
                 summary = sweep_of(inputs, (setup.slo_s,))
@@ -155,11 +159,11 @@ def stream_view(view: str) -> tuple[list[str], list[dict], str]:
         frame.explain(report.sweep_explain(bw.traces, traces))
     st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({label}):")
     st.dataframe(summary.drop(columns="slo_s"), hide_index=True, width="stretch")
-    frame.download_csv(summary, STEM, "summary", settings, trace=bw.name)
+    download_csv(summary, STEM, "summary", settings, trace=bw.name)
     if box := frame.folded("The compression levels, as measured", f"{STEM}_levels_table"):
         box.caption(report.levels_caption(setup, levels.SIZE_SOURCES[inputs.sizes]))
         box.dataframe(measured.table, hide_index=True, width="stretch", column_config=cached.FORMATS)
-    frame.download_csv(measured.table, STEM, "measured levels", settings)
+    download_csv(measured.table, STEM, "measured levels", settings)
     return (report.stream_notice(summary, label) + extra,
             report.paper_rows(setup, summary, label, levels.SIZE_SOURCES[inputs.sizes]),
             report.stream_note(setup, summary))

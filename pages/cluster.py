@@ -9,7 +9,10 @@ from kvviz.mooncake import overload
 from kvviz.mooncake.overload.report import overload_notes, overload_paper_note
 from ui import cluster_scheduling as scheduling
 from ui import figures, frame
+from ui.errors import user_errors
+from ui.tables import data_table, download_csv
 from ui.traces import trace_picker
+from ui.work import confirm_cost, stepped
 
 frame.header("cluster", "How Mooncake's disaggregated cluster copes with overload, and where its Conductor sends "
                         "each request so that KV already computed is reused.")
@@ -32,8 +35,8 @@ def run_seed(spec: tuple, config: overload.ClusterConfig, seed: int) -> dict:
 
 
 def run_overload(spec: tuple, config: overload.ClusterConfig, seeds: tuple[int, ...]):
-    per_seed = frame.stepped(lambda seed: f"Simulating the cluster: seed {seed}…", seeds,
-                             lambda seed: run_seed(spec, config, seed))
+    per_seed = stepped(lambda seed: f"Simulating the cluster: seed {seed}…", seeds,
+                       lambda seed: run_seed(spec, config, seed))
     runs = {p: [r for s in per_seed for r in s["runs"][p]] for p in overload.POLICIES}
     return runs, overload.summary_table(runs), per_seed[0]["capacity"]
 
@@ -54,8 +57,8 @@ def policy_part(runs: dict[str, list[overload.OverloadResult]], table: pd.DataFr
         st.metric("Rejected on arrival", f"{row['rejected_early']:,.0f}", border=True)
         st.metric("Rejected after prefill", f"{row['rejected_after_prefill']:,.0f}", border=True)
         st.metric("Wasted prefill", f"{row['wasted_prefill_s']:,.0f} s", border=True)
-    frame.download_csv(shown.timeline, "cluster", f"{overload.POLICY_LABELS[policy]} timeline",
-                       {"policy": policy, **settings}, trace=trace_name)
+    download_csv(shown.timeline, "cluster", f"{overload.POLICY_LABELS[policy]} timeline",
+                 {"policy": policy, **settings}, trace=trace_name)
 
 
 def overload_view() -> None:
@@ -94,7 +97,7 @@ def overload_view() -> None:
                                   bind="query-params", placeholder="auto: mean output × full-batch TBT",
                                   help=glossary.define("t_d") + " Used by the prediction policy only."),
         )
-    with frame.user_errors():
+    with user_errors():
         config = overload.with_defaults(d, **cfg)
         if source == "Poisson":
             spec, seeds = ("poisson", float(load), minutes * 60.0, int(mean_in), int(mean_out)), \
@@ -108,7 +111,7 @@ def overload_view() -> None:
             a = overload.trace_arrivals(trace, speedup)
             spec, seeds = ("trace", a.time_s.tobytes(), a.input_length.tobytes(), a.output_length.tobytes()), (0,)
             n, span = len(a.time_s), a.span_s
-        frame.confirm_cost(overload.cost(n, span, config, len(overload.POLICIES) * len(seeds)), "cluster_overload")
+        confirm_cost(overload.cost(n, span, config, len(overload.POLICIES) * len(seeds)), "cluster_overload")
         runs, table, cap = run_overload(spec, config, seeds)
     rate = table["arrived"].iloc[0] / max(runs["baseline"][0].loads["time_s"].iloc[-1], 1.0)
     st.caption(f"Capacity: prefill pool {cap.prefill_rps:.2f} req/s, decode pool {cap.decode_rps:.2f} req/s "
@@ -129,7 +132,7 @@ def overload_view() -> None:
                    key="cluster_multiples")
     figures.figure("cluster.fig_totals", table, cache_key=runs_key, key="cluster_totals")
     summary = overload.display_table(table)
-    frame.data_table(summary, "cluster", "overload summary", settings, trace=trace_name)
+    data_table(summary, "cluster", "overload summary", settings, trace=trace_name)
     frame.what_to_notice(overload_notes(table))
     frame.paper_vs_sim(overload.paper_rows(table), note=overload_paper_note(table))
 

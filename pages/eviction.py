@@ -4,16 +4,28 @@ import pandas as pd
 import streamlit as st
 
 from kvviz.eviction.curves import TABLE1_CAPACITIES, curve_of, findings, paper_rows
-from kvviz.eviction.grid import (
-    AUTO_ABOVE, BOUND, INFINITE, MIN_SAMPLED_BY_POLICY, MIN_SAMPLED_CAPACITY, ONLINE, POLICIES, chosen_rate, log_capacities,
-)
-from kvviz.eviction.replay import coarsen, replay_of, simulate, sweep
-from kvviz.eviction.notes import TIE, TraceFacts, lead_runs, leader_at, trace_facts, why_notes
 from kvviz.eviction.figures import curve_table, sample_note, short_blocks
+from kvviz.eviction.grid import (
+    AUTO_ABOVE,
+    BOUND,
+    INFINITE,
+    MIN_SAMPLED_BY_POLICY,
+    MIN_SAMPLED_CAPACITY,
+    ONLINE,
+    POLICIES,
+    chosen_rate,
+    log_capacities,
+)
+from kvviz.eviction.notes import TIE, TraceFacts, lead_runs, leader_at, trace_facts, why_notes
+from kvviz.eviction.replay import coarsen, replay_of, simulate, sweep
 from kvviz.eviction.shards import sampled_curve
 from kvviz.traces import fingerprint
 from ui import figures, frame
+from ui.errors import user_errors
+from ui.tables import download_csv
+from ui.text import plain
 from ui.traces import replay_trace_picker
+from ui.work import stepped
 
 LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]          # 1 … 5,000,000 blocks
 FACTORS = [1, 2, 4, 8]
@@ -89,12 +101,12 @@ def facts_of(key: str, _trace) -> TraceFacts:
 
 
 def run_sweep(key: str, names: list[str], capacities: tuple, trace) -> pd.DataFrame:
-    parts = frame.stepped(lambda name: f"Replaying the trace through {POLICIES[name].label}…", names,
-                          lambda name: policy_sweep(key, name, capacities, trace))
+    parts = stepped(lambda name: f"Replaying the trace through {POLICIES[name].label}…", names,
+                    lambda name: policy_sweep(key, name, capacities, trace))
     return pd.concat(parts, ignore_index=True)
 
 
-with frame.user_errors():
+with user_errors():
     cache_trace = coarsen(trace, int(factor))
     key = fingerprint(cache_trace)
     replay = prepared(key, cache_trace)
@@ -110,7 +122,7 @@ found = findings(curve, policies)
 runs = lead_runs(curve, policies) if len(policies) > 1 else ()
 
 capped = f" (capped at the {replay.n_ids:,} distinct blocks: a bigger cache never evicts)" if top < high else ""
-st.caption(f"**{frame.plain(trace.name)}** · {replay.accesses:,} block accesses · {replay.n_ids:,} distinct blocks of "
+st.caption(f"**{plain(trace.name)}** · {replay.accesses:,} block accesses · {replay.n_ids:,} distinct blocks of "
            f"{cache_trace.block_size:,} tokens · capacities {low:,}–{top:,} blocks{capped}")
 figures.figure("eviction.fig_hit_curve", curve, prefix=prefix, paper=paper and bool(in_range),
                block_tokens=cache_trace.block_size, sample=note, runs=runs, key="eviction_curve")
@@ -130,7 +142,7 @@ if box := frame.folded("The curve as a table", "eviction_table"):
     table = curve_table(curve)
     box.dataframe(table, hide_index=True, width="stretch",
                   column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in table.columns[1:]})
-frame.download_csv(curve, "eviction", "hit curve", settings, trace=trace.name)
+download_csv(curve, "eviction", "hit curve", settings, trace=trace.name)
 frame.explain(EXPLAIN)
 
 
@@ -184,7 +196,7 @@ def _notice() -> list[str]:
 
 
 frame.what_to_notice(_notice())
-with frame.user_errors():
+with user_errors():
     table1 = pd.concat([policy_sweep(key, p, TABLE1_CAPACITIES, cache_trace) for p in ("lru", "lfu", "length_aware")])
 frame.paper_vs_sim(
     paper_rows(curve_of(table1, prefix)),

@@ -4,10 +4,11 @@ import numpy as np
 import streamlit as st
 
 from kvviz.common import glossary
-from kvviz.ledger import ledger
-from kvviz.ledger import notes
 from kvviz.common import hardware as hw
+from kvviz.ledger import ledger, notes
 from ui import figures, frame, ledger_tiers
+from ui.errors import user_errors
+from ui.tables import data_table
 
 VIEWS = ("Size", "Load or recompute", "Economics", "Tiers")
 CONTEXTS = np.unique(np.r_[np.geomspace(256, 1_048_576, 49).astype(int), 2 ** np.arange(8, 21), 8_000])
@@ -27,7 +28,7 @@ with st.expander("Presets: edit any model, GPU or link, or add your own", icon="
                                   hide_index=True, width="stretch")
               for tab, (k, t) in zip(st.tabs(["Models", "GPUs", "Links"]),
                                      (("models", hw.MODELS), ("gpus", hw.GPUS), ("links", hw.LINKS)), strict=True)}
-with frame.user_errors():
+with user_errors():
     models, gpus, links = (hw.models_from_frame(tables["models"]), hw.gpus_from_frame(tables["gpus"]),
                            hw.links_from_frame(tables["links"]))
 
@@ -43,7 +44,7 @@ def sidebar(model_unused: str = "", gpu_unused: str = "") -> tuple[str, hw.Model
                               key="ledger_mfu", disabled=bool(gpu_unused), **Q,
                               help=f"{gpu_unused}\n\n{glossary.define('MFU')} 0.735 reproduces the lecture notes' "
                                    "times.".strip())
-    with frame.user_errors():
+    with user_errors():
         return name, models[name], hw.Compute(gpus[gpu_name], mfu)
 
 
@@ -52,7 +53,7 @@ def h100(mfu: float, n_gpus: int = 1) -> hw.Compute:
 
 
 def show(table, name: str, settings: dict, formats: dict[str, str] | None = None) -> None:
-    frame.data_table(table, "ledger", name, settings, formats=formats)
+    data_table(table, "ledger", name, settings, formats=formats)
 
 
 def cards(metrics: list[tuple[str, str, str]]) -> None:
@@ -73,7 +74,7 @@ def size_body(name: str, m: hw.ModelSpec) -> None:
     capacity = c2.number_input("Memory for KV (GB)", 0.1, 100_000.0, 40.0, key="ledger_capacity", **Q)
     rate = c3.number_input("Tokens/s a GPU serves", 1.0, 1e7, 2_625.0, key="ledger_rate", **Q,
                            help="For the KV-per-day figure; the slide's DeepSeek-R1 on one MI300X does 2,625.")
-    with frame.user_errors():
+    with user_errors():
         size = ledger.size_table(models, context, capacity)
         cards(ledger.size_metrics(m, context, capacity, rate))
     figures.figure("ledger.fig_size", ledger.size_curve(models.values(), CONTEXTS), context, capacity,
@@ -96,7 +97,7 @@ def recompute_view() -> None:
     chosen = {k: links[k] for k in right.multiselect("Links", list(links), ledger.present(ledger.DEFAULT_LINKS, links),
                                                      key="ledger_links", **Q)}
     settings = {"view": sub, "model": name, "GPU": compute.gpu.name, "MFU": compute.mfu, "links": ", ".join(chosen)}
-    with frame.user_errors():
+    with user_errors():
         if curves:
             picks = st.multiselect("Models", list(models), ledger.present(ledger.BREAKEVEN_MODELS, models),
                                    key="ledger_models", **Q)
@@ -138,7 +139,7 @@ def economics_view() -> None:
                                        key="ledger_tb_price", **Q))
     node_gpus = c[2].number_input("GPUs per node", 1, 64, 8, key="ledger_node_gpus", **Q)
     storage_tb = c[3].number_input("Storage per node (TB)", 0.001, 10_000.0, 1.0, key="ledger_storage_tb", **Q)
-    with frame.user_errors():
+    with user_errors():
         p = ledger.Prices(prices["gpu"], prices["tb"])
         node = hw.Compute(compute.gpu, compute.mfu, node_gpus)
         picks = [models[k] for k in ledger.present(ledger.ECONOMICS_MODELS, models)]

@@ -2,12 +2,14 @@
 
 import streamlit as st
 
-from kvviz.common import hardware
 from kvviz import prefix_cache as pc
+from kvviz.common import hardware
 from kvviz.eviction.grid import INFINITE, log_capacities
 from kvviz.traces import fingerprint
 from ui import frame
 from ui import prefix_views as views
+from ui.errors import user_errors
+from ui.text import plain
 from ui.traces import replay_trace_picker
 
 VIEWS = ("Curves", "Worked example", "Per request", "Over time", "Prefix tree")
@@ -65,7 +67,7 @@ def trace_view(view: str) -> tuple[list[str], list[dict]]:
     if not policies and "policies" in live:
         st.info("Pick at least one radix eviction policy in the sidebar.")
         st.stop()
-    with frame.user_errors():
+    with user_errors():
         key = fingerprint(trace)
         replay = views.prepared(key, trace)
         top = max(int(low), min(int(high), replay.n_nodes))      # a bigger cache never evicts
@@ -77,9 +79,9 @@ def trace_view(view: str) -> tuple[list[str], list[dict]]:
     capped = f" (capped at the trace's {replay.n_nodes:,} distinct prefixes)" if top < high else ""
     memory = (f" · one block = {setup.bytes_per_block / pc.GIB * 1024:,.1f} MiB of {model} KV · capacities "
               f"{low:,}–{top:,} blocks{capped}" if "capacities" in live else "")
-    st.caption(f"**{frame.plain(trace.name)}** · {trace.n_requests:,} requests · {replay.accesses:,} block "
+    st.caption(f"**{plain(trace.name)}** · {trace.n_requests:,} requests · {replay.accesses:,} block "
                f"accesses · {replay.n_nodes:,} distinct prefixes of {trace.block_size:,} tokens{memory}")
-    with frame.user_errors():
+    with user_errors():
         return {"Curves": views.curves_view, "Per request": views.requests_view,
                 "Over time": views.time_view, "Prefix tree": views.tree_view}[view](setup)
 

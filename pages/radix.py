@@ -7,12 +7,15 @@ import streamlit as st
 from kvviz.common import glossary
 from kvviz.radix import report
 from kvviz.radix.hiradix_cache import WRITE_POLICIES
-from kvviz.radix.radix_cache import POLICIES
 from kvviz.radix.presets import PRESETS
+from kvviz.radix.radix_cache import POLICIES
 from kvviz.radix.replay import ReplayConfig, hit_counts_decide, replay, snapshot_window, totals_frame
 from kvviz.radix.script import parse_text, to_text
 from kvviz.radix.trace_replay import script_from_trace
 from ui import figures, frame, keys
+from ui.errors import user_errors
+from ui.tables import data_table
+from ui.text import plain
 from ui.traces import session_trace
 
 frame.header("radix", "How a prefix cache fills, splits, evicts, spills to CPU memory and comes back — one "
@@ -108,7 +111,7 @@ elif source == "Type":
         "a `# comment` above a step is its caption.", preset.text, height=180, key="radix_text", bind="query-params")
     name = "typed script"
 else:
-    with frame.user_errors():
+    with user_errors():
         trace = session_trace()
     if trace is None:
         st.info("No trace is loaded in this session. Open the **Trace** page, pick or upload a trace there, "
@@ -120,18 +123,18 @@ else:
     n = c1.number_input("First N requests", 1, 2000, 30, key="radix_n", bind="query-params")
     round_ms = c2.number_input("Round length (ms)", 1, 3_600_000, 1000, key="radix_round", bind="query-params",
                                help="Requests arriving in the same window are scheduled in the same round.")
-    with frame.user_errors():
+    with user_errors():
         text, name = to_text(script_from_trace(trace, int(n), int(round_ms))), f"{trace.name} (first {n})"
     st.caption(f"One token = one {trace.block_size}-token block, so capacities count blocks.")
 
 config = ReplayConfig(kind, int(device), int(host), int(page), policy, write, strata, int(threshold), auto_ack,
                       "legacy" if legacy else "upstream")
-with frame.user_errors():
+with user_errors():
     rep = cached_replay(text, name, tuple(asdict(config).values()))
     other = cached_replay(text, name, tuple(asdict(replace(config, deferral=not strata)).values()))
 
 if rep.error:
-    st.error(f"The replay stopped: {frame.plain(rep.error)}", icon=":material/error:")
+    st.error(f"The replay stopped: {plain(rep.error)}", icon=":material/error:")
 last = rep.n_steps - 1
 raw_step = st.query_params.get("radix_step", "0")
 if "radix_step" not in st.session_state:   # the step a shared link points at (the URL is kept by hand:
@@ -148,16 +151,16 @@ def stepped_view() -> None:
     # The step controls sit right above the tree, so every ▶ shows its effect without a scroll.
     step = keys.step_controls("radix_step", rep.n_steps)
     st.query_params["radix_step"] = str(step)
-    with frame.user_errors():
+    with user_errors():
         shots = cached_replay(text, name, tuple(asdict(config).values()), snapshot_window(rep.n_steps, step))
     row = rep.steps.iloc[step]
     tree_col, say_col = st.columns([5, 2])
     with say_col:
-        st.markdown(f"#### Step {step} of {last}: {frame.plain(row.op)}")
+        st.markdown(f"#### Step {step} of {last}: {plain(row.op)}")
         if row.caption:
-            st.markdown(f"*{frame.plain(row.caption, 2000)}*")
+            st.markdown(f"*{plain(row.caption, 2000)}*")
         # The lines narrate the cache's own events; they quote the script's words, kept as text (bold ids stay).
-        st.markdown("\n".join(f"- {frame.plain(line, 2000, bold=True)}" for line in row.lines))
+        st.markdown("\n".join(f"- {plain(line, 2000, bold=True)}" for line in row.lines))
     with tree_col:
         view = st.segmented_control("View", ["Tree", "Text dump", "Requests"], default="Tree", required=True,
                                     key="radix_view", bind="query-params")
@@ -173,8 +176,8 @@ def stepped_view() -> None:
         elif view == "Text dump":
             st.code(shots.dump(step), language=None)
         else:
-            frame.data_table(rep.requests, "radix", "per-request table",
-                             {"script": name, "source": source, **asdict(config)})
+            data_table(rep.requests, "radix", "per-request table",
+                       {"script": name, "source": source, **asdict(config)})
     metrics = report.step_metrics(rep, other, step)
     for col, (label, value, tip) in zip(st.columns(len(metrics)), metrics):
         col.metric(label, f"{value:,}", border=True, help=tip)

@@ -7,7 +7,11 @@ from kvviz.common import paper
 from kvviz.radix import schedule_policy as rs
 from kvviz.traces import fingerprint
 from ui import figures, frame
+from ui.errors import user_errors
+from ui.tables import data_table
+from ui.text import plain
 from ui.traces import trace_picker
+from ui.work import confirm_cost, stepped
 
 SOURCES = ("Teaching example", "Trace window")
 EXAMPLE_BLOCK = 16          # tokens per block in the teaching example (SGLang's 32-token thresholds = 2 blocks)
@@ -42,14 +46,14 @@ with st.container():
         size = mid.slider("Requests waiting", 2, 200, 40, key="radix_schedule_size", bind="query-params")
         warm_n = right.slider("Requests served before (warm cache)", 0, 2000, 0, 50, key="radix_schedule_warm",
                               bind="query-params")
-        with frame.user_errors():
+        with user_errors():
             q, w = rs.trace_queue(trace, int(start), int(size), int(warm_n))
         queue, warm, block_tokens = tuple(q), tuple(w), trace.block_size
-        what = f"requests {int(start) + 1:,}–{int(start) + len(q):,} of {frame.plain(trace.name)}"
+        what = f"requests {int(start) + 1:,}–{int(start) + len(q):,} of {plain(trace.name)}"
 
 key = fingerprint(trace) if source == "Trace window" else "example"
-with frame.user_errors():
-    frame.confirm_cost(rs.cost(list(queue), list(warm)), "radix_schedule")
+with user_errors():
+    confirm_cost(rs.cost(list(queue), list(warm)), "radix_schedule")
 with st.sidebar:
     st.header("Scheduler")
     capacity = st.number_input("Cache capacity (blocks)", 1, 1_000_000, 5, key="radix_schedule_capacity",
@@ -57,7 +61,7 @@ with st.sidebar:
     budget = st.number_input("Prefill budget per batch (uncached blocks)", 1, 1_000_000, 5,
                              key="radix_schedule_budget", bind="query-params", help="SGLang's max prefill tokens: a "
                              "batch takes requests in order until their uncached blocks exceed it (the first always runs).")
-    with frame.user_errors():
+    with user_errors():
         lpm = [run(key, rs.Order.LPM.value, queue, warm, rs.ScheduleConfig(int(capacity), int(budget), block_tokens, on))
                for on in (True, False)]
     inert = (lpm[0].hits, lpm[0].rounds, lpm[0].recomputed) == (lpm[1].hits, lpm[1].rounds, lpm[1].recomputed)
@@ -67,10 +71,10 @@ with st.sidebar:
                               (" Off here: LPM serves this queue with the same hits and rounds either way, at this "
                                "capacity and budget." if inert else ""))
 
-with frame.user_errors():
+with user_errors():
     config = rs.ScheduleConfig(int(capacity), int(budget), block_tokens, bool(in_batch))
-schedules = frame.stepped(lambda o: f"Scheduling the queue {o.label}…", list(rs.Order),
-                          lambda o: run(key, o.value, queue, warm, config))
+schedules = stepped(lambda o: f"Scheduling the queue {o.label}…", list(rs.Order),
+                    lambda o: run(key, o.value, queue, warm, config))
 total = sum(len(r) for r in queue)
 table = pd.DataFrame([{"order": s.order.label, "rounds": s.rounds, "blocks": total, "hits": s.hits,
                        "recomputed": s.recomputed, "hit_ratio": s.hits / total} for s in schedules])
@@ -79,11 +83,11 @@ st.caption(f"Queue: {what} · {total:,} blocks of {block_tokens} tokens · cache
 figures.figure("radix_schedule.fig_orders", table, block_tokens, key="radix_schedule_orders")
 figures.figure("radix_schedule.fig_rounds", schedules, key="radix_schedule_rounds")
 shown = table.rename(columns={"hit_ratio": "hit ratio"})
-frame.data_table(shown, "radix_schedule", "scheduler table",
-                 {"queue": what, "cache capacity (blocks)": int(capacity), "prefill budget (blocks)": int(budget),
-                  "in-batch prefix caching": bool(in_batch), "block size (tokens)": block_tokens,
-                  "warm-up requests": len(warm)}, formats={"hit ratio": "%.3f"},
-                 trace=trace.name if source == SOURCES[1] else None)
+data_table(shown, "radix_schedule", "scheduler table",
+           {"queue": what, "cache capacity (blocks)": int(capacity), "prefill budget (blocks)": int(budget),
+            "in-batch prefix caching": bool(in_batch), "block size (tokens)": block_tokens,
+            "warm-up requests": len(warm)}, formats={"hit ratio": "%.3f"},
+           trace=trace.name if source == SOURCES[1] else None)
 
 frame.explain(
     "SGLang matches every waiting request against the radix cache before each batch and orders the queue:\n\n"

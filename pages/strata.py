@@ -6,6 +6,8 @@ from kvviz.common import glossary
 from kvviz.common import hardware as hw
 from kvviz.strata import io as sio
 from ui import figures, frame
+from ui.errors import user_errors
+from ui.tables import data_table, download_csv
 
 VIEWS = ("Page size", "Loading-bound", "Balanced batching")
 Q = dict(bind="query-params")
@@ -40,7 +42,7 @@ def body() -> None:
     qwen, h200 = hw.MODELS["qwen2.5-14b"], hw.Compute(hw.GPUS["h200"], hw.DEFAULT_MFU)
     # One container for the view: the teaching text, notes and paper table after it keep their place, so a
     # view switch does not remount them (Streamlit keys an element by its position).
-    with frame.user_errors(), st.container():
+    with user_errors(), st.container():
         m, compute = hw.MODELS[name], hw.Compute(hw.GPUS[gpu_name], mfu)
         knee = sio.knee_ratio(qwen, h200, 256, sio.IOPath(gpu_io_gb_s=gpu_io).bandwidth(qwen, 32, "GPU-assisted"))
         settings = {"model": name, "L0 µs": overhead, "GPU I/O GB/s": gpu_io}
@@ -55,8 +57,8 @@ def body() -> None:
             table = sweep[sweep["page tokens"].isin([1, 32, 1024])].round(3)
             st.dataframe(table, hide_index=True, width="stretch",
                          column_config={"share of peak": st.column_config.NumberColumn(format="percent")})
-            frame.download_csv(sweep.round(4), "strata", "bandwidth by page size", settings | {
-                "platform": platform, "link GB/s": link_gb_s, "copies in flight": flight})
+            download_csv(sweep.round(4), "strata", "bandwidth by page size", settings | {
+          "platform": platform, "link GB/s": link_gb_s, "copies in flight": flight})
             st.caption(f"Little's law: X = C·S/L. {flight} × {sio.slice_bytes(m, 32) / 1024:.0f} KiB copies in flight, "
                        f"each taking {overhead:.1f} µs + its wire time, move "
                        f"{io.bandwidth(m, 32, 'layer-first DMA') / hw.GB:.1f} GB/s at page 32.")
@@ -68,8 +70,8 @@ def body() -> None:
             knees = {k: sio.knee_ratio(m, compute, new, v) for k, v in paths.items()}
             figures.figure("strata.fig_loading", curve, knees, new, key="strata_fig_loading")
             st.dataframe(curve.iloc[::10].round(1), hide_index=True, width="stretch")
-            frame.download_csv(curve.round(3), "strata", "load and compute time", settings | {
-                "GPU": gpu_name, "MFU": mfu, "new tokens": new, **{f"knee {k}": round(v, 2) for k, v in knees.items()}})
+            download_csv(curve.round(3), "strata", "load and compute time", settings | {
+          "GPU": gpu_name, "MFU": mfu, "new tokens": new, **{f"knee {k}": round(v, 2) for k, v in knees.items()}})
         else:
             cc = st.columns(4)
             doc, question, fresh = (cc[0].number_input("Document tokens", 1, 1_000_000, 28_672, key="strata_doc", **Q),
@@ -90,9 +92,9 @@ def body() -> None:
             table = sio.schedule_frame(runs[0]).merge(sio.schedule_frame(runs[1]), on="batch", how="outer",
                                                       suffixes=(" FCFS", " balanced"))[
                 ["batch", "requests FCFS", "stall s FCFS", "requests balanced", "stall s balanced"]].round(3)
-            frame.data_table(table, "strata", "batches FCFS vs balanced", {
-                "model": "qwen2.5-14b", "GPU": "h200", "GPU I/O GB/s": min(gpu_io, 64), "requests per batch": size,
-                "threshold": threshold, "document, question, fresh tokens": f"{doc}, {question}, {fresh}"})
+            data_table(table, "strata", "batches FCFS vs balanced", {
+          "model": "qwen2.5-14b", "GPU": "h200", "GPU I/O GB/s": min(gpu_io, 64), "requests per batch": size,
+          "threshold": threshold, "document, question, fresh tokens": f"{doc}, {question}, {fresh}"})
 
     frame.explain("A CPU→GPU copy costs a fixed overhead plus bytes ÷ bandwidth, so one copy in flight reaches "
                   "X = C·S/L (Little's law). GPU layouts are layer-first: one page of one layer's K or V per copy. "

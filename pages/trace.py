@@ -3,10 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from kvviz.traces.stats import paper_rows, trace_stats
 from kvviz.traces import UPLOAD_LIMIT_MIB, Trace, fingerprint
+from kvviz.traces.stats import paper_rows, trace_stats
 from ui import figures, frame
 from ui.prefix_views import tree_of
+from ui.tables import download_csv
+from ui.text import plain
 from ui.trace_reuse import reuse_of
 from ui.traces import keep_in_library_button, trace_picker
 
@@ -39,10 +41,10 @@ def stats_of(key: str, _trace: Trace):
 
 fp = fingerprint(trace)
 stats = stats_of(fp, trace)
-st.caption(f"**{frame.plain(trace.name)}** · block size {trace.block_size} tokens")
+st.caption(f"**{plain(trace.name)}** · block size {trace.block_size} tokens")
 if trace.how_read:
     with st.expander("How the file was read"):
-        st.markdown("\n".join(f"- {frame.plain(note, 500)}" for note in trace.how_read))
+        st.markdown("\n".join(f"- {plain(note, 500)}" for note in trace.how_read))
 keep_in_library_button("trace")
 with st.container(horizontal=True):
     st.metric("Requests", f"{stats.requests:,}", border=True)
@@ -88,8 +90,8 @@ if trace.has_block_ids:
 with st.container(horizontal=True):
     st.download_button("Download trace (JSONL)", trace.to_jsonl, file_name="trace.jsonl",
                        mime="application/jsonl", icon=":material/download:", on_click="ignore")
-    frame.download_csv(pd.DataFrame([stats.to_dict()]), "trace", "stats", {"block size (tokens)": trace.block_size},
-                       trace=trace.name)
+    download_csv(pd.DataFrame([stats.to_dict()]), "trace", "stats", {"block size (tokens)": trace.block_size},
+                 trace=trace.name)
 
 frame.what_to_notice([
     "Most distinct blocks are used once: reuse is concentrated in a few popular prefixes "

@@ -16,11 +16,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from kvviz.cachegen import compare, levels, model_kv
+from kvviz.cachegen import figures as figs
 from kvviz.cachegen import streaming as S
 from kvviz.cachegen.inputs import BandwidthSpec, StreamInputs
 from kvviz.cachegen.kv import SyntheticKV, locality, profile_context, synthetic_kv
-from kvviz.cachegen import figures as figs
-from kvviz.common.style import style_figure
+from ui.redraw import styled
 
 FIGURES = {"max_entries": 48, "ttl": "1h", "show_spinner": False}
 FORMATS = {c: st.column_config.NumberColumn(format="%.3f") for c in (
@@ -84,7 +84,7 @@ def persistence_sweep(inputs: StreamInputs) -> pd.DataFrame:
 @st.cache_resource(**FIGURES)
 def timeline_figure(inputs: StreamInputs, policies: tuple[str, ...], presenter: bool) -> go.Figure:
     bw = bandwidth_of(inputs).first()
-    return style_figure(figs.fig_timeline(setup_of(inputs), runs_of(inputs, policies, True), bw), presenter)
+    return styled(figs.fig_timeline(setup_of(inputs), runs_of(inputs, policies, True), bw), presenter)
 
 
 @st.cache_resource(**FIGURES)
@@ -97,7 +97,7 @@ def violation_figure(inputs: StreamInputs, against: str, slos: tuple[float, ...]
         fig = figs.fig_violation(S.by_mean_bandwidth(runs, bandwidth_of(inputs)), x="mean_gbps")
     else:
         fig = figs.fig_violation(persistence_sweep(inputs), x="persistence")
-    return style_figure(fig, presenter)
+    return styled(fig, presenter)
 
 
 @st.cache_data(max_entries=8, ttl="1h", show_spinner="Encoding every variant at every level…")
@@ -113,5 +113,5 @@ def codec_figures(spec: SyntheticKV, documents: int, level: int, group: int, sen
                   presenter: bool) -> tuple[go.Figure | None, go.Figure]:
     """The model's answers against bits (None for a synthetic KV) and the bits-error Pareto chart."""
     _, points, _ = codec_tables(spec, documents, level, group, sensitivity)
-    quality = style_figure(figs.fig_quality(points), presenter) if "accuracy" in points.columns else None
-    return quality, style_figure(figs.fig_pareto(points), presenter)
+    quality = styled(figs.fig_quality(points), presenter) if "accuracy" in points.columns else None
+    return quality, styled(figs.fig_pareto(points), presenter)

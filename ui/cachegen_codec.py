@@ -6,12 +6,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from kvviz.common import glossary
 from kvviz.cachegen import codec_report as report
 from kvviz.cachegen import compare, model_kv
 from kvviz.cachegen.kv import SyntheticKV
+from kvviz.common import glossary
 from ui import cachegen as cached
 from ui import frame
+from ui.errors import user_errors
+from ui.tables import download_csv
+from ui.work import confirm_cost
 
 STEM = "cachegen"
 SYNTHETIC, MODEL = "Synthetic", "Record-world model"
@@ -63,10 +66,10 @@ def view() -> tuple[list[str], list[dict], str]:
     """Draw the Codec view; its "What to notice" points, paper rows and the note under them."""
     with st.sidebar:
         spec, documents, group, level, sens = controls()
-    with frame.user_errors():
+    with user_errors():
         spec.validate()
-        frame.confirm_cost(compare.study_cost(model_kv.kv_values(documents) if documents else spec.values),
-                           f"{STEM}_codec")
+        confirm_cost(compare.study_cost(model_kv.kv_values(documents) if documents else spec.values),
+                     f"{STEM}_codec")
         table, points, loc = cached.codec_tables(spec, documents, level, group, sens)
         quality, pareto = cached.codec_figures(spec, documents, level, group, sens, frame.presenter())
     if quality is not None:
@@ -82,7 +85,7 @@ def view() -> tuple[list[str], list[dict], str]:
                                          "rho": spec.rho, "offset spread": spec.offset, "outliers": spec.outliers,
                                          "outlier magnitude": spec.outlier_scale}),
                 "seed": spec.seed, "anchor group G": group, "level": level, "sensitivity first/last": sens}
-    frame.download_csv(table, STEM, "codec ablation", settings)
+    download_csv(table, STEM, "codec ablation", settings)
     frame.terms("rANS", "AR(1)")
     frame.explain(report.CODEC_EXPLAIN)
     return (report.codec_notice(table, points, None if documents else spec.rho), report.paper_rows(table, loc),

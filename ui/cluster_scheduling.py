@@ -9,7 +9,11 @@ from kvviz.mooncake import conductor
 from kvviz.mooncake.notes import scheduling_notes, scheduling_paper_note
 from kvviz.traces import Trace
 from ui import figures, frame
+from ui.errors import user_errors
+from ui.tables import data_table
+from ui.text import plain
 from ui.traces import HASH_TRACE, trace_picker
+from ui.work import confirm_cost
 
 
 @st.cache_data(max_entries=16, ttl="1h", show_spinner="Replaying the trace through four schedulers…",
@@ -51,13 +55,13 @@ def view() -> None:
             speedup=st.slider("Replay speed-up", 0.5, 10.0, 3.0, 0.5, key="cluster_sched_speedup",
                               bind="query-params"),
         )
-    with frame.user_errors():
+    with user_errors():
         config = conductor.ConductorConfig(**cfg)
         config.validate()
-        frame.confirm_cost(conductor.cost(trace, config, len(conductor.SCHEDULERS)), "cluster_schedule")
+        confirm_cost(conductor.cost(trace, config, len(conductor.SCHEDULERS)), "cluster_schedule")
         results, offered = run_schedulers(trace, config)
     with st.container(horizontal=True, vertical_alignment="center"):
-        st.caption(f"**{frame.plain(trace.name)}**: {trace.n_requests:,} requests; prefill work without reuse is "
+        st.caption(f"**{plain(trace.name)}**: {trace.n_requests:,} requests; prefill work without reuse is "
                    f"{offered:.0%} of the pool's capacity at this speed-up.")
         frame.terms("TTFT", "SLO")
     figures.figure("cluster.fig_fig8", results, key="cluster_fig8")
@@ -71,6 +75,6 @@ def view() -> None:
     figures.figure("cluster.fig_ttft_ecdf", results, key="cluster_ecdf")
     figures.figure("cluster.fig_schedule_bars", results, key="cluster_bars")
     scheduler_table = conductor.display_table(results)
-    frame.data_table(scheduler_table, "cluster", "scheduler table", cfg, trace=trace.name)
+    data_table(scheduler_table, "cluster", "scheduler table", cfg, trace=trace.name)
     frame.what_to_notice(scheduling_notes(results, config, trace.block_size))
     frame.paper_vs_sim(conductor.paper_rows(results), note=scheduling_paper_note(results))

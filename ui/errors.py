@@ -1,20 +1,27 @@
-"""Unexpected errors: a short message with an error id for the viewer, the traceback in the server log.
+"""Errors a viewer sees: bad input as its message, unexpected errors as a short id.
+
+Bad input (the project's ``InputError``) shows its line/field message and stops the page's run
+(``user_errors``). Anything else is unexpected: a short message with an error id for the viewer,
+the traceback in the server log (``guarded``).
 
 Streamlit's own ``client.showErrorDetails`` is "none" (``.streamlit/config.toml``), so an error that
 escapes even this guard shows only Streamlit's generic sentence. The guard does better: the viewer
-reads an id they can quote, and the log line with the full traceback carries the same id. Bad input
-is not unexpected: pages show ``InputError`` through ``ui.frame.user_errors``.
+reads an id they can quote, and the log line with the full traceback carries the same id.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import streamlit as st
-from streamlit.logger import get_logger
 
-LOG = get_logger("kvviz")
+from kvviz.common.errors import InputError
+from ui import streamlit_private
+from ui.text import plain
+
+LOG = streamlit_private.log("kvviz")
 
 
 class PageFailed(Exception):
@@ -37,3 +44,15 @@ def guarded(run: Callable[[], object], where: str) -> None:
         st.exception(PageFailed(f"Something went wrong (error id {error_id}). "
                                 "The server log has the details."))
 
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Show bad input as ``st.error`` with its line/field message and stop this page's run.
+
+    Only the project's own ``InputError`` is caught: anything else is a bug and should show.
+    """
+    try:
+        yield
+    except InputError as exc:
+        st.error(plain(exc, 500), icon=":material/error:")
+        st.stop()

@@ -1,6 +1,6 @@
 """Figures built and styled once per input, then replayed on every rerun.
 
-Building a plotly figure and styling it (``kvviz.common.style.style_figure``) takes 0.2–0.6 s per
+Building a plotly figure and styling it (``ui.redraw.styled``) takes 0.2–0.6 s per
 figure on this machine, most of a warm rerun: plotly validates every property it is given. The
 same inputs give the same figure, so it is kept in ``st.cache_resource`` (shared, never copied;
 ``st.plotly_chart`` only reads it through ``to_dict``, which deep-copies) and keyed on the
@@ -17,15 +17,16 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from kvviz.mooncake import figures as cluster
 from kvviz.eviction import figures as eviction
 from kvviz.ledger import figures as ledger
+from kvviz.mooncake import figures as cluster
 from kvviz.prefix_cache import figures as prefix_cache
-from kvviz.radix import figures as radix, schedule_figures as radix_schedule
+from kvviz.radix import figures as radix
+from kvviz.radix import schedule_figures as radix_schedule
 from kvviz.strata import figures as strata
 from kvviz.traces import figures as trace
-from kvviz.common.style import style_figure
 from ui import frame
+from ui.redraw import styled
 
 MODULES = {"cluster": cluster, "eviction": eviction, "ledger": ledger, "prefix_cache": prefix_cache, "radix": radix,
            "radix_schedule": radix_schedule, "strata": strata, "trace": trace}
@@ -45,7 +46,7 @@ def builder_name(name: str) -> str:
 @st.cache_resource(max_entries=96, ttl="1h", show_spinner=False)
 def _styled(name: str, presenter: bool, cache_key: str, args: tuple, kwargs: tuple, _args: tuple) -> go.Figure:
     """The styled figure; with a ``cache_key`` the positional inputs travel unhashed in ``_args``."""
-    return style_figure(BUILDERS[name](*_args, **dict(kwargs)), presenter)
+    return styled(BUILDERS[name](*_args, **dict(kwargs)), presenter)
 
 
 def figure(name: str, *args: Any, key: str, cache_key: str = NO_KEY, **kwargs: Any) -> None:

@@ -9,9 +9,10 @@ from dataclasses import astuple
 import streamlit as st
 
 from kvviz.common import hardware as hw
-from kvviz.ledger import notes
-from kvviz.ledger import tiers
+from kvviz.ledger import notes, tiers
 from ui import figures, frame
+from ui.errors import user_errors
+from ui.tables import data_table
 
 Q = dict(bind="query-params")
 
@@ -39,7 +40,7 @@ def view(name: str, m: hw.ModelSpec, compute: hw.Compute) -> None:
     fill = st.segmented_control("Lower tiers hold", tiers.FILL_MODES, default="spill", key="ledger_fill", **Q,
                                 help="spill: what the tier above evicts; write-through: a copy of all new KV, as "
                                      "LMCache stores to every backend.") or "spill"
-    with frame.user_errors():
+    with user_errors():
         setups = tiers.default_setups(gpu_gb, cpu_gb, slow, fast, ssd_gb, fill=fill)
         summary, by_source, over_time, total = run_tiers(astuple(m), astuple(compute.gpu), compute.mfu, load,
                                                          tuple(astuple(s) for s in setups))
@@ -47,11 +48,11 @@ def view(name: str, m: hw.ModelSpec, compute: hw.Compute) -> None:
                 "GPU GB": gpu_gb, "CPU GB": cpu_gb, "slow GB/s": slow, "fast GB/s": fast, "SSD GB": ssd_gb, "fill": fill}
     figures.figure("ledger.fig_tiers", summary, key="ledger_fig_tiers")
     frame.terms("TTFT", "MFU")
-    frame.data_table(summary.drop(columns=["p50 TTFT s", "last 1/8: offered load"]).round(2), "ledger",
-                     "tier setups", settings)
+    data_table(summary.drop(columns=["p50 TTFT s", "last 1/8: offered load"]).round(2), "ledger",
+               "tier setups", settings)
     figures.figure("ledger.fig_tiers_time", over_time, key="ledger_fig_tiers_time")
     st.caption("Mean TTFT by where the history was found (requests in brackets); queueing is included.")
-    frame.data_table(by_source, "ledger", "TTFT by source", settings)
+    data_table(by_source, "ledger", "TTFT by source", settings)
     frame.explain("Users chat in sessions; each prompt is the user's whole history plus a new message. One GPU serves "
                   "prefills first come, first served: it finds the history in the fastest tier that holds it, loads it, "
                   "computes the rest. Every tier evicts the least recently used history.")

@@ -22,10 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.exceptions import StopException
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-from streamlit.runtime.state.query_params import _coerce_value_for_query_url
 
+from ui import streamlit_private
 from ui.presenter import PRESENTER_KEY, ROOT_PX
 
 _COPY_HTML = """
@@ -61,71 +59,16 @@ def page_prefix(stem: str) -> str:
     return f"{stem}_"
 
 
-_NO_DEFAULT = {"trigger_value", "string_trigger_value", "json_trigger_value", "chat_input_value",
-               "file_uploader_state_value"}
-
-
-def _widget_defaults(prefix: str) -> dict[str, object]:
-    """The default value of each of this session's widgets whose key starts with ``prefix``.
-
-    Streamlit keeps them nowhere public: each widget's registered deserializer, given no value
-    from the browser, returns its default (that is how a new widget gets it). Buttons and
-    uploaders have none; tests/pages/test_presenter.py guards this private use.
-    """
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        return {}
-    state = ctx.session_state._state
-    defaults = {}
-    for key, widget_id in list(state._key_id_mapper._key_id_mapping.items()):
-        meta = state._new_widget_state.widget_metadata.get(widget_id)
-        if key.startswith(prefix) and meta is not None and meta.value_type not in _NO_DEFAULT:
-            defaults[key] = meta.deserializer(None)
-    return defaults
-
-
-def _hidden_values(prefix: str) -> dict[str, str | list[str] | None]:
-    """This page's bound widgets not drawn in this run: their URL value (``None`` at the default)."""
-    ctx = get_script_run_ctx()
-    state = ctx.session_state._state
-    drawn = ctx.shared.widget_ids_this_run.snapshot()
-    values = {}
-    for key, widget_id in list(state._key_id_mapper._key_id_mapping.items()):
-        meta = state._new_widget_state.widget_metadata.get(widget_id)
-        if (not key.startswith(prefix) or widget_id in drawn or meta is None
-                or widget_id not in state._query_param_bound_widget_ids or key not in st.session_state):
-            continue
-        value = st.session_state[key]
-        serialized = meta.serializer(value)
-        values[key] = (None if value == meta.deserializer(None)
-                       else _coerce_value_for_query_url("" if serialized is None else serialized, meta.value_type))
-    return values
-
-
 def keep_hidden_params(stem: str) -> None:
     """After page ``stem`` ran: its undrawn bound controls back in the URL (a default stays out).
 
     Each undrawn widget is unbound first (a new binding is made when it is drawn again), so
     Streamlit's end-of-run cleanup, which deletes the parameters of undrawn *bound* widgets,
-    leaves the value in the address bar; the URL is sent to the browser only if it changed.
-    This reads Streamlit's private session and query-parameter state (as ``_widget_defaults``
-    does); tests/pages/test_url_params.py guards it.
+    leaves the value in the address bar. The drawn ones are written as they show, and the whole
+    URL goes to the browser: a late message of an earlier run can have dropped one from the address.
     """
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        return
-    hidden = _hidden_values(page_prefix(stem))
-    state = ctx.session_state._state
-    with ctx.session_state.query_params() as qp:
-        before = dict(qp._query_params)
-        for key, url_value in hidden.items():
-            qp.unbind_widget(state._key_id_mapper.get_id_from_key(key))
-            if url_value is None:
-                qp._query_params.pop(key, None)
-            else:
-                qp._query_params[key] = url_value
-        if qp._query_params != before:
-            qp._send_query_param_msg()
+    streamlit_private.unbind_into_url(streamlit_private.hidden_bound_values(page_prefix(stem)))
+    streamlit_private.send_view_url(page_prefix(stem))
 
 
 @contextmanager
@@ -134,7 +77,7 @@ def hidden_params_kept(stem: str) -> Iterator[None]:
     ``st.stop`` (a rerun or an error leaves the URL to the next run)."""
     try:
         yield
-    except StopException:
+    except streamlit_private.StopException:
         keep_hidden_params(stem)
         raise
     keep_hidden_params(stem)
@@ -145,7 +88,7 @@ def reset_page(stem: str) -> None:
     widgets are drawn). Setting a bound widget's state to its default also drops its parameter
     from the URL; other state of the page (uploads, selections) is forgotten."""
     prefix = page_prefix(stem)
-    defaults = _widget_defaults(prefix)
+    defaults = streamlit_private.widget_defaults(prefix)
     for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(prefix)]:
         if key in defaults:
             st.session_state[key] = defaults[key]

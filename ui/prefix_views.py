@@ -1,7 +1,7 @@
 """The views of the Prefix-cache replay page, one function each, and the cached replays they share.
 
 Cached functions take plain inputs (a trace fingerprint, names, capacities) and the trace under
-an underscore name; progress bars live in the page through ``frame.stepped``.
+an underscore name; progress bars live in the page through ``ui.work.stepped``.
 """
 
 from __future__ import annotations
@@ -12,17 +12,18 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from kvviz.eviction import replay as eviction
 from kvviz import prefix_cache as pc
-from kvviz.prefix_cache import figures as figs
+from kvviz.eviction import replay as eviction
 from kvviz.eviction.figures import short_blocks
+from kvviz.prefix_cache import figures as figs
 from kvviz.prefix_cache.example import LITEHIT_SCRIPT, Example, worked_example
-from kvviz.prefix_cache.views import Curves, compare_curves
-from kvviz.prefix_cache.sampling import SampledCurves, sampled_sweep
 from kvviz.prefix_cache.prefix_tree import PrefixTree, hottest, prefix_tree, tree_notes
+from kvviz.prefix_cache.sampling import SampledCurves, sampled_sweep
+from kvviz.prefix_cache.views import Curves, compare_curves
 from kvviz.traces import Trace
-from ui import figures, frame, keys
-
+from ui import figures, keys
+from ui.tables import download_csv
+from ui.work import confirm_cost, stepped
 
 TREE_SIZES = (50, 100, 200, 500, 1000, 2000)
 
@@ -95,11 +96,11 @@ def _sample_caption(s: Setup, twins: tuple[str, ...]) -> None:
 def replay_all(s: Setup, twins: tuple[str, ...]) -> None:
     """Replay every chosen policy through the radix cache and the ``twins`` through the block cache
     (cached), with progress bars drawn by the page."""
-    frame.confirm_cost(pc.cost(s.replay, len(s.policies) * len(s.capacities)), "prefix_sweep")
-    frame.stepped(lambda p: f"Replaying the trace through SGLang's radix cache, {p.upper()}…", s.policies,
-                  lambda p: prefix_table(s.key, p, s.capacities, s.trace))
-    frame.stepped(lambda p: f"Replaying the block cache, {p.upper()}…", twins,
-                  lambda p: block_sweep(s.key, p, s.capacities, s.trace))
+    confirm_cost(pc.cost(s.replay, len(s.policies) * len(s.capacities)), "prefix_sweep")
+    stepped(lambda p: f"Replaying the trace through SGLang's radix cache, {p.upper()}…", s.policies,
+            lambda p: prefix_table(s.key, p, s.capacities, s.trace))
+    stepped(lambda p: f"Replaying the block cache, {p.upper()}…", twins,
+            lambda p: block_sweep(s.key, p, s.capacities, s.trace))
 
 
 @st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
@@ -144,9 +145,9 @@ def curves_view(s: Setup) -> tuple[list[str], list[dict]]:
         "capacity (blocks)": st.column_config.NumberColumn(format="%d")})
     curve = c.curve
     with st.container(horizontal=True):
-        frame.download_csv(table, "prefix_cache", "reach table", s.settings(), trace=s.trace.name)
-        frame.download_csv(curve.assign(capacity_gib=curve["capacity"] * s.bytes_per_block / pc.GIB), "prefix_cache",
-                           "prefix curve", s.settings(), trace=s.trace.name)
+        download_csv(table, "prefix_cache", "reach table", s.settings(), trace=s.trace.name)
+        download_csv(curve.assign(capacity_gib=curve["capacity"] * s.bytes_per_block / pc.GIB), "prefix_cache",
+                     "prefix curve", s.settings(), trace=s.trace.name)
     example = worked_example()
     notes = (pc.curve_notes(c.comp, s.bytes_per_block) if c.comp is not None else []) + pc.reach_notes(table)
     return notes, pc.paper_rows(c.comp, example.prefix_total, example.block_total)
@@ -166,9 +167,9 @@ def _example_step(example: Example) -> None:
              "prefix cache hits (leaves first)": s.prefix_hits} for s in example.steps[1:step + 1]]
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-        frame.download_csv(pd.DataFrame(rows), "prefix_cache", "worked example",
-                           {"example": "Tair LiteHit README §10", "capacity (blocks)": example.capacity,
-                            "requests served": step})
+        download_csv(pd.DataFrame(rows), "prefix_cache", "worked example",
+                     {"example": "Tair LiteHit README §10", "capacity (blocks)": example.capacity,
+                      "requests served": step})
 
 
 def example_view() -> tuple[list[str], list[dict]]:
@@ -237,5 +238,5 @@ def tree_view(s: Setup) -> tuple[list[str], list[dict]]:
         **{c: st.column_config.NumberColumn(format="localized") for c in ("tokens", "requests", "reused tokens")},
         "first use (s)": st.column_config.NumberColumn(format="%.0f"),
         "last use (s)": st.column_config.NumberColumn(format="%.0f")})
-    frame.download_csv(segments, "prefix_cache", "hottest segments", {"nodes kept": int(top)}, trace=s.trace.name)
+    download_csv(segments, "prefix_cache", "hottest segments", {"nodes kept": int(top)}, trace=s.trace.name)
     return tree_notes(tree), []

@@ -3,7 +3,7 @@
 Streamlit sizes its text in ``rem`` (its theme's ``fontSizes``), so one rule on the root element
 enlarges body text, captions, tables, metrics, buttons, widget labels, expander titles, tabs and
 alerts together, the way browser zoom would, while the figure-first wide layout keeps its width.
-Figures get their own projector fonts from ``kvviz.common.style.style_figure(presenter=True)``.
+Figures get their own projector fonts from ``ui.redraw.styled(presenter=True)``.
 
 ``st.dataframe`` draws its cells on a canvas (glide-data-grid) with fonts and row heights in
 pixels, which no rem reaches: CSS ``zoom`` scales the whole grid (its width divided by the zoom, so
@@ -13,7 +13,8 @@ its columns are laid out for the width it really gets).
 from __future__ import annotations
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+from ui.routing import set_url_param
 
 PRESENTER_KEY = "presenter"  # the toggle's widget key and URL parameter
 ROOT_PX = 22             # 1 rem in presenter mode: body text 22 px; captions, tables, buttons 21 px
@@ -53,21 +54,14 @@ h1 {{ font-size: 2.2rem !important; }}
 def normalise_url() -> None:
     """Accept ``?presenter=1`` (or yes/on) for the bound toggle, which only parses true/false.
 
-    Run before the toggle is drawn; the value is rewritten in the URL and in the snapshot that
-    Streamlit seeds widgets from (the same private field ``ui.frame.drop_unusable_query_params`` uses).
+    Run before the toggle is drawn: the value is rewritten in the URL and the run starts again,
+    so the toggle is seeded from ``true`` or ``false`` and the value survives page switches.
     """
     raw = st.query_params.get(PRESENTER_KEY)
     if raw is None or raw.lower() in ("true", "false"):
         return
-    value = "true" if raw.lower() in _ON else "false"
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        return
-    with ctx.session_state.query_params() as qp:
-        qp._initial_query_params[PRESENTER_KEY] = [value]
-        bound = qp.is_bound(PRESENTER_KEY)
-    if not bound:
-        st.query_params[PRESENTER_KEY] = value   # the address bar too: the value survives page switches
+    set_url_param(PRESENTER_KEY, "true" if raw.lower() in _ON else "false")
+    st.rerun()
 
 
 def toggle() -> bool:

@@ -16,11 +16,22 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from kvviz.common.errors import InputError
-from kvviz.traces import UPLOAD_LIMIT_MIB, UPLOADS, Format, ReadOptions, TimeUnit, Trace, fingerprint, load_trace
-from kvviz.traces import library
+from kvviz.traces import (
+    UPLOAD_LIMIT_MIB,
+    UPLOADS,
+    Format,
+    ReadOptions,
+    TimeUnit,
+    Trace,
+    fingerprint,
+    library,
+    load_trace,
+)
 from kvviz.traces.workload import WorkloadConfig, generate
-from ui import sessions, uploads
-from ui.frame import arrival_params, plain, user_errors
+from ui import streamlit_private, uploads
+from ui.errors import user_errors
+from ui.routing import arrival_params
+from ui.text import plain
 
 EXAMPLE = PurePath(__file__).parents[1] / "assets" / "example_trace.jsonl"
 SESSION_KEY = "kvviz_trace_spec"
@@ -173,7 +184,7 @@ def _upload(prefix: str) -> dict | None:
                        "after uploading so that it survives.", icon=":material/cloud_off:")
         return None
     # ui.uploads holds the bytes, the session keeps their digest.
-    return {"kind": "upload", "data": sessions.uploaded_bytes(file), "name": upload_name(file.name),
+    return {"kind": "upload", "data": streamlit_private.uploaded_bytes(file), "name": upload_name(file.name),
             "options": options}
 
 

@@ -32,7 +32,7 @@ import streamlit as st
 
 from kvviz.traces import MIB, Trace, fingerprint
 from kvviz.traces.ingest import return_freed_memory
-from ui import sessions
+from ui import streamlit_private
 
 _LOG = logging.getLogger(__name__)
 GRACE_S = 30            # a browser gone this long has closed its tab: its session ends
@@ -128,7 +128,7 @@ class Registry:
             return [self.uploads.pop(digest) for digest in list(self.uploads) if digest not in shown]
 
 
-REGISTRY = Registry(sessions.connected, sessions.close)
+REGISTRY = Registry(streamlit_private.connected, streamlit_private.close)
 _RELEASED_WITH: dict[tuple[str, str], Callable] = {}
 
 
@@ -194,7 +194,7 @@ def show(slot: str, spec: dict | None) -> dict | None:
     session, and a spec fresh from the uploader gives its bytes to the registry: the spec returned
     keeps only their digest. Any other spec lets go of the slot's upload. An upload no longer held
     (its session ended) is not held again: ``trace`` then returns None."""
-    session = sessions.current() or ""
+    session = streamlit_private.current() or ""
     if spec is None or spec["kind"] != "upload":
         release(REGISTRY.let_go(session, slot))
         return spec

@@ -1,4 +1,4 @@
-"""kvviz.common.style.redraw_free: a styled figure's spec lets plotly.js tell that a deep copy of it changed nothing."""
+"""ui.redraw: a styled figure's spec lets plotly.js tell that a deep copy of it changed nothing."""
 
 import json
 
@@ -7,25 +7,25 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from kvviz.common.style import REDRAW_FREE_REVISION, style_figure
+from ui.redraw import REDRAW_FREE_REVISION, styled
 
 
 def spec(fig: go.Figure) -> dict:
     return json.loads(pio.to_json(fig, validate=False))
 
 
-def styled() -> dict:
+def styled_spec() -> dict:
     fig = make_subplots(rows=1, cols=2)
     fig.add_scatter(x=np.arange(4.0), y=np.array([1.0, np.nan, 3.0, 4.0]), customdata=np.c_[np.arange(4), np.arange(4)],
                     marker=dict(symbol=np.array(["circle"] * 4)), mode="lines+markers", row=1, col=1)
     fig.add_heatmap(z=np.eye(2), row=1, col=2)
     fig.add_hline(y=2, row=1, col=1)
     fig.add_annotation(text="note", x=1, y=1)
-    return spec(style_figure(fig))
+    return spec(styled(fig))
 
 
 def test_no_template_a_revision_and_plain_arrays():
-    out = styled()
+    out = styled_spec()
     assert "template" not in out["layout"] and out["layout"]["datarevision"] == REDRAW_FREE_REVISION
     scatter, heat = out["data"]
     assert scatter["x"] == [0.0, 1.0, 2.0, 3.0] and scatter["y"][1] is None          # NaN is a gap, as before
@@ -36,7 +36,7 @@ def test_no_template_a_revision_and_plain_arrays():
 
 def test_the_template_look_is_written_into_the_figure():
     white = pio.templates["plotly_white"].to_plotly_json()
-    out = styled()
+    out = styled_spec()
     assert out["layout"]["plot_bgcolor"] == white["layout"]["plot_bgcolor"]
     for axis in ("xaxis", "xaxis2", "yaxis", "yaxis2"):
         assert out["layout"][axis]["linecolor"] == white["layout"]["xaxis"]["linecolor"]
@@ -52,6 +52,6 @@ def test_numbers_given_as_text_stay_numbers():
     # A list of numbers for a string property is turned into strings ("1.0"); a typed array is not.
     fig = go.Figure(go.Scatter(x=np.arange(3), y=np.arange(3.0), text=np.array([1.0, 2.5, 3.0]),
                                hovertext=np.array([4, 5, 6]), mode="markers+text", texttemplate="%{text:.0f}"))
-    out = spec(style_figure(fig))["data"][0]
+    out = spec(styled(fig))["data"][0]
     assert out["x"] == [0, 1, 2]                                   # other arrays are plain lists
     assert "bdata" in out["text"] and "bdata" in out["hovertext"]      # typed: numbers in plotly.js

@@ -1,14 +1,11 @@
 """Uploads in server memory (ui.uploads): held while a connected session shows them, released after
-a session has been gone GRACE_S, large parses one at a time; and the Streamlit internals
-ui.sessions relies on, so that this file fails the day they change.
+a session has been gone GRACE_S, large parses one at a time.
 
 Time is a fake clock and sessions are connected or not by hand: nothing here sleeps.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import threading
 
 import numpy as np
@@ -335,53 +332,6 @@ def test_an_upload_no_longer_held_says_so():
         "Your upload was kept only in your browser session, which has ended (the page was closed or offline for "
         f"more than {GRACE_S} seconds, the server restarted, or this link comes from another session): upload the "
         "file again."]
-
-
-# --- the Streamlit internals ui.sessions uses
-
-
-def test_the_streamlit_internals_used_for_sessions_are_there():
-    """ui.sessions calls these; a Streamlit upgrade that renames or reshapes them fails here."""
-    from streamlit.runtime import Runtime, exists, get_instance
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
-    from streamlit.runtime.uploaded_file_manager import UploadedFileManager
-
-    assert callable(exists) and callable(get_instance)
-    assert "suppress_warning" in inspect.signature(get_script_run_ctx).parameters
-    assert "session_id" in {f.name for f in dataclasses.fields(ScriptRunContext)}
-    assert list(inspect.signature(Runtime.is_active_session).parameters) == ["self", "session_id"]
-    assert list(inspect.signature(Runtime.close_session).parameters) == ["self", "session_id"]
-    assert list(inspect.signature(UploadedFileManager.remove_session_files).parameters) == ["self", "session_id"]
-    assert isinstance(inspect.getattr_static(Runtime, "uploaded_file_mgr"), property)
-    assert isinstance(inspect.getattr_static(Runtime, "stopped"), property)
-
-
-def test_an_upload_is_held_as_the_server_stores_it_not_as_the_widgets_copy(monkeypatch):
-    import copy
-    from types import SimpleNamespace
-
-    from streamlit.proto.Common_pb2 import FileURLs
-    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
-    from streamlit.runtime.uploaded_file_manager import UploadedFile, UploadedFileRec
-
-    from ui import sessions
-
-    store = MemoryUploadedFileManager("/upload")
-    stored = UploadedFileRec("file-1", "mine.jsonl", "application/json", TRACE * 1000)
-    store.add_file("s1", stored)
-    widget_value = copy.deepcopy(UploadedFile(stored, FileURLs()))     # what a script run gets
-    assert widget_value.getvalue() == stored.data and widget_value.getvalue() is not stored.data
-    monkeypatch.setattr(sessions, "get_script_run_ctx",
-                        lambda suppress_warning: SimpleNamespace(uploaded_file_mgr=store, session_id="s1"))
-    assert sessions.uploaded_bytes(widget_value) is stored.data
-
-
-def test_outside_a_server_every_session_counts_as_connected():
-    from ui import sessions
-
-    assert sessions.current() is None
-    assert sessions.connected("any") is True
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,151 @@
+"""ui.streamlit_private: every Streamlit internal kvviz uses still exists and behaves as used.
+
+A Streamlit upgrade that renames, removes or reshapes one fails here. The widget and URL
+functions run inside a small app (AppTest), as the pages run them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import logging
+
+from streamlit.testing.v1 import AppTest
+
+from ui import streamlit_private
+
+TRACE = b'{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}\n'
+
+
+def test_the_streamlit_internals_used_for_sessions_are_there():
+    """The session functions call these; a Streamlit upgrade that renames or reshapes them fails here."""
+    from streamlit.runtime import Runtime, exists, get_instance
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
+    from streamlit.runtime.uploaded_file_manager import UploadedFileManager
+
+    assert callable(exists) and callable(get_instance)
+    assert "suppress_warning" in inspect.signature(get_script_run_ctx).parameters
+    assert "session_id" in {f.name for f in dataclasses.fields(ScriptRunContext)}
+    assert list(inspect.signature(Runtime.is_active_session).parameters) == ["self", "session_id"]
+    assert list(inspect.signature(Runtime.close_session).parameters) == ["self", "session_id"]
+    assert list(inspect.signature(UploadedFileManager.remove_session_files).parameters) == ["self", "session_id"]
+    assert isinstance(inspect.getattr_static(Runtime, "uploaded_file_mgr"), property)
+    assert isinstance(inspect.getattr_static(Runtime, "stopped"), property)
+
+
+def test_an_upload_is_held_as_the_server_stores_it_not_as_the_widgets_copy(monkeypatch):
+    import copy
+    from types import SimpleNamespace
+
+    from streamlit.proto.Common_pb2 import FileURLs
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.uploaded_file_manager import UploadedFile, UploadedFileRec
+
+    store = MemoryUploadedFileManager("/upload")
+    stored = UploadedFileRec("file-1", "mine.jsonl", "application/json", TRACE * 1000)
+    store.add_file("s1", stored)
+    widget_value = copy.deepcopy(UploadedFile(stored, FileURLs()))     # what a script run gets
+    assert widget_value.getvalue() == stored.data and widget_value.getvalue() is not stored.data
+    monkeypatch.setattr(streamlit_private, "get_script_run_ctx",
+                        lambda suppress_warning: SimpleNamespace(uploaded_file_mgr=store, session_id="s1"))
+    assert streamlit_private.uploaded_bytes(widget_value) is stored.data
+
+
+def test_outside_a_server_every_session_counts_as_connected():
+    assert streamlit_private.current() is None
+    assert streamlit_private.connected("any") is True
+
+
+# --- widgets bound to the URL
+
+
+def _two_controls() -> None:
+    """A page with two bound controls, the first drawn only while ``show``; it records what the
+    private functions see, and moves hidden values into the URL when asked."""
+    import streamlit as st
+
+    from ui import streamlit_private as sp
+
+    if st.session_state.get("show", True):
+        st.slider("n", 0, 10, 3, key="demo_n", bind="query-params")
+    st.number_input("m", 0.0, 100.0, 7.5, key="demo_m", bind="query-params")
+    st.toggle("flag", key="flag", bind="query-params")
+    st.session_state["defaults"] = sp.widget_defaults("demo_")
+    st.session_state["hidden"] = sp.hidden_bound_values("demo_")
+    if st.session_state.get("unbind"):
+        sp.unbind_into_url(st.session_state["hidden"])
+    if "flag_to" in st.session_state:
+        sp.set_url_param("flag", st.session_state.pop("flag_to"))
+
+
+def test_widget_defaults_are_what_each_widget_starts_with():
+    at = AppTest.from_function(_two_controls, default_timeout=30).run()
+    assert not at.exception
+    assert at.session_state["defaults"] == {"demo_n": 3, "demo_m": 7.5}
+    assert at.session_state["hidden"] == {}
+
+
+def test_an_undrawn_bound_widget_is_found_with_its_url_value_and_moved_into_the_url():
+    at = AppTest.from_function(_two_controls, default_timeout=30).run()
+    at.slider(key="demo_n").set_value(5).run()
+    at.session_state["show"] = False
+    at.run()
+    assert at.session_state["hidden"] == {"demo_n": ["5"]}          # as Streamlit writes a slider in a URL
+    at.session_state["unbind"] = True
+    at.run()
+    assert not at.exception and at.query_params["demo_n"] == "5"     # Streamlit alone would delete it
+
+
+def test_an_undrawn_widget_at_its_default_stays_out_of_the_url():
+    at = AppTest.from_function(_two_controls, default_timeout=30).run()
+    at.session_state["show"] = False
+    at.session_state["unbind"] = True
+    at.run()
+    assert at.session_state["hidden"] == {"demo_n": None}
+    assert "demo_n" not in at.query_params
+
+
+def test_a_bound_url_parameter_can_be_set_and_removed():
+    at = AppTest.from_function(_two_controls, default_timeout=30).run()
+    at.session_state["flag_to"] = "true"
+    at.run()
+    assert not at.exception and at.query_params["flag"] == "true"   # st.query_params refuses: it is bound
+    at.toggle(key="flag").set_value(True).run()
+    at.session_state["flag_to"] = None
+    at.run()
+    assert not at.exception and "flag" not in at.query_params
+
+
+def test_set_url_param_outside_a_script_run_does_nothing():
+    streamlit_private.set_url_param("anything", "1")
+    assert streamlit_private.widget_defaults("demo_") == {}
+    assert streamlit_private.hidden_bound_values("demo_") == {}
+
+
+CAUGHT: list[str] = []    # what _stops saw (a stopped run keeps no session state written after the stop)
+
+
+def _stops() -> None:
+    import streamlit as st
+
+    from tests.pages import test_streamlit_private as here
+    from ui import streamlit_private as sp
+
+    try:
+        st.stop()
+    except sp.StopException:
+        here.CAUGHT.append("stopped")
+        raise
+
+
+def test_st_stop_raises_the_exception_a_page_wrapper_catches():
+    CAUGHT.clear()
+    at = AppTest.from_function(_stops, default_timeout=30).run()
+    assert not at.exception and CAUGHT == ["stopped"]
+
+
+def test_the_log_is_streamlits_own():
+    log = streamlit_private.log("kvviz")
+    assert isinstance(log, logging.Logger) and log.name == "kvviz"
+    assert log.handlers and log.propagate is False
