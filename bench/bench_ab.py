@@ -30,7 +30,7 @@ from pathlib import Path
 from playwright.sync_api import Page, sync_playwright
 
 from bench.bench_rerun import PAGES, Change, change_once, controls, load_average, open_default
-from tests.e2e.conftest import LAUNCH, VIEWPORT, streamlit_process
+from tests.e2e.browser import LAUNCH, VIEWPORT, streamlit_process
 
 ROOT = Path(__file__).resolve().parents[1]
 

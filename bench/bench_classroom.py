@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 
-from tests.e2e.conftest import LAUNCH, VIEWPORT, streamlit_process
+from tests.e2e.browser import LAUNCH, VIEWPORT, streamlit_process
 
 VISITS = [  # (page, the URL after one control change)
     ("", "presenter=true"),

@@ -1,4 +1,4 @@
-"""Shared test fixtures: fresh Streamlit caches per test, and an AppTest runner for pages."""
+"""Shared test fixtures: an AppTest runner for pages, with fresh Streamlit caches for each AppTest test."""
 
 from __future__ import annotations
 
@@ -11,13 +11,24 @@ APP = str(ROOT / "app.py")
 
 
 @pytest.fixture(autouse=True)
-def _fresh_streamlit_caches():
-    """st.cache_data is process-global: clear it so tests do not see each other's results."""
-    import streamlit as st
+def _fresh_streamlit_caches(request):
+    """A test that runs the app in AppTest starts with empty Streamlit caches: they are
+    process-global, and a page test that met another test's results (a library entry read before
+    it was damaged, a replay already drawn) would test nothing. The rest never run a page: their
+    modules use none of this file's AppTest helpers, and they neither import Streamlit nor clear."""
+    if _runs_the_app(request.module):
+        import streamlit as st
 
-    st.cache_data.clear()
-    st.cache_resource.clear()
+        st.cache_data.clear()
+        st.cache_resource.clear()
     yield
+
+
+def _runs_the_app(module) -> bool:
+    """Whether a test module runs the app in AppTest: it holds AppTest, this file's APP or one of its runners."""
+    runners = (getattr(module, name, None) for name in ("open_page", "open_with_session_trace"))
+    return (getattr(module, "AppTest", None) is not None or getattr(module, "APP", None) == APP
+            or any(getattr(getattr(f, "__code__", None), "co_filename", None) == __file__ for f in runners))
 
 
 def open_page(stem: str, query: dict[str, str] | None = None, timeout: float = 60):

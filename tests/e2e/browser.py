@@ -1,10 +1,82 @@
-"""Helpers for browser tests: open a page, wait until the script is idle, check and screenshot."""
+"""The browser driver of the browser tests and the benchmarks: the server (``streamlit run app.py``),
+Debian's Chromium settings, and opening a page, waiting until the script is idle, checking and screenshotting.
+
+Benchmarks import it as ``tests.e2e.browser`` (run from the repository root with ``python -m``).
+"""
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
 from playwright.sync_api import Locator, Page, expect
 
-from tests.e2e.conftest import SHOTS
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+SHOTS = ROOT / "test-results"
+# Debian's Chromium, headless, with no background traffic to the closed network: tests and benchmarks alike.
+LAUNCH = {"executable_path": CHROMIUM, "headless": True,
+          "args": ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                   "--no-first-run"]}
+VIEWPORT = {"width": 1400, "height": 900}
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def streamlit_server(port: int | None = None):
+    """Run ``streamlit run app.py`` on a loopback port until the block ends; yields its URL."""
+    with streamlit_process(port) as (url, _):
+        yield url
+
+
+@contextmanager
+def streamlit_process(port: int | None = None, root: Path = ROOT):
+    """Like :func:`streamlit_server`, yielding ``(url, process)`` (benchmarks read its CPU time).
+
+    ``port`` defaults to a free one; a test that restarts the server passes the same port again.
+    ``root`` is the checkout whose app.py is served (a paired benchmark serves two).
+    """
+    port = port or free_port()
+    log = tempfile.TemporaryFile("w+")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=root, stdout=log, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                    break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    log.seek(0)
+                    raise RuntimeError("streamlit did not start:\n" + log.read()) from None
+                time.sleep(0.3)
+        yield url, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
 
 TIMEOUT = 60_000
 expect.set_options(timeout=30_000)  # a shared 2-core machine can be slow to rerun
@@ -18,14 +90,14 @@ def wait_idle(page: Page, timeout: float = TIMEOUT) -> None:
     expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=timeout)
 
 
-def open_page(page: Page, app_url: str, stem: str = "", query: str = "") -> None:
+def open_page(page: Page, app_url: str, stem: str = "", query: str = "", timeout: float = TIMEOUT) -> None:
     """Go to ``/<stem>?<query>`` and wait until it has rendered, with no modal dialog."""
-    page.goto(f"{app_url}/{stem}" + (f"?{query}" if query else ""))
-    page.get_by_test_id("stAppViewContainer").wait_for(timeout=TIMEOUT)
+    page.goto(f"{app_url}/{stem}" + (f"?{query}" if query else ""), timeout=timeout)
+    page.get_by_test_id("stAppViewContainer").wait_for(timeout=timeout)
     # The script state also reads "notRunning" before the first run has begun (a loaded server starts
     # it late): wait for the title every page draws first, then for the run to end.
-    page.locator("h1").first.wait_for(timeout=TIMEOUT)
-    wait_idle(page)
+    page.locator("h1").first.wait_for(timeout=timeout)
+    wait_idle(page, timeout)
     expect(page.locator("[role=dialog]")).to_have_count(0)
 
 

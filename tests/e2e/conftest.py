@@ -2,88 +2,32 @@
 
 Playwright never downloads a browser here: it drives ``/usr/bin/chromium`` (``make test``
 installs it through apt when missing). Screenshots go to ``test-results/`` for a person to look at.
+The server and the browser's settings live in tests/e2e/browser.py, which benchmarks share.
+
+One server per pytest-xdist worker (``app_url``, session-scoped) serves every test of that
+worker. Five tests start servers of their own, because what they check needs one: a fresh
+server's first session (test_trace_browser's deep link), a separate trace library set through
+the server's environment (test_trace_browser's kept upload, test_library_browser's damaged
+entry), a server restart (test_sessions_browser), and the server's upload bytes, which other
+tests' sessions would change (test_sessions_browser's closed tab).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-SHOTS = ROOT / "test-results"
-# Debian's Chromium, headless, with no background traffic to the closed network: tests and benchmarks alike.
-LAUNCH = {"executable_path": CHROMIUM, "headless": True,
-          "args": ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                   "--no-first-run"]}
-VIEWPORT = {"width": 1400, "height": 900}
+from tests.e2e.browser import CHROMIUM, LAUNCH, VIEWPORT, streamlit_server
 
 if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
     pytest.skip("Chromium is not installed (make test installs it)", allow_module_level=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def streamlit_server(port: int | None = None):
-    """Run ``streamlit run app.py`` on a loopback port until the block ends; yields its URL."""
-    with streamlit_process(port) as (url, _):
-        yield url
-
-
-@contextmanager
-def streamlit_process(port: int | None = None, root: Path = ROOT):
-    """Like :func:`streamlit_server`, yielding ``(url, process)`` (benchmarks read its CPU time).
-
-    ``port`` defaults to a free one; a test that restarts the server passes the same port again.
-    ``root`` is the checkout whose app.py is served (a paired benchmark serves two).
-    """
-    port = port or _free_port()
-    log = tempfile.TemporaryFile("w+")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=root, stdout=log, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    try:
-        while True:
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                    break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    log.seek(0)
-                    raise RuntimeError("streamlit did not start:\n" + log.read()) from None
-                time.sleep(0.3)
-        yield url, proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
 @pytest.fixture(scope="session")
 def app_url():
-    """One server for the whole browser-test session."""
+    """One server for all the browser tests of this pytest-xdist worker."""
     with streamlit_server() as url:
         yield url
 

@@ -90,8 +90,8 @@ def test_codec_views(page: Page, app_url: str):
 
 
 def test_an_expensive_link_asks_for_a_click_then_runs(page: Page, app_url: str):
-    from kvviz.common import budget
     from kvviz.cachegen import compare
+    from kvviz.common import budget
 
     assert budget.needs_confirmation(compare.study_cost(4 * 2 * 2048 * 128))     # ~6 estimated CPU s
     open_page(page, app_url, "cachegen", "cachegen_view=Codec&cachegen_layers=4&cachegen_tokens=2048"

@@ -14,7 +14,8 @@ def test_overload_view_switch_policy(page: Page, app_url: str):
     page.get_by_role("radio", name="Early rejection + prediction", exact=True).click()
     wait_idle(page)
     assert_no_exception(page)
-    expect(page.get_by_text("Early rejection + prediction: load and admissions over time (10-s windows)")).to_be_visible()
+    title = "Early rejection + prediction: load and admissions over time (10-s windows)"
+    expect(page.get_by_text(title)).to_be_visible()
     screenshot(page, "cluster_overload")
 
 

@@ -11,8 +11,7 @@ from playwright.sync_api import expect
 
 from kvviz.traces import library, load_trace
 from tests import fixtures as fx
-from tests.e2e.browser import assert_no_exception, open_page, screenshot
-from tests.e2e.conftest import VIEWPORT, streamlit_process
+from tests.e2e.browser import VIEWPORT, assert_no_exception, open_page, screenshot, streamlit_process
 from tests.traces.library_setup import fresh_library, seal
 
 

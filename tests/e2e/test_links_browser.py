@@ -17,11 +17,11 @@ list that closed again right after opening (a rerun after the load, a scroll) fa
 from __future__ import annotations
 
 import time
-
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Error as PlaywrightError, Page, expect
+from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Error as PlaywrightError
 
 from kvviz.common.catalog import PAGES
 from tests.e2e.browser import assert_no_exception, open_page, open_select, screenshot, settle, wait_idle
@@ -45,9 +45,11 @@ WIDGETS = """() => {
       case 'stSlider': return Array.from(w.querySelectorAll('input[type=range]')).map(i => i.value).join(' – ');
       case 'stMultiSelect': return Array.from(w.querySelectorAll('[data-tag]')).map(t => t.innerText.trim()).join(', ');
       case 'stCheckbox': return String(w.querySelector('input').checked);
-      case 'stButtonGroup': return Array.from(w.querySelectorAll('button[aria-checked=true], button[aria-pressed=true]'))
-                                 .map(b => b.innerText.trim()).join(', ');
-      case 'stRadio': { const i = w.querySelector('input:checked'); return i ? i.closest('label').innerText.trim() : ''; }
+      case 'stButtonGroup':
+        return Array.from(w.querySelectorAll('button[aria-checked=true], button[aria-pressed=true]'))
+          .map(b => b.innerText.trim()).join(', ');
+      case 'stRadio': {
+        const i = w.querySelector('input:checked'); return i ? i.closest('label').innerText.trim() : ''; }
       case 'stTextArea': return w.querySelector('textarea').value;
       default: return w.querySelector('input').value;
     }

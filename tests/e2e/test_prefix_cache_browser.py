@@ -16,8 +16,8 @@ CHART_WAIT = 120_000          # plotly's bundle loads slowly on a loaded shared 
 @pytest.fixture(scope="module", autouse=True)
 def compiled_kernels():
     """Compile the kernels here, once, so the server loads them from numba's disk cache."""
-    from kvviz.eviction import replay as eviction
     from kvviz import prefix_cache
+    from kvviz.eviction import replay as eviction
 
     eviction.warm_up()
     prefix_cache.warm_up()
@@ -93,8 +93,9 @@ def test_radix_schedule_page(wide: Page, app_url: str):
     assert_no_exception(wide)
     expect(wide.get_by_test_id("stPlotlyChart")).to_have_count(2, timeout=CHART_WAIT)
     screenshot(wide, "radix_schedule")
-    open_page(wide, app_url, "radix_schedule", "radix_schedule_queue=Trace+window&radix_schedule_source=Example&radix_schedule_size=40"
-                                               "&radix_schedule_capacity=300&radix_schedule_budget=64")
+    open_page(wide, app_url, "radix_schedule",
+              "radix_schedule_queue=Trace+window&radix_schedule_source=Example&radix_schedule_size=40"
+              "&radix_schedule_capacity=300&radix_schedule_budget=64")
     assert_no_exception(wide)
     expect(wide.get_by_test_id("stPlotlyChart")).to_have_count(2, timeout=CHART_WAIT)
     screenshot(wide, "radix_schedule_trace")

@@ -62,7 +62,8 @@ def assert_projector_size(page: Page, where: str) -> None:
     assert sizes["body"] and sizes["button"], (where, sizes)
     # one evaluate over the ticks there are now: a figure redrawn meanwhile cannot leave a stale handle
     ticks = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot .xtick text, "
-                          ".js-plotly-plot .ytick text')).slice(0, 20).map(e => parseFloat(getComputedStyle(e).fontSize))")
+                          ".js-plotly-plot .ytick text')).slice(0, 20)"
+                          ".map(e => parseFloat(getComputedStyle(e).fontSize))")
     if ticks:
         assert min(ticks) >= MIN_PX, (where, ticks)
 

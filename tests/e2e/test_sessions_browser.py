@@ -15,8 +15,7 @@ import urllib.request
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.browser import assert_no_exception, open_page, wait_idle
-from tests.e2e.conftest import _free_port, streamlit_server
+from tests.e2e.browser import assert_no_exception, free_port, open_page, streamlit_server, wait_idle
 from ui.uploads import GRACE_S, SWEEP_S
 
 VISITORS = 5
@@ -44,10 +43,10 @@ def test_concurrent_uploads_stay_in_their_sessions(browser: Browser, browser_con
             wait_idle(page)
             assert_no_exception(page)
             expect(page.get_by_test_id("stMetricValue").first).to_have_text(str(n))
-        for page, n in zip(pages, counts):                      # and after going elsewhere and back
+        for page in pages:                                      # and after going elsewhere and back
             page.get_by_test_id("stSidebarNav").get_by_text("Home", exact=True).click()
             wait_idle(page)
-        for page, n in zip(pages, counts):
+        for page in pages:
             assert_no_exception(page)
             page.get_by_test_id("stSidebarNav").get_by_text("Trace", exact=True).click()
         for page, n in zip(pages, counts):
@@ -62,7 +61,7 @@ def test_concurrent_uploads_stay_in_their_sessions(browser: Browser, browser_con
 def test_after_a_server_restart_the_page_says_what_was_lost(page: Page):
     """The page is idle when the server stops (its last element drawn, the run over), the case where
     Streamlit's client does not rerun on its own after reconnecting: ui.traces makes it rerun."""
-    port = _free_port()
+    port = free_port()
     with streamlit_server(port) as url:
         open_page(page, url, "trace")
         page.get_by_test_id("stSidebar").get_by_text("Upload", exact=True).click()

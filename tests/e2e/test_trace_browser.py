@@ -6,8 +6,7 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
-from tests.e2e.conftest import VIEWPORT
+from tests.e2e.browser import VIEWPORT, assert_no_exception, open_page, screenshot, streamlit_server, wait_idle
 
 TRACE = (b'{"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]}\n'
          b'{"timestamp": 400, "input_length": 1200, "output_length": 9, "hash_ids": [0, 1, 2]}\n'
@@ -69,8 +68,6 @@ QWEN = (b'{"chat_id": 1, "parent_chat_id": -1, "timestamp": 0.5, "input_length":
 
 
 def test_a_kept_upload_opens_from_a_shared_link_in_a_fresh_browser(browser, tmp_path, monkeypatch):
-    from tests.e2e.conftest import streamlit_server
-
     monkeypatch.setenv("KVVIZ_TRACES", str(tmp_path / "lib"))     # the server inherits its own library
     with streamlit_server() as url:
         first = browser.new_context(viewport=VIEWPORT)

@@ -13,10 +13,18 @@ anywhere counts. Two ways to use it:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
-from streamlit.testing.v1.element_tree import (ButtonGroup, Multiselect, NumberInput, Selectbox, SelectSlider,
-                                               Slider, Toggle, Widget)
+from streamlit.testing.v1.element_tree import (
+    ButtonGroup,
+    Multiselect,
+    NumberInput,
+    Selectbox,
+    SelectSlider,
+    Slider,
+    Toggle,
+    Widget,
+)
 
 from tests.conftest import assert_clean
 
@@ -46,14 +54,18 @@ def assert_each_changes_the_view(at, changes: Iterable[Change]) -> None:
         assert shown(at) != before, f"changing {key} to {value!r} changed nothing shown"
 
 
-def widgets(at, skip: tuple[str, ...] = ()) -> list[Widget]:
-    """Every keyed control on the page but the frame's, the confirm buttons and keys starting with ``skip``."""
+def keyed_widgets(at) -> Iterator[Widget]:
+    """Every widget with a key on the page as AppTest ran it, hidden ones included."""
     def walk(node):
         for child in getattr(node, "children", {}).values():
             yield child
             yield from walk(child)
-    return [w for w in walk(at._tree) if isinstance(w, Widget) and w.key and not w.key.startswith(FRAME + skip)
-            and not w.key.endswith("_confirm")]
+    return (w for w in walk(at._tree) if isinstance(w, Widget) and w.key)
+
+
+def widgets(at, skip: tuple[str, ...] = ()) -> list[Widget]:
+    """Every keyed control on the page but the frame's, the confirm buttons and keys starting with ``skip``."""
+    return [w for w in keyed_widgets(at) if not w.key.startswith(FRAME + skip) and not w.key.endswith("_confirm")]
 
 
 def another_value(w: Widget):
