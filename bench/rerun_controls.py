@@ -119,6 +119,15 @@ def open_list(p: Page, key: str, tries: int = 4) -> None:
                 raise
 
 
+def click_option_in_list(p: Page, key: str, text: str) -> None:
+    """Open the dropdown of ``key`` and click its option ``text``: the click is the timed input."""
+    open_list(p, key)
+    opt = options(p).get_by_text(text, exact=True).first
+    opt.wait_for(timeout=10_000)
+    arm(p, key)
+    opt.click()
+
+
 def select_changes(stem: str, key: str, page: Page) -> list[Change]:
     current = box(page, key).locator("input[role=combobox]").input_value().strip()
     open_list(page, key)
@@ -130,11 +139,7 @@ def select_changes(stem: str, key: str, page: Page) -> list[Change]:
 
     def pick(text: str) -> Callable[[Page], None]:
         def go(p: Page) -> None:
-            open_list(p, key)
-            opt = options(p).get_by_text(text, exact=True).first
-            opt.wait_for(timeout=10_000)
-            arm(p, key)
-            opt.click()
+            click_option_in_list(p, key, text)
             p.mouse.move(1, 1)
         return go
     return [Change(stem, f"{key} → {other}", pick(other), pick(current))]
@@ -152,11 +157,7 @@ def multiselect_changes(stem: str, key: str, page: Page) -> list[Change]:
     text = extra[0] if extra else chosen[-1]
 
     def add(p: Page) -> None:
-        open_list(p, key)
-        opt = options(p).get_by_text(text, exact=True).first
-        opt.wait_for(timeout=10_000)
-        arm(p, key)
-        opt.click()
+        click_option_in_list(p, key, text)
         p.keyboard.press("Escape")
         p.mouse.move(1, 1)
 
