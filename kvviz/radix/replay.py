@@ -219,8 +219,7 @@ class _StepThrough:
 
 def _raw(cache: RadixCache, op: Op) -> list[str]:
     """Run one raw operation; the lines say what its events do not (a lock count, a transfer count)."""
-    is_hi = isinstance(cache, HiRadixCache)
-    if op.kind in ("evict_host", "ack") and not is_hi:
+    if op.kind in ("evict_host", "ack") and not isinstance(cache, HiRadixCache):
         raise InputError(f"{op.kind} needs the HiRadixCache (two tiers)", field="cache")
     if op.kind == "evict":
         freed = cache.evict(op.n)   # a shortfall is an event of its own, with its reason
@@ -233,21 +232,31 @@ def _raw(cache: RadixCache, op: Op) -> list[str]:
         cache.match_prefix(op.tokens, op.extra_key)
         return ["a lookup changes no hit count"]
     if op.kind == "insert":
-        tokens = op.tokens[:cache.page_align(len(op.tokens))]
-        free = cache.device_free
-        if free is not None and free < len(tokens):   # the allocator's side: lock the hit, evict the rest
-            peek = cache.match_prefix(tokens, op.extra_key)
-            cache.inc_lock_ref(peek.last_node)
-            short = len(tokens) - peek.device_len
-            ok = cache.alloc_device(short)
-            cache.dec_lock_ref(peek.last_node)
-            if not ok:
-                raise InputError(f"insert: {short} new tokens do not fit in the device pool", field="insert")
-            cache.release_device(short)
-        cache.insert(tokens, extra_key=op.extra_key)
+        _insert(cache, op)
         return []
-    m = cache.match_prefix(op.tokens, op.extra_key)
-    node = m.last_node
+    return _lock_or_unlock(cache, op)
+
+
+def _insert(cache: RadixCache, op: Op) -> None:
+    """Insert the key's whole pages; when the pool is short, first evict for the new tokens as the
+    allocator would (the cached part locked meanwhile)."""
+    tokens = op.tokens[:cache.page_align(len(op.tokens))]
+    free = cache.device_free
+    if free is not None and free < len(tokens):
+        peek = cache.match_prefix(tokens, op.extra_key)
+        cache.inc_lock_ref(peek.last_node)
+        short = len(tokens) - peek.device_len
+        ok = cache.alloc_device(short)
+        cache.dec_lock_ref(peek.last_node)
+        if not ok:
+            raise InputError(f"insert: {short} new tokens do not fit in the device pool", field="insert")
+        cache.release_device(short)
+    cache.insert(tokens, extra_key=op.extra_key)
+
+
+def _lock_or_unlock(cache: RadixCache, op: Op) -> list[str]:
+    """Lock (or unlock) the deepest device node the key matches, and its ancestors."""
+    node = cache.match_prefix(op.tokens, op.extra_key).last_node
     if op.kind == "lock":
         if node is cache.root:
             raise InputError("nothing of that key is cached on the device", field="lock")
@@ -257,7 +266,6 @@ def _raw(cache: RadixCache, op: Op) -> list[str]:
         raise InputError("nothing of that key is cached on the device, so it holds no lock", field="unlock")
     cache.dec_lock_ref(node)
     return [f"unlocked node {node.id} (lock_ref now {node.lock_ref})"]
-
 
 
 def repeat_prompt_hit(length: int, page_size: int) -> int:
