@@ -137,6 +137,8 @@ class Scheduler:
         self.running, c.actor = [], ""
 
     def _admit(self, log: dict) -> None:
+        """Walk the queue in order: defer delay hits, admit while memory and the batch budget allow;
+        from the first request that cannot start, the rest wait."""
         c, cfg = self.cache, self.config
         c.clear_waiting()
         queue, self.waiting = self.waiting, []
@@ -149,12 +151,8 @@ class Scheduler:
             c.actor = req.rid
             m = c.match_prefix(req.request.tokens[:len(req.request.tokens) - 1], req.request.extra_key)
             if cfg.deferral and m.in_flight_len > cfg.threshold:
-                req.deferrals += 1
-                self.totals["deferrals"] += 1
-                m.deepest.waiting += 1
-                self._deferred_on[req.rid] = m.deepest.id
+                self._defer(req, m, log)
                 deferred.append(req)
-                log["deferred"].append((req, m.in_flight_len))
                 continue
             compute = len(req.request.tokens) - m.device_len
             if cfg.max_batch_tokens and batch_tokens and batch_tokens + compute > cfg.max_batch_tokens:
@@ -182,6 +180,14 @@ class Scheduler:
         else:
             stay = {id(r) for r in deferred + kept}
             self.waiting = [r for r in queue if id(r) in stay]
+
+    def _defer(self, req: RequestState, m, log: dict) -> None:
+        """A delay hit: ``req`` waits a round for the in-flight span its match runs over."""
+        req.deferrals += 1
+        self.totals["deferrals"] += 1
+        m.deepest.waiting += 1
+        self._deferred_on[req.rid] = m.deepest.id
+        log["deferred"].append((req, m.in_flight_len))
 
     def _start(self, req: RequestState, m) -> str:
         """Admit ``req``: load back, lock, allocate, mark its uncached span in flight."""
