@@ -1,78 +1,23 @@
 """CacheBlend: reusing non-prefix KV on a tiny trained LLaMA, and which tokens to recompute."""
 
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from kvviz.cacheblend import blend
-from kvviz.cacheblend import figures as figs
 from kvviz.cacheblend import report as R
-from kvviz.cacheblend.model import load_model
-from kvviz.cacheblend.record_world import N_RECORDS, sample_documents
+from kvviz.cacheblend.record_world import N_RECORDS
 from kvviz.common import glossary
+from ui import cacheblend as cached
 from ui import cachegen as shown_figure
 from ui import frame
+from ui.cacheblend import EVAL_SEED, N_DOCS
 from ui.errors import user_errors
-from ui.redraw import styled
 from ui.tables import download_csv
 
 STEM = "cacheblend"
-N_DOCS, EVAL_SEED = 200, 2026
 RATIOS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5)
 VIEWS = ("One document", "Accuracy vs ratio", "Loading controller", "The model")
-FIGURES = {"max_entries": 32, "ttl": "1h", "show_spinner": False}
 OFF_MODEL = "Not used here: this view shows {}, not the tiny model's documents."
 OFF_SEED = f"Not used here: the accuracy is over {N_DOCS} fresh documents of its own (seed {EVAL_SEED})."
-
-
-@st.cache_resource(max_entries=1, ttl="1h", show_spinner="Loading the model…")
-def model():
-    return load_model()
-
-
-@st.cache_data(max_entries=32, ttl="1h", show_spinner=False)
-def document(seed: int, chunk_len: int, ratio: float, variant: str) -> blend.DocumentView:
-    return blend.inspect_document(model(), sample_documents(1, seed), chunk_len, ratio, variant, seed)
-
-
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
-def sweep(chunk_len: int, variant: str, ratios: tuple[float, ...]) -> pd.DataFrame:
-    m = model()
-    return blend.evaluate(m, blend.setup(m, sample_documents(N_DOCS, EVAL_SEED), chunk_len), ratios,
-                          variant=variant, seed=EVAL_SEED)
-
-
-@st.cache_data(max_entries=2, ttl="1h", show_spinner=False)
-def lecture() -> dict[str, float]:
-    return blend.lecture_numbers(model(), sample_documents(N_DOCS, EVAL_SEED))
-
-
-@st.cache_resource(**FIGURES)
-def document_figures(seed: int, chunk_len: int, ratio: float, variant: str, presenter: bool) -> tuple[go.Figure, ...]:
-    """The token strip and the deviation heatmap, styled once per input (cached functions take
-    the inputs, never the arrays, so a warm rerun hashes four numbers)."""
-    doc = document(seed, chunk_len, ratio, variant)
-    return (styled(figs.token_strip(doc.texts, doc.is_value, doc.cut_value, chunk_len, doc.computed,
-                                          doc.scores, doc.answers), presenter),
-            styled(figs.deviation_heatmap(doc.texts, doc.dev_reuse, doc.dev_blend, chunk_len), presenter))
-
-
-@st.cache_resource(**FIGURES)
-def accuracy_figure(chunk_len: int, variant: str, ratios: tuple[float, ...], presenter: bool) -> go.Figure:
-    return styled(figs.accuracy_vs_ratio(sweep(chunk_len, variant, ratios), 1 / N_RECORDS), presenter)
-
-
-@st.cache_resource(**FIGURES)
-def controller_figure(preset: str, context: int, presenter: bool) -> go.Figure:
-    runs = R.controller_runs(preset, context)
-    return styled(figs.controller_figure(blend.SERVING_MODELS[preset].name, 1e3 * next(iter(runs.values())).prefill,
-                                               {d: 1e3 * r.load for d, r in runs.items()},
-                                               {d: r.ratio for d, r in runs.items()}, blend.R_MIN), presenter)
-
-
-@st.cache_resource(**FIGURES)
-def loss_figure(presenter: bool) -> go.Figure:
-    return styled(figs.loss_curve(model().loss), presenter)
 
 
 frame.header(STEM, "Concatenating chunks' precomputed KV loses cross-chunk attention; CacheBlend recomputes "
@@ -102,11 +47,11 @@ with st.container():
     if documents_used:
         st.caption(f"Selection: {blend.VARIANTS[variant].source}.")
     with user_errors():
-        net = model()
+        net = cached.model()
         presenter = frame.presenter()
         if view == VIEWS[0]:
             with st.spinner("Blending one document…"):
-                strip, heat = document_figures(int(seed), chunk_len, float(ratio), variant, presenter)
+                strip, heat = cached.document_figures(int(seed), chunk_len, float(ratio), variant, presenter)
             st.subheader(f"Document {int(seed)}: which tokens are recomputed")
             shown_figure.show(strip, f"{STEM}_strip")
             st.caption("Blue: keys, orange: values, pink: values cut from their key. Filled squares: tokens whose "
@@ -117,9 +62,9 @@ with st.container():
         elif view == VIEWS[1]:
             ratios = tuple(sorted(set(RATIOS) | {float(ratio)}))
             with st.spinner(f"Answering {N_DOCS} documents × {N_RECORDS} questions at {len(ratios)} ratios…"):
-                table = sweep(chunk_len, variant, ratios)
+                table = cached.sweep(chunk_len, variant, ratios)
             st.subheader(f"Answer accuracy over {N_DOCS} fresh documents, chunk length {chunk_len}")
-            shown_figure.show(accuracy_figure(chunk_len, variant, ratios, presenter), f"{STEM}_acc")
+            shown_figure.show(cached.accuracy_figure(chunk_len, variant, ratios, presenter), f"{STEM}_acc")
             shown = table.astype({c: float for c in ("acc_cut", "acc_uncut", "acc_all")}).rename(  # None->NaN->"–"
                 columns={"acc_cut": "cut records", "acc_uncut": "uncut records", "acc_all": "all"})
             st.dataframe(shown.style.format({"ratio": "{:.0%}", "cut records": "{:.1%}", "uncut records": "{:.1%}",
@@ -134,7 +79,7 @@ with st.container():
                                           key=f"{STEM}_preset", bind="query-params") or "7B MHA"
             context = c2.slider("Context (tokens)", 512, 32768, 4096, 512, key=f"{STEM}_context", bind="query-params")
             served, runs = blend.SERVING_MODELS[preset], R.controller_runs(preset, context)
-            shown_figure.show(controller_figure(preset, context, presenter), f"{STEM}_ctl")
+            shown_figure.show(cached.controller_figure(preset, context, presenter), f"{STEM}_ctl")
             table = R.controller_table(runs)
             st.dataframe(table.style.format({"load ms": "{:.1f}", "recompute ms": "{:.1f}", "picked r": "{:.0%}",
                                              "TTFT blend s": "{:.2f}", "TTFT prefill s": "{:.2f}"}),
@@ -150,7 +95,7 @@ with st.container():
         else:
             recipe = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in net.info.get("recipe", {}).items())
             st.subheader("Training the record-world model")
-            shown_figure.show(loss_figure(presenter), f"{STEM}_loss")
+            shown_figure.show(cached.loss_figure(presenter), f"{STEM}_loss")
             st.caption(f"{net.config.n_layers} layers, d = {net.config.d_model}, {net.config.n_heads} heads, SwiGLU "
                        f"{net.config.d_ff}, RoPE; {sum(p.size for p in net.params.values()):,} parameters. "
                        f"Recipe: {recipe}; trained in {net.info.get('train_seconds', '?')} s. "
@@ -158,7 +103,7 @@ with st.container():
                        f"{net.info.get('full_prefill_accuracy', float('nan')):.1%}. "
                        f"Retrain: `python -m kvviz.cacheblend.train`.")
         with st.spinner("Reproducing the lecture's setting (chunk length 5, r = 20%, 200 documents)…"):
-            ours = lecture()
+            ours = cached.lecture()
 
 frame.explain(R.EXPLAIN)
 frame.what_to_notice(R.NOTICE)

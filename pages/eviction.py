@@ -16,16 +16,15 @@ from kvviz.eviction.grid import (
     chosen_rate,
     log_capacities,
 )
-from kvviz.eviction.notes import TIE, TraceFacts, lead_runs, leader_at, trace_facts, why_notes
-from kvviz.eviction.replay import coarsen, replay_of, simulate, sweep
-from kvviz.eviction.shards import sampled_curve
+from kvviz.eviction.notes import TIE, lead_runs, leader_at
+from kvviz.eviction.replay import coarsen
 from kvviz.traces import fingerprint
+from ui import eviction as cached
 from ui import figures, frame
 from ui.errors import user_errors
 from ui.tables import download_csv
 from ui.text import plain
 from ui.traces import replay_trace_picker
-from ui.work import stepped
 
 LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]          # 1 … 5,000,000 blocks
 FACTORS = [1, 2, 4, 8]
@@ -71,52 +70,17 @@ with st.sidebar:
                                     (" Off in prefix mode: it needs every block of a request." if prefix else ""))
 
 
-@st.cache_resource(max_entries=4, ttl="1h", show_spinner="Preparing the block sequence…")
-def prepared(key: str, _trace):
-    """Dense ids, next uses and depths of one trace, shared by every policy and capacity."""
-    return replay_of(_trace)
-
-
-@st.cache_data(max_entries=64, ttl="1h", show_spinner=False)
-def policy_sweep(key: str, policy: str, capacities: tuple, _trace) -> pd.DataFrame:
-    """One policy at every capacity (cached on the trace's fingerprint and plain inputs)."""
-    return sweep(prepared(key, _trace), [policy], capacities)
-
-
-@st.cache_data(max_entries=32, ttl="1h", show_spinner=False)
-def over_time(key: str, policy: str, capacity: float, prefix: bool, _trace) -> pd.DataFrame:
-    return simulate(prepared(key, _trace), policy, capacity).over_time(prefix=prefix)
-
-
-@st.cache_data(max_entries=16, ttl="1h", show_spinner="Replaying a SHARDS sample of the trace…")
-def sampled(key: str, policies: tuple, capacities: tuple, rate: float, _trace):
-    """Every policy on a ``rate`` sample, LRU exact (cached on the fingerprint and plain inputs)."""
-    return sampled_curve(_trace, policies, capacities, rate)
-
-
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
-def facts_of(key: str, _trace) -> TraceFacts:
-    """One-shot blocks, hot blocks and reuse distances of the replayed trace."""
-    return trace_facts(prepared(key, _trace))
-
-
-def run_sweep(key: str, names: list[str], capacities: tuple, trace) -> pd.DataFrame:
-    parts = stepped(lambda name: f"Replaying the trace through {POLICIES[name].label}…", names,
-                    lambda name: policy_sweep(key, name, capacities, trace))
-    return pd.concat(parts, ignore_index=True)
-
-
 with user_errors():
     cache_trace = coarsen(trace, int(factor))
     key = fingerprint(cache_trace)
-    replay = prepared(key, cache_trace)
+    replay = cached.prepared(key, cache_trace)
     top = max(int(low), min(int(high), replay.n_ids))     # a bigger cache than the trace's blocks never evicts
     capacities = log_capacities(int(low), top, int(points)) + (INFINITE,)
     rate = None if prefix else chosen_rate(sampling, replay.accesses)
     if rate is None:
-        curve, note = curve_of(run_sweep(key, [*policies, BOUND], capacities, cache_trace), prefix), None
+        curve, note = curve_of(cached.run_sweep(key, [*policies, BOUND], capacities, cache_trace), prefix), None
     else:
-        estimate = sampled(key, (*policies, BOUND), capacities, rate, cache_trace)
+        estimate = cached.sampled(key, (*policies, BOUND), capacities, rate, cache_trace)
         curve, note = estimate.curve, sample_note(estimate.rate, estimate.lru_error, estimate.unreliable)
 found = findings(curve, policies)
 runs = lead_runs(curve, policies) if len(policies) > 1 else ()
@@ -164,7 +128,7 @@ def over_time_view(finite: list, gap_at: float) -> None:
     else:
         time_policies = [*policies, BOUND]
     with st.spinner("Replaying at one capacity…"):
-        windows = {p: over_time(key, p, at, prefix, cache_trace) for p in time_policies}
+        windows = {p: cached.over_time(key, p, at, prefix, cache_trace) for p in time_policies}
     figures.figure("eviction.fig_over_time", windows, at, prefix=prefix, smooth=int(smooth), key="eviction_time")
     if shown_mode == TIME_VIEWS[0]:
         st.caption(f"At {int(at):,} blocks " + ("the online policies tie within 0.001, so LRU is shown with Belady."
@@ -175,29 +139,10 @@ st.subheader("Over time, at one capacity")
 over_time_view([c for c in capacities if c != INFINITE], found.widest_gap[0])
 
 
-def _notice() -> list[str]:
-    points = why_notes(curve, policies, facts_of(key, cache_trace)) if policies else \
-        ["Pick policies in the sidebar to compare them with the bounds."]
-    points.append("Which policy wins depends on the workload: the lecture notes' synthetic load had LFU best at very "
-                  "small capacity and LRU at medium, while Mooncake's real trace had LRU best throughout.")
-    cap, gap = found.widest_gap
-    if gap > 0:
-        points.append(f"The widest gap to Belady is at {int(cap):,} blocks: {gap:.3f} of all accesses, which only "
-                      "knowledge of the future would win back.")
-    meet = (f" From {int(found.converged_at):,} blocks every policy is within 0.005 of it: eviction no longer "
-            "matters." if found.converged_at else "")
-    points.append(f"Nothing passes the infinite-cache line ({found.ceiling:.3f}): a block's first access always "
-                  f"misses.{meet}")
-    if prefix:
-        points.append("Prefix mode drops hits that follow a miss in the same request. LRU loses none on chained "
-                      "ids: a block's parent is used right before it every time, so LRU always evicts the child "
-                      "first.")
-    return points
-
-
-frame.what_to_notice(_notice())
+frame.what_to_notice(cached.notice(curve, policies, found, prefix, key, cache_trace))
 with user_errors():
-    table1 = pd.concat([policy_sweep(key, p, TABLE1_CAPACITIES, cache_trace) for p in ("lru", "lfu", "length_aware")])
+    table1 = pd.concat([cached.policy_sweep(key, p, TABLE1_CAPACITIES, cache_trace)
+                        for p in ("lru", "lfu", "length_aware")])
 frame.paper_vs_sim(
     paper_rows(curve_of(table1, prefix)),
     note="Mooncake measured Table 1 on **its own one-hour trace of 23,608 requests** (512-token blocks, one global "

@@ -3,16 +3,15 @@
 import numpy as np
 import streamlit as st
 
-from kvviz.common import glossary
 from kvviz.common import hardware as hw
 from kvviz.ledger import ledger, notes
-from ui import figures, frame, ledger_tiers
+from ui import figures, frame, ledger_inputs, ledger_tiers
 from ui.errors import user_errors
+from ui.ledger_inputs import Q
 from ui.tables import data_table
 
 VIEWS = ("Size", "Load or recompute", "Economics", "Tiers")
 CONTEXTS = np.unique(np.r_[np.geomspace(256, 1_048_576, 49).astype(int), 2 ** np.arange(8, 21), 8_000])
-Q = dict(bind="query-params")
 
 frame.header("ledger", "How big KV is, when loading it beats recomputing it, what keeping it costs, "
                        "and what a tier of CPU memory or SSD buys. (How the copy back to the GPU behaves: "
@@ -20,32 +19,7 @@ frame.header("ledger", "How big KV is, when loading it beats recomputing it, wha
 view = st.segmented_control("View", VIEWS, default="Size", key="ledger_view", label_visibility="collapsed",
                             **Q) or "Size"
 
-with st.expander("Presets: edit any model, GPU or link, or add your own", icon=":material/edit:"):
-    st.caption("`params_b`: matmul parameters per token (billions); `d_attn`: query heads × head dim; "
-               "`peak_tflops`: dense BF16; links: nominal GB/s × efficiency. Edits last for your session "
-               "(they are not in a copied link).")
-    tables = {k: tab.data_editor(hw.to_frame(t), key=f"ledger_edit_{k}", num_rows="dynamic",
-                                  hide_index=True, width="stretch")
-              for tab, (k, t) in zip(st.tabs(["Models", "GPUs", "Links"]),
-                                     (("models", hw.MODELS), ("gpus", hw.GPUS), ("links", hw.LINKS)), strict=True)}
-with user_errors():
-    models, gpus, links = (hw.models_from_frame(tables["models"]), hw.gpus_from_frame(tables["gpus"]),
-                           hw.links_from_frame(tables["links"]))
-
-
-def sidebar(model_unused: str = "", gpu_unused: str = "") -> tuple[str, hw.ModelSpec, hw.Compute]:
-    """The sidebar's model, GPU and MFU. One this view does not use is disabled, its help saying why."""
-    with st.sidebar:
-        name = st.selectbox("Model", list(models), key="ledger_model", disabled=bool(model_unused), **Q,
-                            help=model_unused or "The model whose KV this view sizes, loads or recomputes.")
-        gpu_name = st.selectbox("GPU", list(gpus), key="ledger_gpu", disabled=bool(gpu_unused), **Q,
-                                help=gpu_unused or "The GPU that would recompute the KV (its peak FLOP/s).")
-        mfu = st.number_input("MFU (model FLOPs utilisation)", 0.01, 1.0, hw.DEFAULT_MFU, 0.05, format="%.3f",
-                              key="ledger_mfu", disabled=bool(gpu_unused), **Q,
-                              help=f"{gpu_unused}\n\n{glossary.define('MFU')} 0.735 reproduces the lecture notes' "
-                                   "times.".strip())
-    with user_errors():
-        return name, models[name], hw.Compute(gpus[gpu_name], mfu)
+models, gpus, links = ledger_inputs.presets()
 
 
 def h100(mfu: float, n_gpus: int = 1) -> hw.Compute:
@@ -56,14 +30,9 @@ def show(table, name: str, settings: dict, formats: dict[str, str] | None = None
     data_table(table, "ledger", name, settings, formats=formats)
 
 
-def cards(metrics: list[tuple[str, str, str]]) -> None:
-    with st.container(horizontal=True):
-        for label, value, why in metrics:
-            st.metric(label, value, border=True, help=why or None)
-
-
 def size_view() -> None:
-    size_body(*sidebar(gpu_unused="Not used here: KV size depends on the model alone, not on the GPU or its MFU.")[:2])
+    size_body(*ledger_inputs.sidebar(models, gpus, gpu_unused="Not used here: KV size depends on the model alone, "
+                                                              "not on the GPU or its MFU.")[:2])
 
 
 @st.fragment
@@ -76,13 +45,13 @@ def size_body(name: str, m: hw.ModelSpec) -> None:
                            help="For the KV-per-day figure; the slide's DeepSeek-R1 on one MI300X does 2,625.")
     with user_errors():
         size = ledger.size_table(models, context, capacity)
-        cards(ledger.size_metrics(m, context, capacity, rate))
+        ledger_inputs.cards(ledger.size_metrics(m, context, capacity, rate))
     figures.figure("ledger.fig_size", ledger.size_curve(models.values(), CONTEXTS), context, capacity,
                    key="ledger_fig_size")
     show(size, "KV size per model", {"context": context, "memory GB": capacity}, ledger.SIZE_FORMATS)
-    frame.explain("Every layer keeps a key and a value vector per KV head for every token: **bytes per token = layers × "
-                  "2 × KV heads × head dim × bytes per value**. MLA keeps one 576-wide latent per layer instead. Edit "
-                  "any model, or add your own, in the Presets table above.")
+    frame.explain("Every layer keeps a key and a value vector per KV head for every token: **bytes per token = "
+                  "layers × 2 × KV heads × head dim × bytes per value**. MLA keeps one 576-wide latent per layer "
+                  "instead. Edit any model, or add your own, in the Presets table above.")
     frame.what_to_notice(notes.size_notes(size, models, name, context, capacity))
     frame.paper_vs_sim(ledger.size_rows(models), note=notes.SIZE_PAPER_NOTE)
 
@@ -92,8 +61,8 @@ def recompute_view() -> None:
     sub = left.segmented_control("Show", ("Break-even curves", "One context, every link", "20-turn chat"),
                                  default="Break-even curves", key="ledger_lr", **Q) or "Break-even curves"
     curves = sub == "Break-even curves"
-    name, m, compute = sidebar(model_unused="Not used here: pick the models to compare in 'Models' above the figure."
-                               if curves else "")
+    unused = "Not used here: pick the models to compare in 'Models' above the figure." if curves else ""
+    name, m, compute = ledger_inputs.sidebar(models, gpus, model_unused=unused)
     chosen = {k: links[k] for k in right.multiselect("Links", list(links), ledger.present(ledger.DEFAULT_LINKS, links),
                                                      key="ledger_links", **Q)}
     settings = {"view": sub, "model": name, "GPU": compute.gpu.name, "MFU": compute.mfu, "links": ", ".join(chosen)}
@@ -117,22 +86,24 @@ def recompute_view() -> None:
                                c2.number_input("User tokens/turn", 1, 100_000, 230, key="ledger_user", **Q),
                                c3.number_input("Reply tokens/turn", 0, 100_000, 370, key="ledger_reply", **Q))
             overlap = c4.toggle("Overlap", key="ledger_overlap", **Q, help="Load layer by layer while computing "
-                                "(LMCache, Mooncake); off = load first, then compute, as the lecture notes' ledger does.")
+                                "(LMCache, Mooncake); off = load first, then compute, as the lecture notes' ledger "
+                                "does.")
             mt = ledger.multi_turn_ttft(m, compute, chat, chosen, overlap)
             figures.figure("ledger.fig_multi_turn", mt, key="ledger_fig_mt")
             frame.terms("TTFT", "MFU")
             last = ledger.last_turn(mt, chat.turns)
             show(last, "last turn TTFT", settings | {**vars(chat), "overlap": overlap})
             shown = notes.chat_notes(last, chat.turns)
-    frame.explain("Recomputing costs a prefill: 2 FLOPs per parameter per token plus causal attention, which grows with "
-                  "the square of the length, at peak × MFU. Loading costs bytes ÷ (link bandwidth × efficiency). Per "
-                  "token, their ratio is the **break-even bandwidth**.")
+    frame.explain("Recomputing costs a prefill: 2 FLOPs per parameter per token plus causal attention, which grows "
+                  "with the square of the length, at peak × MFU. Loading costs bytes ÷ (link bandwidth × efficiency). "
+                  "Per token, their ratio is the **break-even bandwidth**.")
     frame.what_to_notice(shown)
     frame.paper_vs_sim(ledger.recompute_rows(models, h100(compute.mfu), links), note=notes.RECOMPUTE_PAPER_NOTE)
 
 
 def economics_view() -> None:
-    _, m, compute = sidebar(model_unused="Not used here: the figure compares four preset models side by side.")
+    _, m, compute = ledger_inputs.sidebar(models, gpus, model_unused="Not used here: the figure compares four preset "
+                                                                     "models side by side.")
     c = st.columns(4)
     prices = dict(gpu=c[0].number_input("$ per GPU-hour", 0.01, 1000.0, 2.0, key="ledger_gpu_price", **Q),
                   tb=c[1].number_input("$ per TB-hour of storage", 0.0001, 100.0, 0.15, format="%.4f",
@@ -144,7 +115,7 @@ def economics_view() -> None:
         node = hw.Compute(compute.gpu, compute.mfu, node_gpus)
         picks = [models[k] for k in ledger.present(ledger.ECONOMICS_MODELS, models)]
         econ = ledger.economics_curve(picks or [m], node, CONTEXTS[CONTEXTS <= 262_144], p)
-        cards(ledger.economics_metrics(node_gpus, storage_tb, p))
+        ledger_inputs.cards(ledger.economics_metrics(node_gpus, storage_tb, p))
     figures.figure("ledger.fig_economics", econ, key="ledger_fig_econ")
     show(ledger.economics_table(econ), "storage economics", {"GPU": node.gpu.name, "MFU": node.mfu, "GPUs per node":
          node_gpus, "$ per GPU-hour": p.gpu_per_hour, "$ per TB-hour": p.storage_per_tb_hour, "storage per node TB":
@@ -156,6 +127,6 @@ def economics_view() -> None:
 
 
 if view == "Tiers":
-    ledger_tiers.view(*sidebar())
+    ledger_tiers.view(*ledger_inputs.sidebar(models, gpus))
 else:
     {"Size": size_view, "Load or recompute": recompute_view, "Economics": economics_view}[view]()

@@ -9,11 +9,12 @@ from kvviz.radix import report
 from kvviz.radix.hiradix_cache import WRITE_POLICIES
 from kvviz.radix.presets import PRESETS
 from kvviz.radix.radix_cache import POLICIES
-from kvviz.radix.replay import ReplayConfig, hit_counts_decide, replay, snapshot_window, totals_frame
-from kvviz.radix.script import parse_text, to_text
+from kvviz.radix.replay import ReplayConfig, hit_counts_decide, snapshot_window, totals_frame
+from kvviz.radix.script import to_text
 from kvviz.radix.trace_replay import script_from_trace
 from ui import figures, frame, keys
 from ui.errors import user_errors
+from ui.radix_controls import BY_TITLE, LIMITS, TREES, apply_suggested, cached_replay, preset_settings, seed_from_preset
 from ui.tables import data_table
 from ui.text import plain
 from ui.traces import session_trace
@@ -21,51 +22,7 @@ from ui.traces import session_trace
 frame.header("radix", "How a prefix cache fills, splits, evicts, spills to CPU memory and comes back — one "
                       "scheduling round at a time.")
 
-TREES = {"radix": "RadixCache", "hiradix": "HiRadixCache"}          # URL values are the shown labels
-BY_TITLE = {p.title: k for k, p in PRESETS.items()}
-CONTROL_KEYS = {"cache": "radix_cache", "device_capacity": "radix_device", "host_capacity": "radix_host",
-                "page_size": "radix_page", "eviction_policy": "radix_policy", "write_policy": "radix_write",
-                "deferral": "radix_strata", "threshold": "radix_threshold", "auto_ack": "radix_ack"}
-
-
-def preset_settings(title: str) -> dict:
-    """The control values a preset was written for, keyed by widget key."""
-    values = {**asdict(ReplayConfig()), **PRESETS[BY_TITLE.get(title, "sglang9")].suggested}
-    return {key: TREES[values[name]] if name == "cache" else values[name] for name, key in CONTROL_KEYS.items()}
-
-
-def apply_suggested() -> None:
-    """Choosing a preset brings its settings (and the URL then carries them)."""
-    for key, value in preset_settings(st.session_state["radix_preset"]).items():
-        st.session_state[key] = value
-    st.session_state["radix_restart"] = True   # the slider (whose range changes) is reset where it is drawn
-
-
-LIMITS = {"radix_device": (1, 10_000_000), "radix_host": (1, 100_000_000), "radix_page": (1, 4096),
-          "radix_threshold": (0, 1_000_000)}
-CHOICES = {"radix_cache": tuple(TREES.values()), "radix_policy": POLICIES, "radix_write": WRITE_POLICIES,
-           "radix_strata": ("true", "false"), "radix_ack": ("true", "false")}
-
-
-def valid_in_url(key: str) -> bool:
-    raw = st.query_params.get(key)
-    if raw is not None and key in LIMITS:
-        return raw.isdigit() and LIMITS[key][0] <= int(raw) <= LIMITS[key][1]
-    return raw in CHOICES.get(key, ())
-
-
-TOGGLES = ("radix_strata", "radix_ack")   # their widget default is the preset's, so "off" is written to the URL
-for key, value in preset_settings(st.query_params.get("radix_preset", "")).items():
-    if key not in st.session_state and not valid_in_url(key) and key not in TOGGLES:   # a fresh view: the preset
-        st.session_state[key] = value                                                # fills what the URL lacks
-
-
-@st.cache_data(max_entries=32, ttl="1h", show_spinner="Replaying the script…")
-def cached_replay(text: str, name: str, config: tuple, window: tuple[int, int] | None = None):
-    """Simulate once; the trees of the steps in ``window`` (start, stop) are kept, so moving the
-    slider inside it is a lookup (``None``: no tree, only the totals of every step)."""
-    return replay(parse_text(text, name), ReplayConfig(*config), snapshots=range(*window) if window else False)
-
+seed_from_preset()
 
 with st.sidebar:
     st.header("Request script")
@@ -91,10 +48,12 @@ with st.sidebar:
                        bind="query-params")
     threshold = st.number_input("Defer when in-flight match exceeds (tokens)", *LIMITS["radix_threshold"],
                                 key="radix_threshold", bind="query-params", disabled=not strata,
-                                help="Strata's delay-hit threshold." + ("" if strata else " Turn deferral on to use it."))
+                                help="Strata's delay-hit threshold."
+                                + ("" if strata else " Turn deferral on to use it."))
     auto_ack = st.toggle("Acknowledge transfers every round", suggested["radix_ack"], key="radix_ack",
-                         bind="query-params", disabled=kind != "hiradix", help="SGLang checks finished host writes and loads once per "
-                         "scheduler loop; until then the node stays locked. " + glossary.define("lock_ref") + only_hi)
+                         bind="query-params", disabled=kind != "hiradix",
+                         help="SGLang checks finished host writes and loads once per scheduler loop; until then the "
+                         "node stays locked. " + glossary.define("lock_ref") + only_hi)
     legacy = st.toggle("Legacy hit counts", key="radix_legacy", bind="query-params",
                        help="Before SGLang PR #18843 the RadixCache never counted hits, so LFU behaved like LRU."
                        + ("" if hit_counts_decide(kind, policy, write) else " With these settings it changes only "
@@ -181,7 +140,8 @@ def stepped_view() -> None:
     metrics = report.step_metrics(rep, other, step)
     for col, (label, value, tip) in zip(st.columns(len(metrics)), metrics):
         col.metric(label, f"{value:,}", border=True, help=tip)
-    figures.figure("radix.fig_radix_totals", totals_frame(rep), step, cache_key=f"{replay_key}:{step}", key="radix_totals")
+    figures.figure("radix.fig_radix_totals", totals_frame(rep), step, cache_key=f"{replay_key}:{step}",
+                   key="radix_totals")
 
 
 stepped_view()

@@ -75,6 +75,8 @@ def _two_controls() -> None:
     st.session_state["hidden"] = sp.hidden_bound_values("demo_")
     if st.session_state.get("unbind"):
         sp.unbind_into_url(st.session_state["hidden"])
+    if st.session_state.get("send"):
+        sp.send_view_url("demo_")
     if "flag_to" in st.session_state:
         sp.set_url_param("flag", st.session_state.pop("flag_to"))
 
@@ -104,6 +106,16 @@ def test_an_undrawn_widget_at_its_default_stays_out_of_the_url():
     at.run()
     assert at.session_state["hidden"] == {"demo_n": None}
     assert "demo_n" not in at.query_params
+
+
+def test_the_drawn_controls_are_written_into_the_url_as_they_show():
+    at = AppTest.from_function(_two_controls, default_timeout=30).run()
+    at.slider(key="demo_n").set_value(5).run()
+    assert "demo_n" not in at.query_params                           # Streamlit writes it only in a browser
+    at.session_state["send"] = True
+    at.run()
+    assert not at.exception and at.query_params["demo_n"] == "5"
+    assert "demo_m" not in at.query_params                           # a default stays out
 
 
 def test_a_bound_url_parameter_can_be_set_and_removed():
