@@ -95,8 +95,9 @@ def open_page(page: Page, app_url: str, stem: str = "", query: str = "", timeout
     page.goto(f"{app_url}/{stem}" + (f"?{query}" if query else ""), timeout=timeout)
     page.get_by_test_id("stAppViewContainer").wait_for(timeout=timeout)
     # The script state also reads "notRunning" before the first run has begun (a loaded server starts
-    # it late): wait for the title every page draws first, then for the run to end.
-    page.locator("h1").first.wait_for(timeout=timeout)
+    # it late): wait for the title every page draws first (or the error of a page that failed before
+    # it, which the test's own checks then name), then for the run to end.
+    page.locator("h1, [data-testid=stException]").first.wait_for(timeout=timeout)
     wait_idle(page, timeout)
     expect(page.locator("[role=dialog]")).to_have_count(0)
 
@@ -139,5 +140,6 @@ def screenshot(page: Page, name: str) -> None:
                            " return m ? m.scrollHeight : document.body.scrollHeight; }")
     width = page.viewport_size["width"] if page.viewport_size else 1400
     page.set_viewport_size({"width": width, "height": max(600, min(int(height) + 40, 12000))})
-    page.wait_for_timeout(500)
+    wait_idle(page)
+    settle(page)        # the resize has been laid out and painted
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
