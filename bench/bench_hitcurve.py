@@ -98,8 +98,19 @@ def kvviz_hits(csv: str) -> dict[tuple[str, int], int]:
 
 
 def hitcurve_command(trace: str) -> list[str]:
-    return [sys.executable, "-m", "kvviz", "hitcurve", trace, "--sample", "exact", "--policies", ",".join(POLICIES),
-            "--capacities", ",".join(map(str, CAPACITIES))]
+    return [
+        sys.executable,
+        "-m",
+        "kvviz",
+        "hitcurve",
+        trace,
+        "--sample",
+        "exact",
+        "--policies",
+        ",".join(POLICIES),
+        "--capacities",
+        ",".join(map(str, CAPACITIES)),
+    ]
 
 
 def libcachesim_side(trace_ids: np.ndarray, folder: Path) -> tuple[dict[tuple[str, int], int], float, float]:
@@ -108,8 +119,9 @@ def libcachesim_side(trace_ids: np.ndarray, folder: Path) -> tuple[dict[tuple[st
     write_oracle_general(trace_ids, path)
     hashpower = max(16, math.ceil(math.log2(int(trace_ids.max()) + 1)))
     print(f"libCacheSim's hash table: hashpower {hashpower}; load average {os.getloadavg()[0]:.1f}", flush=True)
-    out = timed_process([sys.executable, "-c", LIBCACHESIM, str(path), str(hashpower), json.dumps(CAPACITIES),
-                         ",".join(POLICIES)])[0]
+    out = timed_process(
+        [sys.executable, "-c", LIBCACHESIM, str(path), str(hashpower), json.dumps(CAPACITIES), ",".join(POLICIES)]
+    )[0]
     result = json.loads(out)
     path.unlink()
     hits = {(k.split(",")[0], int(k.split(",")[1])): v for k, v in result["hits"].items()}
@@ -125,9 +137,12 @@ def at_scale(requests: int, with_libcachesim: bool) -> None:
         eid = import_trace(jsonl, library)[0]
         jsonl.unlink()
         os.environ["KVVIZ_TRACES"] = str(library)
-        print(f"trace: {requests:,} requests, {accesses:,} block accesses, library entry {eid}; "
-              f"{len(POLICIES)} policies x capacities {', '.join(f'{c:,}' for c in CAPACITIES)}; "
-              f"cores {os.cpu_count()}", flush=True)
+        print(
+            f"trace: {requests:,} requests, {accesses:,} block accesses, library entry {eid}; "
+            f"{len(POLICIES)} policies x capacities {', '.join(f'{c:,}' for c in CAPACITIES)}; "
+            f"cores {os.cpu_count()}",
+            flush=True,
+        )
         if accesses < MIN_ACCESSES:
             print(f"(below the {MIN_ACCESSES:,} accesses the comparison is specified for)")
         print(f"kvviz, whole process; load average {os.getloadavg()[0]:.1f}", flush=True)
@@ -145,8 +160,10 @@ def _dense_ids(eid: str) -> np.ndarray:
 def compare(ours: dict, kvviz_s: tuple[float, float], theirs: dict, wall: float, cpu: float) -> None:
     """The two sides' times and ratios; every hit count must be equal."""
     print(f"  libCacheSim, its simulation alone     {wall:7.2f} s wall {cpu:7.2f} s CPU")
-    print(f"ratio libCacheSim / kvviz: x{wall / kvviz_s[0]:.1f} wall (target >= {TARGET_RATIO:g}), "
-          f"x{cpu / kvviz_s[1]:.1f} CPU (kvviz runs one simulation per core)")
+    print(
+        f"ratio libCacheSim / kvviz: x{wall / kvviz_s[0]:.1f} wall (target >= {TARGET_RATIO:g}), "
+        f"x{cpu / kvviz_s[1]:.1f} CPU (kvviz runs one simulation per core)"
+    )
     wrong = [(k, v, ours.get(k)) for k, v in sorted(theirs.items()) if ours.get(k) != v]
     print(f"hit counts equal to libCacheSim's: {len(theirs) - len(wrong)} of {len(theirs)}")
     if wrong:
@@ -159,8 +176,10 @@ def example_warm() -> None:
     timed_process(cmd)
     load = os.getloadavg()[0]
     _, wall, cpu = timed_process(cmd)
-    print(f"kvviz hitcurve {EXAMPLE}, warm: {wall:.2f} s wall {cpu:.2f} s CPU (target < {EXAMPLE_TARGET_S:g} s wall; "
-          f"load average {load:.1f})")
+    print(
+        f"kvviz hitcurve {EXAMPLE}, warm: {wall:.2f} s wall {cpu:.2f} s CPU (target < {EXAMPLE_TARGET_S:g} s wall; "
+        f"load average {load:.1f})"
+    )
 
 
 def main() -> int:

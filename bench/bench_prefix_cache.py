@@ -15,7 +15,8 @@ import time
 
 from bench.timing import timed
 from kvviz import prefix_cache
-from kvviz.eviction import curves, grid, replay as eviction
+from kvviz.eviction import curves, grid
+from kvviz.eviction import replay as eviction
 from kvviz.traces import load_trace
 from kvviz.traces.workload import WorkloadConfig, generate
 

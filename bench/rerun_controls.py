@@ -14,14 +14,14 @@ from bench.rerun_probe import arm
 from tests.e2e.browser import open_select
 
 SKIP_KEYS = ("presenter", "kvviz_reset_")
-SKIP_SUFFIXES = ("_play",)   # Play reruns by itself; timing it says nothing about one change
-WIDGETS = ["stSlider", "stNumberInput", "stSelectbox", "stMultiSelect", "stButtonGroup",
-           "stCheckbox"]
+SKIP_SUFFIXES = ("_play",)  # Play reruns by itself; timing it says nothing about one change
+WIDGETS = ["stSlider", "stNumberInput", "stSelectbox", "stMultiSelect", "stButtonGroup", "stCheckbox"]
 
 
 @dataclass
 class Change:
     """One control of a page and how to move it there (``forward``) and back (``back``)."""
+
     page: str
     name: str
     forward: Callable[[Page], None]
@@ -44,7 +44,9 @@ def slider_changes(stem: str, key: str, page: Page) -> list[Change]:
             t.focus()
             arm(p, key)
             t.press(k)
+
         return go
+
     return [Change(stem, key, press(up), press(down))]
 
 
@@ -60,12 +62,15 @@ def number_changes(stem: str, key: str, page: Page) -> list[Change]:
             arm(p, key)
             box(p, key).get_by_test_id(test_id).click()
             p.mouse.move(1, 1)
+
         return go
+
     return [Change(stem, key, step(up), step(down))]
 
 
 def click_option(key: str, text: str) -> Callable[[Page], None]:
     """A segmented control's option by its label."""
+
     def go(p: Page) -> None:
         arm(p, key)
         b = box(p, key)
@@ -73,6 +78,7 @@ def click_option(key: str, text: str) -> Callable[[Page], None]:
         exact = target.get_by_text(text, exact=True)
         (exact.first if exact.count() else target.first).click()
         p.mouse.move(1, 1)
+
     return go
 
 
@@ -80,17 +86,21 @@ def group_changes(stem: str, key: str, page: Page) -> list[Change]:
     b = box(page, key)
     buttons = b.locator("button")
     labels = [t.strip() for t in buttons.all_inner_texts()]
-    chosen = [i for i in range(buttons.count())
-              if buttons.nth(i).get_attribute("aria-checked") == "true"
-              or "Active" in (buttons.nth(i).get_attribute("data-testid") or "")]
+    chosen = [
+        i
+        for i in range(buttons.count())
+        if buttons.nth(i).get_attribute("aria-checked") == "true"
+        or "Active" in (buttons.nth(i).get_attribute("data-testid") or "")
+    ]
     if not labels or not chosen:
         return []
     a = chosen[0]
     others = [i for i in range(len(labels)) if i != a]
     if not key.endswith("_view"):
         others = others[:1] if a + 1 >= len(labels) else [a + 1]
-    return [Change(stem, f"{key} → {labels[i]}", click_option(key, labels[i]), click_option(key, labels[a]))
-            for i in others]
+    return [
+        Change(stem, f"{key} → {labels[i]}", click_option(key, labels[i]), click_option(key, labels[a])) for i in others
+    ]
 
 
 def toggle_changes(stem: str, key: str, page: Page) -> list[Change]:
@@ -98,6 +108,7 @@ def toggle_changes(stem: str, key: str, page: Page) -> list[Change]:
         arm(p, key)
         box(p, key).locator("label").first.click()
         p.mouse.move(1, 1)
+
     return [Change(stem, key, flip, flip)]
 
 
@@ -141,7 +152,9 @@ def select_changes(stem: str, key: str, page: Page) -> list[Change]:
         def go(p: Page) -> None:
             click_option_in_list(p, key, text)
             p.mouse.move(1, 1)
+
         return go
+
     return [Change(stem, f"{key} → {other}", pick(other), pick(current))]
 
 
@@ -166,12 +179,18 @@ def multiselect_changes(stem: str, key: str, page: Page) -> list[Change]:
         arm(p, key)
         cross.click()
         p.mouse.move(1, 1)
+
     return [Change(stem, f"{key} + {text}", add, remove) if extra else Change(stem, f"{key} − {text}", remove, add)]
 
 
-MOVERS = {"stSlider": slider_changes, "stNumberInput": number_changes, "stSelectbox": select_changes,
-          "stMultiSelect": multiselect_changes, "stButtonGroup": group_changes,
-          "stCheckbox": toggle_changes}
+MOVERS = {
+    "stSlider": slider_changes,
+    "stNumberInput": number_changes,
+    "stSelectbox": select_changes,
+    "stMultiSelect": multiselect_changes,
+    "stButtonGroup": group_changes,
+    "stCheckbox": toggle_changes,
+}
 
 
 def wanted(key: str, only: Sequence[str]) -> bool:
@@ -183,12 +202,15 @@ def wanted(key: str, only: Sequence[str]) -> bool:
 def controls(page: Page, stem: str, only: Sequence[str] = ()) -> list[Change]:
     """Every enabled control on the page as it is now, in page order (sidebar first); with ``only``,
     those the filter can select (the others are not even opened)."""
-    found = page.evaluate("""(widgets) => [...document.querySelectorAll('[class*="st-key-"]')].map(e => {
+    found = page.evaluate(
+        """(widgets) => [...document.querySelectorAll('[class*="st-key-"]')].map(e => {
         const key = [...e.classList].find(c => c.startsWith('st-key-')).slice(7);
         const kind = widgets.find(w => e.querySelector(`[data-testid=${w}]`));
         const off = e.querySelector('input:disabled, [aria-disabled=true], '
                                     + 'button:disabled:not([data-testid^=stNumberInputStep])');
-        return [key, kind || null, !!off]; })""", WIDGETS)
+        return [key, kind || null, !!off]; })""",
+        WIDGETS,
+    )
     changes: list[Change] = []
     for key, kind, disabled in found:
         if not kind or disabled or key.startswith(SKIP_KEYS) or key.endswith(SKIP_SUFFIXES) or not wanted(key, only):

@@ -16,8 +16,8 @@ from playwright.sync_api import Page
 from bench.bench_classroom import cpu_seconds
 from tests.e2e.browser import open_page
 
-QUIET_MS = 300            # no DOM change for this long after the run: the page has settled
-NO_RUN_MS = 30_000        # a change that starts no run within this is reported, not waited for
+QUIET_MS = 300  # no DOM change for this long after the run: the page has settled
+NO_RUN_MS = 30_000  # a change that starts no run within this is reported, not waited for
 TIMEOUT_MS = 240_000
 
 # Installed after each page load: input time, script-state transitions, last DOM mutation.
@@ -101,7 +101,7 @@ def browser_cpu_seconds(server: int) -> float:
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
-            continue                                  # the process ended while we looked
+            continue  # the process ended while we looked
         parents[int(stat.parent.name)] = int(fields[1])
     mine, todo = set(), [os.getpid()]
     while todo:
@@ -120,5 +120,3 @@ def browser_cpu_seconds(server: int) -> float:
 
 def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-
-

@@ -38,7 +38,9 @@ class _Parser(argparse.ArgumentParser):
                 self.error(f"argument {arg[:-3]}: expected one argument")
         return super().parse_known_args(args, namespace)
 
-    def _check_value(self, action, value):  # argparse's, with the value cut as every echo is (kvviz.common.errors.quote)
+    def _check_value(
+        self, action, value
+    ):  # argparse's, with the value cut as every echo is (kvviz.common.errors.quote)
         if action.choices is not None and value not in action.choices:
             choices = ", ".join(map(repr, action.choices))
             raise argparse.ArgumentError(action, f"invalid choice: '{quote(value)}' (choose from {choices})")

@@ -22,10 +22,20 @@ VIEWS = ("Streaming timeline", "Violation vs SLO", "Codec")
 AGAINST = ("SLO", "Mean bandwidth", "Persistence")
 DEFAULT_POLICIES = ["paper", "artifact", "level2", "quant8", "text", "oracle"]
 
-frame.header(STEM, "How CacheGen shrinks KV into a bitstream, and picks a compression level for each "
-                   "chunk as the network's bandwidth changes.")
-view = st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key=f"{STEM}_view",
-                            bind="query-params", label_visibility="collapsed")
+frame.header(
+    STEM,
+    "How CacheGen shrinks KV into a bitstream, and picks a compression level for each "
+    "chunk as the network's bandwidth changes.",
+)
+view = st.segmented_control(
+    "View",
+    VIEWS,
+    default=VIEWS[0],
+    required=True,
+    key=f"{STEM}_view",
+    bind="query-params",
+    label_visibility="collapsed",
+)
 
 
 def prepare(inputs: StreamInputs) -> tuple[S.StreamSetup, S.Bandwidth, levels.Measured]:
@@ -39,8 +49,11 @@ def prepare(inputs: StreamInputs) -> tuple[S.StreamSetup, S.Bandwidth, levels.Me
 
 def sweep_of(inputs: StreamInputs, slos: tuple[float, ...]) -> pd.DataFrame:
     """Every policy at each SLO, one cached point at a time (the bar is drawn here, not cached)."""
-    parts = stepped(lambda slo: f"Sweeping the SLO over every trace: {slo:g} s…", slos,
-                    lambda slo: cached.sweep_point(inputs.at_slo(slo), max(slos)))
+    parts = stepped(
+        lambda slo: f"Sweeping the SLO over every trace: {slo:g} s…",
+        slos,
+        lambda slo: cached.sweep_point(inputs.at_slo(slo), max(slos)),
+    )
     return pd.concat(parts, ignore_index=True)
 
 
@@ -48,31 +61,48 @@ def sweep_of(inputs: StreamInputs, slos: tuple[float, ...]) -> pd.DataFrame:
 def timeline_part(inputs: StreamInputs, setup: S.StreamSetup, bw: S.Bandwidth, settings: dict) -> None:
     """The policies picked, their timeline and per-chunk table: a change of policies reruns only this part."""
     names = S.policy_names(setup)
-    policies = st.multiselect("Policies (one row each)", names, DEFAULT_POLICIES, key=f"{STEM}_policies",
-                              bind="query-params", format_func=figs.policy_label,
-                              help="Each row streams the same context over the first trace under one rule. "
-                              + glossary.define("TTFT"))
+    policies = st.multiselect(
+        "Policies (one row each)",
+        names,
+        DEFAULT_POLICIES,
+        key=f"{STEM}_policies",
+        bind="query-params",
+        format_func=figs.policy_label,
+        help="Each row streams the same context over the first trace under one rule. " + glossary.define("TTFT"),
+    )
     chosen = tuple(p for p in policies if p in names) or ("paper",)
     with user_errors():
         cached.show(cached.timeline_figure(inputs, chosen, frame.presenter()), f"{STEM}_timeline")
         runs = cached.runs_of(inputs, chosen, True)
-    st.caption("A bar's height is the bandwidth that chunk's transfer saw. " + (
-        "This trace gives each chunk its own bandwidth, whichever level it is sent at, so a chunk's bar is as "
-        "tall in every band." if bw.kind == "chunk" else
-        "The grey line is the trace's bandwidth over time: a policy that finishes later sees a different part of it."))
+    st.caption(
+        "A bar's height is the bandwidth that chunk's transfer saw. "
+        + (
+            "This trace gives each chunk its own bandwidth, whichever level it is sent at, so a chunk's bar is as "
+            "tall in every band."
+            if bw.kind == "chunk"
+            else "The grey line is the trace's bandwidth over time: a policy that finishes later sees a different "
+            "part of it."
+        )
+    )
     frame.terms("TTFT", "SLO", "AR(1)", "i.i.d.")
     table = pd.concat([S.timeline(setup, r) for r in runs], ignore_index=True)
     if box := frame.folded("Per-chunk table: each chunk's level, size, bandwidth and times", f"{STEM}_chunk_table"):
         box.dataframe(table, hide_index=True, width="stretch", column_config=cached.FORMATS)
-    download_csv(table, STEM, "per-chunk table", settings | {"policies": ", ".join(chosen)},
-                 trace=f"{bw.name} (trace 0)")
+    download_csv(
+        table, STEM, "per-chunk table", settings | {"policies": ", ".join(chosen)}, trace=f"{bw.name} (trace 0)"
+    )
 
 
 def stream_view(view: str) -> tuple[list[str], list[dict], str]:
     """A streaming view (the timeline, or violation against SLO, bandwidth or persistence) and the tables
     every streaming view ends with; its "What to notice" points, paper rows and the note under them."""
-    against = None if view == VIEWS[0] else st.segmented_control(
-        "Against", AGAINST, default="SLO", required=True, key=f"{STEM}_against", bind="query-params")
+    against = (
+        None
+        if view == VIEWS[0]
+        else st.segmented_control(
+            "Against", AGAINST, default="SLO", required=True, key=f"{STEM}_against", bind="query-params"
+        )
+    )
     inputs = cachegen_inputs.stream_inputs(fresh_traces=against == "Persistence")
     setup, bw, measured = prepare(inputs)
     label = plain(bw.name)
@@ -89,8 +119,9 @@ def stream_view(view: str) -> tuple[list[str], list[dict], str]:
         repeats = {"SLO": len(slos), "Mean bandwidth": 1}.get(against, len(S.PERSISTENCE_GRID) + 1)
         traces = inputs.bandwidth.traces
         with user_errors():
-            confirm_cost(S.stream_cost(setup, max(traces, bw.traces), len(S.policy_names(setup)), repeats),
-                         f"{STEM}_sweep")
+            confirm_cost(
+                S.stream_cost(setup, max(traces, bw.traces), len(S.policy_names(setup)), repeats), f"{STEM}_sweep"
+            )
             if against == "SLO":
                 sweep = sweep_of(inputs, slos)
                 summary = sweep[np.isclose(sweep.slo_s, setup.slo_s)]
@@ -98,9 +129,14 @@ def stream_view(view: str) -> tuple[list[str], list[dict], str]:
                 runs = cached.runs_of(inputs, S.policy_names(setup), False)
                 summary = S.summary(runs).assign(slo_s=setup.slo_s)
             else:
-                sweep = pd.concat(stepped(lambda phi: f"Streaming over traces of persistence {phi:g}…",
-                                          S.PERSISTENCE_GRID, lambda phi: cached.persistence_point(inputs, phi)),
-                                  ignore_index=True)
+                sweep = pd.concat(
+                    stepped(
+                        lambda phi: f"Streaming over traces of persistence {phi:g}…",
+                        S.PERSISTENCE_GRID,
+                        lambda phi: cached.persistence_point(inputs, phi),
+                    ),
+                    ignore_index=True,
+                )
                 extra = [report.persistence_notice(sweep)]
                 summary = sweep_of(inputs, (setup.slo_s,))
             cached.show(cached.violation_figure(inputs, against, slos, frame.presenter()), f"{STEM}_violation")
@@ -113,9 +149,11 @@ def stream_view(view: str) -> tuple[list[str], list[dict], str]:
         box.caption(report.levels_caption(setup, levels.SIZE_SOURCES[inputs.sizes]))
         box.dataframe(measured.table, hide_index=True, width="stretch", column_config=cached.FORMATS)
     download_csv(measured.table, STEM, "measured levels", settings)
-    return (report.stream_notice(summary, label) + extra,
-            report.paper_rows(setup, summary, label, levels.SIZE_SOURCES[inputs.sizes]),
-            report.stream_note(setup, summary))
+    return (
+        report.stream_notice(summary, label) + extra,
+        report.paper_rows(setup, summary, label, levels.SIZE_SOURCES[inputs.sizes]),
+        report.stream_note(setup, summary),
+    )
 
 
 # Every view draws into one container, so "What to notice" and the paper table after it keep their place and

@@ -14,7 +14,7 @@ from ui.traces import replay_trace_picker
 
 VIEWS = ("Curves", "Worked example", "Per request", "Over time", "Prefix tree")
 SAMPLES = ("exact", "50%", "20%", "10%")
-LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]          # 1 … 5,000,000 blocks
+LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]  # 1 … 5,000,000 blocks
 EXPLAIN = (
     "A serving engine keeps KV in a **prefix tree** (SGLang's RadixCache): a request reuses the longest cached "
     "prefix of its prompt and recomputes everything after the first block it misses. The tree evicts **leaves "
@@ -26,11 +26,15 @@ EXPLAIN = (
     "request holds a lock while another is served. The kernel equals `kvviz.radix.radix_cache.RadixCache` hit for hit "
     "(tested). SGLang's policies:\n\n"
     + "\n".join(f"- **{p.label}**: {p.rule}." for p in pc.PrefixPolicy)
-    + "\n- **priority** is left out: a trace carries no request priorities, so it would be LRU.")
+    + "\n- **priority** is left out: a trace carries no request priorities, so it would be LRU."
+)
 
-LIVE = {"Curves": {"policies", "capacities", "model", "gpu", "sample"},
-        "Per request": {"policies", "capacities", "model"}, "Over time": {"policies", "capacities", "model"},
-        "Prefix tree": set()}
+LIVE = {
+    "Curves": {"policies", "capacities", "model", "gpu", "sample"},
+    "Per request": {"policies", "capacities", "model"},
+    "Over time": {"policies", "capacities", "model"},
+    "Prefix tree": set(),
+}
 
 
 def unused(control: str, live: set[str], help_text: str = "") -> dict:
@@ -46,49 +50,107 @@ def trace_view(view: str) -> tuple[list[str], list[dict]]:
     live = LIVE[view]
     with st.sidebar:
         st.header("Cache")
-        policies = st.multiselect("Radix eviction policies", pc.POLICY_NAMES, default=list(pc.BLOCK_TWINS),
-                                  format_func=str.upper, key="prefix_policies", bind="query-params",
-                                  **unused("policies", live, "LRU, LFU and FIFO also run on the block cache, for "
-                                                             "the side-by-side view."))
-        low, high = st.select_slider("Capacity range (blocks)", LADDER, value=(100, 100_000), key="prefix_range",
-                                     bind="query-params", **unused("capacities", live))
-        points = st.slider("Points on the curve", 4, 30, 16, key="prefix_points", bind="query-params",
-                           **unused("capacities", live))
-        model = st.selectbox("Model (KV bytes per token)", list(hardware.MODELS), key="prefix_model",
-                             bind="query-params", **unused("model", live, "Sets the GiB of a block."))
-        gpu = st.selectbox("GPU (HBM price)", list(hardware.GPUS), key="prefix_gpu", bind="query-params",
-                           **unused("gpu", live, "HBM is priced as the GPU-hour it comes with: GPU price ÷ HBM "
-                                                 "capacity."))
-        sample = st.segmented_control("Curves from a sample of requests", SAMPLES, default=SAMPLES[0],
-                                      required=True, key="prefix_sample", bind="query-params",
-                                      **unused("sample", live, "SHARDS over whole requests: keep a request when its "
-                                                               "first block's hash falls in the sampled share; "
-                                                               "replay at the scaled capacity."))
+        policies = st.multiselect(
+            "Radix eviction policies",
+            pc.POLICY_NAMES,
+            default=list(pc.BLOCK_TWINS),
+            format_func=str.upper,
+            key="prefix_policies",
+            bind="query-params",
+            **unused("policies", live, "LRU, LFU and FIFO also run on the block cache, for the side-by-side view."),
+        )
+        low, high = st.select_slider(
+            "Capacity range (blocks)",
+            LADDER,
+            value=(100, 100_000),
+            key="prefix_range",
+            bind="query-params",
+            **unused("capacities", live),
+        )
+        points = st.slider(
+            "Points on the curve", 4, 30, 16, key="prefix_points", bind="query-params", **unused("capacities", live)
+        )
+        model = st.selectbox(
+            "Model (KV bytes per token)",
+            list(hardware.MODELS),
+            key="prefix_model",
+            bind="query-params",
+            **unused("model", live, "Sets the GiB of a block."),
+        )
+        gpu = st.selectbox(
+            "GPU (HBM price)",
+            list(hardware.GPUS),
+            key="prefix_gpu",
+            bind="query-params",
+            **unused("gpu", live, "HBM is priced as the GPU-hour it comes with: GPU price ÷ HBM capacity."),
+        )
+        sample = (
+            st.segmented_control(
+                "Curves from a sample of requests",
+                SAMPLES,
+                default=SAMPLES[0],
+                required=True,
+                key="prefix_sample",
+                bind="query-params",
+                **unused(
+                    "sample",
+                    live,
+                    "SHARDS over whole requests: keep a request when its "
+                    "first block's hash falls in the sampled share; "
+                    "replay at the scaled capacity.",
+                ),
+            )
+            or SAMPLES[0]
+        )
     if not policies and "policies" in live:
         st.info("Pick at least one radix eviction policy in the sidebar.")
         st.stop()
     with user_errors():
         key = fingerprint(trace)
         replay = views.prepared(key, trace)
-        top = max(int(low), min(int(high), replay.n_nodes))      # a bigger cache never evicts
+        top = max(int(low), min(int(high), replay.n_nodes))  # a bigger cache never evicts
         spec = hardware.model(model)
-        setup = views.Setup(key, trace, replay, tuple(pc.parse_policies(policies or list(pc.BLOCK_TWINS))),
-                            log_capacities(int(low), top, int(points)) + (INFINITE,),
-                            pc.block_bytes(spec, trace.block_size), model, pc.memory_price(hardware.gpu(gpu)),
-                            None if sample == "exact" else float(sample.rstrip("%")) / 100)
+        setup = views.Setup(
+            key,
+            trace,
+            replay,
+            tuple(pc.parse_policies(policies or list(pc.BLOCK_TWINS))),
+            log_capacities(int(low), top, int(points)) + (INFINITE,),
+            pc.block_bytes(spec, trace.block_size),
+            model,
+            pc.memory_price(hardware.gpu(gpu)),
+            None if sample == "exact" else float(sample.rstrip("%")) / 100,
+        )
     capped = f" (capped at the trace's {replay.n_nodes:,} distinct prefixes)" if top < high else ""
-    memory = (f" · one block = {setup.bytes_per_block / pc.GIB * 1024:,.1f} MiB of {model} KV · capacities "
-              f"{low:,}–{top:,} blocks{capped}" if "capacities" in live else "")
-    st.caption(f"**{plain(trace.name)}** · {trace.n_requests:,} requests · {replay.accesses:,} block "
-               f"accesses · {replay.n_nodes:,} distinct prefixes of {trace.block_size:,} tokens{memory}")
+    memory = (
+        f" · one block = {setup.bytes_per_block / pc.GIB * 1024:,.1f} MiB of {model} KV · capacities "
+        f"{low:,}–{top:,} blocks{capped}"
+        if "capacities" in live
+        else ""
+    )
+    st.caption(
+        f"**{plain(trace.name)}** · {trace.n_requests:,} requests · {replay.accesses:,} block "
+        f"accesses · {replay.n_nodes:,} distinct prefixes of {trace.block_size:,} tokens{memory}"
+    )
     with user_errors():
-        return {"Curves": views.curves_view, "Per request": views.requests_view,
-                "Over time": views.time_view, "Prefix tree": views.tree_view}[view](setup)
+        return {
+            "Curves": views.curves_view,
+            "Per request": views.requests_view,
+            "Over time": views.time_view,
+            "Prefix tree": views.tree_view,
+        }[view](setup)
 
 
-frame.header("prefix_cache", "How much KV a serving engine's prefix cache reuses from a trace, beside a block cache "
-                             "with the same policy and memory.")
-view = st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="prefix_view", bind="query-params")
+frame.header(
+    "prefix_cache",
+    "How much KV a serving engine's prefix cache reuses from a trace, beside a block cache "
+    "with the same policy and memory.",
+)
+# An empty URL value (``prefix_view=``) leaves a required control unset: it stands for the default.
+view = (
+    st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="prefix_view", bind="query-params")
+    or VIEWS[0]
+)
 # The view draws into one container, so the teaching text, notes and paper table after it keep their place on
 # the page and a view switch does not remount them (Streamlit keys an element by its position).
 with st.container():
@@ -97,8 +159,13 @@ with st.container():
 frame.explain(EXPLAIN)
 frame.what_to_notice(notes)
 if rows:
-    frame.paper_vs_sim(rows, note=(
-        "The issue measured prefix against block LRU on **Mooncake's conversation trace**; the synthetic and example "
-        "traces are other workloads, so the gap agrees only as far as they do. Tair KVCache's LiteHit README (§10) "
-        "works five requests through two blocks by hand; this page replays the same five with its own kernels. "
-        "LiteHit's tail-first LRU equals SGLang's leaf-only LRU here because every node is one block."))
+    frame.paper_vs_sim(
+        rows,
+        note=(
+            "The reference rows were measured on **Mooncake's conversation trace** (prefix against block LRU); the "
+            "synthetic and example traces are other workloads, so the gap agrees only as far as they do. Tair "
+            "KVCache's LiteHit README (§10) works five requests through two blocks by hand; this page replays the "
+            "same five with its own kernels. LiteHit's tail-first LRU equals SGLang's leaf-only LRU here because "
+            "every node is one block."
+        ),
+    )

@@ -19,75 +19,147 @@ from ui.tables import data_table
 from ui.text import plain
 from ui.traces import session_trace
 
-frame.header("radix", "How a prefix cache fills, splits, evicts, spills to CPU memory and comes back — one "
-                      "scheduling round at a time.")
+frame.header(
+    "radix",
+    "How a prefix cache fills, splits, evicts, spills to CPU memory and comes back — one scheduling round at a time.",
+)
 
 seed_from_preset()
 
 with st.sidebar:
     st.header("Request script")
-    source = st.segmented_control("Source", ["Preset", "Type", "Trace"], default="Preset", required=True,
-                                  key="radix_source", bind="query-params")
-    preset = PRESETS[BY_TITLE[st.selectbox("Preset", list(BY_TITLE), key="radix_preset", bind="query-params",
-                                           on_change=apply_suggested, disabled=source == "Trace")]]
+    source = st.segmented_control(
+        "Source", ["Preset", "Type", "Trace"], default="Preset", required=True, key="radix_source", bind="query-params"
+    )
+    preset = PRESETS[
+        BY_TITLE[
+            st.selectbox(
+                "Preset",
+                list(BY_TITLE),
+                key="radix_preset",
+                bind="query-params",
+                on_change=apply_suggested,
+                disabled=source == "Trace",
+            )
+        ]
+    ]
     st.header("Cache")
-    kind = {v: k for k, v in TREES.items()}[st.segmented_control(
-        "Tree", list(TREES.values()), required=True, key="radix_cache",
-        bind="query-params", help="RadixCache: GPU only. HiRadixCache: GPU plus a CPU tier (SGLang HiCache).")]
+    kind = {v: k for k, v in TREES.items()}[
+        st.segmented_control(
+            "Tree",
+            list(TREES.values()),
+            required=True,
+            key="radix_cache",
+            bind="query-params",
+            help="RadixCache: GPU only. HiRadixCache: GPU plus a CPU tier (SGLang HiCache).",
+        )
+    ]
     device = st.number_input("GPU capacity (tokens)", *LIMITS["radix_device"], key="radix_device", bind="query-params")
     only_hi = " Only the HiRadixCache has a CPU tier: pick it under Tree to use this." if kind != "hiradix" else ""
-    host = st.number_input("CPU capacity (tokens)", *LIMITS["radix_host"], key="radix_host", bind="query-params",
-                           disabled=kind != "hiradix", help="CPU (host) memory for HiCache's second tier." + only_hi)
+    host = st.number_input(
+        "CPU capacity (tokens)",
+        *LIMITS["radix_host"],
+        key="radix_host",
+        bind="query-params",
+        disabled=kind != "hiradix",
+        help="CPU (host) memory for HiCache's second tier." + only_hi,
+    )
     page = st.number_input("Page size (tokens)", *LIMITS["radix_page"], key="radix_page", bind="query-params")
     policy = st.selectbox("Eviction policy", POLICIES, key="radix_policy", bind="query-params")
-    write = st.selectbox("Write policy", WRITE_POLICIES, key="radix_write", bind="query-params",
-                         disabled=kind != "hiradix", help="When a node gets its CPU copy (HiCache)." + only_hi)
+    write = st.selectbox(
+        "Write policy",
+        WRITE_POLICIES,
+        key="radix_write",
+        bind="query-params",
+        disabled=kind != "hiradix",
+        help="When a node gets its CPU copy (HiCache)." + only_hi,
+    )
     st.header("Scheduler")
     suggested = preset_settings(preset.title)
-    strata = st.toggle("Strata delay-hit deferral", suggested["radix_strata"], key="radix_strata",
-                       bind="query-params")
-    threshold = st.number_input("Defer when in-flight match exceeds (tokens)", *LIMITS["radix_threshold"],
-                                key="radix_threshold", bind="query-params", disabled=not strata,
-                                help="Strata's delay-hit threshold."
-                                + ("" if strata else " Turn deferral on to use it."))
-    auto_ack = st.toggle("Acknowledge transfers every round", suggested["radix_ack"], key="radix_ack",
-                         bind="query-params", disabled=kind != "hiradix",
-                         help="SGLang checks finished host writes and loads once per scheduler loop; until then the "
-                         "node stays locked. " + glossary.define("lock_ref") + only_hi)
-    legacy = st.toggle("Legacy hit counts", key="radix_legacy", bind="query-params",
-                       help="Before SGLang PR #18843 the RadixCache never counted hits, so LFU behaved like LRU."
-                       + ("" if hit_counts_decide(kind, policy, write) else " With these settings it changes only "
-                          "the hit counts shown (hover, text dump), not what is evicted or copied to CPU: that "
-                          "needs lfu, slru or a HiRadixCache write-through policy."))
-typed = st.empty()   # the typed script's place in every source: the tree and totals below keep theirs, not redrawn
+    strata = st.toggle("Strata delay-hit deferral", suggested["radix_strata"], key="radix_strata", bind="query-params")
+    threshold = st.number_input(
+        "Defer when in-flight match exceeds (tokens)",
+        *LIMITS["radix_threshold"],
+        key="radix_threshold",
+        bind="query-params",
+        disabled=not strata,
+        help="Strata's delay-hit threshold." + ("" if strata else " Turn deferral on to use it."),
+    )
+    auto_ack = st.toggle(
+        "Acknowledge transfers every round",
+        suggested["radix_ack"],
+        key="radix_ack",
+        bind="query-params",
+        disabled=kind != "hiradix",
+        help="SGLang checks finished host writes and loads once per scheduler loop; until then the "
+        "node stays locked. " + glossary.define("lock_ref") + only_hi,
+    )
+    legacy = st.toggle(
+        "Legacy hit counts",
+        key="radix_legacy",
+        bind="query-params",
+        help="Before SGLang PR #18843 the RadixCache never counted hits, so LFU behaved like LRU."
+        + (
+            ""
+            if hit_counts_decide(kind, policy, write)
+            else " With these settings it changes only "
+            "the hit counts shown (hover, text dump), not what is evicted or copied to CPU: that "
+            "needs lfu, slru or a HiRadixCache write-through policy."
+        ),
+    )
+typed = st.empty()  # the typed script's place in every source: the tree and totals below keep theirs, not redrawn
 if source == "Preset":
     text, name = preset.text, preset.title
-    st.sidebar.caption(f"**{preset.title}.** {preset.blurb}")   # beside its selector: the tree stays in view
+    st.sidebar.caption(f"**{preset.title}.** {preset.blurb}")  # beside its selector: the tree stays in view
 elif source == "Type":
     text = typed.text_area(
         "One step per line: `prompt => output` (words or integers, `a..b` for a run), `&` to arrive with the "
         "line above, or `match` / `insert` / `lock` / `unlock` tokens, `evict N`, `evict_host N`, `ack`; "
-        "a `# comment` above a step is its caption.", preset.text, height=180, key="radix_text", bind="query-params")
+        "a `# comment` above a step is its caption.",
+        preset.text,
+        height=180,
+        key="radix_text",
+        bind="query-params",
+    )
     name = "typed script"
 else:
     with user_errors():
         trace = session_trace()
     if trace is None:
-        st.info("No trace is loaded in this session. Open the **Trace** page, pick or upload a trace there, "
-                "then come back: its first requests replay here with block ids as tokens.",
-                icon=":material/timeline:")
+        st.info(
+            "No trace is loaded in this session. Open the **Trace** page, pick or upload a trace there, "
+            "then come back: its first requests replay here with block ids as tokens.",
+            icon=":material/timeline:",
+        )
         st.page_link("pages/trace.py", label="Go to the Trace page", icon=":material/arrow_forward:")
         st.stop()
     c1, c2 = st.columns(2)
     n = c1.number_input("First N requests", 1, 2000, 30, key="radix_n", bind="query-params")
-    round_ms = c2.number_input("Round length (ms)", 1, 3_600_000, 1000, key="radix_round", bind="query-params",
-                               help="Requests arriving in the same window are scheduled in the same round.")
+    round_ms = c2.number_input(
+        "Round length (ms)",
+        1,
+        3_600_000,
+        1000,
+        key="radix_round",
+        bind="query-params",
+        help="Requests arriving in the same window are scheduled in the same round.",
+    )
     with user_errors():
         text, name = to_text(script_from_trace(trace, int(n), int(round_ms))), f"{trace.name} (first {n})"
     st.caption(f"One token = one {trace.block_size}-token block, so capacities count blocks.")
 
-config = ReplayConfig(kind, int(device), int(host), int(page), policy, write, strata, int(threshold), auto_ack,
-                      "legacy" if legacy else "upstream")
+config = ReplayConfig(
+    kind,
+    int(device),
+    int(host),
+    int(page),
+    policy,
+    write,
+    strata,
+    int(threshold),
+    auto_ack,
+    "legacy" if legacy else "upstream",
+)
 with user_errors():
     rep = cached_replay(text, name, tuple(asdict(config).values()))
     other = cached_replay(text, name, tuple(asdict(replace(config, deferral=not strata)).values()))
@@ -96,12 +168,12 @@ if rep.error:
     st.error(f"The replay stopped: {plain(rep.error)}", icon=":material/error:")
 last = rep.n_steps - 1
 raw_step = st.query_params.get("radix_step", "0")
-if "radix_step" not in st.session_state:   # the step a shared link points at (the URL is kept by hand:
-    st.session_state["radix_step"] = int(raw_step) if raw_step.isdigit() else 0   # the range changes)
+if "radix_step" not in st.session_state:  # the step a shared link points at (the URL is kept by hand:
+    st.session_state["radix_step"] = int(raw_step) if raw_step.isdigit() else 0  # the range changes)
 if st.session_state.pop("radix_restart", False):
     st.session_state["radix_step"] = 0
 st.session_state["radix_step"] = min(st.session_state["radix_step"], last)
-replay_key = str(hash((text, name, tuple(asdict(config).values()))))   # stands for the replay in the figure cache
+replay_key = str(hash((text, name, tuple(asdict(config).values()))))  # stands for the replay in the figure cache
 
 
 @st.fragment
@@ -121,31 +193,48 @@ def stepped_view() -> None:
         # The lines narrate the cache's own events; they quote the script's words, kept as text (bold ids stay).
         st.markdown("\n".join(f"- {plain(line, 2000, bold=True)}" for line in row.lines))
     with tree_col:
-        view = st.segmented_control("View", ["Tree", "Text dump", "Requests"], default="Tree", required=True,
-                                    key="radix_view", bind="query-params")
+        view = st.segmented_control(
+            "View",
+            ["Tree", "Text dump", "Requests"],
+            default="Tree",
+            required=True,
+            key="radix_view",
+            bind="query-params",
+        )
         if view == "Tree":
             marks = report.step_marks(rep, step)
-            figures.figure("radix.fig_radix_tree", shots.tree(step), (int(row.clock_from), int(row.clock_to)),
-                           rep.steps["clock_to"].to_numpy(), marks.ghosts, marks.marks, frame.presenter(),
-                           cache_key=f"{replay_key}:{step}", key="radix_tree")
-            st.caption("Gold halo: used in this step. Dark ring: locked (lock_ref > 0: a running request or a "
-                       "pending transfer). Grey outline: evicted this step, where it was. Dotted edges: spans being "
-                       "computed.")
+            figures.figure(
+                "radix.fig_radix_tree",
+                shots.tree(step),
+                (int(row.clock_from), int(row.clock_to)),
+                rep.steps["clock_to"].to_numpy(),
+                marks.ghosts,
+                marks.marks,
+                frame.presenter(),
+                cache_key=f"{replay_key}:{step}",
+                key="radix_tree",
+            )
+            st.caption(
+                "Gold halo: used in this step. Dark ring: locked (lock_ref > 0: a running request or a "
+                "pending transfer). Grey outline: evicted this step, where it was. Dotted edges: spans being "
+                "computed."
+            )
             frame.terms("lock_ref", "D/H")
         elif view == "Text dump":
             st.code(shots.dump(step), language=None)
         else:
-            data_table(rep.requests, "radix", "per-request table",
-                       {"script": name, "source": source, **asdict(config)})
+            data_table(rep.requests, "radix", "per-request table", {"script": name, "source": source, **asdict(config)})
     metrics = report.step_metrics(rep, other, step)
     for col, (label, value, tip) in zip(st.columns(len(metrics)), metrics):
         col.metric(label, f"{value:,}", border=True, help=tip)
-    figures.figure("radix.fig_radix_totals", totals_frame(rep), step, cache_key=f"{replay_key}:{step}",
-                   key="radix_totals")
+    figures.figure(
+        "radix.fig_radix_totals", totals_frame(rep), step, cache_key=f"{replay_key}:{step}", key="radix_totals"
+    )
 
 
 stepped_view()
 frame.explain(report.RULES)
 frame.what_to_notice(report.notice(rep, other))
-frame.paper_vs_sim(report.paper_rows(rep, other, source == "Preset" and preset is PRESETS["sglang9"]),
-                   note=report.PAPER_NOTE)
+frame.paper_vs_sim(
+    report.paper_rows(rep, other, source == "Preset" and preset is PRESETS["sglang9"]), note=report.PAPER_NOTE
+)

@@ -12,8 +12,11 @@ from ui.text import plain
 from ui.trace_reuse import reuse_of
 from ui.traces import keep_in_library_button, trace_picker
 
-frame.header("trace", "How a serving workload reuses KV: who arrives when, how long the prompts are, "
-                      "and how often each 512-token block comes back.")
+frame.header(
+    "trace",
+    "How a serving workload reuses KV: who arrives when, how long the prompts are, "
+    "and how often each 512-token block comes back.",
+)
 frame.explain(
     "A trace in the **Mooncake format** lists requests, one JSON object per line: arrival time (ms), "
     "input and output length (tokens) and `hash_ids`, one id per block of the prompt. The ids are "
@@ -25,11 +28,13 @@ frame.explain(
 trace = trace_picker("trace", keep=True)
 if trace is None:
     st.info(
-        f"Pick a trace from the library, or upload one: Mooncake JSONL (`timestamp` in ms, `input_length`, `output_length`, `hash_ids` of "
-        f"512-token blocks), Qwen-Bailian JSONL (seconds, 16-token blocks), or CSV — Mooncake's columns, or an "
-        f"arrival, prompt and output column by the names vidur, splitwise, Azure and BurstGPT use. Plain, .gz "
-        f"or .zst, up to {UPLOAD_LIMIT_MIB} MiB as uploaded. *How to read the file* sets the format, block "
-        f"size and time unit when the defaults do not fit.", icon=":material/upload_file:")
+        f"Pick a trace from the library, or upload one: Mooncake JSONL (`timestamp` in ms, `input_length`, "
+        f"`output_length`, `hash_ids` of 512-token blocks), Qwen-Bailian JSONL (seconds, 16-token blocks), or CSV — "
+        f"Mooncake's columns, or an arrival, prompt and output column by the names vidur, splitwise, Azure and "
+        f"BurstGPT use. Plain, .gz or .zst, up to {UPLOAD_LIMIT_MIB} MiB as uploaded. *How to read the file* sets the"
+        f" format, block size and time unit when the defaults do not fit.",
+        icon=":material/upload_file:",
+    )
     st.stop()
 
 
@@ -49,24 +54,50 @@ keep_in_library_button("trace")
 with st.container(horizontal=True):
     st.metric("Requests", f"{stats.requests:,}", border=True)
     st.metric("Time span", f"{stats.time_span_s:,.0f} s", border=True)
-    st.metric("Mean input", f"{stats.mean_input_tokens:,.0f} tok", border=True,
-              help=f"median {stats.median_input_tokens:,.0f}")
-    st.metric("Mean output", f"{stats.mean_output_tokens:,.0f} tok", border=True,
-              help=f"median {stats.median_output_tokens:,.0f}")
+    st.metric(
+        "Mean input",
+        f"{stats.mean_input_tokens:,.0f} tok",
+        border=True,
+        help=f"median {stats.median_input_tokens:,.0f}",
+    )
+    st.metric(
+        "Mean output",
+        f"{stats.mean_output_tokens:,.0f} tok",
+        border=True,
+        help=f"median {stats.median_output_tokens:,.0f}",
+    )
 if trace.has_block_ids:
     with st.container(horizontal=True):
-        st.metric("Block accesses", f"{stats.block_accesses:,}", border=True,
-                  help=f"{stats.distinct_blocks:,} distinct blocks")
-        st.metric("Reusable (∞ cache)", f"{stats.infinite_cache_hit_fraction:.1%}", border=True,
-                  help="Accesses whose block was seen before: the hit ratio of an infinite cache.")
-        st.metric("Never reused", f"{stats.never_reused_block_fraction:.1%}", border=True,
-                  help="Share of distinct blocks accessed exactly once.")
-        st.metric("Top 1% of blocks", f"{stats.top1pct_hit_share:.1%}", border=True,
-                  help="Share of all hits that the most popular 1% of blocks take.")
+        st.metric(
+            "Block accesses",
+            f"{stats.block_accesses:,}",
+            border=True,
+            help=f"{stats.distinct_blocks:,} distinct blocks",
+        )
+        st.metric(
+            "Reusable (∞ cache)",
+            f"{stats.infinite_cache_hit_fraction:.1%}",
+            border=True,
+            help="Accesses whose block was seen before: the hit ratio of an infinite cache.",
+        )
+        st.metric(
+            "Never reused",
+            f"{stats.never_reused_block_fraction:.1%}",
+            border=True,
+            help="Share of distinct blocks accessed exactly once.",
+        )
+        st.metric(
+            "Top 1% of blocks",
+            f"{stats.top1pct_hit_share:.1%}",
+            border=True,
+            help="Share of all hits that the most popular 1% of blocks take.",
+        )
 else:
-    st.warning("This trace has no block ids (`hash_ids`): the arrival and length views work, but cache "
-               "replay (eviction curves, radix tree, cluster scheduling) needs block ids.",
-               icon=":material/warning:")
+    st.warning(
+        "This trace has no block ids (`hash_ids`): the arrival and length views work, but cache "
+        "replay (eviction curves, radix tree, cluster scheduling) needs block ids.",
+        icon=":material/warning:",
+    )
 
 figures.figure("trace.fig_arrivals", trace, cache_key=fp, key="trace_arrivals")
 if trace.has_block_ids:
@@ -81,28 +112,39 @@ if trace.has_block_ids:
         "same block was last used. An LRU cache of *C* blocks hits exactly the accesses with distance "
         "below *C*, so the orange curve is the whole LRU hit-ratio curve, read off in one pass "
         "(Mattson et al., 1970). First accesses never hit: they cap it at the infinite-cache line.",
-        label="Reading the reuse-distance chart")
+        label="Reading the reuse-distance chart",
+    )
     if box := frame.folded("The trace's prefix tree: its 200 most shared prefixes", "trace_tree"):
         with box:
-            figures.figure("prefix_cache.fig_prefix_tree", tree_of(fp, 200, trace), cache_key=fp,
-                           key="trace_prefix_tree")
+            figures.figure(
+                "prefix_cache.fig_prefix_tree", tree_of(fp, 200, trace), cache_key=fp, key="trace_prefix_tree"
+            )
 
 with st.container(horizontal=True):
-    st.download_button("Download trace (JSONL)", trace.to_jsonl, file_name="trace.jsonl",
-                       mime="application/jsonl", icon=":material/download:", on_click="ignore")
-    download_csv(pd.DataFrame([stats.to_dict()]), "trace", "stats", {"block size (tokens)": trace.block_size},
-                 trace=trace.name)
+    st.download_button(
+        "Download trace (JSONL)",
+        trace.to_jsonl,
+        file_name="trace.jsonl",
+        mime="application/jsonl",
+        icon=":material/download:",
+        on_click="ignore",
+    )
+    download_csv(
+        pd.DataFrame([stats.to_dict()]), "trace", "stats", {"block size (tokens)": trace.block_size}, trace=trace.name
+    )
 
-frame.what_to_notice([
-    "Most distinct blocks are used once: reuse is concentrated in a few popular prefixes "
-    "(shared documents, long chat histories), the straight-ish tail of the popularity plot.",
-    "The infinite-cache line is the ceiling for *every* eviction policy: no cache can hit a block's first access.",
-    "The LRU curve rises in steps where a group of requests re-reads the same history; where it flattens, "
-    "more capacity buys little.",
-])
+frame.what_to_notice(
+    [
+        "Most distinct blocks are used once: reuse is concentrated in a few popular prefixes "
+        "(shared documents, long chat histories), the straight-ish tail of the popularity plot.",
+        "The infinite-cache line is the ceiling for *every* eviction policy: no cache can hit a block's first access.",
+        "The LRU curve rises in steps where a group of requests re-reads the same history; where it flattens, "
+        "more capacity buys little.",
+    ]
+)
 frame.paper_vs_sim(
     paper_rows(stats),
     note="Mooncake's numbers come from its own one-hour trace of 23,608 requests; the lecture notes' come "
-         "from their synthetic load. A different trace (or the synthetic generator with other knobs) "
-         "legitimately disagrees: the table says where and by how much, not which one is right.",
+    "from their synthetic load. A different trace (or the synthetic generator with other knobs) "
+    "legitimately disagrees: the table says where and by how much, not which one is right.",
 )

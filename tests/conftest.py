@@ -27,8 +27,11 @@ def _fresh_streamlit_caches(request):
 def _runs_the_app(module) -> bool:
     """Whether a test module runs the app in AppTest: it holds AppTest, this file's APP or one of its runners."""
     runners = (getattr(module, name, None) for name in ("open_page", "open_with_session_trace"))
-    return (getattr(module, "AppTest", None) is not None or getattr(module, "APP", None) == APP
-            or any(getattr(getattr(f, "__code__", None), "co_filename", None) == __file__ for f in runners))
+    return (
+        getattr(module, "AppTest", None) is not None
+        or getattr(module, "APP", None) == APP
+        or any(getattr(getattr(f, "__code__", None), "co_filename", None) == __file__ for f in runners)
+    )
 
 
 def open_page(stem: str, query: dict[str, str] | None = None, timeout: float = 60):
@@ -61,8 +64,12 @@ def open_with_session_trace(stem: str, spec: dict, query: dict[str, str] | None 
     return at.switch_page(f"pages/{stem}.py").run()
 
 
-LENGTHS_ONLY = {"kind": "upload", "data": b"timestamp,input_length,output_length\n0,100,5\n10,200,7\n",
-                "block_size": 512, "name": "lengths only"}
+LENGTHS_ONLY = {
+    "kind": "upload",
+    "data": b"timestamp,input_length,output_length\n0,100,5\n10,200,7\n",
+    "block_size": 512,
+    "name": "lengths only",
+}
 """A session trace without block ids (arrivals and lengths only)."""
 
 

@@ -46,8 +46,12 @@ def _imports(path: Path, name: str, modules: set[str]) -> set[str]:
 def _edges() -> set[tuple[str, str]]:
     """(importer, imported) for every import between two core modules."""
     modules = {_module(p): p for p in CORE.rglob("*.py")}
-    return {(name, target) for name, path in modules.items()
-            for target in _imports(path, name, set(modules)) if target in modules and target != name}
+    return {
+        (name, target)
+        for name, path in modules.items()
+        for target in _imports(path, name, set(modules))
+        if target in modules and target != name
+    }
 
 
 def _circles(edges: set[tuple[str, str]]) -> list[list[str]]:

@@ -37,8 +37,9 @@ def document(seed: int, chunk_len: int, ratio: float, variant: str) -> blend.Doc
 def sweep(chunk_len: int, variant: str, ratios: tuple[float, ...]) -> pd.DataFrame:
     """Answer accuracy at each ratio over ``N_DOCS`` fresh documents."""
     m = model()
-    return blend.evaluate(m, blend.setup(m, sample_documents(N_DOCS, EVAL_SEED), chunk_len), ratios,
-                          variant=variant, seed=EVAL_SEED)
+    return blend.evaluate(
+        m, blend.setup(m, sample_documents(N_DOCS, EVAL_SEED), chunk_len), ratios, variant=variant, seed=EVAL_SEED
+    )
 
 
 @st.cache_data(max_entries=2, ttl="1h", show_spinner=False)
@@ -52,9 +53,13 @@ def document_figures(seed: int, chunk_len: int, ratio: float, variant: str, pres
     """The token strip and the deviation heatmap, styled once per input (cached functions take
     the inputs, never the arrays, so a warm rerun hashes four numbers)."""
     doc = document(seed, chunk_len, ratio, variant)
-    return (styled(figs.token_strip(doc.texts, doc.is_value, doc.cut_value, chunk_len, doc.computed,
-                                          doc.scores, doc.answers), presenter),
-            styled(figs.deviation_heatmap(doc.texts, doc.dev_reuse, doc.dev_blend, chunk_len), presenter))
+    return (
+        styled(
+            figs.token_strip(doc.texts, doc.is_value, doc.cut_value, chunk_len, doc.computed, doc.scores, doc.answers),
+            presenter,
+        ),
+        styled(figs.deviation_heatmap(doc.texts, doc.dev_reuse, doc.dev_blend, chunk_len), presenter),
+    )
 
 
 @st.cache_resource(**FIGURES)
@@ -67,9 +72,16 @@ def accuracy_figure(chunk_len: int, variant: str, ratios: tuple[float, ...], pre
 def controller_figure(preset: str, context: int, presenter: bool) -> go.Figure:
     """The loading controller's per-device load and recompute times, styled."""
     runs = R.controller_runs(preset, context)
-    return styled(figs.controller_figure(blend.SERVING_MODELS[preset].name, 1e3 * next(iter(runs.values())).prefill,
-                                               {d: 1e3 * r.load for d, r in runs.items()},
-                                               {d: r.ratio for d, r in runs.items()}, blend.R_MIN), presenter)
+    return styled(
+        figs.controller_figure(
+            blend.SERVING_MODELS[preset].name,
+            1e3 * next(iter(runs.values())).prefill,
+            {d: 1e3 * r.load for d, r in runs.items()},
+            {d: r.ratio for d, r in runs.items()},
+            blend.R_MIN,
+        ),
+        presenter,
+    )
 
 
 @st.cache_resource(**FIGURES)

@@ -23,11 +23,27 @@ from kvviz.cachegen.kv import SyntheticKV, locality, profile_context, synthetic_
 from ui.redraw import styled
 
 FIGURES = {"max_entries": 48, "ttl": "1h", "show_spinner": False}
-FORMATS = {c: st.column_config.NumberColumn(format="%.3f") for c in (
-    "bits_per_value", "ideal_bits_per_value", "header_bits_per_value", "start_s", "end_s", "MB", "gbps_seen",
-    "estimate_gbps", "quality")} | {c: st.column_config.NumberColumn(format="%.2e") for c in (
-    "rel_error", "weighted_error", "mse", "kl", "log p(right answer)")} | {
-    "accuracy": st.column_config.NumberColumn(format="percent")}
+FORMATS = (
+    {
+        c: st.column_config.NumberColumn(format="%.3f")
+        for c in (
+            "bits_per_value",
+            "ideal_bits_per_value",
+            "header_bits_per_value",
+            "start_s",
+            "end_s",
+            "MB",
+            "gbps_seen",
+            "estimate_gbps",
+            "quality",
+        )
+    }
+    | {
+        c: st.column_config.NumberColumn(format="%.2e")
+        for c in ("rel_error", "weighted_error", "mse", "kl", "log p(right answer)")
+    }
+    | {"accuracy": st.column_config.NumberColumn(format="percent")}
+)
 
 
 def show(fig: go.Figure, key: str) -> None:
@@ -103,14 +119,18 @@ def violation_figure(inputs: StreamInputs, against: str, slos: tuple[float, ...]
 @st.cache_data(max_entries=8, ttl="1h", show_spinner="Encoding every variant at every level…")
 def codec_tables(spec: SyntheticKV, documents: int, level: int, group: int, sensitivity: float):
     """The ablation, the Pareto points and the locality ratios; ``documents`` > 0: the model's KV."""
-    kv, profile, judge = model_kv.judged_kv(documents, spec.seed) if documents else \
-        (synthetic_kv(spec), synthetic_kv(profile_context(spec)), None)
+    kv, profile, judge = (
+        model_kv.judged_kv(documents, spec.seed)
+        if documents
+        else (synthetic_kv(spec), synthetic_kv(profile_context(spec)), None)
+    )
     return (*compare.study(kv, profile, level, group, sensitivity, None, judge), locality(kv, group))
 
 
 @st.cache_resource(**FIGURES)
-def codec_figures(spec: SyntheticKV, documents: int, level: int, group: int, sensitivity: float,
-                  presenter: bool) -> tuple[go.Figure | None, go.Figure]:
+def codec_figures(
+    spec: SyntheticKV, documents: int, level: int, group: int, sensitivity: float, presenter: bool
+) -> tuple[go.Figure | None, go.Figure]:
     """The model's answers against bits (None for a synthetic KV) and the bits-error Pareto chart."""
     _, points, _ = codec_tables(spec, documents, level, group, sensitivity)
     quality = styled(figs.fig_quality(points), presenter) if "accuracy" in points.columns else None

@@ -28,37 +28,72 @@ def slider(label: str, lo, hi, default, key: str, step=None, **kw):
 def controls() -> tuple[SyntheticKV, int, int, int, float]:
     """The sidebar: the KV source and its shape, then the encoder."""
     sources = [SYNTHETIC, MODEL] if model_kv.available() else [SYNTHETIC]
-    source = st.segmented_control("KV source", sources, default=SYNTHETIC, required=True,
-                                  key=f"{STEM}_kvsource", bind="query-params")
-    seed = st.number_input("Seed", 0, 10**6, 0, key=f"{STEM}_kvseed", bind="query-params",
-                           help="Draws the synthetic KV, or picks the record-world documents.")
+    source = st.segmented_control(
+        "KV source", sources, default=SYNTHETIC, required=True, key=f"{STEM}_kvsource", bind="query-params"
+    )
+    seed = st.number_input(
+        "Seed",
+        0,
+        10**6,
+        0,
+        key=f"{STEM}_kvseed",
+        bind="query-params",
+        help="Draws the synthetic KV, or picks the record-world documents.",
+    )
     if source == MODEL:
-        return (SyntheticKV(seed=seed), slider("Documents (24 tokens each)", 20, 400, 100, "docs", 20),
-                *encoder_controls())
+        return (
+            SyntheticKV(seed=seed),
+            slider("Documents (24 tokens each)", 20, 400, 100, "docs", 20),
+            *encoder_controls(),
+        )
     if len(sources) == 1:
         st.caption("The record-world model appears here once its trained weights are installed.")
     st.header("Synthetic KV")
     spec = SyntheticKV(
         layers=slider("Layers", 1, 32, 8, "layers"),
-        tokens=st.select_slider("Tokens", [256, 512, 1024, 2048, 4096], 1024, key=f"{STEM}_tokens",
-                                bind="query-params"),
-        channels=st.select_slider("Channels per layer (K or V)", [16, 32, 64, 128, 256], 64,
-                                  key=f"{STEM}_channels", bind="query-params"),
-        rho=slider("Token-to-token correlation ρ", 0.0, 0.99, 0.9, "rho", 0.01,
-                   help="Each token's KV is an AR(1) step from the previous token's. " + glossary.define("AR(1)")),
+        tokens=st.select_slider(
+            "Tokens", [256, 512, 1024, 2048, 4096], 1024, key=f"{STEM}_tokens", bind="query-params"
+        ),
+        channels=st.select_slider(
+            "Channels per layer (K or V)", [16, 32, 64, 128, 256], 64, key=f"{STEM}_channels", bind="query-params"
+        ),
+        rho=slider(
+            "Token-to-token correlation ρ",
+            0.0,
+            0.99,
+            0.9,
+            "rho",
+            0.01,
+            help="Each token's KV is an AR(1) step from the previous token's. " + glossary.define("AR(1)"),
+        ),
         offset=slider("Channel offset spread", 0.0, 5.0, 1.0, "offset", 0.1),
         outliers=slider("Outlier channels per layer", 0, 8, 2, "outliers"),
-        outlier_scale=slider("Outlier magnitude (×)", 1.0, 30.0, 8.0, "outscale", 0.5), seed=seed)
+        outlier_scale=slider("Outlier magnitude (×)", 1.0, 30.0, 8.0, "outscale", 0.5),
+        seed=seed,
+    )
     return (spec, 0, *encoder_controls())
 
 
 def encoder_controls() -> tuple[int, int, float]:
     st.header("Encoder")
     group = slider("Anchor group size G (tokens)", 2, 64, 10, "group")
-    level = st.select_slider("Level (1–3 = the artifact's tables)", [0, 1, 2, 3, 4], 2, key=f"{STEM}_level",
-                             bind="query-params", help="The level of the ablation table; the figures show every level.")
-    sens = slider("Assumed sensitivity, first ÷ last layer", 1.0, 20.0, 4.0, "sens", 0.5,
-                  help="Weights each layer's error; shallow layers matter more (§5.1).")
+    level = st.select_slider(
+        "Level (1–3 = the artifact's tables)",
+        [0, 1, 2, 3, 4],
+        2,
+        key=f"{STEM}_level",
+        bind="query-params",
+        help="The level of the ablation table; the figures show every level.",
+    )
+    sens = slider(
+        "Assumed sensitivity, first ÷ last layer",
+        1.0,
+        20.0,
+        4.0,
+        "sens",
+        0.5,
+        help="Weights each layer's error; shallow layers matter more (§5.1).",
+    )
     return group, level, sens
 
 
@@ -68,25 +103,44 @@ def view() -> tuple[list[str], list[dict], str]:
         spec, documents, group, level, sens = controls()
     with user_errors():
         spec.validate()
-        confirm_cost(compare.study_cost(model_kv.kv_values(documents) if documents else spec.values),
-                     f"{STEM}_codec")
+        confirm_cost(compare.study_cost(model_kv.kv_values(documents) if documents else spec.values), f"{STEM}_codec")
         table, points, loc = cached.codec_tables(spec, documents, level, group, sens)
         quality, pareto = cached.codec_figures(spec, documents, level, group, sens, frame.presenter())
     if quality is not None:
-        st.caption(f"The model answers {table.accuracy.iloc[-1]:.1%} of {documents * 12:,} questions right over "
-                   f"its fp16 KV; `accuracy` and `kl` (nats from the fp16 answers) are the same over each decoded KV.")
+        st.caption(
+            f"The model answers {table.accuracy.iloc[-1]:.1%} of {documents * 12:,} questions right over "
+            f"its fp16 KV; `accuracy` and `kl` (nats from the fp16 answers) are the same over each decoded KV."
+        )
         cached.show(quality, f"{STEM}_quality")
     cached.show(pareto, f"{STEM}_pareto")
     st.subheader(f"Ablation at level {level}")
-    levels = table.level.map(lambda v: "–" if pd.isna(v) else f"{int(v)}")        # a baseline has no level
+    levels = table.level.map(lambda v: "–" if pd.isna(v) else f"{int(v)}")  # a baseline has no level
     st.dataframe(table.assign(level=levels), hide_index=True, width="stretch", column_config=cached.FORMATS)
-    settings = {"KV source": f"record-world model, {documents} documents" if documents else "synthetic",
-                **({} if documents else {"layers": spec.layers, "tokens": spec.tokens, "channels": spec.channels,
-                                         "rho": spec.rho, "offset spread": spec.offset, "outliers": spec.outliers,
-                                         "outlier magnitude": spec.outlier_scale}),
-                "seed": spec.seed, "anchor group G": group, "level": level, "sensitivity first/last": sens}
+    settings = {
+        "KV source": f"record-world model, {documents} documents" if documents else "synthetic",
+        **(
+            {}
+            if documents
+            else {
+                "layers": spec.layers,
+                "tokens": spec.tokens,
+                "channels": spec.channels,
+                "rho": spec.rho,
+                "offset spread": spec.offset,
+                "outliers": spec.outliers,
+                "outlier magnitude": spec.outlier_scale,
+            }
+        ),
+        "seed": spec.seed,
+        "anchor group G": group,
+        "level": level,
+        "sensitivity first/last": sens,
+    }
     download_csv(table, STEM, "codec ablation", settings)
     frame.terms("rANS", "AR(1)")
     frame.explain(report.CODEC_EXPLAIN)
-    return (report.codec_notice(table, points, None if documents else spec.rho), report.paper_rows(table, loc),
-            report.CODEC_NOTE)
+    return (
+        report.codec_notice(table, points, None if documents else spec.rho),
+        report.paper_rows(table, loc),
+        report.CODEC_NOTE,
+    )

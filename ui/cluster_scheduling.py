@@ -16,8 +16,9 @@ from ui.traces import HASH_TRACE, trace_picker
 from ui.work import confirm_cost
 
 
-@st.cache_data(max_entries=16, ttl="1h", show_spinner="Replaying the trace through four schedulers…",
-               hash_funcs=HASH_TRACE)
+@st.cache_data(
+    max_entries=16, ttl="1h", show_spinner="Replaying the trace through four schedulers…", hash_funcs=HASH_TRACE
+)
 def run_schedulers(trace: Trace, config: conductor.ConductorConfig):
     """All four schedulers over one trace (cached on the trace's content)."""
     return conductor.compare(trace, config), conductor.offered_load(trace, config)
@@ -30,9 +31,11 @@ def view() -> None:
         st.info("Upload a trace with `hash_ids` to compare schedulers.")
         st.stop()
     if not trace.has_block_ids:
-        st.warning("This trace has no block ids (`hash_ids`), so prefix reuse cannot be simulated. It still drives "
-                   "the Overload view (timestamps and lengths); load a trace with `hash_ids` for scheduling.",
-                   icon=":material/warning:")
+        st.warning(
+            "This trace has no block ids (`hash_ids`), so prefix reuse cannot be simulated. It still drives "
+            "the Overload view (timestamps and lengths); load a trace with `hash_ids` for scheduling.",
+            icon=":material/warning:",
+        )
         st.stop()
     with st.sidebar:
         st.header("Prefill pool")
@@ -40,20 +43,37 @@ def view() -> None:
         block_mib = trace.block_size * model.kv_bytes_per_token / 2**20
         cfg = dict(
             instances=st.slider("Prefill instances", 1, 32, d.instances, key="cluster_instances", bind="query-params"),
-            cache_blocks=st.number_input("Local cache per instance (blocks)", 1, 1_000_000, d.cache_blocks, 500,
-                                         key="cluster_cache", bind="query-params",
-                                         help=f"A {trace.block_size}-token block of {model.name} is "
-                                              f"{block_mib:,.0f} MiB."),
-            balancing_threshold=st.slider("Balancing threshold (prefix ratio)", 1.0, 4.0, d.balancing_threshold,
-                                          0.05, key="cluster_balance", bind="query-params",
-                                          help="KVCache-centric only: an instance holding part of the longest "
-                                               "prefix fetches it when it is at least this many times its own. "
-                                               "*What to notice* says how often that happened here, and which "
-                                               "thresholds give the same run."),
-            bandwidth_gbps=st.select_slider("Fetch bandwidth (Gb/s)", [1, 3, 10, 25, 100, 200, 400, 800],
-                                            int(d.bandwidth_gbps), key="cluster_bw", bind="query-params"),
-            speedup=st.slider("Replay speed-up", 0.5, 10.0, 3.0, 0.5, key="cluster_sched_speedup",
-                              bind="query-params"),
+            cache_blocks=st.number_input(
+                "Local cache per instance (blocks)",
+                1,
+                1_000_000,
+                d.cache_blocks,
+                500,
+                key="cluster_cache",
+                bind="query-params",
+                help=f"A {trace.block_size}-token block of {model.name} is {block_mib:,.0f} MiB.",
+            ),
+            balancing_threshold=st.slider(
+                "Balancing threshold (prefix ratio)",
+                1.0,
+                4.0,
+                d.balancing_threshold,
+                0.05,
+                key="cluster_balance",
+                bind="query-params",
+                help="KVCache-centric only: an instance holding part of the longest "
+                "prefix fetches it when it is at least this many times its own. "
+                "*What to notice* says how often that happened here, and which "
+                "thresholds give the same run.",
+            ),
+            bandwidth_gbps=st.select_slider(
+                "Fetch bandwidth (Gb/s)",
+                [1, 3, 10, 25, 100, 200, 400, 800],
+                int(d.bandwidth_gbps),
+                key="cluster_bw",
+                bind="query-params",
+            ),
+            speedup=st.slider("Replay speed-up", 0.5, 10.0, 3.0, 0.5, key="cluster_sched_speedup", bind="query-params"),
         )
     with user_errors():
         config = conductor.ConductorConfig(**cfg)
@@ -61,8 +81,10 @@ def view() -> None:
         confirm_cost(conductor.cost(trace, config, len(conductor.SCHEDULERS)), "cluster_schedule")
         results, offered = run_schedulers(trace, config)
     with st.container(horizontal=True, vertical_alignment="center"):
-        st.caption(f"**{plain(trace.name)}**: {trace.n_requests:,} requests; prefill work without reuse is "
-                   f"{offered:.0%} of the pool's capacity at this speed-up.")
+        st.caption(
+            f"**{plain(trace.name)}**: {trace.n_requests:,} requests; prefill work without reuse is "
+            f"{offered:.0%} of the pool's capacity at this speed-up."
+        )
         frame.terms("TTFT", "SLO")
     figures.figure("cluster.fig_fig8", results, key="cluster_fig8")
     frame.explain(
@@ -71,7 +93,8 @@ def view() -> None:
         "**Algorithm 1** costs every instance: if the longest prefix anywhere is at least *threshold* × its own, "
         "TTFT = transfer + queue + prefill of the rest of the prompt; otherwise queue + prefill from its own prefix. "
         "The smallest TTFT wins and fetched blocks stay there. KV exists only once the prefill computing it ends: "
-        "until then a fetch waits for it, or the instance recomputes if that is sooner.")
+        "until then a fetch waits for it, or the instance recomputes if that is sooner."
+    )
     figures.figure("cluster.fig_ttft_ecdf", results, key="cluster_ecdf")
     figures.figure("cluster.fig_schedule_bars", results, key="cluster_bars")
     scheduler_table = conductor.display_table(results)

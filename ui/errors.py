@@ -38,11 +38,10 @@ def guarded(run: Callable[[], object], where: str) -> None:
     """
     try:
         run()
-    except Exception as exc:   # noqa: BLE001 - the whole point: nothing unexpected reaches the viewer raw
+    except Exception as exc:  # noqa: BLE001 - the whole point: nothing unexpected reaches the viewer raw
         error_id = secrets.token_hex(4)
         LOG.error("error id %s: %s on page %r", error_id, type(exc).__name__, where, exc_info=exc)
-        st.exception(PageFailed(f"Something went wrong (error id {error_id}). "
-                                "The server log has the details."))
+        st.exception(PageFailed(f"Something went wrong (error id {error_id}). The server log has the details."))
 
 
 @contextmanager

@@ -48,27 +48,43 @@ def facts_of(key: str, _trace) -> TraceFacts:
 
 def run_sweep(key: str, names: list[str], capacities: tuple, trace) -> pd.DataFrame:
     """Every policy of ``names`` at every capacity, one cached policy at a time under a progress bar."""
-    parts = stepped(lambda name: f"Replaying the trace through {POLICIES[name].label}…", names,
-                    lambda name: policy_sweep(key, name, capacities, trace))
+    parts = stepped(
+        lambda name: f"Replaying the trace through {POLICIES[name].label}…",
+        names,
+        lambda name: policy_sweep(key, name, capacities, trace),
+    )
     return pd.concat(parts, ignore_index=True)
 
 
 def notice(curve: pd.DataFrame, policies: list[str], found: Findings, prefix: bool, key: str, trace) -> list[str]:
     """The page's "What to notice" points for this curve."""
-    points = why_notes(curve, policies, facts_of(key, trace)) if policies else \
-        ["Pick policies in the sidebar to compare them with the bounds."]
-    points.append("Which policy wins depends on the workload: the lecture notes' synthetic load had LFU best at very "
-                  "small capacity and LRU at medium, while Mooncake's real trace had LRU best throughout.")
+    points = (
+        why_notes(curve, policies, facts_of(key, trace))
+        if policies
+        else ["Pick policies in the sidebar to compare them with the bounds."]
+    )
+    points.append(
+        "Which policy wins depends on the workload: the lecture notes' synthetic load had LFU best at very "
+        "small capacity and LRU at medium, while Mooncake's real trace had LRU best throughout."
+    )
     cap, gap = found.widest_gap
     if gap > 0:
-        points.append(f"The widest gap to Belady is at {int(cap):,} blocks: {gap:.3f} of all accesses, which only "
-                      "knowledge of the future would win back.")
-    meet = (f" From {int(found.converged_at):,} blocks every policy is within 0.005 of it: eviction no longer "
-            "matters." if found.converged_at else "")
-    points.append(f"Nothing passes the infinite-cache line ({found.ceiling:.3f}): a block's first access always "
-                  f"misses.{meet}")
+        points.append(
+            f"The widest gap to Belady is at {int(cap):,} blocks: {gap:.3f} of all accesses, which only "
+            "knowledge of the future would win back."
+        )
+    meet = (
+        f" From {int(found.converged_at):,} blocks every policy is within 0.005 of it: eviction no longer matters."
+        if found.converged_at
+        else ""
+    )
+    points.append(
+        f"Nothing passes the infinite-cache line ({found.ceiling:.3f}): a block's first access always misses.{meet}"
+    )
     if prefix:
-        points.append("Prefix mode drops hits that follow a miss in the same request. LRU loses none on chained "
-                      "ids: a block's parent is used right before it every time, so LRU always evicts the child "
-                      "first.")
+        points.append(
+            "Prefix mode drops hits that follow a miss in the same request. LRU loses none on chained "
+            "ids: a block's parent is used right before it every time, so LRU always evicts the child "
+            "first."
+        )
     return points

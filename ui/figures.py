@@ -28,11 +28,23 @@ from kvviz.traces import figures as trace
 from ui import frame
 from ui.redraw import styled
 
-MODULES = {"cluster": cluster, "eviction": eviction, "ledger": ledger, "prefix_cache": prefix_cache, "radix": radix,
-           "radix_schedule": radix_schedule, "strata": strata, "trace": trace}
+MODULES = {
+    "cluster": cluster,
+    "eviction": eviction,
+    "ledger": ledger,
+    "prefix_cache": prefix_cache,
+    "radix": radix,
+    "radix_schedule": radix_schedule,
+    "strata": strata,
+    "trace": trace,
+}
 # "module.fig_name": two pages' modules may both have a fig_timeline and still share the one cache.
-BUILDERS = {f"{short}.{name}": getattr(module, name) for short, module in MODULES.items()
-            for name in dir(module) if name.startswith("fig_")}
+BUILDERS = {
+    f"{short}.{name}": getattr(module, name)
+    for short, module in MODULES.items()
+    for name in dir(module)
+    if name.startswith("fig_")
+}
 NO_KEY = ""
 
 
@@ -52,6 +64,7 @@ def _styled(name: str, presenter: bool, cache_key: str, args: tuple, kwargs: tup
 def figure(name: str, *args: Any, key: str, cache_key: str = NO_KEY, **kwargs: Any) -> None:
     """Draw ``BUILDERS[name](*args, **kwargs)`` full width in the kvviz style, from the cache.
     ``name`` is ``"module.fig_name"`` (``"trace.fig_arrivals"``), the module in ``kvviz.figures``."""
-    fig = _styled(builder_name(name), frame.presenter(), cache_key, () if cache_key else args,
-                  tuple(sorted(kwargs.items())), args)
+    fig = _styled(
+        builder_name(name), frame.presenter(), cache_key, () if cache_key else args, tuple(sorted(kwargs.items())), args
+    )
     st.plotly_chart(fig, width="stretch", theme=None, key=key)

@@ -27,7 +27,7 @@ import time
 import streamlit as st
 
 SECONDS_PER_STEP = (0.5, 1.0, 2.0, 4.0)
-PLAYBACK_SUFFIXES = ("_play", "_speed")   # autoplay's widget keys: f"{key}_play", f"{key}_speed" (not in the URL)
+PLAYBACK_SUFFIXES = ("_play", "_speed")  # autoplay's widget keys: f"{key}_play", f"{key}_speed" (not in the URL)
 
 _KEYS_HTML = """
 <script>
@@ -44,7 +44,8 @@ _KEYS_HTML = """
       const label = window.kvvizStepLabels[event.key];
       if (!label) return;
       const target = event.target;
-      if (target && target.closest && target.closest("input, textarea, select, [role=slider], [contenteditable=true]")) return;
+      const typing = "input, textarea, select, [role=slider], [contenteditable=true]";
+      if (target && target.closest && target.closest(typing)) return;
       event.preventDefault();
       window.kvvizStepQueue.push(event.key);
       window.kvvizStepPump();
@@ -76,7 +77,8 @@ _KEYS_HTML = """
       const observer = new MutationObserver(() => {{
         if (root.dataset.testScriptState === "notRunning" && steps() !== before) done();
       }});
-      observer.observe(root, {{attributes: true, subtree: true, attributeFilter: ["data-test-script-state", "aria-valuetext"]}});
+      observer.observe(root, {{attributes: true, subtree: true,
+                               attributeFilter: ["data-test-script-state", "aria-valuetext"]}});
       const timer = setTimeout(done, 10000);   // a lost connection: give up rather than hold the keys
       window.kvvizStepBusy = true;
       button.click();
@@ -99,11 +101,11 @@ def step_controls(key: str, n_steps: int, label: str = "Step", **slider_kw) -> i
     last = max(n_steps - 1, 0)
     take_tick(key, n_steps)
     left, mid, right, play = st.columns([1, 7, 1, 3], vertical_alignment="bottom")
-    left.button("◀", key=f"{key}_prev", on_click=_step_by, args=(key, -1, last), help="Previous step (←)",
-                width="stretch")
+    left.button(
+        "◀", key=f"{key}_prev", on_click=_step_by, args=(key, -1, last), help="Previous step (←)", width="stretch"
+    )
     step = mid.slider(label, 0, max(last, 1), key=key, disabled=last == 0, **slider_kw)
-    right.button("▶", key=f"{key}_next", on_click=_step_by, args=(key, 1, last), help="Next step (→)",
-                 width="stretch")
+    right.button("▶", key=f"{key}_next", on_click=_step_by, args=(key, 1, last), help="Next step (→)", width="stretch")
     with play:
         autoplay(key, n_steps)
     keyboard_steps("◀", "▶")
@@ -124,11 +126,26 @@ def autoplay(key: str, n_steps: int) -> None:
     """
     play_key, speed_key = (key + suffix for suffix in PLAYBACK_SUFFIXES)
     with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
-        playing = st.toggle("Play", key=play_key, disabled=n_steps <= 1, on_change=_rewind, args=(key, n_steps),
-                            help="Step through the view by itself (← and → step by hand); from the last "
-                                 "step it starts again at the first.")
-        seconds = st.segmented_control("Seconds per step", SECONDS_PER_STEP, default=1.0, key=speed_key,
-                                       format_func=lambda s: f"{s:g} s", label_visibility="collapsed") or 1.0
+        playing = st.toggle(
+            "Play",
+            key=play_key,
+            disabled=n_steps <= 1,
+            on_change=_rewind,
+            args=(key, n_steps),
+            help="Step through the view by itself (← and → step by hand); from the last "
+            "step it starts again at the first.",
+        )
+        seconds = (
+            st.segmented_control(
+                "Seconds per step",
+                SECONDS_PER_STEP,
+                default=1.0,
+                key=speed_key,
+                format_func=lambda s: f"{s:g} s",
+                label_visibility="collapsed",
+            )
+            or 1.0
+        )
     if playing:
         st.fragment(_advance, run_every=seconds)(key, seconds)
     else:

@@ -14,30 +14,62 @@ Q = dict(bind="query-params")
 def presets() -> tuple[dict[str, hw.ModelSpec], dict[str, hw.GPUSpec], dict[str, hw.LinkSpec]]:
     """The models, GPUs and links, as edited in the Presets expander (each checked before use)."""
     with st.expander("Presets: edit any model, GPU or link, or add your own", icon=":material/edit:"):
-        st.caption("`params_b`: matmul parameters per token (billions); `d_attn`: query heads × head dim; "
-                   "`peak_tflops`: dense BF16; links: nominal GB/s × efficiency. Edits last for your session "
-                   "(they are not in a copied link).")
-        tables = {k: tab.data_editor(hw.to_frame(t), key=f"ledger_edit_{k}", num_rows="dynamic",
-                                      hide_index=True, width="stretch")
-                  for tab, (k, t) in zip(st.tabs(["Models", "GPUs", "Links"]),
-                                         (("models", hw.MODELS), ("gpus", hw.GPUS), ("links", hw.LINKS)), strict=True)}
+        st.caption(
+            "`params_b`: matmul parameters per token (billions); `d_attn`: query heads × head dim; "
+            "`peak_tflops`: dense BF16; links: nominal GB/s × efficiency. Edits last for your session "
+            "(they are not in a copied link)."
+        )
+        tables = {
+            k: tab.data_editor(
+                hw.to_frame(t), key=f"ledger_edit_{k}", num_rows="dynamic", hide_index=True, width="stretch"
+            )
+            for tab, (k, t) in zip(
+                st.tabs(["Models", "GPUs", "Links"]),
+                (("models", hw.MODELS), ("gpus", hw.GPUS), ("links", hw.LINKS)),
+                strict=True,
+            )
+        }
     with user_errors():
-        return (hw.models_from_frame(tables["models"]), hw.gpus_from_frame(tables["gpus"]),
-                hw.links_from_frame(tables["links"]))
+        return (
+            hw.models_from_frame(tables["models"]),
+            hw.gpus_from_frame(tables["gpus"]),
+            hw.links_from_frame(tables["links"]),
+        )
 
 
-def sidebar(models: dict[str, hw.ModelSpec], gpus: dict[str, hw.GPUSpec], model_unused: str = "",
-            gpu_unused: str = "") -> tuple[str, hw.ModelSpec, hw.Compute]:
+def sidebar(
+    models: dict[str, hw.ModelSpec], gpus: dict[str, hw.GPUSpec], model_unused: str = "", gpu_unused: str = ""
+) -> tuple[str, hw.ModelSpec, hw.Compute]:
     """The sidebar's model, GPU and MFU. One this view does not use is disabled, its help saying why."""
     with st.sidebar:
-        name = st.selectbox("Model", list(models), key="ledger_model", disabled=bool(model_unused), **Q,
-                            help=model_unused or "The model whose KV this view sizes, loads or recomputes.")
-        gpu_name = st.selectbox("GPU", list(gpus), key="ledger_gpu", disabled=bool(gpu_unused), **Q,
-                                help=gpu_unused or "The GPU that would recompute the KV (its peak FLOP/s).")
-        mfu = st.number_input("MFU (model FLOPs utilisation)", 0.01, 1.0, hw.DEFAULT_MFU, 0.05, format="%.3f",
-                              key="ledger_mfu", disabled=bool(gpu_unused), **Q,
-                              help=f"{gpu_unused}\n\n{glossary.define('MFU')} 0.735 reproduces the lecture notes' "
-                                   "times.".strip())
+        name = st.selectbox(
+            "Model",
+            list(models),
+            key="ledger_model",
+            disabled=bool(model_unused),
+            **Q,
+            help=model_unused or "The model whose KV this view sizes, loads or recomputes.",
+        )
+        gpu_name = st.selectbox(
+            "GPU",
+            list(gpus),
+            key="ledger_gpu",
+            disabled=bool(gpu_unused),
+            **Q,
+            help=gpu_unused or "The GPU that would recompute the KV (its peak FLOP/s).",
+        )
+        mfu = st.number_input(
+            "MFU (model FLOPs utilisation)",
+            0.01,
+            1.0,
+            hw.DEFAULT_MFU,
+            0.05,
+            format="%.3f",
+            key="ledger_mfu",
+            disabled=bool(gpu_unused),
+            **Q,
+            help=f"{gpu_unused}\n\n{glossary.define('MFU')} 0.735 reproduces the lecture notes' times.".strip(),
+        )
     with user_errors():
         return name, models[name], hw.Compute(gpus[gpu_name], mfu)
 

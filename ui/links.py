@@ -99,8 +99,11 @@ def reset_page(stem: str) -> None:
 def copy_button(presenter: bool) -> None:
     """The "Copy link" button: a same-origin component that copies the address bar at click time."""
     size, rem = (round(0.95 * ROOT_PX), ROOT_PX) if presenter else (14, 16)
-    st.iframe(_COPY_HTML.format(size=json.dumps(size), height=json.dumps(round(2.5 * rem))),
-              height=round(2.5 * rem) + 4, width=round(size * 7.5))
+    st.iframe(
+        _COPY_HTML.format(size=json.dumps(size), height=json.dumps(round(2.5 * rem))),
+        height=round(2.5 * rem) + 4,
+        width=round(size * 7.5),
+    )
 
 
 def link_bar(stem: str) -> None:
@@ -108,5 +111,11 @@ def link_bar(stem: str) -> None:
     presenter = bool(st.session_state.get(PRESENTER_KEY, False))
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         copy_button(presenter)
-        st.button("Reset to defaults", key=f"kvviz_reset_{stem}", icon=":material/restart_alt:",
-                  on_click=reset_page, args=(stem,), help="Every control of this page back to its default.")
+        st.button(
+            "Reset to defaults",
+            key=f"kvviz_reset_{stem}",
+            icon=":material/restart_alt:",
+            on_click=reset_page,
+            args=(stem,),
+            help="Every control of this page back to its default.",
+        )

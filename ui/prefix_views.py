@@ -36,11 +36,11 @@ class Setup:
     trace: Trace
     replay: pc.PrefixReplay
     policies: tuple[str, ...]
-    capacities: tuple[float, ...]          # ascending, ``INFINITE`` last
+    capacities: tuple[float, ...]  # ascending, ``INFINITE`` last
     bytes_per_block: float
     model: str
     price: pc.MemoryPrice
-    sample: float | None = None            # share of requests kept (by their first block's hash); None: exact
+    sample: float | None = None  # share of requests kept (by their first block's hash); None: exact
 
     @property
     def finite(self) -> tuple[float, ...]:
@@ -48,11 +48,14 @@ class Setup:
 
     def settings(self) -> dict[str, object]:
         """What produced a downloaded table: the policies, the capacities, the memory model, the sample."""
-        return {"policies": ",".join(self.policies),
-                "capacities (blocks)": f"{int(self.finite[0])}-{int(self.finite[-1])}, {len(self.finite)} points",
-                "block size (tokens)": self.trace.block_size, "model": self.model,
-                "block (MiB)": round(self.bytes_per_block / 2**20, 3),
-                "sample": "exact" if self.sample is None else f"{self.sample:.0%} of requests"}
+        return {
+            "policies": ",".join(self.policies),
+            "capacities (blocks)": f"{int(self.finite[0])}-{int(self.finite[-1])}, {len(self.finite)} points",
+            "block size (tokens)": self.trace.block_size,
+            "model": self.model,
+            "block (MiB)": round(self.bytes_per_block / 2**20, 3),
+            "sample": "exact" if self.sample is None else f"{self.sample:.0%} of requests",
+        }
 
     def label(self, capacity: float) -> str:
         return f"{figs.gib_label(capacity * self.bytes_per_block / pc.GIB)} ({short_blocks(int(capacity))} blocks)"
@@ -87,33 +90,44 @@ def sampled(key: str, policies: tuple, twins: tuple, capacities: tuple, rate: fl
 def _sample_caption(s: Setup, twins: tuple[str, ...]) -> None:
     out = sampled(s.key, s.policies, twins, s.capacities, float(s.sample), s.trace)
     exact = float(s.replay.seen_before.mean())
-    st.caption(f"**Sampled**: {out.sample.requests_kept:,} of {out.sample.requests:,} requests kept whole, by the "
-               f"hash of their first block ({out.sample.rate:.1%} of the block accesses); capacities scaled by that "
-               f"share. Check: the sample's infinite-cache ceiling is {out.ceiling:.3f} against {exact:.3f} for the "
-               "whole trace — a few hot root prefixes are kept or dropped together, so the error can be large.")
+    st.caption(
+        f"**Sampled**: {out.sample.requests_kept:,} of {out.sample.requests:,} requests kept whole, by the "
+        f"hash of their first block ({out.sample.rate:.1%} of the block accesses); capacities scaled by that "
+        f"share. Check: the sample's infinite-cache ceiling is {out.ceiling:.3f} against {exact:.3f} for the "
+        "whole trace — a few hot root prefixes are kept or dropped together, so the error can be large."
+    )
 
 
 def replay_all(s: Setup, twins: tuple[str, ...]) -> None:
     """Replay every chosen policy through the radix cache and the ``twins`` through the block cache
     (cached), with progress bars drawn by the page."""
     confirm_cost(pc.cost(s.replay, len(s.policies) * len(s.capacities)), "prefix_sweep")
-    stepped(lambda p: f"Replaying the trace through SGLang's radix cache, {p.upper()}…", s.policies,
-            lambda p: prefix_table(s.key, p, s.capacities, s.trace))
-    stepped(lambda p: f"Replaying the block cache, {p.upper()}…", twins,
-            lambda p: block_sweep(s.key, p, s.capacities, s.trace))
+    stepped(
+        lambda p: f"Replaying the trace through SGLang's radix cache, {p.upper()}…",
+        s.policies,
+        lambda p: prefix_table(s.key, p, s.capacities, s.trace),
+    )
+    stepped(
+        lambda p: f"Replaying the block cache, {p.upper()}…",
+        twins,
+        lambda p: block_sweep(s.key, p, s.capacities, s.trace),
+    )
 
 
 @st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
-def curves_of(key: str, policies: tuple, twins: tuple, capacities: tuple, sample: float | None,
-              _trace: Trace) -> Curves:
+def curves_of(
+    key: str, policies: tuple, twins: tuple, capacities: tuple, sample: float | None, _trace: Trace
+) -> Curves:
     """The Curves view's curves and their comparison, from the cached replays (which ``curves_view``
     ran first, with its progress bars), so a rerun neither merges nor hashes them again."""
     if sample:
         out = sampled(key, policies, twins, capacities, sample, _trace)
         return compare_curves(out.prefix, out.block, twins)
     accesses = prepared(key, _trace).accesses
-    curve = pd.concat([pc.curve_of_table(p, capacities, prefix_table(key, p, capacities, _trace), accesses)
-                       for p in policies], ignore_index=True)
+    curve = pd.concat(
+        [pc.curve_of_table(p, capacities, prefix_table(key, p, capacities, _trace), accesses) for p in policies],
+        ignore_index=True,
+    )
     swept = pd.concat([block_sweep(key, p, capacities, _trace) for p in twins], ignore_index=True) if twins else None
     return compare_curves(curve, swept, twins)
 
@@ -121,33 +135,61 @@ def curves_of(key: str, policies: tuple, twins: tuple, capacities: tuple, sample
 def curves_view(s: Setup) -> tuple[list[str], list[dict]]:
     """Prefix against block curves (small multiples and their difference), markers and their cost."""
     twins = tuple(p for p in s.policies if p in pc.BLOCK_TWINS)
-    with st.container():      # the sample's caption or the replays' progress: the figures below keep their place
+    with st.container():  # the sample's caption or the replays' progress: the figures below keep their place
         if s.sample:
             _sample_caption(s, twins)
         else:
             replay_all(s, twins)
     c = curves_of(s.key, s.policies, twins, s.capacities, s.sample, s.trace)
-    drawn = f"{s.key}:{s.policies}:{s.capacities}:{s.sample}"     # stands for the curves in the figure cache
+    drawn = f"{s.key}:{s.policies}:{s.capacities}:{s.sample}"  # stands for the curves in the figure cache
     if c.comp is not None:
-        figures.figure("prefix_cache.fig_prefix_vs_block", c.comp, bytes_per_block=s.bytes_per_block, model=s.model,
-                       found=tuple(r for r in c.found if r.policy in twins), ceiling=c.ceiling, cache_key=drawn,
-                       key="prefix_vs_block")
+        figures.figure(
+            "prefix_cache.fig_prefix_vs_block",
+            c.comp,
+            bytes_per_block=s.bytes_per_block,
+            model=s.model,
+            found=tuple(r for r in c.found if r.policy in twins),
+            ceiling=c.ceiling,
+            cache_key=drawn,
+            key="prefix_vs_block",
+        )
     else:
         st.info("The block cache has LRU, LFU and FIFO: pick one of them to see the two caches side by side.")
-    figures.figure("prefix_cache.fig_prefix_curves", c.curve, bytes_per_block=s.bytes_per_block, model=s.model,
-                   cache_key=drawn, key="prefix_all")
+    figures.figure(
+        "prefix_cache.fig_prefix_curves",
+        c.curve,
+        bytes_per_block=s.bytes_per_block,
+        model=s.model,
+        cache_key=drawn,
+        key="prefix_all",
+    )
     table = pc.reach_table(c.found, s.bytes_per_block, s.price)
-    st.markdown(f"**Where each policy reaches 80/90/95% of the infinite-cache ceiling ({c.ceiling:.3f})**, with the "
-                f"memory and its price per hour (HBM ${s.price.hbm:.4f}/GiB·h, DRAM ${s.price.dram:.6f}/GiB·h):")
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
-        "hit ratio": st.column_config.NumberColumn(format="%.3f"), "GiB": st.column_config.NumberColumn(format="%.3g"),
-        "HBM $/h": st.column_config.NumberColumn(format="$%.2f"), "DRAM $/h": st.column_config.NumberColumn(format="$%.4f"),
-        "capacity (blocks)": st.column_config.NumberColumn(format="%d")})
+    st.markdown(
+        f"**Where each policy reaches 80/90/95% of the infinite-cache ceiling ({c.ceiling:.3f})**, with the "
+        f"memory and its price per hour (HBM ${s.price.hbm:.4f}/GiB·h, DRAM ${s.price.dram:.6f}/GiB·h):"
+    )
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "hit ratio": st.column_config.NumberColumn(format="%.3f"),
+            "GiB": st.column_config.NumberColumn(format="%.3g"),
+            "HBM $/h": st.column_config.NumberColumn(format="$%.2f"),
+            "DRAM $/h": st.column_config.NumberColumn(format="$%.4f"),
+            "capacity (blocks)": st.column_config.NumberColumn(format="%d"),
+        },
+    )
     curve = c.curve
     with st.container(horizontal=True):
         download_csv(table, "prefix_cache", "reach table", s.settings(), trace=s.trace.name)
-        download_csv(curve.assign(capacity_gib=curve["capacity"] * s.bytes_per_block / pc.GIB), "prefix_cache",
-                     "prefix curve", s.settings(), trace=s.trace.name)
+        download_csv(
+            curve.assign(capacity_gib=curve["capacity"] * s.bytes_per_block / pc.GIB),
+            "prefix_cache",
+            "prefix curve",
+            s.settings(),
+            trace=s.trace.name,
+        )
     example = worked_example()
     notes = (pc.curve_notes(c.comp, s.bytes_per_block) if c.comp is not None else []) + pc.reach_notes(table)
     return notes, pc.paper_rows(c.comp, example.prefix_total, example.block_total)
@@ -159,17 +201,29 @@ def _example_step(example: Example) -> None:
     reruns only this."""
     step = keys.step_controls("prefix_step", len(example.steps), "Step (requests served)", bind="query-params")
     now = example.steps[step]
-    st.markdown(("**Empty caches**" if now.request == 0 else f"**After request {now.request}: {'·'.join(now.keys)}**")
-                + f" — {example.capacity} blocks of cache each. Filled blue = cached; outline green = hit in this "
-                  "request, red = missed." + (" ▶ or → serves the first request." if now.request == 0 else ""))
+    st.markdown(
+        ("**Empty caches**" if now.request == 0 else f"**After request {now.request}: {'·'.join(now.keys)}**")
+        + f" — {example.capacity} blocks of cache each. Filled blue = cached; outline green = hit in this "
+        "request, red = missed." + (" ▶ or → serves the first request." if now.request == 0 else "")
+    )
     figures.figure("prefix_cache.fig_example", example, step, key="prefix_example")
-    rows = [{"request": s.request, "blocks": "·".join(s.keys), "block cache hits (head first)": s.block_hits,
-             "prefix cache hits (leaves first)": s.prefix_hits} for s in example.steps[1:step + 1]]
+    rows = [
+        {
+            "request": s.request,
+            "blocks": "·".join(s.keys),
+            "block cache hits (head first)": s.block_hits,
+            "prefix cache hits (leaves first)": s.prefix_hits,
+        }
+        for s in example.steps[1 : step + 1]
+    ]
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-        download_csv(pd.DataFrame(rows), "prefix_cache", "worked example",
-                     {"example": "Tair LiteHit README §10", "capacity (blocks)": example.capacity,
-                      "requests served": step})
+        download_csv(
+            pd.DataFrame(rows),
+            "prefix_cache",
+            "worked example",
+            {"example": "Tair LiteHit README §10", "capacity (blocks)": example.capacity, "requests served": step},
+        )
 
 
 def example_view() -> tuple[list[str], list[dict]]:
@@ -177,26 +231,37 @@ def example_view() -> tuple[list[str], list[dict]]:
     example = worked_example()
     _example_step(example)
     first_loss = next((s for s in example.steps[1:] if s.prefix_hits > s.block_hits), None)
-    notes = [f"After {len(LITEHIT_SCRIPT)} requests the prefix cache has {example.prefix_total} prefix hits and the "
-             f"block cache {example.block_total}, with the same {example.capacity} blocks and the same LRU."]
+    notes = [
+        f"After {len(LITEHIT_SCRIPT)} requests the prefix cache has {example.prefix_total} prefix hits and the "
+        f"block cache {example.block_total}, with the same {example.capacity} blocks and the same LRU."
+    ]
     if first_loss is not None:
         kept = sorted(example.steps[first_loss.request - 1].block_cached)
-        notes.append(f"Request {first_loss.request} ({'·'.join(first_loss.keys)}) shows why: the block cache holds "
-                     f"{', '.join(kept)} — no {first_loss.keys[0]}, so nothing after it counts, while the prefix "
-                     f"cache kept the head and hits {first_loss.prefix_hits}.")
+        notes.append(
+            f"Request {first_loss.request} ({'·'.join(first_loss.keys)}) shows why: the block cache holds "
+            f"{', '.join(kept)} — no {first_loss.keys[0]}, so nothing after it counts, while the prefix "
+            f"cache kept the head and hits {first_loss.prefix_hits}."
+        )
     return notes, pc.paper_rows(None, example.prefix_total, example.block_total)
 
 
 def requests_view(s: Setup) -> tuple[list[str], list[dict]]:
     """Distribution of each request's prefix-hit fraction at one capacity, and by turn when the trace has turns."""
     left, right = st.columns(2)
-    policy = left.selectbox("Policy", s.policies, format_func=str.upper, key="prefix_req_policy",
-                            bind="query-params")
-    at = right.select_slider("Capacity", s.finite, value=s.finite[len(s.finite) // 2], format_func=s.label,
-                             key="prefix_at", bind="query-params")
+    policy = left.selectbox("Policy", s.policies, format_func=str.upper, key="prefix_req_policy", bind="query-params")
+    at = right.select_slider(
+        "Capacity",
+        s.finite,
+        value=s.finite[len(s.finite) // 2],
+        format_func=s.label,
+        key="prefix_at",
+        bind="query-params",
+    )
     table = prefix_table(s.key, policy, s.capacities, s.trace)
     fractions = pc.hit_fractions(s.replay, table[s.capacities.index(at)])
-    figures.figure("prefix_cache.fig_hit_fractions", fractions, f"{s.label(at)}, {policy.upper()}", key="prefix_fractions")
+    figures.figure(
+        "prefix_cache.fig_hit_fractions", fractions, f"{s.label(at)}, {policy.upper()}", key="prefix_fractions"
+    )
     turns = pc.by_turn(s.trace.requests, fractions)
     if turns is not None:
         figures.figure("prefix_cache.fig_by_turn", turns, key="prefix_turns")
@@ -214,9 +279,16 @@ def time_view(s: Setup) -> tuple[list[str], list[dict]]:
     labels = [s.label(c) for c in s.finite]
     wa = pc.window_ratios(s.replay, prefix_table(s.key, a, s.capacities, s.trace)[:-1])
     wb = pc.window_ratios(s.replay, prefix_table(s.key, b, s.capacities, s.trace)[:-1])
-    figures.figure("prefix_cache.fig_heatmap", wa, labels, f"{a.upper()}: prefix hit ratio per time window and capacity",
-                   key="prefix_heat")
-    figures.figure("prefix_cache.fig_heatmap", wa - wb, labels, f"{a.upper()} − {b.upper()}", difference=True, key="prefix_diff")
+    figures.figure(
+        "prefix_cache.fig_heatmap",
+        wa,
+        labels,
+        f"{a.upper()}: prefix hit ratio per time window and capacity",
+        key="prefix_heat",
+    )
+    figures.figure(
+        "prefix_cache.fig_heatmap", wa - wb, labels, f"{a.upper()} − {b.upper()}", difference=True, key="prefix_diff"
+    )
     return pc.window_notes(wa, labels, a, b, wa - wb), []
 
 
@@ -227,16 +299,27 @@ def tree_of(key: str, top: int, _trace: Trace) -> PrefixTree:
 
 def tree_view(s: Setup) -> tuple[list[str], list[dict]]:
     """The trace's prefix tree as an icicle of its most shared prefixes, and the hottest segments."""
-    top = st.select_slider("Nodes kept", TREE_SIZES, value=200, key="prefix_tree_top", bind="query-params",
-                           help="The prefixes used by the most requests; chains shared by the same requests "
-                                "are drawn as one segment.")
+    top = st.select_slider(
+        "Nodes kept",
+        TREE_SIZES,
+        value=200,
+        key="prefix_tree_top",
+        bind="query-params",
+        help="The prefixes used by the most requests; chains shared by the same requests are drawn as one segment.",
+    )
     tree = tree_of(s.key, int(top), s.trace)
     figures.figure("prefix_cache.fig_prefix_tree", tree, cache_key=f"{s.key}:{int(top)}", key="prefix_tree")
     st.markdown("**The hottest segments** (most reusable tokens):")
     segments = hottest(tree)
-    st.dataframe(segments, hide_index=True, width="stretch", column_config={
-        **{c: st.column_config.NumberColumn(format="localized") for c in ("tokens", "requests", "reused tokens")},
-        "first use (s)": st.column_config.NumberColumn(format="%.0f"),
-        "last use (s)": st.column_config.NumberColumn(format="%.0f")})
+    st.dataframe(
+        segments,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            **{c: st.column_config.NumberColumn(format="localized") for c in ("tokens", "requests", "reused tokens")},
+            "first use (s)": st.column_config.NumberColumn(format="%.0f"),
+            "last use (s)": st.column_config.NumberColumn(format="%.0f"),
+        },
+    )
     download_csv(segments, "prefix_cache", "hottest segments", {"nodes kept": int(top)}, trace=s.trace.name)
     return tree_notes(tree), []

@@ -17,8 +17,8 @@ import streamlit as st
 from ui.routing import set_url_param
 
 PRESENTER_KEY = "presenter"  # the toggle's widget key and URL parameter
-ROOT_PX = 22             # 1 rem in presenter mode: body text 22 px; captions, tables, buttons 21 px
-DATAFRAME_ZOOM = 1.45   # canvas-drawn tables keep their 14 px font: CSS zoom takes them to 20 px
+ROOT_PX = 22  # 1 rem in presenter mode: body text 22 px; captions, tables, buttons 21 px
+DATAFRAME_ZOOM = 1.45  # canvas-drawn tables keep their 14 px font: CSS zoom takes them to 20 px
 READING_WIDTH_PX = 1400  # widest main column outside presenter mode: lines stay readable at 1920 px
 _ON = {"1", "true", "yes", "on"}
 
@@ -36,7 +36,8 @@ h1 {{ font-size: 2.2rem !important; }}
 [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {{ font-size: 0.95rem; }}
 [data-testid^="stBaseButton-"] p, [data-testid="stPopoverButton"] p,
 [data-testid="stButtonGroup"] button p, [data-testid="stDownloadButton"] button p,
-[data-testid="stSliderThumbValue"], [data-testid="stSliderTickBar"] *, [data-testid="stRadio"] p, [data-testid="stCheckbox"] p,
+[data-testid="stSliderThumbValue"], [data-testid="stSliderTickBar"] *,
+[data-testid="stRadio"] p, [data-testid="stCheckbox"] p,
 [data-testid="stMultiSelectTagsContainer"] span, input, textarea, [data-baseweb="select"] div
   {{ font-size: 0.95rem !important; }}
 [data-testid="stMarkdownContainer"] code {{ font-size: 0.92em; }}
@@ -67,9 +68,13 @@ def normalise_url() -> None:
 def toggle() -> bool:
     """The sidebar's presenter toggle, bound to the URL so a copied link keeps presenter mode."""
     normalise_url()
-    return st.toggle("Presenter mode", key=PRESENTER_KEY, bind="query-params",
-                     help="Projector-size text and figures, explanations folded away, sidebar "
-                          "collapsed on opening. Shareable: the link carries ?presenter=true.")
+    return st.toggle(
+        "Presenter mode",
+        key=PRESENTER_KEY,
+        bind="query-params",
+        help="Projector-size text and figures, explanations folded away, sidebar "
+        "collapsed on opening. Shareable: the link carries ?presenter=true.",
+    )
 
 
 def requested_in_url() -> bool:

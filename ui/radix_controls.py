@@ -14,11 +14,19 @@ from kvviz.radix.radix_cache import POLICIES
 from kvviz.radix.replay import ReplayConfig, replay
 from kvviz.radix.script import parse_text
 
-TREES = {"radix": "RadixCache", "hiradix": "HiRadixCache"}          # URL values are the shown labels
+TREES = {"radix": "RadixCache", "hiradix": "HiRadixCache"}  # URL values are the shown labels
 BY_TITLE = {p.title: k for k, p in PRESETS.items()}
-CONTROL_KEYS = {"cache": "radix_cache", "device_capacity": "radix_device", "host_capacity": "radix_host",
-                "page_size": "radix_page", "eviction_policy": "radix_policy", "write_policy": "radix_write",
-                "deferral": "radix_strata", "threshold": "radix_threshold", "auto_ack": "radix_ack"}
+CONTROL_KEYS = {
+    "cache": "radix_cache",
+    "device_capacity": "radix_device",
+    "host_capacity": "radix_host",
+    "page_size": "radix_page",
+    "eviction_policy": "radix_policy",
+    "write_policy": "radix_write",
+    "deferral": "radix_strata",
+    "threshold": "radix_threshold",
+    "auto_ack": "radix_ack",
+}
 
 
 def preset_settings(title: str) -> dict:
@@ -31,13 +39,22 @@ def apply_suggested() -> None:
     """Choosing a preset brings its settings (and the URL then carries them)."""
     for key, value in preset_settings(st.session_state["radix_preset"]).items():
         st.session_state[key] = value
-    st.session_state["radix_restart"] = True   # the slider (whose range changes) is reset where it is drawn
+    st.session_state["radix_restart"] = True  # the slider (whose range changes) is reset where it is drawn
 
 
-LIMITS = {"radix_device": (1, 10_000_000), "radix_host": (1, 100_000_000), "radix_page": (1, 4096),
-          "radix_threshold": (0, 1_000_000)}
-CHOICES = {"radix_cache": tuple(TREES.values()), "radix_policy": POLICIES, "radix_write": WRITE_POLICIES,
-           "radix_strata": ("true", "false"), "radix_ack": ("true", "false")}
+LIMITS = {
+    "radix_device": (1, 10_000_000),
+    "radix_host": (1, 100_000_000),
+    "radix_page": (1, 4096),
+    "radix_threshold": (0, 1_000_000),
+}
+CHOICES = {
+    "radix_cache": tuple(TREES.values()),
+    "radix_policy": POLICIES,
+    "radix_write": WRITE_POLICIES,
+    "radix_strata": ("true", "false"),
+    "radix_ack": ("true", "false"),
+}
 
 
 def valid_in_url(key: str) -> bool:
@@ -48,7 +65,7 @@ def valid_in_url(key: str) -> bool:
     return raw in CHOICES.get(key, ())
 
 
-TOGGLES = ("radix_strata", "radix_ack")   # their widget default is the preset's, so "off" is written to the URL
+TOGGLES = ("radix_strata", "radix_ack")  # their widget default is the preset's, so "off" is written to the URL
 
 
 def seed_from_preset() -> None:

@@ -13,8 +13,8 @@ import plotly.graph_objects as go
 
 from kvviz.common.style import style_figure
 
-REDRAW_FREE_REVISION = 1   # layout.datarevision: see redraw_free
-SUBPLOT_KINDS = ("geo", "polar", "scene", "ternary")   # template parts that matter only where such subplots exist
+REDRAW_FREE_REVISION = 1  # layout.datarevision: see redraw_free
+SUBPLOT_KINDS = ("geo", "polar", "scene", "ternary")  # template parts that matter only where such subplots exist
 
 
 def _under(default: object, own: object) -> object:
@@ -106,7 +106,7 @@ def redraw_free(fig: go.Figure) -> go.Figure:
         seen[trace.type] = seen.get(trace.type, 0) + 1
         own = trace.to_plotly_json()
         if lists := _arrays_as(own, np.ndarray.tolist):
-            trace.update(_arrays_as(own, lambda _: None))    # plotly keeps an equal value's array: unset it first
+            trace.update(_arrays_as(own, lambda _: None))  # plotly keeps an equal value's array: unset it first
             trace.update(lists)
             _keep_numbers_typed(trace, own)
     fig.layout.datarevision = REDRAW_FREE_REVISION

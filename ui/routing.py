@@ -17,7 +17,7 @@ from ui import streamlit_private
 
 PAGES_DIR = Path(__file__).resolve().parents[1] / "pages"
 ARRIVAL_KEY = "kvviz_arrival_params"
-_ROUTER = threading.local()     # a session's script runs share one thread: what the router did last
+_ROUTER = threading.local()  # a session's script runs share one thread: what the router did last
 
 
 def sections() -> dict[str, list[st.Page]]:
@@ -26,14 +26,14 @@ def sections() -> dict[str, list[st.Page]]:
     ``url_path`` is the file stem: with a ``pages/`` folder, a deep link is first run the legacy
     way (``ensure_navigation``), and only an equal path lands on the same page afterwards.
     """
-    nav: dict[str, list[st.Page]] = {"": [st.Page(PAGES_DIR / "home.py", title="Home", icon=":material/home:",
-                                                  url_path="home", default=True)]}
+    nav: dict[str, list[st.Page]] = {
+        "": [st.Page(PAGES_DIR / "home.py", title="Home", icon=":material/home:", url_path="home", default=True)]
+    }
     for section in SECTIONS:
         for info in PAGES:
             path = PAGES_DIR / f"{info.stem}.py"
             if info.section == section and path.exists():
-                nav.setdefault(section, []).append(st.Page(path, title=info.title, icon=info.icon,
-                                                           url_path=info.stem))
+                nav.setdefault(section, []).append(st.Page(path, title=info.title, icon=info.icon, url_path=info.stem))
     return nav
 
 

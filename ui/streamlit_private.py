@@ -20,14 +20,30 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.runtime.state.query_params import QueryParams, _coerce_value_for_query_url
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
-__all__ = ["StopException", "close", "connected", "current", "hidden_bound_values", "log", "send_view_url",
-           "set_url_param", "unbind_into_url", "uploaded_bytes", "widget_defaults"]
+__all__ = [
+    "StopException",
+    "close",
+    "connected",
+    "current",
+    "hidden_bound_values",
+    "log",
+    "send_view_url",
+    "set_url_param",
+    "unbind_into_url",
+    "uploaded_bytes",
+    "widget_defaults",
+]
 
 # ``st.stop`` raises StopException; no public name lets a page's wrapper tell it from ``st.rerun``.
 
 # Widget state types without a default value (buttons, uploaders, chat input).
-_NO_DEFAULT = {"trigger_value", "string_trigger_value", "json_trigger_value", "chat_input_value",
-               "file_uploader_state_value"}
+_NO_DEFAULT = {
+    "trigger_value",
+    "string_trigger_value",
+    "json_trigger_value",
+    "chat_input_value",
+    "file_uploader_state_value",
+}
 
 
 def log(name: str) -> logging.Logger:
@@ -37,6 +53,7 @@ def log(name: str) -> logging.Logger:
 
 
 # ---------------------------------------------------------------- browser sessions
+
 
 def current() -> str | None:
     """The id of the session this script run serves; None outside a script run (no public API
@@ -59,7 +76,7 @@ def connected(session_id: str) -> bool:
     With no server in this process nothing can be told, and every session counts as connected."""
     try:
         return bool(runtime.get_instance().is_active_session(session_id))
-    except RuntimeError:        # no runtime (AppTest installs a stand-in only while a script runs)
+    except RuntimeError:  # no runtime (AppTest installs a stand-in only while a script runs)
         return True
 
 
@@ -85,6 +102,7 @@ def close(session_id: str, timeout: float = 10.0) -> None:
 
 
 # ---------------------------------------------------------------- widgets bound to the URL
+
 
 @contextmanager
 def _query_params() -> Iterator[QueryParams | None]:
@@ -135,8 +153,11 @@ def _bound_values(prefix: str, *, drawn: bool) -> dict[str, str | list[str] | No
             continue
         value = st.session_state[key]
         serialized = meta.serializer(value)
-        values[key] = (None if value == meta.deserializer(None)
-                       else _coerce_value_for_query_url("" if serialized is None else serialized, meta.value_type))
+        values[key] = (
+            None
+            if value == meta.deserializer(None)
+            else _coerce_value_for_query_url("" if serialized is None else serialized, meta.value_type)
+        )
     return values
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from kvviz.traces import Trace
 from kvviz.traces.reuse import stack_distances
 from kvviz.traces.stats import block_counts
-from kvviz.traces import Trace
 from ui import uploads
 
 

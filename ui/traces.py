@@ -35,8 +35,10 @@ from ui.text import plain
 
 EXAMPLE = PurePath(__file__).parents[1] / "assets" / "example_trace.jsonl"
 SESSION_KEY = "kvviz_trace_spec"
-SESSION_ENDED = ("was kept only in your browser session, which has ended (the page was closed or offline for more "
-                 f"than {uploads.GRACE_S} seconds, the server restarted, or this link comes from another session)")
+SESSION_ENDED = (
+    "was kept only in your browser session, which has ended (the page was closed or offline for more "
+    f"than {uploads.GRACE_S} seconds, the server restarted, or this link comes from another session)"
+)
 HASH_TRACE = {Trace: fingerprint}
 """``hash_funcs`` for ``st.cache_data`` functions that take a Trace: key them on its content."""
 SOURCES = ("Session trace", "Synthetic", "Example", "Library", "Upload")
@@ -73,8 +75,13 @@ def synthetic_trace(**knobs) -> Trace:
 
 def _options(key: tuple) -> ReadOptions:
     fmt, block_size, unit, skip, rechain = key
-    return ReadOptions(format=Format(fmt) if fmt else None, block_size=block_size,
-                       time_unit=TimeUnit(unit) if unit else None, skip_bad_rows=skip, rechain=rechain)
+    return ReadOptions(
+        format=Format(fmt) if fmt else None,
+        block_size=block_size,
+        time_unit=TimeUnit(unit) if unit else None,
+        skip_bad_rows=skip,
+        rechain=rechain,
+    )
 
 
 def trace_from_spec(spec: dict) -> Trace:
@@ -106,13 +113,10 @@ def _synthetic_knobs(prefix: str) -> dict:
         requests=st.number_input("Requests", 100, 50_000, d.requests, 100, key=f"{prefix}_requests", **KEEP),
         seed=st.number_input("Seed", 0, 10**6, d.seed, key=f"{prefix}_seed", **KEEP),
         share_doc_qa=st.slider("Share: document QA", 0.0, 1.0, d.share_doc_qa, 0.05, key=f"{prefix}_qa", **KEEP),
-        share_chat=st.slider("Share: multi-turn chat", 0.0, 1.0, d.share_chat, 0.05, key=f"{prefix}_chat",
-                             **KEEP),
-        share_oneshot=st.slider("Share: one-shot", 0.0, 1.0, d.share_oneshot, 0.05, key=f"{prefix}_oneshot",
-                                **KEEP),
+        share_chat=st.slider("Share: multi-turn chat", 0.0, 1.0, d.share_chat, 0.05, key=f"{prefix}_chat", **KEEP),
+        share_oneshot=st.slider("Share: one-shot", 0.0, 1.0, d.share_oneshot, 0.05, key=f"{prefix}_oneshot", **KEEP),
         documents=st.number_input("Documents in the pool", 1, 100_000, d.documents, key=f"{prefix}_docs", **KEEP),
-        doc_zipf=st.slider("Document popularity skew (Zipf)", 0.0, 2.0, d.doc_zipf, 0.05, key=f"{prefix}_zipf",
-                           **KEEP),
+        doc_zipf=st.slider("Document popularity skew (Zipf)", 0.0, 2.0, d.doc_zipf, 0.05, key=f"{prefix}_zipf", **KEEP),
         rate=st.number_input("Arrival rate (requests/s)", 0.1, 1000.0, d.rate, 0.5, key=f"{prefix}_rate", **KEEP),
     )
     return {**{f.name: getattr(d, f.name) for f in fields(d)}, **knobs}
@@ -131,15 +135,26 @@ def _library(prefix: str) -> dict | None:
     key = f"{prefix}_library"
     wanted = st.query_params.get(key)
     if library.is_entry_id(wanted) and wanted not in entries:
-        st.warning(f"The trace {wanted} of this link is not in the library (it was removed, or kept on another "
-                   "server).", icon=":material/link_off:")
+        st.warning(
+            f"The trace {wanted} of this link is not in the library (it was removed, or kept on another server).",
+            icon=":material/link_off:",
+        )
     if not entries:
-        st.caption("The trace library is empty. Import a trace with `python -m kvviz import FILE`, or upload "
-                   "one and keep it in the library.")
+        st.caption(
+            "The trace library is empty. Import a trace with `python -m kvviz import FILE`, or upload "
+            "one and keep it in the library."
+        )
         return None
     first = {} if key in st.session_state else {"index": list(entries).index(wanted) if wanted in entries else None}
-    eid = st.selectbox("Library trace", list(entries), key=key, placeholder="Pick a stored trace",
-                       format_func=lambda i: entries[i].label(), persist_state="session", **first)
+    eid = st.selectbox(
+        "Library trace",
+        list(entries),
+        key=key,
+        placeholder="Pick a stored trace",
+        format_func=lambda i: entries[i].label(),
+        persist_state="session",
+        **first,
+    )
     if eid in entries:
         st.query_params[key] = eid
         return {"kind": "library", "id": eid}
@@ -150,49 +165,92 @@ def _library(prefix: str) -> dict | None:
 def _reading_controls(prefix: str) -> tuple:
     """How to read an upload: format, block size, time unit, bad rows, re-chaining (all in the URL)."""
     with st.expander("How to read the file"):
-        fmt = st.selectbox("Format", ("detect",) + tuple(f.value for f in Format), key=f"{prefix}_format", **KEEP,
-                           help="mooncake: FAST'25 JSONL; qwen: Qwen-Bailian JSONL (ATC'25); csv: by column names")
-        block_size = st.number_input("Block size (tokens per hash id)", 1, 1 << 20, None, key=f"{prefix}_block_size",
-                                     placeholder="the format's (Mooncake 512, Qwen 16)", **KEEP)
-        unit = st.segmented_control("Time unit", (FORMAT_DEFAULT, "ms", "s", "us"), default=FORMAT_DEFAULT,
-                                    required=True, key=f"{prefix}_time_unit", **KEEP,
-                                    help="The unit of the arrival numbers; the page says what it assumed.")
-        skip = st.toggle("Skip bad rows", False, key=f"{prefix}_skip_bad", **KEEP,
-                         help="Load the good rows and report how many were left out, by reason.")
-        rechain = st.toggle("Re-chain per-block ids", True, key=f"{prefix}_rechain", **KEEP,
-                            help="Qwen-Bailian hashes each block on its own; re-chaining makes equal ids mean "
-                                 "equal prefixes (other formats are chained already).")
-    return (None if fmt == "detect" else fmt, int(block_size) if block_size else None,
-            None if unit == FORMAT_DEFAULT else unit, bool(skip), None if rechain else False)
+        fmt = st.selectbox(
+            "Format",
+            ("detect",) + tuple(f.value for f in Format),
+            key=f"{prefix}_format",
+            **KEEP,
+            help="mooncake: FAST'25 JSONL; qwen: Qwen-Bailian JSONL (ATC'25); csv: by column names",
+        )
+        block_size = st.number_input(
+            "Block size (tokens per hash id)",
+            1,
+            1 << 20,
+            None,
+            key=f"{prefix}_block_size",
+            placeholder="the format's (Mooncake 512, Qwen 16)",
+            **KEEP,
+        )
+        unit = st.segmented_control(
+            "Time unit",
+            (FORMAT_DEFAULT, "ms", "s", "us"),
+            default=FORMAT_DEFAULT,
+            required=True,
+            key=f"{prefix}_time_unit",
+            **KEEP,
+            help="The unit of the arrival numbers; the page says what it assumed.",
+        )
+        skip = st.toggle(
+            "Skip bad rows",
+            False,
+            key=f"{prefix}_skip_bad",
+            **KEEP,
+            help="Load the good rows and report how many were left out, by reason.",
+        )
+        rechain = st.toggle(
+            "Re-chain per-block ids",
+            True,
+            key=f"{prefix}_rechain",
+            **KEEP,
+            help="Qwen-Bailian hashes each block on its own; re-chaining makes equal ids mean "
+            "equal prefixes (other formats are chained already).",
+        )
+    return (
+        None if fmt == "detect" else fmt,
+        int(block_size) if block_size else None,
+        None if unit == FORMAT_DEFAULT else unit,
+        bool(skip),
+        None if rechain else False,
+    )
 
 
 def _upload(prefix: str) -> dict | None:
     options = _reading_controls(prefix)
     file = st.file_uploader(
-        "Trace file (Mooncake or Qwen-Bailian JSONL, CSV; plain, .gz or .zst)", type=UPLOAD_TYPES,
-        key=f"{prefix}_upload", max_upload_size=UPLOAD_LIMIT_MIB,
+        "Trace file (Mooncake or Qwen-Bailian JSONL, CSV; plain, .gz or .zst)",
+        type=UPLOAD_TYPES,
+        key=f"{prefix}_upload",
+        max_upload_size=UPLOAD_LIMIT_MIB,
         help=f"Up to {UPLOAD_LIMIT_MIB} MiB as uploaded (a compressed file counts compressed). Parsed as data "
-             "only; it stays in your session unless you keep it in the library.")
+        "only; it stays in your session unless you keep it in the library.",
+    )
     if file is None:
         # Widgets forget a file when you leave the page; the session still has the last upload.
         earlier = st.session_state.get(SESSION_KEY)
         if earlier and earlier["kind"] == "upload":
             st.caption("Showing the trace you uploaded earlier in this session.")
             return {**earlier, "options": options}
-        if arrival_params().get(f"{prefix}_source") == "Upload":      # a link or a reconnect: nothing here yet
-            st.warning(f"Your upload {SESSION_ENDED}: upload the file again, or press **Keep in the trace library** "
-                       "after uploading so that it survives.", icon=":material/cloud_off:")
+        if arrival_params().get(f"{prefix}_source") == "Upload":  # a link or a reconnect: nothing here yet
+            st.warning(
+                f"Your upload {SESSION_ENDED}: upload the file again, or press **Keep in the trace library** "
+                "after uploading so that it survives.",
+                icon=":material/cloud_off:",
+            )
         return None
     # ui.uploads holds the bytes, the session keeps their digest.
-    return {"kind": "upload", "data": streamlit_private.uploaded_bytes(file), "name": upload_name(file.name),
-            "options": options}
+    return {
+        "kind": "upload",
+        "data": streamlit_private.uploaded_bytes(file),
+        "name": upload_name(file.name),
+        "options": options,
+    }
 
 
 # Streamlit's browser client (1.67) reruns the page when it reconnects only if a run was in flight or
 # a fragment auto-reruns. After a server restart, a page showing an upload would otherwise stay
 # on screen, stale, until the next click: its one registered auto-rerun makes the reconnect rerun the
 # page, which then says the upload is gone. It fires once a day otherwise, and draws nothing.
-RECONNECT_RERUN = 24 * 3600     # seconds
+RECONNECT_RERUN = 24 * 3600  # seconds
 
 
 @st.fragment(run_every=RECONNECT_RERUN)
@@ -223,13 +281,23 @@ def trace_picker(prefix: str, *, keep: bool = False, sidebar: DeltaGenerator | N
     options = SOURCES if has_session else SOURCES[1:]
     if not has_session and not keep and arrival_params().get(f"{prefix}_source") == SOURCES[0]:
         # On the page, not in the sidebar: presenter mode collapses the sidebar.
-        st.warning(f"The session trace {SESSION_ENDED}: this page shows its own trace instead. Choose one on "
-                   "the Trace page again, or keep an upload in the trace library so that a link opens it.",
-                   icon=":material/cloud_off:")
+        st.warning(
+            f"The session trace {SESSION_ENDED}: this page shows its own trace instead. Choose one on "
+            "the Trace page again, or keep an upload in the trace library so that a link opens it.",
+            icon=":material/cloud_off:",
+        )
     with sidebar or st.sidebar:
         st.header("Trace")
-        source = st.segmented_control("Source", options, default=options[0], required=True,
-                                      key=f"{prefix}_source", on_change=_chosen, args=(prefix,), **KEEP)
+        source = st.segmented_control(
+            "Source",
+            options,
+            default=options[0],
+            required=True,
+            key=f"{prefix}_source",
+            on_change=_chosen,
+            args=(prefix,),
+            **KEEP,
+        )
         # Each source's own controls go in one container: the page's sidebar controls after it keep their
         # place, so switching the source does not remount them (Streamlit places elements by position).
         with st.container():
@@ -240,7 +308,7 @@ def trace_picker(prefix: str, *, keep: bool = False, sidebar: DeltaGenerator | N
         trace = trace_from_spec(spec)
     if keep:
         st.session_state[SESSION_KEY] = spec
-    with st.container():            # likewise for the page: its elements keep their place, warnings or not
+    with st.container():  # likewise for the page: its elements keep their place, warnings or not
         for warning in trace.warnings:
             st.warning(plain(warning, 500))
     return trace
@@ -270,10 +338,15 @@ def keep_in_library_button(prefix: str) -> None:
     spec = st.session_state.get(SESSION_KEY)
     if not spec or spec["kind"] != "upload":
         return
-    st.button("Keep in the trace library", key=f"{prefix}_keep", icon=":material/bookmark_add:",
-              on_click=_keep, args=(prefix, spec),
-              help="Stores this trace on the server so that a copied link opens it for anyone; "
-                   "otherwise an upload stays in your session only.")
+    st.button(
+        "Keep in the trace library",
+        key=f"{prefix}_keep",
+        icon=":material/bookmark_add:",
+        on_click=_keep,
+        args=(prefix, spec),
+        help="Stores this trace on the server so that a copied link opens it for anyone; "
+        "otherwise an upload stays in your session only.",
+    )
 
 
 def _keep(prefix: str, spec: dict) -> None:
@@ -281,8 +354,10 @@ def _keep(prefix: str, spec: dict) -> None:
     try:
         stored = library.store(trace_from_spec(spec), spec.get("name"), origin=library.WEB)
     except library.SettingError:
-        st.session_state[f"{prefix}_keep_error"] = ("Keeping traces is off: this server's trace library settings are "
-                                                   "not valid (whoever runs the server can fix them).")
+        st.session_state[f"{prefix}_keep_error"] = (
+            "Keeping traces is off: this server's trace library settings are "
+            "not valid (whoever runs the server can fix them)."
+        )
         return
     except InputError as exc:
         st.session_state[f"{prefix}_keep_error"] = str(exc)[:300]
@@ -298,8 +373,10 @@ def replay_trace_picker(prefix: str) -> Trace:
     to upload and stop this page's run."""
     trace = trace_picker(prefix)
     if trace is None:
-        st.info(f"Upload a trace with block ids: Mooncake JSONL (`timestamp`, `input_length`, `output_length`, "
-                f"`hash_ids`), Qwen-Bailian JSONL, or the same columns as CSV, up to {UPLOAD_LIMIT_MIB} MiB.",
-                icon=":material/upload_file:")
+        st.info(
+            f"Upload a trace with block ids: Mooncake JSONL (`timestamp`, `input_length`, `output_length`, "
+            f"`hash_ids`), Qwen-Bailian JSONL, or the same columns as CSV, up to {UPLOAD_LIMIT_MIB} MiB.",
+            icon=":material/upload_file:",
+        )
         st.stop()
     return trace

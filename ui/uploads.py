@@ -35,11 +35,11 @@ from kvviz.traces.ingest import return_freed_memory
 from ui import streamlit_private
 
 _LOG = logging.getLogger(__name__)
-GRACE_S = 30            # a browser gone this long has closed its tab: its session ends
-SWEEP_S = 10            # how often the sweeper looks
+GRACE_S = 30  # a browser gone this long has closed its tab: its session ends
+SWEEP_S = 10  # how often the sweeper looks
 RUNS_ALONE_BYTES = 2 * MIB
-COMPRESSED = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")     # gzip, zstd: what they inflate to is not known in advance
-PARSES_KEPT = 2         # parsed traces kept per upload (a viewer switching reading options back and forth)
+COMPRESSED = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")  # gzip, zstd: what they inflate to is not known in advance
+PARSES_KEPT = 2  # parsed traces kept per upload (a viewer switching reading options back and forth)
 SESSION_SLOT = "session trace"
 """The slot of a session trace that still carries its bytes (see ``trace``)."""
 
@@ -59,11 +59,15 @@ class Registry:
     clock is injectable so that tests need no sleeping. Thread-safe.
     """
 
-    def __init__(self, connected: Callable[[str], bool], close: Callable[[str], None],
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        connected: Callable[[str], bool],
+        close: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.uploads: dict[str, Upload] = {}
-        self.shown: dict[str, dict[str, str]] = {}          # session -> slot -> digest
-        self._gone: dict[str, float] = {}                   # session -> when first seen without a browser
+        self.shown: dict[str, dict[str, str]] = {}  # session -> slot -> digest
+        self._gone: dict[str, float] = {}  # session -> when first seen without a browser
         self._connected, self._close, self._clock = connected, close, clock
         self._lock = threading.Lock()
 
@@ -89,7 +93,7 @@ class Registry:
     def _let_go(self, session: str, slot: str) -> None:
         slots = self.shown.get(session, {})
         slots.pop(slot, None)
-        if not slots:                       # only sessions that show an upload are watched
+        if not slots:  # only sessions that show an upload are watched
             self.shown.pop(session, None)
             self._gone.pop(session, None)
 
@@ -159,7 +163,7 @@ def _sweep_forever() -> None:
         time.sleep(SWEEP_S)
         try:
             held = sweep(held)
-        except Exception:       # one failed sweep must not end the sweeping
+        except Exception:  # one failed sweep must not end the sweeping
             _LOG.exception("sweeping uploads failed")
 
 
@@ -220,7 +224,7 @@ def trace(spec: dict, parse: Callable[[bytes], Trace]) -> Trace | None:
     if (parsed := upload.traces.get(key)) is not None:
         return parsed
     with _turn(upload.data):
-        if (parsed := upload.traces.get(key)) is None:         # parsed while this one waited
+        if (parsed := upload.traces.get(key)) is None:  # parsed while this one waited
             with st.spinner("Parsing the trace…"):
                 parsed = parse(upload.data)
             REGISTRY.keep_trace(digest, key, parsed)
@@ -237,7 +241,7 @@ class ParseQueue:
     its place up; ``waiting(n)`` is called each time the number of parses before it changes."""
 
     def __init__(self) -> None:
-        self._line: list[object] = []       # the first parses; the rest wait in order
+        self._line: list[object] = []  # the first parses; the rest wait in order
         self._moved = threading.Condition()
 
     @contextmanager
@@ -283,5 +287,4 @@ def waiting_text(ahead: int) -> str:
     """What a viewer whose upload waits reads, with ``ahead`` parses before theirs."""
     if ahead == 1:
         return "Another upload is being parsed; yours is next. This page goes on by itself."
-    return (f"Another upload is being parsed and {ahead - 1} more are waiting before yours. This page goes on "
-            "by itself.")
+    return f"Another upload is being parsed and {ahead - 1} more are waiting before yours. This page goes on by itself."

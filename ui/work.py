@@ -27,8 +27,11 @@ def confirm_cost(cost: budget.Cost, key: str) -> None:
     token = f"{key}:{cost}"
     if token in confirmed:
         return
-    st.info(f"This view is expensive — {plain(cost.describe())}. Reduce {plain(cost.knob)} for an instant "
-            "view, or run it as it is.", icon=":material/hourglass_top:")
+    st.info(
+        f"This view is expensive — {plain(cost.describe())}. Reduce {plain(cost.knob)} for an instant "
+        "view, or run it as it is.",
+        icon=":material/hourglass_top:",
+    )
     # The click is recorded by a callback, before the rerun it causes: a rerun that restarts the
     # script (ensure_navigation) would otherwise lose the button's one-run True.
     st.button("Run it", key=f"{key}_confirm", type="primary", on_click=confirmed.add, args=(token,))

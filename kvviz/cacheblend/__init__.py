@@ -1,1 +1,2 @@
-"""CacheBlend on the record-world model: the numpy model, its world and training, the blend and its report and figures."""
+"""CacheBlend on the record-world model: the numpy model, its world and training, the blend, its report and
+figures."""

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kvviz.common import hardware as hw
-from kvviz.common.errors import require
 from kvviz.cacheblend.model import Model, attend, causal_mask, finish, forward, merge_heads, qkv, rope, unembed
 from kvviz.cacheblend.record_world import QUERY, Documents, check_chunk_len, chunk_ids, cut_records
+from kvviz.common import hardware as hw
+from kvviz.common.errors import require
 
 METHODS = ("full_prefill", "full_reuse", "prefix", "cacheblend", "random")
 GRADUAL = (1.25, 0.75)  # first and last multiple of r·N kept after layers 0 .. L-2 (lecture notes)
@@ -44,20 +44,36 @@ class Variant:
     label: str
     source: str
     first_rank_layer: int
-    metric: str         # deviation used at layers >= 1: "kv", "v" or "k"
+    metric: str  # deviation used at layers >= 1: "kv", "v" or "k"
     gradual: bool
 
 
 VARIANTS = {
-    "paper": Variant("paper", "Paper: gradual filtering, ‖ΔK‖²+‖ΔV‖²",
-                     "paper §4.3 and lecture notes: layer-0 attention deviation picks 1.25·r·N, "
-                     "then KV deviation keeps 1.0·r·N, 0.75·r·N", 0, "kv", True),
-    "v_layer1": Variant("v_layer1", "Prototype / LMCache v0: one pick at layer 1, ‖ΔV‖²",
-                        "YaoJiayi/CacheBlend and LMCache v0: layers 0-1 in full, one selection of r·N "
-                        "at layer 1 by V deviation", 1, "v", False),
-    "k_layer1": Variant("k_layer1", "LMCache v1: one pick at layer 1, ‖ΔK‖² (after RoPE)",
-                        "LMCache v1 LMCBlender: layers 0-1 in full, one selection of r·N at layer 1 by "
-                        "post-RoPE K deviation", 1, "k", False),
+    "paper": Variant(
+        "paper",
+        "Paper: gradual filtering, ‖ΔK‖²+‖ΔV‖²",
+        "paper §4.3 and lecture notes: layer-0 attention deviation picks 1.25·r·N, "
+        "then KV deviation keeps 1.0·r·N, 0.75·r·N",
+        0,
+        "kv",
+        True,
+    ),
+    "v_layer1": Variant(
+        "v_layer1",
+        "Prototype / LMCache v0: one pick at layer 1, ‖ΔV‖²",
+        "YaoJiayi/CacheBlend and LMCache v0: layers 0-1 in full, one selection of r·N at layer 1 by V deviation",
+        1,
+        "v",
+        False,
+    ),
+    "k_layer1": Variant(
+        "k_layer1",
+        "LMCache v1: one pick at layer 1, ‖ΔK‖² (after RoPE)",
+        "LMCache v1 LMCBlender: layers 0-1 in full, one selection of r·N at layer 1 by post-RoPE K deviation",
+        1,
+        "k",
+        False,
+    ),
 }
 
 
@@ -85,6 +101,7 @@ class Blended:
 
 # ---- caches -----------------------------------------------------------------------------------
 
+
 def full_prefill_kv(model: Model, tokens: np.ndarray) -> KV:
     """The documents' KV under a normal causal prefill: the ground truth."""
     run = forward(model, tokens, record=True)
@@ -108,6 +125,7 @@ def chunk_kv(model: Model, tokens: np.ndarray, chunk_len: int) -> KV:
 
 
 # ---- selective recompute --------------------------------------------------------------------
+
 
 def n_tokens(fraction: float, n: int) -> int:
     """round(fraction · n), clipped to 0..n."""
@@ -142,9 +160,16 @@ def _deviation(metric: str, k_new, v_new, k_old, v_old) -> np.ndarray:
     return {"kv": dk + dv, "k": dk, "v": dv}[metric]
 
 
-def selective_recompute(model: Model, tokens: np.ndarray, reused: KV, chunk_len: int, keep: list[int | None],
-                        first: str = "attention", metric: str = "kv",
-                        rng: np.random.Generator | None = None) -> Blended:
+def selective_recompute(
+    model: Model,
+    tokens: np.ndarray,
+    reused: KV,
+    chunk_len: int,
+    keep: list[int | None],
+    first: str = "attention",
+    metric: str = "kv",
+    rng: np.random.Generator | None = None,
+) -> Blended:
     """Recompute a shrinking set of tokens layer by layer over the reused cache.
 
     All tokens enter layer 0, where the cached K, V are already exact. After layer l, when
@@ -176,7 +201,7 @@ def selective_recompute(model: Model, tokens: np.ndarray, reused: KV, chunk_len:
             else:
                 score = _deviation(metric, k_new, v_new, k_old, v_old)
             scores[layer_i, rows, idx] = score
-            top = np.sort(np.argsort(-score, axis=1, kind="stable")[:, :keep[layer_i]], axis=1)
+            top = np.sort(np.argsort(-score, axis=1, kind="stable")[:, : keep[layer_i]], axis=1)
             h, out, idx = np.take_along_axis(h, top[..., None], 1), _gather(out, top), idx[rows, top]
         if layer_i == 0:  # layer-0 K, V are exact: only the tokens carried forward count
             computed[0, rows, idx] = True
@@ -192,18 +217,22 @@ def _first_score(first: str, q, kv: KV, idx, out, chunk, rng) -> np.ndarray:
         return (rng or np.random.default_rng(0)).random(idx.shape)
     if first == "prefix":
         return (chunk[idx] > 0).astype(float)
-    same_chunk = chunk[None, :] == chunk[:, None]                                # [N, N]
+    same_chunk = chunk[None, :] == chunk[:, None]  # [N, N]
     allowed = (np.arange(len(chunk))[None, None, :] <= idx[:, :, None]) & same_chunk[idx]
     out_local, _ = attend(q, kv.k[0], kv.v[0], allowed)
     return np.sum((merge_heads(out) - merge_heads(out_local)) ** 2, axis=-1)
 
 
-def blend(model: Model, tokens: np.ndarray, chunk_len: int, ratio: float, variant: str = "paper",
-          reused: KV | None = None) -> Blended:
+def blend(
+    model: Model, tokens: np.ndarray, chunk_len: int, ratio: float, variant: str = "paper", reused: KV | None = None
+) -> Blended:
     """CacheBlend over documents ``tokens`` [D, N] with recompute ratio ``ratio``."""
     check_ratio(ratio)
-    require(variant in VARIANTS, f"unknown selection variant '{variant}'; choose one of {', '.join(VARIANTS)}",
-            field="variant")
+    require(
+        variant in VARIANTS,
+        f"unknown selection variant '{variant}'; choose one of {', '.join(VARIANTS)}",
+        field="variant",
+    )
     var = VARIANTS[variant]
     reused = chunk_kv(model, tokens, chunk_len) if reused is None else reused
     keep = keep_schedule(var, ratio, tokens.shape[1], model.config.n_layers)
@@ -211,11 +240,13 @@ def blend(model: Model, tokens: np.ndarray, chunk_len: int, ratio: float, varian
 
 
 def check_ratio(ratio: float) -> None:
-    require(np.isfinite(ratio) and 0.0 <= ratio <= 1.0, f"recompute ratio must be in [0, 1], got {ratio}",
-            field="ratio")
+    require(
+        np.isfinite(ratio) and 0.0 <= ratio <= 1.0, f"recompute ratio must be in [0, 1], got {ratio}", field="ratio"
+    )
 
 
 # ---- answering the questions ----------------------------------------------------------------
+
 
 def answer(model: Model, kv: KV, docs: Documents) -> np.ndarray:
     """Every record of every document asked over the cache ``kv``: the predicted tokens [D, R]."""
@@ -231,7 +262,7 @@ def answer_logits(model: Model, kv: KV, docs: Documents) -> np.ndarray:
     """
     config, (d_docs, n) = model.config, docs.tokens.shape
     r = docs.n_records
-    q_tokens = np.concatenate([np.full((d_docs, 1), QUERY), docs.keys], axis=1)          # [D, 1 + R]
+    q_tokens = np.concatenate([np.full((d_docs, 1), QUERY), docs.keys], axis=1)  # [D, 1 + R]
     positions = np.r_[n, np.full(r, n + 1)]
     own = np.eye(1 + r, dtype=bool)
     own[:, 0] = True
@@ -240,13 +271,15 @@ def answer_logits(model: Model, kv: KV, docs: Documents) -> np.ndarray:
     for layer_i in range(config.n_layers):
         layer = model.layer(layer_i)
         _, _, q, k, v = qkv(layer, h, positions, config)
-        out, _ = attend(q, np.concatenate([kv.k[layer_i], k], axis=2), np.concatenate([kv.v[layer_i], v], axis=2),
-                        allowed)
+        out, _ = attend(
+            q, np.concatenate([kv.k[layer_i], k], axis=2), np.concatenate([kv.v[layer_i], v], axis=2), allowed
+        )
         h = finish(layer, h, out, config)[0]
     return unembed(model, h[:, 1:])[0]
 
 
 # ---- evaluation over many documents ---------------------------------------------------------
+
 
 @dataclass
 class Setup:
@@ -269,8 +302,9 @@ def setup(model: Model, docs: Documents, chunk_len: int, full: KV | None = None)
     return Setup(docs, chunk_len, full, chunk_kv(model, docs.tokens, chunk_len))
 
 
-def method_kv(model: Model, s: Setup, method: str, ratio: float = 0.0, variant: str = "paper",
-              seed: int = 0) -> tuple[KV, float, Blended | None]:
+def method_kv(
+    model: Model, s: Setup, method: str, ratio: float = 0.0, variant: str = "paper", seed: int = 0
+) -> tuple[KV, float, Blended | None]:
     """The cache a method answers from, the share of document tokens it recomputes, and its selection."""
     check_ratio(ratio)
     require(method in METHODS, f"unknown method '{method}'; choose from {', '.join(METHODS)}", field="method")
@@ -285,8 +319,9 @@ def method_kv(model: Model, s: Setup, method: str, ratio: float = 0.0, variant: 
         return res.kv, keep[0] / n, res
     if method == "random":
         keep = [n_tokens(ratio, n)] + [None] * (layers - 1)
-        res = selective_recompute(model, s.docs.tokens, s.reused, s.chunk_len, keep, first="random",
-                                  rng=np.random.default_rng(seed))
+        res = selective_recompute(
+            model, s.docs.tokens, s.reused, s.chunk_len, keep, first="random", rng=np.random.default_rng(seed)
+        )
         return res.kv, ratio, res
     res = blend(model, s.docs.tokens, s.chunk_len, ratio, variant, reused=s.reused)
     return res.kv, ratio, res
@@ -294,13 +329,21 @@ def method_kv(model: Model, s: Setup, method: str, ratio: float = 0.0, variant: 
 
 def accuracy_row(correct: np.ndarray, cut: np.ndarray) -> dict[str, float]:
     """Answer accuracy on cut records, uncut records and all records (NaN where there are none)."""
+
     def mean(x: np.ndarray) -> float:
         return float(np.mean(x)) if x.size else float("nan")
+
     return {"acc_cut": mean(correct[:, cut]), "acc_uncut": mean(correct[:, ~cut]), "acc_all": mean(correct)}
 
 
-def evaluate(model: Model, s: Setup, ratios: tuple[float, ...], methods: tuple[str, ...] = METHODS,
-             variant: str = "paper", seed: int = 0):
+def evaluate(
+    model: Model,
+    s: Setup,
+    ratios: tuple[float, ...],
+    methods: tuple[str, ...] = METHODS,
+    variant: str = "paper",
+    seed: int = 0,
+):
     """Accuracy of each method; CacheBlend and random once per ratio, the others once.
 
     Returns a DataFrame with columns ``method, ratio, acc_cut, acc_uncut, acc_all``; ``ratio``
@@ -313,7 +356,7 @@ def evaluate(model: Model, s: Setup, ratios: tuple[float, ...], methods: tuple[s
         check_ratio(ratio)
     rows = []
     for method in methods:
-        for ratio in (ratios if method in ("cacheblend", "random") else (0.0,)):
+        for ratio in ratios if method in ("cacheblend", "random") else (0.0,):
             kv, used, _ = method_kv(model, s, method, ratio, variant, seed)
             correct = answer(model, kv, s.docs) == s.docs.values
             rows.append({"method": method, "ratio": used, **accuracy_row(correct, s.cut)})
@@ -321,6 +364,7 @@ def evaluate(model: Model, s: Setup, ratios: tuple[float, ...], methods: tuple[s
 
 
 # ---- deviation statistics (the paper's two insights) ----------------------------------------
+
 
 def kv_deviation(a: KV, b: KV) -> np.ndarray:
     """Per-token ||ΔK||² + ||ΔV||² between two caches, by layer: [L, D, N]."""
@@ -353,23 +397,33 @@ class DeviationStats:
     catch_final: float
 
 
-def deviation_stats(model: Model, s: Setup, ratio: float, variant: str = "paper",
-                    top_fraction: float = 0.15, blended: Blended | None = None) -> DeviationStats:
+def deviation_stats(
+    model: Model,
+    s: Setup,
+    ratio: float,
+    variant: str = "paper",
+    top_fraction: float = 0.15,
+    blended: Blended | None = None,
+) -> DeviationStats:
     """The two insights of §4 measured on full reuse, and what CacheBlend's selection catches
     (pass ``blended`` if CacheBlend already ran on ``s`` with this ratio and variant)."""
-    dev = kv_deviation(s.reused, s.full)                                      # [L, D, N]
+    dev = kv_deviation(s.reused, s.full)  # [L, D, N]
     n = dev.shape[2]
-    total = dev.sum(axis=0)                                                   # [D, N]
-    top = np.sort(total, axis=1)[:, ::-1][:, :n_tokens(top_fraction, n)].sum(axis=1)
+    total = dev.sum(axis=0)  # [D, N]
+    top = np.sort(total, axis=1)[:, ::-1][:, : n_tokens(top_fraction, n)].sum(axis=1)
     share = float(np.mean(top / np.maximum(total.sum(axis=1), 1e-30)))
     later = slice(min(s.chunk_len, n - 1), n)
-    spearman = {(l, l + 1): float(np.nanmean(spearman_rows(dev[l, :, later], dev[l + 1, :, later])))
-                for l in range(1, dev.shape[0] - 1)}
+    spearman = {
+        (i, i + 1): float(np.nanmean(spearman_rows(dev[i, :, later], dev[i + 1, :, later])))
+        for i in range(1, dev.shape[0] - 1)
+    }
     res = blend(model, s.docs.tokens, s.chunk_len, ratio, variant, reused=s.reused) if blended is None else blended
     values = 2 * np.flatnonzero(s.cut) + 1
     first = res.computed[VARIANTS[variant].first_rank_layer + 1] if dev.shape[0] > 1 else res.computed[0]
-    catch = (float(np.mean(first[:, values])) if values.size else float("nan"),
-             float(np.mean(res.computed[-1][:, values])) if values.size else float("nan"))
+    catch = (
+        float(np.mean(first[:, values])) if values.size else float("nan"),
+        float(np.mean(res.computed[-1][:, values])) if values.size else float("nan"),
+    )
     return DeviationStats(top_fraction, share, spearman, *catch)
 
 
@@ -402,10 +456,12 @@ class ServingModel:
 
 
 SERVING_MODELS = {
-    "7B MHA": ServingModel("LLaMA-7B (MHA, 32 KV heads) on 1×A40", hw.model("llama-2-7b"),
-                           hw.Compute(hw.gpu("a40"), CONTROLLER_MFU, 1)),
-    "70B GQA": ServingModel("LLaMA-70B (GQA, 8 KV heads) on 2×A40", hw.model("llama-3.1-70b"),
-                            hw.Compute(hw.gpu("a40"), CONTROLLER_MFU, 2)),
+    "7B MHA": ServingModel(
+        "LLaMA-7B (MHA, 32 KV heads) on 1×A40", hw.model("llama-2-7b"), hw.Compute(hw.gpu("a40"), CONTROLLER_MFU, 1)
+    ),
+    "70B GQA": ServingModel(
+        "LLaMA-70B (GQA, 8 KV heads) on 2×A40", hw.model("llama-3.1-70b"), hw.Compute(hw.gpu("a40"), CONTROLLER_MFU, 2)
+    ),
 }
 DEVICES_GBPS = {"NVMe SSD (4.8 GB/s)": 4.8, "CPU DRAM over PCIe 4 (25 GB/s)": 25.0, "10 Gb/s network": 1.25}
 
@@ -436,7 +492,9 @@ def plan(load: float, prefill: float, n_layers: int, r_min: float = R_MIN) -> Co
     return ControllerResult(load, prefill, ratio, min(blended, full), full, blended < full)
 
 
-def loading_controller(model: ServingModel, tokens: int, bandwidth_gbps: float, r_min: float = R_MIN) -> ControllerResult:
+def loading_controller(
+    model: ServingModel, tokens: int, bandwidth_gbps: float, r_min: float = R_MIN
+) -> ControllerResult:
     """The controller for a served model reading ``tokens`` tokens of KV at ``bandwidth_gbps`` GB/s."""
     require(tokens >= 1, f"context length must be at least 1 token, got {tokens}", field="tokens")
     require(bandwidth_gbps > 0, f"bandwidth must be positive, got {bandwidth_gbps}", field="bandwidth")
@@ -445,6 +503,7 @@ def loading_controller(model: ServingModel, tokens: int, bandwidth_gbps: float, 
 
 
 # ---- one document, for the page -------------------------------------------------------------
+
 
 @dataclass
 class DocumentView:
@@ -463,8 +522,9 @@ class DocumentView:
     dev_blend: np.ndarray
 
 
-def inspect_document(model: Model, docs: Documents, chunk_len: int, ratio: float, variant: str = "paper",
-                     seed: int = 0) -> DocumentView:
+def inspect_document(
+    model: Model, docs: Documents, chunk_len: int, ratio: float, variant: str = "paper", seed: int = 0
+) -> DocumentView:
     """Everything the token strip and the deviation heatmap show, for the first of ``docs``."""
     from kvviz.cacheblend.record_world import is_value, token_text
 
@@ -480,9 +540,16 @@ def inspect_document(model: Model, docs: Documents, chunk_len: int, ratio: float
         answers[label] = said
     cut_value = np.zeros(n, dtype=bool)
     cut_value[1::2] = s.cut
-    return DocumentView([token_text(int(t)) for t in tokens], is_value(tokens), cut_value,
-                        blended.computed[:, 0], blended.scores[:, 0], answers,
-                        kv_deviation(s.reused, s.full)[:, 0], kv_deviation(blended.kv, s.full)[:, 0])
+    return DocumentView(
+        [token_text(int(t)) for t in tokens],
+        is_value(tokens),
+        cut_value,
+        blended.computed[:, 0],
+        blended.scores[:, 0],
+        answers,
+        kv_deviation(s.reused, s.full)[:, 0],
+        kv_deviation(blended.kv, s.full)[:, 0],
+    )
 
 
 # ---- the lecture notes' setting -------------------------------------------------------------
@@ -497,12 +564,20 @@ def lecture_numbers(model: Model, docs: Documents) -> dict[str, float]:
     runs = {m: method_kv(model, s, m, r, var) for m in ("full_prefill", "full_reuse", "cacheblend", "random")}
     acc = {m: accuracy_row(answer(model, kv, docs) == docs.values, s.cut) for m, (kv, _, _) in runs.items()}
     short = setup(model, docs, LECTURE["short_chunk"], full=s.full)
-    short_acc = accuracy_row(answer(model, method_kv(model, short, "cacheblend", r, var)[0], docs) == docs.values,
-                             short.cut)
+    short_acc = accuracy_row(
+        answer(model, method_kv(model, short, "cacheblend", r, var)[0], docs) == docs.values, short.cut
+    )
     stats = deviation_stats(model, s, r, var, blended=runs["cacheblend"][2])
     pairs = list(stats.spearman.values())
-    return {"full_prefill_all": acc["full_prefill"]["acc_all"], "full_reuse_cut": acc["full_reuse"]["acc_cut"],
-            "full_reuse_uncut": acc["full_reuse"]["acc_uncut"], "cacheblend_cut": acc["cacheblend"]["acc_cut"],
-            "random_cut": acc["random"]["acc_cut"], "short_cacheblend_cut": short_acc["acc_cut"],
-            "top_share": stats.top_share, "spearman_min": min(pairs), "spearman_max": max(pairs),
-            "catch_first": stats.catch_first}
+    return {
+        "full_prefill_all": acc["full_prefill"]["acc_all"],
+        "full_reuse_cut": acc["full_reuse"]["acc_cut"],
+        "full_reuse_uncut": acc["full_reuse"]["acc_uncut"],
+        "cacheblend_cut": acc["cacheblend"]["acc_cut"],
+        "random_cut": acc["random"]["acc_cut"],
+        "short_cacheblend_cut": short_acc["acc_cut"],
+        "top_share": stats.top_share,
+        "spearman_min": min(pairs),
+        "spearman_max": max(pairs),
+        "catch_first": stats.catch_first,
+    }

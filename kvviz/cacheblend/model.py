@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kvviz.common.errors import InputError
 from kvviz.cacheblend.record_world import VOCAB
+from kvviz.common.errors import InputError
 
 WEIGHTS = Path(__file__).resolve().parent / "data" / "record_world.npz"
 """The shipped weights: package data, so an installed ``kvviz`` finds them as a checkout does."""
@@ -64,8 +64,8 @@ class Model:
 class LayerRecord:
     """What one block computed, for every token: inputs and outputs of each step.
 
-    ``q``, ``k`` (after RoPE), ``v`` are [B, heads, T, head_dim]; ``attn`` is [B, heads, T_query, T_key]; ``h_in``/``h_mid`` are the
-    residual stream before the attention and before the MLP. The rest is what backprop needs.
+    ``q``, ``k`` (after RoPE), ``v`` are [B, heads, T, head_dim]; ``attn`` is [B, heads, T_query, T_key];
+    ``h_in``/``h_mid`` are the residual stream before the attention and before the MLP. The rest is what backprop needs.
     """
 
     h_in: np.ndarray
@@ -109,15 +109,23 @@ def init_params(config: Config, seed: int = 0) -> dict[str, np.ndarray]:
     out = 1 / np.sqrt(2 * config.n_layers)
     params = {"embed": rng.normal(0, 1.0, (config.vocab, d))}
     for i in range(config.n_layers):
-        params |= {f"l{i}.attn_norm": np.ones(d), f"l{i}.mlp_norm": np.ones(d),
-                   f"l{i}.wq": normal(d, (d, d)), f"l{i}.wk": normal(d, (d, d)), f"l{i}.wv": normal(d, (d, d)),
-                   f"l{i}.wo": normal(d, (d, d), out), f"l{i}.w_gate": normal(d, (d, f)),
-                   f"l{i}.w_up": normal(d, (d, f)), f"l{i}.w_down": normal(f, (f, d), out)}
+        params |= {
+            f"l{i}.attn_norm": np.ones(d),
+            f"l{i}.mlp_norm": np.ones(d),
+            f"l{i}.wq": normal(d, (d, d)),
+            f"l{i}.wk": normal(d, (d, d)),
+            f"l{i}.wv": normal(d, (d, d)),
+            f"l{i}.wo": normal(d, (d, d), out),
+            f"l{i}.w_gate": normal(d, (d, f)),
+            f"l{i}.w_up": normal(d, (d, f)),
+            f"l{i}.w_down": normal(f, (f, d), out),
+        }
     params |= {"final_norm": np.ones(d), "head": normal(d, (d, config.vocab))}
     return {k: v.astype(np.float32) for k, v in params.items()}
 
 
 # ---- the pieces -----------------------------------------------------------------------------
+
 
 def rmsnorm(x: np.ndarray, gain: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
     """x / rms(x) · gain, and the factor 1/rms(x) [..., 1] (backprop needs it)."""
@@ -135,9 +143,9 @@ def rope(x: np.ndarray, positions: np.ndarray, base: float) -> np.ndarray:
     half = x.shape[-1] // 2
     inv_freq = base ** (-np.arange(half, dtype=np.float64) / half)
     positions = np.asarray(positions, dtype=np.float64)
-    angle = positions[..., None] * inv_freq                                      # [(B,) T, half]
+    angle = positions[..., None] * inv_freq  # [(B,) T, half]
     if positions.ndim == 2:
-        angle = angle[:, None]                                                   # [B, 1, T, half]
+        angle = angle[:, None]  # [B, 1, T, half]
     cos, sin = np.cos(angle).astype(x.dtype), np.sin(angle).astype(x.dtype)
     x1, x2 = x[..., :half], x[..., half:]
     out = np.empty(np.broadcast_shapes(x.shape, cos.shape[:-1] + (2 * half,)), dtype=x.dtype)
@@ -183,8 +191,11 @@ def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray) -> 
     """
     weights = q @ k.swapaxes(-1, -2)
     weights *= q.dtype.type(1.0 / np.sqrt(q.shape[-1]))
-    weights += np.where(allowed, 0.0, -np.inf).astype(q.dtype)[:, None] if allowed.ndim == 3 else \
-        np.where(allowed, 0.0, -np.inf).astype(q.dtype)
+    weights += (
+        np.where(allowed, 0.0, -np.inf).astype(q.dtype)[:, None]
+        if allowed.ndim == 3
+        else np.where(allowed, 0.0, -np.inf).astype(q.dtype)
+    )
     weights -= weights.max(axis=-1, keepdims=True)
     np.exp(weights, out=weights)
     weights /= weights.sum(axis=-1, keepdims=True)
@@ -215,8 +226,14 @@ def unembed(model: Model, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 # ---- the forward pass -----------------------------------------------------------------------
 
-def forward(model: Model, tokens: np.ndarray, positions: np.ndarray | None = None,
-            allowed: np.ndarray | None = None, record: bool = False) -> Forward:
+
+def forward(
+    model: Model,
+    tokens: np.ndarray,
+    positions: np.ndarray | None = None,
+    allowed: np.ndarray | None = None,
+    record: bool = False,
+) -> Forward:
     """Run the model on ``tokens`` [B, T] (or [T]).
 
     ``positions`` default to 0..T-1 and ``allowed`` to the causal mask; a block-diagonal mask
@@ -227,7 +244,7 @@ def forward(model: Model, tokens: np.ndarray, positions: np.ndarray | None = Non
     positions = np.arange(n) if positions is None else positions
     allowed = causal_mask(n) if allowed is None else allowed
     config = model.config
-    h = model.params["embed"][tokens]                                            # [B, T, d]
+    h = model.params["embed"][tokens]  # [B, T, d]
     out = Forward(logits=np.zeros(0))
     for i in range(config.n_layers):
         layer = model.layer(i)
@@ -254,6 +271,7 @@ def document_kv(model: Model, tokens: np.ndarray) -> np.ndarray:
 
 # ---- weights on disk ------------------------------------------------------------------------
 
+
 def save_model(model: Model, path: str | Path) -> None:
     """Write an ``.npz`` with the parameters, the config and training info as JSON, and the loss."""
     meta = json.dumps({"config": asdict(model.config), "info": model.info})
@@ -275,8 +293,9 @@ def load_model(path: str | Path | None = None) -> Model:
         with np.load(path, allow_pickle=False) as data:
             meta = json.loads(str(data["__meta__"]))
             config = Config(**meta["config"])
-            names = ["embed", "final_norm", "head"] + [f"l{i}.{p}" for i in range(config.n_layers)
-                                                       for p in LAYER_PARAMS]
+            names = ["embed", "final_norm", "head"] + [
+                f"l{i}.{p}" for i in range(config.n_layers) for p in LAYER_PARAMS
+            ]
             params = {name: data[name].astype(np.float32) for name in names}
             loss = data["__loss__"] if "__loss__" in data.files else np.zeros(0)
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
@@ -291,6 +310,7 @@ def _check_shapes(model: Model, what: str, fix: str) -> None:
     for name, value in expected.items():
         got = model.params[name]
         if got.shape != value.shape or not np.all(np.isfinite(got)):
-            raise InputError(f"{what} has a bad '{name}' "
-                             f"(shape {got.shape}, expected {value.shape}, or not finite); {fix}",
-                             field="weights")
+            raise InputError(
+                f"{what} has a bad '{name}' (shape {got.shape}, expected {value.shape}, or not finite); {fix}",
+                field="weights",
+            )

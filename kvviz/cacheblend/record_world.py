@@ -1,9 +1,10 @@
 """The record world: documents of random key -> value records, and questions about them.
 
-The lecture notes' lecture 27 §0.4 (their demo ``blend_world.py``, not part of this repository): a document is ``k1 v1 k2 v2 ... k12 v12`` with a fresh
-mapping in every document, and the question ``? k`` asks for the value of one key. Nothing in
-the weights can know the answer: the model must read it from the context (an induction head:
-an early layer lets each value remember "the key before me", a later layer matches it).
+The lecture notes' lecture 27 §0.4 (their demo ``blend_world.py``, not part of this repository): a
+document is ``k1 v1 k2 v2 ... k12 v12`` with a fresh mapping in every document, and the question ``? k``
+asks for the value of one key. Nothing in the weights can know the answer: the model must read it from
+the context (an induction head: an early layer lets each value remember "the key before me", a later
+layer matches it).
 
 Tokens: ``?`` (id 0), 26 keys ``A``..``Z`` (ids 1..26), 26 values ``0``..``25`` (ids 27..52).
 Every document uses 12 distinct keys and 12 distinct values, so guessing among the values in
@@ -51,8 +52,11 @@ class Documents:
 
 def sample_documents(n: int, seed: int | np.random.Generator = 0, n_records: int = N_RECORDS) -> Documents:
     """``n`` fresh documents with distinct keys and distinct values in each (non-repeating)."""
-    require(1 <= n_records <= min(N_KEYS, N_VALUES), f"records per document must be 1..{min(N_KEYS, N_VALUES)}",
-            field="n_records")
+    require(
+        1 <= n_records <= min(N_KEYS, N_VALUES),
+        f"records per document must be 1..{min(N_KEYS, N_VALUES)}",
+        field="n_records",
+    )
     rng = np.random.default_rng(seed)
     keys = KEY0 + np.argsort(rng.random((n, N_KEYS)), axis=1)[:, :n_records]
     values = VALUE0 + np.argsort(rng.random((n, N_VALUES)), axis=1)[:, :n_records]
@@ -90,8 +94,9 @@ def _documents_with_repeats(rng: np.random.Generator, batch: int, n_records: int
     return Documents(tokens, keys, values)
 
 
-def training_batch(rng: np.random.Generator, batch: int, n_questions: int = 4, n_records: int = N_RECORDS,
-                   repeat_share: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+def training_batch(
+    rng: np.random.Generator, batch: int, n_questions: int = 4, n_records: int = N_RECORDS, repeat_share: float = 0.5
+) -> tuple[np.ndarray, np.ndarray]:
     """A training batch: fresh documents, each followed by ``n_questions`` questions.
 
     A share ``repeat_share`` of the documents repeat records (see ``_documents_with_repeats``);
@@ -103,13 +108,17 @@ def training_batch(rng: np.random.Generator, batch: int, n_questions: int = 4, n
     n_repeat = int(round(repeat_share * batch))
     plain = sample_documents(batch - n_repeat, rng, n_records)
     rep = _documents_with_repeats(rng, n_repeat, n_records)
-    docs = Documents(*(np.concatenate([a, b]) for a, b in zip((plain.tokens, plain.keys, plain.values),
-                                                                (rep.tokens, rep.keys, rep.values))))
+    docs = Documents(
+        *(
+            np.concatenate([a, b])
+            for a, b in zip((plain.tokens, plain.keys, plain.values), (rep.tokens, rep.keys, rep.values))
+        )
+    )
     asked = np.argsort(rng.random((batch, n_records)), axis=1)[:, :n_questions]
     tokens, answer_at, answers = with_questions(docs, asked)
     targets = np.full(tokens.shape, -1, dtype=np.int64)
     targets[:, answer_at] = answers
-    seen_before = np.triu(docs.keys[:, :, None] == docs.keys[:, None, :], 1).any(axis=1)   # [B, R]
+    seen_before = np.triu(docs.keys[:, :, None] == docs.keys[:, None, :], 1).any(axis=1)  # [B, R]
     key_pos = 2 * np.arange(n_records)
     targets[:, key_pos] = np.where(seen_before, docs.values, -1)
     return tokens, targets

@@ -13,16 +13,18 @@ import pandas as pd
 from kvviz.cacheblend import blend
 from kvviz.common import paper
 
-EXPLAIN = ("A **record-world** document is 12 random records `key value` (a fresh mapping every time); the "
-           "question `? key` asks for its value, so the model must read it from context: an *induction head* "
-           "lets each value remember the key before it, and a later layer matches the question's key. "
-           "For reuse, the document is cut into chunks whose KV is **precomputed as if each were a prefix** "
-           "(K then rotated to its real position, CacheBlend Appendix A). A value that starts a chunk never "
-           "saw its key, so its KV from layer 1 on is wrong. **CacheBlend** (EuroSys'25 §4) finds such tokens "
-           "cheaply: at layer 0 the cached K, V are exact, so comparing attention with and without the "
-           "chunk boundaries ranks tokens; it recomputes the top 1.25·r·N at layer 1, keeps the 1.0·r·N with "
-           "the largest ‖ΔK‖²+‖ΔV‖², then 0.75·r·N (gradual filtering): the high-KV-deviation (HKVD) tokens. "
-           "Question tokens are always computed.")
+EXPLAIN = (
+    "A **record-world** document is 12 random records `key value` (a fresh mapping every time); the "
+    "question `? key` asks for its value, so the model must read it from context: an *induction head* "
+    "lets each value remember the key before it, and a later layer matches the question's key. "
+    "For reuse, the document is cut into chunks whose KV is **precomputed as if each were a prefix** "
+    "(K then rotated to its real position, CacheBlend Appendix A). A value that starts a chunk never "
+    "saw its key, so its KV from layer 1 on is wrong. **CacheBlend** (EuroSys'25 §4) finds such tokens "
+    "cheaply: at layer 0 the cached K, V are exact, so comparing attention with and without the "
+    "chunk boundaries ranks tokens; it recomputes the top 1.25·r·N at layer 1, keeps the 1.0·r·N with "
+    "the largest ‖ΔK‖²+‖ΔV‖², then 0.75·r·N (gradual filtering): the high-KV-deviation (HKVD) tokens. "
+    "Question tokens are always computed."
+)
 
 NOTICE = [
     "Full reuse breaks only the **cut** records: their value starts a chunk and never saw its key, so the "
@@ -47,10 +49,20 @@ def controller_runs(preset: str, tokens: int) -> dict[str, blend.ControllerResul
 
 def controller_table(runs: dict[str, blend.ControllerResult]) -> pd.DataFrame:
     """One row per device: load and recompute per layer, the ratio picked, TTFT with and without."""
-    return pd.DataFrame([{"device": d.split(" (")[0], "load ms": 1e3 * r.load,
-                          "recompute ms": 1e3 * r.ratio * r.prefill, "picked r": r.ratio,
-                          "TTFT blend s": r.ttft_blend, "TTFT prefill s": r.ttft_full,
-                          "reuse pays": "yes" if r.reuse_pays else "no"} for d, r in runs.items()])
+    return pd.DataFrame(
+        [
+            {
+                "device": d.split(" (")[0],
+                "load ms": 1e3 * r.load,
+                "recompute ms": 1e3 * r.ratio * r.prefill,
+                "picked r": r.ratio,
+                "TTFT blend s": r.ttft_blend,
+                "TTFT prefill s": r.ttft_full,
+                "reuse pays": "yes" if r.reuse_pays else "no",
+            }
+            for d, r in runs.items()
+        ]
+    )
 
 
 def pct(x: float) -> str:
@@ -67,25 +79,37 @@ def paper_rows(ours: dict[str, float]) -> list[dict[str, str]]:
     return [
         pct_row("Full prefill, all records", 1.0, "full_prefill_all", 0.02),
         pct_row("Full reuse, cut records (chance 1/12 = 8.3%)", 0.088, "full_reuse_cut", 0.25),
-        paper.check("Full reuse, uncut records", "unaffected", pct(ours["full_reuse_uncut"]),
-                  ours["full_reuse_uncut"] >= 0.98 * ours["full_prefill_all"], "within 2% of full prefill's accuracy"),
+        paper.check(
+            "Full reuse, uncut records",
+            "unaffected",
+            pct(ours["full_reuse_uncut"]),
+            ours["full_reuse_uncut"] >= 0.98 * ours["full_prefill_all"],
+            "within 2% of full prefill's accuracy",
+        ),
         pct_row("CacheBlend r = 20%, cut records", 0.994, "cacheblend_cut", 0.02),
         pct_row("Random 20%, cut records", 0.21, "random_cut", 0.25),
         pct_row("CacheBlend r = 20%, chunk length 3, cut records", 0.81, "short_cacheblend_cut", 0.1),
         pct_row("Deviation carried by the top 15% of tokens", 0.98, "top_share", 0.03),
-        paper.check("Rank correlation of deviation, adjacent layers", "0.88–0.93", f"{lo:.2f}–{hi:.2f}",
-                  0.88 <= lo and hi <= 0.93, "every adjacent pair within 0.88–0.93"),
+        paper.check(
+            "Rank correlation of deviation, adjacent layers",
+            "0.88–0.93",
+            f"{lo:.2f}–{hi:.2f}",
+            0.88 <= lo and hi <= 0.93,
+            "every adjacent pair within 0.88–0.93",
+        ),
         pct_row("Cut values caught by the layer-0 selection", 0.99, "catch_first", 0.02),
     ]
 
 
 def paper_note(n_docs: int) -> str:
     """Where the paper column comes from, what this column ran, and where the two differ."""
-    return ("Paper column: lecture 27 §5 (CMU 11-868 LLM Systems, Junchen Jiang's guest lecture on KV caches; its own "
-            "record-world model and code; the CacheBlend paper itself "
-            "reports 2.2–3.3× lower TTFT at ≤0.02 F1 loss on real RAG data). This column: the shipped weights, "
-            f"{n_docs} fresh documents × 12 questions, chunk length 5, r = 20%, paper variant. **Where they differ:** "
-            "this model answers cut records *below* chance under full reuse (it picks another record's value), and its "
-            "deviation is less concentrated (chunk-start keys deviate as much as cut values), so 20% recovers a little "
-            "less than the notes' 99.4%. Rank correlation uses layers 1–3 and tokens after the first chunk (layer 0's "
-            "cached KV is exact); it is low between layers 1 and 2, where all deviations are still small.")
+    return (
+        "Paper column: lecture 27 §5 (CMU 11-868 LLM Systems, Junchen Jiang's guest lecture on KV caches; its own "
+        "record-world model and code; the CacheBlend paper itself "
+        "reports 2.2–3.3× lower TTFT at ≤0.02 F1 loss on real RAG data). This column: the shipped weights, "
+        f"{n_docs} fresh documents × 12 questions, chunk length 5, r = 20%, paper variant. **Where they differ:** "
+        "this model answers cut records *below* chance under full reuse (it picks another record's value), and its "
+        "deviation is less concentrated (chunk-start keys deviate as much as cut values), so 20% recovers a little "
+        "less than the notes' 99.4%. Rank correlation uses layers 1–3 and tokens after the first chunk (layer 0's "
+        "cached KV is exact); it is low between layers 1 and 2, where all deviations are still small."
+    )

@@ -28,7 +28,16 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from kvviz.cacheblend.model import (
-    WEIGHTS, Config, LayerRecord, Model, forward, init_params, merge_heads, rope, save_model, split_heads,
+    WEIGHTS,
+    Config,
+    LayerRecord,
+    Model,
+    forward,
+    init_params,
+    merge_heads,
+    rope,
+    save_model,
+    split_heads,
 )
 from kvviz.cacheblend.record_world import N_RECORDS, sample_documents, training_batch, with_questions
 
@@ -57,10 +66,11 @@ class Recipe:
 
 # ---- backward -------------------------------------------------------------------------------
 
+
 def rmsnorm_backward(dy: np.ndarray, x: np.ndarray, r: np.ndarray, gain: np.ndarray):
     """Gradients of y = x · r · gain (r = 1/rms(x)) with respect to x and gain."""
     dxhat = dy * gain
-    dx = r * dxhat - r ** 3 * x * np.mean(dxhat * x, axis=-1, keepdims=True)
+    dx = r * dxhat - r**3 * x * np.mean(dxhat * x, axis=-1, keepdims=True)
     return dx, np.sum(dy * x * r, axis=tuple(range(dy.ndim - 1)))
 
 
@@ -69,8 +79,9 @@ def _outer(x: np.ndarray, dy: np.ndarray) -> np.ndarray:
     return x.reshape(-1, x.shape[-1]).T @ dy.reshape(-1, dy.shape[-1])
 
 
-def _block_backward(layer: dict, rec: LayerRecord, dh: np.ndarray, positions: np.ndarray,
-                    config: Config, grads: dict, prefix: str) -> np.ndarray:
+def _block_backward(
+    layer: dict, rec: LayerRecord, dh: np.ndarray, positions: np.ndarray, config: Config, grads: dict, prefix: str
+) -> np.ndarray:
     """Backprop one block: dh is the gradient at the block's output; returns it at its input."""
     # MLP: h_out = h_mid + (silu(gate) · up) @ w_down
     sig = 1.0 / (1.0 + np.exp(-rec.gate))
@@ -85,7 +96,7 @@ def _block_backward(layer: dict, rec: LayerRecord, dh: np.ndarray, positions: np
     dh_mid = dh + dx
     # attention: h_mid = h_in + merge(attn · v) @ wo
     grads[prefix + "wo"] = _outer(rec.o, dh_mid)
-    do = split_heads(dh_mid @ layer["wo"].T, config.n_heads)                     # [B, H, T, hd]
+    do = split_heads(dh_mid @ layer["wo"].T, config.n_heads)  # [B, H, T, hd]
     dv = rec.attn.swapaxes(-1, -2) @ do
     dweights = do @ rec.v.swapaxes(-1, -2)
     dscores = rec.attn * (dweights - np.sum(dweights * rec.attn, axis=-1, keepdims=True))
@@ -94,7 +105,10 @@ def _block_backward(layer: dict, rec: LayerRecord, dh: np.ndarray, positions: np
     dk = rope(dscores.swapaxes(-1, -2) @ rec.q, -positions, config.rope_base)
     dq, dk, dv = merge_heads(dq), merge_heads(dk), merge_heads(dv)
     grads[prefix + "wq"], grads[prefix + "wk"], grads[prefix + "wv"] = (
-        _outer(rec.a, dq), _outer(rec.a, dk), _outer(rec.a, dv))
+        _outer(rec.a, dq),
+        _outer(rec.a, dk),
+        _outer(rec.a, dv),
+    )
     da = dq @ layer["wq"].T + dk @ layer["wk"].T + dv @ layer["wv"].T
     dx, grads[prefix + "attn_norm"] = rmsnorm_backward(da, rec.h_in, rec.r_attn, layer["attn_norm"])
     return dh_mid + dx
@@ -105,7 +119,7 @@ def loss_and_grads(model: Model, tokens: np.ndarray, targets: np.ndarray) -> tup
     every parameter, and the accuracy there."""
     run = forward(model, tokens, record=True)
     mask = targets >= 0
-    logits = run.logits[mask]                                                    # [M, V]
+    logits = run.logits[mask]  # [M, V]
     shifted = logits - logits.max(axis=-1, keepdims=True)
     probs = np.exp(shifted)
     probs /= probs.sum(axis=-1, keepdims=True)
@@ -118,8 +132,7 @@ def loss_and_grads(model: Model, tokens: np.ndarray, targets: np.ndarray) -> tup
     probs[rows, wanted] -= 1.0
     dlogits[mask] = probs / len(logits)
     grads["head"] = _outer(run.h_out * run.r_final * params["final_norm"], dlogits)
-    dh, grads["final_norm"] = rmsnorm_backward(dlogits @ params["head"].T, run.h_out, run.r_final,
-                                               params["final_norm"])
+    dh, grads["final_norm"] = rmsnorm_backward(dlogits @ params["head"].T, run.h_out, run.r_final, params["final_norm"])
     positions = np.arange(tokens.shape[1])
     for i in reversed(range(model.config.n_layers)):
         dh = _block_backward(model.layer(i), run.layers[i], dh, positions, model.config, grads, f"l{i}.")
@@ -129,6 +142,7 @@ def loss_and_grads(model: Model, tokens: np.ndarray, targets: np.ndarray) -> tup
 
 
 # ---- optimiser and loop ---------------------------------------------------------------------
+
 
 def learning_rate(step: int, recipe: Recipe) -> float:
     """Linear warm-up, then cosine decay to ``min_lr_frac`` of the peak."""
@@ -150,7 +164,7 @@ class Adam:
         norm = math.sqrt(sum(float(np.sum(g * g)) for g in grads.values()))
         scale = min(1.0, clip / (norm + 1e-12))
         self.t += 1
-        c1, c2 = 1 - self.beta1 ** self.t, 1 - self.beta2 ** self.t
+        c1, c2 = 1 - self.beta1**self.t, 1 - self.beta2**self.t
         for name, g in grads.items():
             g = g * scale
             self.m[name] = self.beta1 * self.m[name] + (1 - self.beta1) * g
@@ -172,8 +186,9 @@ def answer_accuracy(model: Model, n_docs: int = 500, seed: int = 12345) -> float
     return correct / (docs.n * docs.n_records)
 
 
-def train(recipe: Recipe, config: Config = Config(), log=print, checkpoint: Path | None = None,
-          checkpoint_every: int = 1000) -> Model:
+def train(
+    recipe: Recipe, config: Config = Config(), log=print, checkpoint: Path | None = None, checkpoint_every: int = 1000
+) -> Model:
     """Train from scratch; ``log`` gets a progress line every 100 steps."""
     model = Model(config, init_params(config, recipe.seed))
     rng = np.random.default_rng(recipe.seed + 1)
@@ -182,17 +197,20 @@ def train(recipe: Recipe, config: Config = Config(), log=print, checkpoint: Path
     start, smooth = time.perf_counter(), None
     for step in range(recipe.steps):
         n_records = int(rng.integers(recipe.min_records, N_RECORDS + 1))
-        tokens, targets = training_batch(rng, recipe.batch, min(recipe.n_questions, n_records), n_records,
-                                         recipe.repeat_share)
+        tokens, targets = training_batch(
+            rng, recipe.batch, min(recipe.n_questions, n_records), n_records, recipe.repeat_share
+        )
         loss, grads, acc = loss_and_grads(model, tokens, targets)
         adam.step(model.params, grads, learning_rate(step, recipe), recipe.clip, recipe.weight_decay)
         losses[step] = loss
         smooth = loss if smooth is None else 0.98 * smooth + 0.02 * loss
         if step % 100 == 0 or step == recipe.steps - 1:
-            log(f"step {step:6d}  loss {smooth:.4f}  batch-acc {acc:.2f}  lr {learning_rate(step, recipe):.2e}  "
-                f"{time.perf_counter() - start:7.1f} s")
+            log(
+                f"step {step:6d}  loss {smooth:.4f}  batch-acc {acc:.2f}  lr {learning_rate(step, recipe):.2e}  "
+                f"{time.perf_counter() - start:7.1f} s"
+            )
         if checkpoint is not None and step and step % checkpoint_every == 0:
-            model.loss = losses[:step + 1]
+            model.loss = losses[: step + 1]
             save_model(model, checkpoint)
     model.loss = losses
     model.info = {"recipe": asdict(recipe), "train_seconds": round(time.perf_counter() - start, 1)}
@@ -213,8 +231,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     model = train(recipe, log=lambda line: print(line, flush=True), checkpoint=args.checkpoint)
     model.info["full_prefill_accuracy"] = answer_accuracy(model)
-    print(f"full-prefill accuracy on 500 fresh documents x 12 questions: {model.info['full_prefill_accuracy']:.4f}",
-          flush=True)
+    print(
+        f"full-prefill accuracy on 500 fresh documents x 12 questions: {model.info['full_prefill_accuracy']:.4f}",
+        flush=True,
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     save_model(model, args.out)
     print(f"wrote {args.out}", flush=True)

@@ -29,8 +29,8 @@ from kvviz.common.errors import require
 
 LEVELS = (0, 1, 2, 3, 4)
 ARTIFACT_LEVELS = (1, 2, 3)
-ANCHOR_BINS = 256                    # anchors are quantised at 8 bits (lecture notes §3.3)
-FP16_MAX = 65504.0                   # the scales travel as fp16
+ANCHOR_BINS = 256  # anchors are quantised at 8 bits (lecture notes §3.3)
+FP16_MAX = 65504.0  # the scales travel as fp16
 # Bins by layer group, as (first-layer fraction, bins) for keys and values. Levels 1-3 are the
 # released artifact's Mistral-7B tables (its ``cachegen_basics.py``: keys [0,10) [10,20) [20,32), values
 # [0,2) [2,32) of 32 layers); levels 0 and 4 extend the sweep one step coarser and finer.
@@ -54,13 +54,16 @@ class CodecConfig:
     layer_bins: bool = True
     per_channel: bool = True
     entropy: bool = True
-    tables: str = "offline"          # "offline" (paper) or "shipped" (artifact)
+    tables: str = "offline"  # "offline" (paper) or "shipped" (artifact)
 
     def validate(self) -> None:
         require(self.level in LEVELS, f"level must be one of {LEVELS}, got {self.level}", field="level")
         require(2 <= self.group <= 1024, f"group must be 2..1024 tokens, got {self.group}", field="group")
-        require(self.tables in ("offline", "shipped"),
-                f"tables must be 'offline' or 'shipped', got {self.tables!r}", field="tables")
+        require(
+            self.tables in ("offline", "shipped"),
+            f"tables must be 'offline' or 'shipped', got {self.tables!r}",
+            field="tables",
+        )
 
 
 PAPER = CodecConfig()
@@ -106,10 +109,10 @@ def dequantize(q: np.ndarray, m: np.ndarray, bins: np.ndarray) -> np.ndarray:
 class Quantized:
     """The lossy half of the encoder: symbols, their scales, and the anchors."""
 
-    symbols: np.ndarray        # [L, 2, T', C] uint16 (T' = non-anchor tokens with delta)
-    scales: np.ndarray         # [L, 2, T, 1] float32 (fp16 values)
+    symbols: np.ndarray  # [L, 2, T', C] uint16 (T' = non-anchor tokens with delta)
+    scales: np.ndarray  # [L, 2, T, 1] float32 (fp16 values)
     anchors: np.ndarray | None  # [L, 2, n_groups, C] uint16, 8-bit symbols
-    bins: np.ndarray           # [L, 2]
+    bins: np.ndarray  # [L, 2]
 
 
 def _anchor_index(tokens: int, group: int) -> tuple[np.ndarray, np.ndarray]:
@@ -144,8 +147,7 @@ def reconstruct(qz: Quantized, cfg: CodecConfig, tokens: int) -> np.ndarray:
     anchor_hat = dequantize(qz.anchors, qz.scales[:, :, anchor_t], np.int64(ANCHOR_BINS))
     out = np.empty((*qz.anchors.shape[:2], tokens, qz.anchors.shape[3]), np.float32)
     out[:, :, anchor_t] = anchor_hat
-    out[:, :, member_t] = anchor_hat[:, :, member_t // cfg.group] + dequantize(
-        qz.symbols, qz.scales[:, :, member_t], b)
+    out[:, :, member_t] = anchor_hat[:, :, member_t // cfg.group] + dequantize(qz.symbols, qz.scales[:, :, member_t], b)
     return out
 
 
@@ -175,15 +177,15 @@ class Bitstream:
 
     config: CodecConfig
     shape: tuple[int, int, int, int]
-    scales: np.ndarray                 # fp16 values
+    scales: np.ndarray  # fp16 values
     anchors: np.ndarray | None
-    coded: rans.Encoded | None         # None when entropy coding is off
-    raw_symbols: np.ndarray | None     # fixed-width symbols when entropy coding is off
-    model: rans.Model | None           # the tables (shipped, or the shared offline ones)
+    coded: rans.Encoded | None  # None when entropy coding is off
+    raw_symbols: np.ndarray | None  # fixed-width symbols when entropy coding is off
+    model: rans.Model | None  # the tables (shipped, or the shared offline ones)
     data_bytes: int
     header_bytes: int
     anchor_bytes: int
-    ideal_data_bits: float             # −Σ log2 p of the symbols under their own histograms
+    ideal_data_bits: float  # −Σ log2 p of the symbols under their own histograms
 
     @property
     def total_bytes(self) -> int:
@@ -223,8 +225,7 @@ def check_kv(kv: np.ndarray) -> np.ndarray:
     return kv
 
 
-def encode_quantized(qz: Quantized, shape: tuple, cfg: CodecConfig,
-                     profile: np.ndarray | None = None) -> Bitstream:
+def encode_quantized(qz: Quantized, shape: tuple, cfg: CodecConfig, profile: np.ndarray | None = None) -> Bitstream:
     """The lossless half of ``encode``: code already-quantised symbols."""
     layers, _, tokens, channels = shape
     rows = _rows(qz.symbols)
@@ -235,22 +236,28 @@ def encode_quantized(qz: Quantized, shape: tuple, cfg: CodecConfig,
     own = _counts(rows, alphabet, cfg.per_channel)
     dist = np.arange(n_streams) if cfg.per_channel else np.zeros(n_streams, np.int64)
     ideal = rans.entropy_bits(own)
-    common = dict(config=cfg, shape=tuple(shape), scales=qz.scales, anchors=qz.anchors,
-                  anchor_bytes=anchor_bytes, ideal_data_bits=ideal)
+    common = dict(
+        config=cfg,
+        shape=tuple(shape),
+        scales=qz.scales,
+        anchors=qz.anchors,
+        anchor_bytes=anchor_bytes,
+        ideal_data_bits=ideal,
+    )
     if not cfg.entropy:
-        width = np.ceil(np.log2(qz.bins - 1)).astype(np.int64)          # bits per symbol, [L, 2]
+        width = np.ceil(np.log2(qz.bins - 1)).astype(np.int64)  # bits per symbol, [L, 2]
         data_bits = int((width * channels * rows.shape[0]).sum())
-        return Bitstream(coded=None, raw_symbols=rows, model=None, data_bytes=-(-data_bits // 8),
-                         header_bytes=scale_bytes, **common)
+        return Bitstream(
+            coded=None, raw_symbols=rows, model=None, data_bytes=-(-data_bits // 8), header_bytes=scale_bytes, **common
+        )
     if cfg.tables == "shipped":
         model, table_bytes = rans.fit_model(own), int(own.shape[0] * (alphabet + 1) * 2)
     else:
         require(profile is not None, "offline tables need a profile (offline_counts of another context)")
         model, table_bytes = rans.fit_model(profile), 0
     coded = rans.encode_rows(rows, model, dist)
-    header = scale_bytes + table_bytes          # interleaved streams need no per-stream lengths
-    return Bitstream(coded=coded, raw_symbols=None, model=model, data_bytes=coded.nbytes,
-                     header_bytes=header, **common)
+    header = scale_bytes + table_bytes  # interleaved streams need no per-stream lengths
+    return Bitstream(coded=coded, raw_symbols=None, model=model, data_bytes=coded.nbytes, header_bytes=header, **common)
 
 
 def decode(bs: Bitstream) -> np.ndarray:

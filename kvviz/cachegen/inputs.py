@@ -33,8 +33,9 @@ class BandwidthSpec:
 
     def make(self, chunks: int) -> S.Bandwidth:
         """The traces, ``chunks`` values each for a per-chunk source."""
-        return S.make_bandwidth(self.kind, self.traces, chunks, self.persistence, self.seed, self.csv,
-                                self.csv_name or "uploaded trace")
+        return S.make_bandwidth(
+            self.kind, self.traces, chunks, self.persistence, self.seed, self.csv, self.csv_name or "uploaded trace"
+        )
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,15 @@ class StreamInputs:
 
     def setup(self, measured: levels.Measured) -> S.StreamSetup:
         """The stream over the measured levels (validated: bad numbers raise ``InputError``)."""
-        setup = S.StreamSetup(measured.levels, measured.quant8, context_tokens=self.context, chunk_tokens=self.chunk,
-                              slo_s=self.slo, recompute=self.recompute, per_chunk=measured.per_chunk)
+        setup = S.StreamSetup(
+            measured.levels,
+            measured.quant8,
+            context_tokens=self.context,
+            chunk_tokens=self.chunk,
+            slo_s=self.slo,
+            recompute=self.recompute,
+            per_chunk=measured.per_chunk,
+        )
         setup.validate()
         return setup
 
@@ -78,6 +86,11 @@ class StreamInputs:
             out["persistence"] = bw.persistence
         if bw.random:
             out |= {"random traces (K)": bw.traces, "trace seed": bw.seed}
-        out |= {"SLO (s)": self.slo, "context (tokens)": self.context, "chunk (tokens)": self.chunk,
-                "level sizes encoded from": levels.SIZE_SOURCES[self.sizes], "text recompute": self.recompute}
+        out |= {
+            "SLO (s)": self.slo,
+            "context (tokens)": self.context,
+            "chunk (tokens)": self.chunk,
+            "level sizes encoded from": levels.SIZE_SOURCES[self.sizes],
+            "text recompute": self.recompute,
+        }
         return out | extra

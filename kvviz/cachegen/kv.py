@@ -16,7 +16,7 @@ from scipy.signal import lfilter
 
 from kvviz.common.errors import require
 
-MAX_VALUES = 64 * 2**20      # 64M floats (256 MB as float32)
+MAX_VALUES = 64 * 2**20  # 64M floats (256 MB as float32)
 
 
 @dataclass(frozen=True)
@@ -26,12 +26,12 @@ class SyntheticKV:
     layers: int = 8
     tokens: int = 1024
     channels: int = 64
-    rho: float = 0.9                 # lag-1 correlation of a channel along the tokens
-    offset: float = 1.0              # spread of per-channel offsets, in units of the noise
-    outliers: int = 2                # outlier channels per (layer, K/V)
-    outlier_scale: float = 8.0       # how much larger an outlier channel is
-    seed: int = 0                    # the "model": channel offsets, scales and outliers
-    context: int = 0                 # the "context": the token-by-token noise
+    rho: float = 0.9  # lag-1 correlation of a channel along the tokens
+    offset: float = 1.0  # spread of per-channel offsets, in units of the noise
+    outliers: int = 2  # outlier channels per (layer, K/V)
+    outlier_scale: float = 8.0  # how much larger an outlier channel is
+    seed: int = 0  # the "model": channel offsets, scales and outliers
+    context: int = 0  # the "context": the token-by-token noise
 
     @property
     def values(self) -> int:
@@ -41,17 +41,24 @@ class SyntheticKV:
     def validate(self) -> None:
         require(1 <= self.layers <= 128, f"layers must be 1..128, got {self.layers}", field="layers")
         require(2 <= self.tokens <= 65_536, f"tokens must be 2..65536, got {self.tokens}", field="tokens")
-        require(1 <= self.channels <= 8192, f"channels must be 1..8192, got {self.channels}",
-                field="channels")
-        require(self.layers * 2 * self.tokens * self.channels <= MAX_VALUES,
-                f"the KV would hold {self.layers * 2 * self.tokens * self.channels:,} values; "
-                f"the limit is {MAX_VALUES:,}", field="tokens")
+        require(1 <= self.channels <= 8192, f"channels must be 1..8192, got {self.channels}", field="channels")
+        require(
+            self.layers * 2 * self.tokens * self.channels <= MAX_VALUES,
+            f"the KV would hold {self.layers * 2 * self.tokens * self.channels:,} values; the limit is {MAX_VALUES:,}",
+            field="tokens",
+        )
         require(0.0 <= self.rho < 1.0, f"rho must be in [0, 1), got {self.rho}", field="rho")
         require(0.0 <= self.offset <= 100.0, f"offset must be in [0, 100], got {self.offset}", field="offset")
-        require(0 <= self.outliers <= self.channels,
-                f"outliers must be 0..channels ({self.channels}), got {self.outliers}", field="outliers")
-        require(1.0 <= self.outlier_scale <= 1000.0,
-                f"outlier_scale must be in [1, 1000], got {self.outlier_scale}", field="outlier_scale")
+        require(
+            0 <= self.outliers <= self.channels,
+            f"outliers must be 0..channels ({self.channels}), got {self.outliers}",
+            field="outliers",
+        )
+        require(
+            1.0 <= self.outlier_scale <= 1000.0,
+            f"outlier_scale must be in [1, 1000], got {self.outlier_scale}",
+            field="outlier_scale",
+        )
 
 
 def synthetic_kv(spec: SyntheticKV) -> np.ndarray:
@@ -62,12 +69,13 @@ def synthetic_kv(spec: SyntheticKV) -> np.ndarray:
     noise = np.random.default_rng([spec.seed, spec.context]).standard_normal(shape, dtype=np.float32)
     innovation = np.sqrt(1.0 - spec.rho**2)
     # AR(1) along the tokens, started in its stationary distribution: z_t = rho z_{t-1} + e_t.
-    z = lfilter([innovation], [1.0, -spec.rho], noise, axis=2,
-                zi=(spec.rho * noise[:, :, :1, :]).astype(np.float64))[0].astype(np.float32)
+    z = lfilter([innovation], [1.0, -spec.rho], noise, axis=2, zi=(spec.rho * noise[:, :, :1, :]).astype(np.float64))[
+        0
+    ].astype(np.float32)
     scale = rng.lognormal(0.0, 0.3, (spec.layers, 2, 1, spec.channels)).astype(np.float32)
     offset = (spec.offset * rng.standard_normal((spec.layers, 2, 1, spec.channels))).astype(np.float32)
     if spec.outliers:
-        picks = np.argsort(rng.random((spec.layers, 2, spec.channels)), axis=2)[..., :spec.outliers]
+        picks = np.argsort(rng.random((spec.layers, 2, spec.channels)), axis=2)[..., : spec.outliers]
         boost = np.ones((spec.layers, 2, spec.channels), np.float32)
         np.put_along_axis(boost, picks, np.float32(spec.outlier_scale), axis=2)
         scale = scale * boost[:, :, None, :]

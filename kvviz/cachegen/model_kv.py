@@ -26,7 +26,7 @@ class ModelContext:
 
     model: object
     docs: object
-    shape: tuple[int, int, int, int, int]      # layers, documents, heads, tokens, head_dim
+    shape: tuple[int, int, int, int, int]  # layers, documents, heads, tokens, head_dim
 
 
 def kv_values(documents: int) -> int:
@@ -41,6 +41,7 @@ def kv_values(documents: int) -> int:
 def available() -> bool:
     """Whether the record-world weights are on disk."""
     from kvviz.cacheblend.model import WEIGHTS
+
     return WEIGHTS.is_file()
 
 
@@ -52,8 +53,9 @@ def record_world_kv(documents: int = 200, seed: int = 0, model=None) -> tuple[np
     from kvviz.cacheblend.model import load_model
     from kvviz.cacheblend.record_world import sample_documents
 
-    require(1 <= documents <= MAX_DOCUMENTS, f"documents must be 1..{MAX_DOCUMENTS}, got {documents}",
-            field="documents")
+    require(
+        1 <= documents <= MAX_DOCUMENTS, f"documents must be 1..{MAX_DOCUMENTS}, got {documents}", field="documents"
+    )
     model = model or load_model()
     docs = sample_documents(documents, seed)
     cache = full_prefill_kv(model, docs.tokens)
@@ -64,10 +66,10 @@ def record_world_kv(documents: int = 200, seed: int = 0, model=None) -> tuple[np
 class Answers:
     """What a decoded KV does to the model's answers, against its full-precision KV."""
 
-    accuracy: float       # share of questions answered right
-    agreement: float      # share answered as over the full-precision KV (1 = no answer changed)
-    kl: float             # mean KL(full-precision answer distribution || this one), nats
-    logprob: float        # mean log-probability of the right answer
+    accuracy: float  # share of questions answered right
+    agreement: float  # share answered as over the full-precision KV (1 = no answer changed)
+    kl: float  # mean KL(full-precision answer distribution || this one), nats
+    logprob: float  # mean log-probability of the right answer
 
 
 class Judge:
@@ -83,8 +85,12 @@ class Judge:
         picked = logp.argmax(axis=-1)
         kl = (np.exp(self.full_logp) * (self.full_logp - logp)).sum(axis=-1)
         right = np.take_along_axis(logp, self.ctx.docs.values[..., None], axis=-1)[..., 0]
-        return Answers(float(np.mean(picked == self.ctx.docs.values)), float(np.mean(picked == self.full_answer)),
-                       float(max(kl.mean(), 0.0)), float(right.mean()))
+        return Answers(
+            float(np.mean(picked == self.ctx.docs.values)),
+            float(np.mean(picked == self.full_answer)),
+            float(max(kl.mean(), 0.0)),
+            float(right.mean()),
+        )
 
 
 def subset(ctx: ModelContext, documents: np.ndarray) -> ModelContext:

@@ -23,17 +23,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-RANS_L = 1 << 16          # lower bound of the state interval
+RANS_L = 1 << 16  # lower bound of the state interval
 WORD_BITS = 16
-STATE_WORDS = 2           # the final 32-bit state, as two 16-bit words
-TABLE_LIMIT = 1 << 26     # largest slot->symbol decode table (entries) built in memory
+STATE_WORDS = 2  # the final 32-bit state, as two 16-bit words
+TABLE_LIMIT = 1 << 26  # largest slot->symbol decode table (entries) built in memory
 
 
 @dataclass(frozen=True)
 class Model:
     """Quantised distributions: ``freq[d, a]`` sums to ``2**prob_bits`` for every row ``d``."""
 
-    freq: np.ndarray        # [D, A] uint32
+    freq: np.ndarray  # [D, A] uint32
     prob_bits: int
 
     @property
@@ -50,9 +50,9 @@ class Model:
 class Encoded:
     """The interleaved bitstream: ``2 * streams`` state words, then the renormalisation words."""
 
-    words: np.ndarray       # uint16
+    words: np.ndarray  # uint16
     streams: int
-    length: int             # symbols per stream
+    length: int  # symbols per stream
 
     @property
     def nbytes(self) -> int:
@@ -101,6 +101,7 @@ def _tables(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 # The coder runs in float64: every state, quotient and product stays below 2**53, so floor(x / f)
 # and the rest are exact integers, and float division is several times faster than int64 division.
 
+
 def encode(symbols: np.ndarray, model: Model, dist: np.ndarray) -> Encoded:
     """Code ``symbols[s, t]`` (S streams of equal length) with distribution ``dist[s]`` each."""
     return encode_rows(np.ascontiguousarray(np.asarray(symbols).T), model, dist)
@@ -118,7 +119,7 @@ def encode_rows(rows: np.ndarray, model: Model, dist: np.ndarray) -> Encoded:
     words = np.zeros((length, n_streams), dtype=np.uint16)
     with np.errstate(divide="ignore", invalid="ignore"):
         x = _encode_steps(rows, base, freq, cum, bound, x, words, emitted, scale, word)
-        if not np.all(np.isfinite(x)):      # a zero frequency divides by zero and poisons the state
+        if not np.all(np.isfinite(x)):  # a zero frequency divides by zero and poisons the state
             raise ValueError("a symbol has zero probability in its stream's distribution")
     high = np.floor(x / word)
     head = np.stack([high, x - high * word], axis=1).astype(np.uint16).ravel()
@@ -179,7 +180,7 @@ def decode_rows(encoded: Encoded, model: Model, dist: np.ndarray) -> np.ndarray:
     cum_rows = model.cum[dist].astype(np.float64) if lookup is None else None
     words = np.concatenate([encoded.words, np.zeros(n_streams, np.uint16)]).astype(np.float64)
     scale, word = float(1 << n), float(1 << WORD_BITS)
-    x = words[0:2 * n_streams:2] * word + words[1:2 * n_streams:2]
+    x = words[0 : 2 * n_streams : 2] * word + words[1 : 2 * n_streams : 2]
     ptr = STATE_WORDS * n_streams
     out = np.empty((encoded.length, n_streams), dtype=np.uint16)
     lookup_base = (dist << n).astype(itype)

@@ -23,8 +23,9 @@ def _ratios(text: str) -> tuple[float, ...]:
     try:
         values = tuple(float(part) for part in text.split(",") if part.strip())
     except ValueError:
-        raise InputError(f"ratios must be comma-separated numbers in [0, 1], got '{quote(text)}'",
-                         field="--ratios") from None
+        raise InputError(
+            f"ratios must be comma-separated numbers in [0, 1], got '{quote(text)}'", field="--ratios"
+        ) from None
     if not values:
         raise InputError("give at least one ratio, e.g. --ratios 0,0.1,0.2", field="--ratios")
     for value in values:
@@ -36,25 +37,35 @@ def _ratios(text: str) -> tuple[float, ...]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from kvviz.cacheblend.blend import METHODS, VARIANTS
 
-    parser.add_argument("--ratios", default=None,
-                        help=f"recompute ratios for cacheblend and random, comma-separated, each in [0, 1] "
-                             f"(default {RATIOS})")
+    parser.add_argument(
+        "--ratios",
+        default=None,
+        help=f"recompute ratios for cacheblend and random, comma-separated, each in [0, 1] (default {RATIOS})",
+    )
     parser.add_argument("--chunk-len", type=A.count, default=5, help="tokens per reused chunk (default 5)")
-    parser.add_argument("--docs", type=A.bounded_int(1, MAX_DOCS), default=200,
-                        help="fresh documents to evaluate (12 questions each)")
-    parser.add_argument("--method", action="append", choices=METHODS,
-                        help="only these methods (repeatable); default: all five")
-    parser.add_argument("--variant", default=None, choices=tuple(VARIANTS),
-                        help="CacheBlend's token selection: paper (gradual filtering; the default), v_layer1 "
-                             "(original prototype, LMCache v0), k_layer1 (LMCache v1)")
+    parser.add_argument(
+        "--docs", type=A.bounded_int(1, MAX_DOCS), default=200, help="fresh documents to evaluate (12 questions each)"
+    )
+    parser.add_argument(
+        "--method", action="append", choices=METHODS, help="only these methods (repeatable); default: all five"
+    )
+    parser.add_argument(
+        "--variant",
+        default=None,
+        choices=tuple(VARIANTS),
+        help="CacheBlend's token selection: paper (gradual filtering; the default), v_layer1 "
+        "(original prototype, LMCache v0), k_layer1 (LMCache v1)",
+    )
     parser.add_argument("--seed", type=A.seed, default=0, help="seed of the documents and of random selection")
-    parser.add_argument("--weights", type=_weights, default=None,
-                        help="model weights (.npz); default: the weights shipped with kvviz")
+    parser.add_argument(
+        "--weights", type=_weights, default=None, help="model weights (.npz); default: the weights shipped with kvviz"
+    )
 
 
 def _weights(text: str) -> str:
     """A readable weights file; the message says how to make one."""
     from kvviz.cacheblend.model import RETRAIN
+
     try:
         return A.input_file(text)
     except argparse.ArgumentTypeError as exc:
@@ -73,7 +84,13 @@ def run(args: argparse.Namespace) -> int:
         A.refuse(args, ["--variant"], "applies to --method cacheblend, which this run leaves out")
     ratios = _ratios(RATIOS if args.ratios is None else args.ratios)
     model = load_model(args.weights)
-    table = evaluate(model, setup(model, sample_documents(args.docs, args.seed), args.chunk_len), ratios,
-                     methods, "paper" if args.variant is None else args.variant, args.seed)
+    table = evaluate(
+        model,
+        setup(model, sample_documents(args.docs, args.seed), args.chunk_len),
+        ratios,
+        methods,
+        "paper" if args.variant is None else args.variant,
+        args.seed,
+    )
     table.to_csv(sys.stdout, index=False, float_format="%.4f", lineterminator="\n")
     return 0

@@ -11,33 +11,56 @@ from kvviz.common import args as A
 from kvviz.traces.cli import add_trace_arguments
 
 NAME = "hitcurve"
-HELP = ("Replay a trace's block accesses through eviction policies and print the hit curve as CSV "
-        "(policy,capacity,hits,accesses,hit_ratio).")
-DEFAULT_CAPACITIES = "1000,10000,30000,50000,100000,inf"   # Mooncake v3 Table 1's columns
+HELP = (
+    "Replay a trace's block accesses through eviction policies and print the hit curve as CSV "
+    "(policy,capacity,hits,accesses,hit_ratio)."
+)
+DEFAULT_CAPACITIES = "1000,10000,30000,50000,100000,inf"  # Mooncake v3 Table 1's columns
 BLOCK_POLICIES = "lru,fifo,lfu,length_aware,sieve,arc,s3fifo,belady"
 PREFIX_POLICIES = "lru,lfu,fifo,mru,filo,slru"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_trace_arguments(parser)
-    parser.add_argument("--policies", default=None,
-                        help="comma-separated: lru, fifo, lfu, length_aware, sieve, arc, s3fifo, belady "
-                             "(default: all; with --cache prefix: lru, lfu, fifo, mru, filo, slru)")
-    parser.add_argument("--capacities", default=DEFAULT_CAPACITIES,
-                        help="comma-separated capacities in blocks, e.g. 1000,10k,inf "
-                             f"(default: {DEFAULT_CAPACITIES}, Mooncake v3 Table 1)")
-    parser.add_argument("--prefix", action="store_true",
-                        help="count a hit only while every earlier block of its request hit too (--cache block)")
-    parser.add_argument("--cache-block", type=A.count, default=1, metavar="FACTOR",
-                        help="cache blocks of FACTOR trace blocks each (chained ids; default: 1)")
-    parser.add_argument("--cache", choices=("block", "prefix"), default="block",
-                        help="block: every block is an entry (libCacheSim-style); prefix: SGLang's RadixCache, "
-                             "evicting leaves of the prefix tree (policies lru, lfu, fifo, mru, filo, slru; "
-                             "default all six)")
-    parser.add_argument("--sample", default=None,
-                        help="auto (a SHARDS sample above 2,000,000 block accesses), exact, or a rate such as "
-                             "0.01; LRU stays exact; --cache block without --prefix only (default: auto; see "
-                             "docs/eviction.md)")
+    parser.add_argument(
+        "--policies",
+        default=None,
+        help="comma-separated: lru, fifo, lfu, length_aware, sieve, arc, s3fifo, belady "
+        "(default: all; with --cache prefix: lru, lfu, fifo, mru, filo, slru)",
+    )
+    parser.add_argument(
+        "--capacities",
+        default=DEFAULT_CAPACITIES,
+        help="comma-separated capacities in blocks, e.g. 1000,10k,inf "
+        f"(default: {DEFAULT_CAPACITIES}, Mooncake v3 Table 1)",
+    )
+    parser.add_argument(
+        "--prefix",
+        action="store_true",
+        help="count a hit only while every earlier block of its request hit too (--cache block)",
+    )
+    parser.add_argument(
+        "--cache-block",
+        type=A.count,
+        default=1,
+        metavar="FACTOR",
+        help="cache blocks of FACTOR trace blocks each (chained ids; default: 1)",
+    )
+    parser.add_argument(
+        "--cache",
+        choices=("block", "prefix"),
+        default="block",
+        help="block: every block is an entry (libCacheSim-style); prefix: SGLang's RadixCache, "
+        "evicting leaves of the prefix tree (policies lru, lfu, fifo, mru, filo, slru; "
+        "default all six)",
+    )
+    parser.add_argument(
+        "--sample",
+        default=None,
+        help="auto (a SHARDS sample above 2,000,000 block accesses), exact, or a rate such as "
+        "0.01; LRU stays exact; --cache block without --prefix only (default: auto; see "
+        "docs/eviction.md)",
+    )
     parser.add_argument("--model", help="a model preset (kvsize --list): add capacity_gib, the KV of that many blocks")
 
 
@@ -47,8 +70,11 @@ def _refuse_what_does_not_apply(args: argparse.Namespace) -> None:
         A.refuse(args, ["--sample"], "applies to --cache block; the prefix cache replays exactly")
         A.refuse(args, ["--prefix"], "applies to --cache block; every hit of the prefix cache is a prefix hit")
     elif args.prefix:
-        A.refuse(args, ["--sample"], "applies to counting every block; --prefix counts exactly (a prefix "
-                 "needs every block of its request)")
+        A.refuse(
+            args,
+            ["--sample"],
+            "applies to counting every block; --prefix counts exactly (a prefix needs every block of its request)",
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,8 +125,11 @@ def _say_sampled(curve) -> None:
     from kvviz.eviction.grid import RELIABLE_ERROR
 
     rate = curve["rate"].iloc[0]
-    print(f"kvviz hitcurve: sampled at rate {rate:.4g} (SHARDS; LRU exact); error estimate per policy over the "
-          "capacities it represents (rate R against 2R, docs/eviction.md):", file=sys.stderr)
+    print(
+        f"kvviz hitcurve: sampled at rate {rate:.4g} (SHARDS; LRU exact); error estimate per policy over the "
+        "capacities it represents (rate R against 2R, docs/eviction.md):",
+        file=sys.stderr,
+    )
     finite = curve[curve["capacity"] != math.inf]
     for policy, rows in curve.groupby("policy", sort=False):
         error = rows["error_estimate"].iloc[0]
@@ -120,12 +149,19 @@ def _unrepresented(capacity: int, rate: float, policies: list[str]) -> str:
     needs: dict[int, list[str]] = {}
     for policy in policies:
         needs.setdefault(min_sampled_capacity(policy), []).append(policy)
-    wanted = ", ".join(f"{', '.join(names)} {'needs' if len(names) == 1 else 'need'} at least {need:,}"
-                       for need, names in sorted(needs.items()))
-    way_out = ("use --sample exact" if max(needs) >= capacity
-               else f"use --sample {rate_for(max(needs), capacity)} or more, or exact")
-    return (f"capacity {capacity} is below what a {rate * 100:.3g}% sample can represent: "
-            f"{round(capacity * rate)} sampled blocks, and {wanted} (rows marked represented=false); {way_out}")
+    wanted = ", ".join(
+        f"{', '.join(names)} {'needs' if len(names) == 1 else 'need'} at least {need:,}"
+        for need, names in sorted(needs.items())
+    )
+    way_out = (
+        "use --sample exact"
+        if max(needs) >= capacity
+        else f"use --sample {rate_for(max(needs), capacity)} or more, or exact"
+    )
+    return (
+        f"capacity {capacity} is below what a {rate * 100:.3g}% sample can represent: "
+        f"{round(capacity * rate)} sampled blocks, and {wanted} (rows marked represented=false); {way_out}"
+    )
 
 
 def rate_for(sampled_blocks: int, capacity: int) -> str:

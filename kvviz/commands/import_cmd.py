@@ -26,16 +26,23 @@ ACTIONS = ("list", "remove", "pin", "unpin")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_trace_arguments(parser, required=False, help="the trace file to import")
-    parser.add_argument("--name", default=None,
-                        help="the entry's display name (default: the file's name); renames an entry already stored")
+    parser.add_argument(
+        "--name",
+        default=None,
+        help="the entry's display name (default: the file's name); renames an entry already stored",
+    )
     actions = parser.add_mutually_exclusive_group()
-    actions.add_argument("--list", action="store_true",
-                         help="check every entry (reading it whole) and list them, damaged ones flagged")
+    actions.add_argument(
+        "--list", action="store_true", help="check every entry (reading it whole) and list them, damaged ones flagged"
+    )
     actions.add_argument("--remove", metavar="ID", default=None, help="take one entry out of the library")
-    actions.add_argument("--pin", metavar="ID", default=None,
-                         help="never evict this entry (imports are pinned already; traces kept from the web are not)")
-    actions.add_argument("--unpin", metavar="ID", default=None,
-                         help="let an import over the size cap evict this entry")
+    actions.add_argument(
+        "--pin",
+        metavar="ID",
+        default=None,
+        help="never evict this entry (imports are pinned already; traces kept from the web are not)",
+    )
+    actions.add_argument("--unpin", metavar="ID", default=None, help="let an import over the size cap evict this entry")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,8 +50,11 @@ def run(args: argparse.Namespace) -> int:
     if action is not None:
         _refuse_extras(args, f"--{action}")
         if action != "list" and not library.is_entry_id(getattr(args, action)):
-            raise InputError(f"'{getattr(args, action)[:40]}' is not a library id ({library.ID_LENGTH} hex digits; "
-                             "see import --list)", field=f"--{action}")
+            raise InputError(
+                f"'{getattr(args, action)[:40]}' is not a library id ({library.ID_LENGTH} hex digits; "
+                "see import --list)",
+                field=f"--{action}",
+            )
         return {"list": _list, "remove": _remove, "pin": _pin, "unpin": _pin}[action](args)
     if args.trace is None:
         raise InputError("give a trace file to import (or --list)", field="trace")
@@ -57,8 +67,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _refuse_extras(args: argparse.Namespace, flag: str) -> None:
     """An option that does not go with ``flag`` is refused, not ignored."""
-    extras = [what for given, what in ((args.trace is not None, "trace file"), (args.name is not None, "--name"),
-                                       (read_options(args) != ReadOptions(), "reading options")) if given]
+    extras = [
+        what
+        for given, what in (
+            (args.trace is not None, "trace file"),
+            (args.name is not None, "--name"),
+            (read_options(args) != ReadOptions(), "reading options"),
+        )
+        if given
+    ]
     if extras:
         raise InputError(f"{flag} takes no {' or '.join(extras)}", field=flag)
 

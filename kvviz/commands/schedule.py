@@ -16,23 +16,39 @@ HELP = "Compare prefill schedulers (random, load balancing, cache-aware, KVCache
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from kvviz.mooncake.conductor import SCHEDULERS, ConductorConfig
+
     d = ConductorConfig()
     parser.add_argument("--scheduler", choices=SCHEDULERS + ("all",), default="all", help="default: all four")
-    add_trace_arguments(parser, flag="--trace", help="a trace with hash_ids (default: the synthetic workload): "
-                        + TRACE_HELP)
-    parser.add_argument("--requests", type=A.bounded_int(*LIMITS["requests"]), default=None,
-                        help=f"synthetic workload size (without --trace; default {SYNTHETIC_REQUESTS:,})")
-    parser.add_argument("--seed", type=A.seed, default=None,
-                        help="synthetic workload seed (and the random scheduler's; default 0)")
+    add_trace_arguments(
+        parser, flag="--trace", help="a trace with hash_ids (default: the synthetic workload): " + TRACE_HELP
+    )
+    parser.add_argument(
+        "--requests",
+        type=A.bounded_int(*LIMITS["requests"]),
+        default=None,
+        help=f"synthetic workload size (without --trace; default {SYNTHETIC_REQUESTS:,})",
+    )
+    parser.add_argument(
+        "--seed", type=A.seed, default=None, help="synthetic workload seed (and the random scheduler's; default 0)"
+    )
     parser.add_argument("--speedup", type=A.positive, default=3.0, help="replay the trace this many times faster")
     parser.add_argument("--instances", type=A.count, default=d.instances, help="prefill instances")
     parser.add_argument("--cache-blocks", type=A.count, default=d.cache_blocks, help="local LRU cache per instance")
-    parser.add_argument("--threshold", type=A.positive, default=None,
-                        help=f"kvcentric's balancing threshold (default {d.balancing_threshold:g})")
-    parser.add_argument("--bandwidth", type=A.positive, default=None,
-                        help=f"kvcentric's fetch bandwidth, Gb/s (default {d.bandwidth_gbps:g})")
-    parser.add_argument("--per-request", type=A.output_path, metavar="CSV",
-                        help="write per-request TTFT, instance and hits here")
+    parser.add_argument(
+        "--threshold",
+        type=A.positive,
+        default=None,
+        help=f"kvcentric's balancing threshold (default {d.balancing_threshold:g})",
+    )
+    parser.add_argument(
+        "--bandwidth",
+        type=A.positive,
+        default=None,
+        help=f"kvcentric's fetch bandwidth, Gb/s (default {d.bandwidth_gbps:g})",
+    )
+    parser.add_argument(
+        "--per-request", type=A.output_path, metavar="CSV", help="write per-request TTFT, instance and hits here"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,18 +63,43 @@ def run(args: argparse.Namespace) -> int:
     trace = trace_from_args(args)
     if trace is None:
         trace = generate(WorkloadConfig(requests=args.requests or SYNTHETIC_REQUESTS, seed=args.seed or 0))
-    chosen = dict(instances=args.instances, cache_blocks=args.cache_blocks, balancing_threshold=args.threshold,
-                  bandwidth_gbps=args.bandwidth, speedup=args.speedup, seed=args.seed)
+    chosen = dict(
+        instances=args.instances,
+        cache_blocks=args.cache_blocks,
+        balancing_threshold=args.threshold,
+        bandwidth_gbps=args.bandwidth,
+        speedup=args.speedup,
+        seed=args.seed,
+    )
     config = conductor.ConductorConfig(**{k: v for k, v in chosen.items() if v is not None})
     results = conductor.compare(trace, config, schedulers)
-    print(json.dumps({"trace": trace.name, "requests": trace.n_requests,
-                      "offered_load": round(conductor.offered_load(trace, config), 4),
-                      "results": [r.summary() for r in results.values()]}, indent=2))
+    print(
+        json.dumps(
+            {
+                "trace": trace.name,
+                "requests": trace.n_requests,
+                "offered_load": round(conductor.offered_load(trace, config), 4),
+                "results": [r.summary() for r in results.values()],
+            },
+            indent=2,
+        )
+    )
     if args.per_request:
-        pd.concat([pd.DataFrame({"scheduler": r.scheduler, "request": range(len(r.ttft_s)), "ttft_s": r.ttft_s,
-                                 "instance": r.instance, "reused_blocks": r.prefix_blocks,
-                                 "fetched_blocks": r.fetched_blocks}) for r in results.values()]
-                  ).to_csv(args.per_request, index=False)
+        pd.concat(
+            [
+                pd.DataFrame(
+                    {
+                        "scheduler": r.scheduler,
+                        "request": range(len(r.ttft_s)),
+                        "ttft_s": r.ttft_s,
+                        "instance": r.instance,
+                        "reused_blocks": r.prefix_blocks,
+                        "fetched_blocks": r.fetched_blocks,
+                    }
+                )
+                for r in results.values()
+            ]
+        ).to_csv(args.per_request, index=False)
     return 0
 
 
@@ -70,5 +111,6 @@ def _refuse_what_does_not_apply(args: argparse.Namespace, schedulers: tuple[str,
     if args.trace is not None:
         A.refuse(args, ["--requests"], "applies to the synthetic workload; --trace replays the trace")
         if "random" not in schedulers:
-            A.refuse(args, ["--seed"], "seeds the synthetic workload and the random scheduler, and this run has "
-                     "neither")
+            A.refuse(
+                args, ["--seed"], "seeds the synthetic workload and the random scheduler, and this run has neither"
+            )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from kvviz.traces.stats import trace_stats
 from kvviz.traces.cli import add_trace_arguments, trace_from_args
+from kvviz.traces.stats import trace_stats
 
 NAME = "stats"
 HELP = "Print a trace's statistics (any supported trace file, or a library id) as JSON."

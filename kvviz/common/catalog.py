@@ -8,13 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SECTIONS: tuple[str, ...] = (
-    "Cache contents",
-    "Reuse and eviction",
-    "Moving KV",
-    "Serving cluster",
-    "Model",
-)
+SECTIONS: tuple[str, ...] = ("Cache contents", "Reuse and eviction", "Moving KV", "Serving cluster", "Model")
 
 SECTION_BLURBS: dict[str, str] = {
     "Cache contents": "Where KV lives: which tokens' KV sits on the GPU, in CPU memory, or nowhere.",
@@ -38,43 +32,73 @@ class PageInfo:
 
 PAGES: tuple[PageInfo, ...] = (
     PageInfo(
-        "radix", "Radix cache & HiCache", ":material/account_tree:", "Cache contents",
+        "radix",
+        "Radix cache & HiCache",
+        ":material/account_tree:",
+        "Cache contents",
         "Where KV lives: SGLang's radix tree and Strata's GPU/CPU HiRadixTree, node by node.",
     ),
     PageInfo(
-        "ledger", "Where should KV live?", ":material/calculate:", "Cache contents",
+        "ledger",
+        "Where should KV live?",
+        ":material/calculate:",
+        "Cache contents",
         "KV size per token, load versus recompute, storage economics, and CPU or SSD tiers.",
     ),
     PageInfo(
-        "radix_schedule", "RadixAttention scheduling", ":material/low_priority:", "Cache contents",
+        "radix_schedule",
+        "RadixAttention scheduling",
+        ":material/low_priority:",
+        "Cache contents",
         "The order a queue is served in decides the reuse: FCFS, longest prefix match and DFS-weight.",
     ),
     PageInfo(
-        "trace", "Trace", ":material/timeline:", "Reuse and eviction",
+        "trace",
+        "Trace",
+        ":material/timeline:",
+        "Reuse and eviction",
         "How KV is reused: a request trace's arrivals, lengths, block popularity and reuse.",
     ),
     PageInfo(
-        "eviction", "Eviction hit curves", ":material/query_stats:", "Reuse and eviction",
+        "eviction",
+        "Eviction hit curves",
+        ":material/query_stats:",
+        "Reuse and eviction",
         "How reuse survives a finite cache: hit rate against capacity for eight policies.",
     ),
     PageInfo(
-        "prefix_cache", "Prefix-cache replay", ":material/account_tree:", "Reuse and eviction",
+        "prefix_cache",
+        "Prefix-cache replay",
+        ":material/account_tree:",
+        "Reuse and eviction",
         "A trace cached the way serving engines cache it: SGLang's radix tree beside a block cache, in GiB.",
     ),
     PageInfo(
-        "cachegen", "CacheGen streaming", ":material/network_check:", "Moving KV",
+        "cachegen",
+        "CacheGen streaming",
+        ":material/network_check:",
+        "Moving KV",
         "How KV moves: a KV codec and per-chunk adaptive levels over a changing bandwidth.",
     ),
     PageInfo(
-        "strata", "Strata's I/O", ":material/swap_vert:", "Moving KV",
+        "strata",
+        "Strata's I/O",
+        ":material/swap_vert:",
+        "Moving KV",
         "Why copying KV back to the GPU is slower than the link, and how Strata's layout and batching fix it.",
     ),
     PageInfo(
-        "cluster", "Mooncake cluster", ":material/hub:", "Serving cluster",
+        "cluster",
+        "Mooncake cluster",
+        ":material/hub:",
+        "Serving cluster",
         "Prefill/decode load under overload, early rejection, and KVCache-centric scheduling.",
     ),
     PageInfo(
-        "cacheblend", "CacheBlend", ":material/join:", "Model",
+        "cacheblend",
+        "CacheBlend",
+        ":material/join:",
+        "Model",
         "Reusing non-prefix KV on a tiny trained LLaMA: which tokens must be recomputed.",
     ),
 )

@@ -20,8 +20,7 @@ def _comment(text: object) -> str:
     return " ".join(str(text).split())
 
 
-def table_csv(table: pd.DataFrame, page: str, settings: Mapping[str, object],
-              trace: str | None = None) -> bytes:
+def table_csv(table: pd.DataFrame, page: str, settings: Mapping[str, object], trace: str | None = None) -> bytes:
     """``table`` as UTF-8 CSV, headed by the page title, the trace name and one line per setting."""
     lines = [f"# kvviz: {page_info(page).title}"]
     if trace is not None:

@@ -10,35 +10,35 @@ from __future__ import annotations
 
 TERMS: dict[str, str] = {
     "lock_ref": "A radix-tree node's count of users that still need its KV: running requests whose "
-                "prefix passes through it, and pending CPU↔GPU copies. A node with lock_ref > 0 is "
-                "never evicted, so evict(n) can free less than n when the leaves are locked.",
+    "prefix passes through it, and pending CPU↔GPU copies. A node with lock_ref > 0 is "
+    "never evicted, so evict(n) can free less than n when the leaves are locked.",
     "D/H": "Where a node's KV lives in a hierarchical cache: D = device (GPU memory) only, H = host "
-           "(CPU memory) only, D+H = both (a GPU copy with a backup on the host, which can be evicted "
-           "from the GPU without recomputation).",
+    "(CPU memory) only, D+H = both (a GPU copy with a backup on the host, which can be evicted "
+    "from the GPU without recomputation).",
     "AR(1)": "First-order autoregressive process: each value is the previous one pulled towards the mean "
-             "plus fresh noise. For the 'persistent' bandwidth trace the values are the chunks' bandwidths, "
-             "so a slow chunk is usually followed by a slow one; for the synthetic KV they are a channel's "
-             "values along the tokens (correlation ρ).",
+    "plus fresh noise. For the 'persistent' bandwidth trace the values are the chunks' bandwidths, "
+    "so a slow chunk is usually followed by a slow one; for the synthetic KV they are a channel's "
+    "values along the tokens (correlation ρ).",
     "i.i.d.": "Independent and identically distributed: every chunk's bandwidth is drawn afresh from the "
-              "same distribution, with no memory of the chunk before.",
+    "same distribution, with no memory of the chunk before.",
     "rANS": "Range asymmetric numeral systems: the entropy coder CacheGen uses to pack quantised KV "
-            "values into close to their entropy in bits, decodable fast enough for streaming.",
+    "values into close to their entropy in bits, decodable fast enough for streaming.",
     "t_d": "Mooncake's predicted decode time of a request: the prediction-based rejection assumes every "
-           "decode lasts t_d seconds to estimate the decode load at the moment a prefill will finish.",
+    "decode lasts t_d seconds to estimate the decode load at the moment a prefill will finish.",
     "MFU": "Model FLOPs utilisation: the fraction of the GPU's peak FLOP/s that prefill really achieves. "
-           "Prefill time = FLOPs ÷ (peak × MFU).",
+    "Prefill time = FLOPs ÷ (peak × MFU).",
     "HKVD": "High-KV-deviation tokens: in CacheBlend, the tokens whose reused KV differs most from what "
-            "full prefill would compute; recomputing only those (r % of the tokens) restores most of the "
-            "cross-chunk attention.",
+    "full prefill would compute; recomputing only those (r % of the tokens) restores most of the "
+    "cross-chunk attention.",
     "TTFT": "Time to first token: from a request's arrival until its first output token (queueing, KV "
-            "transfer and prefill).",
+    "transfer and prefill).",
     "SLO": "Service-level objective: the latency a request must meet (here a TTFT or TBT limit).",
     "TBT": "Time between tokens: the gap between consecutive output tokens while a request decodes.",
     "lecture 9": "Lecture 9 of Stanford CS349D AI Inference Infrastructure (Spring 2026), 'Context "
-                 "Management': Mooncake, CacheGen and Strata; the project's first lecture note.",
+    "Management': Mooncake, CacheGen and Strata; the project's first lecture note.",
     "lecture 27": "Lecture 27 of CMU 11-868 Large Language Model Systems (Spring 2026), Junchen Jiang's "
-                  "guest lecture 'KV Cache: a new AI memory abstraction' (CacheGen, CacheBlend, LMCache); "
-                  "the project's second lecture note.",
+    "guest lecture 'KV Cache: a new AI memory abstraction' (CacheGen, CacheBlend, LMCache); "
+    "the project's second lecture note.",
 }
 
 

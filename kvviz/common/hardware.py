@@ -41,12 +41,12 @@ class ModelSpec:
 
     name: str
     layers: int
-    kv_heads: int       # for MLA: 1 (one shared latent per layer)
-    head_dim: int       # for MLA: the latent width (kv_lora_rank + rope dim)
+    kv_heads: int  # for MLA: 1 (one shared latent per layer)
+    head_dim: int  # for MLA: the latent width (kv_lora_rank + rope dim)
     bytes_per_value: float  # 2 for BF16/FP16, 1 for FP8
-    params_b: float     # matmul parameters per token, billions (total minus the input embedding)
-    d_attn: int         # query heads × head dim: the width attention FLOPs scale with
-    attention: str      # "MHA", "GQA" or "MLA"
+    params_b: float  # matmul parameters per token, billions (total minus the input embedding)
+    d_attn: int  # query heads × head dim: the width attention FLOPs scale with
+    attention: str  # "MHA", "GQA" or "MLA"
 
     @property
     def kv_bytes_per_token(self) -> float:
@@ -69,8 +69,8 @@ class LinkSpec:
     """Where KV is loaded from: nominal bandwidth and the share of it a bulk copy achieves."""
 
     name: str
-    gb_s: float          # nominal, GB/s (10^9 bytes per second)
-    efficiency: float    # (0, 1]; the lecture notes use 0.8 for every link
+    gb_s: float  # nominal, GB/s (10^9 bytes per second)
+    efficiency: float  # (0, 1]; the lecture notes use 0.8 for every link
     note: str = ""
 
     @property
@@ -78,17 +78,24 @@ class LinkSpec:
         return self.gb_s * GB * self.efficiency
 
 
-MODELS: dict[str, ModelSpec] = {m.name: m for m in (
-    ModelSpec("llama-3-8b", 32, 8, 128, 2, 7.504924672, 4096, "GQA"),
-    ModelSpec("llama-3.1-70b", 80, 8, 128, 2, 69.503033344, 8192, "GQA"),
-    ModelSpec("qwen2.5-14b", 48, 8, 128, 2, 13.991465984, 5120, "GQA"),
-    ModelSpec("mistral-7b", 32, 8, 128, 2, 7.110660096, 4096, "GQA"),
-    ModelSpec("yi-34b", 60, 8, 128, 2, 33.930165248, 7168, "GQA"),
-    ModelSpec("llama-2-7b", 32, 32, 128, 2, 6.607343616, 4096, "MHA"),
-    ModelSpec("deepseek-r1", 61, 1, 576, 2, 36.07, 20480, "MLA"),
-)}
-MODEL_ALIASES = {"llama-3.1-8b": "llama-3-8b", "7b-mha": "llama-2-7b", "deepseek-v3": "deepseek-r1",
-                 "mla": "deepseek-r1"}
+MODELS: dict[str, ModelSpec] = {
+    m.name: m
+    for m in (
+        ModelSpec("llama-3-8b", 32, 8, 128, 2, 7.504924672, 4096, "GQA"),
+        ModelSpec("llama-3.1-70b", 80, 8, 128, 2, 69.503033344, 8192, "GQA"),
+        ModelSpec("qwen2.5-14b", 48, 8, 128, 2, 13.991465984, 5120, "GQA"),
+        ModelSpec("mistral-7b", 32, 8, 128, 2, 7.110660096, 4096, "GQA"),
+        ModelSpec("yi-34b", 60, 8, 128, 2, 33.930165248, 7168, "GQA"),
+        ModelSpec("llama-2-7b", 32, 32, 128, 2, 6.607343616, 4096, "MHA"),
+        ModelSpec("deepseek-r1", 61, 1, 576, 2, 36.07, 20480, "MLA"),
+    )
+}
+MODEL_ALIASES = {
+    "llama-3.1-8b": "llama-3-8b",
+    "7b-mha": "llama-2-7b",
+    "deepseek-v3": "deepseek-r1",
+    "mla": "deepseek-r1",
+}
 MODEL_NOTES = {
     "llama-3-8b": "GQA 32 q / 8 KV heads (same layout as Llama-3.1-8B)",
     "llama-3.1-70b": "GQA 64 q / 8 KV heads",
@@ -99,25 +106,31 @@ MODEL_NOTES = {
     "deepseek-r1": "MLA latent 512 + 64 RoPE dims; 37B of 671B params active (MoE)",
 }
 
-GPUS: dict[str, GPUSpec] = {g.name: g for g in (
-    GPUSpec("h100", 989.4, 3.35, 80),
-    GPUSpec("h200", 989.4, 4.8, 141),
-    GPUSpec("a100", 312.0, 2.039, 80),
-    GPUSpec("a40", 149.7, 0.696, 48),
-    GPUSpec("gh200", 989.4, 4.0, 96),
-    GPUSpec("mi300x", 1307.4, 5.3, 192),
-)}
+GPUS: dict[str, GPUSpec] = {
+    g.name: g
+    for g in (
+        GPUSpec("h100", 989.4, 3.35, 80),
+        GPUSpec("h200", 989.4, 4.8, 141),
+        GPUSpec("a100", 312.0, 2.039, 80),
+        GPUSpec("a40", 149.7, 0.696, 48),
+        GPUSpec("gh200", 989.4, 4.0, 96),
+        GPUSpec("mi300x", 1307.4, 5.3, 192),
+    )
+}
 
-LINKS: dict[str, LinkSpec] = {k.name: k for k in (
-    LinkSpec("hbm3", 3350, 0.8, "the GPU's own memory (H100)"),
-    LinkSpec("nvlink-c2c", 384, 0.8, "GH200 CPU memory; LPDDR5X-bound per Strata §5.1 (C2C is 450 GB/s a way)"),
-    LinkSpec("rdma-800g", 100, 0.8, "800 Gb/s RDMA, a node's NICs (Mooncake)"),
-    LinkSpec("pcie5-x16", 64, 0.8, "CPU DRAM over PCIe 5.0 x16"),
-    LinkSpec("rdma-400g", 50, 0.8, "400 Gb/s RDMA, one NIC per GPU"),
-    LinkSpec("nvme", 7, 0.8, "one PCIe 4.0 x4 NVMe SSD (~5.6 GB/s effective)"),
-    LinkSpec("cloud-10g", 1.25, 0.8, "10 Gb/s cloud link"),
-    LinkSpec("cloud-3g", 0.375, 0.8, "3 Gb/s cloud link (CacheGen's setting)"),
-)}
+LINKS: dict[str, LinkSpec] = {
+    k.name: k
+    for k in (
+        LinkSpec("hbm3", 3350, 0.8, "the GPU's own memory (H100)"),
+        LinkSpec("nvlink-c2c", 384, 0.8, "GH200 CPU memory; LPDDR5X-bound per Strata §5.1 (C2C is 450 GB/s a way)"),
+        LinkSpec("rdma-800g", 100, 0.8, "800 Gb/s RDMA, a node's NICs (Mooncake)"),
+        LinkSpec("pcie5-x16", 64, 0.8, "CPU DRAM over PCIe 5.0 x16"),
+        LinkSpec("rdma-400g", 50, 0.8, "400 Gb/s RDMA, one NIC per GPU"),
+        LinkSpec("nvme", 7, 0.8, "one PCIe 4.0 x4 NVMe SSD (~5.6 GB/s effective)"),
+        LinkSpec("cloud-10g", 1.25, 0.8, "10 Gb/s cloud link"),
+        LinkSpec("cloud-3g", 0.375, 0.8, "3 Gb/s cloud link (CacheGen's setting)"),
+    )
+}
 
 
 def _lookup(table: dict, name: str, kind: str, aliases: dict[str, str] | None = None):
@@ -153,8 +166,11 @@ class Compute:
 
     def __post_init__(self):
         require(0 < self.mfu <= 1, f"MFU must be in (0, 1], got {self.mfu}", field="mfu")
-        require(self.n_gpus >= 1 and float(self.n_gpus).is_integer(),
-                f"the number of GPUs must be a whole number ≥ 1, got {self.n_gpus}", field="n_gpus")
+        require(
+            self.n_gpus >= 1 and float(self.n_gpus).is_integer(),
+            f"the number of GPUs must be a whole number ≥ 1, got {self.n_gpus}",
+            field="n_gpus",
+        )
         validate_gpu(self.gpu)
 
     @property
@@ -196,6 +212,7 @@ def kv_bytes_per_token_layer(m: ModelSpec) -> float:
 
 # ---- validation and editable tables -------------------------------------------------------------
 
+
 def _positive(value, what: str, row: str, *, integer: bool = False) -> None:
     ok = isinstance(value, (int, float)) and math.isfinite(value) and value > 0
     if ok and integer:
@@ -210,8 +227,10 @@ def validate_model(m: ModelSpec) -> ModelSpec:
         _positive(getattr(m, f), f, row, integer=True)
     for f in ("bytes_per_value", "params_b"):
         _positive(getattr(m, f), f, row)
-    require(m.attention in ATTENTION_TYPES,
-            f"{row}: attention must be one of {', '.join(ATTENTION_TYPES)}, got {m.attention!r}")
+    require(
+        m.attention in ATTENTION_TYPES,
+        f"{row}: attention must be one of {', '.join(ATTENTION_TYPES)}, got {m.attention!r}",
+    )
     return m
 
 
@@ -223,8 +242,10 @@ def validate_gpu(g: GPUSpec) -> GPUSpec:
 
 def validate_link(k: LinkSpec) -> LinkSpec:
     _positive(k.gb_s, "gb_s", f"link '{k.name}'")
-    require(isinstance(k.efficiency, (int, float)) and 0 < k.efficiency <= 1,
-            f"link '{k.name}': efficiency must be in (0, 1], got {k.efficiency!r}")
+    require(
+        isinstance(k.efficiency, (int, float)) and 0 < k.efficiency <= 1,
+        f"link '{k.name}': efficiency must be in (0, 1], got {k.efficiency!r}",
+    )
     return k
 
 
@@ -249,8 +270,7 @@ def _from_frame(df: pd.DataFrame, cls, validate) -> dict:
                 try:
                     v = float(v)
                 except ValueError:
-                    raise InputError(f"{kind} '{label}': {f} must be a number, got {v!r}",
-                                     field=f) from None
+                    raise InputError(f"{kind} '{label}': {f} must be a number, got {v!r}", field=f) from None
             if f == "attention":
                 v = str(v).strip().upper() if v is not None else v
             elif f == "note":

@@ -39,8 +39,9 @@ def _source_hash() -> str:
     return digest.hexdigest()[:12]
 
 
-CACHE_DIR = Path(os.environ.get("NUMBA_CACHE_DIR") or Path(__file__).resolve().parent / "__pycache__"
-                 / f"numba-{_source_hash()}")
+CACHE_DIR = Path(
+    os.environ.get("NUMBA_CACHE_DIR") or Path(__file__).resolve().parent / "__pycache__" / f"numba-{_source_hash()}"
+)
 """numba's disk cache for every kernel (numba reads it when a kernel is decorated)."""
 
 numba.config.CACHE_DIR = str(CACHE_DIR)

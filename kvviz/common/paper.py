@@ -50,8 +50,9 @@ def _row(quantity: str, paper: str, sim: str, st: Status, basis: str) -> dict[st
     return dict(zip(COLUMNS, (quantity, paper, sim, st.value, basis), strict=True))
 
 
-def close(quantity: str, paper: str, sim: str, pairs: Iterable[tuple[float, float]] | tuple[float, float],
-          rel_tol: float) -> dict[str, str]:
+def close(
+    quantity: str, paper: str, sim: str, pairs: Iterable[tuple[float, float]] | tuple[float, float], rel_tol: float
+) -> dict[str, str]:
     """A row comparing numbers: agrees if every (paper, simulation) pair is within ``rel_tol``."""
     pairs = [pairs] if isinstance(pairs, tuple) and not isinstance(pairs[0], tuple) else list(pairs)
     worst = _percent(max(deviation(float(p), float(s)) for p, s in pairs))
@@ -65,16 +66,23 @@ def check(quantity: str, paper: str, sim: str, holds: bool, test: str) -> dict[s
     return _row(quantity, paper, sim, Status.AGREES if holds else Status.DIFFERS, f"test: {test}")
 
 
-def in_range(quantity: str, paper: str, sim: str, value: float, low: float, high: float,
-             rel_tol: float) -> dict[str, str]:
+def in_range(
+    quantity: str, paper: str, sim: str, value: float, low: float, high: float, rel_tol: float
+) -> dict[str, str]:
     """A row that agrees when ``value`` lies in the paper's range [low, high] widened by ``rel_tol``."""
     lo, hi = low * (1 - rel_tol), high * (1 + rel_tol)
-    return check(quantity, paper, sim, bool(lo <= value <= hi),
-                 f"{lo:.3g} ≤ {value:.3g} ≤ {hi:.3g} (the paper's {low:g}–{high:g} ± {rel_tol:.0%})")
+    return check(
+        quantity,
+        paper,
+        sim,
+        bool(lo <= value <= hi),
+        f"{lo:.3g} ≤ {value:.3g} ≤ {hi:.3g} (the paper's {low:g}–{high:g} ± {rel_tol:.0%})",
+    )
 
 
-def within(quantity: str, paper: str, sim: str, pairs: Iterable[tuple[float, float]], tol: float,
-           unit: str) -> dict[str, str]:
+def within(
+    quantity: str, paper: str, sim: str, pairs: Iterable[tuple[float, float]], tol: float, unit: str
+) -> dict[str, str]:
     """A row that agrees when every (paper, simulation) pair differs by at most ``tol`` (absolute,
     in ``unit``)."""
     pairs = list(pairs)

@@ -29,15 +29,33 @@ PALETTE: tuple[str, ...] = (
     "#6e6e6e",  # grey
     "#332288",  # indigo (Tol), a ninth for the rare figure that needs one
 )
-DASHES: tuple[str, ...] = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot", "5px,3px,1px,3px",
-                           "10px,4px", "2px,6px")
-SYMBOLS: tuple[str, ...] = ("circle", "square", "diamond", "triangle-up", "x", "triangle-down", "star",
-                            "pentagon", "cross")
+DASHES: tuple[str, ...] = (
+    "solid",
+    "dash",
+    "dot",
+    "dashdot",
+    "longdash",
+    "longdashdot",
+    "5px,3px,1px,3px",
+    "10px,4px",
+    "2px,6px",
+)
+SYMBOLS: tuple[str, ...] = (
+    "circle",
+    "square",
+    "diamond",
+    "triangle-up",
+    "x",
+    "triangle-down",
+    "star",
+    "pentagon",
+    "cross",
+)
 INK = "#262730"
 GRID = "#e6e8ee"
 FONT = "Source Sans Pro, Helvetica, Arial, sans-serif"
 BASE_PX, PRESENTER_PX = 14, 22  # figure text at a laptop and on a projector at 1920 × 1080
-PRESENTER_GROWTH = 1.25         # presenter figures are this much taller
+PRESENTER_GROWTH = 1.25  # presenter figures are this much taller
 
 
 @dataclass(frozen=True)
@@ -94,7 +112,7 @@ def magnitude_label(value: float) -> str:
     if value >= 1e-3:
         return f"{value:,.12g}"
     exponent = math.floor(math.log10(value))
-    mantissa = round(value / 10 ** exponent, 6)
+    mantissa = round(value / 10**exponent, 6)
     power = "10" + str(exponent).translate(_SUPERSCRIPT)
     return power if mantissa == 1 else f"{mantissa:g}×{power}"
 
@@ -113,7 +131,7 @@ def log_ticks(low: float, high: float) -> list[float]:
     else:
         mantissas = (1,)
     step = max(1, math.ceil(span / 9))
-    ticks = [m * 10.0 ** e for e in range(first - first % step, last + 1, step) for m in mantissas]
+    ticks = [m * 10.0**e for e in range(first - first % step, last + 1, step) for m in mantissas]
     return ticks if sum(low <= t <= high for t in ticks) >= 2 else []
 
 
@@ -154,7 +172,7 @@ def _label_log_axis(fig: go.Figure, axis, letter: str) -> None:
     if axis.type != "log" or axis.tickvals is not None or axis.dtick not in (None, "D1", "D2", 1):
         return
     if axis.range is not None and None not in axis.range:
-        low, high = (10.0 ** r for r in sorted(axis.range))
+        low, high = (10.0**r for r in sorted(axis.range))
     else:
         values = _axis_values(fig, letter, axis.plotly_name)
         if not values:
@@ -175,12 +193,12 @@ def _label_log_axis(fig: go.Figure, axis, letter: str) -> None:
 # colour bar) and then lays the whole figure out a second time: ~10% of the browser's time on a
 # rerun. Margins estimated here already fit the usual labels, so that pass rarely runs;
 # automargin stays on as the safety net for a label longer than the estimate.
-CHAR_EM = 0.62        # a digit or letter of the figure font, in font sizes (generous)
-NUMBER_CHARS = 5      # plotly's own tick labels on a linear axis: "0.025", "12.5k", "100%"
-NARROW_PX = 900       # the narrowest figure the margins are sized for: a laptop's main column beside the sidebar
+CHAR_EM = 0.62  # a digit or letter of the figure font, in font sizes (generous)
+NUMBER_CHARS = 5  # plotly's own tick labels on a linear axis: "0.025", "12.5k", "100%"
+NARROW_PX = 900  # the narrowest figure the margins are sized for: a laptop's main column beside the sidebar
 SIDE_MARGINS_PX = 150  # of that width, what the left and right margins take about
-LEGEND_ROW_PX = 750   # width a horizontal legend fills before it wraps, in a figure that narrow
-ROTATE_FILL = 0.7     # plotly turns category labels 30° when a label is wider than about their spacing
+LEGEND_ROW_PX = 750  # width a horizontal legend fills before it wraps, in a figure that narrow
+ROTATE_FILL = 0.7  # plotly turns category labels 30° when a label is wider than about their spacing
 CARTESIAN = ("scatter", "scattergl", "bar", "heatmap", "histogram", "box", "violin", "contour")
 
 
@@ -195,8 +213,12 @@ def _tick_labels(fig: go.Figure, axis, letter: str, name: str) -> list[str]:
     if axis.ticktext is not None:
         return [str(t) for t in axis.ticktext]
     short = name.replace("axis", "")
-    return [w for tr in fig.data if (getattr(tr, f"{letter}axis", None) or letter) == short
-            for w in _texts(getattr(tr, letter, None))]
+    return [
+        w
+        for tr in fig.data
+        if (getattr(tr, f"{letter}axis", None) or letter) == short
+        for w in _texts(getattr(tr, letter, None))
+    ]
 
 
 def _tick_chars(fig: go.Figure, axis, letter: str, name: str) -> int:
@@ -217,8 +239,12 @@ def _title_px(axis) -> float:
 
 def _axis_margins(fig: go.Figure) -> dict[str, float]:
     """Left, right and bottom room for the tick labels and titles of the axes that carry data."""
-    used = {(getattr(tr, f"{letter}axis", None) or letter).replace(letter, f"{letter}axis", 1)
-            for tr in fig.data if tr.type in CARTESIAN for letter in "xy"}
+    used = {
+        (getattr(tr, f"{letter}axis", None) or letter).replace(letter, f"{letter}axis", 1)
+        for tr in fig.data
+        if tr.type in CARTESIAN
+        for letter in "xy"
+    }
     room = {"l": 0.0, "r": 0.0, "b": 0.0}
     for name in used:
         axis = fig.layout[name]
@@ -254,8 +280,11 @@ def _x_labels_px(fig: go.Figure, axis, name: str, tick: float) -> float:
 def _legend_entries(fig: go.Figure) -> list[tuple[str, str]]:
     """The legend's entries as (group, name), or none when the figure shows no legend. An entry
     outside any ``legendgroup`` is a group of its own."""
-    entries = [(tr.legendgroup or f"#{i}", tr.name) for i, tr in enumerate(fig.data)
-               if getattr(tr, "showlegend", None) is not False and getattr(tr, "name", None)]
+    entries = [
+        (tr.legendgroup or f"#{i}", tr.name)
+        for i, tr in enumerate(fig.data)
+        if getattr(tr, "showlegend", None) is not False and getattr(tr, "name", None)
+    ]
     shown = fig.layout.showlegend if fig.layout.showlegend is not None else len(entries) > 1
     return entries if shown else []
 
@@ -288,7 +317,7 @@ def _legend_room(fig: go.Figure) -> dict[str, float]:
         return {}
     lines, group_rows = _legend_rows(widths)
     height = lines * (size * 1.45 + 6) + 10 * group_rows
-    anchor = legend.yanchor or "top"     # plotly's own default for a horizontal legend, whatever its y
+    anchor = legend.yanchor or "top"  # plotly's own default for a horizontal legend, whatever its y
     if anchor == "auto":
         anchor = "bottom" if legend.y <= 1 / 3 else "top"
     below = {"top": height, "middle": height / 2}.get(anchor, 0)
@@ -299,9 +328,12 @@ def _legend_room(fig: go.Figure) -> dict[str, float]:
 
 def _colorbar_right(fig: go.Figure, base: int) -> float:
     """Room for a colour bar (a heatmap's, an icicle's marker scale) on the right."""
-    bars = [tr for tr in fig.data
-            if (tr.type == "heatmap" and tr.showscale is not False)
-            or (getattr(getattr(tr, "marker", None), "showscale", None) is True)]
+    bars = [
+        tr
+        for tr in fig.data
+        if (tr.type == "heatmap" and tr.showscale is not False)
+        or (getattr(getattr(tr, "marker", None), "showscale", None) is True)
+    ]
     return (base * 8 + 40) if bars else 0.0
 
 
@@ -314,6 +346,7 @@ def fitted_margins(fig: go.Figure, base: int) -> dict[str, int]:
 
 
 # ---------------------------------------------------------------- the style itself
+
 
 def _series_looks(trace, presenter: bool) -> None:
     """Line width and marker size for the screen; dash and symbol from the trace's palette colour."""
@@ -349,7 +382,7 @@ def style_figure(fig: go.Figure, presenter: bool = False) -> go.Figure:
     label (``automargin``), so no tick label or title is clipped.
     """
     base = PRESENTER_PX if presenter else BASE_PX
-    if presenter and fig.layout.height:   # room for the bigger labels (a long axis title on a short row)
+    if presenter and fig.layout.height:  # room for the bigger labels (a long axis title on a short row)
         fig.layout.height = round(fig.layout.height * PRESENTER_GROWTH)
     fig.update_layout(
         template="plotly_white",
@@ -360,8 +393,14 @@ def style_figure(fig: go.Figure, presenter: bool = False) -> go.Figure:
         colorway=list(PALETTE),
         margin=dict(t=(base * 3 + 10) if fig.layout.title.text else 30),
     )
-    axis_look = dict(gridcolor=GRID, zerolinecolor=GRID, automargin=True, title_font=dict(size=base + 1),
-                     tickfont=dict(size=base - 1), title_standoff=base // 2)
+    axis_look = dict(
+        gridcolor=GRID,
+        zerolinecolor=GRID,
+        automargin=True,
+        title_font=dict(size=base + 1),
+        tickfont=dict(size=base - 1),
+        title_standoff=base // 2,
+    )
     fig.update_xaxes(**axis_look)
     fig.update_yaxes(**axis_look)
     fig.for_each_xaxis(lambda axis: _label_log_axis(fig, axis, "x"))

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 CURVE_COLUMNS = ("policy", "capacity", "hits", "accesses", "hit_ratio")
-TIE = "tie"                  # every online policy leads alike
+TIE = "tie"  # every online policy leads alike
 
 
 @dataclass(frozen=True)
@@ -40,10 +40,15 @@ def curve_of(swept: pd.DataFrame, prefix: bool = False) -> pd.DataFrame:
     import pandas as pd
 
     hits = swept["prefix_hits" if prefix else "hits"]
-    return pd.DataFrame({
-        "policy": swept["policy"], "capacity": swept["capacity"], "hits": hits,
-        "accesses": swept["accesses"], "hit_ratio": hits / swept["accesses"],
-    })
+    return pd.DataFrame(
+        {
+            "policy": swept["policy"],
+            "capacity": swept["capacity"],
+            "hits": hits,
+            "accesses": swept["accesses"],
+            "hit_ratio": hits / swept["accesses"],
+        }
+    )
 
 
 SAMPLED_COLUMNS = ("represented", "rate", "error_estimate")
@@ -57,8 +62,11 @@ def curve_csv(curve: pd.DataFrame, gib_per_block: float | None = None) -> str:
     (the KV of that many blocks) when ``gib_per_block`` is given, and ``SAMPLED_COLUMNS`` when the
     curve was sampled (it has a ``rate`` column)."""
     sampled = "rate" in curve
-    header = (*CURVE_COLUMNS, *(("capacity_gib",) if gib_per_block is not None else ()),
-              *(SAMPLED_COLUMNS if sampled else ()))
+    header = (
+        *CURVE_COLUMNS,
+        *(("capacity_gib",) if gib_per_block is not None else ()),
+        *(SAMPLED_COLUMNS if sampled else ()),
+    )
     lines = [",".join(header)]
     for row in curve.itertuples(index=False):
         cells = [_row(row.policy, row.capacity, row.hits, row.accesses, row.hit_ratio)]
@@ -96,8 +104,9 @@ def winners(curve: pd.DataFrame, policies: Sequence[str] = ONLINE) -> pd.DataFra
     """For each capacity, the online policy with the most hits (first listed wins a tie)."""
     online = curve[curve["policy"].isin(policies)]
     rank = {name: i for i, name in enumerate(policies)}
-    online = online.assign(_rank=online["policy"].map(rank)).sort_values(["capacity", "hit_ratio", "_rank"],
-                                                                          ascending=[True, False, True])
+    online = online.assign(_rank=online["policy"].map(rank)).sort_values(
+        ["capacity", "hit_ratio", "_rank"], ascending=[True, False, True]
+    )
     return online.groupby("capacity", sort=True).head(1).drop(columns="_rank").reset_index(drop=True)
 
 
@@ -109,7 +118,7 @@ MOONCAKE_TABLE1: dict[str, dict[float, float]] = {
     "length_aware": {1000: 0.30, 10000: 0.35, 30000: 0.42, 50000: 0.48, 100000: 0.50, INFINITE: 0.51},
 }
 TABLE1_CAPACITIES: tuple[float, ...] = tuple(MOONCAKE_TABLE1["lru"])
-TABLE1_TOLERANCE = 0.10    # Table 1 prints two decimals; a tenth of the paper's value is "the same shape"
+TABLE1_TOLERANCE = 0.10  # Table 1 prints two decimals; a tenth of the paper's value is "the same shape"
 
 
 def paper_rows(curve: pd.DataFrame) -> list[dict[str, str]]:
@@ -126,11 +135,15 @@ def paper_rows(curve: pd.DataFrame) -> list[dict[str, str]]:
     for cap in TABLE1_CAPACITIES:
         reported = [MOONCAKE_TABLE1[p][cap] for p in policies]
         here = [float(at[(p, cap)]) for p in policies]
-        rows.append(paper.close(
-            f"hit ratio, {'∞' if cap == INFINITE else f'{int(cap):,}'} blocks (LRU / LFU / LengthAware)",
-            " / ".join(f"{v:.2f}" for v in reported) + f" (best: {_best(policies, reported)})",
-            " / ".join(f"{v:.2f}" for v in here) + f" (best: {_best(policies, here)})",
-            list(zip(reported, here)), TABLE1_TOLERANCE))
+        rows.append(
+            paper.close(
+                f"hit ratio, {'∞' if cap == INFINITE else f'{int(cap):,}'} blocks (LRU / LFU / LengthAware)",
+                " / ".join(f"{v:.2f}" for v in reported) + f" (best: {_best(policies, reported)})",
+                " / ".join(f"{v:.2f}" for v in here) + f" (best: {_best(policies, here)})",
+                list(zip(reported, here)),
+                TABLE1_TOLERANCE,
+            )
+        )
     return rows
 
 
@@ -144,11 +157,11 @@ def _best(policies: Sequence[str], values: Sequence[float]) -> str:
 class Findings:
     """What a hit curve says, in numbers: who wins where, the gap to OPT, where policies stop mattering."""
 
-    leaders: tuple[tuple[float, str, float], ...]   # (capacity, best online policy or TIE, hit ratio) at low/mid/high
-    lead_changes: int                               # how often the best online policy changes along the curve
-    widest_gap: tuple[float, float]                 # (capacity, Belady minus the best online hit ratio)
-    ceiling: float                                  # the infinite-cache hit ratio
-    converged_at: float | None                      # first capacity where every policy is within 0.005 of it
+    leaders: tuple[tuple[float, str, float], ...]  # (capacity, best online policy or TIE, hit ratio) at low/mid/high
+    lead_changes: int  # how often the best online policy changes along the curve
+    widest_gap: tuple[float, float]  # (capacity, Belady minus the best online hit ratio)
+    ceiling: float  # the infinite-cache hit ratio
+    converged_at: float | None  # first capacity where every policy is within 0.005 of it
 
 
 def findings(curve: pd.DataFrame, policies: Sequence[str]) -> Findings:
@@ -157,13 +170,20 @@ def findings(curve: pd.DataFrame, policies: Sequence[str]) -> Findings:
     best = winners(finite, policies)
     picks = sorted({0, len(best) // 2, len(best) - 1}) if len(best) else []
     spread = finite[finite["policy"].isin(policies)].groupby("capacity")["hit_ratio"].agg(np.ptp)
-    leaders = tuple((float(c), TIE if len(policies) > 1 and spread[c] == 0 else str(p), float(r))
-                    for c, p, r in (best.iloc[i][["capacity", "policy", "hit_ratio"]] for i in picks))
+    leaders = tuple(
+        (float(c), TIE if len(policies) > 1 and spread[c] == 0 else str(p), float(r))
+        for c, p, r in (best.iloc[i][["capacity", "policy", "hit_ratio"]] for i in picks)
+    )
     changes = int((best["policy"] != best["policy"].shift()).sum() - 1) if len(best) else 0
     bound = finite[finite["policy"] == BOUND].set_index("capacity")["hit_ratio"]
     gaps = [(float(c), float(bound.get(c, r) - r)) for c, r in zip(best["capacity"], best["hit_ratio"])]
     ceiling = float(curve[curve["capacity"] == INFINITE]["hit_ratio"].iloc[0])
     worst = finite[finite["policy"].isin(policies)].groupby("capacity")["hit_ratio"].min()
     close = worst[worst >= ceiling - 0.005]
-    return Findings(leaders, max(changes, 0), max(gaps, key=lambda g: g[1]) if gaps else (math.nan, 0.0),
-                    ceiling, float(close.index[0]) if len(close) else None)
+    return Findings(
+        leaders,
+        max(changes, 0),
+        max(gaps, key=lambda g: g[1]) if gaps else (math.nan, 0.0),
+        ceiling,
+        float(close.index[0]) if len(close) else None,
+    )

@@ -33,16 +33,27 @@ def _label(policy: str) -> str:
 def sample_note(rate: float, lru_error: float | None, unreliable: Sequence[str] = ()) -> str:
     """What a sampled curve is, in one line: the rate, the error measured on LRU, and the policies
     whose measured error estimate says the rate is too low (``SampledCurve.unreliable``)."""
-    measured = (f"; sampled LRU was off by at most {lru_error:.3f}, which corrects the others"
-                if lru_error is not None else "")
-    flagged = (f"; not reliable at this rate (error estimate over {RELIABLE_ERROR:g}, raise the rate): "
-               f"{', '.join(_label(p) for p in unreliable)}" if unreliable else "")
+    measured = (
+        f"; sampled LRU was off by at most {lru_error:.3f}, which corrects the others" if lru_error is not None else ""
+    )
+    flagged = (
+        f"; not reliable at this rate (error estimate over {RELIABLE_ERROR:g}, raise the rate): "
+        f"{', '.join(_label(p) for p in unreliable)}"
+        if unreliable
+        else ""
+    )
     return f"SHARDS sample of {rate:.2%} of the blocks, LRU exact{measured}{flagged}"
 
 
-def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = False,
-                  block_tokens: int | None = None, sample: str | None = None,
-                  runs: Sequence[LeadRun] = ()) -> go.Figure:
+def fig_hit_curve(
+    curve: pd.DataFrame,
+    *,
+    prefix: bool = False,
+    paper: bool = False,
+    block_tokens: int | None = None,
+    sample: str | None = None,
+    runs: Sequence[LeadRun] = (),
+) -> go.Figure:
     """Hit ratio against capacity (log x), one line per policy, Belady dashed as the bound and the
     infinite cache as the ceiling; with ``paper`` Mooncake v3 Table 1's points as open markers.
     ``sample`` (``sample_note``) marks a sampled curve in the title; capacities the sample cannot
@@ -50,39 +61,70 @@ def fig_hit_curve(curve: pd.DataFrame, *, prefix: bool = False, paper: bool = Fa
     (``kvviz.eviction.notes.lead_runs``) ring the leader's points and name it above each run."""
     finite = curve[np.isfinite(curve["capacity"])]
     fig = go.Figure()
-    order = [p for p in POLICIES if p in set(curve["policy"]) and p != BOUND] + \
-            ([BOUND] if BOUND in set(curve["policy"]) else [])
+    order = [p for p in POLICIES if p in set(curve["policy"]) and p != BOUND] + (
+        [BOUND] if BOUND in set(curve["policy"]) else []
+    )
     for policy in order:
         rows = finite[finite["policy"] == policy].sort_values("capacity")
         bound = policy == BOUND
         shown = rows["represented"] if "represented" in rows else np.ones(len(rows), dtype=bool)
-        fig.add_scatter(x=rows["capacity"], y=rows["hit_ratio"], mode="lines" if bound else "lines+markers",
-                        name=_label(policy), line=dict(color=policy_color(policy), dash=DASH.get(policy)),
-                        marker=dict(symbol=np.where(shown, "circle", "circle-open")),
-                        customdata=np.c_[rows["hits"], rows["accesses"]],
-                        hovertemplate=f"{_label(policy)}<br>%{{x:,}} blocks: %{{y:.3f}}"
-                                      "<br>%{customdata[0]:,} of %{customdata[1]:,} accesses<extra></extra>")
+        fig.add_scatter(
+            x=rows["capacity"],
+            y=rows["hit_ratio"],
+            mode="lines" if bound else "lines+markers",
+            name=_label(policy),
+            line=dict(color=policy_color(policy), dash=DASH.get(policy)),
+            marker=dict(symbol=np.where(shown, "circle", "circle-open")),
+            customdata=np.c_[rows["hits"], rows["accesses"]],
+            hovertemplate=f"{_label(policy)}<br>%{{x:,}} blocks: %{{y:.3f}}"
+            "<br>%{customdata[0]:,} of %{customdata[1]:,} accesses<extra></extra>",
+        )
     ceiling = curve[curve["capacity"] == INFINITE]["hit_ratio"]
     if len(ceiling):
-        fig.add_hline(y=float(ceiling.iloc[0]), line_dash="dot", line_color=CEILING_COLOR,
-                      annotation_text=f"infinite cache {float(ceiling.iloc[0]):.3f}",
-                      annotation_position="top left", annotation_font_color=CEILING_COLOR)
+        fig.add_hline(
+            y=float(ceiling.iloc[0]),
+            line_dash="dot",
+            line_color=CEILING_COLOR,
+            annotation_text=f"infinite cache {float(ceiling.iloc[0]):.3f}",
+            annotation_position="top left",
+            annotation_font_color=CEILING_COLOR,
+        )
     if paper:
         _add_paper_points(fig, finite["capacity"].min(), finite["capacity"].max())
     _mark_leaders(fig, finite, runs)
     unit = f" of {block_tokens} tokens" if block_tokens else ""
     ticks = _ladder(finite["capacity"].min(), finite["capacity"].max()) if len(finite) else []
-    fig.update_xaxes(type="log", title_text=f"cache capacity (blocks{unit}, log scale)",
-                     tickvals=ticks or None, ticktext=[short_blocks(t) for t in ticks] or None)
+    fig.update_xaxes(
+        type="log",
+        title_text=f"cache capacity (blocks{unit}, log scale)",
+        tickvals=ticks or None,
+        ticktext=[short_blocks(t) for t in ticks] or None,
+    )
     top = float(max(curve["hit_ratio"].max() if len(curve) else 0, 0.05))
     if paper and len(finite):
-        top = max([top, *(v for row in MOONCAKE_TABLE1.values() for c, v in row.items()
-                          if finite["capacity"].min() <= c <= finite["capacity"].max())])
-    fig.update_yaxes(title_text="prefix hit ratio" if prefix else "block hit ratio", range=[0, min(1.0, top * 1.12)],
-                     tickformat=".2f")
+        top = max(
+            [
+                top,
+                *(
+                    v
+                    for row in MOONCAKE_TABLE1.values()
+                    for c, v in row.items()
+                    if finite["capacity"].min() <= c <= finite["capacity"].max()
+                ),
+            ]
+        )
+    fig.update_yaxes(
+        title_text="prefix hit ratio" if prefix else "block hit ratio",
+        range=[0, min(1.0, top * 1.12)],
+        tickformat=".2f",
+    )
     title = "Hit ratio against cache capacity" + (f"<br><sup>{sample}</sup>" if sample else "")
-    fig.update_layout(title=title, height=520 if runs else 480, hovermode="closest",
-                      legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02))
+    fig.update_layout(
+        title=title,
+        height=520 if runs else 480,
+        hovermode="closest",
+        legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02),
+    )
     return fig
 
 
@@ -93,13 +135,28 @@ def _mark_leaders(fig: go.Figure, finite: pd.DataFrame, runs: Sequence[LeadRun])
         if run.policy == TIE:
             continue
         rows = finite[(finite["policy"] == run.policy) & finite["capacity"].between(run.low, run.high)]
-        fig.add_scatter(x=rows["capacity"], y=rows["hit_ratio"], mode="markers", name="best online policy",
-                        legendgroup="leader", showlegend=first, hoverinfo="skip",
-                        marker=dict(symbol="circle-open", size=18, line_width=3, color=policy_color(run.policy)))
+        fig.add_scatter(
+            x=rows["capacity"],
+            y=rows["hit_ratio"],
+            mode="markers",
+            name="best online policy",
+            legendgroup="leader",
+            showlegend=first,
+            hoverinfo="skip",
+            marker=dict(symbol="circle-open", size=18, line_width=3, color=policy_color(run.policy)),
+        )
         first = False
         middle = (math.log10(run.low) + math.log10(run.high)) / 2
-        fig.add_annotation(x=middle, y=1.0, xref="x", yref="paper", yanchor="bottom", showarrow=False,
-                           text=f"<b>{_label(run.policy)}</b> leads", font=dict(color=policy_color(run.policy)))
+        fig.add_annotation(
+            x=middle,
+            y=1.0,
+            xref="x",
+            yref="paper",
+            yanchor="bottom",
+            showarrow=False,
+            text=f"<b>{_label(run.policy)}</b> leads",
+            font=dict(color=policy_color(run.policy)),
+        )
 
 
 def _ladder(low: float, high: float) -> list[int]:
@@ -123,11 +180,15 @@ def _add_paper_points(fig: go.Figure, smallest: float, largest: float) -> None:
         caps = [c for c in row if smallest <= c <= largest]
         if not caps:
             continue
-        fig.add_scatter(x=caps, y=[row[c] for c in caps], mode="markers", name=f"Mooncake: {_label(policy)}",
-                        legendgroup="paper", marker=dict(symbol="diamond-open", size=11, line_width=2,
-                                                         color=policy_color(policy)),
-                        hovertemplate=f"Mooncake v3 Table 1, {_label(policy)}<br>%{{x:,}} blocks: %{{y:.2f}}"
-                                      "<extra></extra>")
+        fig.add_scatter(
+            x=caps,
+            y=[row[c] for c in caps],
+            mode="markers",
+            name=f"Mooncake: {_label(policy)}",
+            legendgroup="paper",
+            marker=dict(symbol="diamond-open", size=11, line_width=2, color=policy_color(policy)),
+            hovertemplate=f"Mooncake v3 Table 1, {_label(policy)}<br>%{{x:,}} blocks: %{{y:.2f}}<extra></extra>",
+        )
 
 
 def rolling(windows: pd.DataFrame, width: int) -> pd.DataFrame:
@@ -138,23 +199,33 @@ def rolling(windows: pd.DataFrame, width: int) -> pd.DataFrame:
     return windows.assign(hit_ratio=(hits / accesses.where(accesses > 0)).to_numpy(), accesses=accesses.to_numpy())
 
 
-def fig_over_time(windows: Mapping[str, pd.DataFrame], capacity: float, *, prefix: bool = False,
-                  smooth: int = 1) -> go.Figure:
+def fig_over_time(
+    windows: Mapping[str, pd.DataFrame], capacity: float, *, prefix: bool = False, smooth: int = 1
+) -> go.Figure:
     """Hit ratio per time window for each policy at one capacity (windows from ``Simulation.over_time``),
     each point the ``rolling`` ratio of the last ``smooth`` windows."""
     fig = go.Figure()
     for policy, frame in windows.items():
         frame = rolling(frame, smooth)
-        fig.add_scatter(x=frame["time_s"], y=frame["hit_ratio"], mode="lines", name=_label(policy),
-                        line=dict(color=policy_color(policy), dash=DASH.get(policy)),
-                        customdata=frame["accesses"],
-                        hovertemplate=f"{_label(policy)}<br>t=%{{x:,.0f}} s: %{{y:.3f}}"
-                                      "<br>%{customdata:,.0f} accesses in the last windows<extra></extra>")
+        fig.add_scatter(
+            x=frame["time_s"],
+            y=frame["hit_ratio"],
+            mode="lines",
+            name=_label(policy),
+            line=dict(color=policy_color(policy), dash=DASH.get(policy)),
+            customdata=frame["accesses"],
+            hovertemplate=f"{_label(policy)}<br>t=%{{x:,.0f}} s: %{{y:.3f}}"
+            "<br>%{customdata:,.0f} accesses in the last windows<extra></extra>",
+        )
     fig.update_xaxes(title_text="time since first arrival (s)")
     fig.update_yaxes(title_text="prefix hit ratio" if prefix else "block hit ratio", range=[0, 1], tickformat=".1f")
     span = f", each point the last {smooth} windows" if smooth > 1 else ""
-    fig.update_layout(title=f"Hit ratio over time at {capacity:,.0f} blocks{span}", height=400,
-                      hovermode="x unified", legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02))
+    fig.update_layout(
+        title=f"Hit ratio over time at {capacity:,.0f} blocks{span}",
+        height=400,
+        hovermode="x unified",
+        legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02),
+    )
     return fig
 
 

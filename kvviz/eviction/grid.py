@@ -19,7 +19,7 @@ from kvviz.common.errors import InputError, quote, require
 
 INFINITE = math.inf
 MAX_CAPACITIES = 200
-MAX_ACCESSES = 2**31 - 1     # the policies keep block ids, times and keys in int32 arrays
+MAX_ACCESSES = 2**31 - 1  # the policies keep block ids, times and keys in int32 arrays
 
 
 @dataclass(frozen=True)
@@ -29,24 +29,35 @@ class Policy:
     name: str
     label: str
     rule: str
-    admits_below: int = 1          # capacities below this cache nothing at all
+    admits_below: int = 1  # capacities below this cache nothing at all
 
 
-POLICIES: dict[str, Policy] = {p.name: p for p in (
-    Policy("lru", "LRU", "evict the least recently used block"),
-    Policy("fifo", "FIFO", "evict the block that entered first"),
-    Policy("lfu", "LFU", "evict the least hit block while cached; ties: oldest at that count"),
-    Policy("length_aware", "LengthAware", "LFU, ties broken by evicting the block deepest in its request"),
-    Policy("sieve", "SIEVE", "FIFO queue with a visited bit and a hand that spares visited blocks"),
-    Policy("arc", "ARC", "two LRU lists (seen once / twice) with ghost lists tuning their split"),
-    Policy("s3fifo", "S3-FIFO", "a small FIFO (10%) keeps only blocks hit twice there; main FIFO with "
-           "reinsertion; ghost ids (90%)", admits_below=20),
-    Policy("belady", "Belady (OPT)", "evict the block whose next use is farthest (needs the future)"),
-)}
+POLICIES: dict[str, Policy] = {
+    p.name: p
+    for p in (
+        Policy("lru", "LRU", "evict the least recently used block"),
+        Policy("fifo", "FIFO", "evict the block that entered first"),
+        Policy("lfu", "LFU", "evict the least hit block while cached; ties: oldest at that count"),
+        Policy("length_aware", "LengthAware", "LFU, ties broken by evicting the block deepest in its request"),
+        Policy("sieve", "SIEVE", "FIFO queue with a visited bit and a hand that spares visited blocks"),
+        Policy("arc", "ARC", "two LRU lists (seen once / twice) with ghost lists tuning their split"),
+        Policy(
+            "s3fifo",
+            "S3-FIFO",
+            "a small FIFO (10%) keeps only blocks hit twice there; main FIFO with reinsertion; ghost ids (90%)",
+            admits_below=20,
+        ),
+        Policy("belady", "Belady (OPT)", "evict the block whose next use is farthest (needs the future)"),
+    )
+}
 ONLINE = tuple(name for name in POLICIES if name != "belady")
 BOUND = "belady"
-_ALIASES = {**{name.replace("_", ""): name for name in POLICIES},
-            "opt": "belady", "min": "belady", "lengthawarecache": "length_aware"}
+_ALIASES = {
+    **{name.replace("_", ""): name for name in POLICIES},
+    "opt": "belady",
+    "min": "belady",
+    "lengthawarecache": "length_aware",
+}
 
 
 def parse_policies(names: str | Iterable[str]) -> tuple[str, ...]:
@@ -59,8 +70,9 @@ def parse_policies(names: str | Iterable[str]) -> tuple[str, ...]:
             continue
         name = _ALIASES.get(key)
         if name is None:
-            raise InputError(f"unknown policy '{quote(str(raw).strip())}'; choose from {', '.join(POLICIES)}",
-                             field="policies")
+            raise InputError(
+                f"unknown policy '{quote(str(raw).strip())}'; choose from {', '.join(POLICIES)}", field="policies"
+            )
         if name not in out:
             out.append(name)
     require(bool(out), "no policy given; choose from " + ", ".join(POLICIES), field="policies")
@@ -81,8 +93,9 @@ def parse_capacity(raw: str | float | int) -> float | int:
             return INFINITE
         match = _CAPACITY.match(text)
         if not match:
-            raise InputError(f"capacity '{quote(raw)}' is not a number of blocks (e.g. 1000, 10k, inf)",
-                             field="capacities")
+            raise InputError(
+                f"capacity '{quote(raw)}' is not a number of blocks (e.g. 1000, 10k, inf)", field="capacities"
+            )
         value = float(match.group(1)) * _SUFFIX[match.group(2).lower()]
     if value == INFINITE:
         return INFINITE
@@ -98,15 +111,17 @@ def parse_capacities(values: str | Iterable[str | float | int]) -> tuple[float |
     items = values.split(",") if isinstance(values, str) else list(values)
     caps = sorted({parse_capacity(v) for v in items if str(v).strip()})
     require(bool(caps), "no capacity given (e.g. 1000,10k,inf)", field="capacities")
-    require(len(caps) <= MAX_CAPACITIES, f"at most {MAX_CAPACITIES} capacities, got {len(caps)}",
-            field="capacities")
+    require(len(caps) <= MAX_CAPACITIES, f"at most {MAX_CAPACITIES} capacities, got {len(caps)}", field="capacities")
     return tuple(caps)
 
 
 def log_capacities(low: int, high: int, points: int) -> tuple[int, ...]:
     """About ``points`` whole capacities spaced evenly on a log scale from ``low`` to ``high``."""
-    require(isinstance(low, (int, np.integer)) and low >= 1, f"smallest capacity must be at least 1, got {low}",
-            field="capacity")
+    require(
+        isinstance(low, (int, np.integer)) and low >= 1,
+        f"smallest capacity must be at least 1, got {low}",
+        field="capacity",
+    )
     require(high >= low, f"largest capacity {high} is below the smallest {low}", field="capacity")
     require(2 <= points <= MAX_CAPACITIES, f"points must be in 2..{MAX_CAPACITIES}, got {points}", field="points")
     grid = np.unique(np.round(np.geomspace(low, high, points)).astype(np.int64))
@@ -123,14 +138,14 @@ def format_capacity(capacity: float) -> str:
 EXACT = "exact"
 AUTO = "auto"
 MIN_RATE = 1e-4
-AUTO_ABOVE = 2_000_000              # sample="auto" samples traces with more accesses
-AUTO_SAMPLE_ACCESSES = 1_000_000    # ... at the rate that keeps about this many accesses
-MIN_SAMPLED_CAPACITY = 100          # sampled blocks a represented capacity needs (C × R ≥ this)
+AUTO_ABOVE = 2_000_000  # sample="auto" samples traces with more accesses
+AUTO_SAMPLE_ACCESSES = 1_000_000  # ... at the rate that keeps about this many accesses
+MIN_SAMPLED_CAPACITY = 100  # sampled blocks a represented capacity needs (C × R ≥ this)
 MIN_SAMPLED_BY_POLICY = {"sieve": 2_000}
 """Policies whose small caches do not shrink faithfully need more sampled blocks. SIEVE's hand
 and visited bits: at a 1% rate its sampled curve ran 0.07–0.10 high at 200–1,000 sampled blocks
 and within 0.002 from 2,000 on (tests/eviction/test_shards.py's accuracy trace; docs/eviction.md)."""
-RELIABLE_ERROR = 0.01              # a policy whose error estimate is above this is flagged
+RELIABLE_ERROR = 0.01  # a policy whose error estimate is above this is flagged
 
 
 def min_sampled_capacity(policy: str) -> int:

@@ -29,7 +29,7 @@ from kvviz.eviction.grid import POLICIES
 if TYPE_CHECKING:
     from kvviz.eviction.replay import Replay
 
-TIE_MARGIN = 0.001            # hit-ratio differences below this are a tie (a tenth of a percent of accesses)
+TIE_MARGIN = 0.001  # hit-ratio differences below this are a tie (a tenth of a percent of accesses)
 RECENCY = ("lru",)
 FREQUENCY = ("lfu", "length_aware")
 SCAN_RESISTANT = ("s3fifo", "arc", "sieve")
@@ -39,11 +39,11 @@ SCAN_RESISTANT = ("s3fifo", "arc", "sieve")
 class LeadRun:
     """Consecutive capacities where one online policy leads (or all tie within ``TIE_MARGIN``)."""
 
-    policy: str                    # a policy name, or TIE
-    low: float                     # first capacity of the run (blocks)
-    high: float                    # last capacity of the run (blocks)
-    margin: float                  # largest lead over the runner-up inside the run (0 for a tie)
-    margin_at: float               # the capacity of that largest lead
+    policy: str  # a policy name, or TIE
+    low: float  # first capacity of the run (blocks)
+    high: float  # last capacity of the run (blocks)
+    margin: float  # largest lead over the runner-up inside the run (0 for a tie)
+    margin_at: float  # the capacity of that largest lead
 
 
 def leaders(curve: pd.DataFrame, policies: Sequence[str]) -> pd.DataFrame:
@@ -56,14 +56,15 @@ def leaders(curve: pd.DataFrame, policies: Sequence[str]) -> pd.DataFrame:
     ratios = wide.to_numpy(float)
     if ratios.shape[1] == 0:
         return pd.DataFrame(columns=["capacity", "policy", "hit_ratio", "lead"])
-    order = np.argsort(-ratios, axis=1, kind="stable")             # first listed wins an exact tie
+    order = np.argsort(-ratios, axis=1, kind="stable")  # first listed wins an exact tie
     rows = np.arange(len(ratios))
     top = ratios[rows, order[:, 0]]
     lead = top - ratios[rows, order[:, 1]] if ratios.shape[1] > 1 else np.zeros(len(ratios))
     names = np.asarray(wide.columns, dtype=object)[order[:, 0]]
     tied = (lead < TIE_MARGIN) & (ratios.shape[1] > 1)
-    return pd.DataFrame({"capacity": wide.index.to_numpy(float), "policy": np.where(tied, TIE, names),
-                         "hit_ratio": top, "lead": lead})
+    return pd.DataFrame(
+        {"capacity": wide.index.to_numpy(float), "policy": np.where(tied, TIE, names), "hit_ratio": top, "lead": lead}
+    )
 
 
 def lead_runs(curve: pd.DataFrame, policies: Sequence[str]) -> tuple[LeadRun, ...]:
@@ -74,8 +75,13 @@ def lead_runs(curve: pd.DataFrame, policies: Sequence[str]) -> tuple[LeadRun, ..
         last = runs[-1] if runs else None
         if last is not None and last.policy == row.policy:
             bigger = row.lead > last.margin
-            runs[-1] = LeadRun(last.policy, last.low, row.capacity, max(last.margin, row.lead),
-                               row.capacity if bigger else last.margin_at)
+            runs[-1] = LeadRun(
+                last.policy,
+                last.low,
+                row.capacity,
+                max(last.margin, row.lead),
+                row.capacity if bigger else last.margin_at,
+            )
         else:
             runs.append(LeadRun(row.policy, row.capacity, row.capacity, row.lead, row.capacity))
     return tuple(runs)
@@ -87,11 +93,11 @@ class TraceFacts:
 
     accesses: int
     distinct: int
-    one_shot_blocks: float         # share of distinct blocks accessed exactly once
-    first_accesses: float          # share of accesses that are a block's first (misses for every cache)
-    hot_share: float               # share of re-accesses that go to the top 1% of blocks
-    median_reuse: float | None     # median LRU stack distance of the re-accesses (None: nothing is reused)
-    distances: np.ndarray          # LRU stack distances of the re-accesses, sorted
+    one_shot_blocks: float  # share of distinct blocks accessed exactly once
+    first_accesses: float  # share of accesses that are a block's first (misses for every cache)
+    hot_share: float  # share of re-accesses that go to the top 1% of blocks
+    median_reuse: float | None  # median LRU stack distance of the re-accesses (None: nothing is reused)
+    distances: np.ndarray  # LRU stack distances of the re-accesses, sorted
 
     def reused_within(self, capacity: float) -> float:
         """Share of re-accesses whose stack distance is below ``capacity``: what LRU hits of them."""
@@ -109,12 +115,16 @@ def trace_facts(replay: Replay) -> TraceFacts:
     top = max(1, math.ceil(len(used) / 100))
     hot = float(np.sort(reuses)[::-1][:top].sum() / total_reuses) if total_reuses else 0.0
     d = replay.stack_distances
-    finite = np.sort(d[d >= 0])                                  # a first access has distance -1
+    finite = np.sort(d[d >= 0])  # a first access has distance -1
     return TraceFacts(
-        accesses=replay.accesses, distinct=len(used),
+        accesses=replay.accesses,
+        distinct=len(used),
         one_shot_blocks=float((used == 1).mean()) if len(used) else 0.0,
         first_accesses=float(len(used) / replay.accesses) if replay.accesses else 0.0,
-        hot_share=hot, median_reuse=float(np.median(finite)) if len(finite) else None, distances=finite)
+        hot_share=hot,
+        median_reuse=float(np.median(finite)) if len(finite) else None,
+        distances=finite,
+    )
 
 
 def _label(policy: str) -> str:
@@ -137,22 +147,31 @@ def _why(run: LeadRun, curve: pd.DataFrame, facts: TraceFacts) -> str | None:
     name = _label(run.policy)
     if run.policy in RECENCY:
         within = facts.reused_within(cap)
-        return (f"**{name}** leads at {_span(run)}: reuse here is recent — {within:.0%} of the re-accesses come "
+        return (
+            (
+                f"**{name}** leads at {_span(run)}: reuse here is recent — {within:.0%} of the re-accesses come "
                 f"back within {int(cap):,} other distinct blocks (median reuse distance "
-                f"{facts.median_reuse:,.0f}), and recency keeps exactly those.") if facts.median_reuse is not None \
+                f"{facts.median_reuse:,.0f}), and recency keeps exactly those."
+            )
+            if facts.median_reuse is not None
             else None
+        )
     if lru is None or lead is None or lead - lru < TIE_MARGIN:
         return None
     gain = f"{lead - lru:+.3f} over LRU at {int(cap):,} blocks"
     if run.policy in FREQUENCY:
-        return (f"**{name}** leads at {_span(run)} ({gain}): consistent with concentrated reuse — the top 1% of "
-                f"blocks take {facts.hot_share:.0%} of the re-accesses, and counting hits keeps them while LRU lets "
-                f"the {1 - facts.reused_within(cap):.0%} of re-accesses farther apart than {int(cap):,} blocks go.")
+        return (
+            f"**{name}** leads at {_span(run)} ({gain}): consistent with concentrated reuse — the top 1% of "
+            f"blocks take {facts.hot_share:.0%} of the re-accesses, and counting hits keeps them while LRU lets "
+            f"the {1 - facts.reused_within(cap):.0%} of re-accesses farther apart than {int(cap):,} blocks go."
+        )
     if run.policy in SCAN_RESISTANT:
-        return (f"**{name}** leads at {_span(run)} ({gain}): consistent with one-shot pollution — "
-                f"{facts.one_shot_blocks:.0%} of the distinct blocks are never used again, and {name} evicts a "
-                "block not yet reused before one that was (scan resistance), where LRU puts every new block at "
-                "the head of its queue.")
+        return (
+            f"**{name}** leads at {_span(run)} ({gain}): consistent with one-shot pollution — "
+            f"{facts.one_shot_blocks:.0%} of the distinct blocks are never used again, and {name} evicts a "
+            "block not yet reused before one that was (scan resistance), where LRU puts every new block at "
+            "the head of its queue."
+        )
     return f"**{name}** leads at {_span(run)} ({gain})."
 
 
@@ -161,15 +180,24 @@ def why_notes(curve: pd.DataFrame, policies: Sequence[str], facts: TraceFacts) -
     runs = lead_runs(curve, policies)
     if not runs:
         return []
-    where = "; ".join(f"**{_label(r.policy)}** at {_span(r)}" + (f" (by up to {r.margin:.3f})"
-                                                                 if r.policy != TIE and r.margin > 0 else "")
-                      for r in runs)
+    where = "; ".join(
+        f"**{_label(r.policy)}** at {_span(r)}"
+        + (f" (by up to {r.margin:.3f})" if r.policy != TIE and r.margin > 0 else "")
+        for r in runs
+    )
     notes = [f"Best online policy along the curve: {where}. Differences under {TIE_MARGIN} count as a tie."]
-    notes.append(f"This trace: {facts.first_accesses:.0%} of the {facts.accesses:,} accesses are a block's first "
-                 f"(they miss in every cache), {facts.one_shot_blocks:.0%} of the {facts.distinct:,} distinct "
-                 f"blocks are used only once, and the top 1% of blocks take {facts.hot_share:.0%} of the "
-                 "re-accesses" + (f"; half the re-accesses come back within {facts.median_reuse:,.0f} other "
-                                  "blocks (median LRU stack distance)." if facts.median_reuse is not None else "."))
+    notes.append(
+        f"This trace: {facts.first_accesses:.0%} of the {facts.accesses:,} accesses are a block's first "
+        f"(they miss in every cache), {facts.one_shot_blocks:.0%} of the {facts.distinct:,} distinct "
+        f"blocks are used only once, and the top 1% of blocks take {facts.hot_share:.0%} of the "
+        "re-accesses"
+        + (
+            f"; half the re-accesses come back within {facts.median_reuse:,.0f} other "
+            "blocks (median LRU stack distance)."
+            if facts.median_reuse is not None
+            else "."
+        )
+    )
     seen = set()
     for run in sorted((r for r in runs if r.policy != TIE), key=lambda r: -r.margin):
         if run.policy in seen:

@@ -116,15 +116,21 @@ HITS: dict[str, Callable[[Replay, int], np.ndarray]] = {
 
 def replay_of(trace: Trace) -> Replay:
     """Prepare a trace for replay; a trace without block ids or accesses is an InputError."""
-    require(trace.has_block_ids, "this trace has no block ids (hash_ids): cache replay needs them",
-            field="hash_ids")
+    require(trace.has_block_ids, "this trace has no block ids (hash_ids): cache replay needs them", field="hash_ids")
     require(len(trace.blocks) > 0, "this trace has no block accesses: it is empty")
-    require(len(trace.blocks) < MAX_ACCESSES, f"{len(trace.blocks):,} block accesses; the simulators take "
-            f"fewer than {MAX_ACCESSES:,}")
+    require(
+        len(trace.blocks) < MAX_ACCESSES,
+        f"{len(trace.blocks):,} block accesses; the simulators take fewer than {MAX_ACCESSES:,}",
+    )
     _, ids = np.unique(trace.blocks, return_inverse=True)
     ids = ids.astype(np.int64).reshape(-1)
-    return Replay(ids, int(ids.max()) + 1, np.asarray(trace.offsets, dtype=np.int64),
-                  trace.column("timestamp").astype(np.int64, copy=False), trace.block_size)
+    return Replay(
+        ids,
+        int(ids.max()) + 1,
+        np.asarray(trace.offsets, dtype=np.int64),
+        trace.column("timestamp").astype(np.int64, copy=False),
+        trace.block_size,
+    )
 
 
 def coarsen(trace: Trace, factor: int) -> Trace:
@@ -133,8 +139,11 @@ def coarsen(trace: Trace, factor: int) -> Trace:
     Hash ids are chained (block k's id names the whole prefix up to k), so a coarse block is
     named by the id of its last fine block; a request's partial last group is a block too.
     """
-    require(isinstance(factor, int) and factor >= 1, f"block-size factor must be a positive integer, got {factor!r}",
-            field="block_size")
+    require(
+        isinstance(factor, int) and factor >= 1,
+        f"block-size factor must be a positive integer, got {factor!r}",
+        field="block_size",
+    )
     if factor == 1 or not trace.has_block_ids:
         return trace
     counts = np.diff(trace.offsets)
@@ -146,8 +155,7 @@ def coarsen(trace: Trace, factor: int) -> Trace:
     np.cumsum(new_counts, out=offsets[1:])
     requests = trace.requests.copy()
     requests["n_blocks"] = new_counts
-    return Trace(requests, trace.blocks[keep], offsets, trace.block_size * factor, True,
-                 trace.name, trace.warnings)
+    return Trace(requests, trace.blocks[keep], offsets, trace.block_size * factor, True, trace.name, trace.warnings)
 
 
 def hit_mask(replay: Replay, policy: str, capacity: float | int) -> np.ndarray:
@@ -162,12 +170,17 @@ def hit_mask(replay: Replay, policy: str, capacity: float | int) -> np.ndarray:
 
 def _count(replay: Replay, policy: str, capacity: float | int) -> Count:
     hit = hit_mask(replay, policy, capacity)
-    return Count(policy, capacity, replay.accesses, int(np.count_nonzero(hit)),
-                 int(prefix_hits(hit, replay.offsets)))
+    return Count(policy, capacity, replay.accesses, int(np.count_nonzero(hit)), int(prefix_hits(hit, replay.offsets)))
 
 
-def counts(source: Trace | Replay, policies: Iterable[str], capacities: Iterable[float | int], *,
-           progress: Callable[[float], None] | None = None, workers: int | None = None) -> list[Count]:
+def counts(
+    source: Trace | Replay,
+    policies: Iterable[str],
+    capacities: Iterable[float | int],
+    *,
+    progress: Callable[[float], None] | None = None,
+    workers: int | None = None,
+) -> list[Count]:
     """Hits in both counting modes for every (policy, capacity), policies in the given order and
     capacities ascending. Simulations run on ``workers`` threads (default: one per core) and
     ``progress(fraction_done)`` is called from the calling thread as they finish.
@@ -190,23 +203,32 @@ def counts(source: Trace | Replay, policies: Iterable[str], capacities: Iterable
     return [results[job] for job in jobs]
 
 
-def sweep(source: Trace | Replay, policies: Iterable[str], capacities: Iterable[float | int], *,
-          progress: Callable[[float], None] | None = None, workers: int | None = None) -> pd.DataFrame:
+def sweep(
+    source: Trace | Replay,
+    policies: Iterable[str],
+    capacities: Iterable[float | int],
+    *,
+    progress: Callable[[float], None] | None = None,
+    workers: int | None = None,
+) -> pd.DataFrame:
     """``counts`` as a table: columns ``policy, capacity, accesses, hits, prefix_hits``."""
     import pandas as pd
 
     rows = counts(source, policies, capacities, progress=progress, workers=workers)
-    return pd.DataFrame({
-        "policy": [r.policy for r in rows],
-        "capacity": np.array([r.capacity for r in rows], dtype=float),
-        "accesses": np.array([r.accesses for r in rows], dtype=np.int64),
-        "hits": np.array([r.hits for r in rows], dtype=np.int64),
-        "prefix_hits": np.array([r.prefix_hits for r in rows], dtype=np.int64),
-    })
+    return pd.DataFrame(
+        {
+            "policy": [r.policy for r in rows],
+            "capacity": np.array([r.capacity for r in rows], dtype=float),
+            "accesses": np.array([r.accesses for r in rows], dtype=np.int64),
+            "hits": np.array([r.hits for r in rows], dtype=np.int64),
+            "prefix_hits": np.array([r.prefix_hits for r in rows], dtype=np.int64),
+        }
+    )
 
 
-def hit_curve(trace: Trace, policies: Iterable[str], capacities: Iterable[float | int],
-              prefix: bool = False) -> pd.DataFrame:
+def hit_curve(
+    trace: Trace, policies: Iterable[str], capacities: Iterable[float | int], prefix: bool = False
+) -> pd.DataFrame:
     """The exact hit ratio against capacity: columns ``policy, capacity, hits, accesses, hit_ratio``.
 
     ``capacity`` is a float column so that ``inf`` (never evict) fits beside whole numbers. A
@@ -221,7 +243,7 @@ class Simulation:
 
     policy: str
     capacity: float | int
-    requests: pd.DataFrame      # timestamp (ms), accesses, hits, prefix_hits per request
+    requests: pd.DataFrame  # timestamp (ms), accesses, hits, prefix_hits per request
 
     @property
     def accesses(self) -> int:
@@ -241,13 +263,19 @@ class Simulation:
         window = window_s or nice_window(span)
         require(window > 0, f"window must be positive, got {window}", field="window_s")
         start = (ts - ts.min()) // window * window + ts.min()
-        grouped = (self.requests.assign(time_s=start)
-                   .groupby("time_s", sort=True)[["accesses", "hits", "prefix_hits"]].sum())
+        grouped = (
+            self.requests.assign(time_s=start).groupby("time_s", sort=True)[["accesses", "hits", "prefix_hits"]].sum()
+        )
         hits = grouped["prefix_hits" if prefix else "hits"]
         import pandas as pd
 
-        return pd.DataFrame({"time_s": grouped.index.to_numpy(), "accesses": grouped["accesses"].to_numpy(),
-                             "hit_ratio": (hits / grouped["accesses"].where(grouped["accesses"] > 0)).to_numpy()})
+        return pd.DataFrame(
+            {
+                "time_s": grouped.index.to_numpy(),
+                "accesses": grouped["accesses"].to_numpy(),
+                "hit_ratio": (hits / grouped["accesses"].where(grouped["accesses"] > 0)).to_numpy(),
+            }
+        )
 
 
 def simulate(source: Trace | Replay, policy: str, capacity: float | int) -> Simulation:
@@ -256,8 +284,9 @@ def simulate(source: Trace | Replay, policy: str, capacity: float | int) -> Simu
 
     replay = source if isinstance(source, Replay) else replay_of(source)
     full, prefix = hits_per_request(hit_mask(replay, policy, capacity), replay.offsets)
-    frame = pd.DataFrame({"timestamp": replay.timestamps_ms, "accesses": np.diff(replay.offsets),
-                          "hits": full, "prefix_hits": prefix})
+    frame = pd.DataFrame(
+        {"timestamp": replay.timestamps_ms, "accesses": np.diff(replay.offsets), "hits": full, "prefix_hits": prefix}
+    )
     return Simulation(parse_policies([policy])[0], parse_capacity(capacity), frame)
 
 
@@ -268,4 +297,3 @@ def warm_up() -> None:
     for name in POLICIES:
         _count(tiny, name, 2)
     _count(tiny, "s3fifo", 20)
-

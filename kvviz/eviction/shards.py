@@ -59,13 +59,7 @@ import numpy as np
 
 from kvviz.common.errors import require
 from kvviz.common.jit import kernel
-from kvviz.eviction.grid import (
-    MAX_ACCESSES,
-    RELIABLE_ERROR,
-    min_sampled_capacity,
-    parse_capacities,
-    parse_policies,
-)
+from kvviz.eviction.grid import MAX_ACCESSES, RELIABLE_ERROR, min_sampled_capacity, parse_capacities, parse_policies
 from kvviz.eviction.replay import Replay, hit_mask
 from kvviz.traces import Trace
 from kvviz.traces.reuse import dense_ids, lru_hit_counts
@@ -77,7 +71,7 @@ HASH_SPACE = 2.0**64
 UNCORRECTED = frozenset({"sieve"})
 """Policies whose sampling error does not follow LRU's, so the LRU control variate is not applied:
 on the accuracy trace it moved SIEVE's represented point from 0.000 to 0.016 off."""
-CHECK_RATE = 2                     # the error estimate's sample, as a multiple of the rate
+CHECK_RATE = 2  # the error estimate's sample, as a multiple of the rate
 
 
 @kernel
@@ -108,9 +102,9 @@ class Sample:
 
     replay: Replay
     rate: float
-    accesses: int              # accesses of the whole trace
+    accesses: int  # accesses of the whole trace
     distinct_limit: int | None  # s_max, when the fixed-size rule lowered the rate
-    positions: np.ndarray      # the sampled accesses' indices in the whole trace
+    positions: np.ndarray  # the sampled accesses' indices in the whole trace
 
     def sampled_capacity(self, capacity: float) -> float:
         """The capacity, in sampled blocks, that stands for ``capacity`` on the whole trace."""
@@ -125,7 +119,7 @@ def _fixed_size_rate(blocks: np.ndarray, keep: np.ndarray, rate: float, s_max: i
     hashes = np.unique(block_hashes(blocks[keep]))
     if len(hashes) <= s_max:
         return rate
-    return float(hashes[s_max]) / HASH_SPACE       # keeps exactly the s_max smallest hashes
+    return float(hashes[s_max]) / HASH_SPACE  # keeps exactly the s_max smallest hashes
 
 
 @kernel
@@ -155,33 +149,38 @@ def sample_trace(trace: Trace, rate: float, s_max: int | None = None) -> Sample:
 def _require_sampleable(trace: Trace, rate: float, s_max: int | None) -> None:
     require(0 < rate <= 1, f"sampling rate must be in (0, 1], got {rate}", field="sample")
     require(s_max is None or s_max >= 1, f"s_max must be at least 1, got {s_max}", field="s_max")
-    require(trace.has_block_ids, "this trace has no block ids (hash_ids): cache replay needs them",
-            field="hash_ids")
+    require(trace.has_block_ids, "this trace has no block ids (hash_ids): cache replay needs them", field="hash_ids")
 
 
 def nested_sample(trace: Trace, sample: Sample, rate: float) -> Sample:
     """The ``rate`` sample of ``trace`` (``rate`` at most ``sample.rate``) taken from ``sample``'s
     accesses alone: the same accesses ``sample_trace`` at ``rate`` keeps, since a block is kept
     when its hash is under the threshold, without another pass over the whole trace."""
-    require(0 < rate <= sample.rate, f"a nested sample's rate must be in (0, {sample.rate:g}], got {rate}",
-            field="sample")
+    require(
+        0 < rate <= sample.rate, f"a nested sample's rate must be in (0, {sample.rate:g}], got {rate}", field="sample"
+    )
     blocks = np.ascontiguousarray(trace.blocks[sample.positions])
     return _sample_at(trace, sample.positions[_below(blocks, _threshold(rate))], rate, None)
 
 
 def _sample_at(trace: Trace, positions: np.ndarray, rate: float, limit: int | None) -> Sample:
     """The sample made of the accesses at ``positions`` (ascending) of ``trace``."""
-    require(len(positions) > 0, f"a {rate:g} sample of this trace holds no access: raise the rate",
-            field="sample")
+    require(len(positions) > 0, f"a {rate:g} sample of this trace holds no access: raise the rate", field="sample")
     blocks = trace.blocks
     offsets = np.asarray(trace.offsets, dtype=np.int64)
-    request = np.searchsorted(offsets, positions, side="right") - 1   # each sampled access's request
+    request = np.searchsorted(offsets, positions, side="right") - 1  # each sampled access's request
     new_offsets = np.zeros(len(offsets), np.int64)
     np.cumsum(np.bincount(request, minlength=len(offsets) - 1), out=new_offsets[1:])
     _, ids = np.unique(blocks[positions], return_inverse=True)
     ids = ids.astype(np.int64).reshape(-1)
-    replay = Replay(ids, int(ids.max()) + 1, new_offsets, trace.requests["timestamp"].to_numpy(np.int64),
-                    trace.block_size, depths=positions - offsets[request])
+    replay = Replay(
+        ids,
+        int(ids.max()) + 1,
+        new_offsets,
+        trace.requests["timestamp"].to_numpy(np.int64),
+        trace.block_size,
+        depths=positions - offsets[request],
+    )
     return Sample(replay, rate, len(blocks), limit, positions)
 
 
@@ -229,8 +228,16 @@ class SampledCurve:
         return self.curve.drop(columns="sampled_capacity").assign(rate=self.rate)
 
 
-def sampled_curve(trace: Trace, policies: Iterable[str], capacities: Iterable[float | int], rate: float,
-                  *, s_max: int | None = None, exact_lru: bool = True, workers: int | None = None) -> SampledCurve:
+def sampled_curve(
+    trace: Trace,
+    policies: Iterable[str],
+    capacities: Iterable[float | int],
+    rate: float,
+    *,
+    s_max: int | None = None,
+    exact_lru: bool = True,
+    workers: int | None = None,
+) -> SampledCurve:
     """Every policy's hit curve estimated on a ``rate`` sample of ``trace`` (SHARDS).
 
     With ``exact_lru`` the exact LRU curve is computed too (one stack-distance pass over the
@@ -245,10 +252,10 @@ def sampled_curve(trace: Trace, policies: Iterable[str], capacities: Iterable[fl
     """
     names = parse_policies(policies)
     caps = list(parse_capacities(capacities))
-    _require_sampleable(trace, rate, s_max)          # before the exact pass starts
+    _require_sampleable(trace, rate, s_max)  # before the exact pass starts
     replayed = names if not exact_lru or "lru" in names else (*names, "lru")
     with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-        exact_job = pool.submit(exact_lru_hits, trace, caps) if exact_lru else None   # while sampling
+        exact_job = pool.submit(exact_lru_hits, trace, caps) if exact_lru else None  # while sampling
         sample, check_sample = _with_check(trace, rate, s_max)
         checked = [c for c in caps if math.isfinite(c) and sample.represents(c)]
         runs = [(sample, caps), (check_sample, checked)]
@@ -266,8 +273,9 @@ def sampled_curve(trace: Trace, policies: Iterable[str], capacities: Iterable[fl
     curve.insert(2, "hits", np.round(curve["hit_ratio"] * sample.accesses).astype(np.int64))
     curve.insert(3, "accesses", sample.accesses)
     curve["error_estimate"] = curve["policy"].map(estimates)
-    return SampledCurve(curve, sample.rate, sample.replay.accesses, sample.accesses, sample.distinct_limit, error,
-                        estimates)
+    return SampledCurve(
+        curve, sample.rate, sample.replay.accesses, sample.accesses, sample.distinct_limit, error, estimates
+    )
 
 
 def _simulated(pool: ThreadPoolExecutor, jobs: list[tuple[Replay, str, float]]) -> dict[tuple[int, str, float], int]:
@@ -282,21 +290,24 @@ def _hits(replay: Replay, policy: str, capacity: float) -> int:
     return int(np.count_nonzero(hit_mask(replay, policy, capacity)))
 
 
-def _curve(sample: Sample, policies: tuple[str, ...], caps: list[float],
-           hits: dict[tuple[int, str, float], int]) -> pd.DataFrame:
+def _curve(
+    sample: Sample, policies: tuple[str, ...], caps: list[float], hits: dict[tuple[int, str, float], int]
+) -> pd.DataFrame:
     """Each policy's plain SHARDS estimate at each capacity: ``policy, capacity, hit_ratio,
     sampled_capacity, represented``."""
     import pandas as pd  # here: the default hitcurve imports this module only to pick its rate
 
     scaled = [sample.sampled_capacity(c) for c in caps]
     key = id(sample.replay)
-    return pd.DataFrame({
-        "policy": np.repeat(policies, len(caps)),
-        "capacity": np.tile(np.asarray(caps, dtype=float), len(policies)),
-        "hit_ratio": [hits[(key, p, c)] / sample.replay.accesses for p in policies for c in scaled],
-        "sampled_capacity": np.tile(scaled, len(policies)),
-        "represented": [sample.represents(c, p) for p in policies for c in caps],
-    })
+    return pd.DataFrame(
+        {
+            "policy": np.repeat(policies, len(caps)),
+            "capacity": np.tile(np.asarray(caps, dtype=float), len(policies)),
+            "hit_ratio": [hits[(key, p, c)] / sample.replay.accesses for p in policies for c in scaled],
+            "sampled_capacity": np.tile(scaled, len(policies)),
+            "represented": [sample.represents(c, p) for p in policies for c in caps],
+        }
+    )
 
 
 def _disagreement(curve: pd.DataFrame, check: pd.DataFrame | None, policy: str) -> float:
@@ -345,9 +356,10 @@ def _corrected_by_lru(curve: pd.DataFrame, exact: np.ndarray, n_policies: int) -
 def exact_lru_hits(trace: Trace, capacities: Iterable[float]) -> np.ndarray:
     """LRU's exact hits at each capacity, from one stack-distance pass over the whole trace
     (``kvviz.traces.reuse.lru_hit_counts``: a histogram, on the trace's own ids when they are dense)."""
-    require(trace.has_block_ids, "this trace has no block ids (hash_ids): cache replay needs them",
-            field="hash_ids")
-    require(len(trace.blocks) < MAX_ACCESSES, f"{len(trace.blocks):,} block accesses; the simulators take "
-            f"fewer than {MAX_ACCESSES:,}")
+    require(trace.has_block_ids, "this trace has no block ids (hash_ids): cache replay needs them", field="hash_ids")
+    require(
+        len(trace.blocks) < MAX_ACCESSES,
+        f"{len(trace.blocks):,} block accesses; the simulators take fewer than {MAX_ACCESSES:,}",
+    )
     ids, n_ids = dense_ids(trace.blocks)
     return lru_hit_counts(ids, n_ids, np.asarray(list(capacities), dtype=float))

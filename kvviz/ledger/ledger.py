@@ -23,12 +23,16 @@ HOURS_PER_YEAR = 8_760
 
 
 def _tokens(n, what: str = "tokens") -> int:
-    require(isinstance(n, (int, float, np.integer)) and n >= 1 and float(n).is_integer(),
-            f"{what} must be a whole number ≥ 1, got {n!r}", field=what)
+    require(
+        isinstance(n, (int, float, np.integer)) and n >= 1 and float(n).is_integer(),
+        f"{what} must be a whole number ≥ 1, got {n!r}",
+        field=what,
+    )
     return int(n)
 
 
 # ---- size -----------------------------------------------------------------------------------------
+
 
 def kv_bytes(m: ModelSpec, tokens: float) -> float:
     """Bytes of KV for ``tokens`` tokens."""
@@ -50,19 +54,33 @@ def kv_per_day(m: ModelSpec, tokens_per_s: float) -> float:
 def size_table(models: Mapping[str, ModelSpec], context: int, capacity_gb: float) -> pd.DataFrame:
     """Per model: KV per token, per context of ``context`` tokens, and tokens that fit in the capacity."""
     context = _tokens(context, "context")
-    rows = [{"model": m.name, "attention": m.attention, "bytes/token": int(m.kv_bytes_per_token),
-             "KiB/token": m.kv_bytes_per_token / 1024, "GB per context": kv_bytes(m, context) / GB,
-             "tokens in capacity": tokens_that_fit(m, capacity_gb)} for m in models.values()]
+    rows = [
+        {
+            "model": m.name,
+            "attention": m.attention,
+            "bytes/token": int(m.kv_bytes_per_token),
+            "KiB/token": m.kv_bytes_per_token / 1024,
+            "GB per context": kv_bytes(m, context) / GB,
+            "tokens in capacity": tokens_that_fit(m, capacity_gb),
+        }
+        for m in models.values()
+    ]
     return pd.DataFrame(rows)
 
 
 def size_curve(models: Iterable[ModelSpec], contexts: Iterable[int]) -> pd.DataFrame:
     """GB of KV per model against context length (long form)."""
-    return pd.DataFrame([{"model": m.name, "attention": m.attention, "context": int(c), "GB": kv_bytes(m, c) / GB}
-                         for m in models for c in contexts])
+    return pd.DataFrame(
+        [
+            {"model": m.name, "attention": m.attention, "context": int(c), "GB": kv_bytes(m, c) / GB}
+            for m in models
+            for c in contexts
+        ]
+    )
 
 
 # ---- load or recompute ----------------------------------------------------------------------------
+
 
 def recompute_seconds_per_token(m: ModelSpec, compute: Compute, context: int) -> float:
     """Average prefill time per token of a ``context``-token prompt (attention makes it grow)."""
@@ -81,9 +99,15 @@ def breakeven_table(models: Iterable[ModelSpec], compute: Compute, contexts: Ite
     for m in models:
         for c in contexts:
             bw = breakeven_bytes_s(m, compute, int(c))
-            rows.append({"model": m.name, "attention": m.attention, "context": int(c),
-                         "recompute µs/token": recompute_seconds_per_token(m, compute, int(c)) * 1e6,
-                         "break-even GB/s per GPU": bw / compute.n_gpus / GB})
+            rows.append(
+                {
+                    "model": m.name,
+                    "attention": m.attention,
+                    "context": int(c),
+                    "recompute µs/token": recompute_seconds_per_token(m, compute, int(c)) * 1e6,
+                    "break-even GB/s per GPU": bw / compute.n_gpus / GB,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -99,9 +123,16 @@ def load_or_recompute(m: ModelSpec, compute: Compute, context: int, links: Mappi
     rows = []
     for ln in links.values():
         load = load_seconds(nbytes, ln)
-        rows.append({"link": ln.name, "effective GB/s": ln.effective_bytes_s / GB, "load ms": load * 1e3,
-                     "recompute ms": recompute * 1e3, "load speed-up": recompute / load,
-                     "verdict": "load" if load < recompute else "recompute"})
+        rows.append(
+            {
+                "link": ln.name,
+                "effective GB/s": ln.effective_bytes_s / GB,
+                "load ms": load * 1e3,
+                "recompute ms": recompute * 1e3,
+                "load speed-up": recompute / load,
+                "verdict": "load" if load < recompute else "recompute",
+            }
+        )
     return pd.DataFrame(rows).sort_values("load ms", ignore_index=True)
 
 
@@ -127,8 +158,9 @@ class Chat:
         return self.cached(turn) + self.user_tokens
 
 
-def ttft_seconds(m: ModelSpec, compute: Compute, prompt: int, cached: int, ln: LinkSpec | None,
-                 overlap: bool = False) -> float:
+def ttft_seconds(
+    m: ModelSpec, compute: Compute, prompt: int, cached: int, ln: LinkSpec | None, overlap: bool = False
+) -> float:
     """TTFT of one prompt whose first ``cached`` tokens' KV sits behind ``ln`` (None: already on the GPU).
 
     Without overlap the load finishes before the new tokens are computed (the notes' ledger); with
@@ -143,23 +175,38 @@ def ttft_seconds(m: ModelSpec, compute: Compute, prompt: int, cached: int, ln: L
     return max(load + compute_s / m.layers, load / m.layers + compute_s)
 
 
-def multi_turn_ttft(m: ModelSpec, compute: Compute, chat: Chat, links: Mapping[str, LinkSpec],
-                    overlap: bool = False) -> pd.DataFrame:
+def multi_turn_ttft(
+    m: ModelSpec, compute: Compute, chat: Chat, links: Mapping[str, LinkSpec], overlap: bool = False
+) -> pd.DataFrame:
     """TTFT of every turn when the history is recomputed, on the GPU, or behind each link (long form)."""
     rows = []
     for t in range(1, chat.turns + 1):
         prompt, cached = chat.prompt(t), chat.cached(t)
-        rows.append({"turn": t, "tier": "no cache", "history tokens": cached,
-                     "TTFT s": prefill_seconds(m, compute, prompt)})
-        rows.append({"turn": t, "tier": "GPU hit", "history tokens": cached,
-                     "TTFT s": ttft_seconds(m, compute, prompt, cached, None)})
+        rows.append(
+            {"turn": t, "tier": "no cache", "history tokens": cached, "TTFT s": prefill_seconds(m, compute, prompt)}
+        )
+        rows.append(
+            {
+                "turn": t,
+                "tier": "GPU hit",
+                "history tokens": cached,
+                "TTFT s": ttft_seconds(m, compute, prompt, cached, None),
+            }
+        )
         for ln in links.values():
-            rows.append({"turn": t, "tier": ln.name, "history tokens": cached,
-                         "TTFT s": ttft_seconds(m, compute, prompt, cached, ln, overlap)})
+            rows.append(
+                {
+                    "turn": t,
+                    "tier": ln.name,
+                    "history tokens": cached,
+                    "TTFT s": ttft_seconds(m, compute, prompt, cached, ln, overlap),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 # ---- economics ------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Prices:
@@ -170,8 +217,11 @@ class Prices:
 
     def __post_init__(self):
         require(self.gpu_per_hour > 0, f"GPU price must be > 0 $/h, got {self.gpu_per_hour}", field="gpu_per_hour")
-        require(self.storage_per_tb_hour > 0, f"storage price must be > 0 $/TB·h, got {self.storage_per_tb_hour}",
-                field="storage_per_tb_hour")
+        require(
+            self.storage_per_tb_hour > 0,
+            f"storage price must be > 0 $/TB·h, got {self.storage_per_tb_hour}",
+            field="storage_per_tb_hour",
+        )
 
 
 def context_economics(m: ModelSpec, compute: Compute, context: int, prices: Prices) -> dict[str, float]:
@@ -181,12 +231,19 @@ def context_economics(m: ModelSpec, compute: Compute, context: int, prices: Pric
     storage = nbytes / TB * prices.storage_per_tb_hour
     recompute = prefill_seconds(m, compute, context)
     saved = recompute / 3600 * compute.n_gpus * prices.gpu_per_hour
-    return {"context": context, "KV GB": nbytes / GB, "storage $/h": storage, "recompute s": recompute,
-            "GPU $ saved per hit": saved, "break-even hits/h": storage / saved}
+    return {
+        "context": context,
+        "KV GB": nbytes / GB,
+        "storage $/h": storage,
+        "recompute s": recompute,
+        "GPU $ saved per hit": saved,
+        "break-even hits/h": storage / saved,
+    }
 
 
-def economics_curve(models: Iterable[ModelSpec], compute: Compute, contexts: Iterable[int],
-                    prices: Prices) -> pd.DataFrame:
+def economics_curve(
+    models: Iterable[ModelSpec], compute: Compute, contexts: Iterable[int], prices: Prices
+) -> pd.DataFrame:
     rows = [{"model": m.name, **context_economics(m, compute, int(c), prices)} for m in models for c in contexts]
     return pd.DataFrame(rows)
 
@@ -202,8 +259,15 @@ def node_breakeven_hit_rate(gpus_per_node: int, storage_tb: float, prices: Price
     return storage_tb * prices.storage_per_tb_hour / (gpus_per_node * prices.gpu_per_hour * prefill_share)
 
 
-def fleet_savings(nodes: int, years: float, hit_rate: float, gpus_per_node: int, storage_tb: float,
-                  prices: Prices, prefill_share: float = 1.0) -> dict[str, float]:
+def fleet_savings(
+    nodes: int,
+    years: float,
+    hit_rate: float,
+    gpus_per_node: int,
+    storage_tb: float,
+    prices: Prices,
+    prefill_share: float = 1.0,
+) -> dict[str, float]:
     """Dollars a fleet saves at ``hit_rate`` over ``years``: GPU time saved, storage paid, net."""
     _tokens(nodes, "nodes")
     require(years > 0, f"years must be > 0, got {years}", field="years")
@@ -221,28 +285,46 @@ BREAKEVEN_MODELS = ("llama-3-8b", "llama-3.1-70b", "qwen2.5-14b", "llama-2-7b", 
 ECONOMICS_MODELS = ("llama-3-8b", "qwen2.5-14b", "llama-3.1-70b", "deepseek-r1")
 
 
-SIZE_FORMATS = {"bytes/token": "localized", "tokens in capacity": "localized", "KiB/token": "%.1f",
-                "GB per context": "%.2f"}
-ECONOMICS_FORMATS = {"storage $/h": "$%.5f", "GPU $ saved per hit": "$%.5f", "KV GB": "%.2f",
-                     "break-even hits/h": "%.3f"}
+SIZE_FORMATS = {
+    "bytes/token": "localized",
+    "tokens in capacity": "localized",
+    "KiB/token": "%.1f",
+    "GB per context": "%.2f",
+}
+ECONOMICS_FORMATS = {
+    "storage $/h": "$%.5f",
+    "GPU $ saved per hit": "$%.5f",
+    "KV GB": "%.2f",
+    "break-even hits/h": "%.3f",
+}
 
 
 def size_metrics(m: ModelSpec, context: int, capacity_gb: float, tokens_per_s: float) -> list[tuple[str, str, str]]:
     """The size view's cards, as (label, value, help): KV per token, per context, what fits, per GPU-day."""
-    return [("KV per token", f"{m.kv_bytes_per_token / 1024:,.1f} KiB", m.name),
-            (f"per {context:,} tokens", f"{kv_bytes(m, context) / GB:,.2f} GB", ""),
-            (f"tokens in {capacity_gb:g} GB", f"{tokens_that_fit(m, capacity_gb):,}", ""),
-            ("per GPU-day", f"{kv_per_day(m, tokens_per_s) / TB:,.1f} TB", f"at {tokens_per_s:,.0f} tokens/s")]
+    return [
+        ("KV per token", f"{m.kv_bytes_per_token / 1024:,.1f} KiB", m.name),
+        (f"per {context:,} tokens", f"{kv_bytes(m, context) / GB:,.2f} GB", ""),
+        (f"tokens in {capacity_gb:g} GB", f"{tokens_that_fit(m, capacity_gb):,}", ""),
+        ("per GPU-day", f"{kv_per_day(m, tokens_per_s) / TB:,.1f} TB", f"at {tokens_per_s:,.0f} tokens/s"),
+    ]
 
 
 def economics_metrics(gpus_per_node: int, storage_tb: float, prices: Prices) -> list[tuple[str, str, str]]:
     """The economics view's cards, as (label, value, help): the node's break-even hit rate, a fleet's saving."""
     rate = node_breakeven_hit_rate(gpus_per_node, storage_tb, prices)
     fleet = fleet_savings(1000, 3, 0.10, gpus_per_node, storage_tb, prices)
-    return [("Break-even hit rate for the node", f"{rate:.2%}",
-             "Storage $/h ÷ GPU $/h: the share of the node's work that must come from cache to pay for it."),
-            ("1,000 nodes, 3 years, 10% hits: net saving", f"${fleet['net $'] / 1e6:,.1f} M",
-             f"GPU time saved ${fleet['GPU $ saved'] / 1e6:,.1f} M minus storage ${fleet['storage $'] / 1e6:,.1f} M.")]
+    return [
+        (
+            "Break-even hit rate for the node",
+            f"{rate:.2%}",
+            "Storage $/h ÷ GPU $/h: the share of the node's work that must come from cache to pay for it.",
+        ),
+        (
+            "1,000 nodes, 3 years, 10% hits: net saving",
+            f"${fleet['net $'] / 1e6:,.1f} M",
+            f"GPU time saved ${fleet['GPU $ saved'] / 1e6:,.1f} M minus storage ${fleet['storage $'] / 1e6:,.1f} M.",
+        ),
+    ]
 
 
 def present(names: Iterable[str], table: Mapping[str, object]) -> list[str]:
@@ -264,11 +346,13 @@ def last_turn(mt: pd.DataFrame, turns: int) -> pd.DataFrame:
 
 def economics_table(econ: pd.DataFrame, contexts: Iterable[int] = (1024, 8192, 65536)) -> pd.DataFrame:
     """The economics curve at a few contexts, with the columns a reader compares."""
-    return econ[econ["context"].isin(list(contexts))][["model", "context", "KV GB", "storage $/h",
-                                                       "GPU $ saved per hit", "break-even hits/h"]]
+    return econ[econ["context"].isin(list(contexts))][
+        ["model", "context", "KV GB", "storage $/h", "GPU $ saved per hit", "break-even hits/h"]
+    ]
 
 
 # ---- the lecture notes' numbers beside this ledger's ------------------------------------------------
+
 
 def _pick(models: Mapping[str, ModelSpec], name: str) -> ModelSpec:
     return models.get(name) or model(name)
@@ -280,85 +364,170 @@ def size_rows(models: Mapping[str, ModelSpec]) -> list[dict[str, str]]:
     fit40 = tokens_that_fit(l8, 40)
     day = kv_per_day(ds, 2625) / TB
     return [
-        paper.close("Llama-3-8B KV per token", "128 KiB", f"{l8.kv_bytes_per_token / 1024:,.1f} KiB",
-                  (131072, l8.kv_bytes_per_token), 0),
-        paper.close("Qwen2.5-14B KV per token", "196,608 B", f"{q14.kv_bytes_per_token:,.0f} B",
-                  (196608, q14.kv_bytes_per_token), 0),
-        paper.close("Llama-3.1-70B KV per token", "320 KiB", f"{l70.kv_bytes_per_token / 1024:,.1f} KiB",
-                  (327680, l70.kv_bytes_per_token), 0),
-        paper.close("Llama-3-8B: an 8,000-token context", "1.05 GB", f"{kv_bytes(l8, 8000) / GB:.2f} GB",
-                  (1.05, kv_bytes(l8, 8000) / GB), 0.01),
+        paper.close(
+            "Llama-3-8B KV per token",
+            "128 KiB",
+            f"{l8.kv_bytes_per_token / 1024:,.1f} KiB",
+            (131072, l8.kv_bytes_per_token),
+            0,
+        ),
+        paper.close(
+            "Qwen2.5-14B KV per token",
+            "196,608 B",
+            f"{q14.kv_bytes_per_token:,.0f} B",
+            (196608, q14.kv_bytes_per_token),
+            0,
+        ),
+        paper.close(
+            "Llama-3.1-70B KV per token",
+            "320 KiB",
+            f"{l70.kv_bytes_per_token / 1024:,.1f} KiB",
+            (327680, l70.kv_bytes_per_token),
+            0,
+        ),
+        paper.close(
+            "Llama-3-8B: an 8,000-token context",
+            "1.05 GB",
+            f"{kv_bytes(l8, 8000) / GB:.2f} GB",
+            (1.05, kv_bytes(l8, 8000) / GB),
+            0.01,
+        ),
         paper.close("Llama-3-8B tokens in 40 GB", "≈ 0.3 M", f"{fit40 / 1e6:.2f} M", (3e5, fit40), 0.05),
-        paper.close("Llama-3.1-70B: a 32K context (lecture 27, exercise 1)", "≈ 10.7 GB",
-                  f"{kv_bytes(l70, 32768) / GB:.1f} GB",
-                  (10.7, kv_bytes(l70, 32768) / GB), 0.01),
-        paper.close("DeepSeek-R1 on one MI300X at 2,625 tok/s", "68.6 KiB/token, 15.9 TB/day",
-                  f"{ds.kv_bytes_per_token / 1024:.1f} KiB/token, {day:.1f} TB/day",
-                  [(68.6, ds.kv_bytes_per_token / 1024), (15.9, day)], 0.01),
+        paper.close(
+            "Llama-3.1-70B: a 32K context (lecture 27, exercise 1)",
+            "≈ 10.7 GB",
+            f"{kv_bytes(l70, 32768) / GB:.1f} GB",
+            (10.7, kv_bytes(l70, 32768) / GB),
+            0.01,
+        ),
+        paper.close(
+            "DeepSeek-R1 on one MI300X at 2,625 tok/s",
+            "68.6 KiB/token, 15.9 TB/day",
+            f"{ds.kv_bytes_per_token / 1024:.1f} KiB/token, {day:.1f} TB/day",
+            [(68.6, ds.kv_bytes_per_token / 1024), (15.9, day)],
+            0.01,
+        ),
     ]
 
 
-def recompute_rows(models: Mapping[str, ModelSpec], h100: Compute, links: Mapping[str, LinkSpec],
-                   chat: Chat | None = None) -> list[dict[str, str]]:
+def recompute_rows(
+    models: Mapping[str, ModelSpec], h100: Compute, links: Mapping[str, LinkSpec], chat: Chat | None = None
+) -> list[dict[str, str]]:
     """Lecture 9 §1.2 (and lecture 9, exercise 1) on one H100 at the current MFU.
 
     At the default MFU the 188 ms row is a calibration: DEFAULT_MFU is fitted to it (and to 282 ms
     and 351 ms); at any other MFU it is a comparison.
     """
-    l8, q14, l70, mha, gqa = (_pick(models, n) for n in
-                               ("llama-3-8b", "qwen2.5-14b", "llama-3.1-70b", "llama-2-7b", "mistral-7b"))
+    l8, q14, l70, mha, gqa = (
+        _pick(models, n) for n in ("llama-3-8b", "qwen2.5-14b", "llama-3.1-70b", "llama-2-7b", "mistral-7b")
+    )
     t8 = prefill_seconds(l8, h100, 8000)
     be = {m.name: breakeven_bytes_s(m, h100, 8000) / GB for m in (l8, q14, l70, mha, gqa)}
     ln = {k: links.get(k) or link(k) for k in ("pcie5-x16", "rdma-400g", "nvme", "cloud-3g")}
     speed = {k: t8 / load_seconds(kv_bytes(l8, 8000), v) for k, v in ln.items()}
     chat = chat or Chat()
     p, c = chat.prompt(chat.turns), chat.cached(chat.turns)
-    ttft = [prefill_seconds(l8, h100, p), ttft_seconds(l8, h100, p, c, None),
-            ttft_seconds(l8, h100, p, c, ln["pcie5-x16"]), ttft_seconds(l8, h100, p, c, ln["cloud-3g"])]
+    ttft = [
+        prefill_seconds(l8, h100, p),
+        ttft_seconds(l8, h100, p, c, None),
+        ttft_seconds(l8, h100, p, c, ln["pcie5-x16"]),
+        ttft_seconds(l8, h100, p, c, ln["cloud-3g"]),
+    ]
     t8_row = ("Llama-3-8B: recompute 8,000 tokens on an H100", "188 ms", f"{t8 * 1e3:.0f} ms")
     return [
         paper.calibrated(*t8_row, f"MFU {DEFAULT_MFU} is fitted to this time, 282 ms and 351 ms")
-        if h100.mfu == DEFAULT_MFU and h100.gpu == gpu("h100") else paper.close(*t8_row, (0.188, t8), 0.03),
-        paper.close("Qwen2.5-14B break-even, 351 ms per 8,000 tokens (lecture 9, exercise 1)", "≈ 4.5 GB/s",
-                  f"{be['qwen2.5-14b']:.2f} GB/s",
-                  (4.5, be["qwen2.5-14b"]), 0.05),
-        paper.close("Llama-3-8B break-even per GPU", "≈ 6 GB/s", f"{be['llama-3-8b']:.1f} GB/s at 8K tokens",
-                  (6, be["llama-3-8b"]), 0.1),
-        paper.close("Llama-3.1-70B break-even per GPU", "≈ 1.6 GB/s", f"{be['llama-3.1-70b']:.2f} GB/s at 8K tokens",
-                  (1.6, be["llama-3.1-70b"]), 0.05),
-        paper.close("GQA break-even ÷ MHA break-even", "≈ 1/4", f"1/{be['llama-2-7b'] / be['mistral-7b']:.1f} "
-                  "(Mistral-7B vs Llama-2-7B)", (0.25, be["mistral-7b"] / be["llama-2-7b"]), 0.15),
-        paper.check("Load 8K tokens from CPU DRAM / remote memory", "7–9× faster than recompute",
-                  f"{speed['pcie5-x16']:.1f}× (PCIe 5.0) / {speed['rdma-400g']:.1f}× (400 Gb/s RDMA)",
-                  6.5 <= speed["rdma-400g"] and speed["pcie5-x16"] <= 9.5, "both within 6.5–9.5×"),
+        if h100.mfu == DEFAULT_MFU and h100.gpu == gpu("h100")
+        else paper.close(*t8_row, (0.188, t8), 0.03),
+        paper.close(
+            "Qwen2.5-14B break-even, 351 ms per 8,000 tokens (lecture 9, exercise 1)",
+            "≈ 4.5 GB/s",
+            f"{be['qwen2.5-14b']:.2f} GB/s",
+            (4.5, be["qwen2.5-14b"]),
+            0.05,
+        ),
+        paper.close(
+            "Llama-3-8B break-even per GPU",
+            "≈ 6 GB/s",
+            f"{be['llama-3-8b']:.1f} GB/s at 8K tokens",
+            (6, be["llama-3-8b"]),
+            0.1,
+        ),
+        paper.close(
+            "Llama-3.1-70B break-even per GPU",
+            "≈ 1.6 GB/s",
+            f"{be['llama-3.1-70b']:.2f} GB/s at 8K tokens",
+            (1.6, be["llama-3.1-70b"]),
+            0.05,
+        ),
+        paper.close(
+            "GQA break-even ÷ MHA break-even",
+            "≈ 1/4",
+            f"1/{be['llama-2-7b'] / be['mistral-7b']:.1f} (Mistral-7B vs Llama-2-7B)",
+            (0.25, be["mistral-7b"] / be["llama-2-7b"]),
+            0.15,
+        ),
+        paper.check(
+            "Load 8K tokens from CPU DRAM / remote memory",
+            "7–9× faster than recompute",
+            f"{speed['pcie5-x16']:.1f}× (PCIe 5.0) / {speed['rdma-400g']:.1f}× (400 Gb/s RDMA)",
+            6.5 <= speed["rdma-400g"] and speed["pcie5-x16"] <= 9.5,
+            "both within 6.5–9.5×",
+        ),
         paper.close("Load 8K tokens from an NVMe SSD", "about even", f"{speed['nvme']:.2f}×", (1, speed["nvme"]), 0.1),
-        paper.close("Load 8K tokens over 3 Gb/s", "18× slower", f"{1 / speed['cloud-3g']:.1f}× slower",
-                  (18, 1 / speed["cloud-3g"]), 0.05),
-        paper.close(f"Turn {chat.turns} of a chat ({c:,} tokens of history): no cache / GPU hit / CPU / 3 Gb/s",
-                  "282 ms / 6.7 ms / 35.9 ms / 4.99 s",
-                  f"{ttft[0] * 1e3:.0f} ms / {ttft[1] * 1e3:.1f} ms / {ttft[2] * 1e3:.1f} ms / {ttft[3]:.2f} s",
-                  list(zip((0.282, 0.0067, 0.0359, 4.99), ttft, strict=True)), 0.05),
+        paper.close(
+            "Load 8K tokens over 3 Gb/s",
+            "18× slower",
+            f"{1 / speed['cloud-3g']:.1f}× slower",
+            (18, 1 / speed["cloud-3g"]),
+            0.05,
+        ),
+        paper.close(
+            f"Turn {chat.turns} of a chat ({c:,} tokens of history): no cache / GPU hit / CPU / 3 Gb/s",
+            "282 ms / 6.7 ms / 35.9 ms / 4.99 s",
+            f"{ttft[0] * 1e3:.0f} ms / {ttft[1] * 1e3:.1f} ms / {ttft[2] * 1e3:.1f} ms / {ttft[3]:.2f} s",
+            list(zip((0.282, 0.0067, 0.0359, 4.99), ttft, strict=True)),
+            0.05,
+        ),
     ]
 
 
-def economics_rows(models: Mapping[str, ModelSpec], node: Compute, prices: Prices, storage_tb: float = 1.0,
-                   prefill_share: float = 1.0) -> list[dict[str, str]]:
+def economics_rows(
+    models: Mapping[str, ModelSpec], node: Compute, prices: Prices, storage_tb: float = 1.0, prefill_share: float = 1.0
+) -> list[dict[str, str]]:
     """Lecture 27 §1.3 (slide 9 and code 01 part 3) against this ledger."""
     rate = node_breakeven_hit_rate(node.n_gpus, storage_tb, prices, prefill_share)
     fleet = fleet_savings(1000, 3, 0.10, node.n_gpus, storage_tb, prices, prefill_share)
     e = context_economics(_pick(models, "llama-3.1-70b"), node, 10_000, prices)
     return [
-        paper.close("Break-even hit rate (8-GPU node, $2/GPU·h, 1 TB at $0.15/h)", "1.06%", f"{rate:.2%}",
-                  (0.0106, rate), 0.03),
-        paper.close("10% hits, 1,000 nodes, 3 years: GPU $ saved / storage $", "≈ $33 M / ≈ $4 M",
-                  f"${fleet['GPU $ saved'] / 1e6:.0f} M / ${fleet['storage $'] / 1e6:.1f} M",
-                  [(33e6, fleet["GPU $ saved"]), (4e6, fleet["storage $"])], 0.1),
-        paper.close("Llama-3.1-70B, 10K-token context: KV / keep for an hour", "3.3 GB / $0.0005",
-                  f"{e['KV GB']:.1f} GB / ${e['storage $/h']:.4f}",
-                  [(3.3, e["KV GB"]), (0.0005, e["storage $/h"])], 0.05),
-        paper.close(f"…one hit saves (recompute on {node.n_gpus}× {node.gpu.name}, MFU {node.mfu:g})",
-                  "$0.0026 (≈ 0.58 s)", f"${e['GPU $ saved per hit']:.4f} ({e['recompute s']:.2f} s)",
-                  (0.0026, e["GPU $ saved per hit"]), 0.05),
-        paper.close("…break-even reuse", "0.19 hits/h", f"{e['break-even hits/h']:.2f} hits/h",
-                  (0.19, e["break-even hits/h"]), 0.06),
+        paper.close(
+            "Break-even hit rate (8-GPU node, $2/GPU·h, 1 TB at $0.15/h)", "1.06%", f"{rate:.2%}", (0.0106, rate), 0.03
+        ),
+        paper.close(
+            "10% hits, 1,000 nodes, 3 years: GPU $ saved / storage $",
+            "≈ $33 M / ≈ $4 M",
+            f"${fleet['GPU $ saved'] / 1e6:.0f} M / ${fleet['storage $'] / 1e6:.1f} M",
+            [(33e6, fleet["GPU $ saved"]), (4e6, fleet["storage $"])],
+            0.1,
+        ),
+        paper.close(
+            "Llama-3.1-70B, 10K-token context: KV / keep for an hour",
+            "3.3 GB / $0.0005",
+            f"{e['KV GB']:.1f} GB / ${e['storage $/h']:.4f}",
+            [(3.3, e["KV GB"]), (0.0005, e["storage $/h"])],
+            0.05,
+        ),
+        paper.close(
+            f"…one hit saves (recompute on {node.n_gpus}× {node.gpu.name}, MFU {node.mfu:g})",
+            "$0.0026 (≈ 0.58 s)",
+            f"${e['GPU $ saved per hit']:.4f} ({e['recompute s']:.2f} s)",
+            (0.0026, e["GPU $ saved per hit"]),
+            0.05,
+        ),
+        paper.close(
+            "…break-even reuse",
+            "0.19 hits/h",
+            f"{e['break-even hits/h']:.2f} hits/h",
+            (0.19, e["break-even hits/h"]),
+            0.06,
+        ),
     ]

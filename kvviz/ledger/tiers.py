@@ -39,18 +39,21 @@ class ChatLoad:
     users: int = 200
     turns: int = 12
     rate_per_s: float = 10.0
-    first_tokens: int = 1_000   # a per-user system prompt / document in the first turn
+    first_tokens: int = 1_000  # a per-user system prompt / document in the first turn
     user_tokens: int = 200
     reply_tokens: int = 480
-    jitter: float = 0.5         # lengths drawn uniformly within ±jitter of the mean
+    jitter: float = 0.5  # lengths drawn uniformly within ±jitter of the mean
     seed: int = 0
 
     def __post_init__(self):
         for name in ("users", "turns", "user_tokens"):
             v = getattr(self, name)
             require(v >= 1 and float(v).is_integer(), f"{name} must be a whole number ≥ 1, got {v}", field=name)
-        require(self.users * self.turns <= MAX_REQUESTS,
-                f"users × turns must be ≤ {MAX_REQUESTS:,}, got {self.users * self.turns:,}", field="users")
+        require(
+            self.users * self.turns <= MAX_REQUESTS,
+            f"users × turns must be ≤ {MAX_REQUESTS:,}, got {self.users * self.turns:,}",
+            field="users",
+        )
         require(self.rate_per_s > 0, f"request rate must be > 0 per second, got {self.rate_per_s}", field="rate_per_s")
         require(self.first_tokens >= 0 and self.reply_tokens >= 0, "token counts must be ≥ 0", field="reply_tokens")
         require(0 <= self.jitter < 1, f"jitter must be in [0, 1), got {self.jitter}", field="jitter")
@@ -76,13 +79,22 @@ class TierSetup:
         require(self.fill in FILL_MODES, f"fill must be one of {', '.join(FILL_MODES)}", field="fill")
 
 
-def default_setups(gpu_gb: float = 58.0, cpu_gb: float = 50.0, slow_gb_s: float = 10.0, fast_gb_s: float = 50.0,
-                   ssd_gb: float = 500.0, ssd_gb_s: float = 5.6, fill: str = "spill") -> list[TierSetup]:
+def default_setups(
+    gpu_gb: float = 58.0,
+    cpu_gb: float = 50.0,
+    slow_gb_s: float = 10.0,
+    fast_gb_s: float = 50.0,
+    ssd_gb: float = 500.0,
+    ssd_gb_s: float = 5.6,
+    fill: str = "spill",
+) -> list[TierSetup]:
     """The notes' ladder: GPU only; + CPU with slow reads; + CPU with fast reads; + CPU (fast) + SSD."""
-    return [TierSetup("GPU only (LRU)", gpu_gb, fill=fill),
-            TierSetup(f"+ CPU {cpu_gb:g} GB, {slow_gb_s:g} GB/s", gpu_gb, cpu_gb, slow_gb_s, fill=fill),
-            TierSetup(f"+ CPU {cpu_gb:g} GB, {fast_gb_s:g} GB/s", gpu_gb, cpu_gb, fast_gb_s, fill=fill),
-            TierSetup(f"+ CPU (fast) + SSD {ssd_gb:g} GB", gpu_gb, cpu_gb, fast_gb_s, ssd_gb, ssd_gb_s, fill=fill)]
+    return [
+        TierSetup("GPU only (LRU)", gpu_gb, fill=fill),
+        TierSetup(f"+ CPU {cpu_gb:g} GB, {slow_gb_s:g} GB/s", gpu_gb, cpu_gb, slow_gb_s, fill=fill),
+        TierSetup(f"+ CPU {cpu_gb:g} GB, {fast_gb_s:g} GB/s", gpu_gb, cpu_gb, fast_gb_s, fill=fill),
+        TierSetup(f"+ CPU (fast) + SSD {ssd_gb:g} GB", gpu_gb, cpu_gb, fast_gb_s, ssd_gb, ssd_gb_s, fill=fill),
+    ]
 
 
 def requests(load: ChatLoad) -> pd.DataFrame:
@@ -147,7 +159,8 @@ def simulate(m: ModelSpec, compute: Compute, load: ChatLoad, setup: TierSetup) -
     out = {k: np.zeros(len(reqs)) for k in ("start s", "hit tokens", "load s", "compute s")}
     where = np.empty(len(reqs), dtype=object)
     for i, (arrival, user, prompt, reply) in enumerate(
-            zip(reqs["arrival s"], reqs["user"], reqs["prompt"], reqs["reply"], strict=True)):
+        zip(reqs["arrival s"], reqs["user"], reqs["prompt"], reqs["reply"], strict=True)
+    ):
         start = max(arrival, free_at)
         hit, tier_name, load_s = 0, "miss", 0.0
         for name, lru, read in tiers:
@@ -193,10 +206,17 @@ def summarize(name: str, run: pd.DataFrame) -> dict:
     ttft = run["TTFT s"]
     late = run.tail(max(1, len(run) // 8))
     late_span = max(late["arrival s"].iloc[-1] - late["arrival s"].iloc[0], 1e-9)
-    return {"setup": name, **share, "recomputed %": 100 - sum(share.values()),
-            "mean TTFT s": ttft.mean(), "p50 TTFT s": ttft.median(), "p90 TTFT s": ttft.quantile(0.9),
-            "GPU busy %": 100 * busy / span, "last 1/8: TTFT s": late["TTFT s"].mean(),
-            "last 1/8: offered load": (late["load s"] + late["compute s"]).sum() / late_span}
+    return {
+        "setup": name,
+        **share,
+        "recomputed %": 100 - sum(share.values()),
+        "mean TTFT s": ttft.mean(),
+        "p50 TTFT s": ttft.median(),
+        "p90 TTFT s": ttft.quantile(0.9),
+        "GPU busy %": 100 * busy / span,
+        "last 1/8: TTFT s": late["TTFT s"].mean(),
+        "last 1/8: offered load": (late["load s"] + late["compute s"]).sum() / late_span,
+    }
 
 
 def ttft_over_time(runs: pd.DataFrame, bins: int = 24) -> pd.DataFrame:
@@ -218,7 +238,9 @@ def ttft_by_source(runs: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def compare(m: ModelSpec, compute: Compute, load: ChatLoad, setups: list[TierSetup]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def compare(
+    m: ModelSpec, compute: Compute, load: ChatLoad, setups: list[TierSetup]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run every setup; return the summary table and all runs (long form, with a ``setup`` column)."""
     runs = [simulate(m, compute, load, s).assign(setup=s.name) for s in setups]
     summary = pd.DataFrame([summarize(s.name, r) for s, r in zip(setups, runs, strict=True)])
@@ -238,23 +260,38 @@ def paper_rows(summary: pd.DataFrame, total_gb: float) -> list[dict[str, str]]:
     gpu_only, slow, fast = s.iloc[0], s.iloc[1], s.iloc[2]
     ratio = slow["mean TTFT s"] / fast["mean TTFT s"]
     rows = [
-        paper.close("All users' KV (200 users × 12 turns, Llama-3-8B)", "241 GB", f"{total_gb:.0f} GB",
-                  (241, total_gb), 0.05),
-        paper.check("GPU only (LRU, ~58 GB of KV room)", "others' KV is evicted; recompute fills the GPU; queue explodes",
-                  f"{gpu_only['recomputed %']:.0f}% of tokens recomputed; in the last 1/8 of the run the GPU is offered "
-                  f"{gpu_only['last 1/8: offered load']:.2f}× its capacity and mean TTFT reaches "
-                  f"{gpu_only['last 1/8: TTFT s']:.1f} s", gpu_only["recomputed %"] > 50
-                  and gpu_only["last 1/8: offered load"] > 1 and gpu_only["last 1/8: TTFT s"] > 5 * fast["last 1/8: TTFT s"],
-                  "over half the tokens recomputed, offered load > 1 and late TTFT > 5× the fast CPU tier's"),
-        paper.close("Same 50 GB CPU tier: slow (10 GB/s) vs fast (50 GB/s) reads", "mean TTFT 5× apart",
-                  f"{ratio:.1f}× apart", (5, ratio), 0.4),
+        paper.close(
+            "All users' KV (200 users × 12 turns, Llama-3-8B)", "241 GB", f"{total_gb:.0f} GB", (241, total_gb), 0.05
+        ),
+        paper.check(
+            "GPU only (LRU, ~58 GB of KV room)",
+            "others' KV is evicted; recompute fills the GPU; queue explodes",
+            f"{gpu_only['recomputed %']:.0f}% of tokens recomputed; in the last 1/8 of the run the GPU is offered "
+            f"{gpu_only['last 1/8: offered load']:.2f}× its capacity and mean TTFT reaches "
+            f"{gpu_only['last 1/8: TTFT s']:.1f} s",
+            gpu_only["recomputed %"] > 50
+            and gpu_only["last 1/8: offered load"] > 1
+            and gpu_only["last 1/8: TTFT s"] > 5 * fast["last 1/8: TTFT s"],
+            "over half the tokens recomputed, offered load > 1 and late TTFT > 5× the fast CPU tier's",
+        ),
+        paper.close(
+            "Same 50 GB CPU tier: slow (10 GB/s) vs fast (50 GB/s) reads",
+            "mean TTFT 5× apart",
+            f"{ratio:.1f}× apart",
+            (5, ratio),
+            0.4,
+        ),
     ]
     if len(s) > 3:
         ssd = s.iloc[3]
-        rows.append(paper.check("Adding an SSD tier", "hit rate and TTFT improve further",
-                              f"recomputed {fast['recomputed %']:.0f}% → {ssd['recomputed %']:.0f}%; mean TTFT "
-                              f"{fast['mean TTFT s']:.2f} → {ssd['mean TTFT s']:.2f} s",
-                              ssd["mean TTFT s"] < 0.95 * fast["mean TTFT s"]
-                              and ssd["recomputed %"] < fast["recomputed %"],
-                              "fewer tokens recomputed and mean TTFT at least 5% lower"))
+        rows.append(
+            paper.check(
+                "Adding an SSD tier",
+                "hit rate and TTFT improve further",
+                f"recomputed {fast['recomputed %']:.0f}% → {ssd['recomputed %']:.0f}%; mean TTFT "
+                f"{fast['mean TTFT s']:.2f} → {ssd['mean TTFT s']:.2f} s",
+                ssd["mean TTFT s"] < 0.95 * fast["mean TTFT s"] and ssd["recomputed %"] < fast["recomputed %"],
+                "fewer tokens recomputed and mean TTFT at least 5% lower",
+            )
+        )
     return rows

@@ -41,8 +41,12 @@ from kvviz.common.errors import require
 from kvviz.traces import Trace
 
 SCHEDULERS: tuple[str, ...] = ("random", "balance", "cache", "kvcentric")
-SCHEDULER_LABELS = {"random": "Random", "balance": "Load balancing", "cache": "Cache-aware",
-                    "kvcentric": "KVCache-centric"}
+SCHEDULER_LABELS = {
+    "random": "Random",
+    "balance": "Load balancing",
+    "cache": "Cache-aware",
+    "kvcentric": "KVCache-centric",
+}
 # One prefill instance of the cluster: a 70B model on 8 A100/A800 at 50% MFU (an assumption: the
 # paper gives no MFU), plus a fixed 20 ms per request.
 CLUSTER_MODEL = hw.model("llama-3.1-70b")
@@ -76,8 +80,11 @@ class PrefillModel:
         """Prefill seconds for ``length`` tokens of which the first ``prefix`` are cached."""
         if isinstance(length, (int, float)) and isinstance(prefix, (int, float)):
             prefix = min(prefix, length)
-            return (self.overhead_s + self.per_token_s * (length - prefix)
-                    + self.per_token2_s * (length * length - prefix * prefix))
+            return (
+                self.overhead_s
+                + self.per_token_s * (length - prefix)
+                + self.per_token2_s * (length * length - prefix * prefix)
+            )
         length = np.asarray(length, dtype=np.float64)
         prefix = np.minimum(np.asarray(prefix, dtype=np.float64), length)
         t = self.overhead_s + self.per_token_s * (length - prefix) + self.per_token2_s * (length**2 - prefix**2)
@@ -86,8 +93,11 @@ class PrefillModel:
     def validate(self) -> None:
         for name in ("overhead_s", "per_token_s", "per_token2_s"):
             require(getattr(self, name) >= 0, f"{name} must be >= 0", field=name)
-        require(self.per_token_s + self.per_token2_s > 0, "the prefill model must cost something per token",
-                field="per_token_s")
+        require(
+            self.per_token_s + self.per_token2_s > 0,
+            "the prefill model must cost something per token",
+            field="per_token_s",
+        )
 
 
 @dataclass(frozen=True)
@@ -95,22 +105,26 @@ class ConductorConfig:
     """The prefill pool and the Conductor's knobs."""
 
     instances: int = 8
-    cache_blocks: int = 6000              # per instance; 6,000 x 160 MiB blocks ~ 1 TB of DRAM
-    balancing_threshold: float = 1.25     # "manually adjusted" in the paper; no value published
-    bandwidth_gbps: float = 800.0         # RDMA between prefill nodes
-    transfer_latency_s: float = 0.001     # fixed cost of one remote fetch
+    cache_blocks: int = 6000  # per instance; 6,000 x 160 MiB blocks ~ 1 TB of DRAM
+    balancing_threshold: float = 1.25  # "manually adjusted" in the paper; no value published
+    bandwidth_gbps: float = 800.0  # RDMA between prefill nodes
+    transfer_latency_s: float = 0.001  # fixed cost of one remote fetch
     kv_bytes_per_token: float = CLUSTER_MODEL.kv_bytes_per_token
-    speedup: float = 1.0                  # replay the trace this many times faster
-    ttft_slo_s: float = 30.0              # only counted (share over SLO), nothing is rejected here
-    seed: int = 0                         # for the random scheduler
+    speedup: float = 1.0  # replay the trace this many times faster
+    ttft_slo_s: float = 30.0  # only counted (share over SLO), nothing is rejected here
+    seed: int = 0  # for the random scheduler
     prefill: PrefillModel = field(default_factory=PrefillModel)
 
     def validate(self) -> None:
         require(1 <= self.instances <= 256, "prefill instances must be in 1..256", field="instances")
-        require(1 <= self.cache_blocks <= 10_000_000, "cache capacity must be 1..10,000,000 blocks",
-                field="cache_blocks")
-        require(self.balancing_threshold >= 1.0, "the balancing threshold must be >= 1 (a ratio of prefixes)",
-                field="balancing_threshold")
+        require(
+            1 <= self.cache_blocks <= 10_000_000, "cache capacity must be 1..10,000,000 blocks", field="cache_blocks"
+        )
+        require(
+            self.balancing_threshold >= 1.0,
+            "the balancing threshold must be >= 1 (a ratio of prefixes)",
+            field="balancing_threshold",
+        )
         require(self.bandwidth_gbps > 0, "bandwidth must be positive", field="bandwidth_gbps")
         require(self.transfer_latency_s >= 0, "transfer latency must be >= 0", field="transfer_latency_s")
         require(self.kv_bytes_per_token > 0, "KV bytes per token must be positive", field="kv_bytes_per_token")
@@ -129,10 +143,10 @@ class Choice:
 
     instance: int
     ttft_s: float
-    prefix_blocks: int          # blocks not recomputed (local or fetched)
-    fetched_blocks: int         # blocks copied from ``fetch_from`` (0 if none)
+    prefix_blocks: int  # blocks not recomputed (local or fetched)
+    fetched_blocks: int  # blocks copied from ``fetch_from`` (0 if none)
     fetch_from: int | None
-    waited_s: float = 0.0       # idle time beyond the queue, waiting for the fetched KV to exist
+    waited_s: float = 0.0  # idle time beyond the queue, waiting for the fetched KV to exist
 
 
 def prefix_tokens(blocks: int, input_length: int, block_size: int) -> int:
@@ -155,10 +169,18 @@ def _prefill_times(prefix_blocks: list[int], input_length: int, block_size: int,
     return {p: model.time(input_length, prefix_tokens(p, input_length, block_size)) for p in set(prefix_blocks)}
 
 
-def kvcentric_choice(prefix_blocks: list[int], queue_s: list[float], input_length: int, block_size: int,
-                     model: PrefillModel, threshold: float, transfer_s_per_block: float,
-                     transfer_latency_s: float = 0.0, tiebreak: list[float] | None = None,
-                     ready_in_s: list[float] | None = None) -> Choice:
+def kvcentric_choice(
+    prefix_blocks: list[int],
+    queue_s: list[float],
+    input_length: int,
+    block_size: int,
+    model: PrefillModel,
+    threshold: float,
+    transfer_s_per_block: float,
+    transfer_latency_s: float = 0.0,
+    tiebreak: list[float] | None = None,
+    ready_in_s: list[float] | None = None,
+) -> Choice:
     """Algorithm 1 for one request, given each instance's local prefix (blocks) and queue time.
 
     Each instance is costed on one branch only, as in the paper: with a prefix ratio at or over
@@ -172,7 +194,7 @@ def kvcentric_choice(prefix_blocks: list[int], queue_s: list[float], input_lengt
     best = min((i for i, p in enumerate(prefix_blocks) if p == best_len), key=lambda i: ready[i])
     wait = ready[best]
     f = _prefill_times(prefix_blocks, input_length, block_size, model)
-    options = []                        # per instance: (ttft, blocks used, blocks fetched, waited)
+    options = []  # per instance: (ttft, blocks used, blocks fetched, waited)
     for own, queue in zip(prefix_blocks, queue_s):
         local = (queue + f[own], own, 0, 0.0)
         if best_len == 0 or (own > 0 and best_len < threshold * own):
@@ -180,16 +202,26 @@ def kvcentric_choice(prefix_blocks: list[int], queue_s: list[float], input_lengt
             continue
         n = best_len - own
         start = max(queue, wait)
-        fetch = (start + n * transfer_s_per_block + (transfer_latency_s if n else 0.0) + f[best_len], best_len, n,
-                 start - queue)
+        fetch = (
+            start + n * transfer_s_per_block + (transfer_latency_s if n else 0.0) + f[best_len],
+            best_len,
+            n,
+            start - queue,
+        )
         options.append(local if wait > 0 and local[0] < fetch[0] else fetch)
     i = _argmin([o[0] for o in options], tiebreak)
     ttft, used, fetched, waited = options[i]
     return Choice(i, ttft, used, fetched, best if fetched else None, waited)
 
 
-def cache_aware_choice(prefix_blocks: list[int], queue_s: list[float], input_length: int, block_size: int,
-                       model: PrefillModel, tiebreak: list[float] | None = None) -> Choice:
+def cache_aware_choice(
+    prefix_blocks: list[int],
+    queue_s: list[float],
+    input_length: int,
+    block_size: int,
+    model: PrefillModel,
+    tiebreak: list[float] | None = None,
+) -> Choice:
     """Local cache-aware: min over instances of T_queue + f(len, local prefix); no fetching."""
     f = _prefill_times(prefix_blocks, input_length, block_size, model)
     times = [q + f[p] for p, q in zip(prefix_blocks, queue_s)]
@@ -217,7 +249,7 @@ class _LocalCache:
 
     def store(self, ids: list[int], ready_at: float = 0.0) -> None:
         blocks = self.blocks
-        for h in reversed(ids):          # the head of the prefix ends most recently used
+        for h in reversed(ids):  # the head of the prefix ends most recently used
             at = blocks.pop(h, ready_at)
             blocks[h] = min(at, ready_at)
         while len(blocks) > self.capacity:
@@ -231,13 +263,13 @@ class ScheduleResult:
     scheduler: str
     ttft_s: np.ndarray
     instance: np.ndarray
-    prefix_blocks: np.ndarray     # blocks not recomputed, per request
-    fetched_blocks: np.ndarray    # blocks fetched from another instance, per request
+    prefix_blocks: np.ndarray  # blocks not recomputed, per request
+    fetched_blocks: np.ndarray  # blocks fetched from another instance, per request
     n_blocks: np.ndarray
-    busy_s: np.ndarray            # prefill + transfer seconds, per instance
+    busy_s: np.ndarray  # prefill + transfer seconds, per instance
     ttft_slo_s: float
-    fetch_from: np.ndarray        # per request: the instance its fetched blocks came from, -1 if none
-    fetch_start_s: np.ndarray     # per request: when that transfer started (NaN if none)
+    fetch_from: np.ndarray  # per request: the instance its fetched blocks came from, -1 if none
+    fetch_start_s: np.ndarray  # per request: when that transfer started (NaN if none)
     # KVCache-centric only: every prefix ratio best / own (0 < own < best) Algorithm 1 compared with
     # the balancing threshold, and how many requests had one. Elsewhere the threshold decides
     # nothing: an instance with no prefix is always costed with a fetch, one with the best prefix never.
@@ -274,21 +306,32 @@ class ScheduleResult:
 
     def summary(self) -> dict:
         return {
-            "scheduler": self.scheduler, "requests": int(len(self.ttft_s)),
-            "mean_ttft_s": round(self.mean_ttft_s, 3), "p90_ttft_s": round(self.p90_ttft_s, 3),
+            "scheduler": self.scheduler,
+            "requests": int(len(self.ttft_s)),
+            "mean_ttft_s": round(self.mean_ttft_s, 3),
+            "p90_ttft_s": round(self.p90_ttft_s, 3),
             "over_ttft_slo": round(float(np.mean(self.ttft_s > self.ttft_slo_s)) if len(self.ttft_s) else 0.0, 4),
-            "hit_ratio": round(self.hit_ratio, 4), "busiest_over_mean_load": round(self.imbalance, 3),
-            "remote_fetches": self.remote_fetches, "replicated_blocks": self.replicated_blocks,
+            "hit_ratio": round(self.hit_ratio, 4),
+            "busiest_over_mean_load": round(self.imbalance, 3),
+            "remote_fetches": self.remote_fetches,
+            "replicated_blocks": self.replicated_blocks,
         }
 
 
 def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), scheduler: str = "kvcentric") -> ScheduleResult:
     """Replay ``trace`` through the prefill pool with one scheduler."""
     config.validate()
-    require(scheduler in SCHEDULERS, f"unknown scheduler {scheduler!r}; choose one of {', '.join(SCHEDULERS)}",
-            field="scheduler")
-    require(trace.has_block_ids, "this trace has no block ids (hash_ids), so prefix reuse cannot be "
-            "simulated; load a trace with hash_ids for the scheduling comparison", field="hash_ids")
+    require(
+        scheduler in SCHEDULERS,
+        f"unknown scheduler {scheduler!r}; choose one of {', '.join(SCHEDULERS)}",
+        field="scheduler",
+    )
+    require(
+        trace.has_block_ids,
+        "this trace has no block ids (hash_ids), so prefix reuse cannot be "
+        "simulated; load a trace with hash_ids for the scheduling comparison",
+        field="hash_ids",
+    )
     budget.check(cost(trace, config))
     n = trace.n_requests
     arrival = (trace.requests["timestamp"].to_numpy(np.float64) / 1000.0 / config.speedup).tolist()
@@ -296,8 +339,14 @@ def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), schedule
     caches = [_LocalCache(config.cache_blocks) for _ in range(config.instances)]
     free_at = [0.0] * config.instances
     busy = [0.0] * config.instances
-    out: dict[str, list] = {"ttft": [0.0] * n, "inst": [0] * n, "prefix": [0] * n, "fetched": [0] * n,
-                            "from": [-1] * n, "start": [np.nan] * n}
+    out: dict[str, list] = {
+        "ttft": [0.0] * n,
+        "inst": [0] * n,
+        "prefix": [0] * n,
+        "fetched": [0] * n,
+        "from": [-1] * n,
+        "start": [np.nan] * n,
+    }
     picks = np.random.default_rng(config.seed).integers(config.instances, size=n).tolist()
     per_block = config.transfer_s_per_block(trace.block_size)
     bs, model = trace.block_size, config.prefill
@@ -305,7 +354,7 @@ def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), schedule
     ratios: list[float] = []
     decided = 0
     for r in range(n):
-        t, ids, L = arrival[r], blocks[offsets[r]:offsets[r + 1]], length[r]
+        t, ids, L = arrival[r], blocks[offsets[r] : offsets[r + 1]], length[r]
         queue = [max(f - t, 0.0) for f in free_at]
         if scheduler in ("random", "balance"):
             i = picks[r] if scheduler == "random" else _argmin(queue, busy)
@@ -318,21 +367,47 @@ def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), schedule
                 partial = _partial_ratios(prefixes)
                 ratios += partial
                 decided += bool(partial)
-            c = (cache_aware_choice(prefixes, queue, L, bs, model, busy) if scheduler == "cache" else
-                 kvcentric_choice(prefixes, queue, L, bs, model, config.balancing_threshold, per_block,
-                                  config.transfer_latency_s, busy, [max(at - t, 0.0) for _, at in matches]))
+            c = (
+                cache_aware_choice(prefixes, queue, L, bs, model, busy)
+                if scheduler == "cache"
+                else kvcentric_choice(
+                    prefixes,
+                    queue,
+                    L,
+                    bs,
+                    model,
+                    config.balancing_threshold,
+                    per_block,
+                    config.transfer_latency_s,
+                    busy,
+                    [max(at - t, 0.0) for _, at in matches],
+                )
+            )
         caches[c.instance].store(ids, t + c.ttft_s)
         free_at[c.instance] = t + c.ttft_s
         busy[c.instance] += c.ttft_s - queue[c.instance] - c.waited_s
         out["ttft"][r], out["inst"][r], out["prefix"][r], out["fetched"][r] = (
-            c.ttft_s, c.instance, c.prefix_blocks, c.fetched_blocks)
+            c.ttft_s,
+            c.instance,
+            c.prefix_blocks,
+            c.fetched_blocks,
+        )
         if c.fetch_from is not None:
             out["from"][r], out["start"][r] = c.fetch_from, t + queue[c.instance] + c.waited_s
-    return ScheduleResult(scheduler, np.asarray(out["ttft"]), np.asarray(out["inst"], np.int64),
-                          np.asarray(out["prefix"], np.int64), np.asarray(out["fetched"], np.int64),
-                          trace.requests["n_blocks"].to_numpy(np.int64), np.asarray(busy), config.ttft_slo_s,
-                          np.asarray(out["from"], np.int64), np.asarray(out["start"], np.float64),
-                          np.asarray(ratios, np.float64), decided)
+    return ScheduleResult(
+        scheduler,
+        np.asarray(out["ttft"]),
+        np.asarray(out["inst"], np.int64),
+        np.asarray(out["prefix"], np.int64),
+        np.asarray(out["fetched"], np.int64),
+        trace.requests["n_blocks"].to_numpy(np.int64),
+        np.asarray(busy),
+        config.ttft_slo_s,
+        np.asarray(out["from"], np.int64),
+        np.asarray(out["start"], np.float64),
+        np.asarray(ratios, np.float64),
+        decided,
+    )
 
 
 def _partial_ratios(prefix_blocks: list[int]) -> list[float]:
@@ -346,12 +421,18 @@ def cost(trace: Trace, config: ConductorConfig, schedulers: int = 1) -> budget.C
     """Estimated CPU time of replaying ``trace`` through ``schedulers`` schedulers: every request
     looks its blocks up on every instance (the cache-aware ones do; the others on one)."""
     visits = (int(trace.requests["n_blocks"].sum()) + trace.n_requests) * (config.instances + 1) * schedulers
-    return budget.cost("prefill scheduling replay", visits, "block lookups", BLOCK_VISITS_PER_S,
-                       "the number of requests or of prefill instances")
+    return budget.cost(
+        "prefill scheduling replay",
+        visits,
+        "block lookups",
+        BLOCK_VISITS_PER_S,
+        "the number of requests or of prefill instances",
+    )
 
 
-def compare(trace: Trace, config: ConductorConfig = ConductorConfig(),
-            schedulers: tuple[str, ...] = SCHEDULERS) -> dict[str, ScheduleResult]:
+def compare(
+    trace: Trace, config: ConductorConfig = ConductorConfig(), schedulers: tuple[str, ...] = SCHEDULERS
+) -> dict[str, ScheduleResult]:
     """Every scheduler over the same trace and pool (refused before it starts if over the work budget)."""
     budget.check(cost(trace, config, len(schedulers)))
     return {s: schedule(trace, config, s) for s in schedulers}
@@ -384,33 +465,67 @@ def paper_rows(results: dict[str, ScheduleResult]) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
     for s, ttft in PAPER_FIG8_TTFT_S.items():
         if s in results:
-            rows.append(paper.close(f"Average TTFT: {SCHEDULER_LABELS[s]}", f"{ttft:.2f} s",
-                                    f"{results[s].mean_ttft_s:.2f} s", (ttft, results[s].mean_ttft_s), 0.25))
+            rows.append(
+                paper.close(
+                    f"Average TTFT: {SCHEDULER_LABELS[s]}",
+                    f"{ttft:.2f} s",
+                    f"{results[s].mean_ttft_s:.2f} s",
+                    (ttft, results[s].mean_ttft_s),
+                    0.25,
+                )
+            )
     order = [s for s in PAPER_FIG8_TTFT_S if s in results]
     if len(order) > 1:
         sims = [results[s].mean_ttft_s for s in order]
-        rows.append(paper.check("Order of average TTFT", " > ".join(SCHEDULER_LABELS[s] for s in order),
-                                " > ".join(f"{v:.2f} s" for v in sims), fig8_order_holds(results),
-                                "each scheduler slower than the next, as in Fig. 8"))
+        rows.append(
+            paper.check(
+                "Order of average TTFT",
+                " > ".join(SCHEDULER_LABELS[s] for s in order),
+                " > ".join(f"{v:.2f} s" for v in sims),
+                fig8_order_holds(results),
+                "each scheduler slower than the next, as in Fig. 8",
+            )
+        )
     if "balance" in results and "kvcentric" in results:
         sim = results["balance"].mean_ttft_s / max(results["kvcentric"].mean_ttft_s, 1e-12)
         reported = PAPER_FIG8_TTFT_S["balance"] / PAPER_FIG8_TTFT_S["kvcentric"]
-        rows.append(paper.close("Load balancing ÷ KVCache-centric, average TTFT",
-                                f"{reported:.1f}× (lecture notes: 8.7 s / 0.64 s = 13.6×)", f"{sim:.1f}×",
-                                (reported, sim), 0.25))
+        rows.append(
+            paper.close(
+                "Load balancing ÷ KVCache-centric, average TTFT",
+                f"{reported:.1f}× (lecture notes: 8.7 s / 0.64 s = 13.6×)",
+                f"{sim:.1f}×",
+                (reported, sim),
+                0.25,
+            )
+        )
     for s, hit in NOTES_HIT_RATIO.items():
         if s in results:
-            rows.append(paper.close(f"Cache hit ratio: {SCHEDULER_LABELS[s]} (lecture notes)", f"{hit:.2f}",
-                                    f"{results[s].hit_ratio:.2f}", (hit, results[s].hit_ratio), 0.1))
+            rows.append(
+                paper.close(
+                    f"Cache hit ratio: {SCHEDULER_LABELS[s]} (lecture notes)",
+                    f"{hit:.2f}",
+                    f"{results[s].hit_ratio:.2f}",
+                    (hit, results[s].hit_ratio),
+                    0.1,
+                )
+            )
     return rows
 
 
 def display_table(results: dict[str, ScheduleResult]) -> pd.DataFrame:
     """One row per scheduler with readable column names, for a page or report."""
-    rows = [{"Scheduler": SCHEDULER_LABELS[k], "Requests": len(r.ttft_s), "Mean TTFT (s)": round(r.mean_ttft_s, 2),
-             "P90 TTFT (s)": round(r.p90_ttft_s, 2), "Hit ratio": round(r.hit_ratio, 3),
-             "Busiest ÷ mean load": round(r.imbalance, 2), "Remote fetches": r.remote_fetches,
-             "Replicated blocks": r.replicated_blocks,
-             "Over TTFT SLO": f"{float(np.mean(r.ttft_s > r.ttft_slo_s)) if len(r.ttft_s) else 0.0:.0%}"}
-            for k, r in results.items()]
+    rows = [
+        {
+            "Scheduler": SCHEDULER_LABELS[k],
+            "Requests": len(r.ttft_s),
+            "Mean TTFT (s)": round(r.mean_ttft_s, 2),
+            "P90 TTFT (s)": round(r.p90_ttft_s, 2),
+            "Hit ratio": round(r.hit_ratio, 3),
+            "Busiest ÷ mean load": round(r.imbalance, 2),
+            "Remote fetches": r.remote_fetches,
+            "Replicated blocks": r.replicated_blocks,
+            "Over TTFT SLO": f"{float(np.mean(r.ttft_s > r.ttft_slo_s)) if len(r.ttft_s) else 0.0:.0%}",
+        }
+        for k, r in results.items()
+    ]
     return pd.DataFrame(rows)

@@ -39,7 +39,7 @@ def drawn_loads(loads: pd.DataFrame) -> pd.DataFrame:
     """The smoothed loads once per smoothing window (each point the mean of the window before it):
     the curve the smoothing shows, with a tenth of the points to draw (the browser's redraw is most
     of a rerun)."""
-    return smoothed(loads).iloc[::_samples(loads, SMOOTH_S)]
+    return smoothed(loads).iloc[:: _samples(loads, SMOOTH_S)]
 
 
 def _load_traces(fig: go.Figure, loads: pd.DataFrame, row: int | None, legend: bool, base: float = 0.0) -> None:
@@ -50,9 +50,19 @@ def _load_traces(fig: go.Figure, loads: pd.DataFrame, row: int | None, legend: b
     where = dict(row=row, col=1) if row else {}
     series = (("prefill_load", "Prefill load", "p", PREFILL), ("decode_load", "Decode load", "d", DECODE))
     for col, name, group, c in series:
-        fig.add_trace(go.Scatter(x=minutes, y=loads[col] + base, customdata=loads[col], name=name, legendgroup=group,
-                                 showlegend=legend, line=dict(color=c),
-                                 hovertemplate="%{customdata:.2f} at %{x:.1f} min"), **where)
+        fig.add_trace(
+            go.Scatter(
+                x=minutes,
+                y=loads[col] + base,
+                customdata=loads[col],
+                name=name,
+                legendgroup=group,
+                showlegend=legend,
+                line=dict(color=c),
+                hovertemplate="%{customdata:.2f} at %{x:.1f} min",
+            ),
+            **where,
+        )
 
 
 def fig_timeline(result: OverloadResult) -> go.Figure:
@@ -64,22 +74,39 @@ def fig_timeline(result: OverloadResult) -> go.Figure:
     x = np.append(tl["start_s"].to_numpy(float), tl["start_s"].iloc[-1] + width) / 60 if len(tl) else []
     # Stacked step areas, one path per outcome: they look like touching bars, and draw far faster than
     # a bar per window (the browser's redraw is most of a rerun). The last window's value repeats at its end.
-    for col, name, c in (("admitted", "Admitted", ADMITTED), ("rejected_early", "Rejected on arrival", REJ_EARLY),
-                         ("rejected_decode", "Rejected after prefill (wasted)", REJ_DECODE)):
+    for col, name, c in (
+        ("admitted", "Admitted", ADMITTED),
+        ("rejected_early", "Rejected on arrival", REJ_EARLY),
+        ("rejected_decode", "Rejected after prefill (wasted)", REJ_DECODE),
+    ):
         y = np.append(tl[col].to_numpy(), tl[col].iloc[-1:])
-        fig.add_trace(go.Scatter(x=x, y=y, name=name, stackgroup="outcome", mode="lines", fillcolor=c,
-                                 line=dict(shape="hv", width=0, color=c), hovertemplate="%{y:,.0f}"), row=2, col=1)
-    fig.update_layout(height=520,
-                      title=f"{POLICY_LABELS[result.policy]}: load and admissions over time "
-                            f"({result.totals['window_s']:,g}-s windows)",
-                      legend=dict(orientation="h", x=0, y=-0.16, yanchor="top"))
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=y,
+                name=name,
+                stackgroup="outcome",
+                mode="lines",
+                fillcolor=c,
+                line=dict(shape="hv", width=0, color=c),
+                hovertemplate="%{y:,.0f}",
+            ),
+            row=2,
+            col=1,
+        )
+    fig.update_layout(
+        height=520,
+        title=f"{POLICY_LABELS[result.policy]}: load and admissions over time "
+        f"({result.totals['window_s']:,g}-s windows)",
+        legend=dict(orientation="h", x=0, y=-0.16, yanchor="top"),
+    )
     fig.update_yaxes(title_text="Load (1 = SLO)", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="Requests / window", row=2, col=1)
     fig.update_xaxes(title_text="Time (minutes)", row=2, col=1)
     return fig
 
 
-BAND_GAP = 0.25     # empty space between two policies' bands, as a share of a band's height
+BAND_GAP = 0.25  # empty space between two policies' bands, as a share of a band's height
 
 
 def _load_ticks(top: float) -> np.ndarray:
@@ -95,23 +122,41 @@ def fig_policy_multiples(runs: dict[str, OverloadResult]) -> go.Figure:
     policy: the browser redraws one axis pair much faster than four, and the figure is redrawn on
     every change of the arrivals or the cluster."""
     policies = list(runs)
-    top = 1.05 * max([1.0] + [float(r.loads[["prefill_load", "decode_load"]].to_numpy().max(initial=0))
-                              for r in runs.values()])
+    top = 1.05 * max(
+        [1.0] + [float(r.loads[["prefill_load", "decode_load"]].to_numpy().max(initial=0)) for r in runs.values()]
+    )
     pitch, ticks = top * (1 + BAND_GAP), _load_ticks(top)
     fig = go.Figure()
     tickvals, ticktext = [], []
     for i, p in enumerate(policies):
         base = (len(policies) - 1 - i) * pitch
         _load_traces(fig, runs[p].loads, None, i == 0, base)
-        fig.add_annotation(x=0.5, xref="x domain", y=base + top, yref="y", yanchor="bottom", showarrow=False,
-                           text=POLICY_LABELS[p], font_size=15)
+        fig.add_annotation(
+            x=0.5,
+            xref="x domain",
+            y=base + top,
+            yref="y",
+            yanchor="bottom",
+            showarrow=False,
+            text=POLICY_LABELS[p],
+            font_size=15,
+        )
         tickvals += list(base + ticks)
         ticktext += [f"{t:g}" for t in ticks]
-    fig.update_yaxes(range=[0, (len(policies) - 1) * pitch + top], tickmode="array", tickvals=tickvals,
-                     ticktext=ticktext, zeroline=False, title_text="Load (one band per policy)")
+    fig.update_yaxes(
+        range=[0, (len(policies) - 1) * pitch + top],
+        tickmode="array",
+        tickvals=tickvals,
+        ticktext=ticktext,
+        zeroline=False,
+        title_text="Load (one band per policy)",
+    )
     fig.update_xaxes(title_text="Time (minutes)")
-    fig.update_layout(height=170 * len(policies) + 110, title="The same arrivals under each policy",
-                      legend=dict(orientation="h", x=0, y=-0.06, yanchor="top"))
+    fig.update_layout(
+        height=170 * len(policies) + 110,
+        title="The same arrivals under each policy",
+        legend=dict(orientation="h", x=0, y=-0.06, yanchor="top"),
+    )
     return fig
 
 
@@ -119,15 +164,28 @@ def fig_totals(table: pd.DataFrame) -> go.Figure:
     """Completed, rejected-on-arrival and rejected-after-prefill requests per policy (mean, ± 1 sd)."""
     labels = [POLICY_LABELS[p].replace(" + ", " +<br>").replace(" (", "<br>(") for p in table["policy"]]
     fig = go.Figure()
-    for col, name, c in (("completed", "Completed", ADMITTED), ("rejected_early", "Rejected on arrival", REJ_EARLY),
-                         ("rejected_after_prefill", "Rejected after prefill (wasted)", REJ_DECODE)):
-        fig.add_trace(go.Bar(x=labels, y=table[col], name=name, marker_color=c,
-                             error_y=dict(type="data", array=table[f"{col}_sd"], visible=True),
-                             hovertemplate="%{y:,.0f}"))
+    for col, name, c in (
+        ("completed", "Completed", ADMITTED),
+        ("rejected_early", "Rejected on arrival", REJ_EARLY),
+        ("rejected_after_prefill", "Rejected after prefill (wasted)", REJ_DECODE),
+    ):
+        fig.add_trace(
+            go.Bar(
+                x=labels,
+                y=table[col],
+                name=name,
+                marker_color=c,
+                error_y=dict(type="data", array=table[f"{col}_sd"], visible=True),
+                hovertemplate="%{y:,.0f}",
+            )
+        )
     seeds = int(table["seeds"].iloc[0]) if len(table) else 0
     fig.update_layout(legend=dict(orientation="h", x=0, y=-0.2, yanchor="top"))
-    fig.update_layout(barmode="group", title=f"Outcomes per policy (mean of {seeds} run{'s' * (seeds != 1)}, ± 1 sd)",
-                      yaxis_title="Requests")
+    fig.update_layout(
+        barmode="group",
+        title=f"Outcomes per policy (mean of {seeds} run{'s' * (seeds != 1)}, ± 1 sd)",
+        yaxis_title="Requests",
+    )
     return fig
 
 
@@ -136,7 +194,7 @@ def fig_ttft_ecdf(results: dict[str, ScheduleResult]) -> go.Figure:
     fig = go.Figure()
     for i, (name, r) in enumerate(results.items()):
         t = np.sort(r.ttft_s)
-        if len(t) > ECDF_POINTS:                            # thin the curve, keep its shape and both ends
+        if len(t) > ECDF_POINTS:  # thin the curve, keep its shape and both ends
             idx = np.unique(np.linspace(0, len(t) - 1, ECDF_POINTS).astype(int))
             t, y = t[idx], (idx + 1) / len(r.ttft_s)
         else:
@@ -154,12 +212,33 @@ def fig_schedule_bars(results: dict[str, ScheduleResult]) -> go.Figure:
     colors = [color(i) for i in range(len(results))]
     hit = [r.hit_ratio for r in results.values()]
     imb = [r.imbalance for r in results.values()]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("Cache hit ratio (blocks reused)",
-                                                        "Busiest instance ÷ average load"))
-    fig.add_trace(go.Bar(x=names, y=hit, marker_color=colors, text=[f"{v:.2f}" for v in hit],
-                         textposition="outside", showlegend=False), row=1, col=1)
-    fig.add_trace(go.Bar(x=names, y=imb, marker_color=colors, text=[f"{v:.2f}" for v in imb],
-                         textposition="outside", showlegend=False), row=1, col=2)
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=("Cache hit ratio (blocks reused)", "Busiest instance ÷ average load")
+    )
+    fig.add_trace(
+        go.Bar(
+            x=names,
+            y=hit,
+            marker_color=colors,
+            text=[f"{v:.2f}" for v in hit],
+            textposition="outside",
+            showlegend=False,
+        ),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Bar(
+            x=names,
+            y=imb,
+            marker_color=colors,
+            text=[f"{v:.2f}" for v in imb],
+            textposition="outside",
+            showlegend=False,
+        ),
+        row=1,
+        col=2,
+    )
     fig.update_yaxes(range=[0, 1.05], row=1, col=1)
     fig.update_yaxes(range=[0, max(imb + [1.0]) * 1.2], row=1, col=2)
     return fig
@@ -170,15 +249,24 @@ def fig_fig8(results: dict[str, ScheduleResult]) -> go.Figure:
     keys = [k for k in PAPER_FIG8_TTFT_S if k in results]
     names = [SCHEDULER_LABELS[k] for k in keys]
     colors = [color(list(results).index(k)) for k in keys]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("Paper, Fig. 8 (8P+8D, 23k real requests)",
-                                                        "This simulation"))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Paper, Fig. 8 (8P+8D, 23k real requests)", "This simulation"))
     paper = [PAPER_FIG8_TTFT_S[k] for k in keys]
     sim = [results[k].mean_ttft_s for k in keys]
     for col, values in ((1, paper), (2, sim)):
-        fig.add_trace(go.Bar(x=names, y=values, marker_color=colors, showlegend=False,
-                             text=[f"{v:.2f} s" if v < 10 else f"{v:.0f} s" for v in values],
-                             textposition="outside"), row=1, col=col)
-        fig.update_yaxes(title_text="Average TTFT (s)" if col == 1 else None,
-                         range=[0, max(values + [1e-3]) * 1.2], row=1, col=col)
+        fig.add_trace(
+            go.Bar(
+                x=names,
+                y=values,
+                marker_color=colors,
+                showlegend=False,
+                text=[f"{v:.2f} s" if v < 10 else f"{v:.0f} s" for v in values],
+                textposition="outside",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.update_yaxes(
+            title_text="Average TTFT (s)" if col == 1 else None, range=[0, max(values + [1e-3]) * 1.2], row=1, col=col
+        )
     fig.update_layout(title="Average TTFT: the paper's order and this run's")
     return fig

@@ -20,8 +20,13 @@ from kvviz.eviction.replay import replay_of, simulate
 from kvviz.prefix_cache.replay import final_state, prepare, request_hits
 from kvviz.traces import Trace, from_records
 
-LITEHIT_SCRIPT: tuple[tuple[str, ...], ...] = (("A", "B", "C"), ("A", "B", "D"), ("A", "B", "C"), ("A", "E"),
-                                               ("A", "E"))
+LITEHIT_SCRIPT: tuple[tuple[str, ...], ...] = (
+    ("A", "B", "C"),
+    ("A", "B", "D"),
+    ("A", "B", "C"),
+    ("A", "E"),
+    ("A", "E"),
+)
 LITEHIT_CAPACITY = 2
 LITEHIT_REPORTED = {"prefix": 7, "block": 2}
 """LiteHit README §10: cumulative prefix-hit blocks at 2 blocks, tail-first vs head-first LRU."""
@@ -42,8 +47,8 @@ class Step:
 
 @dataclass(frozen=True)
 class Example:
-    labels: tuple[str, ...]          # block id -> its letter
-    parents: tuple[int, ...]         # block id -> the block before it (-1: none)
+    labels: tuple[str, ...]  # block id -> its letter
+    parents: tuple[int, ...]  # block id -> the block before it (-1: none)
     capacity: int
     steps: tuple[Step, ...]
 
@@ -59,10 +64,16 @@ class Example:
 def script_trace(script: tuple[tuple[str, ...], ...]) -> tuple[Trace, dict[tuple[str, ...], int]]:
     """The script as a trace whose block ids are chained: one id per distinct path."""
     ids: dict[tuple[str, ...], int] = {}
-    lists = [[ids.setdefault(tuple(keys[:k + 1]), len(ids)) for k in range(len(keys))] for keys in script]
+    lists = [[ids.setdefault(tuple(keys[: k + 1]), len(ids)) for k in range(len(keys))] for keys in script]
     n = len(lists)
-    trace = from_records(np.arange(n) * 1000, [len(x) * BLOCK_TOKENS for x in lists], np.ones(n), lists,
-                         block_size=BLOCK_TOKENS, name="LiteHit's five requests")
+    trace = from_records(
+        np.arange(n) * 1000,
+        [len(x) * BLOCK_TOKENS for x in lists],
+        np.ones(n),
+        lists,
+        block_size=BLOCK_TOKENS,
+        name="LiteHit's five requests",
+    )
     return trace, ids
 
 

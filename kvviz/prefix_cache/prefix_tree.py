@@ -21,8 +21,18 @@ from kvviz.common.errors import require
 from kvviz.prefix_cache.replay import PrefixReplay
 
 ROOT = -1
-SEGMENT_COLUMNS = ("segment", "parent", "first_block", "last_block", "blocks", "tokens", "requests",
-                   "reused_tokens", "first_s", "last_s")
+SEGMENT_COLUMNS = (
+    "segment",
+    "parent",
+    "first_block",
+    "last_block",
+    "blocks",
+    "tokens",
+    "requests",
+    "reused_tokens",
+    "first_s",
+    "last_s",
+)
 
 
 @dataclass(frozen=True)
@@ -32,7 +42,7 @@ class PrefixTree:
     segments: pd.DataFrame
     total_nodes: int
     kept_nodes: int
-    reused_tokens: int          # over the whole tree
+    reused_tokens: int  # over the whole tree
     block_size: int
 
     @property
@@ -48,9 +58,15 @@ def node_stats(replay: PrefixReplay) -> pd.DataFrame:
     last = np.full(replay.n_nodes, -np.inf)
     np.minimum.at(first, replay.nodes, t)
     np.maximum.at(last, replay.nodes, t)
-    return pd.DataFrame({"parent": replay.parent, "depth": replay.depth,
-                         "requests": np.bincount(replay.nodes, minlength=replay.n_nodes),
-                         "first_s": first, "last_s": last})
+    return pd.DataFrame(
+        {
+            "parent": replay.parent,
+            "depth": replay.depth,
+            "requests": np.bincount(replay.nodes, minlength=replay.n_nodes),
+            "first_s": first,
+            "last_s": last,
+        }
+    )
 
 
 def prefix_tree(replay: PrefixReplay, top: int = 200) -> PrefixTree:
@@ -71,8 +87,11 @@ def prefix_tree(replay: PrefixReplay, top: int = 200) -> PrefixTree:
     heads = np.array(list(group.values()))
     members = np.array(list(group.keys()))
     frame = pd.DataFrame({"segment": heads, "node": members, "depth": stats["depth"].to_numpy()[members]})
-    seg = frame.groupby("segment", sort=False).agg(first_block=("depth", "min"), last_block=("depth", "max"),
-                                                   blocks=("node", "size")).reset_index()
+    seg = (
+        frame.groupby("segment", sort=False)
+        .agg(first_block=("depth", "min"), last_block=("depth", "max"), blocks=("node", "size"))
+        .reset_index()
+    )
     head_parent = parent[seg["segment"].to_numpy()]
     seg["parent"] = [group.get(int(p), ROOT) if p != ROOT else ROOT for p in head_parent]
     seg["first_block"] += 1
@@ -89,11 +108,16 @@ def prefix_tree(replay: PrefixReplay, top: int = 200) -> PrefixTree:
 def hottest(tree: PrefixTree, n: int = 10) -> pd.DataFrame:
     """The ``n`` segments carrying the most reusable tokens, as a readable table."""
     rows = tree.segments.sort_values("reused_tokens", ascending=False, kind="stable").head(n)
-    return pd.DataFrame({
-        "blocks": [f"{a}–{b}" if a != b else f"{a}" for a, b in zip(rows["first_block"], rows["last_block"])],
-        "tokens": rows["tokens"].to_numpy(), "requests": rows["requests"].to_numpy(),
-        "reused tokens": rows["reused_tokens"].to_numpy(),
-        "first use (s)": rows["first_s"].to_numpy(), "last use (s)": rows["last_s"].to_numpy()})
+    return pd.DataFrame(
+        {
+            "blocks": [f"{a}–{b}" if a != b else f"{a}" for a, b in zip(rows["first_block"], rows["last_block"])],
+            "tokens": rows["tokens"].to_numpy(),
+            "requests": rows["requests"].to_numpy(),
+            "reused tokens": rows["reused_tokens"].to_numpy(),
+            "first use (s)": rows["first_s"].to_numpy(),
+            "last use (s)": rows["last_s"].to_numpy(),
+        }
+    )
 
 
 def tree_notes(tree: PrefixTree) -> list[str]:
@@ -102,10 +126,15 @@ def tree_notes(tree: PrefixTree) -> list[str]:
         return ["No prefix is used twice in this trace: an infinite prefix cache would reuse nothing."]
     share = tree.kept_reused_tokens / tree.reused_tokens
     best = tree.segments.sort_values("reused_tokens", ascending=False).iloc[0]
-    span = (f"blocks {int(best['first_block'])}–{int(best['last_block'])}" if best["blocks"] > 1
-            else f"block {int(best['first_block'])}")
-    return [f"The {tree.kept_nodes:,} most used of {tree.total_nodes:,} distinct prefixes carry {share:.0%} of all "
-            "reusable tokens: reuse concentrates on a few shared heads.",
-            f"The hottest segment ({span}, {int(best['tokens']):,} tokens) is used by {int(best['requests']):,} "
-            f"requests between {best['first_s']:,.0f} s and {best['last_s']:,.0f} s — "
-            f"{int(best['reused_tokens']):,} tokens a cache could serve instead of recomputing."]
+    span = (
+        f"blocks {int(best['first_block'])}–{int(best['last_block'])}"
+        if best["blocks"] > 1
+        else f"block {int(best['first_block'])}"
+    )
+    return [
+        f"The {tree.kept_nodes:,} most used of {tree.total_nodes:,} distinct prefixes carry {share:.0%} of all "
+        "reusable tokens: reuse concentrates on a few shared heads.",
+        f"The hottest segment ({span}, {int(best['tokens']):,} tokens) is used by {int(best['requests']):,} "
+        f"requests between {best['first_s']:,.0f} s and {best['last_s']:,.0f} s — "
+        f"{int(best['reused_tokens']):,} tokens a cache could serve instead of recomputing.",
+    ]

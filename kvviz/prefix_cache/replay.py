@@ -85,8 +85,10 @@ CURVE_COLUMNS = ("policy", "capacity", "hits", "accesses", "hit_ratio")
 def parse_policy(name: str) -> PrefixPolicy:
     key = str(name).strip().lower()
     if key not in POLICY_NAMES:
-        raise InputError(f"unknown prefix-cache policy '{quote(str(name).strip())}'; choose from "
-                         f"{', '.join(POLICY_NAMES)}", field="policies")
+        raise InputError(
+            f"unknown prefix-cache policy '{quote(str(name).strip())}'; choose from {', '.join(POLICY_NAMES)}",
+            field="policies",
+        )
     return PrefixPolicy[key.upper()]
 
 
@@ -160,7 +162,7 @@ def prefix_nodes(blocks: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, n
     bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=0)) + 2))
     width = int(dense.max(initial=0)) + 1
     for d in range(len(bounds) - 1):
-        idx = order[bounds[d]:bounds[d + 1]]
+        idx = order[bounds[d] : bounds[d + 1]]
         prev = nodes[idx - 1] if d > 0 else np.full(len(idx), -1, np.int64)
         uniq, first, inverse = np.unique((prev + 1) * width + dense[idx], return_index=True, return_inverse=True)
         nodes[idx] = base + inverse.reshape(-1)
@@ -174,14 +176,22 @@ def prefix_nodes(blocks: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, n
 
 def prepare(trace: Trace) -> PrefixReplay:
     """Prepare a trace for prefix replay; a trace without block ids or accesses is an InputError."""
-    require(trace.has_block_ids, "this trace has no block ids (hash_ids): prefix-cache replay needs them",
-            field="hash_ids")
+    require(
+        trace.has_block_ids, "this trace has no block ids (hash_ids): prefix-cache replay needs them", field="hash_ids"
+    )
     require(len(trace.blocks) > 0, "this trace has no block accesses: it is empty")
     require(len(trace.blocks) < 2**30, f"{len(trace.blocks):,} block accesses; the replay takes fewer than 2^30")
     offsets = np.asarray(trace.offsets, dtype=np.int64)
     nodes, parent, depth = prefix_nodes(np.asarray(trace.blocks), offsets)
-    return PrefixReplay(nodes, parent, depth, offsets, trace.requests["timestamp"].to_numpy(np.int64),
-                        trace.requests["input_length"].to_numpy(np.int64), trace.block_size)
+    return PrefixReplay(
+        nodes,
+        parent,
+        depth,
+        offsets,
+        trace.requests["timestamp"].to_numpy(np.int64),
+        trace.requests["input_length"].to_numpy(np.int64),
+        trace.block_size,
+    )
 
 
 # ---- the compiled replay ------------------------------------------------------------------------
@@ -191,8 +201,7 @@ _LOWEST = -(2**31)
 
 
 @helper
-def _set_key(keys: np.ndarray, x: int, policy: int, last: np.ndarray, created: np.ndarray,
-             hits: np.ndarray) -> None:
+def _set_key(keys: np.ndarray, x: int, policy: int, last: np.ndarray, created: np.ndarray, hits: np.ndarray) -> None:
     """Write node ``x``'s eviction key (policy key, then last access) into heap row ``x``."""
     if policy == 0:
         keys[x, 0] = last[x]
@@ -222,8 +231,9 @@ def _remove(keys: np.ndarray, slots: np.ndarray, size: int, x: int) -> int:
 
 
 @kernel
-def prefix_replay(nodes: np.ndarray, offsets: np.ndarray, parent: np.ndarray, depth: np.ndarray,
-                  capacity: int, policy: int) -> tuple[np.ndarray, np.ndarray]:
+def prefix_replay(
+    nodes: np.ndarray, offsets: np.ndarray, parent: np.ndarray, depth: np.ndarray, capacity: int, policy: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Matched blocks of every request replayed through a RadixCache of ``capacity`` blocks, and
     the final ``owner`` array (which blocks the cache holds at the end).
 
@@ -261,7 +271,7 @@ def prefix_replay(nodes: np.ndarray, offsets: np.ndarray, parent: np.ndarray, de
                 if owner[b] == b:
                     last[b] = t
             x = owner[deepest]
-            if x != deepest:                      # split node x after block `deepest`
+            if x != deepest:  # split node x after block `deepest`
                 last[x] = t
                 below = x
                 while parent[below] != deepest:
@@ -282,7 +292,7 @@ def prefix_replay(nodes: np.ndarray, offsets: np.ndarray, parent: np.ndarray, de
                 if keys[x, SLOT] != ABSENT:
                     _set_key(keys, x, policy, last, created, hits)
                     rekey(keys, slots, size, x)
-            size = _remove(keys, slots, size, deepest)   # the matched path is locked
+            size = _remove(keys, slots, size, deepest)  # the matched path is locked
         # 2. evict the shortfall, whole leaves in key order, cascading to parents left childless
         want = min(hi - lo - m, capacity - m)
         if capacity - used < want:
@@ -338,8 +348,14 @@ def prefix_replay(nodes: np.ndarray, offsets: np.ndarray, parent: np.ndarray, de
 
 def final_state(replay: PrefixReplay, policy: str, capacity: int) -> tuple[np.ndarray, np.ndarray]:
     """(matched blocks per request, cached mask per node) after replaying the whole trace."""
-    matched, owner = prefix_replay(replay.nodes, replay.offsets, replay.parent, replay.depth,
-                                   min(int(capacity), replay.n_nodes), parse_policy(policy).value)
+    matched, owner = prefix_replay(
+        replay.nodes,
+        replay.offsets,
+        replay.parent,
+        replay.depth,
+        min(int(capacity), replay.n_nodes),
+        parse_policy(policy).value,
+    )
     return matched, owner >= 0
 
 
@@ -356,8 +372,9 @@ def cached_tokens(replay: PrefixReplay, hits: np.ndarray) -> np.ndarray:
     return np.minimum(hits * replay.block_size, replay.input_lengths)
 
 
-def hits_table(replay: PrefixReplay, policy: str, capacities: Sequence[float | int], *,
-               workers: int | None = None) -> np.ndarray:
+def hits_table(
+    replay: PrefixReplay, policy: str, capacities: Sequence[float | int], *, workers: int | None = None
+) -> np.ndarray:
     """Matched blocks per (capacity, request): one replay per capacity, on ``workers`` threads
     (default one per core; the kernel releases the GIL)."""
     caps = list(capacities)
@@ -369,16 +386,28 @@ def hits_table(replay: PrefixReplay, policy: str, capacities: Sequence[float | i
     return out
 
 
-def curve_of_table(policy: str, capacities: Sequence[float | int], table: np.ndarray,
-                   accesses: int) -> pd.DataFrame:
+def curve_of_table(policy: str, capacities: Sequence[float | int], table: np.ndarray, accesses: int) -> pd.DataFrame:
     """One policy's hit curve (``policy, capacity, hits, accesses, hit_ratio``) from its hits table."""
     hits = table.sum(axis=1)
-    return pd.DataFrame({"policy": policy, "capacity": np.array(capacities, dtype=float), "hits": hits,
-                         "accesses": accesses, "hit_ratio": hits / accesses})
+    return pd.DataFrame(
+        {
+            "policy": policy,
+            "capacity": np.array(capacities, dtype=float),
+            "hits": hits,
+            "accesses": accesses,
+            "hit_ratio": hits / accesses,
+        }
+    )
 
 
-def sweep(source: Trace | PrefixReplay, policies: Iterable[str], capacities: Iterable[float | int], *,
-          progress: Callable[[float], None] | None = None, workers: int | None = None) -> pd.DataFrame:
+def sweep(
+    source: Trace | PrefixReplay,
+    policies: Iterable[str],
+    capacities: Iterable[float | int],
+    *,
+    progress: Callable[[float], None] | None = None,
+    workers: int | None = None,
+) -> pd.DataFrame:
     """Prefix hits for every (policy, capacity): columns ``policy, capacity, hits, accesses, hit_ratio``.
 
     ``progress(fraction_done)`` is called after each policy.
@@ -397,8 +426,14 @@ def sweep(source: Trace | PrefixReplay, policies: Iterable[str], capacities: Ite
 def warm_up() -> None:
     """Compile (or load from numba's disk cache) the replay kernel on a tiny trace."""
     nodes = np.array([0, 1, 0, 2], dtype=np.int64)
-    prefix_replay(nodes, np.array([0, 2, 4], dtype=np.int64), np.array([-1, 0, 0], dtype=np.int64),
-                  np.array([0, 1, 1], dtype=np.int64), 2, 0)
+    prefix_replay(
+        nodes,
+        np.array([0, 2, 4], dtype=np.int64),
+        np.array([-1, 0, 0], dtype=np.int64),
+        np.array([0, 1, 1], dtype=np.int64),
+        2,
+        0,
+    )
 
 
 REPLAY_ACCESSES_PER_S = 12e6
@@ -407,5 +442,10 @@ REPLAY_ACCESSES_PER_S = 12e6
 
 def cost(replay: PrefixReplay, runs: int) -> budget.Cost:
     """The work of ``runs`` replays (policies × capacities) of this trace, before it starts."""
-    return budget.cost("prefix-cache replay", replay.accesses * runs, "block accesses", REPLAY_ACCESSES_PER_S,
-                       "the number of policies or points on the curve")
+    return budget.cost(
+        "prefix-cache replay",
+        replay.accesses * runs,
+        "block accesses",
+        REPLAY_ACCESSES_PER_S,
+        "the number of policies or points on the curve",
+    )

@@ -30,10 +30,10 @@ from kvviz.traces import Trace
 @dataclass(frozen=True)
 class RequestSample:
     replay: PrefixReplay
-    rate: float               # kept block accesses ÷ all block accesses (what capacities are scaled by)
+    rate: float  # kept block accesses ÷ all block accesses (what capacities are scaled by)
     requests_kept: int
     requests: int
-    kept: np.ndarray          # per request of the whole trace: kept in the sample
+    kept: np.ndarray  # per request of the whole trace: kept in the sample
 
 
 def sample_requests(trace: Trace, rate: float) -> RequestSample:
@@ -44,8 +44,7 @@ def sample_requests(trace: Trace, rate: float) -> RequestSample:
     first = np.where(counts > 0, replay.nodes[np.minimum(replay.offsets[:-1], replay.accesses - 1)], -1)
     threshold = np.uint64(min(int(rate * 2.0**64), 2**64 - 1))
     keep = (counts > 0) & (block_hashes(np.maximum(first, 0)) < threshold)
-    require(bool(keep.any()), f"a {rate:g} sample of this trace's requests holds none: raise the rate",
-            field="sample")
+    require(bool(keep.any()), f"a {rate:g} sample of this trace's requests holds none: raise the rate", field="sample")
     mask = np.repeat(keep, counts)
     kept_counts = counts[keep]
     offsets = np.zeros(len(kept_counts) + 1, dtype=np.int64)
@@ -55,16 +54,27 @@ def sample_requests(trace: Trace, rate: float) -> RequestSample:
     remap = np.full(replay.n_nodes, -1, np.int64)
     remap[used] = np.arange(len(used))
     parent = np.where(replay.parent[used] >= 0, remap[np.maximum(replay.parent[used], 0)], -1)
-    sampled = PrefixReplay(dense.astype(np.int64).reshape(-1), parent, replay.depth[used], offsets,
-                           replay.timestamps_ms[keep], replay.input_lengths[keep], replay.block_size)
+    sampled = PrefixReplay(
+        dense.astype(np.int64).reshape(-1),
+        parent,
+        replay.depth[used],
+        offsets,
+        replay.timestamps_ms[keep],
+        replay.input_lengths[keep],
+        replay.block_size,
+    )
     return RequestSample(sampled, len(nodes) / replay.accesses, int(keep.sum()), replay.n_requests, keep)
 
 
 def _scaled(capacities, rate: float) -> tuple[list, list]:
     """The capacities a sample can represent, and the sample's capacities for them."""
     caps = [c for c in capacities if c == INFINITE or c * rate >= MIN_SAMPLED_CAPACITY]
-    require(bool([c for c in caps if c != INFINITE]), f"no capacity is at least {MIN_SAMPLED_CAPACITY} blocks after "
-            f"sampling at {rate:.3g}: raise the rate or the capacities", field="sample")
+    require(
+        bool([c for c in caps if c != INFINITE]),
+        f"no capacity is at least {MIN_SAMPLED_CAPACITY} blocks after "
+        f"sampling at {rate:.3g}: raise the rate or the capacities",
+        field="sample",
+    )
     return caps, [c if c == INFINITE else max(1, round(c * rate)) for c in caps]
 
 
@@ -102,8 +112,8 @@ def sampled_sweep(trace: Trace, policies, capacities, rate: float, block_policie
 
 @dataclass(frozen=True)
 class SampledCurves:
-    prefix: pd.DataFrame            # policy, capacity, hits, accesses, hit_ratio (whole-trace scale)
-    block: pd.DataFrame | None      # kvviz.eviction.replay.sweep's columns, same scale
+    prefix: pd.DataFrame  # policy, capacity, hits, accesses, hit_ratio (whole-trace scale)
+    block: pd.DataFrame | None  # kvviz.eviction.replay.sweep's columns, same scale
     sample: RequestSample
     capacities: tuple
 

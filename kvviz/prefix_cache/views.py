@@ -55,7 +55,7 @@ class Reach:
 
     policy: str
     share: float
-    capacity: float | None      # None: no swept capacity gets there
+    capacity: float | None  # None: no swept capacity gets there
     hit_ratio: float
 
 
@@ -66,8 +66,14 @@ def reaches(curve: pd.DataFrame, ceiling: float, shares: Sequence[float] = SHARE
     for policy, rows in finite.groupby("policy", sort=False):
         for share in shares:
             ok = rows[rows["hit_ratio"] >= share * ceiling - 1e-12]
-            out.append(Reach(str(policy), share, float(ok["capacity"].iloc[0]) if len(ok) else None,
-                             float(ok["hit_ratio"].iloc[0]) if len(ok) else math.nan))
+            out.append(
+                Reach(
+                    str(policy),
+                    share,
+                    float(ok["capacity"].iloc[0]) if len(ok) else None,
+                    float(ok["hit_ratio"].iloc[0]) if len(ok) else math.nan,
+                )
+            )
     return out
 
 
@@ -76,9 +82,17 @@ def reach_table(found: Sequence[Reach], bytes_per_block: float, price: MemoryPri
     rows = []
     for r in found:
         gib = r.capacity * bytes_per_block / GIB if r.capacity is not None else math.nan
-        rows.append({"policy": r.policy.upper(), "share of ceiling": f"{r.share:.0%}",
-                     "capacity (blocks)": r.capacity if r.capacity is not None else math.nan,
-                     "hit ratio": r.hit_ratio, "GiB": gib, "HBM $/h": gib * price.hbm, "DRAM $/h": gib * price.dram})
+        rows.append(
+            {
+                "policy": r.policy.upper(),
+                "share of ceiling": f"{r.share:.0%}",
+                "capacity (blocks)": r.capacity if r.capacity is not None else math.nan,
+                "hit ratio": r.hit_ratio,
+                "GiB": gib,
+                "HBM $/h": gib * price.hbm,
+                "DRAM $/h": gib * price.dram,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -87,9 +101,9 @@ def comparison(prefix: pd.DataFrame, block_prefix_mode: pd.DataFrame, block_all:
     ``block (every hit)`` hit ratios and ``difference`` = prefix − block (prefix mode)."""
     keys = ["policy", "capacity"]
     out = prefix[keys + ["hit_ratio"]].rename(columns={"hit_ratio": "prefix"})
-    out = out.merge(block_prefix_mode[keys + ["hit_ratio"]].rename(columns={"hit_ratio": "block (prefix mode)"}),
-                    on=keys).merge(block_all[keys + ["hit_ratio"]].rename(columns={"hit_ratio": "block (every hit)"}),
-                                   on=keys)
+    out = out.merge(
+        block_prefix_mode[keys + ["hit_ratio"]].rename(columns={"hit_ratio": "block (prefix mode)"}), on=keys
+    ).merge(block_all[keys + ["hit_ratio"]].rename(columns={"hit_ratio": "block (every hit)"}), on=keys)
     out["difference"] = out["prefix"] - out["block (prefix mode)"]
     return out
 
@@ -99,18 +113,21 @@ class Curves:
     """What the Curves view draws: every radix policy's prefix curve, the infinite-cache ceiling,
     where each policy reaches 80/90/95% of it, and the side-by-side with the block cache."""
 
-    curve: pd.DataFrame                 # policy, capacity, hits, accesses, hit_ratio
+    curve: pd.DataFrame  # policy, capacity, hits, accesses, hit_ratio
     ceiling: float
     found: tuple[Reach, ...]
-    comp: pd.DataFrame | None           # ``comparison`` for the policies the block cache has too
+    comp: pd.DataFrame | None  # ``comparison`` for the policies the block cache has too
 
 
 def compare_curves(curve: pd.DataFrame, swept: pd.DataFrame | None, twins: Sequence[str]) -> Curves:
     """The Curves view's readings of a prefix curve and the block cache's sweep (``kvviz.eviction.replay.sweep``
     columns) of the ``twins``, the policies both caches have."""
     ceiling = float(curve[curve["capacity"] == INFINITE]["hit_ratio"].iloc[0])
-    comp = None if swept is None else comparison(curve[curve["policy"].isin(list(twins))],
-                                                 curve_of(swept, prefix=True), curve_of(swept))
+    comp = (
+        None
+        if swept is None
+        else comparison(curve[curve["policy"].isin(list(twins))], curve_of(swept, prefix=True), curve_of(swept))
+    )
     return Curves(curve, ceiling, tuple(reaches(curve, ceiling)), comp)
 
 
@@ -170,16 +187,20 @@ def curve_notes(comp: pd.DataFrame, bytes_per_block: float | None = None) -> lis
             notes.append(f"**{str(policy).upper()}**: the two caches agree within 0.05 points at every capacity.")
             continue
         side = "prefix cache ahead" if gap > 0 else "block cache ahead"
-        notes.append(f"**{str(policy).upper()}**: the widest gap is {gap:+.2f} points ({side}) at "
-                     f"{_where(float(worst['capacity']), bytes_per_block)}; on average {mean:+.2f} points.")
+        notes.append(
+            f"**{str(policy).upper()}**: the widest gap is {gap:+.2f} points ({side}) at "
+            f"{_where(float(worst['capacity']), bytes_per_block)}; on average {mean:+.2f} points."
+        )
     lru = finite[finite["policy"] == "lru"]
     if len(lru):
         gap = 100 * float(lru["difference"].abs().max())
-        notes.append(f"For LRU the gap stays within {gap:.2f} points. Block LRU's hits are already whole prefixes "
-                     "(a block's parent is used no earlier than the block, so its stack distance is never larger), "
-                     "so prefix mode loses nothing; the caches differ in what they keep: block LRU can hold a "
-                     "request's tail after its head is gone (the worked example), the radix tree frees whole edges "
-                     "of many blocks at once.")
+        notes.append(
+            f"For LRU the gap stays within {gap:.2f} points. Block LRU's hits are already whole prefixes "
+            "(a block's parent is used no earlier than the block, so its stack distance is never larger), "
+            "so prefix mode loses nothing; the caches differ in what they keep: block LRU can hold a "
+            "request's tail after its head is gone (the worked example), the radix tree frees whole edges "
+            "of many blocks at once."
+        )
     return notes
 
 
@@ -189,9 +210,11 @@ def reach_notes(table: pd.DataFrame) -> list[str]:
     if at.empty:
         return ["No policy reaches 90% of the infinite-cache ceiling in the swept range: widen the capacity range."]
     best = at.sort_values("GiB").iloc[0]
-    return [f"**{best['policy']}** reaches 90% of the ceiling with the least memory: {best['GiB']:,.3g} GiB, about "
-            f"${best['HBM $/h']:,.2f} an hour as GPU HBM against ${best['DRAM $/h']:,.4f} as CPU DRAM — the HBM "
-            "price is the GPU-hour the memory comes with."]
+    return [
+        f"**{best['policy']}** reaches 90% of the ceiling with the least memory: {best['GiB']:,.3g} GiB, about "
+        f"${best['HBM $/h']:,.2f} an hour as GPU HBM against ${best['DRAM $/h']:,.4f} as CPU DRAM — the HBM "
+        "price is the GPU-hour the memory comes with."
+    ]
 
 
 def fraction_notes(fractions: np.ndarray, turns: pd.DataFrame | None) -> list[str]:
@@ -199,31 +222,40 @@ def fraction_notes(fractions: np.ndarray, turns: pd.DataFrame | None) -> list[st
     none = float(np.mean(fractions == 0))
     most = float(np.mean(fractions >= 0.9))
     partial = 1 - none - most
-    notes = [f"{none:.0%} of requests find nothing cached, {most:.0%} find 90% or more of their prompt, and "
-             f"{partial:.0%} something in between: one hit ratio over all blocks hides this spread."]
+    notes = [
+        f"{none:.0%} of requests find nothing cached, {most:.0%} find 90% or more of their prompt, and "
+        f"{partial:.0%} something in between: one hit ratio over all blocks hides this spread."
+    ]
     if turns is not None and len(turns) >= 2:
         first, last = turns.iloc[0], turns.iloc[-1]
-        notes.append(f"Turn {int(first['turn'])} has {first['mean hit fraction']:.0%} of its prompt cached, turn "
-                     f"{int(last['turn'])} {last['mean hit fraction']:.0%}: each turn re-sends the history, "
-                     "which the cache holds if it survived the think time.")
+        notes.append(
+            f"Turn {int(first['turn'])} has {first['mean hit fraction']:.0%} of its prompt cached, turn "
+            f"{int(last['turn'])} {last['mean hit fraction']:.0%}: each turn re-sends the history, "
+            "which the cache holds if it survived the think time."
+        )
     return notes
 
 
-def window_notes(windows: pd.DataFrame, labels: Sequence[str], policy: str, other: str,
-                 diff: pd.DataFrame) -> list[str]:
+def window_notes(
+    windows: pd.DataFrame, labels: Sequence[str], policy: str, other: str, diff: pd.DataFrame
+) -> list[str]:
     """Warm-up, and where in time and capacity two policies differ most."""
     notes = []
     first = windows.iloc[0]
-    later = windows.iloc[len(windows) // 2:].mean()
+    later = windows.iloc[len(windows) // 2 :].mean()
     col = len(labels) - 1
-    notes.append(f"At {labels[col]} the first window hits {float(first.iloc[col]):.2f} against "
-                 f"{float(later.iloc[col]):.2f} on average in the second half: a cold cache warms up.")
+    notes.append(
+        f"At {labels[col]} the first window hits {float(first.iloc[col]):.2f} against "
+        f"{float(later.iloc[col]):.2f} on average in the second half: a cold cache warms up."
+    )
     z = diff.to_numpy()
     if np.isfinite(z).any() and np.nanmax(np.abs(z)) > 0:
         i, j = np.unravel_index(np.nanargmax(np.abs(z)), z.shape)
-        notes.append(f"{policy.upper()} − {other.upper()} is largest ({z[i, j]:+.2f}) in the window at "
-                     f"{diff.index[i]:,.0f} s and {labels[j]}; the heatmap shows whether a policy's lead is steady "
-                     "or comes from a few bursts.")
+        notes.append(
+            f"{policy.upper()} − {other.upper()} is largest ({z[i, j]:+.2f}) in the window at "
+            f"{diff.index[i]:,.0f} s and {labels[j]}; the heatmap shows whether a policy's lead is steady "
+            "or comes from a few bursts."
+        )
     else:
         notes.append(f"{policy.upper()} and {other.upper()} hit exactly alike in every window and capacity.")
     return notes
@@ -236,15 +268,31 @@ def paper_rows(comp: pd.DataFrame | None, prefix_total: int, block_total: int) -
     rows = []
     if lru is not None and len(lru):
         gap = 100 * float(lru["difference"].abs().max())
-        rows.append(paper.check("Prefix vs block LRU, widest hit-ratio gap (issue 13, on Mooncake's trace)",
-                             f"{low:g}–{high:g} points", f"{gap:.2f} points on this trace", low <= gap <= high,
-                             f"{low:g} ≤ widest gap ≤ {high:g} points"))
-    rows.append(paper.close("Tair LiteHit worked case: prefix-hit blocks at 2 blocks, tail-first / head-first LRU",
-                         f"{LITEHIT_REPORTED['prefix']} / {LITEHIT_REPORTED['block']}",
-                         f"{prefix_total} / {block_total}",
-                         [(LITEHIT_REPORTED["prefix"], prefix_total), (LITEHIT_REPORTED["block"], block_total)], 0.0))
+        rows.append(
+            paper.check(
+                "Prefix vs block LRU, widest hit-ratio gap (issue 13, on Mooncake's trace)",
+                f"{low:g}–{high:g} points",
+                f"{gap:.2f} points on this trace",
+                low <= gap <= high,
+                f"{low:g} ≤ widest gap ≤ {high:g} points",
+            )
+        )
+    rows.append(
+        paper.close(
+            "Tair LiteHit worked case: prefix-hit blocks at 2 blocks, tail-first / head-first LRU",
+            f"{LITEHIT_REPORTED['prefix']} / {LITEHIT_REPORTED['block']}",
+            f"{prefix_total} / {block_total}",
+            [(LITEHIT_REPORTED["prefix"], prefix_total), (LITEHIT_REPORTED["block"], block_total)],
+            0.0,
+        )
+    )
     prices = Prices()
-    rows.append(paper.given("GPU-hour and secondary-storage TB-hour (memory prices)",
-                            "$2.00 / $0.15 (lecture 27, slide 9)",
-                         f"${prices.gpu_per_hour:.2f} / ${prices.storage_per_tb_hour:.2f}", "the ledger's Prices"))
+    rows.append(
+        paper.given(
+            "GPU-hour and secondary-storage TB-hour (memory prices)",
+            "$2.00 / $0.15 (lecture 27, slide 9)",
+            f"${prices.gpu_per_hour:.2f} / ${prices.storage_per_tb_hour:.2f}",
+            "the ledger's Prices",
+        )
+    )
     return rows

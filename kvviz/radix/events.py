@@ -17,22 +17,22 @@ from enum import Enum
 class EventKind(Enum):
     """The kinds of thing a tree operation does (one event each)."""
 
-    MATCH = "match"                 # a lookup: ``tokens`` matched on the GPU of ``of`` looked up
-    INSERT = "insert"               # ``tokens`` of ``of`` were already cached; the rest became a leaf
-    SPLIT = "split"                 # the edge ``key`` split after ``at`` tokens (``node``: the new prefix)
-    EVICT = "evict"                 # a GPU leaf of ``tokens`` left the tree (``cascade``: its child went first)
-    EVICT_SHORT = "evict short"     # an eviction freed ``tokens`` of the ``of`` asked for; ``reason`` says why
-    TO_HOST = "to host"             # HiCache: a GPU+CPU leaf lost its GPU copy and stays as CPU-only
-    WRITE_BACK = "write back"       # HiCache write_back: copied to CPU at eviction, then its GPU copy dropped
-    EVICT_HOST = "evict host"       # HiCache: a CPU-only leaf left the tree
-    BACKUP = "backup"               # HiCache: a node got its CPU copy (locked until acknowledged)
+    MATCH = "match"  # a lookup: ``tokens`` matched on the GPU of ``of`` looked up
+    INSERT = "insert"  # ``tokens`` of ``of`` were already cached; the rest became a leaf
+    SPLIT = "split"  # the edge ``key`` split after ``at`` tokens (``node``: the new prefix)
+    EVICT = "evict"  # a GPU leaf of ``tokens`` left the tree (``cascade``: its child went first)
+    EVICT_SHORT = "evict short"  # an eviction freed ``tokens`` of the ``of`` asked for; ``reason`` says why
+    TO_HOST = "to host"  # HiCache: a GPU+CPU leaf lost its GPU copy and stays as CPU-only
+    WRITE_BACK = "write back"  # HiCache write_back: copied to CPU at eviction, then its GPU copy dropped
+    EVICT_HOST = "evict host"  # HiCache: a CPU-only leaf left the tree
+    BACKUP = "backup"  # HiCache: a node got its CPU copy (locked until acknowledged)
     BACKUP_FAILED = "backup failed"
-    ADOPT = "adopt"                 # HiCache: an insert gave a CPU-only node its recomputed GPU KV back
-    LOAD_BACK = "load back"         # HiCache: a CPU-only chain was loaded back to the GPU
-    LOAD_SKIPPED = "load skipped"   # HiCache: the CPU hit was under the load-back floor: recomputed
-    LOAD_FAILED = "load failed"     # HiCache: no GPU room for the chain: recomputed
-    MATERIALISE = "materialise"     # Strata: an in-flight span's KV arrived; it is an ordinary node now
-    ORPHANED = "orphaned"           # HiCache: CPU copies lost their path (invariant I4 broken)
+    ADOPT = "adopt"  # HiCache: an insert gave a CPU-only node its recomputed GPU KV back
+    LOAD_BACK = "load back"  # HiCache: a CPU-only chain was loaded back to the GPU
+    LOAD_SKIPPED = "load skipped"  # HiCache: the CPU hit was under the load-back floor: recomputed
+    LOAD_FAILED = "load failed"  # HiCache: no GPU room for the chain: recomputed
+    MATERIALISE = "materialise"  # Strata: an in-flight span's KV arrived; it is an ordinary node now
+    ORPHANED = "orphaned"  # HiCache: CPU copies lost their path (invariant I4 broken)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,20 +43,25 @@ class Event:
     node: int
     tokens: int
     key: tuple[int, ...] = ()
-    of: int = 0                 # MATCH / INSERT: the key's length; EVICT_SHORT: tokens asked for
-    at: int = 0                 # SPLIT: the offset of the cut
-    host: int = 0               # MATCH: tokens found on the CPU only
-    in_flight: int = 0          # MATCH: tokens over in-flight spans (Strata)
-    cascade: bool = False       # EVICT: the node became a leaf when its last child was evicted
-    parent: int = -1            # EVICT: the node's parent then (where the page draws its ghost)
-    reason: str = ""            # EVICT_SHORT: why no more could be freed
-    who: str = ""               # the request the operation ran for ("" for a raw operation)
+    of: int = 0  # MATCH / INSERT: the key's length; EVICT_SHORT: tokens asked for
+    at: int = 0  # SPLIT: the offset of the cut
+    host: int = 0  # MATCH: tokens found on the CPU only
+    in_flight: int = 0  # MATCH: tokens over in-flight spans (Strata)
+    cascade: bool = False  # EVICT: the node became a leaf when its last child was evicted
+    parent: int = -1  # EVICT: the node's parent then (where the page draws its ghost)
+    reason: str = ""  # EVICT_SHORT: why no more could be freed
+    who: str = ""  # the request the operation ran for ("" for a raw operation)
 
 
-POLICY_WORDS = {"lru": "least recently used", "lfu": "fewest hits, then least recently used",
-                "fifo": "oldest created", "mru": "most recently used", "filo": "newest created",
-                "priority": "lowest priority, then least recently used",
-                "slru": "probationary segment first, then least recently used"}
+POLICY_WORDS = {
+    "lru": "least recently used",
+    "lfu": "fewest hits, then least recently used",
+    "fifo": "oldest created",
+    "mru": "most recently used",
+    "filo": "newest created",
+    "priority": "lowest priority, then least recently used",
+    "slru": "probationary segment first, then least recently used",
+}
 EVICTING = (EventKind.EVICT, EventKind.TO_HOST, EventKind.WRITE_BACK)
 """The kinds that free GPU memory (what the page counts as an eviction)."""
 
@@ -86,8 +91,9 @@ def _sentence(e: Event, q: Callable[[Sequence[int]], str], policy: str) -> str:
         return ", ".join(parts)
     if k is EventKind.INSERT:
         new = e.of - e.tokens
-        return (f"inserted {e.of:,} tokens: {e.tokens:,} already cached"
-                + (f", {new:,} new as leaf {q(e.key)}" if new and e.key else ""))
+        return f"inserted {e.of:,} tokens: {e.tokens:,} already cached" + (
+            f", {new:,} new as leaf {q(e.key)}" if new and e.key else ""
+        )
     if k is EventKind.SPLIT:
         return f"split {q(e.key)} at token {e.at} (node {e.node} is the shared part)"
     if k is EventKind.EVICT:
@@ -118,5 +124,4 @@ def narrate(events: Iterable[Event], vocab: dict[int, str] | None = None, policy
     ``vocab`` turns token ids into the script's words; ``policy`` names the eviction order.
     """
     vocab = vocab or {}
-    return [(f"**{e.who}**: " if e.who else "") + _sentence(e, lambda key: quote(key, vocab), policy)
-            for e in events]
+    return [(f"**{e.who}**: " if e.who else "") + _sentence(e, lambda key: quote(key, vocab), policy) for e in events]

@@ -17,7 +17,7 @@ from plotly.subplots import make_subplots
 
 from kvviz.common.style import INK, PALETTE
 
-STATE_STYLE: dict[str, tuple[str, str]] = {   # state -> (legend name, colour)
+STATE_STYLE: dict[str, tuple[str, str]] = {  # state -> (legend name, colour)
     "D": ("GPU only (D)", PALETTE[0]),
     "D+H": ("GPU + CPU (D+H)", PALETTE[2]),
     "H": ("CPU only (H)", PALETTE[1]),
@@ -27,7 +27,7 @@ ROOT_COLOR = "#6c8893"
 LOCK_COLOR = INK
 TOUCH_COLOR = "#f2b400"
 GHOST_COLOR = "#9aa3b2"
-MARKS: dict[str, tuple[str, str, str]] = {   # mark -> (legend name, symbol, colour)
+MARKS: dict[str, tuple[str, str, str]] = {  # mark -> (legend name, symbol, colour)
     "split": ("split this step", "diamond-open", PALETTE[5]),
     "loaded": ("loaded back from CPU this step", "triangle-up-open", PALETTE[2]),
 }
@@ -36,8 +36,18 @@ MARKS: dict[str, tuple[str, str, str]] = {   # mark -> (legend name, symbol, col
 def ghost_rows(evicted: pd.DataFrame) -> pd.DataFrame:
     """Rows for ``tree_figure``'s ``ghosts``: nodes evicted this step (columns id, parent, tokens, length),
     drawn as outlines where they were."""
-    return evicted.assign(depth=0, state="evicted", hit_count=0, last_access=-1, created=-1, lock_ref=0,
-                          priority=0, extra_key="", owners="", waiting=0)
+    return evicted.assign(
+        depth=0,
+        state="evicted",
+        hit_count=0,
+        last_access=-1,
+        created=-1,
+        lock_ref=0,
+        priority=0,
+        extra_key="",
+        owners="",
+        waiting=0,
+    )
 
 
 @dataclass(frozen=True)
@@ -45,16 +55,22 @@ class TreeLayout:
     """Drawn nodes (after collapsing chains): one row each with x (depth), y (row) and the members."""
 
     nodes: pd.DataFrame
-    edges: np.ndarray   # (n_edges, 2) indices into ``nodes`` (parent, child)
+    edges: np.ndarray  # (n_edges, 2) indices into ``nodes`` (parent, child)
 
 
 def _merge(group: list[dict]) -> dict:
     first, last = group[0], group[-1]
     row = dict(last)
-    row.update(id=first["id"], parent=first["parent"], length=sum(g["length"] for g in group),
-               tokens=first["tokens"] if len(group) == 1 else f"{first['tokens']} ⋯ ({len(group)} nodes)",
-               hit_count=max(g["hit_count"] for g in group), last_access=max(g["last_access"] for g in group),
-               members=sum(g.get("members", 1) for g in group), lock_ref=max(g["lock_ref"] for g in group))
+    row.update(
+        id=first["id"],
+        parent=first["parent"],
+        length=sum(g["length"] for g in group),
+        tokens=first["tokens"] if len(group) == 1 else f"{first['tokens']} ⋯ ({len(group)} nodes)",
+        hit_count=max(g["hit_count"] for g in group),
+        last_access=max(g["last_access"] for g in group),
+        members=sum(g.get("members", 1) for g in group),
+        lock_ref=max(g["lock_ref"] for g in group),
+    )
     return row
 
 
@@ -69,10 +85,19 @@ def _fold_leaves(by_id: dict, children: dict, keep: int) -> None:
         folded = [by_id[c] for c in leaves[keep:]]
         fid = -1 - pid
         states = pd.Series([f["state"] for f in folded]).value_counts()
-        by_id[fid] = dict(folded[0], id=fid, parent=pid, tokens=f"+{len(folded)} more leaves",
-                          length=sum(f["length"] for f in folded), state=states.index[0],
-                          hit_count=max(f["hit_count"] for f in folded), lock_ref=max(f["lock_ref"] for f in folded),
-                          waiting=sum(f["waiting"] for f in folded), owners="", members=len(folded))
+        by_id[fid] = dict(
+            folded[0],
+            id=fid,
+            parent=pid,
+            tokens=f"+{len(folded)} more leaves",
+            length=sum(f["length"] for f in folded),
+            state=states.index[0],
+            hit_count=max(f["hit_count"] for f in folded),
+            lock_ref=max(f["lock_ref"] for f in folded),
+            waiting=sum(f["waiting"] for f in folded),
+            owners="",
+            members=len(folded),
+        )
         gone = {f["id"] for f in folded}
         children[pid] = [c for c in children[pid] if c not in gone] + [fid]
         children[fid] = []
@@ -98,12 +123,17 @@ def layout_tree(frame: pd.DataFrame, collapse: bool = True, keep_leaves: int = 8
 
     drawn: list[dict] = []
     edges: list[tuple[int, int]] = []
-    stack = [(0, -1, 0)]   # (node id, drawn parent index, drawn depth)
+    stack = [(0, -1, 0)]  # (node id, drawn parent index, drawn depth)
     while stack:
         nid, parent_idx, depth = stack.pop()
         group = [by_id[nid]]
-        while (collapse and nid != 0 and len(children[nid]) == 1 and same(by_id[nid], by_id[children[nid][0]])
-               and not by_id[nid]["waiting"]):
+        while (
+            collapse
+            and nid != 0
+            and len(children[nid]) == 1
+            and same(by_id[nid], by_id[children[nid][0]])
+            and not by_id[nid]["waiting"]
+        ):
             nid = children[nid][0]
             group.append(by_id[nid])
         row = _merge(group)
@@ -127,7 +157,7 @@ def _place_rows(drawn: list[dict], edges: list[tuple[int, int]]) -> None:
     row = 0
     order = []
     stack = [(0, False)]
-    while stack:   # post-order without recursion
+    while stack:  # post-order without recursion
         i, done = stack.pop()
         if done or not kids[i]:
             if kids[i]:
@@ -144,10 +174,12 @@ def _place_rows(drawn: list[dict], edges: list[tuple[int, int]]) -> None:
 
 def _hover(r: dict, step_of) -> str:
     state = "root" if r["id"] == 0 else r["state"]
-    lines = [f"<b>node {r['id']}</b> · {state} · {r['length']} tokens",
-             str(r["tokens"])[:80],
-             f"hit count {r['hit_count']} · last access step {step_of(r['last_access'])}",
-             f"lock_ref {r['lock_ref']}" + (" (locked)" if r["lock_ref"] > 0 and r["id"] != 0 else "")]
+    lines = [
+        f"<b>node {r['id']}</b> · {state} · {r['length']} tokens",
+        str(r["tokens"])[:80],
+        f"hit count {r['hit_count']} · last access step {step_of(r['last_access'])}",
+        f"lock_ref {r['lock_ref']}" + (" (locked)" if r["lock_ref"] > 0 and r["id"] != 0 else ""),
+    ]
     if r.get("owners"):
         lines.append(f"computed by {r['owners']}")
     if r.get("waiting"):
@@ -159,10 +191,19 @@ def _hover(r: dict, step_of) -> str:
     return "<br>".join(lines)
 
 
-def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), step_of=lambda k: k,
-                max_labels: int = 40, collapse_above: int = 80, width_chars: int = 130,
-                title: str | None = None, ghosts: pd.DataFrame | None = None,
-                marks: dict[str, set[int]] | None = None, label_px: int = 14) -> go.Figure:
+def tree_figure(
+    frame: pd.DataFrame,
+    *,
+    clock_range: tuple[int, int] = (0, -1),
+    step_of=lambda k: k,
+    max_labels: int = 40,
+    collapse_above: int = 80,
+    width_chars: int = 130,
+    title: str | None = None,
+    ghosts: pd.DataFrame | None = None,
+    marks: dict[str, set[int]] | None = None,
+    label_px: int = 14,
+) -> go.Figure:
     """The tree at one step: nodes coloured by tier, sized by tokens, locked ones ringed.
 
     Nodes accessed during this step (clock in ``clock_range``) get a gold halo; ``step_of`` maps a
@@ -184,7 +225,7 @@ def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), 
     room = int(np.clip((width_chars / max(levels, 1) - 4) / 1.1, 10, 24))
     ys = nodes["y"].to_numpy()
     rows = int(-ys.min()) + 1 if len(ys) else 1
-    height = int(np.clip(150 + 56 * rows, 300, 1800))   # room for two-line labels
+    height = int(np.clip(150 + 56 * rows, 300, 1800))  # room for two-line labels
     px_row = (height - 150) / rows
     records = nodes.to_dict("records")
     show = _labelled(nodes, max_labels, 16 / px_row)
@@ -201,15 +242,31 @@ def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), 
             if (nodes.at[c, "state"] in ("in-flight", "evicted")) == dashed:
                 ex += [xs[p], xs[p], xs[c], None]
                 ey += [ys[p], ys[c], ys[c], None]
-        fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", hoverinfo="skip", showlegend=False,
-                                 line=dict(color="#9aa3b2", width=1.5, dash="dot" if dashed else "solid")))
+        fig.add_trace(
+            go.Scatter(
+                x=ex,
+                y=ey,
+                mode="lines",
+                hoverinfo="skip",
+                showlegend=False,
+                line=dict(color="#9aa3b2", width=1.5, dash="dot" if dashed else "solid"),
+            )
+        )
     size = np.clip(8 + 4 * np.sqrt(nodes["length"].to_numpy(float)), 10, 40) * min(1.0, px_row / 40)
-    touched = ((nodes["last_access"] >= clock_range[0]) & (nodes["last_access"] <= clock_range[1])
-               & (nodes["id"] > 0)).to_numpy()
+    touched = (
+        (nodes["last_access"] >= clock_range[0]) & (nodes["last_access"] <= clock_range[1]) & (nodes["id"] > 0)
+    ).to_numpy()
     if touched.any():
-        fig.add_trace(go.Scatter(x=xs[touched], y=ys[touched], mode="markers", hoverinfo="skip",
-                                 name="used this step", marker=dict(size=size[touched] + 12, color=TOUCH_COLOR,
-                                                                     opacity=0.5, line=dict(width=0))))
+        fig.add_trace(
+            go.Scatter(
+                x=xs[touched],
+                y=ys[touched],
+                mode="markers",
+                hoverinfo="skip",
+                name="used this step",
+                marker=dict(size=size[touched] + 12, color=TOUCH_COLOR, opacity=0.5, line=dict(width=0)),
+            )
+        )
     hover = [_hover(r, step_of) for r in records]
     styles = {"root": ("root", ROOT_COLOR), **STATE_STYLE, "evicted": ("evicted this step", GHOST_COLOR)}
     for state, (name, colour) in styles.items():
@@ -218,41 +275,82 @@ def tree_figure(frame: pd.DataFrame, *, clock_range: tuple[int, int] = (0, -1), 
         if not len(idx):
             continue
         ghost = state == "evicted"
-        fig.add_trace(go.Scatter(
-            x=xs[idx], y=ys[idx], mode="markers+text", name=name, text=[labels[i] for i in idx],
-            textposition="top center", textfont=dict(size=label_px, color=GHOST_COLOR if ghost else INK),
-            hovertext=[hover[i] for i in idx], hoverinfo="text", showlegend=state != "root",
-            marker=dict(size=size[idx], color=GHOST_COLOR if ghost else colour,
-                        symbol="diamond" if state == "root" else "circle-open" if ghost else "circle",
-                        line=dict(color=GHOST_COLOR if ghost else "white", width=2 if ghost else 1))))
+        fig.add_trace(
+            go.Scatter(
+                x=xs[idx],
+                y=ys[idx],
+                mode="markers+text",
+                name=name,
+                text=[labels[i] for i in idx],
+                textposition="top center",
+                textfont=dict(size=label_px, color=GHOST_COLOR if ghost else INK),
+                hovertext=[hover[i] for i in idx],
+                hoverinfo="text",
+                showlegend=state != "root",
+                marker=dict(
+                    size=size[idx],
+                    color=GHOST_COLOR if ghost else colour,
+                    symbol="diamond" if state == "root" else "circle-open" if ghost else "circle",
+                    line=dict(color=GHOST_COLOR if ghost else "white", width=2 if ghost else 1),
+                ),
+            )
+        )
     for mark, ids in (marks or {}).items():
         hit = nodes["id"].isin(ids).to_numpy()
         if hit.any():
             name, symbol, colour = MARKS[mark]
-            fig.add_trace(go.Scatter(x=xs[hit], y=ys[hit], mode="markers", hoverinfo="skip", name=name,
-                                     marker=dict(size=size[hit] + 14, symbol=symbol, color=colour,
-                                                 line=dict(width=3, color=colour))))
+            fig.add_trace(
+                go.Scatter(
+                    x=xs[hit],
+                    y=ys[hit],
+                    mode="markers",
+                    hoverinfo="skip",
+                    name=name,
+                    marker=dict(size=size[hit] + 14, symbol=symbol, color=colour, line=dict(width=3, color=colour)),
+                )
+            )
     locked = ((nodes["lock_ref"] > 0) & (nodes["id"] > 0)).to_numpy()
     if locked.any():
-        fig.add_trace(go.Scatter(x=xs[locked], y=ys[locked], mode="markers", hoverinfo="skip",
-                                 name="locked (lock_ref > 0)",
-                                 marker=dict(size=size[locked] + 6, symbol="circle-open", color=LOCK_COLOR,
-                                             line=dict(width=3))))
+        fig.add_trace(
+            go.Scatter(
+                x=xs[locked],
+                y=ys[locked],
+                mode="markers",
+                hoverinfo="skip",
+                name="locked (lock_ref > 0)",
+                marker=dict(size=size[locked] + 6, symbol="circle-open", color=LOCK_COLOR, line=dict(width=3)),
+            )
+        )
     fig.update_layout(
-        title=title, height=height, hovermode="closest",
+        title=title,
+        height=height,
+        hovermode="closest",
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
         xaxis=dict(visible=False, range=[-0.6 * col[0] - 2, max(starts[-1] + 0.6 * col[-1] + 2, 40)]),
-        yaxis=dict(visible=False, range=[ys.min() - 0.7 if len(ys) else -1, 1.0]))   # room for a two-line label
+        yaxis=dict(visible=False, range=[ys.min() - 0.7 if len(ys) else -1, 1.0]),
+    )  # room for a two-line label
     return fig
 
 
-def fig_radix_tree(tree: pd.DataFrame, clock_range: tuple[int, int], clock_to: np.ndarray, ghosts: pd.DataFrame,
-                   marks: dict[str, set[int]], presenter: bool) -> go.Figure:
+def fig_radix_tree(
+    tree: pd.DataFrame,
+    clock_range: tuple[int, int],
+    clock_to: np.ndarray,
+    ghosts: pd.DataFrame,
+    marks: dict[str, set[int]],
+    presenter: bool,
+) -> go.Figure:
     """``tree_figure`` from plain inputs, for the page's figure cache: ``clock_to`` (each step's last
     clock value) maps a clock to its step for the hover text; labels at projector size in presenter mode."""
-    return tree_figure(tree, clock_range=clock_range, step_of=lambda k: int(clock_to.searchsorted(k)),
-                       ghosts=ghost_rows(ghosts), marks=marks, label_px=20 if presenter else 14,
-                       width_chars=110 if presenter else 100)
+    return tree_figure(
+        tree,
+        clock_range=clock_range,
+        step_of=lambda k: int(clock_to.searchsorted(k)),
+        ghosts=ghost_rows(ghosts),
+        marks=marks,
+        label_px=20 if presenter else 14,
+        width_chars=110 if presenter else 100,
+    )
 
 
 def _labelled(nodes: pd.DataFrame, most: int, gap_rows: float) -> set[int]:
@@ -296,24 +394,40 @@ def _label(row: dict, show: bool, room: int = 22) -> str:
     return text + (" …" if cut else "") + size
 
 
-TOTAL_LINES = {   # column -> (label, panel)
-    "device_tokens": ("on GPU", 1), "host_tokens": ("on CPU", 1), "reserved": ("held by running requests", 1),
-    "device_hit": ("GPU hits", 2), "loaded_tokens": ("loaded back from CPU", 2), "computed": ("computed", 2),
-    "evicted_device": ("evicted from GPU", 2), "evicted_host": ("evicted from CPU", 2),
+TOTAL_LINES = {  # column -> (label, panel)
+    "device_tokens": ("on GPU", 1),
+    "host_tokens": ("on CPU", 1),
+    "reserved": ("held by running requests", 1),
+    "device_hit": ("GPU hits", 2),
+    "loaded_tokens": ("loaded back from CPU", 2),
+    "computed": ("computed", 2),
+    "evicted_device": ("evicted from GPU", 2),
+    "evicted_host": ("evicted from CPU", 2),
     "redundant": ("redundant prefill (in flight, recomputed)", 2),
 }
 
 
 def fig_radix_totals(totals: pd.DataFrame, step: int) -> go.Figure:
     """Tokens held per tier (top) and cumulative hits / computation / eviction (bottom) per step."""
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
-                        subplot_titles=("Tokens held", "Cumulative tokens"))
+    fig = make_subplots(
+        rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12, subplot_titles=("Tokens held", "Cumulative tokens")
+    )
     for i, (col, (label, panel)) in enumerate(TOTAL_LINES.items()):
         if col not in totals or (panel == 1 and not totals[col].any() and col != "device_tokens"):
             continue
-        fig.add_trace(go.Scatter(x=totals["step"], y=totals[col], name=label, mode="lines+markers",
-                                 line=dict(shape="hv", color=PALETTE[i % len(PALETTE)]),
-                                 marker=dict(size=5), legendgroup=str(panel)), row=panel, col=1)
+        fig.add_trace(
+            go.Scatter(
+                x=totals["step"],
+                y=totals[col],
+                name=label,
+                mode="lines+markers",
+                line=dict(shape="hv", color=PALETTE[i % len(PALETTE)]),
+                marker=dict(size=5),
+                legendgroup=str(panel),
+            ),
+            row=panel,
+            col=1,
+        )
     fig.add_vline(x=step, line=dict(color=INK, dash="dash", width=1))
     fig.update_xaxes(dtick=max(1, int(np.ceil(len(totals) / 12))))
     fig.update_xaxes(title_text="step", row=2, col=1)

@@ -37,23 +37,41 @@ class HiRadixCache(RadixCache):
 
     backup_root = True  # the root counts as backed up
 
-    def __init__(self, device_capacity: int, host_capacity: int, write_policy: str = "write_through",
-                 page_size: int = 1, eviction_policy: str = "lru", *, selective_threshold: int = 2,
-                 load_back_threshold: int = LOAD_BACK_THRESHOLD, hit_count_rule: str = "upstream"):
-        require(write_policy in WRITE_POLICIES,
-                f"unknown write policy '{quote(write_policy)}'; choose one of {', '.join(WRITE_POLICIES)}",
-                field="write_policy")
+    def __init__(
+        self,
+        device_capacity: int,
+        host_capacity: int,
+        write_policy: str = "write_through",
+        page_size: int = 1,
+        eviction_policy: str = "lru",
+        *,
+        selective_threshold: int = 2,
+        load_back_threshold: int = LOAD_BACK_THRESHOLD,
+        hit_count_rule: str = "upstream",
+    ):
+        require(
+            write_policy in WRITE_POLICIES,
+            f"unknown write policy '{quote(write_policy)}'; choose one of {', '.join(WRITE_POLICIES)}",
+            field="write_policy",
+        )
         require(device_capacity is not None, "HiRadixCache needs a device capacity", field="device_capacity")
         super().__init__(page_size, eviction_policy, device_capacity, hit_count_rule)
-        require(host_capacity >= self.page_size, f"host capacity ({host_capacity} tokens) is smaller than one "
-                f"page ({self.page_size} tokens)", field="host_capacity")
-        require(selective_threshold >= 1, "the selective write-through threshold must be ≥ 1",
-                field="selective_threshold")
+        require(
+            host_capacity >= self.page_size,
+            f"host capacity ({host_capacity} tokens) is smaller than one page ({self.page_size} tokens)",
+            field="host_capacity",
+        )
+        require(
+            selective_threshold >= 1, "the selective write-through threshold must be ≥ 1", field="selective_threshold"
+        )
         require(load_back_threshold >= 0, "the load-back threshold cannot be negative", field="load_back_threshold")
         self.host_capacity = int(host_capacity)
         self.write_policy = write_policy
-        self.write_through_threshold = {"write_through": 1, "write_through_selective": selective_threshold,
-                                        "write_back": 0}[write_policy]
+        self.write_through_threshold = {
+            "write_through": 1,
+            "write_through_selective": selective_threshold,
+            "write_back": 0,
+        }[write_policy]
         self.load_back_threshold = load_back_threshold
         self.host_tokens = 0
         self._next_host_slot = 0
@@ -113,8 +131,9 @@ class HiRadixCache(RadixCache):
         """HiRadixCache stamps each node of a walk separately (deeper nodes are later); not the root."""
         return self._stamp
 
-    def insert(self, key: Any, value: Any = None, *, extra_key: str | None = None, priority: int = 0,
-               chunked: bool = False) -> int:
+    def insert(
+        self, key: Any, value: Any = None, *, extra_key: str | None = None, priority: int = 0, chunked: bool = False
+    ) -> int:
         """Insert ``key``; returns the device-resident part that was already cached."""
         tokens, extra = self._norm(key, extra_key)
         values = self._values(tokens, value)
@@ -124,10 +143,10 @@ class HiRadixCache(RadixCache):
         node, i, total = self.root, 0, 0
         for child, i, n in self._descend(tokens, extra, self._stamp):
             child.priority = max(child.priority, priority)
-            if self._materialised(child, values[i:i + n]):
+            if self._materialised(child, values[i : i + n]):
                 self._inc_hit_count(child, chunked)
             elif child.evicted:
-                child.value = values[i:i + n]
+                child.value = values[i : i + n]
                 self._add_device(child, n)
                 self._emit(EventKind.ADOPT, child, n)
             else:
@@ -143,8 +162,12 @@ class HiRadixCache(RadixCache):
 
     # ---- eviction ----------------------------------------------------------------------------------
     def _device_leaf(self, node: TreeNode, pending: set[int] = frozenset()) -> bool:
-        return (node.value is not None and not node.in_flight and node is not self.root
-                and all((c.evicted and not c.in_flight) or c.id in pending for c in node.children.values()))
+        return (
+            node.value is not None
+            and not node.in_flight
+            and node is not self.root
+            and all((c.evicted and not c.in_flight) or c.id in pending for c in node.children.values())
+        )
 
     def _device_leaves(self) -> list[TreeNode]:
         """Every node ``_device_leaf`` accepts, found by walking only the nodes that hold device KV

@@ -36,7 +36,7 @@ class StrataNode(TreeNode):
 
     @property
     def state(self) -> str:
-        """"in-flight" (being computed), else SGLang's "D", "H" or "D+H"."""
+        """ "in-flight" (being computed), else SGLang's "D", "H" or "D+H"."""
         return "in-flight" if self.in_flight else super().state
 
 
@@ -47,7 +47,7 @@ class InFlightTree:
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self._in_flight: dict[int, StrataNode] = {}     # by id, oldest first
+        self._in_flight: dict[int, StrataNode] = {}  # by id, oldest first
 
     # ---- the hooks of kvviz.radix.radix_cache.RadixCache ----------------------------------------------------
     def _split_off(self, new: StrataNode, child: StrataNode) -> None:

@@ -11,15 +11,18 @@ def round_lines(log: dict, sched: Scheduler) -> dict[str, list[str]]:
     """What the scheduler decided for each request this round, by request (its tree events come first)."""
     said: dict[str, list[str]] = {}
     for r in log["finished"]:
-        said.setdefault(r.rid, []).append(f"**{r.rid}** finished: its prompt, then prompt + output, went into "
-                                          "the tree (the inserts above)")
+        said.setdefault(r.rid, []).append(
+            f"**{r.rid}** finished: its prompt, then prompt + output, went into the tree (the inserts above)"
+        )
     for r in log["admitted"]:
         flight = f" ({r.in_flight} of them were in flight: **recomputed**)" if r.in_flight else ""
-        said.setdefault(r.rid, []).append(f"**{r.rid}** admitted: computes {r.computed} of its {len(r.request.tokens)} "
-                                          f"prompt tokens{flight}")
+        said.setdefault(r.rid, []).append(
+            f"**{r.rid}** admitted: computes {r.computed} of its {len(r.request.tokens)} prompt tokens{flight}"
+        )
     for r, f in log["deferred"]:
-        said.setdefault(r.rid, []).append(f"**{r.rid}** deferred (delay hit): its match runs over {f} in-flight "
-                                          f"tokens > {sched.config.threshold}")
+        said.setdefault(r.rid, []).append(
+            f"**{r.rid}** deferred (delay hit): its match runs over {f} in-flight tokens > {sched.config.threshold}"
+        )
     for r in log["blocked"]:
         said.setdefault(r.rid, []).append(f"**{r.rid}** waits: not enough free GPU memory even after eviction")
     for r in log["rejected"]:

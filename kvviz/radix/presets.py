@@ -23,19 +23,21 @@ _SYS = "You are a helpful assistant ."
 _SHOTS = "Q : 1+1 ? A : 2 . Q : 2+3 ? A : 5 ."
 # Fig. 3's elided turns, given lengths (in tokens; commas separate tokens in a script, so none here)
 # with which 120 tokens evict at the figure's steps and the figure's nodes (tests/radix/test_radix_report.py).
-_THINK = ("Let us think . The first train is 60 km ahead when the second one starts ; the gap closes at 30 km / h "
-          "so the second train then catches up exactly two hours later : at 6 pm sharp .")
+_THINK = (
+    "Let us think . The first train is 60 km ahead when the second one starts ; the gap closes at 30 km / h "
+    "so the second train then catches up exactly two hours later : at 6 pm sharp ."
+)
 _ASK = "What can you do for me and for my small team today ?"
 _HELP = "I can help . I answer questions and write with you ."
 _POEM = "Roses are red ; violets are blue ; sugar is sweet ; and so are you . That is all I have ."
-_CHAT1 = f"{_SYS} User : Hello ! Assistant : Hi ! User : Solve this problem ."   # the first session's second turn
+_CHAT1 = f"{_SYS} User : Hello ! Assistant : Hi ! User : Solve this problem ."  # the first session's second turn
 
 PRESETS: dict[str, Preset] = {
     "sglang9": Preset(
         "SGLang paper: nine steps",
         "The RadixAttention figure of the SGLang paper (arXiv 2312.07104, Fig. 3): two chat sessions, a "
         "batch of few-shot queries and self-consistency samples share one tree under LRU eviction. Step k "
-        "here is the figure's (k + 1). The figure elides its texts (\"...\") and gives no sizes: these "
+        'here is the figure\'s (k + 1). The figure elides its texts ("...") and gives no sizes: these '
         "lengths and 120 tokens of GPU memory evict where it does, at (5), (8) and (9).",
         f"""# (2) a chat session: system prompt, a user message and the reply
 chat1: {_SYS} User : Hello ! => Assistant : Hi !

@@ -65,8 +65,20 @@ STRATEGY: dict[str, Callable[[TreeNode], Any]] = {
 class TreeNode:
     """One node of the tree: ``key`` is the token run on the edge into it (SGLang's TreeNode)."""
 
-    __slots__ = ("id", "key", "value", "host_value", "children", "parent", "lock_ref", "last_access_time",
-                 "creation_time", "hit_count", "priority", "extra_key")
+    __slots__ = (
+        "id",
+        "key",
+        "value",
+        "host_value",
+        "children",
+        "parent",
+        "lock_ref",
+        "last_access_time",
+        "creation_time",
+        "hit_count",
+        "priority",
+        "extra_key",
+    )
     # Strata's fields (kvviz.radix.inflight.StrataNode has them as slots): an SGLang node never has them.
     in_flight = False
     owners: frozenset[str] = frozenset()
@@ -75,7 +87,7 @@ class TreeNode:
     def __init__(self, node_id: int, key: Key = (), extra_key: str | None = None, time: Time = (0, 0)):
         self.id = node_id
         self.key: Key = key
-        self.value: tuple[int, ...] | None = None       # device (GPU) slots; None = evicted
+        self.value: tuple[int, ...] | None = None  # device (GPU) slots; None = evicted
         self.host_value: tuple[int, ...] | None = None  # host (CPU) slots; None = no host copy
         self.children: dict[Any, TreeNode] = {}
         self.parent: TreeNode | None = None
@@ -96,7 +108,7 @@ class TreeNode:
 
     @property
     def state(self) -> str:
-        """"D" (device only), "H" (host only) or "D+H" (both)."""
+        """ "D" (device only), "H" (host only) or "D+H" (both)."""
         if self.value is not None:
             return "D+H" if self.host_value is not None else "D"
         return "H"
@@ -155,7 +167,7 @@ def _short(tokens: Sequence[int], n: int = 10) -> str:
 def as_tokens(key: Any, what: str = "key") -> Key:
     """Validate a token sequence: integers in [0, 2^62], else InputError naming the position."""
     if type(key) is tuple and all(type(t) is int for t in key) and (not key or 0 <= min(key) <= max(key) <= MAX_TOKEN):
-        return key              # already a valid key: the scheduler passes these on every insert
+        return key  # already a valid key: the scheduler passes these on every insert
     if isinstance(key, (str, bytes)):
         raise InputError(f"expected a list of integer token ids, got text {key[:20]!r}", field=what)
     try:
@@ -183,18 +195,34 @@ class RadixCache:
     backup_root = False  # a device-only cache reports last_host_node = last_node
     node_class = TreeNode
 
-    def __init__(self, page_size: int = 1, eviction_policy: str = "lru", capacity: int | None = None,
-                 hit_count_rule: str = "upstream"):
-        require(isinstance(page_size, (int, np.integer)) and page_size >= 1,
-                f"page size must be a whole number ≥ 1, got {page_size!r}", field="page_size")
-        require(eviction_policy in STRATEGY,
-                f"unknown eviction policy '{quote(eviction_policy)}'; choose one of {', '.join(POLICIES)}",
-                field="eviction_policy")
-        require(hit_count_rule in HIT_COUNT_RULES,
-                f"hit_count_rule must be one of {HIT_COUNT_RULES}, got {hit_count_rule!r}", field="hit_count_rule")
+    def __init__(
+        self,
+        page_size: int = 1,
+        eviction_policy: str = "lru",
+        capacity: int | None = None,
+        hit_count_rule: str = "upstream",
+    ):
+        require(
+            isinstance(page_size, (int, np.integer)) and page_size >= 1,
+            f"page size must be a whole number ≥ 1, got {page_size!r}",
+            field="page_size",
+        )
+        require(
+            eviction_policy in STRATEGY,
+            f"unknown eviction policy '{quote(eviction_policy)}'; choose one of {', '.join(POLICIES)}",
+            field="eviction_policy",
+        )
+        require(
+            hit_count_rule in HIT_COUNT_RULES,
+            f"hit_count_rule must be one of {HIT_COUNT_RULES}, got {hit_count_rule!r}",
+            field="hit_count_rule",
+        )
         if capacity is not None:
-            require(capacity >= page_size, f"device capacity ({capacity} tokens) is smaller than one page "
-                    f"({page_size} tokens)", field="device_capacity")
+            require(
+                capacity >= page_size,
+                f"device capacity ({capacity} tokens) is smaller than one page ({page_size} tokens)",
+                field="device_capacity",
+            )
         self.page_size = int(page_size)
         self.eviction_policy = eviction_policy
         self.capacity = None if capacity is None else int(capacity)
@@ -211,12 +239,12 @@ class RadixCache:
         self.root.priority = -sys.maxsize
         self.evictable_size_ = 0
         self.protected_size_ = 0
-        self.device_tokens = 0   # device KV held by the tree
-        self.reserved = 0        # device KV held by running requests, not yet in the tree
+        self.device_tokens = 0  # device KV held by the tree
+        self.reserved = 0  # device KV held by running requests, not yet in the tree
         self.events: list[Event] = []
-        self.actor = ""          # the request the next operations run for (tags their events)
-        self.n_nodes = 0         # nodes in the tree, root excluded
-        self._leaves: dict[int, TreeNode] = {}      # nodes without children: eviction's candidates
+        self.actor = ""  # the request the next operations run for (tags their events)
+        self.n_nodes = 0  # nodes in the tree, root excluded
+        self._leaves: dict[int, TreeNode] = {}  # nodes without children: eviction's candidates
 
     # ---- the event log ----------------------------------------------------------------------
     def _emit(self, kind: EventKind, node: TreeNode, tokens: int, **detail: Any) -> None:
@@ -260,7 +288,7 @@ class RadixCache:
         return as_tokens(key), extra_key
 
     def _child_key(self, extra_key: str | None, tokens: Key) -> Any:
-        first = tokens[0] if self.page_size == 1 else tuple(tokens[:self.page_size])
+        first = tokens[0] if self.page_size == 1 else tuple(tokens[: self.page_size])
         return first if extra_key is None else (extra_key, first)
 
     def _match_len(self, a: Key, b: Key) -> int:
@@ -339,8 +367,9 @@ class RadixCache:
         """Hook: the deepest matched node not in flight, and the in-flight tokens below it."""
         return deepest, 0
 
-    def _descend(self, tokens: Key, extra_key: str | None,
-                 touch: Callable[[], Time] | None = None) -> Iterator[tuple[TreeNode, int, int]]:
+    def _descend(
+        self, tokens: Key, extra_key: str | None, touch: Callable[[], Time] | None = None
+    ) -> Iterator[tuple[TreeNode, int, int]]:
         """Walk the cached path of ``tokens`` from the root, splitting an edge matched only in part.
 
         Yields (node, offset, matched length) per node; ``touch`` stamps each node as it is reached.
@@ -391,11 +420,21 @@ class RadixCache:
         """The longest cached prefix of ``key`` (page-floored); may split an edge, never counts hits."""
         tokens, extra = self._norm(key, extra_key)
         self._tick()
-        tokens = tokens[:self.page_align(len(tokens))]
-        result = self._empty_result() if not tokens else self._result(
-            [node for node, _, _ in self._descend(tokens, extra, self._walk_clock())])
-        self._emit(EventKind.MATCH, result.last_node, result.device_len, key=tokens, of=len(tokens),
-                   host=result.host_len, in_flight=result.in_flight_len)
+        tokens = tokens[: self.page_align(len(tokens))]
+        result = (
+            self._empty_result()
+            if not tokens
+            else self._result([node for node, _, _ in self._descend(tokens, extra, self._walk_clock())])
+        )
+        self._emit(
+            EventKind.MATCH,
+            result.last_node,
+            result.device_len,
+            key=tokens,
+            of=len(tokens),
+            host=result.host_len,
+            in_flight=result.in_flight_len,
+        )
         return result
 
     def _counts(self, chunked: bool) -> bool:
@@ -408,8 +447,9 @@ class RadixCache:
         require(len(value) == len(tokens), f"{len(value)} values for {len(tokens)} tokens", field="value")
         return value
 
-    def insert(self, key: Any, value: Any = None, *, extra_key: str | None = None, priority: int = 0,
-               chunked: bool = False) -> int:
+    def insert(
+        self, key: Any, value: Any = None, *, extra_key: str | None = None, priority: int = 0, chunked: bool = False
+    ) -> int:
         """Insert ``key`` (with its KV slots ``value``); returns the number of tokens already cached."""
         tokens, extra = self._norm(key, extra_key)
         values = self._values(tokens, value)
@@ -421,7 +461,7 @@ class RadixCache:
         count = self._counts(chunked)
         node, i, total = self.root, 0, 0
         for child, i, n in self._descend(tokens, extra, touch):
-            if not self._materialised(child, values[i:i + n]):
+            if not self._materialised(child, values[i : i + n]):
                 total += n
             child.priority = max(child.priority, priority)
             child.hit_count += count
@@ -436,8 +476,9 @@ class RadixCache:
     def _inserted(self, node: TreeNode, cached: int, length: int, new_leaf: bool) -> None:
         self._emit(EventKind.INSERT, node, cached, key=node.key if new_leaf else (), of=length)
 
-    def _add_leaf(self, parent: TreeNode, tokens: Key, values: tuple[int, ...] | None,
-                  extra_key: str | None) -> TreeNode:
+    def _add_leaf(
+        self, parent: TreeNode, tokens: Key, values: tuple[int, ...] | None, extra_key: str | None
+    ) -> TreeNode:
         leaf = self._new_node(tokens, extra_key)
         leaf.parent = parent
         parent.children[self._child_key(extra_key, tokens)] = leaf
@@ -494,8 +535,7 @@ class RadixCache:
         freed, cascaded = 0, set()
         while freed < num_tokens and heap:
             node = heapq.heappop(heap)[-1]
-            self._emit(EventKind.EVICT, node, len(node.key), cascade=node.id in cascaded,
-                       parent=node.parent.id)
+            self._emit(EventKind.EVICT, node, len(node.key), cascade=node.id in cascaded, parent=node.parent.id)
             freed += self._drop_device(node)
             parent = self._delete(node)
             if parent is not self.root and not parent.children and parent.lock_ref == 0:
@@ -578,22 +618,38 @@ class RadixCache:
 
     def pretty_print(self, vocab: dict[int, str] | None = None) -> str:
         """SGLang-style text dump: one indented line per node, its length, first tokens and lock."""
-        lines = [f"root  device={self.total_size()} evictable={self.evictable_size()} "
-                 f"protected={self.protected_size()}"]
+        lines = [
+            f"root  device={self.total_size()} evictable={self.evictable_size()} protected={self.protected_size()}"
+        ]
 
         def walk(node: TreeNode, indent: int) -> None:
             for child in node.children.values():
                 flags = f" hc={child.hit_count} t={child.last_access_time[0]}"
-                lines.append(f"{'  ' * indent}{len(child.key)} {child.state} {_text(child.key, vocab)} "
-                             f"r={child.lock_ref}{flags}")
+                lines.append(
+                    f"{'  ' * indent}{len(child.key)} {child.state} {_text(child.key, vocab)} r={child.lock_ref}{flags}"
+                )
                 walk(child, indent + 1)
 
         walk(self.root, 1)
         return "\n".join(lines)
 
 
-FRAME_COLUMNS = ["id", "parent", "depth", "tokens", "length", "state", "hit_count", "last_access",
-                 "created", "lock_ref", "priority", "extra_key", "owners", "waiting"]
+FRAME_COLUMNS = [
+    "id",
+    "parent",
+    "depth",
+    "tokens",
+    "length",
+    "state",
+    "hit_count",
+    "last_access",
+    "created",
+    "lock_ref",
+    "priority",
+    "extra_key",
+    "owners",
+    "waiting",
+]
 
 
 def _text(tokens: Sequence[int], vocab: dict[int, str] | None, n: int = 10) -> str:
@@ -604,6 +660,19 @@ def _text(tokens: Sequence[int], vocab: dict[int, str] | None, n: int = 10) -> s
 
 
 def _row(node: TreeNode, parent: int, depth: int, state: str, vocab: dict[int, str] | None) -> list:
-    return [node.id, parent, depth, _text(node.key, vocab), len(node.key), state, node.hit_count,
-            node.last_access_time[0], node.creation_time[0], node.lock_ref, node.priority,
-            node.extra_key or "", ",".join(sorted(node.owners)), node.waiting]
+    return [
+        node.id,
+        parent,
+        depth,
+        _text(node.key, vocab),
+        len(node.key),
+        state,
+        node.hit_count,
+        node.last_access_time[0],
+        node.creation_time[0],
+        node.lock_ref,
+        node.priority,
+        node.extra_key or "",
+        ",".join(sorted(node.owners)),
+        node.waiting,
+    ]

@@ -27,7 +27,7 @@ from kvviz.radix.script import Op, Script
 class ReplayConfig:
     """The cache and scheduler a script is replayed on (capacities in tokens)."""
 
-    cache: str = "hiradix"                  # "radix" or "hiradix"
+    cache: str = "hiradix"  # "radix" or "hiradix"
     device_capacity: int = 64
     host_capacity: int = 256
     page_size: int = 1
@@ -40,13 +40,20 @@ class ReplayConfig:
 
     def build(self) -> tuple[RadixCache, Scheduler]:
         """A fresh tree with Strata's in-flight spans, and the scheduler over it."""
-        require(self.cache in ("radix", "hiradix"), f"unknown cache {self.cache!r}; use radix or hiradix",
-                field="cache")
+        require(
+            self.cache in ("radix", "hiradix"), f"unknown cache {self.cache!r}; use radix or hiradix", field="cache"
+        )
         if self.cache == "radix":
             cache = StrataRadixCache(self.page_size, self.eviction_policy, self.device_capacity, self.hit_count_rule)
         else:
-            cache = StrataHiRadixCache(self.device_capacity, self.host_capacity, self.write_policy, self.page_size,
-                                       self.eviction_policy, hit_count_rule=self.hit_count_rule)
+            cache = StrataHiRadixCache(
+                self.device_capacity,
+                self.host_capacity,
+                self.write_policy,
+                self.page_size,
+                self.eviction_policy,
+                hit_count_rule=self.hit_count_rule,
+            )
         return cache, Scheduler(cache, SchedulerConfig(self.deferral, self.threshold, auto_ack=self.auto_ack))
 
 
@@ -59,17 +66,28 @@ def hit_counts_decide(cache: str, eviction_policy: str, write_policy: str) -> bo
 
 
 GAUGES = ("device_tokens", "host_tokens", "reserved", "evictable", "protected", "nodes", "in_flight_nodes")
-EVENT_TOTALS = {EventKind.EVICT: "evicted_device", EventKind.TO_HOST: "evicted_device",
-                EventKind.WRITE_BACK: "evicted_device", EventKind.EVICT_HOST: "evicted_host",
-                EventKind.LOAD_BACK: "loaded_tokens", EventKind.BACKUP: "backed_up"}
+EVENT_TOTALS = {
+    EventKind.EVICT: "evicted_device",
+    EventKind.TO_HOST: "evicted_device",
+    EventKind.WRITE_BACK: "evicted_device",
+    EventKind.EVICT_HOST: "evicted_host",
+    EventKind.LOAD_BACK: "loaded_tokens",
+    EventKind.BACKUP: "backed_up",
+}
 TOTAL_COLUMNS = GAUGES + tuple(COUNTERS) + tuple(dict.fromkeys(EVENT_TOTALS.values()))
 
 
 def gauges(cache: RadixCache) -> dict[str, int]:
     """The tree's state now: the ``GAUGES`` columns."""
-    return dict(device_tokens=cache.total_size(), host_tokens=getattr(cache, "host_tokens", 0),
-                reserved=cache.reserved, evictable=cache.evictable_size(), protected=cache.protected_size(),
-                nodes=cache.n_nodes, in_flight_nodes=cache.n_in_flight)
+    return dict(
+        device_tokens=cache.total_size(),
+        host_tokens=getattr(cache, "host_tokens", 0),
+        reserved=cache.reserved,
+        evictable=cache.evictable_size(),
+        protected=cache.protected_size(),
+        nodes=cache.n_nodes,
+        in_flight_nodes=cache.n_in_flight,
+    )
 
 
 def count_events(cache: RadixCache, seen: dict[str, int]) -> list[Event]:
@@ -87,14 +105,14 @@ class Replay:
 
     script: str
     config: ReplayConfig
-    steps: pd.DataFrame            # step, op, caption, lines (list of str), events (tuple of Event),
-                                   # clock_from, clock_to, error ("" if none), totals…
-    nodes: pd.DataFrame            # the tidy node frame of every step, with a ``step`` column
-    node_offsets: np.ndarray       # step k's rows are nodes[offsets[k]:offsets[k+1]]
+    steps: pd.DataFrame  # step, op, caption, lines (list of str), events (tuple of Event),
+    # clock_from, clock_to, error ("" if none), totals…
+    nodes: pd.DataFrame  # the tidy node frame of every step, with a ``step`` column
+    node_offsets: np.ndarray  # step k's rows are nodes[offsets[k]:offsets[k+1]]
     dumps: tuple[str, ...]
-    requests: pd.DataFrame         # one row per request: its hits, computation and deferrals
+    requests: pd.DataFrame  # one row per request: its hits, computation and deferrals
     vocab: tuple[tuple[int, str], ...] = field(default=())
-    first_snapshot: int = 0        # the step of the first kept tree (snapshots of a range of steps)
+    first_snapshot: int = 0  # the step of the first kept tree (snapshots of a range of steps)
 
     @property
     def n_steps(self) -> int:
@@ -102,7 +120,7 @@ class Replay:
 
     def tree(self, step: int) -> pd.DataFrame:
         k = step - self.first_snapshot
-        return self.nodes.iloc[self.node_offsets[k]:self.node_offsets[k + 1]]
+        return self.nodes.iloc[self.node_offsets[k] : self.node_offsets[k + 1]]
 
     def dump(self, step: int) -> str:
         return self.dumps[step - self.first_snapshot]
@@ -114,7 +132,7 @@ class Replay:
         return errs[0] if errs else None
 
 
-SNAPSHOT_WINDOW = 25   # a long script keeps the trees of this many steps at a time
+SNAPSHOT_WINDOW = 25  # a long script keeps the trees of this many steps at a time
 
 
 def snapshot_window(n_steps: int, step: int, window: int = SNAPSHOT_WINDOW) -> tuple[int, int]:
@@ -126,8 +144,9 @@ def snapshot_window(n_steps: int, step: int, window: int = SNAPSHOT_WINDOW) -> t
     return start, start + window
 
 
-def replay(script: Script, config: ReplayConfig = ReplayConfig(), *, snapshots: bool | range = True,
-           max_drain: int = 200) -> Replay:
+def replay(
+    script: Script, config: ReplayConfig = ReplayConfig(), *, snapshots: bool | range = True, max_drain: int = 200
+) -> Replay:
     """Run ``script`` on a fresh cache; keep the tree after every step (when ``snapshots``).
 
     ``snapshots`` may be a range of steps instead: only their trees are kept and the replay stops
@@ -142,9 +161,17 @@ def replay(script: Script, config: ReplayConfig = ReplayConfig(), *, snapshots: 
     pending = list(script.ops)
     while (pending or not run.sched.idle) and not run.window_done():
         if len(run.rows) > len(script.ops) + max_drain:
-            run.record("stopped", {"": [f"{len(run.sched.waiting)} requests still waiting after {max_drain} extra "
-                                        "rounds (memory held by locks?)"]}, run.cache.clock,
-                       error="requests never admitted")
+            run.record(
+                "stopped",
+                {
+                    "": [
+                        f"{len(run.sched.waiting)} requests still waiting after {max_drain} extra "
+                        "rounds (memory held by locks?)"
+                    ]
+                },
+                run.cache.clock,
+                error="requests never admitted",
+            )
             break
         if not run.step(pending.pop(0) if pending else None):
             break
@@ -186,15 +213,28 @@ class _StepThrough:
         self.record(text, said, clock_from, caption=caption)
         return True
 
-    def record(self, op_text: str, said: dict[str, list[str]], clock_from: int, error: str = "",
-               caption: str = "") -> None:
+    def record(
+        self, op_text: str, said: dict[str, list[str]], clock_from: int, error: str = "", caption: str = ""
+    ) -> None:
         """Keep a step: its row (what happened, the totals) and, when it is in ``snapshots``, its tree."""
         cache = self.cache
         events = tuple(count_events(cache, self.seen))
         lines = interleave(narrate(events, self.vocab, self.config.eviction_policy), events, said)
-        self.rows.append(dict(step=len(self.rows), op=op_text, caption=caption, lines=lines, events=events,
-                              clock_from=clock_from, clock_to=cache.clock, error=error,
-                              **gauges(cache), **self.sched.totals, **self.seen))
+        self.rows.append(
+            dict(
+                step=len(self.rows),
+                op=op_text,
+                caption=caption,
+                lines=lines,
+                events=events,
+                clock_from=clock_from,
+                clock_to=cache.clock,
+                error=error,
+                **gauges(cache),
+                **self.sched.totals,
+                **self.seen,
+            )
+        )
         if self.snapshots is True or (isinstance(self.snapshots, range) and len(self.rows) - 1 in self.snapshots):
             self.frames.append(cache.node_frame(self.vocab))
             self.dumps.append(cache.pretty_print(self.vocab))
@@ -209,12 +249,34 @@ class _StepThrough:
             offsets = np.concatenate([[0], np.cumsum(sizes)])
         else:
             nodes, offsets = pd.DataFrame(), np.zeros(1, dtype=np.int64)
-        req = pd.DataFrame([dict(request=r.rid, prompt=len(r.request.tokens), device_hit=r.device_hit,
-                                 host_hit=r.host_hit, loaded=r.loaded, in_flight=r.in_flight, computed=r.computed,
-                                 deferrals=r.deferrals, status=r.status) for r in self.requests])
+        req = pd.DataFrame(
+            [
+                dict(
+                    request=r.rid,
+                    prompt=len(r.request.tokens),
+                    device_hit=r.device_hit,
+                    host_hit=r.host_hit,
+                    loaded=r.loaded,
+                    in_flight=r.in_flight,
+                    computed=r.computed,
+                    deferrals=r.deferrals,
+                    status=r.status,
+                )
+                for r in self.requests
+            ]
+        )
         first = self.snapshots.start if isinstance(self.snapshots, range) else 0
-        return Replay(self.script.name, self.config, pd.DataFrame(self.rows), nodes, offsets, tuple(self.dumps), req,
-                      self.script.vocab, first)
+        return Replay(
+            self.script.name,
+            self.config,
+            pd.DataFrame(self.rows),
+            nodes,
+            offsets,
+            tuple(self.dumps),
+            req,
+            self.script.vocab,
+            first,
+        )
 
 
 def _raw(cache: RadixCache, op: Op) -> list[str]:
@@ -222,7 +284,7 @@ def _raw(cache: RadixCache, op: Op) -> list[str]:
     if op.kind in ("evict_host", "ack") and not isinstance(cache, HiRadixCache):
         raise InputError(f"{op.kind} needs the HiRadixCache (two tiers)", field="cache")
     if op.kind == "evict":
-        freed = cache.evict(op.n)   # a shortfall is an event of its own, with its reason
+        freed = cache.evict(op.n)  # a shortfall is an event of its own, with its reason
         return [f"evict({op.n}) freed {freed} GPU tokens (whole leaves only)"] if freed >= op.n else []
     if op.kind == "evict_host":
         return [f"evict_host({op.n}) freed {cache.evict_host(op.n)} CPU tokens (whole leaves only)"]
@@ -240,7 +302,7 @@ def _raw(cache: RadixCache, op: Op) -> list[str]:
 def _insert(cache: RadixCache, op: Op) -> None:
     """Insert the key's whole pages; when the pool is short, first evict for the new tokens as the
     allocator would (the cached part locked meanwhile)."""
-    tokens = op.tokens[:cache.page_align(len(op.tokens))]
+    tokens = op.tokens[: cache.page_align(len(op.tokens))]
     free = cache.device_free
     if free is not None and free < len(tokens):
         peek = cache.match_prefix(tokens, op.extra_key)
@@ -271,8 +333,7 @@ def _lock_or_unlock(cache: RadixCache, op: Op) -> list[str]:
 def repeat_prompt_hit(length: int, page_size: int) -> int:
     """Tokens a request reports cached when the identical prompt ran just before (SGLang #27206)."""
     prompt = tuple(range(1, length + 1))
-    cache, sched = ReplayConfig(cache="radix", device_capacity=max(4 * length, page_size),
-                                page_size=page_size).build()
+    cache, sched = ReplayConfig(cache="radix", device_capacity=max(4 * length, page_size), page_size=page_size).build()
     sched.round([Request("first", prompt)])
     (second,) = sched.round([Request("again", prompt)])["arrived"]
     sched.round([])

@@ -26,41 +26,62 @@ FIGURE_EVICTS = (5, 8, 9)
 class StepMarks:
     """What the tree figure marks at one step: evicted nodes (as ghosts), split and loaded-back ids."""
 
-    ghosts: pd.DataFrame            # id, parent, tokens, length of the nodes that left the tree
-    marks: dict[str, set[int]]      # "split" / "loaded" -> node ids
+    ghosts: pd.DataFrame  # id, parent, tokens, length of the nodes that left the tree
+    marks: dict[str, set[int]]  # "split" / "loaded" -> node ids
 
 
 def step_marks(rep: Replay, step: int) -> StepMarks:
     """The marks of ``step``, from the events the cache recorded during it."""
     events = rep.steps["events"].iloc[step]
     vocab = dict(rep.vocab)
-    gone = [dict(id=e.node, parent=e.parent, tokens=quote(e.key, vocab).strip("'"), length=e.tokens) for e in events
-            if e.kind in (EventKind.EVICT, EventKind.EVICT_HOST)]
-    return StepMarks(pd.DataFrame(gone, columns=["id", "parent", "tokens", "length"]),
-                     {"split": {e.node for e in events if e.kind is EventKind.SPLIT},
-                      "loaded": {e.node for e in events if e.kind is EventKind.LOAD_BACK}})
+    gone = [
+        dict(id=e.node, parent=e.parent, tokens=quote(e.key, vocab).strip("'"), length=e.tokens)
+        for e in events
+        if e.kind in (EventKind.EVICT, EventKind.EVICT_HOST)
+    ]
+    return StepMarks(
+        pd.DataFrame(gone, columns=["id", "parent", "tokens", "length"]),
+        {
+            "split": {e.node for e in events if e.kind is EventKind.SPLIT},
+            "loaded": {e.node for e in events if e.kind is EventKind.LOAD_BACK},
+        },
+    )
 
 
 def step_metrics(rep: Replay, other: Replay, step: int) -> list[tuple[str, int, str]]:
     """The metric cards of ``step``: (label, value, help); each label says now / this step / so far."""
     row, before, cfg = rep.steps.iloc[step], rep.steps.iloc[max(step - 1, 0)], rep.config
-    hit = lambda r: int(r.device_hit + r.loaded_back)   # noqa: E731 (cumulative GPU hits plus loads)
+    hit = lambda r: int(r.device_hit + r.loaded_back)  # noqa: E731 (cumulative GPU hits plus loads)
     on = "on" if cfg.deferral else "off"
-    cards = [("On GPU now", int(row.device_tokens), f"of {cfg.device_capacity:,} tokens; {row.reserved:,} more "
-              "held by running requests")]
+    cards = [
+        (
+            "On GPU now",
+            int(row.device_tokens),
+            f"of {cfg.device_capacity:,} tokens; {row.reserved:,} more held by running requests",
+        )
+    ]
     if cfg.cache == "hiradix":
         cards.append(("On CPU now", int(row.host_tokens), f"of {cfg.host_capacity:,} tokens"))
     return cards + [
-        ("Cache hits this step", hit(row) - hit(before),
-         f"Tokens reused this step (GPU hits and loads from CPU). So far: {hit(row):,} of {row.prompt_tokens:,} "
-         f"admitted prompt tokens; {row.host_recomputed:,} found on CPU but recomputed."),
-        ("Evicted this step", int(row.evicted_device - before.evicted_device),
-         f"GPU tokens evicted this step. So far: {row.evicted_device:,} from the GPU, {row.evicted_host:,} from "
-         "the CPU."),
-        ("Redundant so far", int(row.redundant),
-         f"Cumulative: tokens recomputed while another request was computing them. Whole script: "
-         f"{rep.steps.iloc[-1].redundant:,} with deferral {on}, {other.steps.iloc[-1].redundant:,} with it "
-         f"{'off' if cfg.deferral else 'on'}."),
+        (
+            "Cache hits this step",
+            hit(row) - hit(before),
+            f"Tokens reused this step (GPU hits and loads from CPU). So far: {hit(row):,} of {row.prompt_tokens:,} "
+            f"admitted prompt tokens; {row.host_recomputed:,} found on CPU but recomputed.",
+        ),
+        (
+            "Evicted this step",
+            int(row.evicted_device - before.evicted_device),
+            f"GPU tokens evicted this step. So far: {row.evicted_device:,} from the GPU, {row.evicted_host:,} from "
+            "the CPU.",
+        ),
+        (
+            "Redundant so far",
+            int(row.redundant),
+            f"Cumulative: tokens recomputed while another request was computing them. Whole script: "
+            f"{rep.steps.iloc[-1].redundant:,} with deferral {on}, {other.steps.iloc[-1].redundant:,} with it "
+            f"{'off' if cfg.deferral else 'on'}.",
+        ),
     ]
 
 
@@ -83,22 +104,29 @@ def notice(rep: Replay, other: Replay) -> list[str]:
         f"A repeated prompt's last token is never reused: the same 10-token prompt twice reports "
         f"{repeat_prompt_hit(10, 1)} cached tokens; with pages of 128 a 256-token repeat reports "
         f"{repeat_prompt_hit(256, 128)} and a 257-token one {repeat_prompt_hit(257, 128)}.",
-        (f"This script evicts at step{'s' if len(evicting) > 1 else ''} {', '.join(map(str, evicting))}: "
-         "step there and read which leaf went and why (grey outlines on the tree)." if evicting else
-         "This script never evicts at these settings: lower the GPU capacity to see leaves go."),
+        (
+            f"This script evicts at step{'s' if len(evicting) > 1 else ''} {', '.join(map(str, evicting))}: "
+            "step there and read which leaf went and why (grey outlines on the tree)."
+            if evicting
+            else "This script never evicts at these settings: lower the GPU capacity to see leaves go."
+        ),
         "Page size loses partial pages: raise it to 4 and watch branches start only at page boundaries — the "
         "tokens of the page where two prompts diverge are recomputed by both.",
     ]
     if rep.config.cache == "hiradix":
-        points.append("Write-through versus write-back changes what survives eviction: under write-through every "
-                      "node is on CPU (green) from its first insert, so GPU eviction only turns it orange; under "
-                      "write_through_selective a node seen once has no CPU copy and is simply deleted; "
-                      "write-back copies at eviction time.")
+        points.append(
+            "Write-through versus write-back changes what survives eviction: under write-through every "
+            "node is on CPU (green) from its first insert, so GPU eviction only turns it orange; under "
+            "write_through_selective a node seen once has no CPU copy and is simply deleted; "
+            "write-back copies at eviction time."
+        )
     points.append(
         f"Deferral avoids recomputing the same document twice: over this script, redundant prefill is "
-        f"{with_off:,} tokens with deferral off and {with_on:,} with it on." if with_on < with_off else
-        f"On this script deferral saves nothing: redundant prefill is {with_off:,} tokens with deferral off and "
-        f"{with_on:,} with it on (*Delay hits (Strata)* is a script where it does).")
+        f"{with_off:,} tokens with deferral off and {with_on:,} with it on."
+        if with_on < with_off
+        else f"On this script deferral saves nothing: redundant prefill is {with_off:,} tokens with deferral off and "
+        f"{with_on:,} with it on (*Delay hits (Strata)* is a script where it does)."
+    )
     return points
 
 
@@ -106,26 +134,47 @@ def paper_rows(rep: Replay, other: Replay, figure_preset: bool) -> list[dict[str
     """The paper-vs-simulation rows; ``figure_preset``: the script is the SGLang Fig. 3 preset."""
     hits = (repeat_prompt_hit(256, 128), repeat_prompt_hit(257, 128))
     with_on, with_off = _deferral(rep, other)
-    rows = [paper.close("Cached tokens for an identical prompt, page 128 (256 / 257 tokens)",
-                      "128 / 256 (SGLang issue #27206)", f"{hits[0]} / {hits[1]}", [(128, hits[0]), (256, hits[1])],
-                      0.0)]
+    rows = [
+        paper.close(
+            "Cached tokens for an identical prompt, page 128 (256 / 257 tokens)",
+            "128 / 256 (SGLang issue #27206)",
+            f"{hits[0]} / {hits[1]}",
+            [(128, hits[0]), (256, hits[1])],
+            0.0,
+        )
+    ]
     if figure_preset:
         steps = figure_steps(rep)
-        rows.append(paper.check("Steps of the SGLang paper's Fig. 3 that evict",
-                              ", ".join(f"({k})" for k in FIGURE_EVICTS),
-                              f"{', '.join(f'({k})' for k in steps) or 'none'} (these settings; the figure's "
-                              "numbering)", tuple(steps) == FIGURE_EVICTS, "the same steps evict"))
+        rows.append(
+            paper.check(
+                "Steps of the SGLang paper's Fig. 3 that evict",
+                ", ".join(f"({k})" for k in FIGURE_EVICTS),
+                f"{', '.join(f'({k})' for k in steps) or 'none'} (these settings; the figure's numbering)",
+                tuple(steps) == FIGURE_EVICTS,
+                "the same steps evict",
+            )
+        )
     threshold = rep.config.threshold
     return rows + [
-        paper.given("Strata delay-hit threshold (in-flight tokens)", f"more than {DEFAULT_THRESHOLD} (§4.3.1)",
-                  f"more than {threshold}" if rep.config.deferral else "deferral off", "the threshold control"),
-        paper.given("HiCache load-back floor", f"{LOAD_BACK_THRESHOLD} tokens (hiradix_cache.py)",
-                  f"{LOAD_BACK_THRESHOLD} tokens",
-                  "kvviz.radix.hiradix_cache.LOAD_BACK_THRESHOLD, read from SGLang's source"),
-        paper.check("Delay-hit fix, min-distance workload", "+42% throughput (Strata §5.3.3)",
-                  f"redundant prefill {with_off:,} → {with_on:,} tokens (off → on)",
-                  with_on < with_off or with_off == 0,
-                  "deferral leaves less redundant prefill than no deferral (tokens, not throughput)"),
+        paper.given(
+            "Strata delay-hit threshold (in-flight tokens)",
+            f"more than {DEFAULT_THRESHOLD} (§4.3.1)",
+            f"more than {threshold}" if rep.config.deferral else "deferral off",
+            "the threshold control",
+        ),
+        paper.given(
+            "HiCache load-back floor",
+            f"{LOAD_BACK_THRESHOLD} tokens (hiradix_cache.py)",
+            f"{LOAD_BACK_THRESHOLD} tokens",
+            "kvviz.radix.hiradix_cache.LOAD_BACK_THRESHOLD, read from SGLang's source",
+        ),
+        paper.check(
+            "Delay-hit fix, min-distance workload",
+            "+42% throughput (Strata §5.3.3)",
+            f"redundant prefill {with_off:,} → {with_on:,} tokens (off → on)",
+            with_on < with_off or with_off == 0,
+            "deferral leaves less redundant prefill than no deferral (tokens, not throughput)",
+        ),
     ]
 
 
@@ -140,7 +189,8 @@ RULES = (
     "acknowledged); evicting a GPU+CPU node keeps it in the tree as CPU-only; a CPU hit of at least 10 "
     "tokens is loaded back, a shorter one recomputed. **Strata** hangs each admitted request's uncached "
     "span in the tree as an in-flight node; a request whose match runs over more than the threshold of "
-    "in-flight tokens is deferred a round, to the head of the queue, instead of computing them again.")
+    "in-flight tokens is deferred a round, to the head of the queue, instead of computing them again."
+)
 
 PAPER_NOTE = (
     "The paper figure elides its texts and has no token counts or memory size, so which steps evict depends "
@@ -150,4 +200,5 @@ PAPER_NOTE = (
     "first session frees, at (5), room for the few-shot branch and batch that follow without evicting. SGLang "
     "inserts a prompt and then prompt + output, so a turn is two nodes: at (5) the reply goes, its question stays. "
     "Strata reports throughput on GPUs; this page counts tokens, so it shows the mechanism, not the speed-up. "
-    "The Strata scheduling rules come from secondary sources and the lecture notes (see docs/radix.md).")
+    "The Strata scheduling rules come from secondary sources and the lecture notes (see docs/radix.md)."
+)

@@ -37,9 +37,9 @@ from kvviz.prefix_cache.replay import prepare
 from kvviz.radix.radix_cache import Key, RadixCache, TreeNode
 from kvviz.traces import Trace
 
-CHECK_THRESHOLD_TOKENS = 32          # IN_BATCH_PREFIX_CACHING_CHECK_THRESHOLD
-DEPRIORITIZE_THRESHOLD_TOKENS = 32   # IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_THRESHOLD
-LPM_FALLBACK_QUEUE = 128             # LPM turns into FCFS above this many waiting requests
+CHECK_THRESHOLD_TOKENS = 32  # IN_BATCH_PREFIX_CACHING_CHECK_THRESHOLD
+DEPRIORITIZE_THRESHOLD_TOKENS = 32  # IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_THRESHOLD
+LPM_FALLBACK_QUEUE = 128  # LPM turns into FCFS above this many waiting requests
 
 
 class Order(Enum):
@@ -64,8 +64,7 @@ class ScheduleConfig:
     def __post_init__(self):
         require(self.capacity >= 1, f"cache capacity must be at least 1 block, got {self.capacity}", field="capacity")
         require(self.budget >= 1, f"batch budget must be at least 1 block, got {self.budget}", field="budget")
-        require(self.block_size >= 1, f"block size must be at least 1 token, got {self.block_size}",
-                field="block_size")
+        require(self.block_size >= 1, f"block size must be at least 1 token, got {self.block_size}", field="block_size")
 
 
 @dataclass(frozen=True)
@@ -95,13 +94,13 @@ def _serve(cache: RadixCache, key: Key) -> int:
     want = min(len(key) - m, cache.capacity - m)
     cache.inc_lock_ref(found.last_node)
     cache.alloc_device(want)
-    cache.insert(key[:m + want])
+    cache.insert(key[: m + want])
     cache.dec_lock_ref(found.last_node)
     cache.release_device(want)
     return m
 
 
-def _lpm(queue: list[int], matched: dict[int, int], requests: list[Key], config: ScheduleConfig) -> list[int]:
+def lpm_order(queue: list[int], matched: dict[int, int], requests: list[Key], config: ScheduleConfig) -> list[int]:
     """LPM order with SGLang's in-batch prefix caching (a throw-away tree of the waiting prompts): the
     queue's positions, most cached blocks first, those held back last. It is SGLang's precedent for
     Strata's delay-hit deferral (``kvviz.radix.scheduler``): a cold prefix is computed once."""
@@ -158,23 +157,31 @@ def schedule(requests: list[Key], order: Order, config: ScheduleConfig, warm: li
         if order is Order.FCFS:
             ranked = list(queue)
         elif order is Order.LPM:
-            ranked = _lpm(queue, matched, requests, config)
+            ranked = lpm_order(queue, matched, requests, config)
         else:
             ranked = _dfs(queue, {r: f.last_node for r, f in found.items()}, cache)
         batch = _admit(cache, ranked, requests, config)
         for r, hits, node, allocated in batch:
-            cache.insert(requests[r][:hits + allocated])
+            cache.insert(requests[r][: hits + allocated])
             cache.dec_lock_ref(node)
             cache.release_device(allocated)
-            rows.append({"round": round_no, "request": r, "blocks": len(requests[r]), "hits": hits,
-                         "recomputed": len(requests[r]) - hits})
+            rows.append(
+                {
+                    "round": round_no,
+                    "request": r,
+                    "blocks": len(requests[r]),
+                    "hits": hits,
+                    "recomputed": len(requests[r]) - hits,
+                }
+            )
         admitted = {r for r, *_ in batch}
         queue = [r for r in queue if r not in admitted]
     return Schedule(order, pd.DataFrame(rows, columns=["round", "request", "blocks", "hits", "recomputed"]))
 
 
-def _admit(cache: RadixCache, ranked: list[int], requests: list[Key],
-           config: ScheduleConfig) -> list[tuple[int, int, TreeNode, int]]:
+def _admit(
+    cache: RadixCache, ranked: list[int], requests: list[Key], config: ScheduleConfig
+) -> list[tuple[int, int, TreeNode, int]]:
     """Admit in order while the batch budget allows (the first always): lock, allocate the shortfall."""
     batch = []
     spent = 0
@@ -201,8 +208,16 @@ def compare(requests: list[Key], config: ScheduleConfig, warm: list[Key] = ()) -
     rows = []
     for order in Order:
         s = schedule(requests, order, config, warm)
-        rows.append({"order": order.label, "rounds": s.rounds, "blocks": total, "hits": s.hits,
-                     "recomputed": s.recomputed, "hit_ratio": s.hits / total if total else 0.0})
+        rows.append(
+            {
+                "order": order.label,
+                "rounds": s.rounds,
+                "blocks": total,
+                "hits": s.hits,
+                "recomputed": s.recomputed,
+                "hit_ratio": s.hits / total if total else 0.0,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -213,11 +228,12 @@ def trace_queue(trace: Trace, start: int, size: int, warm: int) -> tuple[list[Ke
     require(size >= 1, f"the queue needs at least 1 request, got {size}", field="size")
     replay = prepare(trace)
     keys = [tuple(int(x) for x in replay.nodes[a:b]) for a, b in zip(replay.offsets[:-1], replay.offsets[1:])]
-    return keys[start:start + size], keys[max(0, start - warm):start]
+    return keys[start : start + size], keys[max(0, start - warm) : start]
 
 
 INTERLEAVED: tuple[Key, ...] = tuple(
-    tuple([100 * p + k for k in range(1, 5)] + [1000 + 10 * p + q]) for q in range(3) for p in range(3))
+    tuple([100 * p + k for k in range(1, 5)] + [1000 + 10 * p + q]) for q in range(3) for p in range(3)
+)
 """Nine requests over three 4-block prefixes, arriving interleaved (A1 B1 C1 A2 B2 C2 …): with room
 for one prefix at a time FCFS evicts each prefix before its next user comes."""
 
@@ -231,8 +247,13 @@ def cost(requests: list[Key], warm: list[Key]) -> budget.Cost:
     """Work of comparing the three orders: every round re-matches the queue (≈ queue² / batch blocks)."""
     blocks = sum(len(r) for r in requests)
     rounds = max(1, len(requests) // 4)
-    return budget.cost("scheduling replay", 3 * (rounds * blocks + sum(len(w) for w in warm)),
-                       "block visits", BLOCK_VISITS_PER_S, "the queue length or the warm-up requests")
+    return budget.cost(
+        "scheduling replay",
+        3 * (rounds * blocks + sum(len(w) for w in warm)),
+        "block visits",
+        BLOCK_VISITS_PER_S,
+        "the queue length or the warm-up requests",
+    )
 
 
 def order_notes(table: pd.DataFrame, block_tokens: int) -> list[str]:
@@ -244,12 +265,19 @@ def order_notes(table: pd.DataFrame, block_tokens: int) -> list[str]:
     saved = int(best["hits"] - fcfs["hits"]) * block_tokens
     names = " and ".join(f"**{o}**" for o in top["order"])
     if saved == 0:
-        notes = [f"FCFS hits as much as any order here ({fcfs['hit_ratio']:.1%}): the cache is big enough, or the "
-                 "queue's shared prefixes arrive together already, so reordering wins nothing."]
+        notes = [
+            f"FCFS hits as much as any order here ({fcfs['hit_ratio']:.1%}): the cache is big enough, or the "
+            "queue's shared prefixes arrive together already, so reordering wins nothing."
+        ]
     else:
-        notes = [f"{names} {'hit' if len(top) > 1 else 'hits'} most: {best['hit_ratio']:.1%} of the queue's blocks "
-                 f"against {fcfs['hit_ratio']:.1%} for FCFS — {saved:,} tokens not recomputed."]
-    notes.append("Rounds: " + ", ".join(f"{o} {int(r)}" for o, r in zip(table["order"], table["rounds"]))
-                 + ". LPM's in-batch prefix caching holds back duplicates of a cold prefix for a round, so they "
-                   "hit it next round instead of computing it twice in one batch.")
+        notes = [
+            f"{names} {'hit' if len(top) > 1 else 'hits'} most: {best['hit_ratio']:.1%} of the queue's blocks "
+            f"against {fcfs['hit_ratio']:.1%} for FCFS — {saved:,} tokens not recomputed."
+        ]
+    notes.append(
+        "Rounds: "
+        + ", ".join(f"{o} {int(r)}" for o, r in zip(table["order"], table["rounds"]))
+        + ". LPM's in-batch prefix caching holds back duplicates of a cold prefix for a round, so they "
+        "hit it next round instead of computing it twice in one batch."
+    )
     return notes

@@ -48,10 +48,14 @@ class SchedulerConfig:
     max_batch_tokens: int | None = None
 
     def validate(self) -> None:
-        require(self.threshold >= 0, f"the deferral threshold must be ≥ 0 tokens, got {self.threshold}",
-                field="threshold")
-        require(self.max_batch_tokens is None or self.max_batch_tokens >= 1,
-                "the batch token budget must be at least 1", field="max_batch_tokens")
+        require(
+            self.threshold >= 0, f"the deferral threshold must be ≥ 0 tokens, got {self.threshold}", field="threshold"
+        )
+        require(
+            self.max_batch_tokens is None or self.max_batch_tokens >= 1,
+            "the batch token budget must be at least 1",
+            field="max_batch_tokens",
+        )
 
 
 @dataclass
@@ -65,7 +69,7 @@ class RequestState:
     in_flight: int = 0
     computed: int = 0
     deferrals: int = 0
-    already_cached: int = 0   # what the prompt insert found in the tree (its duplicates are freed)
+    already_cached: int = 0  # what the prompt insert found in the tree (its duplicates are freed)
     status: str = "waiting"
     lock_node: TreeNode | None = field(default=None, repr=False)
     reserved: int = 0
@@ -80,8 +84,19 @@ class RequestState:
         return self.device_hit + self.loaded
 
 
-COUNTERS = ("requests", "prompt_tokens", "device_hit", "host_hit", "loaded_back", "host_recomputed",
-            "computed", "redundant", "deferrals", "bundle_hits", "rejected")
+COUNTERS = (
+    "requests",
+    "prompt_tokens",
+    "device_hit",
+    "host_hit",
+    "loaded_back",
+    "host_recomputed",
+    "computed",
+    "redundant",
+    "deferrals",
+    "bundle_hits",
+    "rejected",
+)
 
 
 class Scheduler:
@@ -90,14 +105,17 @@ class Scheduler:
 
     def __init__(self, cache: InFlightTree, config: SchedulerConfig = SchedulerConfig()):
         config.validate()
-        require(isinstance(cache, InFlightTree), "the scheduler needs a tree with Strata's in-flight spans "
-                "(kvviz.radix.inflight)", field="cache")
+        require(
+            isinstance(cache, InFlightTree),
+            "the scheduler needs a tree with Strata's in-flight spans (kvviz.radix.inflight)",
+            field="cache",
+        )
         self.cache = cache
         self.config = config
         self.waiting: list[RequestState] = []
         self.running: list[RequestState] = []
         self.totals = dict.fromkeys(COUNTERS, 0)
-        self._deferred_on: dict[str, int] = {}   # rid -> id of the in-flight node it waits for
+        self._deferred_on: dict[str, int] = {}  # rid -> id of the in-flight node it waits for
 
     @property
     def idle(self) -> bool:
@@ -108,8 +126,9 @@ class Scheduler:
 
         The log lists, by what happened to them this round, the requests' states (``arrived``: the
         states of ``arrivals``, in their order)."""
-        log = dict(arrived=[RequestState(r) for r in arrivals], finished=[], admitted=[], deferred=[], blocked=[],
-                   rejected=[])
+        log = dict(
+            arrived=[RequestState(r) for r in arrivals], finished=[], admitted=[], deferred=[], blocked=[], rejected=[]
+        )
         self.complete(log)
         if self.config.auto_ack and hasattr(self.cache, "ack"):
             self.cache.ack()
@@ -122,11 +141,11 @@ class Scheduler:
         c = self.cache
         for req in self.running:
             r = req.request
-            c.actor = r.rid   # the tree's events say which request they ran for
-            prompt = r.tokens[:c.page_align(len(r.tokens))]
+            c.actor = r.rid  # the tree's events say which request they ran for
+            prompt = r.tokens[: c.page_align(len(r.tokens))]
             full = r.tokens + r.output
             req.already_cached = c.insert(prompt, extra_key=r.extra_key, priority=r.priority)
-            c.insert(full[:c.page_align(len(full))], extra_key=r.extra_key, priority=r.priority)
+            c.insert(full[: c.page_align(len(full))], extra_key=r.extra_key, priority=r.priority)
             c.release_in_flight(r.rid)
             c.dec_lock_ref(req.lock_node)
             c.release_device(req.reserved)
@@ -149,7 +168,7 @@ class Scheduler:
                 kept.append(req)
                 continue
             c.actor = req.rid
-            m = c.match_prefix(req.request.tokens[:len(req.request.tokens) - 1], req.request.extra_key)
+            m = c.match_prefix(req.request.tokens[: len(req.request.tokens) - 1], req.request.extra_key)
             if cfg.deferral and m.in_flight_len > cfg.threshold:
                 self._defer(req, m, log)
                 deferred.append(req)
@@ -210,7 +229,7 @@ class Scheduler:
         req.lock_node, req.reserved = lock_node, need_all - hit
         req.device_hit, req.host_hit, req.loaded, req.in_flight = m.device_len, m.host_len, loaded, m.in_flight_len
         req.computed = len(r.tokens) - hit
-        c.insert_in_flight(r.tokens[:c.page_align(len(r.tokens))], r.rid, r.extra_key)
+        c.insert_in_flight(r.tokens[: c.page_align(len(r.tokens))], r.rid, r.extra_key)
         req.status = "running"
         self.running.append(req)
         t = self.totals
@@ -222,4 +241,3 @@ class Scheduler:
         t["computed"] += req.computed
         t["redundant"] += m.in_flight_len
         return "admitted"
-

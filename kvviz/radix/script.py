@@ -31,7 +31,7 @@ MAX_STEPS = 2_000
 MAX_SCRIPT_TOKENS = 2_000_000
 MAX_REQUEST_TOKENS = 200_000
 MAX_TEXT_BYTES = 512 * 1024
-WORD_BASE = 1_000_000   # word ids start here, so typed integers and words never collide
+WORD_BASE = 1_000_000  # word ids start here, so typed integers and words never collide
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Op:
     tokens: tuple[int, ...] = ()
     n: int = 0
     extra_key: str | None = None
-    caption: str = ""          # the script's comment lines just above this step
+    caption: str = ""  # the script's comment lines just above this step
 
     def describe(self, vocab: dict[int, str]) -> str:
         if self.kind == "requests":
@@ -90,8 +90,11 @@ class _Vocab:
             if run:
                 a, b = int(run[1]), int(run[2])
                 if b < a or b - a >= MAX_REQUEST_TOKENS:
-                    raise InputError(f"bad token run {item!r}: need a ≤ b and at most {MAX_REQUEST_TOKENS:,} "
-                                     f"tokens", line=line, field=what)
+                    raise InputError(
+                        f"bad token run {item!r}: need a ≤ b and at most {MAX_REQUEST_TOKENS:,} tokens",
+                        line=line,
+                        field=what,
+                    )
                 out.extend(range(a, b + 1))
             elif re.fullmatch(r"\d+", item):
                 if int(item) > MAX_TOKEN:
@@ -109,8 +112,9 @@ class _Vocab:
 
 def parse_text(text: str, name: str = "typed script") -> Script:
     """Parse the one-step-per-line text form (see the module docstring)."""
-    require(len(text.encode()) <= MAX_TEXT_BYTES, f"the script is larger than {MAX_TEXT_BYTES // 1024} KiB",
-            field="script")
+    require(
+        len(text.encode()) <= MAX_TEXT_BYTES, f"the script is larger than {MAX_TEXT_BYTES // 1024} KiB", field="script"
+    )
     vocab, ops, n_req, notes = _Vocab(), [], 0, []
     for line_no, raw in enumerate(text.splitlines(), 1):
         line, _, comment = raw.partition("#")
@@ -136,8 +140,11 @@ def parse_text(text: str, name: str = "typed script") -> Script:
 
 def _raw_op(word: str, rest: str, vocab: _Vocab, line: int) -> Op:
     if word in ("evict", "evict_host"):
-        require(re.fullmatch(r"\s*\d+\s*", rest) is not None,
-                f"line {line}: {word} needs a whole number of tokens, got {rest.strip()!r}", field="script")
+        require(
+            re.fullmatch(r"\s*\d+\s*", rest) is not None,
+            f"line {line}: {word} needs a whole number of tokens, got {rest.strip()!r}",
+            field="script",
+        )
         return Op(word, n=int(rest))
     if word == "ack":
         require(not rest.strip(), f"line {line}: ack takes no argument", field="script")
@@ -151,7 +158,7 @@ def _request(line: str, vocab: _Vocab, line_no: int, default_name: str) -> Reque
     name = default_name
     head = re.match(r"([A-Za-z_][\w\-]*):\s", line)
     if head:
-        name, line = f"{default_name} {head[1]}", line[head.end():]
+        name, line = f"{default_name} {head[1]}", line[head.end() :]
     prompt, _, output = line.partition("=>")
     tokens = vocab.tokens(prompt, line_no, "prompt")
     if not tokens:
@@ -172,15 +179,14 @@ def parse_json(data: str | bytes) -> Script:
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
         raise InputError(f"not valid JSON ({exc})", field="script") from None
     steps = doc.get("steps") if isinstance(doc, dict) else doc
-    require(isinstance(steps, list), "expected a list of steps (or an object with \"steps\")", field="steps")
+    require(isinstance(steps, list), 'expected a list of steps (or an object with "steps")', field="steps")
     vocab, ops, counter = _Vocab(), [], [0]
     for i, step in enumerate(steps, 1):
         require(isinstance(step, dict), f"step {i} is not an object", field="steps")
         kind = step.get("op", "requests")
         if kind in ("request", "requests"):
             wave = step["requests"] if "requests" in step else [step]
-            require(isinstance(wave, list) and wave, f"step {i}: \"requests\" must be a non-empty list",
-                    field="requests")
+            require(isinstance(wave, list) and wave, f'step {i}: "requests" must be a non-empty list', field="requests")
             ops.append(Op("requests", tuple(_json_request(r, vocab, i, counter) for r in wave)))
         elif kind in RAW_OPS:
             ops.append(_json_raw(kind, step, vocab, i))
@@ -205,16 +211,22 @@ def _json_request(r: Any, vocab: _Vocab, step: int, counter: list[int]) -> Reque
     tokens = _json_tokens(r.get("tokens", r.get("text")), vocab, step, "tokens")
     require(bool(tokens), f"step {step}: a request needs at least one prompt token", field="tokens")
     extra = r.get("extra_key")
-    return Request(str(r.get("name", f"R{counter[0]}"))[:40], tokens,
-                       _json_tokens(r.get("output", ()), vocab, step, "output"),
-                       None if extra is None else str(extra)[:40])
+    return Request(
+        str(r.get("name", f"R{counter[0]}"))[:40],
+        tokens,
+        _json_tokens(r.get("output", ()), vocab, step, "output"),
+        None if extra is None else str(extra)[:40],
+    )
 
 
 def _json_raw(kind: str, step: dict, vocab: _Vocab, i: int) -> Op:
     if kind in ("evict", "evict_host"):
         n = step.get("n")
-        require(isinstance(n, int) and not isinstance(n, bool) and n >= 0,
-                f"step {i}: {kind} needs \"n\", a whole number of tokens ≥ 0", field="n")
+        require(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0,
+            f'step {i}: {kind} needs "n", a whole number of tokens ≥ 0',
+            field="n",
+        )
         return Op(kind, n=n)
     if kind == "ack":
         return Op("ack")
@@ -224,15 +236,21 @@ def _json_raw(kind: str, step: dict, vocab: _Vocab, i: int) -> Op:
 
 
 def checked(script: Script) -> Script:
-    require(len(script.ops) > 0, "the script has no steps: add a request (one per line) or an operation",
-            field="script")
-    require(len(script.ops) <= MAX_STEPS, f"the script has {len(script.ops):,} steps; the limit is {MAX_STEPS:,}",
-            field="script")
+    require(
+        len(script.ops) > 0, "the script has no steps: add a request (one per line) or an operation", field="script"
+    )
+    require(
+        len(script.ops) <= MAX_STEPS,
+        f"the script has {len(script.ops):,} steps; the limit is {MAX_STEPS:,}",
+        field="script",
+    )
     total = sum(len(r.tokens) + len(r.output) for op in script.ops for r in op.requests)
-    require(total <= MAX_SCRIPT_TOKENS, f"the script holds {total:,} tokens; the limit is {MAX_SCRIPT_TOKENS:,}",
-            field="script")
+    require(
+        total <= MAX_SCRIPT_TOKENS,
+        f"the script holds {total:,} tokens; the limit is {MAX_SCRIPT_TOKENS:,}",
+        field="script",
+    )
     return script
-
 
 
 def to_text(script: Script) -> str:
@@ -240,8 +258,11 @@ def to_text(script: Script) -> str:
     lines = []
     for op in script.ops:
         if op.kind != "requests":
-            lines.append(f"{op.kind} {op.n}" if op.kind.startswith("evict") else
-                         f"{op.kind} {' '.join(map(str, op.tokens))}".strip())
+            lines.append(
+                f"{op.kind} {op.n}"
+                if op.kind.startswith("evict")
+                else f"{op.kind} {' '.join(map(str, op.tokens))}".strip()
+            )
             continue
         for j, r in enumerate(op.requests):
             out = f" => {' '.join(map(str, r.output))}" if r.output else ""

@@ -29,8 +29,11 @@ from kvviz.traces import Trace
 def trace_rounds(trace: Trace, n: int, round_ms: int = 1000) -> list[list[Request]]:
     """The first ``n`` requests of a trace, block ids as tokens, grouped by arrival in windows of
     ``round_ms`` (one list per non-empty window; requests without blocks are left out)."""
-    require(trace.has_block_ids, "this trace has no block ids (hash_ids), so it cannot be replayed in a "
-            "radix tree", field="trace")
+    require(
+        trace.has_block_ids,
+        "this trace has no block ids (hash_ids), so it cannot be replayed in a radix tree",
+        field="trace",
+    )
     require(n >= 1, "replay at least one request", field="requests")
     require(round_ms >= 1, "the round length must be at least 1 ms", field="round_ms")
     ts = trace.requests["timestamp"].to_numpy()[:n]
@@ -61,10 +64,10 @@ MAX_DRAIN_ROUNDS = 200
 class TraceTotals:
     """The totals of a trace replay: the scheduler's counters, the event totals, the end state."""
 
-    requests: int                 # requests replayed (those with at least one block)
+    requests: int  # requests replayed (those with at least one block)
     rounds: int
-    totals: dict[str, int]        # kvviz.radix.replay.TOTAL_COLUMNS, as the step-through's last row
-    finished: bool                # every request finished (False: memory stayed locked)
+    totals: dict[str, int]  # kvviz.radix.replay.TOTAL_COLUMNS, as the step-through's last row
+    finished: bool  # every request finished (False: memory stayed locked)
 
     @property
     def hit_ratio(self) -> float:

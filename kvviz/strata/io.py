@@ -31,21 +31,24 @@ from kvviz.common.errors import require
 from kvviz.common.hardware import GB, KIB, Compute, ModelSpec, prefill_seconds
 
 LAYOUTS = ("layer-first DMA", "page-first DMA", "GPU-assisted")
-GPU_IO_GB_S = 50.0            # Strata §4.2: 2 blocks × 1024 threads reach ~50 GB/s (text also says 48)
-PAPER_POINTS = (              # (platform, link GB/s, share of peak) for 64 KiB layer-first slices
+GPU_IO_GB_S = 50.0  # Strata §4.2: 2 blocks × 1024 threads reach ~50 GB/s (text also says 48)
+PAPER_POINTS = (  # (platform, link GB/s, share of peak) for 64 KiB layer-first slices
     ("PCIe 5.0 x16 (H200 node)", 64.0, 0.22),
     ("GH200 NVLink-C2C", 384.0, 0.05),
 )
 PAPER_SLICE_BYTES = 64 * KIB  # Llama-3.1-8B, page 32: one layer's K (or V), the copy the two points measure
-PAPER_BURST_TOTAL_S = (4.14, 2.72)   # lecture 9 §4.3: FCFS and balanced batching, batches of 2
+PAPER_BURST_TOTAL_S = (4.14, 2.72)  # lecture 9 §4.3: FCFS and balanced batching, batches of 2
 PAPER_BURST_STALL_S = (1.59, 0.18)
-STRATA_THRESHOLD = 100.0      # §4.3.2: load/compute ratio where stalls start on the paper's testbed
+STRATA_THRESHOLD = 100.0  # §4.3.2: load/compute ratio where stalls start on the paper's testbed
 
 
 def littles_law(concurrency: float, size_bytes: float, latency_s: float) -> float:
     """Throughput (bytes/s) of ``concurrency`` copies in flight, each ``size_bytes`` taking ``latency_s``."""
-    require(concurrency > 0 and size_bytes > 0 and latency_s > 0,
-            "concurrency, transfer size and latency must all be > 0", field="littles_law")
+    require(
+        concurrency > 0 and size_bytes > 0 and latency_s > 0,
+        "concurrency, transfer size and latency must all be > 0",
+        field="littles_law",
+    )
     return concurrency * size_bytes / latency_s
 
 
@@ -85,8 +88,11 @@ def slice_bytes(m: ModelSpec, page_tokens: int) -> float:
 
 def transfer_plan(m: ModelSpec, tokens: int, page_tokens: int, layout: str) -> tuple[int, float]:
     """(number of copies, bytes per copy) to move ``tokens`` tokens of KV in ``layout``."""
-    require(page_tokens >= 1 and float(page_tokens).is_integer(), f"page size must be ≥ 1 token, got {page_tokens}",
-            field="page_tokens")
+    require(
+        page_tokens >= 1 and float(page_tokens).is_integer(),
+        f"page size must be ≥ 1 token, got {page_tokens}",
+        field="page_tokens",
+    )
     require(layout in LAYOUTS, f"layout must be one of {', '.join(LAYOUTS)}", field="layout")
     pages = math.ceil(tokens / page_tokens)
     if layout == "layer-first DMA":
@@ -106,11 +112,11 @@ class IOPath:
 
     def __post_init__(self):
         require(self.link_gb_s > 0, f"link bandwidth must be > 0 GB/s, got {self.link_gb_s}", field="link_gb_s")
-        require(self.overhead_us >= 0, f"per-copy overhead must be ≥ 0 µs, got {self.overhead_us}",
-                field="overhead_us")
+        require(self.overhead_us >= 0, f"per-copy overhead must be ≥ 0 µs, got {self.overhead_us}", field="overhead_us")
         require(self.concurrency >= 1, f"copies in flight must be ≥ 1, got {self.concurrency}", field="concurrency")
-        require(self.gpu_io_gb_s > 0, f"copy-kernel bandwidth must be > 0 GB/s, got {self.gpu_io_gb_s}",
-                field="gpu_io_gb_s")
+        require(
+            self.gpu_io_gb_s > 0, f"copy-kernel bandwidth must be > 0 GB/s, got {self.gpu_io_gb_s}", field="gpu_io_gb_s"
+        )
 
     def bandwidth(self, m: ModelSpec, page_tokens: int, layout: str) -> float:
         """Effective bytes/s for KV in ``layout`` with pages of ``page_tokens``."""
@@ -128,9 +134,17 @@ def page_sweep(m: ModelSpec, io: IOPath, tokens: int, pages: Sequence[int]) -> p
         for layout in LAYOUTS:
             n, size = transfer_plan(m, tokens, int(p), layout)
             bw = io.bandwidth(m, int(p), layout)
-            rows.append({"page tokens": int(p), "layout": layout, "copy KiB": size / KIB, "copies": n,
-                         "load ms": tokens * m.kv_bytes_per_token / bw * 1e3, "effective GB/s": bw / GB,
-                         "share of peak": bw / (io.link_gb_s * GB)})
+            rows.append(
+                {
+                    "page tokens": int(p),
+                    "layout": layout,
+                    "copy KiB": size / KIB,
+                    "copies": n,
+                    "load ms": tokens * m.kv_bytes_per_token / bw * 1e3,
+                    "effective GB/s": bw / GB,
+                    "share of peak": bw / (io.link_gb_s * GB),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -142,6 +156,7 @@ def size_for_share(share: float, link_gb_s: float, overhead_us: float) -> float:
 
 # ---- the loading-bound prefill --------------------------------------------------------------------
 
+
 def batch_time(load_s: float, compute_s: float, layers: int) -> tuple[float, float]:
     """(time, stall) of a batch whose load is overlapped with compute layer by layer."""
     if load_s <= 0:
@@ -150,14 +165,18 @@ def batch_time(load_s: float, compute_s: float, layers: int) -> tuple[float, flo
     return t, t - compute_s
 
 
-def loading_curve(m: ModelSpec, compute: Compute, new_tokens: int, ratios: Sequence[float],
-                  paths: dict[str, float]) -> pd.DataFrame:
+def loading_curve(
+    m: ModelSpec, compute: Compute, new_tokens: int, ratios: Sequence[float], paths: dict[str, float]
+) -> pd.DataFrame:
     """Compute time and load time (per named path, bytes/s) against load/compute token ratio."""
     rows = []
     for r in ratios:
         cached = r * new_tokens
-        row = {"ratio": float(r), "cached tokens": cached,
-               "compute ms": prefill_seconds(m, compute, new_tokens, cached) * 1e3}
+        row = {
+            "ratio": float(r),
+            "cached tokens": cached,
+            "compute ms": prefill_seconds(m, compute, new_tokens, cached) * 1e3,
+        }
         for name, bw in paths.items():
             load = cached * m.kv_bytes_per_token / bw
             total, stall = batch_time(load, row["compute ms"] / 1e3, m.layers)
@@ -175,12 +194,13 @@ def knee_ratio(m: ModelSpec, compute: Compute, new_tokens: int, load_bytes_s: fl
     """
     n = float(new_tokens)
     base = prefill_seconds(m, compute, n, 0)
-    slope_compute = (prefill_seconds(m, compute, n, n) - base)      # per unit of r
+    slope_compute = prefill_seconds(m, compute, n, n) - base  # per unit of r
     slope_load = n * m.kv_bytes_per_token / load_bytes_s
     return base / (slope_load - slope_compute) if slope_load > slope_compute else math.inf
 
 
 # ---- balanced batching ----------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class PrefillJob:
@@ -188,26 +208,38 @@ class PrefillJob:
     memory and how many to compute, when it arrives, and the context it shares (if any)."""
 
     rid: int
-    kind: str                 # a label for the timeline ("long doc + question", "fresh prompt")
+    kind: str  # a label for the timeline ("long doc + question", "fresh prompt")
     arrival_s: float
-    cached_tokens: int        # context already in host memory, to load
-    new_tokens: int           # tokens to prefill
+    cached_tokens: int  # context already in host memory, to load
+    new_tokens: int  # tokens to prefill
     context_id: str | None = None  # requests on the same context load it once per batch (bundle hits)
 
 
-def burst_example(doc_tokens: int = 28_672, question_tokens: int = 256, fresh_tokens: int = 3_584,
-                  per_burst: int = 8, bursts: int = 2, gap_s: float = 0.0) -> list[PrefillJob]:
+def burst_example(
+    doc_tokens: int = 28_672,
+    question_tokens: int = 256,
+    fresh_tokens: int = 3_584,
+    per_burst: int = 8,
+    bursts: int = 2,
+    gap_s: float = 0.0,
+) -> list[PrefillJob]:
     """Lecture 9 §4.3's burst: ``per_burst`` questions on long cached documents, then as many fresh long
     prompts, repeated ``bursts`` times, ``gap_s`` apart. Every document is different (no bundle hits)."""
-    for v, name in ((doc_tokens, "doc_tokens"), (question_tokens, "question_tokens"),
-                    (fresh_tokens, "fresh_tokens"), (per_burst, "per_burst"), (bursts, "bursts")):
+    for v, name in (
+        (doc_tokens, "doc_tokens"),
+        (question_tokens, "question_tokens"),
+        (fresh_tokens, "fresh_tokens"),
+        (per_burst, "per_burst"),
+        (bursts, "bursts"),
+    ):
         require(v >= 1 and float(v).is_integer(), f"{name} must be a whole number ≥ 1, got {v}", field=name)
     require(gap_s >= 0, f"gap must be ≥ 0 s, got {gap_s}", field="gap_s")
     out: list[PrefillJob] = []
     for b in range(bursts):
         for _ in range(per_burst):
-            out.append(PrefillJob(len(out), "long doc + question", b * gap_s, doc_tokens, question_tokens,
-                               f"doc{len(out)}"))
+            out.append(
+                PrefillJob(len(out), "long doc + question", b * gap_s, doc_tokens, question_tokens, f"doc{len(out)}")
+            )
         for _ in range(per_burst):
             out.append(PrefillJob(len(out), "fresh prompt", b * gap_s, 0, fresh_tokens))
     return out
@@ -290,8 +322,15 @@ def pick_balanced(queue: Sequence[PrefillJob], batch_size: int, threshold: float
     return batch
 
 
-def schedule(requests: Sequence[PrefillJob], m: ModelSpec, compute: Compute, load_bytes_s: float,
-             policy: str = "balanced", batch_size: int = 2, threshold: float = 10.0) -> Schedule:
+def schedule(
+    requests: Sequence[PrefillJob],
+    m: ModelSpec,
+    compute: Compute,
+    load_bytes_s: float,
+    policy: str = "balanced",
+    batch_size: int = 2,
+    threshold: float = 10.0,
+) -> Schedule:
     """Run the queue to empty, one prefill batch at a time, with FCFS or balanced batching."""
     require(policy in ("fcfs", "balanced"), f"policy must be 'fcfs' or 'balanced', got {policy!r}", field="policy")
     require(batch_size >= 1, f"batch size must be ≥ 1, got {batch_size}", field="batch_size")
@@ -315,18 +354,31 @@ def schedule(requests: Sequence[PrefillJob], m: ModelSpec, compute: Compute, loa
 
 def schedule_frame(s: Schedule) -> pd.DataFrame:
     """One row per batch: start, load, compute, time and stall (seconds), and what it held."""
-    return pd.DataFrame([{"policy": s.policy, "batch": b.index, "start s": b.start_s, "load s": b.load_s,
-                          "compute s": b.compute_s, "time s": b.time_s, "stall s": b.stall_s,
-                          "load/compute tokens": _ratio(b.requests),
-                          "requests": ", ".join(r.kind.split(" + ")[0] for r in b.requests)} for b in s.batches])
+    return pd.DataFrame(
+        [
+            {
+                "policy": s.policy,
+                "batch": b.index,
+                "start s": b.start_s,
+                "load s": b.load_s,
+                "compute s": b.compute_s,
+                "time s": b.time_s,
+                "stall s": b.stall_s,
+                "load/compute tokens": _ratio(b.requests),
+                "requests": ", ".join(r.kind.split(" + ")[0] for r in b.requests),
+            }
+            for b in s.batches
+        ]
+    )
 
 
 def log_ratios(lo: float = 1, hi: float = 1000, n: int = 61) -> np.ndarray:
     return np.geomspace(lo, hi, n)
 
 
-def paper_rows(m: ModelSpec, overhead_us: float, knee: float, fcfs: Schedule | None = None,
-               balanced: Schedule | None = None) -> list[dict[str, str]]:
+def paper_rows(
+    m: ModelSpec, overhead_us: float, knee: float, fcfs: Schedule | None = None, balanced: Schedule | None = None
+) -> list[dict[str, str]]:
     """Strata's numbers (§3.1, §4.3.2) and lecture 9 §4's beside this model's.
 
     With the fitted overhead, the 22% and 5% rows are calibrations (L0 is fitted to them); the
@@ -340,28 +392,45 @@ def paper_rows(m: ModelSpec, overhead_us: float, knee: float, fcfs: Schedule | N
 
     def share_row(quantity: str, reported: str, target: float, sim: float) -> dict[str, str]:
         if fitted:
-            return paper.calibrated(quantity, reported, f"{sim:.1%}",
-                                    f"L0 = {overhead_us:.2f} µs is fitted to 22% and 5%")
+            return paper.calibrated(
+                quantity, reported, f"{sim:.1%}", f"L0 = {overhead_us:.2f} µs is fitted to 22% and 5%"
+            )
         return paper.close(quantity, reported, f"{sim:.1%}", (target, sim), 0.1)
 
     rows = [
         share_row(f"{m.name}, page 32, layer-first copies: share of PCIe 5.0", "≈ 22%", 0.22, pcie),
         share_row("…on GH200 (NVLink-C2C, 384 GB/s)", "≈ 5%", 0.05, gh),
         paper.check("…at page 1", "< 1% (lecture notes)", f"{page1:.2%}", page1 < 0.01, "below 1%"),
-        paper.check("Copy size for 75–80% of PCIe 5.0", "1–2 MB", f"{lo / 1e6:.2f}–{hi / 1e6:.2f} MB",
-                  lo <= 2e6 and hi >= 1e6, "the range overlaps 1–2 MB"),
-        paper.check("Loading-bound knee, GPU-assisted I/O (Qwen2.5-14B, H200, 256 new tokens)",
-                  "between 10 and 20 (paper GPU); Strata uses 100 on real hardware", f"{knee:.1f}",
-                  10 <= knee <= 20, "within 10–20"),
+        paper.check(
+            "Copy size for 75–80% of PCIe 5.0",
+            "1–2 MB",
+            f"{lo / 1e6:.2f}–{hi / 1e6:.2f} MB",
+            lo <= 2e6 and hi >= 1e6,
+            "the range overlaps 1–2 MB",
+        ),
+        paper.check(
+            "Loading-bound knee, GPU-assisted I/O (Qwen2.5-14B, H200, 256 new tokens)",
+            "between 10 and 20 (paper GPU); Strata uses 100 on real hardware",
+            f"{knee:.1f}",
+            10 <= knee <= 20,
+            "within 10–20",
+        ),
     ]
     if fcfs is not None and balanced is not None:
-        rows += [paper.calibrated("Burst, batch of 2: FCFS / balanced total",
-                                " / ".join(f"{t} s" for t in PAPER_BURST_TOTAL_S),
-                                f"{fcfs.total_s:.2f} s / {balanced.total_s:.2f} s",
-                                "the notes give no request lengths; 28,672-token documents, 256-token questions and "
-                                "3,584-token fresh prompts were chosen to land near these totals"),
-                 paper.close("Burst, batch of 2: FCFS / balanced time stalled on loading",
-                           " / ".join(f"{t} s" for t in PAPER_BURST_STALL_S),
-                           f"{fcfs.stall_s:.2f} s / {balanced.stall_s:.2f} s",
-                           list(zip(PAPER_BURST_STALL_S, (fcfs.stall_s, balanced.stall_s), strict=True)), 0.1)]
+        rows += [
+            paper.calibrated(
+                "Burst, batch of 2: FCFS / balanced total",
+                " / ".join(f"{t} s" for t in PAPER_BURST_TOTAL_S),
+                f"{fcfs.total_s:.2f} s / {balanced.total_s:.2f} s",
+                "the notes give no request lengths; 28,672-token documents, 256-token questions and "
+                "3,584-token fresh prompts were chosen to land near these totals",
+            ),
+            paper.close(
+                "Burst, batch of 2: FCFS / balanced time stalled on loading",
+                " / ".join(f"{t} s" for t in PAPER_BURST_STALL_S),
+                f"{fcfs.stall_s:.2f} s / {balanced.stall_s:.2f} s",
+                list(zip(PAPER_BURST_STALL_S, (fcfs.stall_s, balanced.stall_s), strict=True)),
+                0.1,
+            ),
+        ]
     return rows

@@ -7,13 +7,29 @@ traces by content hash; ``kvviz.traces.cli`` is the one helper every command use
 """
 
 from kvviz.traces.formats import Format
-from kvviz.traces.ingest import (
-    MAX_ACCESSES, MAX_INPUT_LENGTH, MAX_OUTPUT_LENGTH, MAX_REQUESTS, ReadOptions, load_trace,
-)
+from kvviz.traces.ingest import MAX_ACCESSES, MAX_INPUT_LENGTH, MAX_OUTPUT_LENGTH, MAX_REQUESTS, ReadOptions, load_trace
 from kvviz.traces.model import DEFAULT_BLOCK_SIZE, Trace, blocks_needed, fingerprint, from_arrays, from_records
 from kvviz.traces.source import FILES, MIB, UPLOAD_LIMIT_MIB, UPLOADS, Limits
 from kvviz.traces.timeunits import TimeUnit
 
-__all__ = ["DEFAULT_BLOCK_SIZE", "FILES", "Format", "Limits", "MAX_ACCESSES", "MAX_INPUT_LENGTH", "MAX_OUTPUT_LENGTH",
-           "MAX_REQUESTS", "MIB", "ReadOptions", "TimeUnit", "Trace", "UPLOADS", "UPLOAD_LIMIT_MIB", "blocks_needed",
-           "fingerprint", "from_arrays", "from_records", "load_trace"]
+__all__ = [
+    "DEFAULT_BLOCK_SIZE",
+    "FILES",
+    "Format",
+    "Limits",
+    "MAX_ACCESSES",
+    "MAX_INPUT_LENGTH",
+    "MAX_OUTPUT_LENGTH",
+    "MAX_REQUESTS",
+    "MIB",
+    "ReadOptions",
+    "TimeUnit",
+    "Trace",
+    "UPLOADS",
+    "UPLOAD_LIMIT_MIB",
+    "blocks_needed",
+    "fingerprint",
+    "from_arrays",
+    "from_records",
+    "load_trace",
+]

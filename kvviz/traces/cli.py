@@ -23,8 +23,9 @@ TRACE_HELP = "a trace file (Mooncake or Qwen-Bailian JSONL, CSV; plain, .gz or .
 READING_FLAGS = ("--block-size", "--time-unit", "--format", "--columns", "--skip-bad-rows", "--no-rechain")
 
 
-def add_trace_arguments(parser: argparse.ArgumentParser, *, flag: str | None = None, required: bool = True,
-                        help: str = TRACE_HELP) -> None:
+def add_trace_arguments(
+    parser: argparse.ArgumentParser, *, flag: str | None = None, required: bool = True, help: str = TRACE_HELP
+) -> None:
     """The trace argument (positional, optional unless ``required``; or ``flag`` such as ``--trace``,
     always optional) and the reading options (``READING_FLAGS``, each ``None`` or off unless given)."""
     if flag is None:
@@ -32,18 +33,40 @@ def add_trace_arguments(parser: argparse.ArgumentParser, *, flag: str | None = N
     else:
         parser.add_argument(flag, dest="trace", default=None, help=help + " (optional)")
     group = parser.add_argument_group("reading the trace")
-    group.add_argument("--block-size", type=A.bounded_int(1, MAX_BLOCK_SIZE), default=None,
-                       help="tokens per hash id (default: the format's: Mooncake and CSV 512, Qwen-Bailian 16)")
-    group.add_argument("--time-unit", choices=("ms", "s", "us"), default=None,
-                       help="unit of the arrival times (default: the format's: Mooncake ms, Qwen-Bailian s)")
-    group.add_argument("--format", choices=("auto",) + tuple(f.value for f in Format), default=None,
-                       help="the file's format (default: auto, detected from its fields)")
-    group.add_argument("--columns", default=None, metavar="MAP",
-                       help="CSV column map: arrival=COL,input=COL,output=COL[,hash_ids=COL], each role once")
-    group.add_argument("--skip-bad-rows", action="store_true",
-                       help="leave bad rows out (reported by reason) instead of stopping at the first")
-    group.add_argument("--no-rechain", action="store_true",
-                       help="keep per-block ids as they are (Qwen-Bailian); default: re-chain them into prefix ids")
+    group.add_argument(
+        "--block-size",
+        type=A.bounded_int(1, MAX_BLOCK_SIZE),
+        default=None,
+        help="tokens per hash id (default: the format's: Mooncake and CSV 512, Qwen-Bailian 16)",
+    )
+    group.add_argument(
+        "--time-unit",
+        choices=("ms", "s", "us"),
+        default=None,
+        help="unit of the arrival times (default: the format's: Mooncake ms, Qwen-Bailian s)",
+    )
+    group.add_argument(
+        "--format",
+        choices=("auto",) + tuple(f.value for f in Format),
+        default=None,
+        help="the file's format (default: auto, detected from its fields)",
+    )
+    group.add_argument(
+        "--columns",
+        default=None,
+        metavar="MAP",
+        help="CSV column map: arrival=COL,input=COL,output=COL[,hash_ids=COL], each role once",
+    )
+    group.add_argument(
+        "--skip-bad-rows",
+        action="store_true",
+        help="leave bad rows out (reported by reason) instead of stopping at the first",
+    )
+    group.add_argument(
+        "--no-rechain",
+        action="store_true",
+        help="keep per-block ids as they are (Qwen-Bailian); default: re-chain them into prefix ids",
+    )
 
 
 def read_options(args: argparse.Namespace) -> ReadOptions:
@@ -58,7 +81,8 @@ def read_options(args: argparse.Namespace) -> ReadOptions:
         time_unit=parse_unit(args.time_unit) if args.time_unit else None,
         columns=tuple(parse_column_map(args.columns).items()) if args.columns is not None else (),
         skip_bad_rows=bool(args.skip_bad_rows),
-        rechain=False if args.no_rechain else None)
+        rechain=False if args.no_rechain else None,
+    )
 
 
 def trace_from_args(args: argparse.Namespace) -> Trace | None:
@@ -83,11 +107,11 @@ def resolve(text: str, options: ReadOptions | None = None) -> Trace:
     if _is_file(text):
         return load_trace(text, options=options)
     if not library.is_entry_id(text):
-        raise InputError(f"cannot open trace file '{quote(text)}': no such file, nor a library id "
-                         "(python -m kvviz import --list)")
+        raise InputError(
+            f"cannot open trace file '{quote(text)}': no such file, nor a library id (python -m kvviz import --list)"
+        )
     if options != ReadOptions():
-        raise InputError("reading options apply to files; a library entry was read when it was imported",
-                         field="trace")
+        raise InputError("reading options apply to files; a library entry was read when it was imported", field="trace")
     return library.open_entry(text)
 
 
@@ -97,7 +121,8 @@ def _is_file(text: str) -> bool:
         os.stat(text)
     except FileNotFoundError:
         return False
-    except (OSError, ValueError) as exc:   # a name too long, a NUL byte, a folder that is a file ...
-        raise InputError(f"cannot open trace file '{quote(text)}': "
-                         f"{getattr(exc, 'strerror', None) or 'not a valid path'}") from None
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a folder that is a file ...
+        raise InputError(
+            f"cannot open trace file '{quote(text)}': {getattr(exc, 'strerror', None) or 'not a valid path'}"
+        ) from None
     return True

@@ -11,12 +11,12 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from kvviz.traces.reuse import lru_curve
 from kvviz.common.style import color
 from kvviz.traces.model import Trace
+from kvviz.traces.reuse import lru_curve
 
 POPULARITY_POINTS = 300  # log-spaced ranks drawn as one line: the curve's shape, cheap to redraw
-BAND = (10, 50, 90)      # percentiles of the prompt lengths drawn per time bin
+BAND = (10, 50, 90)  # percentiles of the prompt lengths drawn per time bin
 
 
 def _window_s(span_s: float) -> float:
@@ -57,17 +57,51 @@ def fig_arrivals(trace: Trace) -> go.Figure:
     counts, _ = np.histogram(t, bins=edges)
     mid = edges[:-1] + window / 2
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.4, 0.6])
-    fig.add_scatter(**histogram_outline(edges, counts / window), fill="tozeroy", line=dict(color=color(0), width=1.5),
-                    name="arrivals", hovertemplate="from t=%{x:.0f} s: %{y:.2f} req/s<extra></extra>", row=1, col=1)
+    fig.add_scatter(
+        **histogram_outline(edges, counts / window),
+        fill="tozeroy",
+        line=dict(color=color(0), width=1.5),
+        name="arrivals",
+        hovertemplate="from t=%{x:.0f} s: %{y:.2f} req/s<extra></extra>",
+        row=1,
+        col=1,
+    )
     band = length_band(t, trace.requests["input_length"].to_numpy(), edges) if len(t) else np.full((1, 3), np.nan)
-    fig.add_scatter(x=mid, y=band[:, 0], mode="lines", line=dict(width=0, color=color(1)), hoverinfo="skip",
-                    connectgaps=False, showlegend=False, row=2, col=1)
-    fig.add_scatter(x=mid, y=band[:, 2], mode="lines", line=dict(width=0, color=color(1)), fill="tonexty",
-                    fillcolor="rgba(230,159,0,0.25)", hoverinfo="skip", showlegend=False, row=2, col=1)
-    fig.add_scatter(x=mid, y=band[:, 1], mode="lines", line=dict(color=color(1), dash="solid"),
-                    name="median input length", customdata=np.column_stack([band[:, 0], band[:, 2], counts]),
-                    hovertemplate="t=%{x:.0f} s: median %{y:,.0f} tokens, 10–90%: %{customdata[0]:,.0f}–"
-                                  "%{customdata[1]:,.0f} (%{customdata[2]} requests)<extra></extra>", row=2, col=1)
+    fig.add_scatter(
+        x=mid,
+        y=band[:, 0],
+        mode="lines",
+        line=dict(width=0, color=color(1)),
+        hoverinfo="skip",
+        connectgaps=False,
+        showlegend=False,
+        row=2,
+        col=1,
+    )
+    fig.add_scatter(
+        x=mid,
+        y=band[:, 2],
+        mode="lines",
+        line=dict(width=0, color=color(1)),
+        fill="tonexty",
+        fillcolor="rgba(230,159,0,0.25)",
+        hoverinfo="skip",
+        showlegend=False,
+        row=2,
+        col=1,
+    )
+    fig.add_scatter(
+        x=mid,
+        y=band[:, 1],
+        mode="lines",
+        line=dict(color=color(1), dash="solid"),
+        name="median input length",
+        customdata=np.column_stack([band[:, 0], band[:, 2], counts]),
+        hovertemplate="t=%{x:.0f} s: median %{y:,.0f} tokens, 10–90%: %{customdata[0]:,.0f}–"
+        "%{customdata[1]:,.0f} (%{customdata[2]} requests)<extra></extra>",
+        row=2,
+        col=1,
+    )
     fig.update_yaxes(title_text=f"requests/s ({window:g} s bins)", row=1, col=1)
     fig.update_yaxes(title_text="input tokens (median, 10–90%)", type="log", row=2, col=1)
     fig.update_xaxes(title_text="time since first arrival (s)", row=2, col=1)
@@ -80,14 +114,33 @@ def fig_popularity(counts: np.ndarray) -> go.Figure:
     drawn through log-spaced ranks: every rank from 1 to the last, at a few hundred points."""
     counts = np.sort(np.asarray(counts))[::-1]
     ranks = np.arange(1, len(counts) + 1)
-    keep = np.unique(np.geomspace(1, len(counts), num=min(len(counts), POPULARITY_POINTS)).astype(int)) - 1 \
-        if len(counts) else np.zeros(0, dtype=int)
-    fig = go.Figure(go.Scatter(x=ranks[keep], y=counts[keep], mode="lines", line=dict(color=color(0), shape="hv"),
-                               name="blocks", hovertemplate="rank %{x:,}: %{y:,} accesses<extra></extra>"))
+    keep = (
+        np.unique(np.geomspace(1, len(counts), num=min(len(counts), POPULARITY_POINTS)).astype(int)) - 1
+        if len(counts)
+        else np.zeros(0, dtype=int)
+    )
+    fig = go.Figure(
+        go.Scatter(
+            x=ranks[keep],
+            y=counts[keep],
+            mode="lines",
+            line=dict(color=color(0), shape="hv"),
+            name="blocks",
+            hovertemplate="rank %{x:,}: %{y:,} accesses<extra></extra>",
+        )
+    )
     fig.add_hline(y=1, line_dash="dot", line_color="gray")
     # On a log axis an annotation's y is log10 of the value: 0 puts the label on the line at 1 access.
-    fig.add_annotation(x=0.01, xref="paper", y=0, yref="y", text="accessed once (never reused)", showarrow=False,
-                       xanchor="left", yanchor="bottom")
+    fig.add_annotation(
+        x=0.01,
+        xref="paper",
+        y=0,
+        yref="y",
+        text="accessed once (never reused)",
+        showarrow=False,
+        xanchor="left",
+        yanchor="bottom",
+    )
     fig.update_xaxes(type="log", dtick=1, title_text="block rank (most accessed first)")
     fig.update_yaxes(type="log", dtick=1, title_text="accesses")
     fig.update_layout(title="Block popularity", height=420, showlegend=False)
@@ -104,20 +157,39 @@ def fig_reuse_distances(distances: np.ndarray) -> go.Figure:
     if len(reused):
         top = max(int(reused[-1]) + 2, 2)
         cap = np.unique(np.geomspace(1, top, num=200).astype(np.int64))
-        fig.add_scatter(x=cap, y=lru_curve(d, cap) / total, mode="lines",
-                        line_color=color(1), name="LRU hit ratio",
-                        hovertemplate="%{x:,} blocks: %{y:.1%}<extra></extra>", row=1, col=1)
-        fig.add_hline(y=len(reused) / total, line_dash="dash", line_color=color(2), row=1, col=1,
-                      annotation_text=f"infinite cache {len(reused) / total:.1%}", annotation_position="top left")
+        fig.add_scatter(
+            x=cap,
+            y=lru_curve(d, cap) / total,
+            mode="lines",
+            line_color=color(1),
+            name="LRU hit ratio",
+            hovertemplate="%{x:,} blocks: %{y:.1%}<extra></extra>",
+            row=1,
+            col=1,
+        )
+        fig.add_hline(
+            y=len(reused) / total,
+            line_dash="dash",
+            line_color=color(2),
+            row=1,
+            col=1,
+            annotation_text=f"infinite cache {len(reused) / total:.1%}",
+            annotation_position="top left",
+        )
         edges = np.unique(np.concatenate([[0], np.geomspace(1, top, num=40).astype(np.int64)]))
         counts, _ = np.histogram(reused, bins=edges)
         starts = edges.astype(float)
-        starts[0] = 0.5                           # a log axis has no 0: distance 0 is drawn from 0.5 to 1
-        fig.add_scatter(**histogram_outline(starts, counts / total), fill="tozeroy",
-                        line=dict(color=color(0), width=1.5), name="share of accesses",
-                        customdata=np.append(edges[1:] - 1, edges[-1:] - 1),
-                        hovertemplate="distance up to %{customdata:,}: %{y:.2%}<extra></extra>",
-                        row=2, col=1)
+        starts[0] = 0.5  # a log axis has no 0: distance 0 is drawn from 0.5 to 1
+        fig.add_scatter(
+            **histogram_outline(starts, counts / total),
+            fill="tozeroy",
+            line=dict(color=color(0), width=1.5),
+            name="share of accesses",
+            customdata=np.append(edges[1:] - 1, edges[-1:] - 1),
+            hovertemplate="distance up to %{customdata:,}: %{y:.2%}<extra></extra>",
+            row=2,
+            col=1,
+        )
     fig.update_xaxes(type="log", dtick=1)
     fig.update_xaxes(title_text="cache capacity = stack distance (blocks)", row=2, col=1)
     fig.update_yaxes(title_text="LRU hit ratio", tickformat=".0%", rangemode="tozero", row=1, col=1)

@@ -23,9 +23,9 @@ import io
 import itertools
 import json
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
-from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -33,11 +33,11 @@ import numpy as np
 from kvviz.common.errors import InputError, quote
 from kvviz.traces.timeunits import TimeUnit
 
-MAX_DIGITS = 20            # per number: int64 has 19, a float's mantissa fewer
+MAX_DIGITS = 20  # per number: int64 has 19, a float's mantissa fewer
 MAX_HEADER_BYTES = 65_536
 MAX_COLUMNS = 1_000
-MAX_TEXT_FIELD = 200       # characters of a string field kept (Qwen's ``type``)
-CSV_BATCH_ROWS = 1 << 18   # CSV records checked together (the column-wise checks' batch)
+MAX_TEXT_FIELD = 200  # characters of a string field kept (Qwen's ``type``)
+CSV_BATCH_ROWS = 1 << 18  # CSV records checked together (the column-wise checks' batch)
 CSV_BATCH_CHARS = 1 << 25  # ... or this many characters of their role fields, whichever comes first
 
 
@@ -50,8 +50,8 @@ class Format(Enum):
 class PartialBlock(Enum):
     """How many ids a prompt of n tokens carries."""
 
-    CEIL = "ceil"              # the partial last block has an id (Mooncake)
-    FLOOR_OR_CEIL = "either"   # not documented (Qwen-Bailian): accept both
+    CEIL = "ceil"  # the partial last block has an id (Mooncake)
+    FLOOR_OR_CEIL = "either"  # not documented (Qwen-Bailian): accept both
 
 
 @dataclass(frozen=True)
@@ -62,28 +62,49 @@ class FormatSpec:
     time_unit: TimeUnit
     chained: bool
     partial: PartialBlock
-    extras: tuple[tuple[str, str], ...] = ()     # (column, "int" | "str")
+    extras: tuple[tuple[str, str], ...] = ()  # (column, "int" | "str")
 
 
 SPECS = {
-    Format.MOONCAKE: FormatSpec(Format.MOONCAKE, "Mooncake JSONL (FAST'25)", 512, TimeUnit.MS, True,
-                                PartialBlock.CEIL),
-    Format.QWEN: FormatSpec(Format.QWEN, "Qwen-Bailian usage trace JSONL (ATC'25)", 16, TimeUnit.S, False,
-                            PartialBlock.FLOOR_OR_CEIL,
-                            (("chat_id", "int"), ("parent_chat_id", "int"), ("turn", "int"), ("type", "str"))),
+    Format.MOONCAKE: FormatSpec(Format.MOONCAKE, "Mooncake JSONL (FAST'25)", 512, TimeUnit.MS, True, PartialBlock.CEIL),
+    Format.QWEN: FormatSpec(
+        Format.QWEN,
+        "Qwen-Bailian usage trace JSONL (ATC'25)",
+        16,
+        TimeUnit.S,
+        False,
+        PartialBlock.FLOOR_OR_CEIL,
+        (("chat_id", "int"), ("parent_chat_id", "int"), ("turn", "int"), ("type", "str")),
+    ),
     Format.CSV: FormatSpec(Format.CSV, "CSV", 512, TimeUnit.MS, True, PartialBlock.CEIL),
 }
 QWEN_KEYS = frozenset({"chat_id", "parent_chat_id", "turn"})
 
 # CSV columns known by name: (column, unit of an arrival column; None = date-times).
 ARRIVAL_COLUMNS: dict[str, TimeUnit | None] = {
-    "timestamp": TimeUnit.MS, "arrived_at": TimeUnit.S, "arrival_time": TimeUnit.S,
-    "arrival_timestamp": TimeUnit.S, "Timestamp": TimeUnit.S, "TIMESTAMP": None,
+    "timestamp": TimeUnit.MS,
+    "arrived_at": TimeUnit.S,
+    "arrival_time": TimeUnit.S,
+    "arrival_timestamp": TimeUnit.S,
+    "Timestamp": TimeUnit.S,
+    "TIMESTAMP": None,
 }
-INPUT_COLUMNS = ("input_length", "num_prefill_tokens", "prompt_tokens", "prompt_size", "ContextTokens",
-                 "Request tokens")
-OUTPUT_COLUMNS = ("output_length", "num_decode_tokens", "decode_tokens", "token_size", "GeneratedTokens",
-                  "Response tokens")
+INPUT_COLUMNS = (
+    "input_length",
+    "num_prefill_tokens",
+    "prompt_tokens",
+    "prompt_size",
+    "ContextTokens",
+    "Request tokens",
+)
+OUTPUT_COLUMNS = (
+    "output_length",
+    "num_decode_tokens",
+    "decode_tokens",
+    "token_size",
+    "GeneratedTokens",
+    "Response tokens",
+)
 ROLES = ("arrival", "input", "output", "hash_ids")
 
 
@@ -120,7 +141,7 @@ def detect(first_line: str, chosen: Format | None) -> Format:
     try:
         rec = json.loads(text)
     except (ValueError, RecursionError):
-        return Format.MOONCAKE          # the line-by-line parser reports what is wrong
+        return Format.MOONCAKE  # the line-by-line parser reports what is wrong
     return Format.QWEN if isinstance(rec, dict) and QWEN_KEYS & rec.keys() else Format.MOONCAKE
 
 
@@ -141,8 +162,9 @@ def _json_line(line: str, line_no: int) -> dict:
     try:
         rec = json.loads(line, parse_int=_bounded_int, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
-        raise RowError(f"not valid JSON ({exc.msg} at column {exc.colno})", line=line_no,
-                       reason="not valid JSON") from None
+        raise RowError(
+            f"not valid JSON ({exc.msg} at column {exc.colno})", line=line_no, reason="not valid JSON"
+        ) from None
     except RecursionError:
         raise RowError("nested too deeply (a trace record is flat)", line=line_no, reason="nested too deeply") from None
     except ValueError as exc:
@@ -154,15 +176,17 @@ def _json_line(line: str, line_no: int) -> dict:
 
 def _number(value: Any, line: int, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RowError(f"expected a number, got {quote(json.dumps(value))}", line=line, field=name,
-                       reason="not a number")
+        raise RowError(
+            f"expected a number, got {quote(json.dumps(value))}", line=line, field=name, reason="not a number"
+        )
     return float(value)
 
 
 def _integer(value: Any, line: int, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RowError(f"expected an integer, got {quote(json.dumps(value))}", line=line, field=name,
-                       reason="not an integer")
+        raise RowError(
+            f"expected an integer, got {quote(json.dumps(value))}", line=line, field=name, reason="not an integer"
+        )
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")) or value != int(value):
             raise RowError(f"expected an integer, got {value}", line=line, field=name, reason="not an integer")
@@ -177,8 +201,9 @@ def _id_list(value: Any, line: int) -> list[int]:
         raise RowError("expected a list of integers", line=line, field="hash_ids", reason="not a list")
     for v in value:
         if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63:
-            raise RowError(f"expected integers, found {quote(json.dumps(v))}", line=line, field="hash_ids",
-                           reason="not integers")
+            raise RowError(
+                f"expected integers, found {quote(json.dumps(v))}", line=line, field="hash_ids", reason="not integers"
+            )
     return value
 
 
@@ -198,9 +223,11 @@ def jsonl_slow(text: str, first_line: int, spec: FormatSpec, reject) -> RawChunk
             for name in ("timestamp", "input_length", "output_length"):
                 if name not in rec:
                     raise RowError("missing", line=line_no, field=name)
-            row = (_number(rec["timestamp"], line_no, "timestamp"),
-                   _integer(rec["input_length"], line_no, "input_length"),
-                   _integer(rec["output_length"], line_no, "output_length"))
+            row = (
+                _number(rec["timestamp"], line_no, "timestamp"),
+                _integer(rec["input_length"], line_no, "input_length"),
+                _integer(rec["output_length"], line_no, "output_length"),
+            )
             row_ids = _id_list(rec["hash_ids"], line_no) if "hash_ids" in rec else None
             row_extras = {name: _extra(rec.get(name), kind, line_no, name) for name, kind in spec.extras}
         except RowError as err:
@@ -212,9 +239,15 @@ def jsonl_slow(text: str, first_line: int, spec: FormatSpec, reject) -> RawChunk
         ids.extend(row_ids or ())
         for name, value in row_extras.items():
             extras[name].append(value)
-    return RawChunk(np.array(lines, np.int64), np.array(times, np.float64), np.array(inputs, np.int64),
-                    np.array(outputs, np.int64), np.array(counts, np.int64), np.array(ids, np.int64),
-                    {name: _extra_array(values, kind) for (name, kind), values in zip(spec.extras, extras.values())})
+    return RawChunk(
+        np.array(lines, np.int64),
+        np.array(times, np.float64),
+        np.array(inputs, np.int64),
+        np.array(outputs, np.int64),
+        np.array(counts, np.int64),
+        np.array(ids, np.int64),
+        {name: _extra_array(values, kind) for (name, kind), values in zip(spec.extras, extras.values())},
+    )
 
 
 def _extra(value: Any, kind: str, line: int, name: str) -> Any:
@@ -237,12 +270,12 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
     import pyarrow as pa
     import pyarrow.json as pj
 
-    if b"\n\n" not in chunk and not chunk.startswith(b"\n"):   # no blank lines: row k is line k
+    if b"\n\n" not in chunk and not chunk.startswith(b"\n"):  # no blank lines: row k is line k
         line_idx = np.arange(chunk.count(b"\n") + (not chunk.endswith(b"\n")), dtype=np.int64)
     else:
         line_idx = np.fromiter((k for k, raw in enumerate(chunk.split(b"\n")) if raw.strip()), np.int64)
     rows = len(line_idx)
-    if rows == 0 or chunk.count(b"{") + chunk.count(b"[") > 2 * rows:      # nested beyond a flat record
+    if rows == 0 or chunk.count(b"{") + chunk.count(b"[") > 2 * rows:  # nested beyond a flat record
         return None
     if not chunk.isascii():
         try:
@@ -250,22 +283,32 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
         except UnicodeDecodeError:
             return None
     types = {"int": pa.int64(), "str": pa.string()}
-    schema = pa.schema([("timestamp", pa.float64()), ("input_length", pa.int64()), ("output_length", pa.int64()),
-                        ("hash_ids", pa.list_(pa.int64()))] + [(n, types[k]) for n, k in spec.extras])
+    schema = pa.schema(
+        [
+            ("timestamp", pa.float64()),
+            ("input_length", pa.int64()),
+            ("output_length", pa.int64()),
+            ("hash_ids", pa.list_(pa.int64())),
+        ]
+        + [(n, types[k]) for n, k in spec.extras]
+    )
     try:
-        table = pj.read_json(io.BytesIO(chunk),
-                             read_options=pj.ReadOptions(block_size=min(max(len(chunk) + 1, 1 << 20), 1 << 30)),
-                             parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
+        table = pj.read_json(
+            io.BytesIO(chunk),
+            read_options=pj.ReadOptions(block_size=min(max(len(chunk) + 1, 1 << 20), 1 << 30)),
+            parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
+        )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    if table.num_rows != rows or any(table.column(n).null_count for n in ("timestamp", "input_length",
-                                                                           "output_length")):
+    if table.num_rows != rows or any(
+        table.column(n).null_count for n in ("timestamp", "input_length", "output_length")
+    ):
         return None
     times = _numbers(table.column("timestamp").chunks, np.float64)
-    if not (np.abs(times) < 1e19).all():      # NaN, Infinity, or an integer of over 20 digits: the standard
-        return None                           # library refuses them, and names the line
+    if not (np.abs(times) < 1e19).all():  # NaN, Infinity, or an integer of over 20 digits: the standard
+        return None  # library refuses them, and names the line
     lists = _id_lists(table.column("hash_ids").chunks)
-    if lists is None:                         # a null inside hash_ids: the line-by-line parser names it
+    if lists is None:  # a null inside hash_ids: the line-by-line parser names it
         return None
     flat_ids, counts = lists
     extras = {}
@@ -276,10 +319,18 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
         else:
             import pyarrow.compute as pc
 
-            extras[name] = np.array(pc.utf8_slice_codeunits(pc.fill_null(col, ""), 0, MAX_TEXT_FIELD)
-                                    .to_pylist(), dtype=object)
-    return RawChunk(line_idx + first_line, times, _numbers(table.column("input_length").chunks, np.int64),
-                    _numbers(table.column("output_length").chunks, np.int64), counts, flat_ids, extras)
+            extras[name] = np.array(
+                pc.utf8_slice_codeunits(pc.fill_null(col, ""), 0, MAX_TEXT_FIELD).to_pylist(), dtype=object
+            )
+    return RawChunk(
+        line_idx + first_line,
+        times,
+        _numbers(table.column("input_length").chunks, np.int64),
+        _numbers(table.column("output_length").chunks, np.int64),
+        counts,
+        flat_ids,
+        extras,
+    )
 
 
 def _numbers(chunks: list, dtype: type, null: int = 0) -> np.ndarray:
@@ -288,7 +339,7 @@ def _numbers(chunks: list, dtype: type, null: int = 0) -> np.ndarray:
     ``pyarrow.compute`` costs a twentieth, which reading a JSONL trace does not need."""
     parts = []
     for chunk in chunks:
-        values = np.frombuffer(chunk.buffers()[1], dtype=dtype)[chunk.offset:chunk.offset + len(chunk)]
+        values = np.frombuffer(chunk.buffers()[1], dtype=dtype)[chunk.offset : chunk.offset + len(chunk)]
         parts.append(np.where(_valid(chunk), values, np.asarray(null, dtype)) if chunk.null_count else values)
     return np.concatenate(parts) if parts else np.zeros(0, dtype)
 
@@ -296,7 +347,7 @@ def _numbers(chunks: list, dtype: type, null: int = 0) -> np.ndarray:
 def _valid(chunk) -> np.ndarray:
     """Which entries of a pyarrow array are not null, from its validity bitmap."""
     bits = np.unpackbits(np.frombuffer(chunk.buffers()[0], np.uint8), bitorder="little")
-    return bits[chunk.offset:chunk.offset + len(chunk)].astype(bool)
+    return bits[chunk.offset : chunk.offset + len(chunk)].astype(bool)
 
 
 def _id_lists(chunks: list) -> tuple[np.ndarray, np.ndarray] | None:
@@ -320,8 +371,11 @@ def _id_lists(chunks: list) -> tuple[np.ndarray, np.ndarray] | None:
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})(?:[eE][+-]?[0-9]{1,3})?", re.ASCII)
 _IDS = re.compile(r"(?:-?[0-9]{1,19}(?: +-?[0-9]{1,19})*)?", re.ASCII)
-_DATETIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?)?"
-                       r"(?P<zone>Z|[+-][0-9]{2}:?[0-9]{2})?", re.ASCII)
+_DATETIME = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?)?"
+    r"(?P<zone>Z|[+-][0-9]{2}:?[0-9]{2})?",
+    re.ASCII,
+)
 
 
 @dataclass(frozen=True)
@@ -390,12 +444,17 @@ def csv_layout(header: tuple[str, ...], column_map: dict[str, str] | None, unit:
     if column_map:
         for role, col in column_map.items():
             if col not in header:
-                raise InputError(f"the column map names '{quote(col)}' for {role}, but the header has: {shown}",
-                                 line=1, field="columns")
+                raise InputError(
+                    f"the column map names '{quote(col)}' for {role}, but the header has: {shown}",
+                    line=1,
+                    field="columns",
+                )
         return CsvLayout(header, dict(column_map), unit or TimeUnit.MS, unit is not None)
-    columns = {"arrival": _pick(header, ARRIVAL_COLUMNS, "arrival time", shown),
-               "input": _pick(header, INPUT_COLUMNS, "prompt length", shown),
-               "output": _pick(header, OUTPUT_COLUMNS, "output length", shown)}
+    columns = {
+        "arrival": _pick(header, ARRIVAL_COLUMNS, "arrival time", shown),
+        "input": _pick(header, INPUT_COLUMNS, "prompt length", shown),
+        "output": _pick(header, OUTPUT_COLUMNS, "output length", shown),
+    }
     if "hash_ids" in header:
         columns["hash_ids"] = "hash_ids"
     named = ARRIVAL_COLUMNS[columns["arrival"]]
@@ -409,8 +468,7 @@ def _pick(header: tuple[str, ...], names, what: str, shown: str) -> str:
     raise InputError(f"the CSV header ({shown}) has no {what} column (one of: {', '.join(names)})", line=1)
 
 
-def csv_rows(reader, first_line: int, layout: CsvLayout, reject
-             ) -> Iterator[tuple[np.ndarray, dict[str, list[str]]]]:
+def csv_rows(reader, first_line: int, layout: CsvLayout, reject) -> Iterator[tuple[np.ndarray, dict[str, list[str]]]]:
     """The role columns of the records left in ``reader`` as strings, with the line each record
     starts on (``first_line`` is the reader's first line), in batches of at most
     ``CSV_BATCH_ROWS`` records or ``CSV_BATCH_CHARS`` characters, so memory stays bounded."""
@@ -425,8 +483,11 @@ def csv_rows(reader, first_line: int, layout: CsvLayout, reject
             if not row or all(not c.strip() for c in row):
                 continue
             if len(row) != width:
-                reject(RowError(f"{len(row):,} columns, the header has {width}", line=line_no,
-                                reason="wrong number of columns"))
+                reject(
+                    RowError(
+                        f"{len(row):,} columns, the header has {width}", line=line_no, reason="wrong number of columns"
+                    )
+                )
                 continue
             lines.append(line_no)
             for role, k in pos.items():
@@ -442,8 +503,9 @@ def csv_rows(reader, first_line: int, layout: CsvLayout, reject
         yield np.array(lines, np.int64), cols
 
 
-def strict_numbers(values: list[str], lines: np.ndarray, name: str, reject, *, integer: bool) -> tuple[np.ndarray,
-                                                                                                       np.ndarray]:
+def strict_numbers(
+    values: list[str], lines: np.ndarray, name: str, reject, *, integer: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """Plain ASCII decimal numbers only (no ``1_000``, ``nan``, ``now`` or other scripts' digits);
     returns (values, keep mask)."""
     import pyarrow as pa
@@ -453,44 +515,69 @@ def strict_numbers(values: list[str], lines: np.ndarray, name: str, reject, *, i
     ok = pc.match_substring_regex(text, f"^(?:{_NUMBER.pattern})$").to_numpy(zero_copy_only=False).copy()
     kind = "an integer" if integer else "a number"
     for k in np.flatnonzero(~ok):
-        reject(RowError(f"expected {kind}, got '{quote(values[k])}'", line=int(lines[k]), field=name,
-                        reason=f"not {kind}"))
+        reject(
+            RowError(f"expected {kind}, got '{quote(values[k])}'", line=int(lines[k]), field=name, reason=f"not {kind}")
+        )
     try:
         numbers = pc.cast(pc.if_else(pa.array(ok), text, "0"), pa.float64()).to_numpy(zero_copy_only=False).copy()
-    except pa.ArrowInvalid:                       # a form arrow's parser refuses: Python's float() decides
+    except pa.ArrowInvalid:  # a form arrow's parser refuses: Python's float() decides
         numbers = np.array([float(v) if good else 0.0 for v, good in zip(values, ok)], np.float64)
     if integer:
         frac = ok & (numbers != np.floor(numbers))
         for k in np.flatnonzero(frac):
-            reject(RowError(f"expected an integer, got {quote(values[k])}", line=int(lines[k]), field=name,
-                            reason="not an integer"))
+            reject(
+                RowError(
+                    f"expected an integer, got {quote(values[k])}",
+                    line=int(lines[k]),
+                    field=name,
+                    reason="not an integer",
+                )
+            )
         ok &= ~frac
     return numbers, ok
 
 
 def datetimes_ms(values: list[str], lines: np.ndarray, name: str, reject) -> tuple[np.ndarray, np.ndarray]:
     """ISO date-times → ms since 1970 (float); every row with or every row without a time zone."""
-    import pandas as pd                    # here, not at the top: a JSONL trace never needs pandas
+    import pandas as pd  # here, not at the top: a JSONL trace never needs pandas
 
     series = pd.Series(values, dtype=object)
     match = series.str.extract(_DATETIME.pattern + "$", expand=True)
     full = series.str.fullmatch(_DATETIME).fillna(False).to_numpy(bool, copy=True)
     for k in np.flatnonzero(~full):
-        reject(RowError(f"expected a number or a date-time like 2024-05-10 13:45:00, got '{quote(values[k])}'",
-                        line=int(lines[k]), field=name, reason="not a date-time"))
+        reject(
+            RowError(
+                f"expected a number or a date-time like 2024-05-10 13:45:00, got '{quote(values[k])}'",
+                line=int(lines[k]),
+                field=name,
+                reason="not a date-time",
+            )
+        )
     zoned = full & match["zone"].notna().to_numpy(bool, copy=True)
     if zoned.any() and (full & ~zoned).any():
         first_zoned = bool(zoned[np.flatnonzero(full)[0]])
         for k in np.flatnonzero(full & (zoned != first_zoned)):
-            reject(RowError(f"'{quote(values[k])}' {'has' if zoned[k] else 'lacks'} a time zone and the first "
-                            "row does not: the date-times mix time zones", line=int(lines[k]), field=name,
-                            reason="mixed time zones"))
+            reject(
+                RowError(
+                    f"'{quote(values[k])}' {'has' if zoned[k] else 'lacks'} a time zone and the first "
+                    "row does not: the date-times mix time zones",
+                    line=int(lines[k]),
+                    field=name,
+                    reason="mixed time zones",
+                )
+            )
         full &= zoned == first_zoned
     stamps = pd.to_datetime(series.where(full, None), format="ISO8601", utc=bool(zoned.any()), errors="coerce")
     bad = full & stamps.isna().to_numpy(bool, copy=True)
     for k in np.flatnonzero(bad):
-        reject(RowError(f"'{quote(values[k])}' is not a date kvviz can place (years 1677 to 2262)",
-                        line=int(lines[k]), field=name, reason="date out of range"))
+        reject(
+            RowError(
+                f"'{quote(values[k])}' is not a date kvviz can place (years 1677 to 2262)",
+                line=int(lines[k]),
+                field=name,
+                reason="date out of range",
+            )
+        )
     keep = full & ~bad
     ms = np.zeros(len(values), np.float64)
     if keep.any():
@@ -507,8 +594,9 @@ def split_ids(values: list[str], lines: np.ndarray, reject) -> tuple[np.ndarray,
     series = pd.Series(values, dtype=object)
     ok = series.str.fullmatch(_IDS).fillna(False).to_numpy(bool, copy=True)
     for k in np.flatnonzero(~ok):
-        reject(RowError("expected space-separated integers", line=int(lines[k]), field="hash_ids",
-                        reason="not integers"))
+        reject(
+            RowError("expected space-separated integers", line=int(lines[k]), field="hash_ids", reason="not integers")
+        )
     long_ids = ok & series.str.contains("[0-9]{19}", regex=True).fillna(False).to_numpy(bool, copy=True)
     for k in np.flatnonzero(long_ids):
         if any(not -(2**63) <= int(v) < 2**63 for v in values[k].split()):
@@ -517,5 +605,7 @@ def split_ids(values: list[str], lines: np.ndarray, reject) -> tuple[np.ndarray,
     good = [v for v, keep in zip(values, ok) if keep]
     counts = np.zeros(len(values), np.int64)
     counts[ok] = [len(v.split()) for v in good]
-    flat = np.fromstring(" ".join(v for v in good if v), dtype=np.int64, sep=" ")   # no str per id; " " would read as [0]
+    flat = np.fromstring(
+        " ".join(v for v in good if v), dtype=np.int64, sep=" "
+    )  # no str per id; " " would read as [0]
     return flat, counts, ok

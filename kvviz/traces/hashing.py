@@ -37,7 +37,7 @@ def chain_block_hashes(tokens: Sequence[int] | np.ndarray, block_size: int = 512
     hashes: list[int] = []
     parent = _ROOT
     for k in range(len(arr) // block_size):
-        parent = _digest(parent, arr[k * block_size:(k + 1) * block_size])
+        parent = _digest(parent, arr[k * block_size : (k + 1) * block_size])
         hashes.append(int.from_bytes(parent, "little"))
     return hashes
 

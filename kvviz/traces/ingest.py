@@ -3,8 +3,8 @@
 Memory per chunk is constant (``source.CHUNK_BYTES`` of text), a chunk whose requests or ids
 would pass the ``Limits`` is refused before it is kept, and assembly holds the result plus a
 slice; the result is columnar: int64 ms arrivals, int32 block ids (renumbered densely when the
-file's ids do not fit 32 bits), int64 offsets. Bad rows raise ``InputError`` naming line and field, or with ``skip_bad_rows`` are
-counted by reason and left out. Formats: ``kvviz.traces.formats``; time units:
+file's ids do not fit 32 bits), int64 offsets. Bad rows raise ``InputError`` naming line and field, or with
+``skip_bad_rows`` are counted by reason and left out. Formats: ``kvviz.traces.formats``; time units:
 ``kvviz.traces.timeunits``.
 """
 
@@ -16,8 +16,8 @@ import itertools
 import re
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -25,16 +25,24 @@ from kvviz.common.errors import InputError
 from kvviz.traces import formats as F
 from kvviz.traces.formats import Format, FormatSpec, RawChunk, RowError
 from kvviz.traces.model import Trace, from_arrays
-from kvviz.traces.source import MAX_ACCESSES, MAX_REQUESTS  # noqa: F401  (kvviz.traces exports them from here)
-from kvviz.traces.source import FILES, Limits, Source, Text, line_chunks, open_source
+from kvviz.traces.source import (  # noqa: F401  (kvviz.traces exports them from here)
+    FILES,
+    MAX_ACCESSES,
+    MAX_REQUESTS,
+    Limits,
+    Source,
+    Text,
+    line_chunks,
+    open_source,
+)
 from kvviz.traces.timeunits import TimeUnit, out_of_range, range_problem, to_ms
 
-MAX_INPUT_LENGTH = 10_000_000         # tokens; longer is not a real prompt
+MAX_INPUT_LENGTH = 10_000_000  # tokens; longer is not a real prompt
 MAX_OUTPUT_LENGTH = 1_000_000
 LINES_SHOWN = 3
 MAX_BLOCK_SIZE = 1 << 20
-SMALL_TEXT = 65_536                   # a first chunk this short is parsed line by line (no pyarrow start-up)
-RELEASE_BYTES = 16 << 20              # column bytes _concat copies between handing freed memory back
+SMALL_TEXT = 65_536  # a first chunk this short is parsed line by line (no pyarrow start-up)
+RELEASE_BYTES = 16 << 20  # column bytes _concat copies between handing freed memory back
 
 
 @dataclass(frozen=True)
@@ -44,9 +52,9 @@ class ReadOptions:
     format: Format | None = None
     block_size: int | None = None
     time_unit: TimeUnit | None = None
-    columns: tuple[tuple[str, str], ...] = ()     # CSV role → column, e.g. (("arrival", "t"), ...)
+    columns: tuple[tuple[str, str], ...] = ()  # CSV role → column, e.g. (("arrival", "t"), ...)
     skip_bad_rows: bool = False
-    rechain: bool | None = None                   # per-block ids → prefix ids (default: when not chained)
+    rechain: bool | None = None  # per-block ids → prefix ids (default: when not chained)
 
 
 class Rejects:
@@ -70,28 +78,40 @@ class Rejects:
         return sum(self.counts.values())
 
     def summary(self) -> str:
-        parts = [f"{n:,} × {reason} (line{'s' if n > 1 else ''} {', '.join(map(str, self.lines[reason]))}"
-                 f"{', …' if n > LINES_SHOWN else ''})" for reason, n in self.counts.most_common()]
+        parts = [
+            f"{n:,} × {reason} (line{'s' if n > 1 else ''} {', '.join(map(str, self.lines[reason]))}"
+            f"{', …' if n > LINES_SHOWN else ''})"
+            for reason, n in self.counts.most_common()
+        ]
         return f"skipped {self.total:,} bad row{'s' if self.total > 1 else ''}: " + "; ".join(parts)
 
 
-def load_trace(source: Source, block_size: int | None = None, *, name: str | None = None,
-               options: ReadOptions | None = None, limits: Limits = FILES) -> Trace:
+def load_trace(
+    source: Source,
+    block_size: int | None = None,
+    *,
+    name: str | None = None,
+    options: ReadOptions | None = None,
+    limits: Limits = FILES,
+) -> Trace:
     """Load a trace from a path, bytes or a binary/text file object (format detected, or chosen)."""
     opts = options or ReadOptions()
     size = block_size if block_size is not None else opts.block_size
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= MAX_BLOCK_SIZE):
-        raise InputError(f"block size must be an integer in 1..{MAX_BLOCK_SIZE:,}, got {F.quote(repr(size))}",
-                         field="block_size")
+        raise InputError(
+            f"block size must be an integer in 1..{MAX_BLOCK_SIZE:,}, got {F.quote(repr(size))}", field="block_size"
+        )
     raw, default_name = open_source(source, limits)
     with raw:
         text = Text(raw, limits)
         reader = _Reader(line_chunks(text), opts, size, text.compression, limits)
         try:
             return reader.read(name or default_name)
-        except MemoryError:            # the limits keep a trace under them; a machine may have less free
-            raise InputError(f"not enough free memory to load this trace ({reader.rows:,} requests and "
-                             f"{reader.accesses:,} block ids read); cut the trace") from None
+        except MemoryError:  # the limits keep a trace under them; a machine may have less free
+            raise InputError(
+                f"not enough free memory to load this trace ({reader.rows:,} requests and "
+                f"{reader.accesses:,} block ids read); cut the trace"
+            ) from None
         finally:
             _release_parse_buffers()
 
@@ -124,8 +144,9 @@ class _Reader:
         if not self.parts or not any(len(p.lines) for p in self.parts):
             if self.rejects.total:
                 raise InputError(f"no usable rows: {self.rejects.summary()}")
-            raise InputError("the CSV has a header but no requests" if self.fmt is Format.CSV
-                             else "the trace has no requests")
+            raise InputError(
+                "the CSV has a header but no requests" if self.fmt is Format.CSV else "the trace has no requests"
+            )
         return self._assemble(name)
 
     def _first_chunk(self) -> tuple[int, bytes, str] | None:
@@ -140,8 +161,11 @@ class _Reader:
     # ------------------------------------------------------------ formats
 
     def _read_jsonl(self, line_no: int, chunk: bytes) -> None:
-        self._add(F.jsonl_slow(_decode(chunk, line_no), line_no, self.spec, self.rejects) if len(chunk) < SMALL_TEXT
-                  else self._jsonl_chunk(chunk, line_no))
+        self._add(
+            F.jsonl_slow(_decode(chunk, line_no), line_no, self.spec, self.rejects)
+            if len(chunk) < SMALL_TEXT
+            else self._jsonl_chunk(chunk, line_no)
+        )
         for line_no, chunk in self.chunks:
             self._add(self._jsonl_chunk(chunk, line_no))
 
@@ -160,25 +184,36 @@ class _Reader:
     def _csv_chunk(self, lines: np.ndarray, cols: dict[str, list[str]]) -> RawChunk:
         arrival = self.layout.columns["arrival"]
         if self.datetimes is None and cols["arrival"]:
-            self.datetimes = _looks_like_date(cols["arrival"][0])   # the first row decides for all
-            if self.datetimes and self.opts.time_unit is not None:   # refused, not ignored
-                raise InputError("a time unit applies to numbers; these arrival times are date-times, so leave "
-                                 "the time unit out", line=int(lines[0]), field=arrival)
+            self.datetimes = _looks_like_date(cols["arrival"][0])  # the first row decides for all
+            if self.datetimes and self.opts.time_unit is not None:  # refused, not ignored
+                raise InputError(
+                    "a time unit applies to numbers; these arrival times are date-times, so leave the time unit out",
+                    line=int(lines[0]),
+                    field=arrival,
+                )
         if self.datetimes:
             times, keep = F.datetimes_ms(cols["arrival"], lines, arrival, self.rejects)
         else:
             times, keep = F.strict_numbers(cols["arrival"], lines, arrival, self.rejects, integer=False)
         inputs, ok_in = F.strict_numbers(cols["input"], lines, self.layout.columns["input"], self.rejects, integer=True)
-        outputs, ok_out = F.strict_numbers(cols["output"], lines, self.layout.columns["output"], self.rejects,
-                                           integer=True)
+        outputs, ok_out = F.strict_numbers(
+            cols["output"], lines, self.layout.columns["output"], self.rejects, integer=True
+        )
         keep &= ok_in & ok_out
         if "hash_ids" in cols:
             ids, counts, ok_ids = F.split_ids(cols["hash_ids"], lines, self.rejects)
             keep &= ok_ids
         else:
             ids, counts = np.zeros(0, np.int64), np.full(len(lines), -1, np.int64)
-        raw = RawChunk(lines, times, np.clip(inputs, -1, 2**62).astype(np.int64),
-                       np.clip(outputs, -1, 2**62).astype(np.int64), counts, ids, datetimes=bool(self.datetimes))
+        raw = RawChunk(
+            lines,
+            times,
+            np.clip(inputs, -1, 2**62).astype(np.int64),
+            np.clip(outputs, -1, 2**62).astype(np.int64),
+            counts,
+            ids,
+            datetimes=bool(self.datetimes),
+        )
         return _select(raw, keep)
 
     # ------------------------------------------------------------ checks
@@ -195,29 +230,50 @@ class _Reader:
         i_field = self.layout.columns["input"] if self.fmt is Format.CSV else "input_length"
         o_field = self.layout.columns["output"] if self.fmt is Format.CSV else "output_length"
         checks: list[tuple[np.ndarray, str, Callable[[int], str], str]] = [
-            (has != self.with_ids, "hash_ids",
-             lambda k: "missing" if self.with_ids else "present on some lines and not on others", "inconsistent"),
-            (~np.isfinite(raw.times), t_field, lambda k: f"expected a finite number, got {raw.times[k]}",
-             "not a finite number"),
+            (
+                has != self.with_ids,
+                "hash_ids",
+                lambda k: "missing" if self.with_ids else "present on some lines and not on others",
+                "inconsistent",
+            ),
+            (
+                ~np.isfinite(raw.times),
+                t_field,
+                lambda k: f"expected a finite number, got {raw.times[k]}",
+                "not a finite number",
+            ),
             (out_of_range(raw.times, unit), t_field, lambda k: range_problem(raw.times[k], unit), "out of range"),
-            (raw.times < 0 if not raw.datetimes else np.zeros(len(raw.times), bool), t_field, lambda k: f"must be at least 0, got {raw.times[k]:g}",
-             "negative"),
+            (
+                raw.times < 0 if not raw.datetimes else np.zeros(len(raw.times), bool),
+                t_field,
+                lambda k: f"must be at least 0, got {raw.times[k]:g}",
+                "negative",
+            ),
             (raw.inputs < 1, i_field, lambda k: f"must be at least 1, got {raw.inputs[k]}", "too small"),
-            (raw.inputs > MAX_INPUT_LENGTH, i_field,
-             lambda k: f"{raw.inputs[k]:,} is absurdly large (limit {MAX_INPUT_LENGTH:,})", "absurdly large"),
+            (
+                raw.inputs > MAX_INPUT_LENGTH,
+                i_field,
+                lambda k: f"{raw.inputs[k]:,} is absurdly large (limit {MAX_INPUT_LENGTH:,})",
+                "absurdly large",
+            ),
             (raw.outputs < 0, o_field, lambda k: f"must be at least 0, got {raw.outputs[k]}", "too small"),
-            (raw.outputs > MAX_OUTPUT_LENGTH, o_field,
-             lambda k: f"{raw.outputs[k]:,} is absurdly large (limit {MAX_OUTPUT_LENGTH:,})", "absurdly large"),
+            (
+                raw.outputs > MAX_OUTPUT_LENGTH,
+                o_field,
+                lambda k: f"{raw.outputs[k]:,} is absurdly large (limit {MAX_OUTPUT_LENGTH:,})",
+                "absurdly large",
+            ),
         ]
         for bad, field, message, reason in checks:
             keep = self._reject_where(bad & keep, raw, field, message, reason, keep)
         if self.with_ids:
-            keep = self._reject_where(keep & ~self._count_ok(raw), raw, "hash_ids", self._count_message(raw),
-                                      "wrong number of ids", keep)
+            keep = self._reject_where(
+                keep & ~self._count_ok(raw), raw, "hash_ids", self._count_message(raw), "wrong number of ids", keep
+            )
         raw = _select(raw, keep)
         self._count(raw)
         if len(raw.ids) and raw.ids.min() >= 0 and raw.ids.max() < 2**31:
-            raw.ids = raw.ids.astype(np.int32)            # 4 bytes per access while the rest streams in
+            raw.ids = raw.ids.astype(np.int32)  # 4 bytes per access while the rest streams in
         self.parts.append(raw)
 
     def _count(self, raw: RawChunk) -> None:
@@ -225,14 +281,17 @@ class _Reader:
         when they pass the limits."""
         self.rows += len(raw.lines)
         self.accesses += len(raw.ids) if self.with_ids else 0
-        for total, most, ceiling, what in ((self.rows, self.limits.requests, FILES.requests, "requests"),
-                                           (self.accesses, self.limits.block_ids, FILES.block_ids, "block ids")):
+        for total, most, ceiling, what in (
+            (self.rows, self.limits.requests, FILES.requests, "requests"),
+            (self.accesses, self.limits.block_ids, FILES.block_ids, "block ids"),
+        ):
             if total > most:
                 more = f" (the command line reads up to {ceiling:,})" if most < ceiling else ""
                 raise InputError(f"more than {most:,} {what}{more}; cut the trace", line=int(raw.lines[-1]))
 
-    def _reject_where(self, bad: np.ndarray, raw: RawChunk, field: str, message, reason: str,
-                      keep: np.ndarray) -> np.ndarray:
+    def _reject_where(
+        self, bad: np.ndarray, raw: RawChunk, field: str, message, reason: str, keep: np.ndarray
+    ) -> np.ndarray:
         for k in np.flatnonzero(bad):
             self.rejects(RowError(message(k), line=int(raw.lines[k]), field=field, reason=reason))
         return keep & ~bad
@@ -251,6 +310,7 @@ class _Reader:
             n, need = int(raw.inputs[k]), -(-int(raw.inputs[k]) // bs)
             rule = f"{n // bs} or {need}" if either else f"ceil({n}/{bs}) = {need}"
             return f"{int(raw.counts[k])} ids, but input_length {n} needs {rule} (block size {bs})"
+
         return message
 
     # ------------------------------------------------------------ assembly
@@ -260,11 +320,19 @@ class _Reader:
         datetimes = self.fmt is Format.CSV and bool(self.datetimes)
         unit, chosen = self._unit()
         t_field = self.layout.columns["arrival"] if self.fmt is Format.CSV else "timestamp"
-        arrivals = to_ms(_concat(parts, "times"), _concat(parts, "lines"), TimeUnit.MS if datetimes else unit,
-                         chosen=chosen or datetimes, field=t_field)
+        arrivals = to_ms(
+            _concat(parts, "times"),
+            _concat(parts, "lines"),
+            TimeUnit.MS if datetimes else unit,
+            chosen=chosen or datetimes,
+            field=t_field,
+        )
         # plain columns: the Trace builds its DataFrame when first asked (kvviz.traces.model)
-        frame = {"timestamp": arrivals.ms, "input_length": _concat(parts, "inputs"),
-                 "output_length": _concat(parts, "outputs")}
+        frame = {
+            "timestamp": arrivals.ms,
+            "input_length": _concat(parts, "inputs"),
+            "output_length": _concat(parts, "outputs"),
+        }
         for column, _ in self.spec.extras:
             frame[column] = np.concatenate([p.extras.pop(column) for p in parts])
         notes = [self._format_note(), *self._time_notes(arrivals.notes, datetimes)]
@@ -281,8 +349,9 @@ class _Reader:
             notes.append(self.rejects.summary())
         else:
             notes.append("no rows skipped")
-        return from_arrays(frame, ids, counts, block_size=self.block_size, name=name, warnings=tuple(warnings),
-                           how_read=tuple(notes))
+        return from_arrays(
+            frame, ids, counts, block_size=self.block_size, name=name, warnings=tuple(warnings), how_read=tuple(notes)
+        )
 
     def _unit(self) -> tuple[TimeUnit, bool]:
         if self.opts.time_unit is not None:
@@ -296,7 +365,7 @@ class _Reader:
         packed = f", {self.compression}-compressed" if self.compression else ""
         where = f" ({self.layout.describe()})" if self.fmt is Format.CSV else ""
         size = "chosen" if self.block_size_chosen else "the format's default"
-        return (f"format: {self.spec.title}{where}, {how}{packed}; block size {self.block_size} tokens ({size})")
+        return f"format: {self.spec.title}{where}, {how}{packed}; block size {self.block_size} tokens ({size})"
 
     def _time_notes(self, notes: tuple[str, ...], datetimes: bool) -> list[str]:
         if not datetimes:
@@ -317,12 +386,15 @@ class _Reader:
             flat = dense_ids(rechain(flat, offsets))
             after = len(flat) - int(flat.max(initial=-1)) - 1
             lost = before - after
-            notes.append(f"block ids: re-chained (block k's id = hash of block k−1's chained id and id k) so equal "
-                         f"ids mean equal prefixes; {lost:,} of {before:,} infinite-cache hits "
-                         f"({lost / max(len(flat), 1):.2%} of {len(flat):,} accesses) became misses")
+            notes.append(
+                f"block ids: re-chained (block k's id = hash of block k−1's chained id and id k) so equal "
+                f"ids mean equal prefixes; {lost:,} of {before:,} infinite-cache hits "
+                f"({lost / max(len(flat), 1):.2%} of {len(flat):,} accesses) became misses"
+            )
         elif not self.spec.chained:
-            notes.append("block ids: hashed per block, NOT chained (re-chaining off): an equal id does not "
-                         "mean an equal prefix")
+            notes.append(
+                "block ids: hashed per block, NOT chained (re-chaining off): an equal id does not mean an equal prefix"
+            )
         if flat.dtype != np.int32 and len(flat) and (flat.min() < 0 or flat.max() >= 2**31):
             flat = dense_ids(flat)
             notes.append("block ids renumbered 0, 1, 2, … in order of first appearance (they did not fit 32 bits)")
@@ -343,7 +415,7 @@ def _concat(parts: list[RawChunk], column: str) -> np.ndarray:
     start = copied = 0
     for p in parts:
         piece = getattr(p, column)
-        out[start:start + len(piece)] = piece
+        out[start : start + len(piece)] = piece
         start, copied = start + len(piece), copied + piece.nbytes
         setattr(p, column, out[:0])
         if copied >= RELEASE_BYTES:
@@ -386,7 +458,7 @@ def _first_line(chunk: bytes, line_no: int) -> str | None:
         end = chunk.find(b"\n", found.start())
         end = len(chunk) if end < 0 else end
         line = _decode(chunk[begin:end], line_no + chunk.count(b"\n", 0, begin))
-        if line.strip():                  # not only white space beyond ASCII's
+        if line.strip():  # not only white space beyond ASCII's
             return line
         start = end
     return None
@@ -398,8 +470,10 @@ def _decode(chunk: bytes, line_no: int) -> str:
     try:
         return chunk.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"the file is not UTF-8 text (byte {exc.start:,} of this line's chunk)",
-                         line=line_no + chunk.count(b"\n", 0, exc.start)) from None
+        raise InputError(
+            f"the file is not UTF-8 text (byte {exc.start:,} of this line's chunk)",
+            line=line_no + chunk.count(b"\n", 0, exc.start),
+        ) from None
 
 
 def _looks_like_date(text: str) -> bool:
@@ -412,8 +486,16 @@ def _select(raw: RawChunk, keep: np.ndarray) -> RawChunk:
     has = raw.counts >= 0
     per_row = np.where(has, raw.counts, 0)
     id_keep = np.repeat(keep, per_row)
-    return RawChunk(raw.lines[keep], raw.times[keep], raw.inputs[keep], raw.outputs[keep], raw.counts[keep],
-                    raw.ids[id_keep], {k: v[keep] for k, v in raw.extras.items()}, raw.datetimes)
+    return RawChunk(
+        raw.lines[keep],
+        raw.times[keep],
+        raw.inputs[keep],
+        raw.outputs[keep],
+        raw.counts[keep],
+        raw.ids[id_keep],
+        {k: v[keep] for k, v in raw.extras.items()},
+        raw.datetimes,
+    )
 
 
 def distinct_count(ids: np.ndarray) -> int:
@@ -423,7 +505,7 @@ def distinct_count(ids: np.ndarray) -> int:
     low, high = int(ids.min()), int(ids.max())
     if low >= 0 and high < 4 * len(ids) + 1024:
         return int(np.count_nonzero(np.bincount(ids)))
-    import pandas as pd                    # here, not at the top: reading a trace need not import pandas
+    import pandas as pd  # here, not at the top: reading a trace need not import pandas
 
     return len(pd.unique(ids))
 

@@ -57,15 +57,15 @@ DEFAULT_ROOT = Path("~/.cache/kvviz/traces")
 DEFAULT_CAP_GB = 50.0
 DEFAULT_WEB_MAX_GB = 1.0
 DEFAULT_WEB_SHARE = 0.5
-MAX_GB = 1e6                    # a petabyte: any larger setting is a typo
-CLI, WEB = "cli", "web"         # where an entry came from: the command line, or a visitor's Keep
+MAX_GB = 1e6  # a petabyte: any larger setting is a typo
+CLI, WEB = "cli", "web"  # where an entry came from: the command line, or a visitor's Keep
 ID_LENGTH = 16
 NAME_LIMIT = 200
 META = "meta.json"
 DATA_FILES = ("requests.parquet", "blocks.npy", "offsets.npy")
 """The files the checksum covers, in the order it reads them."""
 EVENTS = "events.log"
-EVENTS_LIMIT = 1 << 20          # bytes; the log is renamed to events.log.1 past this
+EVENTS_LIMIT = 1 << 20  # bytes; the log is renamed to events.log.1 past this
 LOG = logging.getLogger("kvviz.library")
 READ_ONLY = "the trace library is read-only here"
 
@@ -74,7 +74,7 @@ _CHECKSUM = re.compile(r"[0-9a-f]{64}")
 _LOCK = ".lock"
 _STALE_TMP_S = 6 * 3600
 _META_LIMIT = 1 << 20
-_NOTES, _NOTE_LIMIT = 1000, 2000    # how_read and warnings: at most this many notes of at most this many characters
+_NOTES, _NOTE_LIMIT = 1000, 2000  # how_read and warnings: at most this many notes of at most this many characters
 _HASH_CHUNK = 1 << 20
 _BLOCK_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _OFFSET_DTYPE = np.dtype(np.int64)
@@ -180,7 +180,7 @@ def _setting(name: str, default: float, low: float, high: float, what: str) -> f
         value = float(raw)
     except ValueError:
         value = math.nan
-    if not low <= value <= high:                     # nan and ±inf fail here too
+    if not low <= value <= high:  # nan and ±inf fail here too
         raise SettingError(f"the environment variable {name} is {raw[:40]!r}: give {what}")
     return value
 
@@ -227,8 +227,11 @@ def _opened(eid: str) -> Iterator[dict[str, BinaryIO]]:
     except FileNotFoundError:
         raise _missing(eid) from None
     except OSError as exc:
-        raise _Damage("it is a link or a file, not a folder" if exc.errno in (errno.ELOOP, errno.ENOTDIR)
-                      else f"it cannot be read: {_reason(exc)}") from None
+        raise _Damage(
+            "it is a link or a file, not a folder"
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR)
+            else f"it cannot be read: {_reason(exc)}"
+        ) from None
     files: dict[str, BinaryIO] = {}
     try:
         for name in (META, *DATA_FILES):
@@ -247,8 +250,9 @@ def _open_file(folder: int, name: str) -> BinaryIO:
     except FileNotFoundError:
         raise _Damage(f"{name} is missing") from None
     except OSError as exc:
-        raise _Damage(f"{name} is a link" if exc.errno == errno.ELOOP else f"{name} cannot be read: {_reason(exc)}"
-                      ) from None
+        raise _Damage(
+            f"{name} is a link" if exc.errno == errno.ELOOP else f"{name} cannot be read: {_reason(exc)}"
+        ) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise _Damage(f"{name} is not a regular file")
@@ -264,10 +268,13 @@ def _checked(eid: str, files: dict[str, BinaryIO]) -> _Checked:
     """The entry as its ``meta.json`` describes it, once the array headers agree with it (and it
     is not already known to be damaged)."""
     entry = _entry_from_meta(eid, _read_meta(files[META]))
-    arrays = {"blocks.npy": _header(files["blocks.npy"], "blocks.npy", _BLOCK_DTYPES, entry.accesses),
-              "offsets.npy": _header(files["offsets.npy"], "offsets.npy", (_OFFSET_DTYPE,), entry.requests + 1)}
-    ids = tuple((s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns) for s in (os.fstat(files[n].fileno())
-                                                                        for n in DATA_FILES))
+    arrays = {
+        "blocks.npy": _header(files["blocks.npy"], "blocks.npy", _BLOCK_DTYPES, entry.accesses),
+        "offsets.npy": _header(files["offsets.npy"], "offsets.npy", (_OFFSET_DTYPE,), entry.requests + 1),
+    }
+    ids = tuple(
+        (s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns) for s in (os.fstat(files[n].fileno()) for n in DATA_FILES)
+    )
     stamp = (entry.checksum, ids)
     known = _CHECKED.get(eid)
     if known and known[0] == stamp and known[1]:
@@ -286,9 +293,22 @@ def _read_meta(file: BinaryIO) -> object:
 
 
 _WHOLE, _NUMBER, _FLAG, _TEXT, _TEXTS = "a whole number", "a number", "true or false", "text", "a list of texts"
-_META_FIELDS = {"id": _TEXT, "name": _TEXT, "requests": _WHOLE, "accesses": _WHOLE, "span_s": _NUMBER,
-                "block_size": _WHOLE, "has_block_ids": _FLAG, "bytes": _WHOLE, "created": _NUMBER,
-                "checksum": _TEXT, "origin": _TEXT, "pinned": _FLAG, "how_read": _TEXTS, "warnings": _TEXTS}
+_META_FIELDS = {
+    "id": _TEXT,
+    "name": _TEXT,
+    "requests": _WHOLE,
+    "accesses": _WHOLE,
+    "span_s": _NUMBER,
+    "block_size": _WHOLE,
+    "has_block_ids": _FLAG,
+    "bytes": _WHOLE,
+    "created": _NUMBER,
+    "checksum": _TEXT,
+    "origin": _TEXT,
+    "pinned": _FLAG,
+    "how_read": _TEXTS,
+    "warnings": _TEXTS,
+}
 
 
 def _is_kind(value: object, kind: str) -> bool:
@@ -313,11 +333,14 @@ def _entry_from_meta(eid: str, data: object) -> Entry:
         if not _is_kind(data[key], kind):
             raise _Damage(f"{META} field '{key}' is not {kind}")
     fields = {key: data[key] for key in _META_FIELDS}
-    problems = [(fields["id"] != eid, "names another id"), (fields["block_size"] < 1, "gives a block size below 1"),
-                (fields["origin"] not in (CLI, WEB), "gives an unknown origin"),
-                (not _CHECKSUM.fullmatch(fields["checksum"]), "holds no valid checksum"),
-                (len(fields["name"]) > NAME_LIMIT, f"gives a name longer than {NAME_LIMIT} characters"),
-                (not fields["has_block_ids"] and fields["accesses"] > 0, "gives block accesses to a trace without ids")]
+    problems = [
+        (fields["id"] != eid, "names another id"),
+        (fields["block_size"] < 1, "gives a block size below 1"),
+        (fields["origin"] not in (CLI, WEB), "gives an unknown origin"),
+        (not _CHECKSUM.fullmatch(fields["checksum"]), "holds no valid checksum"),
+        (len(fields["name"]) > NAME_LIMIT, f"gives a name longer than {NAME_LIMIT} characters"),
+        (not fields["has_block_ids"] and fields["accesses"] > 0, "gives block accesses to a trace without ids"),
+    ]
     for bad, what in problems:
         if bad:
             raise _Damage(f"{META} {what}")
@@ -334,7 +357,7 @@ def _header(file: BinaryIO, name: str, dtypes: tuple[np.dtype, ...], length: int
         reader = readers.get(npy.read_magic(file))
         if reader is None:
             raise ValueError
-        shape, _, dtype = reader(file)          # the order (C or Fortran) is moot in one dimension
+        shape, _, dtype = reader(file)  # the order (C or Fortran) is moot in one dimension
     except (ValueError, SyntaxError, TypeError, EOFError):
         raise _Damage(f"{name} is not an array file kvviz wrote") from None
     if dtype not in dtypes:
@@ -370,19 +393,23 @@ def _loaded(eid: str, checked: _Checked, files: dict[str, BinaryIO]) -> Trace:
     _CHECKED[eid] = (checked.stamp, None)
     blocks_at, offsets_at = checked.arrays["blocks.npy"], checked.arrays["offsets.npy"]
     try:
-        blocks = (np.memmap(files["blocks.npy"], blocks_at.dtype, "r", blocks_at.offset, blocks_at.shape)
-                  if entry.accesses else np.zeros(0, blocks_at.dtype))
-    except ValueError:                                  # the file shrank since its header was read
+        blocks = (
+            np.memmap(files["blocks.npy"], blocks_at.dtype, "r", blocks_at.offset, blocks_at.shape)
+            if entry.accesses
+            else np.zeros(0, blocks_at.dtype)
+        )
+    except ValueError:  # the file shrank since its header was read
         raise _Damage("blocks.npy is shorter than its header says") from None
-    files["offsets.npy"].seek(offsets_at.offset)       # in memory: small, and fixed once checked
+    files["offsets.npy"].seek(offsets_at.offset)  # in memory: small, and fixed once checked
     offsets = np.frombuffer(files["offsets.npy"].read(offsets_at.shape[0] * 8), _OFFSET_DTYPE).copy()
     requests = _requests(files["requests.parquet"], entry.requests)
     if problem := array_problem(blocks, offsets, {len(requests)}):
         raise _Damage(problem)
     if not np.array_equal(requests["n_blocks"].to_numpy(), np.diff(offsets)):
         raise _Damage("the request table's block counts do not match the offsets")
-    return Trace(requests, blocks, offsets, entry.block_size, entry.has_block_ids, entry.name,
-                 entry.warnings, entry.how_read)
+    return Trace(
+        requests, blocks, offsets, entry.block_size, entry.has_block_ids, entry.name, entry.warnings, entry.how_read
+    )
 
 
 def _requests(file: BinaryIO, rows: int) -> pd.DataFrame:
@@ -392,7 +419,7 @@ def _requests(file: BinaryIO, rows: int) -> pd.DataFrame:
     file.seek(0)
     try:
         table = pq.read_table(file).to_pandas()
-    except Exception:      # noqa: BLE001 - pyarrow raises many types for a bad file; the entry is damaged
+    except Exception:  # noqa: BLE001 - pyarrow raises many types for a bad file; the entry is damaged
         raise _Damage("requests.parquet cannot be read") from None
     for column in (*BASE_COLUMNS, "n_blocks"):
         if column not in table or table[column].dtype != np.int64:
@@ -409,8 +436,21 @@ def _broken(eid: str, reason: str) -> Entry:
         info = os.lstat(folder)
     except FileNotFoundError:
         raise _missing(eid) from None
-    return Entry(eid, eid, 0, 0, 0.0, 1, False, _disk_size(folder) if stat.S_ISDIR(info.st_mode) else 0,
-                 info.st_mtime, "", "", False, damaged=reason)
+    return Entry(
+        eid,
+        eid,
+        0,
+        0,
+        0.0,
+        1,
+        False,
+        _disk_size(folder) if stat.S_ISDIR(info.st_mode) else 0,
+        info.st_mtime,
+        "",
+        "",
+        False,
+        damaged=reason,
+    )
 
 
 def _disk_size(folder: Path) -> int:
@@ -451,10 +491,10 @@ def entries(*, verify: bool = False) -> list[Entry]:
     for name in names:
         try:
             if verify:
-                with suppress(InputError):      # damage is flagged by _inspect below
+                with suppress(InputError):  # damage is flagged by _inspect below
                     open_entry(name)
             found.append(_inspect(name))
-        except InputError:        # removed while we listed
+        except InputError:  # removed while we listed
             continue
     return sorted(found, key=lambda e: e.created, reverse=True)
 
@@ -493,8 +533,9 @@ def _verified(eid: str) -> Entry | None:
 def _write_error(exc: OSError, origin: str) -> InputError:
     """An operating-system error while writing, in one line without the library's folder."""
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        advice = ("traces cannot be kept on this server" if origin == WEB
-                  else f"set {ROOT_ENV} to a folder you can write")
+        advice = (
+            "traces cannot be kept on this server" if origin == WEB else f"set {ROOT_ENV} to a folder you can write"
+        )
         return InputError(f"{READ_ONLY}; {advice}")
     return InputError(f"the trace library could not be written ({_reason(exc)})")
 
@@ -535,7 +576,7 @@ def store(trace: Trace, name: str | None = None, *, origin: str = CLI) -> Stored
     with _locked(origin):
         if done := _keep_existing(eid, rename, origin):
             return done
-    _plan([e for e in entries() if e.id != eid], _estimate(trace), bounds, origin)   # early: before writing
+    _plan([e for e in entries() if e.id != eid], _estimate(trace), bounds, origin)  # early: before writing
     with _locked(origin) as folder:
         _drop_stale(folder)
         tmp = folder / f".tmp-{eid}-{uuid.uuid4().hex}"
@@ -584,9 +625,22 @@ def _write(tmp: Path, trace: Trace, eid: str, name: str, origin: str) -> Entry:
         checksum = _digest(files)
     ts = trace.column("timestamp")
     size = sum(p.stat().st_size for p in tmp.iterdir()) + 4096
-    entry = Entry(eid, name, trace.n_requests, int(len(trace.blocks)),
-                  float(ts.max() - ts.min()) / 1000 if len(ts) else 0.0, trace.block_size, trace.has_block_ids,
-                  size, time.time(), checksum, origin, origin == CLI, _notes(trace.how_read), _notes(trace.warnings))
+    entry = Entry(
+        eid,
+        name,
+        trace.n_requests,
+        int(len(trace.blocks)),
+        float(ts.max() - ts.min()) / 1000 if len(ts) else 0.0,
+        trace.block_size,
+        trace.has_block_ids,
+        size,
+        time.time(),
+        checksum,
+        origin,
+        origin == CLI,
+        _notes(trace.how_read),
+        _notes(trace.warnings),
+    )
     _write_meta(tmp, entry)
     return entry
 
@@ -624,15 +678,24 @@ def _plan(others: list[Entry], size: int, bounds: Limits, origin: str) -> list[E
     total = sum(e.bytes for e in others) + size
     if origin == WEB:
         unpinned = sum(e.bytes for e in others if not e.pinned and not e.damaged) + size
-        refusals = [(size > bounds.web_entry, f"this trace needs {_size(size)}; a trace kept from the web may take "
-                     f"at most {_size(bounds.web_entry)}"),
-                    (unpinned > bounds.web_share, f"traces kept from the web would take {_size(unpinned)}, over "
-                     f"their share of the library ({_size(bounds.web_share)})"),
-                    (total > bounds.cap, f"the library would hold {_size(total)}, over its cap of {_size(bounds.cap)}")]
+        refusals = [
+            (
+                size > bounds.web_entry,
+                f"this trace needs {_size(size)}; a trace kept from the web may take at most {_size(bounds.web_entry)}",
+            ),
+            (
+                unpinned > bounds.web_share,
+                f"traces kept from the web would take {_size(unpinned)}, over "
+                f"their share of the library ({_size(bounds.web_share)})",
+            ),
+            (total > bounds.cap, f"the library would hold {_size(total)}, over its cap of {_size(bounds.cap)}"),
+        ]
         for refused, why in refusals:
             if refused:
-                raise InputError(f"not kept: {why}; keeping a trace never removes other traces, so ask whoever "
-                                 "runs this server to make room")
+                raise InputError(
+                    f"not kept: {why}; keeping a trace never removes other traces, so ask whoever "
+                    "runs this server to make room"
+                )
         return []
     evict = []
     for entry in sorted((e for e in others if not e.pinned and not e.damaged), key=lambda e: e.created):
@@ -641,9 +704,11 @@ def _plan(others: list[Entry], size: int, bounds: Limits, origin: str) -> list[E
         evict.append(entry)
         total -= entry.bytes
     if total > bounds.cap:
-        raise InputError(f"not stored: the trace needs {_size(size)} and the library's cap is {_size(bounds.cap)}, "
-                         f"with {_size(total - size)} in pinned or damaged entries that are never evicted; remove or "
-                         f"unpin some (import --remove ID, --unpin ID) or raise {CAP_ENV}; nothing was evicted")
+        raise InputError(
+            f"not stored: the trace needs {_size(size)} and the library's cap is {_size(bounds.cap)}, "
+            f"with {_size(total - size)} in pinned or damaged entries that are never evicted; remove or "
+            f"unpin some (import --remove ID, --unpin ID) or raise {CAP_ENV}; nothing was evicted"
+        )
     return evict
 
 
@@ -662,8 +727,10 @@ def _place(tmp: Path, entry: Entry, bounds: Limits, origin: str) -> Stored:
     for old in evict:
         _discard_entry(folder, old.id)
         _event("evicted", old, f"to make room for {entry.id} under the cap of {_size(bounds.cap)}")
-    notes += [f"evicted {e.id} ('{e.name}', {_size(e.bytes)}, kept from the web) to stay under the library's cap"
-              for e in evict]
+    notes += [
+        f"evicted {e.id} ('{e.name}', {_size(e.bytes)}, kept from the web) to stay under the library's cap"
+        for e in evict
+    ]
     return Stored(entry, tuple(notes), tuple(evict))
 
 
@@ -699,10 +766,22 @@ def _drop_stale(folder: Path) -> None:
 def _event(kind: str, entry: Entry, why: str) -> None:
     """Log one change to the library (logger ``kvviz.library``) and append it to ``events.log``."""
     level = logging.WARNING if kind == "evicted" else logging.INFO
-    LOG.log(level, "%s %s (%r, %d bytes, %s): %s", kind, entry.id, entry.name, entry.bytes,
-            "pinned" if entry.pinned else entry.origin, why)
-    line = json.dumps({"time": time.time(), "event": kind, "id": entry.id, "name": entry.name,
-                       "bytes": entry.bytes, "why": why}) + "\n"
+    LOG.log(
+        level,
+        "%s %s (%r, %d bytes, %s): %s",
+        kind,
+        entry.id,
+        entry.name,
+        entry.bytes,
+        "pinned" if entry.pinned else entry.origin,
+        why,
+    )
+    line = (
+        json.dumps(
+            {"time": time.time(), "event": kind, "id": entry.id, "name": entry.name, "bytes": entry.bytes, "why": why}
+        )
+        + "\n"
+    )
     log = root() / EVENTS
     try:
         if log.is_file() and log.stat().st_size > EVENTS_LIMIT:

@@ -38,7 +38,7 @@ class _LazyTable:
 
     def __get__(self, trace: Trace | None, owner: type | None = None) -> pd.DataFrame:
         if trace is None:
-            raise AttributeError(self.slot)          # no default value for the dataclass field
+            raise AttributeError(self.slot)  # no default value for the dataclass field
         table = trace.__dict__[self.slot]
         if isinstance(table, dict):
             import pandas as pd
@@ -62,7 +62,7 @@ class Trace:
     ``how_read`` says in plain words how the file was interpreted.
     """
 
-    requests: pd.DataFrame = _LazyTable()      # type: ignore[assignment]
+    requests: pd.DataFrame = _LazyTable()  # type: ignore[assignment]
     blocks: np.ndarray
     offsets: np.ndarray
     block_size: int = DEFAULT_BLOCK_SIZE
@@ -90,14 +90,20 @@ class Trace:
 
     def hash_ids(self, i: int) -> np.ndarray:
         """The block ids of request ``i``."""
-        return self.blocks[self.offsets[i]:self.offsets[i + 1]]
+        return self.blocks[self.offsets[i] : self.offsets[i + 1]]
 
     def head(self, n: int) -> Trace:
         """The first ``n`` requests as a trace of their own."""
         n = max(0, min(n, self.n_requests))
-        return Trace(self.requests.iloc[:n].reset_index(drop=True), self.blocks[:self.offsets[n]],
-                     np.array(self.offsets[:n + 1]), self.block_size, self.has_block_ids, self.name,
-                     how_read=self.how_read)
+        return Trace(
+            self.requests.iloc[:n].reset_index(drop=True),
+            self.blocks[: self.offsets[n]],
+            np.array(self.offsets[: n + 1]),
+            self.block_size,
+            self.has_block_ids,
+            self.name,
+            how_read=self.how_read,
+        )
 
     def to_jsonl(self) -> str:
         """The trace in the Mooncake JSONL format (``hash_ids`` only when the trace has them)."""
@@ -136,9 +142,9 @@ def fingerprint(trace: Trace) -> str:
     anything derived from it, so equal traces share results whatever their name or origin."""
     digest = hashlib.blake2b(str(trace.block_size).encode(), digest_size=32)
     digest.update(np.ascontiguousarray(trace.requests[list(BASE_COLUMNS)].to_numpy(np.int64)).data)
-    for part in (trace.blocks, trace.offsets):        # as int64 whatever the dtype, a slice at a time
+    for part in (trace.blocks, trace.offsets):  # as int64 whatever the dtype, a slice at a time
         for start in range(0, len(part), _HASH_SLICE):
-            digest.update(np.ascontiguousarray(part[start:start + _HASH_SLICE], dtype=np.int64).data)
+            digest.update(np.ascontiguousarray(part[start : start + _HASH_SLICE], dtype=np.int64).data)
     return digest.hexdigest()
 
 
@@ -157,8 +163,9 @@ def compact_ids(blocks: np.ndarray) -> np.ndarray:
     return blocks.astype(np.int32)
 
 
-def sort_by_arrival(frame: Table, blocks: np.ndarray, offsets: np.ndarray
-                    ) -> tuple[Table, np.ndarray, np.ndarray, tuple[str, ...]]:
+def sort_by_arrival(
+    frame: Table, blocks: np.ndarray, offsets: np.ndarray
+) -> tuple[Table, np.ndarray, np.ndarray, tuple[str, ...]]:
     """Requests in arrival order (stable); returns the warning when any had to move."""
     ts = np.asarray(frame["timestamp"])
     if len(ts) < 2 or bool((np.diff(ts) >= 0).all()):
@@ -169,14 +176,14 @@ def sort_by_arrival(frame: Table, blocks: np.ndarray, offsets: np.ndarray
     counts = np.diff(offsets)[order]
     new_offsets = np.zeros(len(order) + 1, np.int64)
     np.cumsum(counts, out=new_offsets[1:])
-    warning = (f"timestamps are out of order (first at request {first}); sorted by arrival, "
-               f"{moved:,} requests moved",)
-    frame = ({k: v[order] for k, v in frame.items()} if isinstance(frame, dict)
-             else frame.iloc[order].reset_index(drop=True))
+    warning = (f"timestamps are out of order (first at request {first}); sorted by arrival, {moved:,} requests moved",)
+    frame = (
+        {k: v[order] for k, v in frame.items()} if isinstance(frame, dict) else frame.iloc[order].reset_index(drop=True)
+    )
     return frame, _gathered(blocks, offsets[:-1][order], new_offsets), new_offsets, warning
 
 
-SORT_SLICE = 1 << 22    # ids moved at a time by sort_by_arrival
+SORT_SLICE = 1 << 22  # ids moved at a time by sort_by_arrival
 
 
 def _gathered(blocks: np.ndarray, starts: np.ndarray, new_offsets: np.ndarray) -> np.ndarray:
@@ -188,15 +195,22 @@ def _gathered(blocks: np.ndarray, starts: np.ndarray, new_offsets: np.ndarray) -
     while first < len(starts):
         last = max(first + 1, int(np.searchsorted(new_offsets, new_offsets[first] + SORT_SLICE, "right")) - 1)
         lo, hi = int(new_offsets[first]), int(new_offsets[last])
-        shift = np.repeat(starts[first:last] - new_offsets[first:last], np.diff(new_offsets[first:last + 1]))
+        shift = np.repeat(starts[first:last] - new_offsets[first:last], np.diff(new_offsets[first : last + 1]))
         out[lo:hi] = blocks[shift + np.arange(lo, hi)]
         first = last
     return out
 
 
-def from_arrays(frame: Table, blocks: np.ndarray | None, counts: np.ndarray, *,
-                block_size: int = DEFAULT_BLOCK_SIZE, name: str = "trace",
-                warnings: tuple[str, ...] = (), how_read: tuple[str, ...] = ()) -> Trace:
+def from_arrays(
+    frame: Table,
+    blocks: np.ndarray | None,
+    counts: np.ndarray,
+    *,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    name: str = "trace",
+    warnings: tuple[str, ...] = (),
+    how_read: tuple[str, ...] = (),
+) -> Trace:
     """A Trace from a request table (a DataFrame or its columns) and flat block ids (``counts[i]``
     ids for request ``i``), sorted by arrival (stable) if it is not."""
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
@@ -209,9 +223,14 @@ def from_arrays(frame: Table, blocks: np.ndarray | None, counts: np.ndarray, *,
 
 
 def from_records(
-    timestamps: Any, input_lengths: Any, output_lengths: Any,
-    hash_ids: list[list[int]] | None, *, block_size: int = DEFAULT_BLOCK_SIZE,
-    name: str = "trace", warnings: tuple[str, ...] = (),
+    timestamps: Any,
+    input_lengths: Any,
+    output_lengths: Any,
+    hash_ids: list[list[int]] | None,
+    *,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    name: str = "trace",
+    warnings: tuple[str, ...] = (),
 ) -> Trace:
     """Build a Trace from columns and per-request id lists; sorted by arrival (stable) if it is not."""
     frame = {
@@ -220,8 +239,14 @@ def from_records(
         "output_length": np.asarray(output_lengths, dtype=np.int64),
     }
     if hash_ids is None:
-        return from_arrays(frame, None, np.zeros(len(frame["timestamp"]), np.int64), block_size=block_size, name=name,
-                           warnings=warnings)
+        return from_arrays(
+            frame,
+            None,
+            np.zeros(len(frame["timestamp"]), np.int64),
+            block_size=block_size,
+            name=name,
+            warnings=warnings,
+        )
     counts = np.fromiter((len(x) for x in hash_ids), dtype=np.int64, count=len(hash_ids))
     flat = np.fromiter((b for x in hash_ids for b in x), dtype=np.int64, count=int(counts.sum()))
     return from_arrays(frame, flat, counts, block_size=block_size, name=name, warnings=warnings)

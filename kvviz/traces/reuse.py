@@ -79,8 +79,8 @@ def _compact(latest: np.ndarray, owner: np.ndarray, used: int) -> int:
     return live
 
 
-SLOTS_PER_WINDOW = 2   # the pass's slots per block of its window (compaction every window's worth)
-OUT = -2     # ``latest`` of a block seen before but pushed out of the window (distance >= limit)
+SLOTS_PER_WINDOW = 2  # the pass's slots per block of its window (compaction every window's worth)
+OUT = -2  # ``latest`` of a block seen before but pushed out of the window (distance >= limit)
 
 
 @kernel
@@ -106,7 +106,7 @@ def _distance_histogram(ids: np.ndarray, n_ids: int, limit: int, slots: int) -> 
     n_vacated = 0
     reused = 0
     slot = 0
-    oldest = 0          # no live slot before this one
+    oldest = 0  # no live slot before this one
     for i in range(len(ids)):
         if slot == slots:
             slot = live = _compact(latest, owner, slot)

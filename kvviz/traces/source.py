@@ -26,13 +26,13 @@ MB = 1_000_000
 MIB = 2**20
 GIB = 2**30
 CHUNK_BYTES = 16 * MIB
-READ_BYTES = MIB                 # compressed bytes read at a time
+READ_BYTES = MIB  # compressed bytes read at a time
 MAX_LINE_BYTES = 4 * MIB
 MAX_REQUESTS = 100_000_000
-MAX_ACCESSES = 1_000_000_000     # block ids in one trace (the documented ceiling is 500M)
-RATIO_ALLOWANCE = 32 * MIB       # text any compressed file may expand to before its ratio counts
-MAX_RATIO = {"gzip": 100, "zstd": 400}     # text per compressed byte past the allowance: more is a bomb
-ZSTD_STEP = 1024                 # bytes fed to zstd per call: at most 32 MiB out (an RLE block is 4 bytes for 128 KiB)
+MAX_ACCESSES = 1_000_000_000  # block ids in one trace (the documented ceiling is 500M)
+RATIO_ALLOWANCE = 32 * MIB  # text any compressed file may expand to before its ratio counts
+MAX_RATIO = {"gzip": 100, "zstd": 400}  # text per compressed byte past the allowance: more is a bomb
+ZSTD_STEP = 1024  # bytes fed to zstd per call: at most 32 MiB out (an RLE block is 4 bytes for 128 KiB)
 
 Source = str | Path | bytes | bytearray | IO[bytes] | IO[str]
 
@@ -49,10 +49,12 @@ class Limits:
 
     def describe(self) -> str:
         """The limits in one sentence, for the people who give a trace."""
-        return (f"Up to {_size(self.file_bytes)} as given (a compressed file counts compressed), "
-                f"{_size(self.text_bytes)} of text once decompressed, {self.requests:,} requests and "
-                f"{self.block_ids:,} block ids; a gzip file that expands more than {MAX_RATIO['gzip']}×, "
-                f"or a zstd file more than {MAX_RATIO['zstd']}×, is refused as a decompression bomb.")
+        return (
+            f"Up to {_size(self.file_bytes)} as given (a compressed file counts compressed), "
+            f"{_size(self.text_bytes)} of text once decompressed, {self.requests:,} requests and "
+            f"{self.block_ids:,} block ids; a gzip file that expands more than {MAX_RATIO['gzip']}×, "
+            f"or a zstd file more than {MAX_RATIO['zstd']}×, is refused as a decompression bomb."
+        )
 
 
 def _size(n: int) -> str:
@@ -90,7 +92,7 @@ def open_source(source: Source, limits: Limits) -> tuple[IO[bytes], str]:
         if stat.S_ISREG(info.st_mode):
             _check_size(info.st_size, limits)
         try:
-            return _Capped(path.open("rb"), limits), path.name   # pipes and devices: capped as they read
+            return _Capped(path.open("rb"), limits), path.name  # pipes and devices: capped as they read
         except OSError as exc:
             raise InputError(f"cannot read trace file '{path.name}': {exc.strerror or exc}") from None
     if hasattr(source, "read"):
@@ -153,8 +155,7 @@ class Text:
         for magic, what in _UNSUPPORTED.items():
             if self.head.startswith(magic):
                 raise InputError(f"the file is {what}; kvviz reads plain text, .gz and .zst")
-        self.compression = ("gzip" if self.head.startswith(_GZIP) else
-                            "zstd" if self.head.startswith(_ZSTD) else "")
+        self.compression = "gzip" if self.head.startswith(_GZIP) else "zstd" if self.head.startswith(_ZSTD) else ""
         self.taken = self.given = 0
 
     def __iter__(self) -> Iterator[bytes]:
@@ -204,7 +205,7 @@ class Text:
             while pos < len(view):
                 if frame is None:
                     frame = dctx.decompressobj()
-                step = view[pos:pos + ZSTD_STEP]
+                step = view[pos : pos + ZSTD_STEP]
                 try:
                     out = frame.decompress(step)
                 except zstandard.ZstdError as exc:
@@ -225,17 +226,21 @@ class Text:
             raise InputError(f"{what} more than {_size(self.limits.text_bytes)}, the limit")
         ratio = MAX_RATIO.get(self.compression)
         if ratio and self.given > RATIO_ALLOWANCE and self.given > ratio * self.taken:
-            raise InputError(f"the {self.compression} data expands more than {ratio}× "
-                             f"({_size(self.taken)} to {_size(self.given)}): refused as a "
-                             "decompression bomb; a real trace that compresses this well can be given "
-                             "decompressed")
+            raise InputError(
+                f"the {self.compression} data expands more than {ratio}× "
+                f"({_size(self.taken)} to {_size(self.given)}): refused as a "
+                "decompression bomb; a real trace that compresses this well can be given "
+                "decompressed"
+            )
         return out
 
 
 def _zstd_problem(exc: Exception) -> str:
     if "too much memory" in str(exc):
-        return ("the zstd file needs a window of more than 128 MiB to decompress (compressed with --long?); "
-                "compress it again without --long")
+        return (
+            "the zstd file needs a window of more than 128 MiB to decompress (compressed with --long?); "
+            "compress it again without --long"
+        )
     return f"the zstd data is corrupt ({exc})"
 
 
@@ -264,8 +269,9 @@ def line_chunks(pieces: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
         cut = buf.rfind(b"\n") + 1
         if cut == 0:
             if len(buf) > MAX_LINE_BYTES:
-                raise InputError(f"longer than {MAX_LINE_BYTES // MIB} MiB without a line break "
-                                 "(not a text trace?)", line=line_no)
+                raise InputError(
+                    f"longer than {MAX_LINE_BYTES // MIB} MiB without a line break (not a text trace?)", line=line_no
+                )
             carry = buf
             continue
         chunk, carry = buf[:cut], buf[cut:]

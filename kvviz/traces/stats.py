@@ -11,7 +11,6 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from kvviz.common import paper
-
 from kvviz.traces.model import Trace
 
 
@@ -39,11 +38,11 @@ _COUNT_SLICE = 1 << 26
 def block_counts(blocks: np.ndarray, ordered: bool = True) -> np.ndarray:
     """Accesses per distinct block, most popular first unless not ``ordered`` (a histogram when
     the ids are dense, as ingested traces' are: linear time instead of a sort of every access)."""
-    if len(blocks) and blocks.min() >= 0 and blocks.max() < len(blocks) + 1024:   # histogram ≤ 8 B per access
+    if len(blocks) and blocks.min() >= 0 and blocks.max() < len(blocks) + 1024:  # histogram ≤ 8 B per access
         size = int(blocks.max()) + 1
         counts = np.zeros(size, np.int64)
-        for start in range(0, len(blocks), _COUNT_SLICE):   # bincount copies its input to int64: a slice at a time
-            counts += np.bincount(blocks[start:start + _COUNT_SLICE], minlength=size)
+        for start in range(0, len(blocks), _COUNT_SLICE):  # bincount copies its input to int64: a slice at a time
+            counts += np.bincount(blocks[start : start + _COUNT_SLICE], minlength=size)
         counts = counts[counts > 0]
     else:
         _, counts = np.unique(blocks, return_counts=True)
@@ -63,9 +62,14 @@ def trace_stats(trace: Trace) -> TraceStats:
         median_output_tokens=float(req["output_length"].median()) if len(req) else 0.0,
     )
     if not trace.has_block_ids or len(trace.blocks) == 0:
-        return TraceStats(**base, block_accesses=None, distinct_blocks=None,
-                          infinite_cache_hit_fraction=None, never_reused_block_fraction=None,
-                          top1pct_hit_share=None)
+        return TraceStats(
+            **base,
+            block_accesses=None,
+            distinct_blocks=None,
+            infinite_cache_hit_fraction=None,
+            never_reused_block_fraction=None,
+            top1pct_hit_share=None,
+        )
     counts = block_counts(trace.blocks, ordered=False)
     accesses, distinct = int(counts.sum()), len(counts)
     hits = counts - 1
@@ -77,10 +81,10 @@ def trace_stats(trace: Trace) -> TraceStats:
         distinct_blocks=distinct,
         infinite_cache_hit_fraction=total_hits / accesses,
         never_reused_block_fraction=float(np.count_nonzero(counts == 1)) / distinct,
-        top1pct_hit_share=float(np.partition(hits, distinct - top)[distinct - top:].sum()) / total_hits
-        if total_hits else 0.0,
+        top1pct_hit_share=float(np.partition(hits, distinct - top)[distinct - top :].sum()) / total_hits
+        if total_hits
+        else 0.0,
     )
-
 
 
 # Mooncake v3 §4 on its released 23,608-request trace, and the lecture notes' synthetic load
@@ -89,12 +93,21 @@ def trace_stats(trace: Trace) -> TraceStats:
 PAPER_REFERENCE: tuple[tuple[str, str, str, float, str], ...] = (
     ("mean input tokens", "mean_input_tokens", "8,590 (Mooncake trace, as the notes quote it)", 8590.0, "about"),
     ("mean output tokens", "mean_output_tokens", "182 (Mooncake trace)", 182.0, "about"),
-    ("reusable block accesses, infinite cache", "infinite_cache_hit_fraction",
-     "~55% (Mooncake trace); ~52% (notes' synthetic load)", 0.55, "about"),
-    ("distinct blocks never reused", "never_reused_block_fraction",
-     "more than half (Mooncake); 84% (notes' synthetic load)", 0.5, "above"),
-    ("hits taken by the top 1% of blocks", "top1pct_hit_share",
-     "more than half (notes' synthetic load)", 0.5, "above"),
+    (
+        "reusable block accesses, infinite cache",
+        "infinite_cache_hit_fraction",
+        "~55% (Mooncake trace); ~52% (notes' synthetic load)",
+        0.55,
+        "about",
+    ),
+    (
+        "distinct blocks never reused",
+        "never_reused_block_fraction",
+        "more than half (Mooncake); 84% (notes' synthetic load)",
+        0.5,
+        "above",
+    ),
+    ("hits taken by the top 1% of blocks", "top1pct_hit_share", "more than half (notes' synthetic load)", 0.5, "above"),
 )
 
 

@@ -17,9 +17,9 @@ from kvviz.common.errors import InputError
 
 YEAR_MS = 365.25 * 24 * 3600 * 1000
 MAX_SPAN_MS = 10 * YEAR_MS
-EPOCH_AFTER_MS = YEAR_MS          # a first arrival later than this is an absolute (epoch) time
-MAX_RATE_PER_S = 20_000.0         # requests per second no single trace plausibly exceeds
-MAX_TIME_MS = 1e18                # ±32 million years: any sum or difference of two stays finite and fits int64
+EPOCH_AFTER_MS = YEAR_MS  # a first arrival later than this is an absolute (epoch) time
+MAX_RATE_PER_S = 20_000.0  # requests per second no single trace plausibly exceeds
+MAX_TIME_MS = 1e18  # ±32 million years: any sum or difference of two stays finite and fits int64
 
 
 class TimeUnit(Enum):
@@ -59,12 +59,15 @@ def out_of_range(values: np.ndarray, unit: TimeUnit) -> np.ndarray:
 
 def range_problem(value: float, unit: TimeUnit) -> str:
     """What is wrong with one time ``out_of_range`` found, in plain words."""
-    return (f"{value:.3g} {unit.words} is out of range for a time (at most {MAX_TIME_MS / unit.to_ms:.0e} "
-            f"{unit.words}, {MAX_TIME_MS / YEAR_MS / 1e6:,.0f} million years)")
+    return (
+        f"{value:.3g} {unit.words} is out of range for a time (at most {MAX_TIME_MS / unit.to_ms:.0e} "
+        f"{unit.words}, {MAX_TIME_MS / YEAR_MS / 1e6:,.0f} million years)"
+    )
 
 
-def to_ms(values: np.ndarray, lines: np.ndarray, unit: TimeUnit, *, chosen: bool, field: str,
-          hint: str = "--time-unit") -> Arrivals:
+def to_ms(
+    values: np.ndarray, lines: np.ndarray, unit: TimeUnit, *, chosen: bool, field: str, hint: str = "--time-unit"
+) -> Arrivals:
     """Numbers in ``unit`` → int64 ms; epoch times rebased to the first request; span checked.
 
     ``values`` are finite and not ``out_of_range`` (ingest refuses the others by line). ``lines``
@@ -80,12 +83,15 @@ def to_ms(values: np.ndarray, lines: np.ndarray, unit: TimeUnit, *, chosen: bool
     first = float(ms.min())
     if first > EPOCH_AFTER_MS:
         ms = ms - first
-        notes.append(f"absolute (epoch) times: rebased so the first request is at 0 "
-                     f"(it was {first / 1000:,.3f} s after 1970)")
+        notes.append(
+            f"absolute (epoch) times: rebased so the first request is at 0 (it was {first / 1000:,.3f} s after 1970)"
+        )
     check_span(ms, lines, field)
     if unit is not TimeUnit.S and bool(np.any(values != np.floor(values))):
-        warnings.append(f"the times have fractions and were read as {unit.words} (rounded to whole ms); "
-                        f"if they are seconds, choose {hint} s")
+        warnings.append(
+            f"the times have fractions and were read as {unit.words} (rounded to whole ms); "
+            f"if they are seconds, choose {hint} s"
+        )
     warnings.extend(_implausible(ms, unit, hint))
     return Arrivals(np.rint(ms).astype(np.int64), tuple(notes), tuple(warnings))
 
@@ -97,18 +103,24 @@ def check_span(ms: np.ndarray, lines: np.ndarray, field: str) -> None:
     low, high = int(np.argmin(ms)), int(np.argmax(ms))
     span = float(ms[high] - ms[low])
     if span > MAX_SPAN_MS:
-        raise InputError(f"{span / YEAR_MS:,.0f} years after the first request (line {int(lines[low])}); "
-                         "a trace may span at most ten years", line=int(lines[high]), field=field)
+        raise InputError(
+            f"{span / YEAR_MS:,.0f} years after the first request (line {int(lines[low])}); "
+            "a trace may span at most ten years",
+            line=int(lines[high]),
+            field=field,
+        )
 
 
-_EPOCH_MAGNITUDE = {TimeUnit.S: 1e9, TimeUnit.MS: 1e12, TimeUnit.US: 1e15}   # 2001..2099 spans x1..x4.1
+_EPOCH_MAGNITUDE = {TimeUnit.S: 1e9, TimeUnit.MS: 1e12, TimeUnit.US: 1e15}  # 2001..2099 spans x1..x4.1
 
 
 def _epoch_in_other_unit(first: float, unit: TimeUnit, hint: str) -> list[str]:
     for other, low in _EPOCH_MAGNITUDE.items():
         if other is not unit and low <= first <= 4.1 * low:
-            return [f"the first time, {first:,.0f}, looks like an epoch time in {other.words} but was read as "
-                    f"{unit.words}; if so, choose {hint} {other.value}"]
+            return [
+                f"the first time, {first:,.0f}, looks like an epoch time in {other.words} but was read as "
+                f"{unit.words}; if so, choose {hint} {other.value}"
+            ]
     return []
 
 
@@ -116,9 +128,13 @@ def _implausible(ms: np.ndarray, unit: TimeUnit, hint: str) -> list[str]:
     span_s = float(ms.max() - ms.min()) / 1000
     n = len(ms)
     if n >= 100 and n / max(span_s, 1e-9) > MAX_RATE_PER_S:
-        return [f"{n:,} requests in {span_s:,.3g} s read as {unit.words} is implausibly fast "
-                f"(over {MAX_RATE_PER_S:,.0f}/s); if the times are seconds, choose {hint} s"]
+        return [
+            f"{n:,} requests in {span_s:,.3g} s read as {unit.words} is implausibly fast "
+            f"(over {MAX_RATE_PER_S:,.0f}/s); if the times are seconds, choose {hint} s"
+        ]
     if span_s > 2 * YEAR_MS / 1000:
-        return [f"the trace spans {span_s / (YEAR_MS / 1000):,.1f} years read as {unit.words}; "
-                f"if the times are in a smaller unit, choose {hint} ms or us"]
+        return [
+            f"the trace spans {span_s / (YEAR_MS / 1000):,.1f} years read as {unit.words}; "
+            f"if the times are in a smaller unit, choose {hint} ms or us"
+        ]
     return []

@@ -35,18 +35,18 @@ class WorkloadConfig:
 
     requests: int = 3000
     seed: int = 0
-    rate: float = 4.0                 # requests per second, all kinds together
-    share_doc_qa: float = 0.35        # shares of requests by kind (normalised)
+    rate: float = 4.0  # requests per second, all kinds together
+    share_doc_qa: float = 0.35  # shares of requests by kind (normalised)
     share_chat: float = 0.35
     share_oneshot: float = 0.30
-    documents: int = 400              # size of the shared document pool
-    doc_zipf: float = 1.25            # popularity skew of documents (Zipf exponent)
+    documents: int = 400  # size of the shared document pool
+    doc_zipf: float = 1.25  # popularity skew of documents (Zipf exponent)
     doc_tokens: int = 10000
     question_tokens: int = 120
-    chat_turns: float = 4.0           # mean turns per session (geometric)
+    chat_turns: float = 4.0  # mean turns per session (geometric)
     chat_first_tokens: int = 5000
     chat_turn_tokens: int = 400
-    think_time_s: float = 60.0        # mean pause between an answer and the next turn
+    think_time_s: float = 60.0  # mean pause between an answer and the next turn
     oneshot_tokens: int = 8000
     output_tokens: int = 180
     block_size: int = DEFAULT_BLOCK_SIZE
@@ -55,13 +55,18 @@ class WorkloadConfig:
         """Every knob within ``LIMITS`` (finite), and the expected block ids within ``MAX_BLOCK_IDS``."""
         for name, (lo, hi) in LIMITS.items():
             value = getattr(self, name)
-            require(math.isfinite(value) and lo <= value <= hi, f"{name} must be in {lo:,}..{hi:,}, got {value}",
-                    field=name)
+            require(
+                math.isfinite(value) and lo <= value <= hi, f"{name} must be in {lo:,}..{hi:,}, got {value}", field=name
+            )
         shares = (self.share_doc_qa, self.share_chat, self.share_oneshot)
         require(sum(shares) > 0, "shares must be >= 0 and not all zero", field="shares")
         expected = self.expected_block_ids()
-        require(expected <= MAX_BLOCK_IDS, f"about {expected:,.0f} block ids expected, at most {MAX_BLOCK_IDS:,}: "
-                "lower requests or token lengths, or raise block_size", field="requests")
+        require(
+            expected <= MAX_BLOCK_IDS,
+            f"about {expected:,.0f} block ids expected, at most {MAX_BLOCK_IDS:,}: "
+            "lower requests or token lengths, or raise block_size",
+            field="requests",
+        )
 
     def expected_block_ids(self) -> float:
         """The mean number of block ids the trace will hold, from the knobs alone (before drawing).
@@ -70,10 +75,13 @@ class WorkloadConfig:
         ``chat_first_tokens + (T - 1) (chat_turn_tokens + output_tokens)`` prompt tokens.
         """
         shares = np.array([self.share_doc_qa, self.share_chat, self.share_oneshot])
-        prompt = np.array([self.doc_tokens + self.question_tokens,
-                           self.chat_first_tokens
-                           + (self.chat_turns - 1) * (self.chat_turn_tokens + self.output_tokens),
-                           self.oneshot_tokens])
+        prompt = np.array(
+            [
+                self.doc_tokens + self.question_tokens,
+                self.chat_first_tokens + (self.chat_turns - 1) * (self.chat_turn_tokens + self.output_tokens),
+                self.oneshot_tokens,
+            ]
+        )
         return self.requests * (float(shares @ prompt / shares.sum()) / self.block_size + 1)
 
 
@@ -84,12 +92,23 @@ MAX_TOKENS = 1_000_000
 MAX_BLOCK_IDS = 10_000_000
 """The most block ids a generated trace may be expected to hold (about 550 MB while generating)."""
 LIMITS: dict[str, tuple[float, float]] = {
-    "requests": (1, MAX_GENERATED_REQUESTS), "seed": (0, MAX_SEED), "rate": (0.001, 10_000.0),
-    "share_doc_qa": (0.0, 1_000.0), "share_chat": (0.0, 1_000.0), "share_oneshot": (0.0, 1_000.0),
-    "documents": (1, 100_000), "doc_zipf": (0.0, 10.0), "doc_tokens": (1, MAX_TOKENS),
-    "question_tokens": (1, MAX_TOKENS), "chat_turns": (1.0, 100.0), "chat_first_tokens": (1, MAX_TOKENS),
-    "chat_turn_tokens": (1, MAX_TOKENS), "think_time_s": (0.0, 86_400.0), "oneshot_tokens": (1, MAX_TOKENS),
-    "output_tokens": (1, MAX_TOKENS), "block_size": (1, 1 << 20),
+    "requests": (1, MAX_GENERATED_REQUESTS),
+    "seed": (0, MAX_SEED),
+    "rate": (0.001, 10_000.0),
+    "share_doc_qa": (0.0, 1_000.0),
+    "share_chat": (0.0, 1_000.0),
+    "share_oneshot": (0.0, 1_000.0),
+    "documents": (1, 100_000),
+    "doc_zipf": (0.0, 10.0),
+    "doc_tokens": (1, MAX_TOKENS),
+    "question_tokens": (1, MAX_TOKENS),
+    "chat_turns": (1.0, 100.0),
+    "chat_first_tokens": (1, MAX_TOKENS),
+    "chat_turn_tokens": (1, MAX_TOKENS),
+    "think_time_s": (0.0, 86_400.0),
+    "oneshot_tokens": (1, MAX_TOKENS),
+    "output_tokens": (1, MAX_TOKENS),
+    "block_size": (1, 1 << 20),
 }
 """Each knob's range, closed (the CLI's ``generate`` flags and the Trace page's inputs use these).
 
@@ -197,8 +216,13 @@ def generate(config: WorkloadConfig = WorkloadConfig()) -> Trace:
         if horizon == np.inf and len(rows) >= c.requests:
             horizon = np.partition([r[0] for r in rows], c.requests - 1)[c.requests - 1] / 1000
     rows.sort(key=lambda r: r[0])
-    rows = rows[:c.requests]
+    rows = rows[: c.requests]
     namer = _BlockNamer()
-    return from_records([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
-                        [namer.name(*r[3:]) for r in rows], block_size=c.block_size,
-                        name=f"synthetic (seed {c.seed})")
+    return from_records(
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        [r[2] for r in rows],
+        [namer.name(*r[3:]) for r in rows],
+        block_size=c.block_size,
+        name=f"synthetic (seed {c.seed})",
+    )

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
 from kvviz.cacheblend import blend
-from kvviz.cli import main
-from kvviz.common.errors import InputError
 from kvviz.cacheblend.model import WEIGHTS, Config, Model, forward, init_params, load_model
 from kvviz.cacheblend.record_world import sample_documents, with_questions
+from kvviz.cli import main
+from kvviz.common.errors import InputError
 
 RANDOM = Model(Config(), init_params(Config(), 11))
 trained = pytest.mark.skipif(not WEIGHTS.exists(), reason="shipped weights missing")
@@ -41,7 +41,7 @@ def test_rope_shift_makes_the_first_chunk_and_layer_zero_exact(chunk_len, seed):
     tokens = sample_documents(2, seed).tokens
     full, reused = blend.full_prefill_kv(RANDOM, tokens), blend.chunk_kv(RANDOM, tokens, chunk_len)
     np.testing.assert_allclose(reused.k[:, :, :, :chunk_len], full.k[:, :, :, :chunk_len], atol=1e-5)
-    np.testing.assert_allclose(reused.k[0], full.k[0], atol=1e-4)      # layer 0: K moved by rotation only
+    np.testing.assert_allclose(reused.k[0], full.k[0], atol=1e-4)  # layer 0: K moved by rotation only
     np.testing.assert_array_equal(reused.v[0], full.v[0])
 
 
@@ -111,7 +111,7 @@ def test_controller_reproduces_exercise_8():
     got = blend.plan(0.010, 0.020, 32)
     assert got.ratio == pytest.approx(0.5) and got.ttft_blend == pytest.approx(0.32)
     assert got.ttft_full == pytest.approx(0.64) and got.reuse_pays
-    assert blend.plan(0.001, 0.020, 32).ratio == blend.R_MIN            # never below the 15% floor
+    assert blend.plan(0.001, 0.020, 32).ratio == blend.R_MIN  # never below the 15% floor
     slow = blend.plan(0.030, 0.020, 32)
     assert slow.ratio == 1.0 and not slow.reuse_pays and slow.ttft_blend == pytest.approx(0.64)
 
@@ -122,7 +122,7 @@ def test_controller_presets_match_the_papers_per_layer_examples():
     seventy = blend.loading_controller(blend.SERVING_MODELS["70B GQA"], 4096, 4.8)
     assert 2.5e-3 < 0.15 * seven.prefill < 3.5e-3 and 13e-3 < seven.load < 17e-3
     assert 5.5e-3 < 0.15 * seventy.prefill < 8e-3 and 3e-3 < seventy.load < 4.5e-3
-    assert blend.SERVING_MODELS["70B GQA"].kv_bytes_per_token_layer() * 80 == 327_680   # exercise 1
+    assert blend.SERVING_MODELS["70B GQA"].kv_bytes_per_token_layer() * 80 == 327_680  # exercise 1
     with pytest.raises(InputError, match="bandwidth"):
         blend.loading_controller(blend.SERVING_MODELS["7B MHA"], 4096, 0)
 
@@ -131,7 +131,7 @@ def test_deviation_is_zero_at_layer_zero_under_full_reuse():
     s = blend.setup(RANDOM, sample_documents(4, 5), 5)
     dev = blend.kv_deviation(s.reused, s.full)
     assert dev[0].max() < 1e-6 and dev[1:, :, 5:].max() > 1e-3
-    assert dev[:, :, :5].max() < 1e-6                               # the first chunk is a true prefix
+    assert dev[:, :, :5].max() < 1e-6  # the first chunk is a true prefix
 
 
 @trained
@@ -177,13 +177,16 @@ def test_cli_prints_the_csv_the_issue_specifies():
     assert code == 0 and out.strip().splitlines()[1].startswith("random,0.1000,")
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--ratios", "0,1.5"), r"ratio must be in \[0, 1\], got 1.5"),
-    (("--ratios", "a,b"), "comma-separated numbers"),
-    (("--chunk-len", "0"), r"argument --chunk-len: must be in 1\.\."),
-    (("--docs", "0"), r"argument --docs: must be in 1\.\."),
-    (("--weights", "/nonexistent/w.npz"), "python -m kvviz.cacheblend.train"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--ratios", "0,1.5"), r"ratio must be in \[0, 1\], got 1.5"),
+        (("--ratios", "a,b"), "comma-separated numbers"),
+        (("--chunk-len", "0"), r"argument --chunk-len: must be in 1\.\."),
+        (("--docs", "0"), r"argument --docs: must be in 1\.\."),
+        (("--weights", "/nonexistent/w.npz"), "python -m kvviz.cacheblend.train"),
+    ],
+)
 def test_cli_bad_input_is_one_line_and_exit_2(args, message):
     code, out, err = _cli(*args)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1

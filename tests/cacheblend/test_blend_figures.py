@@ -17,12 +17,15 @@ def test_token_strip_rows_cuts_and_boundaries():
     view = blend.inspect_document(MODEL, sample_documents(1, 3), 5, 0.2)
     fig = figs.token_strip(view.texts, view.is_value, view.cut_value, 5, view.computed, view.scores, view.answers)
     heat = fig.data[0]
-    assert list(heat.y) == ["document"] + [f"layer {i} recomputes" for i in range(4)] + \
-        ["answer: full reuse", "answer: CacheBlend", "answer: random"]
+    assert list(heat.y) == ["document"] + [f"layer {i} recomputes" for i in range(4)] + [
+        "answer: full reuse",
+        "answer: CacheBlend",
+        "answer: random",
+    ]
     assert heat.z[0][5] == figs.CUT and heat.z[0][15] == figs.CUT and heat.z[0][0] == figs.KEY
-    assert len(fig.layout.shapes) == 4                                   # boundaries at 5, 10, 15, 20
+    assert len(fig.layout.shapes) == 4  # boundaries at 5, 10, 15, 20
     assert sum("cut" in a.text for a in fig.layout.annotations) == 2
-    assert np.isnan(heat.z[5][0]) and heat.text[5][1] in ("✓", "✗")      # answers only at values
+    assert np.isnan(heat.z[5][0]) and heat.text[5][1] in ("✓", "✗")  # answers only at values
     assert heat.hovertext[5][1].startswith(f"full reuse: ? {view.texts[0]} → ")
 
 
@@ -34,12 +37,14 @@ def test_deviation_heatmap_shares_one_scale():
 
 
 def test_accuracy_figure_has_lines_for_swept_methods_and_points_for_the_rest():
-    table = pd.DataFrame([
-        {"method": "full_prefill", "ratio": 1.0, "acc_cut": 1.0, "acc_uncut": 1.0, "acc_all": 1.0},
-        {"method": "full_reuse", "ratio": 0.0, "acc_cut": 0.1, "acc_uncut": 1.0, "acc_all": 0.85},
-        {"method": "cacheblend", "ratio": 0.1, "acc_cut": 0.6, "acc_uncut": 1.0, "acc_all": 0.9},
-        {"method": "cacheblend", "ratio": 0.2, "acc_cut": 0.99, "acc_uncut": 1.0, "acc_all": 1.0},
-    ])
+    table = pd.DataFrame(
+        [
+            {"method": "full_prefill", "ratio": 1.0, "acc_cut": 1.0, "acc_uncut": 1.0, "acc_all": 1.0},
+            {"method": "full_reuse", "ratio": 0.0, "acc_cut": 0.1, "acc_uncut": 1.0, "acc_all": 0.85},
+            {"method": "cacheblend", "ratio": 0.1, "acc_cut": 0.6, "acc_uncut": 1.0, "acc_all": 0.9},
+            {"method": "cacheblend", "ratio": 0.2, "acc_cut": 0.99, "acc_uncut": 1.0, "acc_all": 1.0},
+        ]
+    )
     fig = figs.accuracy_vs_ratio(table, 1 / 12)
     modes = {(t.name, t.xaxis): t.mode for t in fig.data}
     assert modes[("CacheBlend", "x")] == "lines+markers" and modes[("Full prefill", "x")] == "markers"
@@ -50,5 +55,5 @@ def test_controller_and_loss_figures():
     fig = figs.controller_figure("m", 20.0, {"NVMe": 10.0}, {"NVMe": 0.5}, 0.15)
     assert fig.data[-1].x[0] == 0.5 and fig.data[-1].y[0] == 10.0
     fig = figs.loss_curve(np.r_[np.full(300, 2.0), np.full(300, 0.01)].astype(np.float32))
-    assert len(fig.data) == 2 and "step 3" in fig.layout.annotations[0].text   # the drop, near step 300
+    assert len(fig.data) == 2 and "step 3" in fig.layout.annotations[0].text  # the drop, near step 300
     assert len(figs.loss_curve(np.zeros(0)).data) == 0

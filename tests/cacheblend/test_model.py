@@ -7,14 +7,30 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvviz.common.errors import InputError
 from kvviz.cacheblend.model import (
-    Config, Model, causal_mask, document_kv, forward, init_params, load_model, rope, save_model,
+    Config,
+    Model,
+    causal_mask,
+    document_kv,
+    forward,
+    init_params,
+    load_model,
+    rope,
+    save_model,
 )
 from kvviz.cacheblend.record_world import (
-    N_RECORDS, QUERY, VALUE0, chunk_starts, cut_records, sample_documents, token_text, training_batch, with_questions,
+    N_RECORDS,
+    QUERY,
+    VALUE0,
+    chunk_starts,
+    cut_records,
+    sample_documents,
+    token_text,
+    training_batch,
+    with_questions,
 )
 from kvviz.cacheblend.train import Recipe, loss_and_grads, train
+from kvviz.common.errors import InputError
 
 SMALL = Config(d_model=16, n_layers=2, n_heads=2, d_ff=24)
 
@@ -134,7 +150,7 @@ def test_cut_records_match_the_lecture():
     # chunk 5: values at positions 5 and 15 start a chunk -> records 2 and 7 (exercise: two cut)
     assert np.flatnonzero(cut_records(12, 5)).tolist() == [2, 7]
     assert np.flatnonzero(cut_records(12, 3)).tolist() == [1, 4, 7, 10]
-    assert not cut_records(12, 6).any()                           # exercise 6: even lengths cut nothing
+    assert not cut_records(12, 6).any()  # exercise 6: even lengths cut nothing
     assert chunk_starts(24, 5).tolist() == [0, 5, 10, 15, 20]
     with pytest.raises(InputError, match="chunk length"):
         cut_records(12, 0)

@@ -28,9 +28,9 @@ def _counts(symbols, alphabet):
 
 # ----------------------------------------------------------------------------- rANS
 
+
 @settings(max_examples=25, deadline=None)
-@given(streams=st.integers(1, 40), length=st.integers(1, 300), alphabet=st.integers(1, 70),
-       seed=st.integers(0, 10_000))
+@given(streams=st.integers(1, 40), length=st.integers(1, 300), alphabet=st.integers(1, 70), seed=st.integers(0, 10_000))
 def test_rans_round_trips_bit_for_bit(streams, length, alphabet, seed):
     rng = np.random.default_rng(seed)
     symbols = _random_streams(rng, streams, length, alphabet)
@@ -48,7 +48,7 @@ def test_rans_shared_distribution_and_search_decoder(monkeypatch):
     dist = np.zeros(50, np.int64)
     coded = rans.encode(symbols, model, dist)
     assert np.array_equal(rans.decode(coded, model, dist), symbols)
-    monkeypatch.setattr(rans, "TABLE_LIMIT", 0)           # force the table-free decoder
+    monkeypatch.setattr(rans, "TABLE_LIMIT", 0)  # force the table-free decoder
     assert np.array_equal(rans.decode(coded, model, dist), symbols)
 
 
@@ -60,8 +60,8 @@ def test_rans_size_is_within_a_few_bytes_of_the_entropy():
     coded = rans.encode(symbols, model, np.arange(64))
     ideal = rans.entropy_bits(counts)
     actual = coded.nbytes * 8
-    assert ideal < actual < ideal * 1.005 + 64 * 48      # 32-bit final state + flush per stream
-    p = counts / counts.sum(axis=1, keepdims=True)        # −Σ log2 p, symbol by symbol
+    assert ideal < actual < ideal * 1.005 + 64 * 48  # 32-bit final state + flush per stream
+    p = counts / counts.sum(axis=1, keepdims=True)  # −Σ log2 p, symbol by symbol
     assert ideal == pytest.approx(-np.log2(p[np.arange(64)[:, None], symbols]).sum())
 
 
@@ -90,6 +90,7 @@ def test_a_zero_probability_symbol_is_refused():
 
 # ----------------------------------------------------------------------------- the encoder
 
+
 def test_layer_bins_are_the_artifacts_mistral_tables():
     level2 = codec.layer_bins(2, 32)
     assert (level2[:10, 0] == 32).all() and (level2[10:, 0] == 16).all()
@@ -104,9 +105,9 @@ def test_layer_bins_are_the_artifacts_mistral_tables():
 
 def test_quantizer_is_the_artifacts_symmetric_per_token_rule():
     x = np.array([[[[-1.0, 0.5, 0.25, 1.0]]]], np.float32)
-    q, m = codec.quantize(x, np.int64(32))                 # half = 15, symbols in [0, 30]
+    q, m = codec.quantize(x, np.int64(32))  # half = 15, symbols in [0, 30]
     assert m.ravel()[0] == 1.0
-    assert q.ravel().tolist() == [0, 23, 19, 30]          # rint(x * 15) + 15; 7.5 rounds to even 8
+    assert q.ravel().tolist() == [0, 23, 19, 30]  # rint(x * 15) + 15; 7.5 rounds to even 8
     back = codec.dequantize(q, m, np.int64(32))
     assert np.abs(back - x).max() <= 0.5 / 15 + 1e-7
 
@@ -115,13 +116,20 @@ SMALL = SyntheticKV(layers=3, tokens=57, channels=8, rho=0.9, outliers=1, seed=4
 
 
 @settings(max_examples=12, deadline=None)
-@given(delta=st.booleans(), layer=st.booleans(), per_channel=st.booleans(), entropy=st.booleans(),
-       tables=st.sampled_from(["offline", "shipped"]), level=st.sampled_from(codec.LEVELS),
-       group=st.integers(2, 12))
+@given(
+    delta=st.booleans(),
+    layer=st.booleans(),
+    per_channel=st.booleans(),
+    entropy=st.booleans(),
+    tables=st.sampled_from(["offline", "shipped"]),
+    level=st.sampled_from(codec.LEVELS),
+    group=st.integers(2, 12),
+)
 def test_codec_decodes_exactly_what_it_quantised(delta, layer, per_channel, entropy, tables, level, group):
     kv = synthetic_kv(SMALL)
-    cfg = CodecConfig(level=level, delta=delta, group=group, layer_bins=layer, per_channel=per_channel,
-                      entropy=entropy, tables=tables)
+    cfg = CodecConfig(
+        level=level, delta=delta, group=group, layer_bins=layer, per_channel=per_channel, entropy=entropy, tables=tables
+    )
     profile = codec.offline_counts(synthetic_kv(profile_context(SMALL)), cfg)
     bs = codec.encode(kv, cfg, profile)
     expected = codec.reconstruct(codec.quantize_kv(kv, cfg), cfg, kv.shape[2])
@@ -143,11 +151,11 @@ def test_anchor_tokens_are_8_bit_and_deltas_use_the_reconstructed_anchor():
 def test_sizes_count_every_part_sent():
     kv = synthetic_kv(SMALL)
     bs = codec.encode(kv, ARTIFACT)
-    alphabet = 63                                          # level 2 keeps 32 bins at most -> 31 symbols
+    alphabet = 63  # level 2 keeps 32 bins at most -> 31 symbols
     streams = 3 * 2 * 8
     scales = 3 * 2 * 57 * 2
     tables = streams * (31 + 1) * 2
-    assert alphabet and bs.header_bytes == scales + tables      # interleaved: no stream lengths
+    assert alphabet and bs.header_bytes == scales + tables  # interleaved: no stream lengths
     assert bs.anchor_bytes == 0
     assert bs.data_bytes == bs.coded.nbytes
 
@@ -158,12 +166,13 @@ def test_encode_refuses_a_bad_tensor():
     with pytest.raises(InputError):
         codec.encode(np.full((1, 2, 4, 3), np.nan), ARTIFACT)
     with pytest.raises(InputError):
-        codec.encode(np.zeros((1, 2, 4, 3)), PAPER)        # offline tables need a profile
+        codec.encode(np.zeros((1, 2, 4, 3)), PAPER)  # offline tables need a profile
     with pytest.raises(InputError, match="fp16"):
         codec.encode(np.full((1, 2, 4, 3), 1e5), ARTIFACT)
 
 
 # ----------------------------------------------------------------------------- synthetic KV
+
 
 def test_synthetic_kv_has_the_asked_correlation():
     kv = synthetic_kv(SyntheticKV(layers=2, tokens=4000, channels=16, rho=0.8, offset=0.0, outliers=0))
@@ -192,6 +201,7 @@ def test_synthetic_kv_rejects_bad_parameters():
 
 # ----------------------------------------------------------------------------- comparisons
 
+
 def test_ablation_shows_the_mechanisms():
     spec = SyntheticKV(layers=4, tokens=400, channels=32, rho=0.97, outliers=2)
     kv, profile = synthetic_kv(spec), synthetic_kv(profile_context(spec))
@@ -200,7 +210,7 @@ def test_ablation_shows_the_mechanisms():
     assert (table["roundtrip"].isin(["exact", "n/a"])).all()
     assert table.loc["one global distribution", "bits_per_value"] > paper["bits_per_value"]
     assert table.loc["without arithmetic coding (fixed width)", "bits_per_value"] > paper["bits_per_value"]
-    assert table.loc["without anchor/delta", "rel_error"] > paper["rel_error"]   # rho = 0.97
+    assert table.loc["without anchor/delta", "rel_error"] > paper["rel_error"]  # rho = 0.97
     assert table.loc["8-bit quantization", "bits_per_value"] == pytest.approx(8 + 16 / 32)
     assert table.loc["zlib on fp16", "bits_per_value"] > 10
 

@@ -21,6 +21,7 @@ def test_layout_round_trips(random_model):
     assert np.array_equal(model_kv.to_codec(k, v), kv)
     # token t of document d is row d*24 + t: the first document's K equals its own prefill's K
     from kvviz.cacheblend.blend import full_prefill_kv
+
     alone = full_prefill_kv(random_model, ctx.docs.tokens[:1])
     assert np.allclose(kv[:, :, :24], model_kv.to_codec(alone.k, alone.v), atol=1e-5)
 
@@ -66,9 +67,9 @@ def test_quality_curve_shows_the_loss_at_low_bits_that_accuracy_hides():
     for variant in ("CacheGen (paper)", "CacheGen (artifact)", "quantization only (no AC)"):
         curve = points[points.variant == variant].sort_values("bits_per_value")
         kl = curve.kl.to_numpy()
-        assert kl[0] > 1e-6 and kl[0] > 100 * kl[-1], variant    # the loss at the lowest bits, far above the finest
+        assert kl[0] > 1e-6 and kl[0] > 100 * kl[-1], variant  # the loss at the lowest bits, far above the finest
         assert (np.diff(np.log(kl)) < np.log(2)).all(), variant  # monotone-ish: never doubles with more bits
-        assert curve.accuracy.iloc[0] >= 0.99, variant           # while accuracy barely moves
+        assert curve.accuracy.iloc[0] >= 0.99, variant  # while accuracy barely moves
     fixed = points[points.level.isna() & points.variant.str.contains("bit")].sort_values("bits_per_value")
     assert fixed.variant.tolist() == ["2-bit quantization", "4-bit quantization", "8-bit quantization"]
     assert fixed.kl.iloc[0] > 0.05 and fixed.kl.iloc[0] > 1e4 * fixed.kl.iloc[-1]
@@ -84,7 +85,7 @@ def test_measured_levels_are_ordered_by_size_and_loss():
         bits = [lv.bits_per_value for lv in m.levels]
         assert bits == sorted(bits) and all(1.5 < b < 8 for b in bits), sizes
         assert [lv.kl for lv in m.levels] == sorted((lv.kl for lv in m.levels), reverse=True)
-        assert m.quant8.bits_per_value == pytest.approx(8 + 16 / 1024)   # 8 bits + an fp16 scale per 1,024 values
+        assert m.quant8.bits_per_value == pytest.approx(8 + 16 / 1024)  # 8 bits + an fp16 scale per 1,024 values
         assert list(m.table.config) == ["level1", "level2", "level3", "quant8"]
 
 
@@ -97,7 +98,7 @@ def test_record_world_chunks_are_encoded_and_decoded_one_by_one():
     assert (study.chunks, study.documents) == (7, 21)
     m = levels.measure(study)
     assert m.per_chunk.bits_per_value.shape == (7, 4)
-    assert np.ptp(m.per_chunk.bits_per_value[:, 1]) > 0            # each chunk's own bitstream, its own size
+    assert np.ptp(m.per_chunk.bits_per_value[:, 1]) > 0  # each chunk's own bitstream, its own size
     assert (np.diff(m.per_chunk.bits_per_value, axis=1) > 0).all()  # level 1 < 2 < 3 < 8-bit in every chunk
     setup = S.StreamSetup(m.levels, m.quant8, per_chunk=m.per_chunk)
     run = S.simulate(setup, S.Bandwidth("chunk", np.full((1, 7), 5.0)), "level2")

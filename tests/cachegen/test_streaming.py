@@ -18,9 +18,17 @@ from tests.cachegen.cachegen_setup import real_setup
 
 # Two 1,000-token chunks, 1 value per token: a level's size in bits is bits_per_value * 1,000.
 LEVELS = (S.Level("level1", 1e6, 0.90), S.Level("level2", 2e6, 0.95), S.Level("level3", 4e6, 0.99))
-TOY = S.StreamSetup(context_tokens=2000, chunk_tokens=1000, slo_s=1.0, levels=LEVELS,
-                    quant8=S.Level("quant8", 8e6, 1.0), values_per_token=1, recompute="fixed",
-                    fixed_recompute_s=0.45, initial_gbps=10.0)
+TOY = S.StreamSetup(
+    context_tokens=2000,
+    chunk_tokens=1000,
+    slo_s=1.0,
+    levels=LEVELS,
+    quant8=S.Level("quant8", 8e6, 1.0),
+    values_per_token=1,
+    recompute="fixed",
+    fixed_recompute_s=0.45,
+    initial_gbps=10.0,
+)
 # Chunk sizes: level1 1 Gb, level2 2 Gb, level3 4 Gb, quant8 8 Gb, text 32 kb (4 bytes a token) + 0.45 s.
 
 
@@ -35,14 +43,14 @@ def configs(run, trace=0):
 def test_chunks_sizes_and_recompute_come_from_the_hardware_model():
     setup = real_setup()
     assert setup.tokens.tolist() == [1500] * 6 + [500]
-    assert setup.kv_values == 65_536                                      # 2 x 32 layers x 8 KV heads x 128
+    assert setup.kv_values == 65_536  # 2 x 32 layers x 8 KV heads x 128
     quant8 = dict(zip(setup.config_names, setup.bits()[0] / 8))["quant8"]
-    assert quant8 / 1500 * 9490 / 1e6 == pytest.approx(622, rel=0.01)     # Table 1's 622 MB, measured
+    assert quant8 / 1500 * 9490 / 1e6 == pytest.approx(622, rel=0.01)  # Table 1's 622 MB, measured
     # kvviz.common.hardware's prefill model: Mistral-7B's 7.11e9 matmul parameters on an A40 at MFU 0.735.
     m = hardware.model("mistral-7b")
     flops = 2 * m.params_b * 1e9 * 9600 + 4 * m.layers * m.d_attn * 9600 * 9601 / 2
     assert S.prefill_seconds(9600) == pytest.approx(flops / (149.7e12 * 0.735))
-    assert S.prefill_seconds(9600) == pytest.approx(1.51, rel=0.05)      # lecture 9 exercise 3
+    assert S.prefill_seconds(9600) == pytest.approx(1.51, rel=0.05)  # lecture 9 exercise 3
     # Recomputing later chunks costs more: they attend over a longer prefix.
     assert np.all(np.diff(setup.recompute_s()[:-1]) > 0)
 
@@ -50,10 +58,10 @@ def test_chunks_sizes_and_recompute_come_from_the_hardware_model():
 def test_levels_are_measured_and_ordered():
     setup = real_setup()
     bits = [lv.bits_per_value for lv in setup.levels]
-    assert bits == sorted(bits) and 1.5 < bits[0] and bits[-1] < 8          # finer levels cost more bits
+    assert bits == sorted(bits) and 1.5 < bits[0] and bits[-1] < 8  # finer levels cost more bits
     kl = [lv.kl for lv in setup.levels]
-    assert kl[0] > kl[1] > kl[2] > 0                                     # and lose less
-    assert (setup.utility[:, setup.text_index] == 1.0).all()               # text is lossless
+    assert kl[0] > kl[1] > kl[2] > 0  # and lose less
+    assert (setup.utility[:, setup.text_index] == 1.0).all()  # text is lossless
 
 
 def test_artifact_rule_uses_the_current_chunk_and_a_fixed_budget():
@@ -79,7 +87,7 @@ def test_paper_rule_estimates_from_the_previous_chunk():
 
 
 def test_paper_rule_reacts_one_chunk_late():
-    setup = replace(TOY, fixed_recompute_s=5.0)            # text never fits
+    setup = replace(TOY, fixed_recompute_s=5.0)  # text never fits
     run = S.simulate(setup, chunk_bw([10, 1]), "paper")
     # Chunk 0 at the prior 10 Gb/s: budget 0.5 s, level3 0.4 s. Chunk 1 still estimates 10 Gb/s
     # (what chunk 0 saw), remaining 0.6 s, picks level3 again, and pays 4 s at the real 1 Gb/s.
@@ -140,13 +148,13 @@ def test_vectorised_runs_equal_one_trace_at_a_time():
     for policy in S.policy_names(setup):
         together = S.simulate(setup, bw, policy)
         for k in range(5):
-            alone = S.simulate(setup, S.Bandwidth("chunk", bw.gbps[k:k + 1]), policy)
+            alone = S.simulate(setup, S.Bandwidth("chunk", bw.gbps[k : k + 1]), policy)
             assert alone.config[0].tolist() == together.config[k].tolist(), policy
             assert alone.ttft[0] == pytest.approx(together.ttft[k]), policy
 
 
 def test_timed_trace_integrates_the_bandwidth():
-    bw = S.step_trace()                                     # 10 Gb/s to 0.3 s, 1 to 3 s, then 5
+    bw = S.step_trace()  # 10 Gb/s to 0.3 s, 1 to 3 s, then 5
     assert bw.finish(0, np.array([0.0]), np.array([4e9]))[0] == pytest.approx(1.3)
     assert bw.finish(0, np.array([2.5]), np.array([3e9]))[0] == pytest.approx(3.0 + 2.5 / 5)
     assert bw.at(0, np.array([0.31]))[0] == 1.0
@@ -156,8 +164,8 @@ def test_step_trace_paper_rule_moves_to_text_after_the_drop():
     setup = real_setup(slo_s=1.0)
     run = S.simulate(setup, S.step_trace(), "paper")
     table = S.timeline(setup, run)
-    assert table["config"].iloc[0] == "level3"            # 10 Gb/s: the best level
-    assert (table["config"].iloc[-3:] == "text").all()     # 1 Gb/s: only text fits
+    assert table["config"].iloc[0] == "level3"  # 10 Gb/s: the best level
+    assert (table["config"].iloc[-3:] == "text").all()  # 1 Gb/s: only text fits
     assert run.met[0]
 
 
@@ -165,7 +173,7 @@ def test_random_traces_share_the_artifacts_marginal():
     iid = S.iid_traces(4000, 10, seed=1)
     assert iid.gbps.min() >= 0.1 and iid.gbps.max() <= 10
     assert iid.gbps.mean() == pytest.approx(5.05, abs=0.05)
-    lag1 = lambda g: np.corrcoef(g[:, :-1].ravel(), g[:, 1:].ravel())[0, 1]   # noqa: E731
+    lag1 = lambda g: np.corrcoef(g[:, :-1].ravel(), g[:, 1:].ravel())[0, 1]  # noqa: E731
     assert abs(lag1(iid.gbps)) < 0.03
     persistent = S.persistent_traces(4000, 10, 0.9, seed=1)
     assert persistent.gbps.mean() == pytest.approx(5.05, abs=0.15)
@@ -181,28 +189,31 @@ def test_slo_sweep_is_monotone_for_fixed_policies():
         assert np.all(np.diff(rates) <= 1e-12), policy
 
 
-@pytest.mark.parametrize("text, message", [
-    (b"", "no data rows"),
-    (b"time_s,gbps\n", "no data rows"),
-    (b"0,5\n1,-2\n", "line 2, field 'gbps': must be in [0.001, 10000], got -2"),
-    (b"0,5\n1,fast\n", "line 2, field 'gbps': expected a number in [0.001, 10000], got 'fast'"),
-    (b"0,5\nsoon,3\n", "line 2, field 'time_s': expected a number in [0, 86400], got 'soon'"),
-    (b"0,5\n2,4\n1,3\n", "line 3, field 'time_s': times must increase"),
-    (b"0,5\n0,4\n", "times must increase"),
-    (b"0\n", "line 1: expected two columns"),
-    (b"0,5,7\n", "line 1: expected two columns, time_s and gbps; got 3"),
-    (b"0,inf\n", "line 1, field 'gbps': must be a finite number in [0.001, 10000], got inf"),
-    (b"0,nan\n", "line 1, field 'gbps': must be a finite number in [0.001, 10000], got nan"),
-    (b"0,1e-300\n", "line 1, field 'gbps': must be in [0.001, 10000], got 1e-300"),
-    (b"0,5\n1,1e308\n", "line 2, field 'gbps': must be in [0.001, 10000], got 1e308"),
-    (b"1e400,5\n", "line 1, field 'time_s': must be a finite number in [0, 86400], got 1e400"),
-    (b"0,5\n1e6,5\n", "line 2, field 'time_s': must be in [0, 86400], got 1e6"),
-    (b"0,5\n1," + b"1" * 200_000 + b"\n", "line 2: the line is 200,002 characters long"),
-    (b"0,5\n" + b"x" * 300 + b"\n", "line 2: the line is 300 characters"),
-    (b"0,5\n1," + b"x" * 100 + b"\n", "got 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… (100 characters)'"),
-    (b"\xff\xfe\x00", "UTF-8"),
-    (b"0,1\n" * 2 + b"", "times must increase"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (b"", "no data rows"),
+        (b"time_s,gbps\n", "no data rows"),
+        (b"0,5\n1,-2\n", "line 2, field 'gbps': must be in [0.001, 10000], got -2"),
+        (b"0,5\n1,fast\n", "line 2, field 'gbps': expected a number in [0.001, 10000], got 'fast'"),
+        (b"0,5\nsoon,3\n", "line 2, field 'time_s': expected a number in [0, 86400], got 'soon'"),
+        (b"0,5\n2,4\n1,3\n", "line 3, field 'time_s': times must increase"),
+        (b"0,5\n0,4\n", "times must increase"),
+        (b"0\n", "line 1: expected two columns"),
+        (b"0,5,7\n", "line 1: expected two columns, time_s and gbps; got 3"),
+        (b"0,inf\n", "line 1, field 'gbps': must be a finite number in [0.001, 10000], got inf"),
+        (b"0,nan\n", "line 1, field 'gbps': must be a finite number in [0.001, 10000], got nan"),
+        (b"0,1e-300\n", "line 1, field 'gbps': must be in [0.001, 10000], got 1e-300"),
+        (b"0,5\n1,1e308\n", "line 2, field 'gbps': must be in [0.001, 10000], got 1e308"),
+        (b"1e400,5\n", "line 1, field 'time_s': must be a finite number in [0, 86400], got 1e400"),
+        (b"0,5\n1e6,5\n", "line 2, field 'time_s': must be in [0, 86400], got 1e6"),
+        (b"0,5\n1," + b"1" * 200_000 + b"\n", "line 2: the line is 200,002 characters long"),
+        (b"0,5\n" + b"x" * 300 + b"\n", "line 2: the line is 300 characters"),
+        (b"0,5\n1," + b"x" * 100 + b"\n", "got 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… (100 characters)'"),
+        (b"\xff\xfe\x00", "UTF-8"),
+        (b"0,1\n" * 2 + b"", "times must increase"),
+    ],
+)
 def test_bad_bandwidth_csv(text, message):
     with pytest.raises(InputError, match=re.escape(message)):
         S.load_bandwidth_csv(text)
@@ -217,9 +228,12 @@ def test_bandwidth_csv_row_cap_and_size_cap():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.binary(max_size=300)
-       | st.lists(st.tuples(st.floats(allow_nan=True), st.floats(allow_nan=True)), max_size=6)
-       .map(lambda rows: "".join(f"{t},{b}\n" for t, b in rows).encode()))
+@given(
+    st.binary(max_size=300)
+    | st.lists(st.tuples(st.floats(allow_nan=True), st.floats(allow_nan=True)), max_size=6).map(
+        lambda rows: "".join(f"{t},{b}\n" for t, b in rows).encode()
+    )
+)
 def test_any_bandwidth_file_loads_and_streams_or_is_one_input_error(data):
     try:
         bw = S.load_bandwidth_csv(data)
@@ -234,13 +248,16 @@ def test_good_bandwidth_csv():
     assert bw.kind == "timed" and bw.times[0].tolist() == [0.0, 0.5] and bw.gbps[0].tolist() == [10, 2]
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"slo_s": 0}, "SLO must be > 0"),
-    ({"slo_s": -1}, "SLO must be > 0"),
-    ({"chunk_tokens": 20_000}, "larger than the context"),
-    ({"context_tokens": 0}, "at least 1 token"),
-    ({"recompute": "gpu"}, "recompute"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"slo_s": 0}, "SLO must be > 0"),
+        ({"slo_s": -1}, "SLO must be > 0"),
+        ({"chunk_tokens": 20_000}, "larger than the context"),
+        ({"context_tokens": 0}, "at least 1 token"),
+        ({"recompute": "gpu"}, "recompute"),
+    ],
+)
 def test_bad_setup(change, message):
     with pytest.raises(InputError, match=message):
         S.simulate(real_setup(**change), S.iid_traces(2, 7), "paper")
@@ -270,5 +287,5 @@ def test_persistence_helps_the_paper_rule_and_not_the_artifact_rule():
     sweep = S.persistence_sweep(setup, 1500, seed=1, persistences=(0.0, 0.99))
     rate = sweep.set_index(["policy", "persistence"]).violation_rate
     assert rate["paper", 0.99] < rate["paper", 0.0] - 0.05
-    assert rate["paper", 0.0] > rate["level2", 0.0]                  # i.i.d.: chasing noise loses to a fixed level
-    assert rate["artifact", 0.0] < rate["artifact", 0.99]            # it reads the current chunk: i.i.d. is easy
+    assert rate["paper", 0.0] > rate["level2", 0.0]  # i.i.d.: chasing noise loses to a fixed level
+    assert rate["artifact", 0.0] < rate["artifact", 0.99]  # it reads the current chunk: i.i.d. is easy

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kvviz.common import args as A
 from kvviz.cli import main
+from kvviz.common import args as A
 from kvviz.common.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,8 +29,7 @@ def test_generate_then_stats(tmp_path, capsys):
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "kvviz", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run([sys.executable, "-m", "kvviz", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
 def test_bad_trace_is_one_line_and_exit_2(tmp_path):
@@ -50,16 +49,24 @@ def test_bad_arguments_are_one_line_and_exit_2():
 
 # --- typed, ranged arguments (kvviz.common.args) and the one-line contract of main ---------------------
 
+
 @pytest.mark.parametrize("text, value", [("0", 0), (" 7 ", 7), ("+3", 3), ("4294967295", 2**32 - 1)])
 def test_seed_accepts_0_to_2_32_minus_1(text, value):
     assert A.seed(text) == value
 
 
-@pytest.mark.parametrize("text, message", [
-    ("-1", "must be in 0..4,294,967,295, got -1"), ("4294967296", "must be in 0..4,294,967,295"),
-    ("1.5", "expected a whole number"), ("abc", "expected a whole number"), ("٣", "expected a whole number"),
-    ("9" * 5000, "expected a whole number"), ("", "expected a whole number"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("-1", "must be in 0..4,294,967,295, got -1"),
+        ("4294967296", "must be in 0..4,294,967,295"),
+        ("1.5", "expected a whole number"),
+        ("abc", "expected a whole number"),
+        ("٣", "expected a whole number"),
+        ("9" * 5000, "expected a whole number"),
+        ("", "expected a whole number"),
+    ],
+)
 def test_seed_refuses_with_a_clear_message(text, message):
     with pytest.raises(argparse.ArgumentTypeError, match=message):
         A.seed(text)
@@ -78,8 +85,11 @@ def test_bounded_floats_are_finite_and_in_range():
 
 def test_output_path_needs_an_existing_writable_folder(tmp_path):
     assert A.output_path(str(tmp_path / "out.csv")) == tmp_path / "out.csv"
-    for bad, message in [(tmp_path / "missing" / "out.csv", "does not exist"), (tmp_path, "is a folder"),
-                         (tmp_path / ("x" * 300), "too long")]:
+    for bad, message in [
+        (tmp_path / "missing" / "out.csv", "does not exist"),
+        (tmp_path, "is a folder"),
+        (tmp_path / ("x" * 300), "too long"),
+    ]:
         with pytest.raises(argparse.ArgumentTypeError, match=message):
             A.output_path(str(bad))
 
@@ -88,8 +98,11 @@ def test_input_file_must_be_a_regular_file(tmp_path):
     good = tmp_path / "in.csv"
     good.write_text("x")
     assert A.input_file(str(good)) == str(good)
-    for bad, message in [(tmp_path / "missing", "no such file"), (tmp_path, "not a regular file"),
-                         ("/dev/zero", "not a regular file")]:
+    for bad, message in [
+        (tmp_path / "missing", "no such file"),
+        (tmp_path, "not a regular file"),
+        ("/dev/zero", "not a regular file"),
+    ]:
         with pytest.raises(argparse.ArgumentTypeError, match=message):
             A.input_file(str(bad))
     either = A.name_or_file(("step", "iid"))
@@ -108,18 +121,21 @@ def test_output_paths_are_checked_before_the_work(tmp_path, capsys, monkeypatch)
     monkeypatch.chdir(tmp_path)
     assert main(["overload", "--duration", "10", "--timeline", "nope/t.csv"]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and err == "kvviz overload: argument --timeline: cannot write nope/t.csv: its folder does not exist\n"
+    assert (
+        out == "" and err == "kvviz overload: argument --timeline: cannot write nope/t.csv: its folder does not exist\n"
+    )
 
 
 def test_main_returns_codes_in_process(capsys):
     assert main(["--help"]) == 0 and "stats" in capsys.readouterr().out
-    assert main(["generate", "--seed=--"]) == 2          # argparse 3.11 would pass [] on to the command
+    assert main(["generate", "--seed=--"]) == 2  # argparse 3.11 would pass [] on to the command
     assert capsys.readouterr().err == "kvviz: argument --seed: expected one argument\n"
 
 
 def _raising(exc):
     def run(args):
         raise exc
+
     return run
 
 
@@ -153,4 +169,4 @@ def test_help_lists_every_command_and_a_misspelt_one_names_them(capsys):
     assert main(["hitcurv", "x"]) == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'hitcurv'" in err and "'import'" in err and len(err.splitlines()) == 1
-    assert main(["import", "--list"]) == 0     # a command whose module is named differently (import_cmd)
+    assert main(["import", "--list"]) == 0  # a command whose module is named differently (import_cmd)

@@ -32,8 +32,12 @@ from kvviz.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 CPU_LIMIT_S = 10.0
-FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 FILES = settings(FUZZ, max_examples=25)
 
 
@@ -87,8 +91,11 @@ def _commands() -> dict[str, tuple[list[str], dict[str, Kind]]]:
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     out = {}
     for name, cmd in sub.choices.items():
-        flags = {(a.option_strings[0] if a.option_strings else ""): _kind(a) for a in cmd._actions
-                 if not isinstance(a, argparse._HelpAction)}
+        flags = {
+            (a.option_strings[0] if a.option_strings else ""): _kind(a)
+            for a in cmd._actions
+            if not isinstance(a, argparse._HelpAction)
+        }
         out[name] = (BASES.get(name, []), flags)
     return out
 
@@ -96,12 +103,36 @@ def _commands() -> dict[str, tuple[list[str], dict[str, Kind]]]:
 COMMANDS = _commands()
 
 HUGE_DIGITS = "9" * 5000
-WORDS = ["", " ", "nan", "-nan", "inf", "-inf", "1e309", "-1e309", "0x10", "1_000", "½", "٣", "1e3", "--",
-         "-", "None", "'; rm -rf /", "\n", "a\nb", HUGE_DIGITS, "-" + HUGE_DIGITS, "１２"]
-hostile_ints = st.one_of(st.integers(-2**70, -1), st.integers(10**9 + 1, 2**70), st.just(0), st.just(10**9))
+WORDS = [
+    "",
+    " ",
+    "nan",
+    "-nan",
+    "inf",
+    "-inf",
+    "1e309",
+    "-1e309",
+    "0x10",
+    "1_000",
+    "½",
+    "٣",
+    "1e3",
+    "--",
+    "-",
+    "None",
+    "'; rm -rf /",
+    "\n",
+    "a\nb",
+    HUGE_DIGITS,
+    "-" + HUGE_DIGITS,
+    "１２",
+]
+hostile_ints = st.one_of(st.integers(-(2**70), -1), st.integers(10**9 + 1, 2**70), st.just(0), st.just(10**9))
 small_ints = st.integers(0, 64)
-hostile_floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True).filter(lambda x: not 0 < x <= 64),
-                           st.sampled_from([1e-300, -0.0, 1e12, 1e300]))
+hostile_floats = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True).filter(lambda x: not 0 < x <= 64),
+    st.sampled_from([1e-300, -0.0, 1e12, 1e300]),
+)
 small_floats = st.floats(0.0, 4.0)
 words = st.one_of(st.sampled_from(WORDS), st.text(max_size=12))
 paths = st.sampled_from([TRACE, OUT_OK, MISSING_DIR, FOLDER, "/dev/zero", "/dev/null", "@missing/nothing.jsonl"])
@@ -142,8 +173,10 @@ def folder(tmp_path_factory) -> Path:
     """The test's folder: a tiny valid trace, a sub-folder; '@missing' never exists."""
     root = tmp_path_factory.mktemp("fuzz")
     (root / "folder").mkdir()
-    lines = [f'{{"timestamp": {t * 300}, "input_length": 1024, "output_length": 4, "hash_ids": [{t % 3}, {9 + t}]}}'
-             for t in range(12)]
+    lines = [
+        f'{{"timestamp": {t * 300}, "input_length": 1024, "output_length": 4, "hash_ids": [{t % 3}, {9 + t}]}}'
+        for t in range(12)
+    ]
     (root / "trace").write_text("\n".join(lines) + "\n")
     return root
 
@@ -160,6 +193,7 @@ class TooSlow(BaseException):
 @contextmanager
 def cpu_limit(seconds: float):
     """Interrupt the block after ``seconds`` of this process's CPU time (``ITIMER_PROF``)."""
+
     def stop(signum, frame):
         raise TooSlow(f"more than {seconds:g} CPU s")
 
@@ -247,6 +281,7 @@ def test_any_arguments_succeed_or_fail_on_one_line(argv, folder, capsys):
 
 # --- file contents -------------------------------------------------------------------------------
 
+
 def deep_json(depth: int) -> bytes:
     head = b'{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": '
     return head + b"[" * depth + b"]" * depth + b"}\n"
@@ -255,26 +290,44 @@ def deep_json(depth: int) -> bytes:
 NESTED = deep_json(10_000)
 BIG_INT = b'{"timestamp": 0, "input_length": ' + b"7" * 5000 + b', "output_length": 1, "hash_ids": [1]}\n'
 BIG_ID = b'{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [' + b"7" * 5000 + b"]}\n"
-MIXED_ZONES = (b"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46+00:00,100,5\n"
-               b"2023-11-16 18:15:47+05:00,100,5\n2023-11-16 18:15:48,100,5\n")
+MIXED_ZONES = (
+    b"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46+00:00,100,5\n"
+    b"2023-11-16 18:15:47+05:00,100,5\n2023-11-16 18:15:48,100,5\n"
+)
 TINY_AND_HUGE_GBPS = b"time_s,gbps\n0,1e-300\n0.5,1e308\n1,2\n"
 WIDE_FIELD = b"time_s,gbps\n0," + b"1" * 200_000 + b"\n"
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats() | st.text(max_size=8),
-                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
-                                                                                        max_size=4), max_leaves=12)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
 record_keys = st.sampled_from(["timestamp", "input_length", "output_length", "hash_ids"])
 trace_line = st.one_of(
     st.dictionaries(record_keys, json_values, max_size=4).map(json.dumps),
-    st.builds(lambda t, n, o, ids: f'{{"timestamp": {t}, "input_length": {n}, "output_length": {o}, '
-                                   f'"hash_ids": {ids}}}', st.integers(-5, 10**13), st.integers(-5, 2**64),
-              st.integers(-5, 2**64), st.lists(st.integers(-2**64, 2**64), max_size=4)),
+    st.builds(
+        lambda t, n, o, ids: f'{{"timestamp": {t}, "input_length": {n}, "output_length": {o}, "hash_ids": {ids}}}',
+        st.integers(-5, 10**13),
+        st.integers(-5, 2**64),
+        st.integers(-5, 2**64),
+        st.lists(st.integers(-(2**64), 2**64), max_size=4),
+    ),
     st.text(max_size=40),
 )
-csv_line = st.lists(st.one_of(st.sampled_from(WORDS[:14]), st.integers(-10, 10**12).map(str), st.text(max_size=8)),
-                    min_size=1, max_size=4).map(",".join)
-csv_header = st.sampled_from(["timestamp,input_length,output_length,hash_ids", "arrived_at,num_prefill_tokens,"
-                              "num_decode_tokens", "TIMESTAMP,ContextTokens,GeneratedTokens", "time_s,gbps", ""])
+csv_line = st.lists(
+    st.one_of(st.sampled_from(WORDS[:14]), st.integers(-10, 10**12).map(str), st.text(max_size=8)),
+    min_size=1,
+    max_size=4,
+).map(",".join)
+csv_header = st.sampled_from(
+    [
+        "timestamp,input_length,output_length,hash_ids",
+        "arrived_at,num_prefill_tokens,num_decode_tokens",
+        "TIMESTAMP,ContextTokens,GeneratedTokens",
+        "time_s,gbps",
+        "",
+    ]
+)
 
 
 @st.composite
@@ -283,9 +336,17 @@ def legal_traces(draw) -> bytes:
     lines = []
     for _ in range(draw(st.integers(1, 5))):
         n_in = draw(st.integers(1, 3000))
-        ids = draw(st.lists(st.integers(-2**63, 2**63 - 1), min_size=-(-n_in // 512), max_size=-(-n_in // 512)))
-        lines.append(json.dumps({"timestamp": draw(st.integers(0, 10 * 365 * 24 * 3600 * 1000)), "input_length": n_in,
-                                 "output_length": draw(st.integers(0, 1_000_000)), "hash_ids": ids}))
+        ids = draw(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=-(-n_in // 512), max_size=-(-n_in // 512)))
+        lines.append(
+            json.dumps(
+                {
+                    "timestamp": draw(st.integers(0, 10 * 365 * 24 * 3600 * 1000)),
+                    "input_length": n_in,
+                    "output_length": draw(st.integers(0, 1_000_000)),
+                    "hash_ids": ids,
+                }
+            )
+        )
     return "\n".join(lines).encode()
 
 
@@ -293,8 +354,11 @@ trace_bytes = st.one_of(
     legal_traces(),
     st.binary(max_size=600),
     st.lists(trace_line, min_size=1, max_size=6).map(lambda ls: "\n".join(ls).encode("utf-8", "surrogatepass")),
-    st.builds(lambda h, rows: "\n".join([h, *rows]).encode("utf-8", "surrogatepass"), csv_header,
-              st.lists(csv_line, max_size=5)),
+    st.builds(
+        lambda h, rows: "\n".join([h, *rows]).encode("utf-8", "surrogatepass"),
+        csv_header,
+        st.lists(csv_line, max_size=5),
+    ),
 )
 
 # Every command that reads a file: the argument line, with '@file' where the file goes.
@@ -336,8 +400,9 @@ def test_any_file_bytes_load_or_fail_on_one_line(reader, data, folder, capsys):
 
 def test_one_real_process_shows_no_traceback():
     """Smoke test through ``python -m kvviz``: the exit code and stderr a shell sees."""
-    res = subprocess.run([sys.executable, "-m", "kvviz", "stream", "--seed", "-1"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "kvviz", "stream", "--seed", "-1"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr == "kvviz stream: argument --seed: must be in 0..4,294,967,295, got -1\n"
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from kvviz.cacheblend import blend
-from kvviz.mooncake import conductor, overload
-from kvviz.ledger import ledger, tiers
-from kvviz.strata import io as strata_io
-from kvviz.common import hardware as hw
 from kvviz.cachegen import streaming
+from kvviz.common import hardware as hw
+from kvviz.ledger import ledger, tiers
+from kvviz.mooncake import conductor, overload
+from kvviz.strata import io as strata_io
 
 L70, L8, MISTRAL = hw.model("llama-3.1-70b"), hw.model("llama-3-8b"), hw.model("mistral-7b")
 
@@ -34,8 +34,9 @@ def test_the_cluster_prefill_time_is_the_paper_gpus(tokens, cached):
     assert f.time(tokens + cached, cached) - f.overhead_s == pytest.approx(expect, rel=1e-12)
     assert overload.ClusterConfig().prefill == f
     mine = conductor.PrefillModel.for_hardware(L8, hw.Compute(hw.gpu("h100")), overhead_s=0.0)
-    assert mine.time(tokens + cached, cached) == pytest.approx(hw.prefill_seconds(L8, hw.Compute(hw.gpu("h100")),
-                                                                                  tokens, cached), rel=1e-12)
+    assert mine.time(tokens + cached, cached) == pytest.approx(
+        hw.prefill_seconds(L8, hw.Compute(hw.gpu("h100")), tokens, cached), rel=1e-12
+    )
 
 
 def test_every_module_recomputes_8k_tokens_of_llama_3_8b_on_an_h100_alike():
@@ -57,5 +58,6 @@ def test_every_module_recomputes_8k_tokens_of_llama_3_8b_on_an_h100_alike():
 def test_cachegen_recomputes_mistral_on_an_a40_with_the_same_model():
     a40 = hw.Compute(hw.gpu("a40"))
     assert streaming.prefill_seconds(1500, 3000, "mistral-7b", "a40") == pytest.approx(
-        hw.prefill_seconds(MISTRAL, a40, 1500, 3000), rel=1e-12)
+        hw.prefill_seconds(MISTRAL, a40, 1500, 3000), rel=1e-12
+    )
     assert blend.SERVING_MODELS["7B MHA"].compute.gpu == hw.gpu("a40")

@@ -46,8 +46,9 @@ def test_viewer_sees_an_id_and_the_log_has_the_traceback(caplog):
     finally:
         logger.removeHandler(caplog.handler)
     [shown] = at.exception
-    match = re.fullmatch(r"Something went wrong \(error id ([0-9a-f]{8})\)\. The server log has the details\.",
-                         shown.message)
+    match = re.fullmatch(
+        r"Something went wrong \(error id ([0-9a-f]{8})\)\. The server log has the details\.", shown.message
+    )
     assert match, shown.message
     assert shown.stack_trace == [] and "secret" not in str(shown.proto)
     [record] = [r for r in caplog.records if match.group(1) in r.getMessage()]

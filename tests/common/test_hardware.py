@@ -11,25 +11,31 @@ from kvviz.common import hardware as hw
 from kvviz.common.errors import InputError
 
 
-@pytest.mark.parametrize("name,bytes_per_token", [
-    ("llama-3-8b", 131_072),       # lecture 9 §1.1: 128 KiB
-    ("llama-3.1-8b", 131_072),     # alias, same layout
-    ("qwen2.5-14b", 196_608),      # lecture 9 exercise 1
-    ("llama-3.1-70b", 327_680),    # lecture 27 exercise 1: 320 KiB
-    ("mistral-7b", 131_072),       # lecture 9 exercise 3: 65,536 values × 2 bytes
-    ("llama-2-7b", 524_288),       # the MHA 7B: 4× Llama-3-8B
-    ("yi-34b", 245_760),
-    ("deepseek-r1", 70_272),       # lecture 27 §1.2: 68.6 KiB (61 layers × 576 × 2 B)
-])
+@pytest.mark.parametrize(
+    "name,bytes_per_token",
+    [
+        ("llama-3-8b", 131_072),  # lecture 9 §1.1: 128 KiB
+        ("llama-3.1-8b", 131_072),  # alias, same layout
+        ("qwen2.5-14b", 196_608),  # lecture 9 exercise 1
+        ("llama-3.1-70b", 327_680),  # lecture 27 exercise 1: 320 KiB
+        ("mistral-7b", 131_072),  # lecture 9 exercise 3: 65,536 values × 2 bytes
+        ("llama-2-7b", 524_288),  # the MHA 7B: 4× Llama-3-8B
+        ("yi-34b", 245_760),
+        ("deepseek-r1", 70_272),  # lecture 27 §1.2: 68.6 KiB (61 layers × 576 × 2 B)
+    ],
+)
 def test_kv_bytes_per_token_exact(name, bytes_per_token):
     assert hw.model(name).kv_bytes_per_token == bytes_per_token
 
 
-@pytest.mark.parametrize("name,tokens,seconds", [
-    ("llama-3-8b", 8_000, 0.188),    # lecture 9 §1.2
-    ("llama-3-8b", 11_400, 0.282),   # lecture 9 §1.2, turn 20 with no cache
-    ("qwen2.5-14b", 8_000, 0.351),   # lecture 9 exercise 1
-])
+@pytest.mark.parametrize(
+    "name,tokens,seconds",
+    [
+        ("llama-3-8b", 8_000, 0.188),  # lecture 9 §1.2
+        ("llama-3-8b", 11_400, 0.282),  # lecture 9 §1.2, turn 20 with no cache
+        ("qwen2.5-14b", 8_000, 0.351),  # lecture 9 exercise 1
+    ],
+)
 def test_prefill_model_reproduces_notes_within_half_percent(name, tokens, seconds):
     t = hw.prefill_seconds(hw.model(name), hw.Compute(hw.gpu("h100")), tokens)
     assert t == pytest.approx(seconds, rel=0.005)
@@ -40,7 +46,8 @@ def test_incremental_prefill_adds_up():
     whole = hw.prefill_flops(m, 5000)
     assert hw.prefill_flops(m, 3000) + hw.prefill_flops(m, 2000, 3000) == pytest.approx(whole, rel=1e-12)
     assert hw.prefill_seconds(m, hw.Compute(hw.gpu("h100"), n_gpus=2), 5000) == pytest.approx(
-        hw.prefill_seconds(m, c, 5000) / 2)
+        hw.prefill_seconds(m, c, 5000) / 2
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -74,18 +81,21 @@ def test_frames_round_trip():
     assert hw.links_from_frame(hw.to_frame(hw.LINKS)) == hw.LINKS
 
 
-@pytest.mark.parametrize("table,row,col,value,match", [
-    ("models", "llama-3-8b", "layers", 0, "model 'llama-3-8b': layers must be a whole number > 0"),
-    ("models", "llama-3-8b", "head_dim", -128, "head_dim"),
-    ("models", "qwen2.5-14b", "bytes_per_value", 0.0, "bytes_per_value must be a number > 0"),
-    ("models", "qwen2.5-14b", "attention", "SWA", "attention must be one of MHA, GQA, MLA"),
-    ("models", "mistral-7b", "layers", 2.5, "whole number"),
-    ("gpus", "h100", "peak_tflops", -1.0, "GPU 'h100': peak_tflops"),
-    ("gpus", "a40", "hbm_tb_s", float("nan"), "hbm_tb_s"),
-    ("links", "nvme", "gb_s", 0.0, "link 'nvme': gb_s"),
-    ("links", "pcie5-x16", "efficiency", 1.5, r"efficiency must be in \(0, 1\]"),
-    ("links", "pcie5-x16", "efficiency", 0.0, "efficiency"),
-])
+@pytest.mark.parametrize(
+    "table,row,col,value,match",
+    [
+        ("models", "llama-3-8b", "layers", 0, "model 'llama-3-8b': layers must be a whole number > 0"),
+        ("models", "llama-3-8b", "head_dim", -128, "head_dim"),
+        ("models", "qwen2.5-14b", "bytes_per_value", 0.0, "bytes_per_value must be a number > 0"),
+        ("models", "qwen2.5-14b", "attention", "SWA", "attention must be one of MHA, GQA, MLA"),
+        ("models", "mistral-7b", "layers", 2.5, "whole number"),
+        ("gpus", "h100", "peak_tflops", -1.0, "GPU 'h100': peak_tflops"),
+        ("gpus", "a40", "hbm_tb_s", float("nan"), "hbm_tb_s"),
+        ("links", "nvme", "gb_s", 0.0, "link 'nvme': gb_s"),
+        ("links", "pcie5-x16", "efficiency", 1.5, r"efficiency must be in \(0, 1\]"),
+        ("links", "pcie5-x16", "efficiency", 0.0, "efficiency"),
+    ],
+)
 def test_bad_edits_are_named(table, row, col, value, match):
     presets = {"models": hw.MODELS, "gpus": hw.GPUS, "links": hw.LINKS}[table]
     parse = {"models": hw.models_from_frame, "gpus": hw.gpus_from_frame, "links": hw.links_from_frame}[table]

@@ -45,13 +45,13 @@ def test_the_checker_catches_a_status_the_numbers_contradict():
     row = close("x", "1.0", "2.0", (1.0, 2.0), 0.05)
     assert row["status"] == Status.DIFFERS.value and not problems([row])
     assert problems([{**row, "status": "agrees"}])
-    assert problems([{"quantity": "x", "paper": "1", "this simulation": "1"}])          # a literal row
+    assert problems([{"quantity": "x", "paper": "1", "this simulation": "1"}])  # a literal row
     assert problems([{**row, "status": "agrees", "basis": "looks fine"}])
 
 
 def test_range_and_absolute_rows_compute_their_status_and_say_how():
     assert in_range("q", "3.5–4.3×", "3.9×", 3.9, 3.5, 4.3, 0.1)["status"] == "agrees"
-    row = in_range("q", "3.5–4.3×", "3.2×", 3.2, 3.5, 4.3, 0.1)            # 3.5 x 0.9 = 3.15
+    row = in_range("q", "3.5–4.3×", "3.2×", 3.2, 3.5, 4.3, 0.1)  # 3.5 x 0.9 = 3.15
     assert row["status"] == "agrees" and row["basis"] == "test: 3.15 ≤ 3.2 ≤ 4.73 (the paper's 3.5–4.3 ± 10%)"
     assert in_range("q", "", "", 3.1, 3.5, 4.3, 0.1)["status"] == "differs"
     assert in_range("q", "", "", float("nan"), 3.5, 4.3, 0.1)["status"] == "differs"

@@ -15,7 +15,16 @@ from plotly.subplots import make_subplots
 
 from kvviz.cacheblend import figures as blend_figs
 from kvviz.common.style import (
-    DASHES, PALETTE, PRESENTER_PX, SYMBOLS, color, log_ticks, magnitude_label, series_style, series_styles, style_figure,
+    DASHES,
+    PALETTE,
+    PRESENTER_PX,
+    SYMBOLS,
+    color,
+    log_ticks,
+    magnitude_label,
+    series_style,
+    series_styles,
+    style_figure,
 )
 
 
@@ -27,7 +36,7 @@ def parse_label(label: str) -> float:
     if "10" in label and any(c in label for c in "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"):
         mantissa, _, power = label.rpartition("10")
         exponent = int(power.translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")))
-        return (float(mantissa.rstrip("×")) if mantissa else 1.0) * 10.0 ** exponent
+        return (float(mantissa.rstrip("×")) if mantissa else 1.0) * 10.0**exponent
     return float(label.replace(",", ""))
 
 
@@ -40,25 +49,40 @@ def test_eight_series_differ_in_colour_dash_and_marker():
     assert series_style(2).line(width=3) == {"color": color(2), "dash": DASHES[2], "width": 3}
 
 
-@pytest.mark.parametrize("value,label", [
-    (1, "1"), (2, "2"), (50, "50"), (500, "500"), (1000, "1k"), (20_000, "20k"), (5e6, "5M"), (1e9, "1G"),
-    (0.5, "0.5"), (0.02, "0.02"), (0.001, "0.001"), (1e-4, "10⁻⁴"), (2e-5, "2×10⁻⁵")])
+@pytest.mark.parametrize(
+    "value,label",
+    [
+        (1, "1"),
+        (2, "2"),
+        (50, "50"),
+        (500, "500"),
+        (1000, "1k"),
+        (20_000, "20k"),
+        (5e6, "5M"),
+        (1e9, "1G"),
+        (0.5, "0.5"),
+        (0.02, "0.02"),
+        (0.001, "0.001"),
+        (1e-4, "10⁻⁴"),
+        (2e-5, "2×10⁻⁵"),
+    ],
+)
 def test_magnitude_labels(value, label):
     assert magnitude_label(value) == label
 
 
 def test_log_ticks_are_125_within_three_decades_and_decades_beyond():
     assert log_ticks(1, 1000) == [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000]
-    assert log_ticks(1, 1e6) == [10.0 ** e for e in range(7)]
+    assert log_ticks(1, 1e6) == [10.0**e for e in range(7)]
     assert log_ticks(1, 1e30)[:3] == [1, 1e4, 1e8]
 
 
 @given(st.floats(-8, 10), st.floats(0.05, 25))
 def test_log_tick_labels_are_distinct_and_name_their_value(exponent, decades):
-    low, high = 10.0 ** exponent, 10.0 ** (exponent + decades)
+    low, high = 10.0**exponent, 10.0 ** (exponent + decades)
     ticks = log_ticks(low, high)
     labels = [magnitude_label(t) for t in ticks]
-    assert not ticks or sum(low <= t <= high for t in ticks) >= 2      # empty: plotly's linear-looking ticks
+    assert not ticks or sum(low <= t <= high for t in ticks) >= 2  # empty: plotly's linear-looking ticks
     assert decades < 0.7 or ticks
     assert len(set(labels)) == len(labels)
     for tick, label in zip(ticks, labels, strict=True):
@@ -80,8 +104,8 @@ def test_every_log_axis_gets_labels_with_magnitudes():
     x, y2 = fig.layout.xaxis, fig.layout.yaxis2
     assert list(x.ticktext) == ["10", "20", "50", "100", "200", "500", "1k", "2k", "5k", "10k", "20k", "50k"]
     assert [parse_label(t) for t in y2.ticktext] == pytest.approx(list(y2.tickvals))
-    assert list(y2.ticktext) == ["0.001", "0.01", "0.1", "1", "10"]     # 3.5 decades: decades only
-    assert fig.layout.yaxis.tickvals is None           # linear axes keep plotly's ticks
+    assert list(y2.ticktext) == ["0.001", "0.01", "0.1", "1", "10"]  # 3.5 decades: decades only
+    assert fig.layout.yaxis.tickvals is None  # linear axes keep plotly's ticks
 
 
 def test_a_figure_that_sets_its_own_ticks_keeps_them():
@@ -95,11 +119,11 @@ def test_palette_colour_brings_its_dash_and_marker():
     first, second = fig.data[0], fig.data[1]
     assert first.line.dash == DASHES[0] and second.line.dash == DASHES[3] and second.marker.symbol == SYMBOLS[3]
     fig = go.Figure(go.Scatter(x=[1, 2], y=[1, 2], line=dict(color=color(1), dash="dot")))
-    assert style_figure(fig).data[0].line.dash == "dot"   # an explicit dash wins
+    assert style_figure(fig).data[0].line.dash == "dot"  # an explicit dash wins
 
 
 def test_presenter_text_is_projector_size_everywhere():
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("left", "right"))   # subplot titles: 16 px annotations
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("left", "right"))  # subplot titles: 16 px annotations
     fig.add_scatter(x=[1, 2], y=[1, 2], mode="markers+text", text=["a", "b"], textfont=dict(size=12), row=1, col=1)
     fig.add_annotation(text="note", x=1, y=1, font=dict(size=11))
     fig.update_layout(title="A title", height=400)
@@ -117,20 +141,31 @@ def test_presenter_text_is_projector_size_everywhere():
 def blend_table(chunk_len: int) -> pd.DataFrame:
     """What blend.evaluate returns: at an even chunk length no record is cut, so acc_cut is NaN."""
     cut = np.nan if chunk_len % 2 == 0 else 0.4
-    rows = [("full_prefill", 1.0, 1.0 if chunk_len % 2 else cut), ("full_reuse", 0.0, cut), ("prefix", 0.8, cut),
-            ("cacheblend", 0.0, cut), ("cacheblend", 0.2, cut), ("random", 0.0, cut), ("random", 0.2, cut)]
-    return pd.DataFrame([{"method": m, "ratio": r, "acc_cut": c, "acc_uncut": 1.0, "acc_all": 1.0 if np.isnan(c) else c}
-                         for m, r, c in rows])
+    rows = [
+        ("full_prefill", 1.0, 1.0 if chunk_len % 2 else cut),
+        ("full_reuse", 0.0, cut),
+        ("prefix", 0.8, cut),
+        ("cacheblend", 0.0, cut),
+        ("cacheblend", 0.2, cut),
+        ("random", 0.0, cut),
+        ("random", 0.2, cut),
+    ]
+    return pd.DataFrame(
+        [
+            {"method": m, "ratio": r, "acc_cut": c, "acc_uncut": 1.0, "acc_all": 1.0 if np.isnan(c) else c}
+            for m, r, c in rows
+        ]
+    )
 
 
 @pytest.mark.parametrize("chunk_len", [2, 4, 6])
 def test_cacheblend_accuracy_at_even_chunk_lengths_says_why_the_cut_panel_is_empty(chunk_len):
     fig = blend_figs.accuracy_vs_ratio(blend_table(chunk_len), 1 / 12)
-    for shape in fig.layout.shapes:        # the old figure drew guides at y = NaN ("None", a stray line)
+    for shape in fig.layout.shapes:  # the old figure drew guides at y = NaN ("None", a stray line)
         assert all(v is not None and math.isfinite(v) for v in (shape.y0, shape.y1)), shape
     notes = [a for a in fig.layout.annotations if "No record is cut" in (a.text or "")]
     assert len(notes) == 1 and notes[0].xref == "x domain"
-    assert sum(s.yref == "y2" and s.y0 == 1.0 for s in fig.layout.shapes) == 2    # full prefill/reuse guides
+    assert sum(s.yref == "y2" and s.y0 == 1.0 for s in fig.layout.shapes) == 2  # full prefill/reuse guides
 
 
 def test_cacheblend_accuracy_at_odd_chunk_lengths_has_no_note():
@@ -140,39 +175,48 @@ def test_cacheblend_accuracy_at_odd_chunk_lengths_has_no_note():
 
 def test_margins_are_sized_for_the_labels_so_automargin_has_nothing_to_grow():
     from kvviz.common.style import CHAR_EM, fitted_margins
+
     plain = go.Figure(go.Scatter(x=[1, 2], y=[1, 2]))
     titled = go.Figure(go.Scatter(x=[1, 2], y=[1, 2]))
     titled.update_yaxes(title_text="hit ratio")
     labels = go.Figure(go.Heatmap(x=[1, 2], y=["a rather long capacity label", "b"], z=[[1, 2], [3, 4]]))
-    m = {name: style_figure(fig).layout.margin for name, fig in
-         (("plain", plain), ("titled", titled), ("labels", labels))}
-    assert m["titled"].l > m["plain"].l >= 20                       # room for the title beside the ticks
-    assert m["labels"].l >= len("a rather long capacity label") * CHAR_EM * 13   # category labels are measured
-    assert m["labels"].r > m["plain"].r                              # the colour bar's room
+    m = {
+        name: style_figure(fig).layout.margin
+        for name, fig in (("plain", plain), ("titled", titled), ("labels", labels))
+    }
+    assert m["titled"].l > m["plain"].l >= 20  # room for the title beside the ticks
+    assert m["labels"].l >= len("a rather long capacity label") * CHAR_EM * 13  # category labels are measured
+    assert m["labels"].r > m["plain"].r  # the colour bar's room
     legend = go.Figure([go.Scatter(x=[1, 2], y=[1, 2], name="Belady (optimal)"), go.Scatter(x=[1], y=[1], name="LRU")])
     assert style_figure(legend).layout.margin.r >= len("Belady (optimal)") * CHAR_EM * 13
     below = go.Figure(legend).update_layout(legend=dict(orientation="h", y=-0.2, yanchor="top"), height=500)
     assert style_figure(below).layout.margin.b > m["plain"].b and style_figure(below).layout.margin.r < 100
     big = style_figure(go.Figure(titled), presenter=True).layout.margin
-    assert big.l > m["titled"].l and big.b > m["titled"].b          # projector-size labels need more room
+    assert big.l > m["titled"].l and big.b > m["titled"].b  # projector-size labels need more room
     assert fitted_margins(go.Figure(go.Icicle(labels=["a"], parents=[""])), 14) == {"l": 20, "r": 20, "b": 20}
 
 
 def test_margins_follow_plotly_defaults_for_legends_below_and_turned_category_labels():
     from kvviz.common.style import fitted_margins
+
     two = [go.Scatter(x=[1, 2], y=[1, 2], name="prefix cache"), go.Scatter(x=[1], y=[1], name="block cache")]
-    below = go.Figure(two).update_layout(legend=dict(orientation="h", y=-0.2), height=500)   # plotly anchors it by its top
+    below = go.Figure(two).update_layout(
+        legend=dict(orientation="h", y=-0.2), height=500
+    )  # plotly anchors it by its top
     anchored = go.Figure(two).update_layout(legend=dict(orientation="h", y=-0.2, yanchor="top"), height=500)
     assert fitted_margins(below, 13)["b"] == fitted_margins(anchored, 13)["b"] > 100
     grouped = go.Figure(anchored).add_scatter(x=[1], y=[1], name="difference, LRU", legendgroup="diff")
-    grouped.add_scatter(x=[1], y=[1], name="difference, FIFO", legendgroup="diff")   # a group stacks its entries
+    grouped.add_scatter(x=[1], y=[1], name="difference, FIFO", legendgroup="diff")  # a group stacks its entries
     assert fitted_margins(grouped, 13)["b"] > fitted_margins(anchored, 13)["b"] + 20
     names = ["Random", "Load-balancing", "Cache-aware", "KVCache-centric"]
-    side = make_subplots(rows=1, cols=2).add_bar(x=names, y=[1, 2, 3, 4], row=1, col=1).add_bar(
-        x=names, y=[1, 2, 3, 4], row=1, col=2)
+    side = (
+        make_subplots(rows=1, cols=2)
+        .add_bar(x=names, y=[1, 2, 3, 4], row=1, col=1)
+        .add_bar(x=names, y=[1, 2, 3, 4], row=1, col=2)
+    )
     wide = go.Figure(go.Bar(x=names, y=[1, 2, 3, 4]))
     short = make_subplots(rows=1, cols=2).add_bar(x=list("abcd"), y=[1, 2, 3, 4], row=1, col=1)
-    assert fitted_margins(side, 13)["b"] >= len("KVCache-centric") * 0.62 * 13 / 2 + 13   # turned 30°: half its length
-    assert fitted_margins(wide, 13)["b"] == fitted_margins(short, 13)["b"] < 40          # one line of labels
-    crowded = go.Figure(go.Bar(x=[f"token {i:02d}" for i in range(40)], y=[1] * 40))      # no room to turn 30°
-    assert fitted_margins(crowded, 13)["b"] >= len("token 00") * 0.62 * 13                # upright: their whole length
+    assert fitted_margins(side, 13)["b"] >= len("KVCache-centric") * 0.62 * 13 / 2 + 13  # turned 30°: half its length
+    assert fitted_margins(wide, 13)["b"] == fitted_margins(short, 13)["b"] < 40  # one line of labels
+    crowded = go.Figure(go.Bar(x=[f"token {i:02d}" for i in range(40)], y=[1] * 40))  # no room to turn 30°
+    assert fitted_margins(crowded, 13)["b"] >= len("token 00") * 0.62 * 13  # upright: their whole length

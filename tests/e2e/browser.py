@@ -22,10 +22,20 @@ ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 SHOTS = ROOT / "test-results"
 # Debian's Chromium, headless, with no background traffic to the closed network: tests and benchmarks alike.
-LAUNCH = {"executable_path": CHROMIUM, "headless": True,
-          "args": ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                   "--no-first-run"]}
+LAUNCH = {
+    "executable_path": CHROMIUM,
+    "headless": True,
+    "args": [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+    ],
+}
 VIEWPORT = {"width": 1400, "height": 900}
 
 
@@ -53,10 +63,28 @@ def streamlit_process(port: int | None = None, root: Path = ROOT):
     port = port or free_port()
     log = tempfile.TemporaryFile("w+")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=root, stdout=log, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=root,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     try:
@@ -136,10 +164,12 @@ def screenshot(page: Page, name: str) -> None:
     Streamlit scrolls inside its main container, so the window is first made as tall as that content.
     """
     SHOTS.mkdir(exist_ok=True)
-    height = page.evaluate("() => { const m = document.querySelector('[data-testid=stMain]');"
-                           " return m ? m.scrollHeight : document.body.scrollHeight; }")
+    height = page.evaluate(
+        "() => { const m = document.querySelector('[data-testid=stMain]');"
+        " return m ? m.scrollHeight : document.body.scrollHeight; }"
+    )
     width = page.viewport_size["width"] if page.viewport_size else 1400
     page.set_viewport_size({"width": width, "height": max(600, min(int(height) + 40, 12000))})
     wait_idle(page)
-    settle(page)        # the resize has been laid out and painted
+    settle(page)  # the resize has been laid out and painted
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)

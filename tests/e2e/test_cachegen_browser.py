@@ -50,7 +50,7 @@ def test_upload_good_bad_and_oddly_named_bandwidth(page: Page, app_url: str):
     upload.set_input_files(files=[{"name": "bw.csv", "mimeType": "text/csv", "buffer": CSV}])
     wait_idle(page)
     assert_no_exception(page)
-    expect(page.get_by_text("SLO 1 s (bw.csv)")).to_be_visible()      # the script ran on the upload
+    expect(page.get_by_text("SLO 1 s (bw.csv)")).to_be_visible()  # the script ran on the upload
     wait_idle(page)
     upload.set_input_files(files=[{"name": "bad.csv", "mimeType": "text/csv", "buffer": b"0,5\n1,1e308\n"}])
     wait_idle(page)
@@ -60,8 +60,8 @@ def test_upload_good_bad_and_oddly_named_bandwidth(page: Page, app_url: str):
     upload.set_input_files(files=[{"name": name, "mimeType": "text/csv", "buffer": CSV}])
     wait_idle(page)
     assert_no_exception(page)
-    expect(page.get_by_text(f"({name}):")).to_be_visible(timeout=90_000)   # shown as text (a cold replay)
-    expect(page.locator("img[src*='127.0.0.1:9']")).to_have_count(0)     # never fetched as an image
+    expect(page.get_by_text(f"({name}):")).to_be_visible(timeout=90_000)  # shown as text (a cold replay)
+    expect(page.locator("img[src*='127.0.0.1:9']")).to_have_count(0)  # never fetched as an image
 
 
 def test_violation_sweeps(page: Page, app_url: str):
@@ -85,7 +85,7 @@ def test_codec_views(page: Page, app_url: str):
     if model_kv.available():
         click(page, "Record-world model")
         expect(page.get_by_text("questions right").first).to_be_visible()
-        expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2)     # the quality curve and the Pareto chart
+        expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2)  # the quality curve and the Pareto chart
         screenshot(page, "cachegen_model")
 
 
@@ -93,23 +93,25 @@ def test_an_expensive_link_asks_for_a_click_then_runs(page: Page, app_url: str):
     from kvviz.cachegen import compare
     from kvviz.common import budget
 
-    assert budget.needs_confirmation(compare.study_cost(4 * 2 * 2048 * 128))     # ~6 estimated CPU s
-    open_page(page, app_url, "cachegen", "cachegen_view=Codec&cachegen_layers=4&cachegen_tokens=2048"
-                                         "&cachegen_channels=128")
+    assert budget.needs_confirmation(compare.study_cost(4 * 2 * 2048 * 128))  # ~6 estimated CPU s
+    open_page(
+        page, app_url, "cachegen", "cachegen_view=Codec&cachegen_layers=4&cachegen_tokens=2048&cachegen_channels=128"
+    )
     expect(page.get_by_text("This view is expensive")).to_be_visible()
-    expect(page.get_by_text("exact")).to_have_count(0)                       # nothing encoded yet
+    expect(page.get_by_text("exact")).to_have_count(0)  # nothing encoded yet
     page.get_by_role("button", name="Run it").click()
-    wait_idle(page, timeout=300_000)                                          # a shared, loaded machine
+    wait_idle(page, timeout=300_000)  # a shared, loaded machine
     assert_no_exception(page)
     expect(page.get_by_text("exact").first).to_be_visible()
-    rerun(page)                                                               # confirmed once per session
+    rerun(page)  # confirmed once per session
     assert_no_exception(page)
     expect(page.get_by_text("exact").first).to_be_visible()
 
 
 @pytest.mark.parametrize("query", CACHED_VIEWS.values(), ids=CACHED_VIEWS.keys())
-def test_cached_view_survives_rerun_and_a_second_visitor(page: Page, browser: Browser, browser_context_args: dict,
-                                                         app_url: str, query: str):
+def test_cached_view_survives_rerun_and_a_second_visitor(
+    page: Page, browser: Browser, browser_context_args: dict, app_url: str, query: str
+):
     from kvviz.cachegen import model_kv
 
     if "Record-world+model" in query and not model_kv.available():

@@ -21,7 +21,8 @@ def compiled_kernels():
 
 def _upload(page: Page, name: str, data: bytes) -> None:
     page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
-        files=[{"name": name, "mimeType": "application/octet-stream", "buffer": data}])
+        files=[{"name": name, "mimeType": "application/octet-stream", "buffer": data}]
+    )
     wait_idle(page)
 
 
@@ -30,15 +31,15 @@ def test_example_trace_curves_and_presenter_view(page: Page, app_url: str):
     assert_no_exception(page)
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2)
     expect(page.get_by_text("What the paper reports vs this simulation")).to_be_visible()
-    expect(page.locator(".annotation-text", has_text="leads").first).to_be_visible()     # the leader, named
+    expect(page.locator(".annotation-text", has_text="leads").first).to_be_visible()  # the leader, named
     page.get_by_text("All policies", exact=True).click()
     wait_idle(page)
-    assert "eviction_time_show=All" in page.url                        # the over-time view is in the link
+    assert "eviction_time_show=All" in page.url  # the over-time view is in the link
     screenshot(page, "eviction")
     page.get_by_text("Presenter mode").click()
     wait_idle(page)
     assert_no_exception(page)
-    expect(page.get_by_test_id("stExpander").first).to_be_visible()     # the teaching text folds away
+    expect(page.get_by_test_id("stExpander").first).to_be_visible()  # the teaching text folds away
     screenshot(page, "eviction_presenter")
 
 

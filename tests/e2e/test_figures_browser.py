@@ -16,20 +16,36 @@ from playwright.sync_api import Page
 from tests.e2e.browser import assert_no_exception, open_page
 
 VIEWS = [
-    ("trace", "trace_tree=true"), ("eviction", "eviction_points=6"), ("radix", ""), ("radix", "radix_view=Requests"),
+    ("trace", "trace_tree=true"),
+    ("eviction", "eviction_points=6"),
+    ("radix", ""),
+    ("radix", "radix_view=Requests"),
     ("radix_schedule", ""),
-    *[("prefix_cache", f"prefix_view={v}") for v in ("Curves", "Worked+example", "Per+request", "Over+time",
-                                                      "Prefix+tree")],
+    *[
+        ("prefix_cache", f"prefix_view={v}")
+        for v in ("Curves", "Worked+example", "Per+request", "Over+time", "Prefix+tree")
+    ],
     *[("ledger", f"ledger_view={v}") for v in ("Size", "Load+or+recompute", "Economics", "Tiers")],
     *[("strata", f"strata_view={v}") for v in ("Page+size", "Loading-bound", "Balanced+batching")],
-    ("cluster", "cluster_minutes=5&cluster_seeds=1"), ("cluster", "cluster_view=Scheduling&cluster_source=Example"),
-    ("cachegen", "cachegen_k=100"), ("cachegen", "cachegen_view=Violation+vs+SLO&cachegen_k=100"),
+    ("cluster", "cluster_minutes=5&cluster_seeds=1"),
+    ("cluster", "cluster_view=Scheduling&cluster_source=Example"),
+    ("cachegen", "cachegen_k=100"),
+    ("cachegen", "cachegen_view=Violation+vs+SLO&cachegen_k=100"),
     ("cachegen", "cachegen_view=Codec&cachegen_layers=4&cachegen_tokens=256&cachegen_channels=32"),
-    *[("cacheblend", f"cacheblend_view={v}") for v in ("One+document", "Accuracy+vs+ratio", "Loading+controller",
-                                                        "The+model")],
-    *[(stem, f"{query}&presenter=1") for stem, query in (     # projector fonts, the sidebar closed: a wider figure
-        ("cacheblend", "cacheblend_view=One+document"), ("cluster", "cluster_view=Scheduling&cluster_source=Example"),
-        ("prefix_cache", "prefix_view=Curves"), ("ledger", "ledger_view=Tiers"), ("cachegen", "cachegen_k=100"))],
+    *[
+        ("cacheblend", f"cacheblend_view={v}")
+        for v in ("One+document", "Accuracy+vs+ratio", "Loading+controller", "The+model")
+    ],
+    *[
+        (stem, f"{query}&presenter=1")
+        for stem, query in (  # projector fonts, the sidebar closed: a wider figure
+            ("cacheblend", "cacheblend_view=One+document"),
+            ("cluster", "cluster_view=Scheduling&cluster_source=Example"),
+            ("prefix_cache", "prefix_view=Curves"),
+            ("ledger", "ledger_view=Tiers"),
+            ("cachegen", "cachegen_k=100"),
+        )
+    ],
 ]
 
 MARGINS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
@@ -43,7 +59,7 @@ MARGINS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
 def test_every_figure_is_drawn_in_the_margins_it_asked_for(page: Page, app_url: str, stem: str, query: str):
     open_page(page, app_url, stem, query)
     assert_no_exception(page)
-    page.wait_for_timeout(300)             # a figure drawn in the last run has finished its layout
+    page.wait_for_timeout(300)  # a figure drawn in the last run has finished its layout
     figures = page.evaluate(MARGINS)
     assert figures, "the view shows no figure"
     grown = [f for f in figures if f["asked"] != f["drawn"]]

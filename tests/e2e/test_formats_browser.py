@@ -19,7 +19,8 @@ SECONDS = b"".join(b'{"timestamp": %.2f, "input_length": 10, "output_length": 1}
 
 def _upload(page: Page, name: str, data: bytes) -> None:
     page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
-        files=[{"name": name, "mimeType": "application/octet-stream", "buffer": data}])
+        files=[{"name": name, "mimeType": "application/octet-stream", "buffer": data}]
+    )
     wait_idle(page)
     assert_no_exception(page)
 

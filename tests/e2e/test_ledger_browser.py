@@ -39,11 +39,24 @@ def test_ledger_views_from_url(page: Page, app_url: str):
     """A shared link opens the same view with its controls: the batch timeline with batches of 4,
     the tiered cache with 50 users, and the break-even curves over two links (repeated parameters)."""
     for stem, query, text, shot, control, value in (
-            ("strata", "strata_view=Balanced+batching&strata_batch=4", "FCFS vs balanced batching",
-             "strata_timeline", "Requests per batch", "4"),
-            ("ledger", "ledger_view=Tiers&ledger_users=50", "Tiered KV cache", "ledger_tiers", "Users", "50"),
-            ("ledger", "ledger_view=Load+or+recompute&ledger_links=nvme&ledger_links=cloud-3g",
-             "Load if your link is above", "ledger_two_links", None, None)):
+        (
+            "strata",
+            "strata_view=Balanced+batching&strata_batch=4",
+            "FCFS vs balanced batching",
+            "strata_timeline",
+            "Requests per batch",
+            "4",
+        ),
+        ("ledger", "ledger_view=Tiers&ledger_users=50", "Tiered KV cache", "ledger_tiers", "Users", "50"),
+        (
+            "ledger",
+            "ledger_view=Load+or+recompute&ledger_links=nvme&ledger_links=cloud-3g",
+            "Load if your link is above",
+            "ledger_two_links",
+            None,
+            None,
+        ),
+    ):
         open_page(page, app_url, stem, query)
         assert_no_exception(page)
         expect(page.get_by_text(text).first).to_be_visible()
@@ -73,7 +86,7 @@ def test_ledger_preset_edit_is_validated(page: Page, app_url: str):
         grid.scroll_into_view_if_needed()
         page.wait_for_timeout(1500)
         box = grid.bounding_box()
-        page.mouse.click(box["x"] + 170, box["y"] + 54)    # first row, 'layers' column
+        page.mouse.click(box["x"] + 170, box["y"] + 54)  # first row, 'layers' column
         page.wait_for_timeout(300)
         page.keyboard.type("0")
         page.keyboard.press("Enter")

@@ -15,9 +15,8 @@ from tests.e2e.browser import VIEWPORT, assert_no_exception, open_page, screensh
 from tests.traces.library_setup import fresh_library, seal
 
 
-def test_a_damaged_entrys_link_shows_the_damage_and_the_server_serves_the_next_session(browser, tmp_path,
-                                                                                      monkeypatch):
-    fresh_library(tmp_path, monkeypatch)                   # the server inherits this library
+def test_a_damaged_entrys_link_shows_the_damage_and_the_server_serves_the_next_session(browser, tmp_path, monkeypatch):
+    fresh_library(tmp_path, monkeypatch)  # the server inherits this library
     damaged = library.store(load_trace(fx.jsonl(fx.QWEN)), "damaged").entry.id
     sound = library.store(load_trace(fx.jsonl(fx.MOONCAKE)), "sound").entry.id
     offsets = library.root() / damaged / "offsets.npy"
@@ -29,7 +28,8 @@ def test_a_damaged_entrys_link_shows_the_damage_and_the_server_serves_the_next_s
         open_page(page, url, "eviction", f"eviction_source=Library&eviction_library={damaged}")
         assert_no_exception(page)
         expect(page.get_by_test_id("stAlertContentError")).to_contain_text(
-            f"library entry '{damaged}' is damaged (offsets do not start at 0)")
+            f"library entry '{damaged}' is damaged (offsets do not start at 0)"
+        )
         screenshot(page, "library_damaged_entry")
         first.close()
 

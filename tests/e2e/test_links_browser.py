@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILT = [p.stem for p in PAGES if (ROOT / "pages" / f"{p.stem}.py").exists()]
 LAPTOP = {"width": 1366, "height": 768}
 ROUNDS = 3
-ACTION_MS = 10_000      # one change; a widget an earlier change removed is skipped after this
-NOT_VIEW_STATE = keys.PLAYBACK_SUFFIXES   # Play and its speed move the view, they are not a view
+ACTION_MS = 10_000  # one change; a widget an earlier change removed is skipped after this
+NOT_VIEW_STATE = keys.PLAYBACK_SUFFIXES  # Play and its speed move the view, they are not a view
 # Controls known not to survive a link yet: {stem: {key, ...}} (a key fixed here must leave the list)
 KNOWN: dict[str, set[str]] = {}
 
@@ -158,16 +158,22 @@ def change_every_control(page: Page, stem: str) -> dict[str, str]:
     tries: dict[str, int] = {}
     for _ in range(ROUNDS):
         open_expanders(page)
-        todo = [w for w in widgets(page, stem) if w["key"] and not w["key"].endswith(NOT_VIEW_STATE)
-                and not w["disabled"] and w["value"] == first.setdefault(w["key"], w["value"])
-                and tries.get(w["key"], 0) < 2]
+        todo = [
+            w
+            for w in widgets(page, stem)
+            if w["key"]
+            and not w["key"].endswith(NOT_VIEW_STATE)
+            and not w["disabled"]
+            and w["value"] == first.setdefault(w["key"], w["value"])
+            and tries.get(w["key"], 0) < 2
+        ]
         if not todo:
             break
         for w in todo:
             tries[w["key"]] = tries.get(w["key"], 0) + 1
             try:
                 change(page, w)
-            except PlaywrightError:     # gone or disabled by an earlier change of this round: next round
+            except PlaywrightError:  # gone or disabled by an earlier change of this round: next round
                 page.keyboard.press("Escape")
             settle(page)
         wait_idle(page)
@@ -194,8 +200,9 @@ def url_settled(page: Page, quiet_s: float = 1.0, most_s: float = 20.0) -> None:
 
 
 @pytest.mark.parametrize("stem", BUILT)
-def test_every_control_survives_the_copied_link(page: Page, browser: Browser, browser_context_args: dict,
-                                                app_url: str, stem: str):
+def test_every_control_survives_the_copied_link(
+    page: Page, browser: Browser, browser_context_args: dict, app_url: str, stem: str
+):
     page.set_viewport_size(LAPTOP)
     open_page(page, app_url, stem)
     page.set_default_timeout(ACTION_MS)
@@ -222,9 +229,11 @@ def test_every_control_survives_the_copied_link(page: Page, browser: Browser, br
     lost |= {k: ("no key", "not in the URL") for k in here if k.endswith("(no key)")}
     unchanged = sorted(k for k, v in first.items() if here.get(k) == v)
     failing = set(lost) - KNOWN.get(stem, set())
-    assert not failing, (f"{stem}: shown here → in the copied link: "
-                         + "; ".join(f"{k}: {lost[k][0]!r} → {lost[k][1]!r}" for k in sorted(failing))
-                         + f" (link {link}; not changed by the test: {unchanged})")
+    assert not failing, (
+        f"{stem}: shown here → in the copied link: "
+        + "; ".join(f"{k}: {lost[k][0]!r} → {lost[k][1]!r}" for k in sorted(failing))
+        + f" (link {link}; not changed by the test: {unchanged})"
+    )
 
 
 def test_a_control_the_address_lost_comes_back_with_the_next_run(page: Page, app_url: str):
@@ -232,7 +241,7 @@ def test_a_control_the_address_lost_comes_back_with_the_next_run(page: Page, app
     control: the address then lacks that control, and the next change's rerun carries the address
     without it. The run's end writes every control shown back into the address."""
     open_page(page, app_url, "cacheblend", "cacheblend_chunk=3")
-    page.evaluate("() => history.replaceState({}, '', location.pathname)")   # what the late message does
+    page.evaluate("() => history.replaceState({}, '', location.pathname)")  # what the late message does
     page.get_by_test_id("stButtonGroup").get_by_text("The model").click()
     page.wait_for_url(lambda url: "cacheblend_chunk=3" in url)
     wait_idle(page)

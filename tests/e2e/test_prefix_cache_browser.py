@@ -10,7 +10,7 @@ from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_i
 
 VIEWS = ("Curves", "Worked example", "Per request", "Over time", "Prefix tree")
 QUERY = "prefix_source=Example&prefix_points=8"
-CHART_WAIT = 120_000          # plotly's bundle loads slowly on a loaded shared machine
+CHART_WAIT = 120_000  # plotly's bundle loads slowly on a loaded shared machine
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -60,12 +60,12 @@ def test_arrow_keys_step_the_worked_example(wide: Page, app_url: str):
     open_page(wide, app_url, "prefix_cache", "prefix_view=Worked+example")
     heading = wide.get_by_text("Empty caches").first
     expect(heading).to_be_visible()
-    heading.click()   # focus on the page, not on a widget
-    wide.wait_for_function("() => !!window.kvvizStepListener")   # the keys component has loaded
-    wide.keyboard.press("ArrowLeft")                              # no step before the first: dropped
+    heading.click()  # focus on the page, not on a widget
+    wide.wait_for_function("() => !!window.kvvizStepListener")  # the keys component has loaded
+    wide.keyboard.press("ArrowLeft")  # no step before the first: dropped
     wide.keyboard.press("ArrowRight")
     expect(wide.get_by_text("After request 1: A·B·C").first).to_be_visible()
-    for key in ("ArrowRight", "ArrowRight", "ArrowLeft"):   # pressed faster than a step reruns: they queue
+    for key in ("ArrowRight", "ArrowRight", "ArrowLeft"):  # pressed faster than a step reruns: they queue
         wide.keyboard.press(key)
     expect(wide.get_by_text("After request 2: A·B·D").first).to_be_visible()
     wide.wait_for_function("() => !window.kvvizStepBusy && !window.kvvizStepQueue.length")
@@ -82,7 +82,7 @@ def test_a_second_visitor_gets_the_cached_views(browser: Browser, app_url: str):
         page = context.new_page()
         for view in ("Curves", "Over time"):
             page.goto(f"{app_url}/prefix_cache?{QUERY}&prefix_view={view.replace(' ', '+')}")
-            wait_idle(page, timeout=180_000)          # a shared, loaded machine: a fresh session can be slow
+            wait_idle(page, timeout=180_000)  # a shared, loaded machine: a fresh session can be slow
             assert_no_exception(page)
             expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=CHART_WAIT)
         context.close()
@@ -93,9 +93,13 @@ def test_radix_schedule_page(wide: Page, app_url: str):
     assert_no_exception(wide)
     expect(wide.get_by_test_id("stPlotlyChart")).to_have_count(2, timeout=CHART_WAIT)
     screenshot(wide, "radix_schedule")
-    open_page(wide, app_url, "radix_schedule",
-              "radix_schedule_queue=Trace+window&radix_schedule_source=Example&radix_schedule_size=40"
-              "&radix_schedule_capacity=300&radix_schedule_budget=64")
+    open_page(
+        wide,
+        app_url,
+        "radix_schedule",
+        "radix_schedule_queue=Trace+window&radix_schedule_source=Example&radix_schedule_size=40"
+        "&radix_schedule_capacity=300&radix_schedule_budget=64",
+    )
     assert_no_exception(wide)
     expect(wide.get_by_test_id("stPlotlyChart")).to_have_count(2, timeout=CHART_WAIT)
     screenshot(wide, "radix_schedule_trace")

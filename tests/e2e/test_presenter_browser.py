@@ -50,8 +50,10 @@ def projector(page: Page) -> Page:
 
 # light settings for the views that compute most (they apply to the view they belong to)
 LIGHT = {"cachegen": "cachegen_k=100&cachegen_layers=4&cachegen_tokens=256&cachegen_channels=32"}
-VIEW_CONTROL = "[data-testid=stElementContainer][class*='_view ']:has([data-testid=stButtonGroup]), " \
-               "[data-testid=stElementContainer][class$='_view']:has([data-testid=stButtonGroup])"
+VIEW_CONTROL = (
+    "[data-testid=stElementContainer][class*='_view ']:has([data-testid=stButtonGroup]), "
+    "[data-testid=stElementContainer][class$='_view']:has([data-testid=stButtonGroup])"
+)
 
 
 def assert_projector_size(page: Page, where: str) -> None:
@@ -61,9 +63,11 @@ def assert_projector_size(page: Page, where: str) -> None:
     assert not small, f"{where}: text below {MIN_PX} px in presenter mode: {small}"
     assert sizes["body"] and sizes["button"], (where, sizes)
     # one evaluate over the ticks there are now: a figure redrawn meanwhile cannot leave a stale handle
-    ticks = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot .xtick text, "
-                          ".js-plotly-plot .ytick text')).slice(0, 20)"
-                          ".map(e => parseFloat(getComputedStyle(e).fontSize))")
+    ticks = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.js-plotly-plot .xtick text, "
+        ".js-plotly-plot .ytick text')).slice(0, 20)"
+        ".map(e => parseFloat(getComputedStyle(e).fontSize))"
+    )
     if ticks:
         assert min(ticks) >= MIN_PX, (where, ticks)
 
@@ -132,8 +136,8 @@ def test_arrow_keys_step_the_radix_page(projector: Page, app_url: str):
     assert_no_exception(projector)
     heading = projector.get_by_role("heading", name="Step 0 of", exact=False)
     expect(heading).to_be_visible()
-    heading.click()   # focus on the page, not on a widget
-    projector.wait_for_function("() => !!window.kvvizStepListener")   # the keys component has loaded
+    heading.click()  # focus on the page, not on a widget
+    projector.wait_for_function("() => !!window.kvvizStepListener")  # the keys component has loaded
     projector.keyboard.press("ArrowRight")
     expect(projector.get_by_role("heading", name="Step 1 of", exact=False)).to_be_visible()
     projector.keyboard.press("ArrowRight")
@@ -146,8 +150,8 @@ def test_arrow_keys_step_the_radix_page(projector: Page, app_url: str):
 
 def test_play_steps_the_radix_page_by_itself_and_stops(projector: Page, app_url: str):
     open_page(projector, app_url, "radix")
-    projector.get_by_test_id("stButtonGroup").get_by_text("2 s", exact=True).click()   # at 0.5 s a step's heading
-    wait_idle(projector)                                                  # could come and go between two looks
+    projector.get_by_test_id("stButtonGroup").get_by_text("2 s", exact=True).click()  # at 0.5 s a step's heading
+    wait_idle(projector)  # could come and go between two looks
     projector.get_by_test_id("stMain").get_by_text("Play", exact=True).click()
     expect(projector.get_by_role("heading", name="Step 2 of", exact=False)).to_be_visible(timeout=30_000)
     projector.get_by_test_id("stMain").get_by_text("Play", exact=True).click()

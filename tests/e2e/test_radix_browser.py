@@ -18,7 +18,7 @@ def test_step_buttons_and_deep_link(page: Page, app_url: str):
     wait_idle(page)
     expect(page.get_by_text("Step 7 of 9")).to_be_visible()
     assert "radix_step=7" in page.url
-    expect(page.get_by_text("(8) the first session returns", exact=False)).to_be_visible()   # the preset's caption
+    expect(page.get_by_text("(8) the first session returns", exact=False)).to_be_visible()  # the preset's caption
     expect(page.get_by_text("evicted leaf 'Assistant : Roses … I have .'", exact=False)).to_be_visible()
     assert_no_exception(page)
 
@@ -26,7 +26,7 @@ def test_step_buttons_and_deep_link(page: Page, app_url: str):
 def test_every_preset_steps_through(page: Page, app_url: str):
     open_page(page, app_url, "radix")
     for i, (key, preset) in enumerate(PRESETS.items()):
-        if i:   # the first preset is already chosen
+        if i:  # the first preset is already chosen
             choose(page.get_by_test_id("stSidebar").get_by_role("combobox", name="Preset"), preset.title)
             wait_idle(page)
         expect(page.get_by_text("Step 0 of")).to_be_visible()

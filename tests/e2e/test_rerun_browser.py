@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, Page, expect
 from tests.e2e.browser import TIMEOUT, assert_no_exception, open_page, wait_idle
 
 LIGHT_CACHEGEN = "cachegen_k=100"
-VIEWS = [             # every page, and each view with a cached function of its own
+VIEWS = [  # every page, and each view with a cached function of its own
     ("", ""),
     ("trace", "trace_source=Example"),
     ("trace", "trace_source=Synthetic&trace_requests=500"),
@@ -37,25 +37,25 @@ VIEWS = [             # every page, and each view with a cached function of its 
 
 def key_numbers(page: Page) -> list[str]:
     """What a viewer reads off the page: metric values and static tables (paper vs simulation)."""
-    return (page.get_by_test_id("stMetricValue").all_inner_texts()
-            + page.get_by_test_id("stTable").all_inner_texts())
+    return page.get_by_test_id("stMetricValue").all_inner_texts() + page.get_by_test_id("stTable").all_inner_texts()
 
 
 def rerun(page: Page) -> None:
     """Press Streamlit's rerun shortcut and wait for the run it starts to finish."""
-    page.evaluate("() => document.activeElement && document.activeElement.blur()")   # no input has focus
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")  # no input has focus
     page.keyboard.press("r")
     app = page.get_by_test_id("stApp")
     try:
         expect(app).to_have_attribute("data-test-script-state", "running", timeout=3_000)
     except AssertionError:
-        pass                                    # a warm rerun may finish before we look
+        pass  # a warm rerun may finish before we look
     wait_idle(page, TIMEOUT)
 
 
 @pytest.mark.parametrize(("stem", "query"), VIEWS, ids=[f"{s or 'home'}?{q}" if q else s or "home" for s, q in VIEWS])
-def test_view_survives_rerun_and_a_second_visitor(page: Page, browser: Browser, browser_context_args: dict,
-                                                    app_url: str, stem: str, query: str):
+def test_view_survives_rerun_and_a_second_visitor(
+    page: Page, browser: Browser, browser_context_args: dict, app_url: str, stem: str, query: str
+):
     open_page(page, app_url, stem, query)
     assert_no_exception(page)
     first = key_numbers(page)

@@ -24,8 +24,10 @@ LOST = "Your upload was kept only in your browser session"
 
 def trace_of(requests: int) -> bytes:
     """A small valid Mooncake trace with ``requests`` requests (one or two 512-token blocks each)."""
-    lines = [{"timestamp": 100 * i, "input_length": 600 + 10 * i, "output_length": 5, "hash_ids": [0, 1 + i]}
-             for i in range(requests)]
+    lines = [
+        {"timestamp": 100 * i, "input_length": 600 + 10 * i, "output_length": 5, "hash_ids": [0, 1 + i]}
+        for i in range(requests)
+    ]
     return "\n".join(json.dumps(line) for line in lines).encode() + b"\n"
 
 
@@ -35,15 +37,16 @@ def test_concurrent_uploads_stay_in_their_sessions(browser: Browser, browser_con
         pages = [context.new_page() for context in contexts]
         for page in pages:
             open_page(page, app_url, "trace", "trace_source=Upload")
-        counts = [3 + 2 * i for i in range(VISITORS)]          # 3, 5, 7, 9, 11 requests
-        for page, n in zip(pages, counts):                      # all uploads start before any is checked
+        counts = [3 + 2 * i for i in range(VISITORS)]  # 3, 5, 7, 9, 11 requests
+        for page, n in zip(pages, counts):  # all uploads start before any is checked
             page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
-                files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": trace_of(n)}])
+                files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": trace_of(n)}]
+            )
         for page, n in zip(pages, counts):
             wait_idle(page)
             assert_no_exception(page)
             expect(page.get_by_test_id("stMetricValue").first).to_have_text(str(n))
-        for page in pages:                                      # and after going elsewhere and back
+        for page in pages:  # and after going elsewhere and back
             page.get_by_test_id("stSidebarNav").get_by_text("Home", exact=True).click()
             wait_idle(page)
         for page in pages:
@@ -67,16 +70,17 @@ def test_after_a_server_restart_the_page_says_what_was_lost(page: Page):
         page.get_by_test_id("stSidebar").get_by_text("Upload", exact=True).click()
         wait_idle(page)
         page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
-            files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": trace_of(4)}])
-        expect(page.get_by_text("Download trace (JSONL)")).to_be_visible()     # the run reached the page's end
+            files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": trace_of(4)}]
+        )
+        expect(page.get_by_text("Download trace (JSONL)")).to_be_visible()  # the run reached the page's end
         wait_idle(page)
         expect(page.get_by_test_id("stMetricValue").first).to_have_text("4")
         expect(page.get_by_text(LOST)).to_have_count(0)
-    with streamlit_server(port):                 # the open page reconnects to the new server by itself,
-        expect(page.get_by_text(LOST)).to_be_visible(timeout=110_000)   # after a backoff of several seconds
+    with streamlit_server(port):  # the open page reconnects to the new server by itself,
+        expect(page.get_by_text(LOST)).to_be_visible(timeout=110_000)  # after a backoff of several seconds
         wait_idle(page)
-        expect(page.get_by_text(LOST)).to_be_visible()                  # and the message stays
-        expect(page.get_by_test_id("stMetricValue")).to_have_count(0)   # the lost trace is no longer shown
+        expect(page.get_by_text(LOST)).to_be_visible()  # and the message stays
+        expect(page.get_by_test_id("stMetricValue")).to_have_count(0)  # the lost trace is no longer shown
         assert_no_exception(page)
 
 
@@ -98,13 +102,15 @@ def wait_for_uploaded_bytes(url: str, expected: int, within: float) -> None:
 def upload(page: Page, url: str, data: bytes) -> None:
     open_page(page, url, "trace", "trace_source=Upload")
     page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
-        files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": data}])
+        files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": data}]
+    )
     expect(page.get_by_text("Download trace (JSONL)")).to_be_visible()
     wait_idle(page)
 
 
 def test_a_closed_tab_releases_its_upload_and_an_open_one_keeps_its_own(
-        browser: Browser, browser_context_args: dict, fresh_app_url: str):
+    browser: Browser, browser_context_args: dict, fresh_app_url: str
+):
     """Streamlit keeps a closed tab's session for reconnecting, and its uploaded files even after:
     the server ends a session gone GRACE_S seconds, so only the open tab's upload stays."""
     stays, leaves = trace_of(6), trace_of(9)

@@ -8,9 +8,11 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.browser import VIEWPORT, assert_no_exception, open_page, screenshot, streamlit_server, wait_idle
 
-TRACE = (b'{"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]}\n'
-         b'{"timestamp": 400, "input_length": 1200, "output_length": 9, "hash_ids": [0, 1, 2]}\n'
-         b'{"timestamp": 900, "input_length": 300, "output_length": 2, "hash_ids": [3]}\n')
+TRACE = (
+    b'{"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]}\n'
+    b'{"timestamp": 400, "input_length": 1200, "output_length": 9, "hash_ids": [0, 1, 2]}\n'
+    b'{"timestamp": 900, "input_length": 300, "output_length": 2, "hash_ids": [3]}\n'
+)
 
 
 def test_deep_link_on_a_fresh_server_gets_the_full_frame(page: Page, fresh_app_url: str):
@@ -30,10 +32,10 @@ def test_home_then_trace_page_navigation(page: Page, app_url: str):
     page.get_by_test_id("stSidebarNav").get_by_text("Trace").click()
     wait_idle(page)
     assert_no_exception(page)
-    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3)      # the prefix tree is folded
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3)  # the prefix tree is folded
     page.get_by_test_id("stExpander").get_by_text("The trace's prefix tree").click()
     wait_idle(page)
-    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(4)      # drawn once opened, and in the URL
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(4)  # drawn once opened, and in the URL
     assert "trace_tree=true" in page.url
     screenshot(page, "trace")
 
@@ -41,12 +43,14 @@ def test_home_then_trace_page_navigation(page: Page, app_url: str):
 def test_trace_upload_good_and_bad(page: Page, app_url: str):
     open_page(page, app_url, "trace", "trace_source=Upload")
     page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
-        files=[{"name": "t.jsonl", "mimeType": "application/json", "buffer": TRACE}])
+        files=[{"name": "t.jsonl", "mimeType": "application/json", "buffer": TRACE}]
+    )
     wait_idle(page)
     assert_no_exception(page)
     expect(page.get_by_test_id("stMetricValue").first).to_have_text("3")
     page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
-        files=[{"name": "bad.jsonl", "mimeType": "application/json", "buffer": b'{"timestamp": 0}\n'}])
+        files=[{"name": "bad.jsonl", "mimeType": "application/json", "buffer": b'{"timestamp": 0}\n'}]
+    )
     wait_idle(page)
     assert_no_exception(page)
     expect(page.get_by_test_id("stAlertContentError")).to_contain_text("line 1")
@@ -61,20 +65,23 @@ def test_presenter_mode_in_the_browser(page: Page, app_url: str):
     screenshot(page, "trace_presenter")
 
 
-QWEN = (b'{"chat_id": 1, "parent_chat_id": -1, "timestamp": 0.5, "input_length": 40, "output_length": 12, '
-        b'"type": "text", "turn": 1, "hash_ids": [1, 2, 3]}\n'
-        b'{"chat_id": 2, "parent_chat_id": 1, "timestamp": 61.114, "input_length": 80, "output_length": 30, '
-        b'"type": "text", "turn": 2, "hash_ids": [1, 2, 3, 4, 5]}\n')
+QWEN = (
+    b'{"chat_id": 1, "parent_chat_id": -1, "timestamp": 0.5, "input_length": 40, "output_length": 12, '
+    b'"type": "text", "turn": 1, "hash_ids": [1, 2, 3]}\n'
+    b'{"chat_id": 2, "parent_chat_id": 1, "timestamp": 61.114, "input_length": 80, "output_length": 30, '
+    b'"type": "text", "turn": 2, "hash_ids": [1, 2, 3, 4, 5]}\n'
+)
 
 
 def test_a_kept_upload_opens_from_a_shared_link_in_a_fresh_browser(browser, tmp_path, monkeypatch):
-    monkeypatch.setenv("KVVIZ_TRACES", str(tmp_path / "lib"))     # the server inherits its own library
+    monkeypatch.setenv("KVVIZ_TRACES", str(tmp_path / "lib"))  # the server inherits its own library
     with streamlit_server() as url:
         first = browser.new_context(viewport=VIEWPORT)
         page = first.new_page()
         open_page(page, url, "trace", "trace_source=Upload")
         page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
-            files=[{"name": "shared-qwen.jsonl", "mimeType": "application/json", "buffer": QWEN}])
+            files=[{"name": "shared-qwen.jsonl", "mimeType": "application/json", "buffer": QWEN}]
+        )
         wait_idle(page)
         page.get_by_role("button", name="Keep in the trace library").click()
         wait_idle(page)

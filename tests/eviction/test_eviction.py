@@ -26,9 +26,16 @@ from kvviz.traces.reuse import stack_distances
 from kvviz.traces.workload import WorkloadConfig, generate
 
 lcs = pytest.importorskip("libcachesim")
-ORACLE = {"lru": lcs.LRU, "fifo": lcs.FIFO, "lfu": lcs.LFU, "sieve": lcs.Sieve, "arc": lcs.ARC,
-          "s3fifo": lcs.S3FIFO, "belady": lcs.Belady}
-NEVER = 2**63 - 1   # libCacheSim's next-access time of a block that is not used again
+ORACLE = {
+    "lru": lcs.LRU,
+    "fifo": lcs.FIFO,
+    "lfu": lcs.LFU,
+    "sieve": lcs.Sieve,
+    "arc": lcs.ARC,
+    "s3fifo": lcs.S3FIFO,
+    "belady": lcs.Belady,
+}
+NEVER = 2**63 - 1  # libCacheSim's next-access time of a block that is not used again
 
 
 def oracle_hits(blocks: np.ndarray, policy: str, capacity: int) -> np.ndarray:
@@ -39,15 +46,22 @@ def oracle_hits(blocks: np.ndarray, policy: str, capacity: int) -> np.ndarray:
     for i in range(len(blocks) - 1, -1, -1):
         nxt[i] = last.get(int(blocks[i]), NEVER)
         last[int(blocks[i])] = i
-    return np.array([cache.get(lcs.Request(obj_size=1, obj_id=int(b), next_access_vtime=int(n)))
-                     for b, n in zip(blocks, nxt)], dtype=bool)
+    return np.array(
+        [cache.get(lcs.Request(obj_size=1, obj_id=int(b), next_access_vtime=int(n))) for b, n in zip(blocks, nxt)],
+        dtype=bool,
+    )
 
 
 def replay(blocks, offsets=None) -> Replay:
     blocks = np.asarray(blocks, dtype=np.int64)
     offsets = np.array([0, len(blocks)]) if offsets is None else np.asarray(offsets)
-    trace = from_records(np.zeros(len(offsets) - 1), np.ones(len(offsets) - 1), np.zeros(len(offsets) - 1),
-                         [blocks[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])], block_size=1)
+    trace = from_records(
+        np.zeros(len(offsets) - 1),
+        np.ones(len(offsets) - 1),
+        np.zeros(len(offsets) - 1),
+        [blocks[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])],
+        block_size=1,
+    )
     return replay_of(trace)
 
 
@@ -73,15 +87,19 @@ def test_hits_equal_libcachesim_access_by_access(shape, policy):
     r = replay(blocks)
     caps = sorted({1, 2, 7, 10, 23, r.n_ids // 3, r.n_ids - 1, r.n_ids, r.n_ids + 10} - {0})
     for cap in caps:
-        if policy == "s3fifo" and cap < 10:      # libCacheSim aborts below 10 blocks
+        if policy == "s3fifo" and cap < 10:  # libCacheSim aborts below 10 blocks
             continue
-        np.testing.assert_array_equal(hit_mask(r, policy, cap), oracle_hits(blocks, policy, cap),
-                                      err_msg=f"{policy} at {cap} blocks on {shape}")
+        np.testing.assert_array_equal(
+            hit_mask(r, policy, cap), oracle_hits(blocks, policy, cap), err_msg=f"{policy} at {cap} blocks on {shape}"
+        )
 
 
 @settings(max_examples=25, deadline=None)
-@given(blocks=st.lists(st.integers(0, 25), min_size=1, max_size=160),
-       cap=st.integers(1, 30), policy=st.sampled_from(sorted(ORACLE)))
+@given(
+    blocks=st.lists(st.integers(0, 25), min_size=1, max_size=160),
+    cap=st.integers(1, 30),
+    policy=st.sampled_from(sorted(ORACLE)),
+)
 def test_hits_equal_libcachesim_on_any_trace(blocks, cap, policy):
     if policy == "s3fifo":
         cap += 9
@@ -147,11 +165,11 @@ def test_laws_every_policy_obeys(blocks, data):
     bound = frame[frame.policy == "belady"].set_index("capacity")["hits"]
     for row in frame.itertuples():
         assert row.prefix_hits <= row.hits <= ceiling
-        assert row.hits <= bound[row.capacity]            # nothing beats OPT with forced insertion
-    for policy in ("lru", "belady"):                     # stack algorithms: more room never hurts
+        assert row.hits <= bound[row.capacity]  # nothing beats OPT with forced insertion
+    for policy in ("lru", "belady"):  # stack algorithms: more room never hurts
         hits = frame[frame.policy == policy]["hits"].to_numpy()
         assert (np.diff(hits) >= 0).all()
-    big = frame[frame.capacity == 45]                    # 45 > 41 distinct blocks: nothing is evicted
+    big = frame[frame.capacity == 45]  # 45 > 41 distinct blocks: nothing is evicted
     assert (big["hits"] == ceiling).all()
 
 
@@ -197,8 +215,9 @@ def test_winners_picks_the_best_online_policy_per_capacity():
         assert row.hit_ratio == at["hit_ratio"].max()
 
 
-@pytest.mark.parametrize(("text", "value"), [("1000", 1000), ("10k", 10_000), ("1e3", 1000), ("2M", 2_000_000),
-                                             (" inf ", INFINITE), (7, 7)])
+@pytest.mark.parametrize(
+    ("text", "value"), [("1000", 1000), ("10k", 10_000), ("1e3", 1000), ("2M", 2_000_000), (" inf ", INFINITE), (7, 7)]
+)
 def test_capacity_parsing(text, value):
     assert parse_capacity(text) == value
 
@@ -248,7 +267,7 @@ def test_findings_summarise_leaders_gap_and_convergence():
     found = findings(curve, ["lru", "fifo"])
     assert [c for c, _, _ in found.leaders] == [10, 1000, 100_000]
     assert found.ceiling == pytest.approx(replay_of(trace).seen_before.mean())
-    assert found.converged_at == 100_000                       # more blocks than the trace has
+    assert found.converged_at == 100_000  # more blocks than the trace has
     assert found.leaders[-1][1] == TIE
     cap, gap = found.widest_gap
     at = curve[curve.capacity == cap].set_index("policy")["hit_ratio"]
@@ -280,8 +299,9 @@ def test_exact_csv_without_pandas_equals_the_curve_csv():
     trace = generate(WorkloadConfig(requests=150, seed=8))
     policies, capacities = ["lru", "arc", "s3fifo", "belady"], [10, 300, INFINITE]
     for prefix in (False, True):
-        assert (counts_csv(counts(trace, policies, capacities), prefix)
-                == curve_csv(hit_curve(trace, policies, capacities, prefix=prefix)))
+        assert counts_csv(counts(trace, policies, capacities), prefix) == curve_csv(
+            hit_curve(trace, policies, capacities, prefix=prefix)
+        )
 
 
 def test_every_named_policy_has_a_simulation_and_no_other():

@@ -24,10 +24,16 @@ def test_prints_the_curve_as_csv(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "policy,capacity,hits,accesses,hit_ratio"
     assert [line.split(",")[:2] for line in lines[1:]] == [
-        ["lru", "100"], ["lru", "1000"], ["lru", "inf"], ["belady", "100"], ["belady", "1000"], ["belady", "inf"]]
+        ["lru", "100"],
+        ["lru", "1000"],
+        ["lru", "inf"],
+        ["belady", "100"],
+        ["belady", "1000"],
+        ["belady", "inf"],
+    ]
     expected = hit_curve(load_trace(EXAMPLE), ["lru"], parse_capacities("1k"))
     assert lines[2].split(",")[2] == str(expected["hits"].iloc[0])
-    assert lines[3].split(",")[2] == lines[6].split(",")[2]        # infinite capacity: every policy alike
+    assert lines[3].split(",")[2] == lines[6].split(",")[2]  # infinite capacity: every policy alike
 
 
 @pytest.mark.parametrize("options", [["--sample", "exact"], ["--prefix"], []], ids=["exact", "prefix", "auto"])
@@ -35,9 +41,11 @@ def test_an_exact_curve_never_imports_pandas(options):
     # An exact block-cache curve is mostly start-up; pandas alone would add a third of a second
     # (docs/eviction.md, Speed), so the command reads and counts without it, also when the
     # default "auto" has to ask the sampler whether this trace is small enough to stay exact.
-    script = ("import sys; from kvviz.cli import main; "
-              f"main(['hitcurve', {EXAMPLE!r}, '--policies', 'lru,arc', *{options!r}]); "
-              "sys.exit(3 if 'pandas' in sys.modules else 0)")
+    script = (
+        "import sys; from kvviz.cli import main; "
+        f"main(['hitcurve', {EXAMPLE!r}, '--policies', 'lru,arc', *{options!r}]); "
+        "sys.exit(3 if 'pandas' in sys.modules else 0)"
+    )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[1].startswith("lru,")
@@ -54,12 +62,15 @@ def test_prefix_mode_and_coarser_blocks(capsys):
     assert int(coarse[3]) < len(load_trace(EXAMPLE).blocks)
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--policies", "lru,mru"], "unknown policy 'mru'"),
-    (["--capacities", "0"], "capacity '0' must be at least 1 block"),
-    (["--capacities", "ten"], "capacity 'ten' is not a number"),
-    (["--capacities", "1.5"], "whole number"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--policies", "lru,mru"], "unknown policy 'mru'"),
+        (["--capacities", "0"], "capacity '0' must be at least 1 block"),
+        (["--capacities", "ten"], "capacity 'ten' is not a number"),
+        (["--capacities", "1.5"], "whole number"),
+    ],
+)
 def test_bad_arguments_exit_2_with_one_line(capsys, args, message):
     assert main(["hitcurve", EXAMPLE, *args]) == 2
     err = capsys.readouterr().err
@@ -90,7 +101,7 @@ def test_a_sampled_curve_says_so_on_stderr_and_keeps_its_columns(capsys):
     assert captured.err.splitlines()[1:] == ["  fifo: 0.008", "  lru: 0.000"]
     assert captured.err.startswith("kvviz hitcurve: sampled at rate 0.2 (SHARDS; LRU exact)")
     exact = hit_curve(load_trace(EXAMPLE), ["lru"], (1000,))
-    assert exact["hits"].iloc[0] == 8170                                     # LRU stays exact
+    assert exact["hits"].iloc[0] == 8170  # LRU stays exact
     assert main(["hitcurve", EXAMPLE, "--policies", "fifo", "--sample", "exact"]) == 0
     assert "sampled" not in capsys.readouterr().err
     assert main(["hitcurve", EXAMPLE, "--sample", "often"]) == 2
@@ -100,8 +111,10 @@ def test_a_sampled_curve_says_so_on_stderr_and_keeps_its_columns(capsys):
 def test_capacities_a_sample_cannot_represent_are_marked_and_flagged(capsys):
     """At 1% the example's 1,000 blocks are 10 sampled blocks: ARC needs 100 and SIEVE 2,000 (SIEVE's
     sampled 3,453 hits against an exact 9,304), so those rows say false and stderr says why."""
-    assert main(["hitcurve", EXAMPLE, "--policies", "lru,arc,sieve", "--capacities", "1000,20000,inf",
-                 "--sample", "1%"]) == 0
+    assert (
+        main(["hitcurve", EXAMPLE, "--policies", "lru,arc,sieve", "--capacities", "1000,20000,inf", "--sample", "1%"])
+        == 0
+    )
     captured = capsys.readouterr()
     assert captured.out.splitlines() == [
         "policy,capacity,hits,accesses,hit_ratio,represented,rate,error_estimate",
@@ -139,8 +152,23 @@ def test_the_rate_suggested_for_a_capacity_represents_it(sampled_blocks, capacit
 
 
 def test_a_sampled_curve_with_a_model_has_gib_then_the_sampled_columns(capsys):
-    assert main(["hitcurve", EXAMPLE, "--policies", "lru", "--capacities", "100,inf", "--sample", "0.5",
-                 "--model", "llama-3-8b"]) == 0
+    assert (
+        main(
+            [
+                "hitcurve",
+                EXAMPLE,
+                "--policies",
+                "lru",
+                "--capacities",
+                "100,inf",
+                "--sample",
+                "0.5",
+                "--model",
+                "llama-3-8b",
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr().out.splitlines() == [
         "policy,capacity,hits,accesses,hit_ratio,capacity_gib,represented,rate,error_estimate",
         "lru,100,2539,30384,0.083564,6.2500,true,0.5,0.000000",
@@ -154,12 +182,20 @@ def test_a_block_curve_imports_only_what_it_needs():
     import subprocess
     import sys
 
-    code = ("import sys; from kvviz.cli import main; "
-            f"main(['hitcurve', {EXAMPLE!r}, '--policies', 'lru', '--capacities', '100']); "
-            "print(' '.join(sorted(m for m in sys.modules if m.startswith('kvviz'))), file=sys.stderr)")
+    code = (
+        "import sys; from kvviz.cli import main; "
+        f"main(['hitcurve', {EXAMPLE!r}, '--policies', 'lru', '--capacities', '100']); "
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('kvviz'))), file=sys.stderr)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     loaded = set(done.stderr.split())
     assert "kvviz.commands.hitcurve" in loaded and "kvviz.eviction.replay" in loaded
-    assert not loaded & {"kvviz.commands.blend_eval", "kvviz.commands.radix", "kvviz.cacheblend.blend",
-                         "kvviz.prefix_cache", "kvviz.common.hardware", "kvviz.traces.workload"}
+    assert not loaded & {
+        "kvviz.commands.blend_eval",
+        "kvviz.commands.radix",
+        "kvviz.cacheblend.blend",
+        "kvviz.prefix_cache",
+        "kvviz.common.hardware",
+        "kvviz.traces.workload",
+    }
     assert done.stdout.startswith("policy,capacity,hits")

@@ -15,14 +15,14 @@ CURVE = hit_curve(TRACE, ["lru", "s3fifo", "belady"], [100, 1000, 30_000, INFINI
 def test_hit_curve_lines_bound_ceiling_and_paper_points():
     fig = fig_hit_curve(CURVE, paper=True, block_tokens=512)
     names = [t.name for t in fig.data]
-    assert names[:3] == ["LRU", "S3-FIFO", "Belady (OPT)"]         # Belady last: it is drawn as the bound
+    assert names[:3] == ["LRU", "S3-FIFO", "Belady (OPT)"]  # Belady last: it is drawn as the bound
     assert fig.data[2].line.dash == "dash" and fig.data[2].line.color == INK
     assert fig.layout.xaxis.type == "log" and "512 tokens" in fig.layout.xaxis.title.text
-    assert len(fig.data[0].x) == 3                                  # the infinite capacity is the ceiling line
+    assert len(fig.data[0].x) == 3  # the infinite capacity is the ceiling line
     assert any("infinite cache" in a.text for a in fig.layout.annotations)
     paper = [t for t in fig.data if t.name.startswith("Mooncake")]
-    assert len(paper) == 3 and all(max(t.x) <= 30_000 for t in paper)   # only inside the curve's range
-    assert fig.layout.yaxis.range[1] >= 0.48                        # the paper's 0.48 at 30K stays visible
+    assert len(paper) == 3 and all(max(t.x) <= 30_000 for t in paper)  # only inside the curve's range
+    assert fig.layout.yaxis.range[1] >= 0.48  # the paper's 0.48 at 30K stays visible
 
 
 def test_prefix_axis_and_no_paper():
@@ -67,8 +67,8 @@ def test_a_sampled_curve_says_so_and_opens_the_points_it_cannot_represent():
     fig = fig_hit_curve(result.curve, sample=note)
     assert note in fig.layout.title.text
     fifo = next(t for t in fig.data if t.name == "FIFO")
-    assert list(fifo.marker.symbol) == ["circle-open", "circle"]     # 100 x 10% = 10 sampled blocks: too few
-    assert "circle-open" not in list(next(t for t in fig.data if t.name == "LRU").marker.symbol)   # exact
+    assert list(fifo.marker.symbol) == ["circle-open", "circle"]  # 100 x 10% = 10 sampled blocks: too few
+    assert "circle-open" not in list(next(t for t in fig.data if t.name == "LRU").marker.symbol)  # exact
 
 
 def test_rolling_sums_hits_and_accesses_over_the_last_windows():
@@ -79,7 +79,7 @@ def test_rolling_sums_hits_and_accesses_over_the_last_windows():
     windows = pd.DataFrame({"time_s": [0.0, 10.0, 20.0], "accesses": [10, 30, 0], "hit_ratio": [0.0, 1.0, None]})
     out = rolling(windows, 2)
     assert out["accesses"].tolist() == [10, 40, 30]
-    assert out["hit_ratio"].tolist() == [0.0, 0.75, 1.0]          # 30 hits of 40, then of 30 (an empty window)
+    assert out["hit_ratio"].tolist() == [0.0, 0.75, 1.0]  # 30 hits of 40, then of 30 (an empty window)
     assert rolling(windows, 1)["hit_ratio"].iloc[1] == 1.0
 
 

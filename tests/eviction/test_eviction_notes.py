@@ -12,10 +12,14 @@ from kvviz.traces.workload import WorkloadConfig, generate
 
 
 def _curve(rows: dict[str, list[float]], caps=(10, 100, 1000)) -> pd.DataFrame:
-    out = [{"policy": p, "capacity": float(c), "hits": 0, "accesses": 1000, "hit_ratio": r}
-           for p, ratios in rows.items() for c, r in zip(caps, ratios)]
-    return pd.DataFrame(out + [{"policy": p, "capacity": INFINITE, "hits": 0, "accesses": 1000, "hit_ratio": 0.5}
-                               for p in rows])
+    out = [
+        {"policy": p, "capacity": float(c), "hits": 0, "accesses": 1000, "hit_ratio": r}
+        for p, ratios in rows.items()
+        for c, r in zip(caps, ratios)
+    ]
+    return pd.DataFrame(
+        out + [{"policy": p, "capacity": INFINITE, "hits": 0, "accesses": 1000, "hit_ratio": 0.5} for p in rows]
+    )
 
 
 def _replay(ids: list[int], per_request: int = 1) -> Replay:
@@ -47,9 +51,9 @@ def test_trace_facts_exact_counts():
     assert facts.distinct == 4 and facts.accesses == 6
     assert facts.one_shot_blocks == 0.75
     assert facts.first_accesses == 4 / 6
-    assert facts.hot_share == 1.0                       # the top block (one of four) takes both re-accesses
+    assert facts.hot_share == 1.0  # the top block (one of four) takes both re-accesses
     assert facts.distances.tolist() == [1, 1] and facts.median_reuse == 1
-    assert facts.reused_within(1) == 0.0 and facts.reused_within(2) == 1.0   # LRU of 2 blocks hits both
+    assert facts.reused_within(1) == 0.0 and facts.reused_within(2) == 1.0  # LRU of 2 blocks hits both
 
 
 def test_notes_follow_the_numbers_and_never_claim_a_why_without_a_lead_over_lru():

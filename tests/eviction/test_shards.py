@@ -27,9 +27,10 @@ from kvviz.traces.workload import WorkloadConfig, generate
 # accuracy trace below, over the capacities the sample represents; docs/eviction.md carries the
 # measured table. SIEVE represents only capacities of 2,000 sampled blocks and more.
 TOLERANCE = {**dict.fromkeys(POLICIES, 0.01), "lru": 0.0}
-ACCURACY_TRACE = WorkloadConfig(requests=80_000, seed=3, documents=5_000, doc_zipf=0.6, doc_tokens=20_000,
-                                chat_first_tokens=10_000)
-CAPACITIES = (20_000, 50_000, 100_000, 200_000, INFINITE)   # x 1% = 200 .. 2,000 sampled blocks
+ACCURACY_TRACE = WorkloadConfig(
+    requests=80_000, seed=3, documents=5_000, doc_zipf=0.6, doc_tokens=20_000, chat_first_tokens=10_000
+)
+CAPACITIES = (20_000, 50_000, 100_000, 200_000, INFINITE)  # x 1% = 200 .. 2,000 sampled blocks
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +77,7 @@ def test_fixed_size_lowers_the_rate_to_s_max_blocks(small):
     sample = sample_trace(small, 0.5, s_max=300)
     assert sample.replay.n_ids == 300 and sample.rate < 0.5 and sample.distinct_limit == 300
     assert sample_trace(small, 0.5, s_max=10**9).rate == 0.5
-    curve = sampled_curve(small, ["fifo"], (100, INFINITE), 0.5, s_max=300)     # its check sample: 2x that rate
+    curve = sampled_curve(small, ["fifo"], (100, INFINITE), 0.5, s_max=300)  # its check sample: 2x that rate
     assert curve.rate == sample.rate and curve.distinct_limit == 300 and "fifo" in curve.error_estimates
 
 
@@ -95,8 +96,8 @@ def test_one_percent_sample_of_a_million_accesses():
     exact = hit_curve(trace, list(POLICIES), CAPACITIES).set_index(["policy", "capacity"])["hit_ratio"]
     result = sampled_curve(trace, list(POLICIES), CAPACITIES, 0.01)
     assert result.rate == 0.01 and 0.008 < result.sampled_accesses / result.accesses < 0.012
-    assert result.lru_error is not None and result.lru_error > 0      # the sample did err; LRU measured it
-    assert result.unreliable == ()              # the error estimate raises no flag on a steady workload
+    assert result.lru_error is not None and result.lru_error > 0  # the sample did err; LRU measured it
+    assert result.unreliable == ()  # the error estimate raises no flag on a steady workload
     curve = result.curve.set_index(["policy", "capacity"])
     assert (curve["sampled_capacity"] >= MIN_SAMPLED_CAPACITY).all()
     unrepresented = set(curve.index[~curve["represented"]])
@@ -107,10 +108,14 @@ def test_one_percent_sample_of_a_million_accesses():
 
 def test_a_sampled_curve_s_table_has_the_exact_columns_then_the_sampled_ones(small):
     sampled = sampled_curve(small, ["fifo", "lru"], (100, INFINITE), 0.3).table
-    assert tuple(sampled.columns) == (*hit_curve(small, ["fifo"], (100,)).columns, "represented",
-                                      "error_estimate", "rate")
+    assert tuple(sampled.columns) == (
+        *hit_curve(small, ["fifo"], (100,)).columns,
+        "represented",
+        "error_estimate",
+        "rate",
+    )
     assert set(sampled["rate"]) == {0.3} and set(SAMPLED_COLUMNS) <= set(sampled.columns)
-    assert chosen_rate("auto", replay_of(small).accesses) is None                  # small: exact
+    assert chosen_rate("auto", replay_of(small).accesses) is None  # small: exact
     assert replay_of(small).accesses == int(sampled["accesses"].iloc[0])
 
 
@@ -120,10 +125,14 @@ def in_sequence(traces: list[Trace]) -> Trace:
     id_step = max(int(t.blocks.max()) for t in traces) + 1
     time_step = max(int(t.requests["timestamp"].iloc[-1]) for t in traces) + 1000
     starts = np.cumsum([0] + [len(t.blocks) for t in traces])
-    return Trace(pd.concat([t.requests.assign(timestamp=t.requests["timestamp"] + k * time_step)
-                            for k, t in enumerate(traces)], ignore_index=True),
-                 np.concatenate([t.blocks.astype(np.int64) + k * id_step for k, t in enumerate(traces)]),
-                 np.concatenate([[0]] + [t.offsets[1:] + starts[k] for k, t in enumerate(traces)]))
+    return Trace(
+        pd.concat(
+            [t.requests.assign(timestamp=t.requests["timestamp"] + k * time_step) for k, t in enumerate(traces)],
+            ignore_index=True,
+        ),
+        np.concatenate([t.blocks.astype(np.int64) + k * id_step for k, t in enumerate(traces)]),
+        np.concatenate([[0]] + [t.offsets[1:] + starts[k] for k, t in enumerate(traces)]),
+    )
 
 
 def test_error_estimate_flags_lfu_on_a_shifting_workload():
@@ -151,8 +160,15 @@ def test_flag_is_shown_in_the_figure_note_and_on_stderr(capsys):
 
     assert "not reliable at this rate" not in sample_note(0.01, 0.02)
     assert sample_note(0.01, 0.02, ("lfu", "sieve")).endswith("raise the rate): LFU, SIEVE")
-    curve = pd.DataFrame({"policy": ["lru", "lru", "lfu", "lfu"], "capacity": [2e4, INFINITE] * 2, "rate": 0.01,
-                          "represented": True, "error_estimate": [0.0, 0.0, 0.03, 0.03]})
+    curve = pd.DataFrame(
+        {
+            "policy": ["lru", "lru", "lfu", "lfu"],
+            "capacity": [2e4, INFINITE] * 2,
+            "rate": 0.01,
+            "represented": True,
+            "error_estimate": [0.0, 0.0, 0.03, 0.03],
+        }
+    )
     _say_sampled(curve)
     lines = capsys.readouterr().err.splitlines()
     assert lines[1:] == ["  lru: 0.000", "  lfu: 0.030  not reliable at this rate: raise --sample above 0.01"]

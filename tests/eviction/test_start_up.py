@@ -12,8 +12,15 @@ import subprocess
 import sys
 
 EXAMPLE = "assets/example_trace.jsonl"
-NUMBA_FREE = ("kvviz.cli", "kvviz.commands.hitcurve", "kvviz.eviction.grid", "kvviz.eviction.curves",
-              "kvviz.eviction.notes", "kvviz.eviction.figures", "kvviz.traces")
+NUMBA_FREE = (
+    "kvviz.cli",
+    "kvviz.commands.hitcurve",
+    "kvviz.eviction.grid",
+    "kvviz.eviction.curves",
+    "kvviz.eviction.notes",
+    "kvviz.eviction.figures",
+    "kvviz.traces",
+)
 
 
 def _run(code: str) -> list[str]:
@@ -25,8 +32,9 @@ def _run(code: str) -> list[str]:
 
 def test_the_modules_that_run_no_kernel_and_loading_a_trace_do_not_import_numba():
     steps = [f"import {module}" for module in NUMBA_FREE] + [f"kvviz.traces.load_trace({EXAMPLE!r})"]
-    code = "import sys\n" + "".join(f"{step}\nprint('numba' in sys.modules, 'llvmlite' in sys.modules)\n"
-                                      for step in steps)
+    code = "import sys\n" + "".join(
+        f"{step}\nprint('numba' in sys.modules, 'llvmlite' in sys.modules)\n" for step in steps
+    )
     assert dict(zip(steps, _run(code))) == dict.fromkeys(steps, "False False")
 
 
@@ -35,7 +43,9 @@ def test_a_module_whose_kernels_run_imports_numba():
 
 
 def test_the_exact_curve_on_the_command_line_builds_no_data_frame():
-    code = ("import contextlib, io, sys\nfrom kvviz.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n"
-            f"    assert main(['hitcurve', {EXAMPLE!r}, '--sample', 'exact', '--capacities', '10,inf']) == 0\n"
-            "print('numba' in sys.modules, 'pandas' in sys.modules)")
+    code = (
+        "import contextlib, io, sys\nfrom kvviz.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['hitcurve', {EXAMPLE!r}, '--sample', 'exact', '--capacities', '10,inf']) == 0\n"
+        "print('numba' in sys.modules, 'pandas' in sys.modules)"
+    )
     assert _run(code) == ["True False"]

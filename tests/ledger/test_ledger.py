@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvviz.common import hardware as hw
-from kvviz.ledger import ledger
 from kvviz.common.errors import InputError
+from kvviz.ledger import ledger
 
 H100 = hw.Compute(hw.gpu("h100"))
 
@@ -54,8 +54,7 @@ def test_twenty_turn_chat_lecture_9():
     """Turn 20: no cache 282 ms, GPU hit 6.7 ms, CPU 35.9 ms, 3 Gb/s 4.99 s (each ±5%; the turn lengths are a fit)."""
     chat = ledger.Chat()
     assert chat.cached(20) == 11_400
-    mt = ledger.multi_turn_ttft(hw.model("llama-3-8b"), H100, chat,
-                                {k: hw.link(k) for k in ("pcie5-x16", "cloud-3g")})
+    mt = ledger.multi_turn_ttft(hw.model("llama-3-8b"), H100, chat, {k: hw.link(k) for k in ("pcie5-x16", "cloud-3g")})
     last = mt[mt["turn"] == 20].set_index("tier")["TTFT s"]
     assert last["no cache"] == pytest.approx(0.282, rel=0.05)
     assert last["GPU hit"] == pytest.approx(0.0067, rel=0.05)
@@ -96,22 +95,25 @@ def test_node_breakeven_hit_rate_and_fleet():
     assert ledger.node_breakeven_hit_rate(8, 1.0, p) == pytest.approx(0.009375)
     assert ledger.node_breakeven_hit_rate(8, 1.13, p) == pytest.approx(0.0106, rel=0.01)
     f = ledger.fleet_savings(1000, 3, 0.10, 8, 1.0, p)
-    assert f["storage $"] == pytest.approx(3.94e6, rel=0.01)      # the slide: ≈ $4 M
+    assert f["storage $"] == pytest.approx(3.94e6, rel=0.01)  # the slide: ≈ $4 M
     assert f["net $"] == pytest.approx(f["GPU $ saved"] - f["storage $"])
     at_breakeven = ledger.fleet_savings(10, 1, ledger.node_breakeven_hit_rate(8, 1.0, p), 8, 1.0, p)
     assert at_breakeven["net $"] == pytest.approx(0, abs=1e-6)
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: ledger.Prices(gpu_per_hour=0), "GPU price"),
-    (lambda: ledger.Prices(storage_per_tb_hour=-1), "storage price"),
-    (lambda: ledger.tokens_that_fit(hw.model("llama-3-8b"), 0), "capacity"),
-    (lambda: ledger.kv_per_day(hw.model("llama-3-8b"), -5), "throughput"),
-    (lambda: ledger.breakeven_bytes_s(hw.model("llama-3-8b"), H100, 0), "context"),
-    (lambda: ledger.Chat(turns=0), "turns"),
-    (lambda: ledger.node_breakeven_hit_rate(8, 1, ledger.Prices(), prefill_share=1.5), "prefill share"),
-    (lambda: ledger.fleet_savings(1000, 3, 1.2, 8, 1, ledger.Prices()), "hit rate"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: ledger.Prices(gpu_per_hour=0), "GPU price"),
+        (lambda: ledger.Prices(storage_per_tb_hour=-1), "storage price"),
+        (lambda: ledger.tokens_that_fit(hw.model("llama-3-8b"), 0), "capacity"),
+        (lambda: ledger.kv_per_day(hw.model("llama-3-8b"), -5), "throughput"),
+        (lambda: ledger.breakeven_bytes_s(hw.model("llama-3-8b"), H100, 0), "context"),
+        (lambda: ledger.Chat(turns=0), "turns"),
+        (lambda: ledger.node_breakeven_hit_rate(8, 1, ledger.Prices(), prefill_share=1.5), "prefill share"),
+        (lambda: ledger.fleet_savings(1000, 3, 1.2, 8, 1, ledger.Prices()), "hit rate"),
+    ],
+)
 def test_bad_parameters_raise_input_error(call, match):
     with pytest.raises(InputError, match=match):
         call()
@@ -131,9 +133,12 @@ def test_cli_kvsize_and_breakeven(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["breakeven_gb_s_per_gpu"] == pytest.approx(4.48, rel=0.01)
     assert {r["link"] for r in out["links"]} == set(hw.LINKS)
-    for argv, msg in ((["kvsize", "--model", "gpt-9"], "unknown model"), (["kvsize"], "--model"),
-                      (["breakeven", "--model", "llama-3-8b", "--gpu", "h100", "--mfu", "0"], "mfu"),
-                      (["breakeven", "--model", "llama-3-8b", "--gpu", "tpu"], "unknown gpu")):
+    for argv, msg in (
+        (["kvsize", "--model", "gpt-9"], "unknown model"),
+        (["kvsize"], "--model"),
+        (["breakeven", "--model", "llama-3-8b", "--gpu", "h100", "--mfu", "0"], "mfu"),
+        (["breakeven", "--model", "llama-3-8b", "--gpu", "tpu"], "unknown gpu"),
+    ):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert msg in err and len(err.strip().splitlines()) == 1

@@ -36,11 +36,11 @@ def assert_labels_on_boxes(figure: go.Figure) -> None:
     fig = style_figure(go.Figure(figure), presenter=True)
     labels = [a for a in fig.layout.annotations]
     assert labels, "every reference line is labelled"
-    assert all(a.bgcolor and a.bgcolor.startswith("rgba(255,255,255") for a in labels)   # a curve goes behind
-    assert not any("text" in (getattr(t, "mode", None) or "") for t in fig.data)   # no trace text a curve crosses
+    assert all(a.bgcolor and a.bgcolor.startswith("rgba(255,255,255") for a in labels)  # a curve goes behind
+    assert not any("text" in (getattr(t, "mode", None) or "") for t in fig.data)  # no trace text a curve crosses
     log_axes = [ax for ax in (fig.layout.xaxis, fig.layout.yaxis) if ax.type == "log"]
     for ax in log_axes:
-        if ax.tickvals is not None:                                       # set by kvviz.common.style: 1-2-5 or decades
+        if ax.tickvals is not None:  # set by kvviz.common.style: 1-2-5 or decades
             assert all(any(c.isdigit() for c in t) for t in ax.ticktext)
             assert len(set(ax.ticktext)) == len(ax.ticktext)
 
@@ -53,4 +53,4 @@ def test_reference_labels_sit_on_a_box_and_log_axes_carry_magnitudes(name):
 def test_close_link_labels_go_to_opposite_ends():
     fig = _figures()["breakeven"]
     sides = [a.xanchor for a in fig.layout.annotations]
-    assert sides == ["left", "right", "left", "right", "left"]            # pcie5 51 and rdma 40 GB/s apart
+    assert sides == ["left", "right", "left", "right", "left"]  # pcie5 51 and rdma 40 GB/s apart

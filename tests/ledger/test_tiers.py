@@ -3,8 +3,8 @@
 import pytest
 
 from kvviz.common import hardware as hw
-from kvviz.ledger import tiers
 from kvviz.common.errors import InputError
+from kvviz.ledger import tiers
 
 L8 = hw.model("llama-3-8b")
 H100 = hw.Compute(hw.gpu("h100"))
@@ -41,10 +41,10 @@ def test_ladder_direction_notes():
     gpu_only, slow, fast, ssd = (s.iloc[i] for i in range(4))
     assert gpu_only["recomputed %"] > 50 and gpu_only["CPU hit %"] == 0
     assert slow["recomputed %"] < gpu_only["recomputed %"]
-    assert slow["CPU hit %"] == fast["CPU hit %"] > 0               # same capacity, same hits
+    assert slow["CPU hit %"] == fast["CPU hit %"] > 0  # same capacity, same hits
     assert 3 <= slow["mean TTFT s"] / fast["mean TTFT s"] <= 7
     assert fast["mean TTFT s"] < gpu_only["mean TTFT s"] / 3
-    assert ssd["recomputed %"] < 10                                   # everything fits with the SSD
+    assert ssd["recomputed %"] < 10  # everything fits with the SSD
     assert len(runs) == 4 * 2400 and (runs["TTFT s"] > 0).all()
 
 
@@ -65,14 +65,17 @@ def test_infinite_gpu_recomputes_only_new_tokens():
     assert (run.loc[~first, "tier"] == "GPU").all() and (run["load s"] == 0).all()
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: tiers.ChatLoad(users=0), "users"),
-    (lambda: tiers.ChatLoad(rate_per_s=0), "request rate"),
-    (lambda: tiers.ChatLoad(users=5000, turns=100), "users × turns"),
-    (lambda: tiers.TierSetup("x", gpu_gb=0), "GPU KV room"),
-    (lambda: tiers.TierSetup("x", cpu_read_gb_s=0), "CPU read"),
-    (lambda: tiers.TierSetup("x", fill="lru"), "fill"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: tiers.ChatLoad(users=0), "users"),
+        (lambda: tiers.ChatLoad(rate_per_s=0), "request rate"),
+        (lambda: tiers.ChatLoad(users=5000, turns=100), "users × turns"),
+        (lambda: tiers.TierSetup("x", gpu_gb=0), "GPU KV room"),
+        (lambda: tiers.TierSetup("x", cpu_read_gb_s=0), "CPU read"),
+        (lambda: tiers.TierSetup("x", fill="lru"), "fill"),
+    ],
+)
 def test_bad_parameters(call, match):
     with pytest.raises(InputError, match=match):
         call()

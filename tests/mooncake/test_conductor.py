@@ -22,14 +22,14 @@ from kvviz.mooncake.conductor import (
 from kvviz.traces import from_records
 
 BS = 512
-PER_BLOCK = PrefillModel(overhead_s=0.0, per_token_s=0.1 / BS, per_token2_s=0.0)   # 0.1 s per block
+PER_BLOCK = PrefillModel(overhead_s=0.0, per_token_s=0.1 / BS, per_token2_s=0.0)  # 0.1 s per block
 
 
 def test_lecture_exercise_5_fetch_from_the_busy_instance():
     # 20 blocks; A holds 4 and waits 0.5 s, B holds 18 and waits 3 s; fetch 0.002 s per block.
     c = kvcentric_choice([4, 18], [0.5, 3.0], 20 * BS, BS, PER_BLOCK, threshold=1.25, transfer_s_per_block=0.002)
     assert (c.instance, c.fetch_from, c.fetched_blocks, c.prefix_blocks) == (0, 1, 14, 18)
-    assert c.ttft_s == pytest.approx(0.5 + 14 * 0.002 + 2 * 0.1)          # 0.728 s
+    assert c.ttft_s == pytest.approx(0.5 + 14 * 0.002 + 2 * 0.1)  # 0.728 s
 
 
 def test_congested_fetch_is_still_taken_because_each_instance_has_one_branch():
@@ -43,7 +43,7 @@ def test_congested_fetch_is_still_taken_because_each_instance_has_one_branch():
 def test_a_high_threshold_keeps_the_local_prefix():
     c = kvcentric_choice([4, 18], [0.5, 3.0], 20 * BS, BS, PER_BLOCK, threshold=5.0, transfer_s_per_block=0.002)
     assert (c.instance, c.fetched_blocks, c.fetch_from) == (0, 0, None)
-    assert c.ttft_s == pytest.approx(0.5 + 16 * 0.1)                        # 2.1 s
+    assert c.ttft_s == pytest.approx(0.5 + 16 * 0.1)  # 2.1 s
 
 
 def test_best_instance_wins_when_its_queue_is_short():
@@ -58,8 +58,8 @@ def test_no_prefix_anywhere_means_plain_load_balancing():
 
 
 def test_cache_aware_weighs_queue_against_local_prefix():
-    assert cache_aware_choice([4, 18], [0.5, 3.0], 20 * BS, BS, PER_BLOCK).instance == 0   # 2.1 < 3.2
-    c = cache_aware_choice([4, 18], [2.0, 3.0], 20 * BS, BS, PER_BLOCK)                      # 3.6 > 3.2
+    assert cache_aware_choice([4, 18], [0.5, 3.0], 20 * BS, BS, PER_BLOCK).instance == 0  # 2.1 < 3.2
+    c = cache_aware_choice([4, 18], [2.0, 3.0], 20 * BS, BS, PER_BLOCK)  # 3.6 > 3.2
     assert (c.instance, c.ttft_s) == (1, pytest.approx(3.2))
 
 
@@ -110,7 +110,7 @@ def test_kvcentric_fetches_a_finished_prefix_to_a_less_busy_instance():
     assert kv.instance.tolist() == [0, 1, 0, 1]
     per_block = config.transfer_s_per_block(BS)
     assert per_block == pytest.approx(512 * 327_680 * 8 / 800e9)
-    assert kv.ttft_s[3] == pytest.approx(5.0 + 0.001 + 4 * per_block + 1.0)   # queue 5 s on instance 1
+    assert kv.ttft_s[3] == pytest.approx(5.0 + 0.001 + 4 * per_block + 1.0)  # queue 5 s on instance 1
     assert (kv.remote_fetches, kv.replicated_blocks) == (1, 4)
     assert kv.hit_ratio == pytest.approx(4 / 29)
     summary = kv.summary()
@@ -124,15 +124,16 @@ def test_kv_is_causal_a_second_request_cannot_fetch_kv_still_being_computed():
     trace = from_records([0, 1], [17 * BS, 17 * BS], [10, 10], [doc + [100], doc + [101]], block_size=BS)
     config = ConductorConfig()
     f = config.prefill
-    first_done = f.time(17 * BS)                                     # r0 alone on an idle instance
+    first_done = f.time(17 * BS)  # r0 alone on an idle instance
     for scheduler in ("cache", "kvcentric"):
         r = schedule(trace, config, scheduler)
         assert r.ttft_s[0] == pytest.approx(first_done)
         # cheapest: recompute everything on an idle instance (waiting for r0 and fetching is later)
         assert r.ttft_s[1] == pytest.approx(f.time(17 * BS)), scheduler
         assert r.prefix_blocks[1] == 0 and r.fetched_blocks[1] == 0
-    fetch = kvcentric_choice([16, 0, 0], [first_done, 0.0, 0.0], 17 * BS, BS, PER_BLOCK, 1.25, 0.002,
-                             ready_in_s=[0.5, 0.0, 0.0])
+    fetch = kvcentric_choice(
+        [16, 0, 0], [first_done, 0.0, 0.0], 17 * BS, BS, PER_BLOCK, 1.25, 0.002, ready_in_s=[0.5, 0.0, 0.0]
+    )
     # KV ready in 0.5 s on the busy instance: idle instance 1 waits 0.5 s, fetches 16 blocks, computes 1
     assert (fetch.instance, fetch.fetched_blocks, fetch.fetch_from) == (1, 16, 0)
     assert (fetch.ttft_s, fetch.waited_s) == (pytest.approx(0.5 + 16 * 0.002 + 0.1), pytest.approx(0.5))
@@ -144,8 +145,17 @@ def test_trace_without_block_ids_is_refused_with_a_message():
         schedule(trace, ConductorConfig(), "cache")
 
 
-@pytest.mark.parametrize("bad", [dict(instances=0), dict(cache_blocks=0), dict(speedup=0), dict(bandwidth_gbps=-1),
-                                 dict(balancing_threshold=0.5), dict(ttft_slo_s=0)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(instances=0),
+        dict(cache_blocks=0),
+        dict(speedup=0),
+        dict(bandwidth_gbps=-1),
+        dict(balancing_threshold=0.5),
+        dict(ttft_slo_s=0),
+    ],
+)
 def test_bad_configs_are_input_errors(bad):
     with pytest.raises(InputError):
         schedule(_two_request_trace(), ConductorConfig(**bad), "random")
@@ -204,8 +214,8 @@ def test_kv_is_fetched_only_after_the_prefill_that_computed_it(reqs, n, speedup)
     r = schedule(trace, ConductorConfig(instances=n, cache_blocks=12, speedup=speedup), "kvcentric")
     arrival = trace.requests["timestamp"].to_numpy(np.float64) / 1000.0 / speedup
     done = arrival + r.ttft_s
-    ids = [trace.blocks[trace.offsets[i]:trace.offsets[i + 1]].tolist() for i in range(trace.n_requests)]
+    ids = [trace.blocks[trace.offsets[i] : trace.offsets[i + 1]].tolist() for i in range(trace.n_requests)]
     for i in np.flatnonzero(r.fetched_blocks):
         j, start = r.fetch_from[i], r.fetch_start_s[i]
-        for block in ids[i][:r.prefix_blocks[i]]:
+        for block in ids[i][: r.prefix_blocks[i]]:
             assert any(r.instance[q] == j and block in ids[q] and done[q] <= start + 1e-9 for q in range(i)), (i, block)

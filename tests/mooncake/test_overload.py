@@ -28,9 +28,17 @@ from kvviz.mooncake.overload import (
 from kvviz.traces import from_records
 
 # 1 s per 1,000 prompt tokens; decode: 0.1 s per token, one request per instance.
-ONE_SLOT = ClusterConfig(prefill_instances=1, decode_instances=1, batch_limit=1, ttft_slo_s=100, tbt_slo_s=1.0,
-                         tbt_base_s=0.1, tbt_per_request_s=0.0, window_s=1.0,
-                         prefill=PrefillModel(overhead_s=0.0, per_token_s=0.001, per_token2_s=0.0))
+ONE_SLOT = ClusterConfig(
+    prefill_instances=1,
+    decode_instances=1,
+    batch_limit=1,
+    ttft_slo_s=100,
+    tbt_slo_s=1.0,
+    tbt_base_s=0.1,
+    tbt_per_request_s=0.0,
+    window_s=1.0,
+    prefill=PrefillModel(overhead_s=0.0, per_token_s=0.001, per_token2_s=0.0),
+)
 
 
 def arrivals(times, inputs, outputs) -> Arrivals:
@@ -87,9 +95,18 @@ def test_every_policy_rejects_a_request_whose_ttft_would_break_the_slo(policy):
 def test_decode_batch_slows_every_member_and_speeds_up_when_one_leaves():
     # TBT(b) = 0.1 + 0.1 b: both decode at 0.3 s/token from t=1; r0 (5 tokens) leaves at 2.5,
     # r1 then runs alone at 0.2 s/token for its last 5 tokens and leaves at 3.5.
-    config = ClusterConfig(prefill_instances=2, decode_instances=1, batch_limit=4, ttft_slo_s=100,
-                           tbt_slo_s=10.0, tbt_base_s=0.1, tbt_per_request_s=0.1, window_s=1.0, sample_s=0.5,
-                           prefill=ONE_SLOT.prefill)
+    config = ClusterConfig(
+        prefill_instances=2,
+        decode_instances=1,
+        batch_limit=4,
+        ttft_slo_s=100,
+        tbt_slo_s=10.0,
+        tbt_base_s=0.1,
+        tbt_per_request_s=0.1,
+        window_s=1.0,
+        sample_s=0.5,
+        prefill=ONE_SLOT.prefill,
+    )
     result = simulate(arrivals([0.0, 0.0], [1000, 1000], [5, 10]), config, "baseline")
     assert result.outcome.tolist() == [COMPLETED, COMPLETED]
     assert result.finish_s == pytest.approx([2.5, 3.5])
@@ -115,8 +132,17 @@ def test_trace_replay_speeds_up_timestamps():
     assert arr.output_length.tolist() == [1, 2, 1]
 
 
-@pytest.mark.parametrize("bad", [dict(prefill_instances=0), dict(decode_instances=-1), dict(ttft_slo_s=0),
-                                 dict(tbt_slo_s=-1.0), dict(t_d_s=0.0), dict(threshold=0)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(prefill_instances=0),
+        dict(decode_instances=-1),
+        dict(ttft_slo_s=0),
+        dict(tbt_slo_s=-1.0),
+        dict(t_d_s=0.0),
+        dict(threshold=0),
+    ],
+)
 def test_bad_configs_are_input_errors(bad):
     with pytest.raises(InputError):
         simulate(arrivals([0.0], [10], [1]), ClusterConfig(**bad), "baseline")
@@ -152,8 +178,9 @@ def test_default_cluster_reproduces_the_lecture_notes_direction():
     """Early rejection wastes less prefill than baseline and swings prefill load harder;
     prediction damps the swing (lecture 9 §2.5, code 04 demo 2)."""
     config = ClusterConfig()
-    runs = compare(lambda s: poisson_arrivals(config, 2.0, 1200, s), config, ("baseline", "early", "predict"),
-                   seeds=(0, 1))
+    runs = compare(
+        lambda s: poisson_arrivals(config, 2.0, 1200, s), config, ("baseline", "early", "predict"), seeds=(0, 1)
+    )
     table = summary_table(runs).set_index("policy")
     assert table.loc["early", "wasted_prefill_s"] < table.loc["baseline", "wasted_prefill_s"]
     assert table.loc["predict", "wasted_prefill_s"] < table.loc["early", "wasted_prefill_s"]
@@ -162,14 +189,25 @@ def test_default_cluster_reproduces_the_lecture_notes_direction():
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.tuples(st.floats(0, 60), st.integers(1, 5000), st.integers(1, 300)), min_size=1, max_size=40),
-       st.sampled_from(POLICIES), st.integers(1, 3), st.integers(1, 4))
+@given(
+    st.lists(st.tuples(st.floats(0, 60), st.integers(1, 5000), st.integers(1, 300)), min_size=1, max_size=40),
+    st.sampled_from(POLICIES),
+    st.integers(1, 3),
+    st.integers(1, 4),
+)
 def test_every_request_is_accounted_for_and_admitted_ttft_meets_the_slo(reqs, policy, p, batch):
     reqs.sort()
     arr = arrivals([r[0] for r in reqs], [r[1] for r in reqs], [r[2] for r in reqs])
-    config = ClusterConfig(prefill_instances=p, decode_instances=1, batch_limit=batch, ttft_slo_s=5.0,
-                           tbt_slo_s=0.5, tbt_base_s=0.01, tbt_per_request_s=0.01,
-                           prefill=PrefillModel(0.0, 0.001, 0.0))
+    config = ClusterConfig(
+        prefill_instances=p,
+        decode_instances=1,
+        batch_limit=batch,
+        ttft_slo_s=5.0,
+        tbt_slo_s=0.5,
+        tbt_base_s=0.01,
+        tbt_per_request_s=0.01,
+        prefill=PrefillModel(0.0, 0.001, 0.0),
+    )
     result = simulate(arr, config, policy)
     t = result.totals
     assert t["arrived"] == len(reqs) == t["completed"] + t["rejected_early"] + t["rejected_after_prefill"]
@@ -189,6 +227,7 @@ def test_cli_overload_prints_json_and_writes_the_timeline(capsys, tmp_path):
     import json
 
     from kvviz.cli import main
+
     out = tmp_path / "timeline.csv"
     assert main(["overload", "--policy", "early", "--duration", "120", "--seed", "3", "--timeline", str(out)]) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -208,6 +247,7 @@ def test_cli_schedule_on_the_example_trace(capsys):
     import json
 
     from kvviz.cli import main
+
     assert main(["schedule", "--trace", "assets/example_trace.jsonl", "--scheduler", "kvcentric"]) == 0
     (result,) = json.loads(capsys.readouterr().out)["results"]
     assert result["scheduler"] == "kvcentric" and result["requests"] > 0
@@ -219,6 +259,7 @@ def test_two_requests_thirty_days_apart_finish_within_a_second():
     import time
 
     from kvviz.mooncake.overload import MAX_SAMPLES, MAX_WINDOWS
+
     trace = from_records([0, 2_592_000_000], [8000, 8000], [100, 100], None)
     arr = trace_arrivals(trace, 2.0)
     start = time.process_time()
@@ -233,6 +274,7 @@ def test_two_requests_thirty_days_apart_finish_within_a_second():
 def test_a_tiny_date_time_csv_spanning_centuries_runs_or_says_why():
     from kvviz.common.errors import InputError
     from kvviz.traces import load_trace
+
     csv = b"TIMESTAMP,ContextTokens,GeneratedTokens\n1700-01-01 00:00:00,100,10\n2200-01-01 00:00:00,100,10\n"
     try:
         arr = trace_arrivals(load_trace(csv, name="t.csv"), 2.0)
@@ -246,10 +288,11 @@ def test_the_work_budget_refuses_before_running_and_names_the_knob():
     from kvviz.common import budget
     from kvviz.common.errors import InputError
     from kvviz.mooncake.overload import cost
+
     config = ClusterConfig()
     small = cost(1000, 600, config)
     assert not budget.needs_confirmation(small)
-    assert budget.needs_confirmation(cost(23_000, 3600, config, runs=20))     # 60 min x load 4 x 5 seeds
+    assert budget.needs_confirmation(cost(23_000, 3600, config, runs=20))  # 60 min x load 4 x 5 seeds
     with pytest.raises(InputError, match="reduce the duration"):
         budget.check(cost(500_000, 7 * 24 * 3600, config, runs=40))
     # the estimate counts samples too: a span of years costs at most MAX_SAMPLES of them

@@ -44,9 +44,14 @@ def test_drawn_loads_keep_one_smoothed_sample_per_window():
 
 def test_overload_figures(runs):
     fig = fig_timeline(runs["early"][0])
-    assert [t.name for t in fig.data] == ["Prefill load", "Decode load", "Admitted", "Rejected on arrival",
-                                          "Rejected after prefill (wasted)"]
-    admitted = fig.data[2].y[:-1]                    # the last window's value repeats at its end
+    assert [t.name for t in fig.data] == [
+        "Prefill load",
+        "Decode load",
+        "Admitted",
+        "Rejected on arrival",
+        "Rejected after prefill (wasted)",
+    ]
+    admitted = fig.data[2].y[:-1]  # the last window's value repeats at its end
     assert sum(admitted) == runs["early"][0].totals["arrived"] - runs["early"][0].totals["rejected_early"]
     assert fig.data[2].y[-1] == admitted[-1] and len(fig.data[2].x) == len(runs["early"][0].timeline) + 1
     assert len(fig_policy_multiples({p: r[0] for p, r in runs.items()}).data) == 2 * len(POLICIES)

@@ -10,15 +10,17 @@ from kvviz.mooncake.overload.report import paper_rows
 # Each policy rejects exactly Table 3's count of 23,000; early rejection cuts the wasted prefill by the
 # lecture notes' third (300 → 200 s) and doubles the swing; the oracle loses too few completions (−2.7%)
 # for the notes' −3% to −7%.
-TABLE = pd.DataFrame({
-    "policy": ["baseline", "early", "predict", "oracle"],
-    "arrived": [23_000.0] * 4,
-    "rejected": [4183.0, 3771.0, 3589.0, 3000.0],
-    "completed": [18_817.0, 18_000.0, 18_200.0, 18_300.0],
-    "wasted_prefill_s": [300.0, 200.0, 150.0, 100.0],
-    "prefill_load_std": [0.1, 0.2, 0.15, 0.12],
-    "anti_phase_corr": [-0.1, -0.5, -0.3, -0.2],
-})
+TABLE = pd.DataFrame(
+    {
+        "policy": ["baseline", "early", "predict", "oracle"],
+        "arrived": [23_000.0] * 4,
+        "rejected": [4183.0, 3771.0, 3589.0, 3000.0],
+        "completed": [18_817.0, 18_000.0, 18_200.0, 18_300.0],
+        "wasted_prefill_s": [300.0, 200.0, 150.0, 100.0],
+        "prefill_load_std": [0.1, 0.2, 0.15, 0.12],
+        "anti_phase_corr": [-0.1, -0.5, -0.3, -0.2],
+    }
+)
 
 
 def test_paper_rows_compare_table3_and_the_lecture_notes_with_computed_statuses():
@@ -40,5 +42,7 @@ def test_paper_rows_compare_table3_and_the_lecture_notes_with_computed_statuses(
 
 def test_without_a_baseline_only_the_absolute_rejections_are_compared():
     rows = paper_rows(TABLE[TABLE.policy != "baseline"])
-    assert [r["quantity"] for r in rows] == ["Rejected requests: Early rejection",
-                                             "Rejected requests: Early rejection + prediction"]
+    assert [r["quantity"] for r in rows] == [
+        "Rejected requests: Early rejection",
+        "Rejected requests: Early rejection + prediction",
+    ]

@@ -28,18 +28,22 @@ from streamlit.testing.v1.element_tree import (
 
 from tests.conftest import assert_clean
 
-Change = tuple[str, str, object]          # (widget kind as AppTest names it, key, new value)
+Change = tuple[str, str, object]  # (widget kind as AppTest names it, key, new value)
 NOT_USED = "Not used here"
-FRAME = ("kvviz_", "presenter")           # the shared frame's controls (reset, presenter mode), not the page's
+FRAME = ("kvviz_", "presenter")  # the shared frame's controls (reset, presenter mode), not the page's
 
 
 def shown(at) -> tuple:
     """What the viewer sees: figures (data and layout), tables, text, metrics and messages."""
-    return (tuple(c.proto.spec for c in at.get("plotly_chart")),
-            tuple(df.value.to_csv() for df in at.dataframe), tuple(t.value.to_csv() for t in at.table),
-            tuple(m.value for m in at.markdown), tuple(c.value for c in at.caption),
-            tuple((m.label, m.value) for m in at.metric),
-            tuple(m.value for m in (*at.info, *at.error, *at.warning)))
+    return (
+        tuple(c.proto.spec for c in at.get("plotly_chart")),
+        tuple(df.value.to_csv() for df in at.dataframe),
+        tuple(t.value.to_csv() for t in at.table),
+        tuple(m.value for m in at.markdown),
+        tuple(c.value for c in at.caption),
+        tuple((m.label, m.value) for m in at.metric),
+        tuple(m.value for m in (*at.info, *at.error, *at.warning)),
+    )
 
 
 def assert_each_changes_the_view(at, changes: Iterable[Change]) -> None:
@@ -56,10 +60,12 @@ def assert_each_changes_the_view(at, changes: Iterable[Change]) -> None:
 
 def keyed_widgets(at) -> Iterator[Widget]:
     """Every widget with a key on the page as AppTest ran it, hidden ones included."""
+
     def walk(node):
         for child in getattr(node, "children", {}).values():
             yield child
             yield from walk(child)
+
     return (w for w in walk(at._tree) if isinstance(w, Widget) and w.key)
 
 
@@ -108,9 +114,15 @@ def _pick(w: Widget, values: Mapping[str, object]):
     return another_value(w)
 
 
-def assert_every_control_counts(at, stem: str, disabled: set[str], view_keys: Iterable[str] = (), *,
-                                values: Mapping[str, object] | None = None,
-                                skip: tuple[str, ...] = ()) -> list[str]:
+def assert_every_control_counts(
+    at,
+    stem: str,
+    disabled: set[str],
+    view_keys: Iterable[str] = (),
+    *,
+    values: Mapping[str, object] | None = None,
+    skip: tuple[str, ...] = (),
+) -> list[str]:
     """The disabled controls are exactly ``disabled`` (with the reason), every control is bound to the
     URL under the page's prefix, and every enabled one but the view switches (``{stem}_view`` and
     ``view_keys``) changes what is shown, with no error; each change is put back before the next.
@@ -119,7 +131,7 @@ def assert_every_control_counts(at, stem: str, disabled: set[str], view_keys: It
     found = widgets(at, skip)
     assert {w.key for w in found if w.disabled} == disabled
     for w in found:
-        assert w.key.startswith(f"{stem}_"), w.key               # ui.links' reset finds it by this prefix
+        assert w.key.startswith(f"{stem}_"), w.key  # ui.links' reset finds it by this prefix
         assert w.proto.query_param_key == w.key, f"{w.key} is not bound to the URL"
         if w.disabled:
             assert w.help.startswith(NOT_USED), (w.key, w.help)

@@ -32,7 +32,7 @@ def test_every_enabled_control_changes_what_is_shown(view, disabled, changed):
 def test_the_accuracy_table_downloads_with_its_settings_and_no_none_is_shown():
     at = open_page("cacheblend", {"cacheblend_view": "Accuracy vs ratio", "cacheblend_chunk": "4"})
     assert_clean(at)
-    shown = at.dataframe[0].value                                    # shown as "–" where no record is cut
+    shown = at.dataframe[0].value  # shown as "–" where no record is cut
     assert shown["cut records"].dtype == float and shown["cut records"].isna().all() and shown["all"].notna().all()
     assert any(b.label == "Download accuracy table (CSV)" for b in at.get("download_button"))
     off = {w.key: w.help for w in widgets(at) if w.disabled}

@@ -16,14 +16,20 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted([*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py")])
 CACHES = {"cache_data", "cache_resource"}
-SUSPECT_NAME = re.compile(r"(callback|progress|bar$|placeholder|container|element|session|^on_|^report$|^st$|"
-                          r"^ctx$|widget|spinner|status|empty)", re.I)
+SUSPECT_NAME = re.compile(
+    r"(callback|progress|bar$|placeholder|container|element|session|^on_|^report$|^st$|"
+    r"^ctx$|widget|spinner|status|empty)",
+    re.I,
+)
 SUSPECT_TYPE = re.compile(r"(Callable|DeltaGenerator|SessionState|Progress|Container|Placeholder|UploadedFile)")
-DRAWING = ("frame", "tables", "work", "errors")   # ui modules whose functions draw elements
-ELEMENT_MAKERS = {"st", *DRAWING}                 # st.* and ui.frame.* (...) calls draw elements
-DRAWING_FUNCTIONS = {node.name for module in DRAWING                 # the same functions imported by name
-                     for node in ast.parse((ROOT / "ui" / f"{module}.py").read_text()).body
-                     if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")}
+DRAWING = ("frame", "tables", "work", "errors")  # ui modules whose functions draw elements
+ELEMENT_MAKERS = {"st", *DRAWING}  # st.* and ui.frame.* (...) calls draw elements
+DRAWING_FUNCTIONS = {
+    node.name
+    for module in DRAWING  # the same functions imported by name
+    for node in ast.parse((ROOT / "ui" / f"{module}.py").read_text()).body
+    if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+}
 
 
 def _cache_kind(decorator: ast.expr) -> str | None:
@@ -37,8 +43,12 @@ def _module_dicts(tree: ast.Module) -> dict[str, set[str]]:
     """Keys of module-level dict literals (``CACHE = {"max_entries": 4, "ttl": 3600}``) a decorator may splat."""
     found = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Dict)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             found[node.targets[0].id] = {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
     return found
 
@@ -91,10 +101,12 @@ def test_no_element_drawn_inside(name, fn, keywords):
             root = node.func
             while isinstance(root, ast.Attribute):
                 root = root.value
-            assert not (isinstance(root, ast.Name) and root.id in ELEMENT_MAKERS and root is not node.func), \
+            assert not (isinstance(root, ast.Name) and root.id in ELEMENT_MAKERS and root is not node.func), (
                 f"{name} calls {ast.unparse(node.func)}"
-            assert not (isinstance(node.func, ast.Name) and node.func.id in DRAWING_FUNCTIONS), \
+            )
+            assert not (isinstance(node.func, ast.Name) and node.func.id in DRAWING_FUNCTIONS), (
                 f"{name} calls {node.func.id}"
+            )
 
 
 @pytest.mark.parametrize(("name", "fn", "keywords"), CACHED, ids=IDS)

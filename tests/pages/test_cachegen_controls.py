@@ -13,21 +13,47 @@ import pytest
 from tests.conftest import assert_clean, open_page
 from tests.pages.page_controls import assert_every_control_counts, widgets
 
-
 SMALL_CODEC = {"cachegen_view": "Codec", "cachegen_layers": "3", "cachegen_tokens": "256", "cachegen_channels": "16"}
-SIDEBAR = {"cachegen_bw", "cachegen_persist", "cachegen_seed", "cachegen_k", "cachegen_slo", "cachegen_context",
-           "cachegen_chunk", "cachegen_sizes", "cachegen_recompute"}
-CODEC = {"cachegen_kvsource", "cachegen_kvseed", "cachegen_layers", "cachegen_tokens", "cachegen_channels",
-         "cachegen_rho", "cachegen_offset", "cachegen_outliers", "cachegen_outscale", "cachegen_group",
-         "cachegen_level", "cachegen_sens"}
+SIDEBAR = {
+    "cachegen_bw",
+    "cachegen_persist",
+    "cachegen_seed",
+    "cachegen_k",
+    "cachegen_slo",
+    "cachegen_context",
+    "cachegen_chunk",
+    "cachegen_sizes",
+    "cachegen_recompute",
+}
+CODEC = {
+    "cachegen_kvsource",
+    "cachegen_kvseed",
+    "cachegen_layers",
+    "cachegen_tokens",
+    "cachegen_channels",
+    "cachegen_rho",
+    "cachegen_offset",
+    "cachegen_outliers",
+    "cachegen_outscale",
+    "cachegen_group",
+    "cachegen_level",
+    "cachegen_sens",
+}
 # One step up, not half as much again: a longer context makes every view's sweep slower.
 ONE_STEP = {"cachegen_context": 9_600, "cachegen_chunk": 1_600}
 VIEWS = [
     ({}, set()),
     ({"cachegen_view": "Violation vs SLO", "cachegen_k": "100"}, set()),
     ({"cachegen_view": "Violation vs SLO", "cachegen_against": "Mean bandwidth", "cachegen_k": "100"}, set()),
-    ({"cachegen_view": "Violation vs SLO", "cachegen_against": "Persistence", "cachegen_k": "100",
-      "cachegen_bw": "Step"}, {"cachegen_persist"}),       # the sweep draws its own K traces: seed and K count
+    (
+        {
+            "cachegen_view": "Violation vs SLO",
+            "cachegen_against": "Persistence",
+            "cachegen_k": "100",
+            "cachegen_bw": "Step",
+        },
+        {"cachegen_persist"},
+    ),  # the sweep draws its own K traces: seed and K count
     (SMALL_CODEC, set()),
 ]
 
@@ -49,12 +75,17 @@ def test_a_fixed_trace_disables_its_random_knobs_and_says_why():
 
 
 def test_policies_come_from_the_url_and_a_bad_name_is_ignored():
-    at = open_page("cachegen", {"cachegen_policies": ["oracle (bound)", "text only"],   # the labels shown
-                                "cachegen_chunk_table": "true"})
+    at = open_page(
+        "cachegen",
+        {
+            "cachegen_policies": ["oracle (bound)", "text only"],  # the labels shown
+            "cachegen_chunk_table": "true",
+        },
+    )
     assert_clean(at)
     assert at.multiselect(key="cachegen_policies").value == ["oracle", "text"]
     rows = next(d.value for d in at.dataframe if "chunk" in d.value.columns)
     assert list(dict.fromkeys(rows.policy)) == ["oracle", "text"]
     at = open_page("cachegen", {"cachegen_policies": ["oracle (bound)", "no-such-rule"]})
     assert_clean(at)
-    assert at.multiselect(key="cachegen_policies").value == ["oracle"]           # the bad name alone is dropped
+    assert at.multiselect(key="cachegen_policies").value == ["oracle"]  # the bad name alone is dropped

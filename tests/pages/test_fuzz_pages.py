@@ -22,13 +22,42 @@ from tests.pages.page_controls import keyed_widgets
 ROOT = Path(__file__).resolve().parents[2]
 BUILT = ["home"] + [p.stem for p in PAGES if (ROOT / "pages" / f"{p.stem}.py").exists()]
 EXAMPLES = 5
-SECONDS_PER_RUN = 40          # AppTest runs the page twice (router, then page), on a shared 2-core machine
-GARBAGE = ("zzz", "1e309", "nan", "", "-1")   # each given to every parameter of a page at once
-NASTY = ["", "0", "-1", "1e18", "-1e18", "99999999999999999999", "nan", "inf", "-inf", "1e309", "0.5", "-0.0",
-         "true", "false", "None", "[]", "{}", "x" * 5000, "**bold** _it_ `code` # head", "![x](http://127.0.0.1:9/p.png)",
-         "<script>alert(1)</script>", "../../etc/passwd", "%00", "\u202e\u00e9\u4e2d", "1,2,3", " 7 "]
-VALUES = st.one_of(st.sampled_from(NASTY), st.integers(-10**15, 10**15).map(str),
-                   st.floats(allow_nan=True, allow_infinity=True).map(repr), st.text(max_size=40))
+SECONDS_PER_RUN = 40  # AppTest runs the page twice (router, then page), on a shared 2-core machine
+GARBAGE = ("zzz", "1e309", "nan", "", "-1")  # each given to every parameter of a page at once
+NASTY = [
+    "",
+    "0",
+    "-1",
+    "1e18",
+    "-1e18",
+    "99999999999999999999",
+    "nan",
+    "inf",
+    "-inf",
+    "1e309",
+    "0.5",
+    "-0.0",
+    "true",
+    "false",
+    "None",
+    "[]",
+    "{}",
+    "x" * 5000,
+    "**bold** _it_ `code` # head",
+    "![x](http://127.0.0.1:9/p.png)",
+    "<script>alert(1)</script>",
+    "../../etc/passwd",
+    "%00",
+    "\u202e\u00e9\u4e2d",
+    "1,2,3",
+    " 7 ",
+]
+VALUES = st.one_of(
+    st.sampled_from(NASTY),
+    st.integers(-(10**15), 10**15).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.text(max_size=40),
+)
 _KEYS: dict[str, list[str]] = {}
 
 
@@ -45,9 +74,14 @@ def keys_of(stem: str) -> list[str]:
 def test_random_url_parameters_end_cleanly_and_in_time(stem):
     keys = keys_of(stem)
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-              phases=[Phase.explicit, Phase.generate],          # no shrinking: a failure prints its URL
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        phases=[Phase.explicit, Phase.generate],  # no shrinking: a failure prints its URL
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
     @given(params=st.dictionaries(st.sampled_from(keys), VALUES, min_size=1, max_size=8))
     def run(params: dict[str, str]) -> None:
         start = time.monotonic()

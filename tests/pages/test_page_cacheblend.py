@@ -19,7 +19,7 @@ def test_every_view_renders_with_the_paper_table():
     at = open_page("cacheblend")
     assert_clean(at)
     assert at.title[0].value == "CacheBlend" and not at.error
-    assert _chart_count(at) == 2                                     # token strip and deviation heatmap
+    assert _chart_count(at) == 2  # token strip and deviation heatmap
     paper = at.table[-1].value
     paper = paper.reset_index() if "quantity" not in paper.columns else paper
     assert {"quantity", "paper", "this simulation"} <= set(paper.columns) and len(paper) == 9
@@ -52,8 +52,16 @@ def test_widget_changes_rerun_the_document_view():
 
 @trained
 def test_url_query_parameters_open_the_same_view():
-    at = open_page("cacheblend", {"cacheblend_view": "Loading controller", "cacheblend_preset": "70B GQA",
-                                  "cacheblend_context": "8192", "cacheblend_chunk": "3", "cacheblend_ratio": "0.3"})
+    at = open_page(
+        "cacheblend",
+        {
+            "cacheblend_view": "Loading controller",
+            "cacheblend_preset": "70B GQA",
+            "cacheblend_context": "8192",
+            "cacheblend_chunk": "3",
+            "cacheblend_ratio": "0.3",
+        },
+    )
     assert_clean(at)
     assert at.segmented_control(key="cacheblend_view").value == "Loading controller"
     assert at.slider(key="cacheblend_chunk").value == 3 and at.slider(key="cacheblend_ratio").value == 0.3
@@ -63,8 +71,15 @@ def test_url_query_parameters_open_the_same_view():
 
 @trained
 def test_invalid_url_values_fall_back_to_defaults():
-    at = open_page("cacheblend", {"cacheblend_ratio": "7", "cacheblend_variant": "bogus", "cacheblend_chunk": "-3",
-                                  "cacheblend_view": "nonsense"})
+    at = open_page(
+        "cacheblend",
+        {
+            "cacheblend_ratio": "7",
+            "cacheblend_variant": "bogus",
+            "cacheblend_chunk": "-3",
+            "cacheblend_view": "nonsense",
+        },
+    )
     assert_clean(at)
     assert at.slider(key="cacheblend_ratio").value == 0.2 and at.slider(key="cacheblend_chunk").value == 5
     assert at.selectbox(key="cacheblend_variant").value == "paper"

@@ -6,14 +6,14 @@ import pytest
 
 from tests.conftest import assert_clean, open_page
 
+
 def table_with(at, column: str):
     """The first dataframe on the page that has ``column``."""
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
-TABLES = {"cachegen_chunk_table": "true", "cachegen_levels_table": "true"}    # the two folded tables, opened
-SMALL_CODEC = {"cachegen_view": "Codec", "cachegen_layers": "3", "cachegen_tokens": "256",
-               "cachegen_channels": "16"}
+TABLES = {"cachegen_chunk_table": "true", "cachegen_levels_table": "true"}  # the two folded tables, opened
+SMALL_CODEC = {"cachegen_view": "Codec", "cachegen_layers": "3", "cachegen_tokens": "256", "cachegen_channels": "16"}
 
 
 def test_timeline_view_renders_every_policy_row():
@@ -30,22 +30,25 @@ def test_timeline_view_renders_every_policy_row():
 
 
 def test_query_params_open_the_same_view():
-    at = open_page("cachegen", {"cachegen_bw": "Step", "cachegen_slo": "2.5", "cachegen_recompute": "Fixed 0.2 s",
-                                **TABLES})
+    at = open_page(
+        "cachegen", {"cachegen_bw": "Step", "cachegen_slo": "2.5", "cachegen_recompute": "Fixed 0.2 s", **TABLES}
+    )
     assert_clean(at)
     assert at.segmented_control(key="cachegen_bw").value == "Step"
     assert at.segmented_control(key="cachegen_recompute").value == "Fixed 0.2 s"
     assert at.slider(key="cachegen_slo").value == 2.5
     timeline = table_with(at, "chunk")
-    assert timeline.end_s.max() > 0.3                        # the step trace drops to 1 Gb/s at 0.3 s
+    assert timeline.end_s.max() > 0.3  # the step trace drops to 1 Gb/s at 0.3 s
 
 
 def test_detail_tables_fold_until_opened_and_download_either_way():
     at = open_page("cachegen")
     assert_clean(at)
-    assert [list(d.value.columns)[1] for d in at.dataframe] == ["violation_rate"]      # the summary alone
-    assert {e.label for e in at.expander} >= {"Per-chunk table: each chunk's level, size, bandwidth and times",
-                                              "The compression levels, as measured"}
+    assert [list(d.value.columns)[1] for d in at.dataframe] == ["violation_rate"]  # the summary alone
+    assert {e.label for e in at.expander} >= {
+        "Per-chunk table: each chunk's level, size, bandwidth and times",
+        "The compression levels, as measured",
+    }
     names = [b.proto.label for b in at.get("download_button")]
     assert any("per-chunk" in n for n in names) and any("measured levels" in n for n in names)
 
@@ -59,7 +62,7 @@ def test_widget_changes_rerun_cleanly():
     at.slider(key="cachegen_slo").set_value(0.5).run()
     assert_clean(at)
     summary = table_with(at, "violation_rate")
-    assert summary.set_index("policy").loc["quant8", "violation_rate"] == 1.0   # 8-bit never fits 0.5 s
+    assert summary.set_index("policy").loc["quant8", "violation_rate"] == 1.0  # 8-bit never fits 0.5 s
 
 
 def test_violation_view():
@@ -76,7 +79,7 @@ def test_codec_view_round_trips():
     table = table_with(at, "roundtrip")
     assert table.roundtrip.iloc[0] == "exact"
     assert (table.roundtrip != "MISMATCH").all()
-    paper_rows = at.table[-1].value                       # frame.paper_vs_sim: indexed by quantity
+    paper_rows = at.table[-1].value  # frame.paper_vs_sim: indexed by quantity
     assert paper_rows.index.str.contains("global").any()
 
 
@@ -95,28 +98,36 @@ def test_levels_are_measured_and_every_paper_row_has_a_computed_status():
 
 
 def test_an_expensive_codec_link_asks_before_running():
-    at = open_page("cachegen", {"cachegen_view": "Codec", "cachegen_layers": "32", "cachegen_tokens": "4096",
-                                "cachegen_channels": "256"})
+    at = open_page(
+        "cachegen",
+        {"cachegen_view": "Codec", "cachegen_layers": "32", "cachegen_tokens": "4096", "cachegen_channels": "256"},
+    )
     assert_clean(at)
     assert any("This view is expensive" in i.value and "CPU s" in i.value for i in at.info)
     assert at.button(key="cachegen_codec_confirm").label == "Run it"
-    assert not any("roundtrip" in d.value.columns for d in at.dataframe)     # nothing encoded yet
+    assert not any("roundtrip" in d.value.columns for d in at.dataframe)  # nothing encoded yet
 
 
 def test_an_expensive_sweep_asks_and_an_absurd_one_is_refused():
     at = open_page("cachegen", {"cachegen_view": "Violation vs SLO", "cachegen_k": "3000"})
     assert_clean(at)
     assert any("This view is expensive" in i.value for i in at.info) and not at.get("plotly_chart")
-    at = open_page("cachegen", {"cachegen_view": "Violation vs SLO", "cachegen_k": "3000",
-                                "cachegen_context": "1000000", "cachegen_chunk": "1000"})
+    at = open_page(
+        "cachegen",
+        {
+            "cachegen_view": "Violation vs SLO",
+            "cachegen_k": "3000",
+            "cachegen_context": "1000000",
+            "cachegen_chunk": "1000",
+        },
+    )
     assert_clean(at)
     assert any("over the limit" in e.value and "random traces" in e.value for e in at.error)
 
 
-@pytest.mark.parametrize("query, message", [
-    ({"cachegen_chunk": "20000"}, "larger than the context"),
-    ({"cachegen_chunk": "1"}, "too many"),
-])
+@pytest.mark.parametrize(
+    "query, message", [({"cachegen_chunk": "20000"}, "larger than the context"), ({"cachegen_chunk": "1"}, "too many")]
+)
 def test_bad_input_is_a_message(query, message):
     at = open_page("cachegen", query)
     assert_clean(at)
@@ -137,27 +148,30 @@ def test_record_world_source_shows_the_models_answers(monkeypatch):
     stand_in = model_module.Model(model_module.Config(), model_module.init_params(model_module.Config(), seed=0))
     monkeypatch.setattr(model_kv, "available", lambda: True)
     monkeypatch.setattr(model_module, "load_model", lambda path=None: stand_in)
-    at = open_page("cachegen", {"cachegen_view": "Codec", "cachegen_kvsource": "Record-world model",
-                                "cachegen_docs": "20"})
+    at = open_page(
+        "cachegen", {"cachegen_view": "Codec", "cachegen_kvsource": "Record-world model", "cachegen_docs": "20"}
+    )
     assert_clean(at)
     table = table_with(at, "accuracy")
     assert table.accuracy.between(0, 1).all()
     assert any("questions right" in c.value for c in at.caption)
     assert at.table[-1].value.index.str.contains("Record-world").any()
-    assert len(at.get("plotly_chart")) == 2                      # the quality curve and the Pareto chart
+    assert len(at.get("plotly_chart")) == 2  # the quality curve and the Pareto chart
     assert (table.kl >= 0).all()
 
 
 def test_violation_against_mean_bandwidth():
-    at = open_page("cachegen", {"cachegen_view": "Violation vs SLO", "cachegen_against": "Mean bandwidth",
-                                "cachegen_k": "300"})
+    at = open_page(
+        "cachegen", {"cachegen_view": "Violation vs SLO", "cachegen_against": "Mean bandwidth", "cachegen_k": "300"}
+    )
     assert_clean(at)
     assert at.segmented_control(key="cachegen_against").value == "Mean bandwidth"
     assert len(at.get("plotly_chart")) == 1
 
 
 def test_violation_against_persistence():
-    at = open_page("cachegen", {"cachegen_view": "Violation vs SLO", "cachegen_against": "Persistence",
-                                "cachegen_k": "100"})
+    at = open_page(
+        "cachegen", {"cachegen_view": "Violation vs SLO", "cachegen_against": "Persistence", "cachegen_k": "100"}
+    )
     assert_clean(at)
     assert len(at.get("plotly_chart")) == 1

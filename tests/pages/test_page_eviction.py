@@ -5,8 +5,10 @@ from __future__ import annotations
 from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace
 from tests.pages.page_controls import assert_each_changes_the_view
 
-SMALL = {"eviction_requests": "300",     # a small synthetic trace keeps each run quick
-         "eviction_table": "true"}       # the curve's table, folded (and not drawn) until opened
+SMALL = {
+    "eviction_requests": "300",  # a small synthetic trace keeps each run quick
+    "eviction_table": "true",
+}  # the curve's table, folded (and not drawn) until opened
 
 
 def _curve_table(at):
@@ -20,7 +22,7 @@ def test_default_view_draws_both_figures_the_table_and_the_teaching_sections():
     table = _curve_table(at)
     assert list(table.columns) == ["capacity (blocks)", "LRU", "LFU", "LengthAware", "S3-FIFO", "Belady (OPT)"]
     assert table["capacity (blocks)"].iloc[-1] == "∞"
-    assert (table.iloc[-1, 1:] == table.iloc[-1, 1]).all()         # all policies meet at the infinite cache
+    assert (table.iloc[-1, 1:] == table.iloc[-1, 1]).all()  # all policies meet at the infinite cache
     headers = [h.value for h in at.subheader]
     assert "What to notice" in headers and "What the paper reports vs this simulation" in headers
     paper = at.table[-1].value
@@ -41,7 +43,7 @@ def test_changing_policies_prefix_mode_and_block_size_updates_the_view():
     prefix = _curve_table(at)
     assert (prefix.iloc[:, 1:] <= full.iloc[:, 1:] + 1e-12).all().all()
     assert (prefix["S3-FIFO"] < full["S3-FIFO"]).any()
-    assert (prefix["LRU"] == full["LRU"]).all()      # chained ids: LRU's hits are always whole prefixes
+    assert (prefix["LRU"] == full["LRU"]).all()  # chained ids: LRU's hits are always whole prefixes
     at.toggle(key="eviction_prefix").set_value(False)
     at.segmented_control(key="eviction_block").set_value(2).run()
     assert_clean(at)
@@ -49,8 +51,17 @@ def test_changing_policies_prefix_mode_and_block_size_updates_the_view():
 
 
 def test_a_shared_url_opens_the_same_view():
-    at = open_page("eviction", {**SMALL, "eviction_policies": ["FIFO", "ARC"], "eviction_prefix": "true",
-                                "eviction_points": "6", "eviction_range": ["100", "1k"], "eviction_block": "1024"})
+    at = open_page(
+        "eviction",
+        {
+            **SMALL,
+            "eviction_policies": ["FIFO", "ARC"],
+            "eviction_prefix": "true",
+            "eviction_points": "6",
+            "eviction_range": ["100", "1k"],
+            "eviction_block": "1024",
+        },
+    )
     assert_clean(at)
     assert at.multiselect(key="eviction_policies").value == ["fifo", "arc"]
     assert at.toggle(key="eviction_prefix").value is True
@@ -70,8 +81,9 @@ def test_capacities_stop_at_the_trace_s_distinct_blocks():
 
 
 def test_invalid_url_values_are_ignored():
-    at = open_page("eviction", {**SMALL, "eviction_points": "many", "eviction_policies": ["NOPE"],
-                                "eviction_block": "-3"})
+    at = open_page(
+        "eviction", {**SMALL, "eviction_points": "many", "eviction_policies": ["NOPE"], "eviction_block": "-3"}
+    )
     assert_clean(at)
     assert not at.error
     assert at.slider(key="eviction_points").value == 20
@@ -95,7 +107,7 @@ def test_a_one_point_range_below_or_above_the_trace_opens_clean():
     for ends in (["100", "100"], ["5M", "5M"]):
         at = open_page("eviction", {**SMALL, "eviction_range": ends})
         assert_clean(at)
-        assert len(_curve_table(at)) == 2                 # the one capacity and ∞
+        assert len(_curve_table(at)) == 2  # the one capacity and ∞
 
 
 def test_a_sampled_curve_says_its_rate_and_measured_error():
@@ -112,19 +124,22 @@ def test_every_control_changes_what_is_shown():
     at = open_page("eviction", {**SMALL, "eviction_points": "6"})
     assert_clean(at)
     at_options = [int(o.replace(",", "")) for o in at.select_slider(key="eviction_at").options]
-    assert_each_changes_the_view(at, [
-        ("select_slider", "eviction_at", at_options[1]),
-        ("segmented_control", "eviction_time_show", "All policies"),
-        ("slider", "eviction_smooth", 1),
-        ("multiselect", "eviction_policies", ["lru", "fifo", "arc"]),
-        ("select_slider", "eviction_range", (10, 10_000)),
-        ("slider", "eviction_points", 8),
-        ("toggle", "eviction_paper", False),
-        ("segmented_control", "eviction_sample", "10%"),
-        ("segmented_control", "eviction_block", 2),
-        ("toggle", "eviction_prefix", True),
-    ])
-    assert at.segmented_control(key="eviction_sample").disabled        # prefix mode replays every block
+    assert_each_changes_the_view(
+        at,
+        [
+            ("select_slider", "eviction_at", at_options[1]),
+            ("segmented_control", "eviction_time_show", "All policies"),
+            ("slider", "eviction_smooth", 1),
+            ("multiselect", "eviction_policies", ["lru", "fifo", "arc"]),
+            ("select_slider", "eviction_range", (10, 10_000)),
+            ("slider", "eviction_points", 8),
+            ("toggle", "eviction_paper", False),
+            ("segmented_control", "eviction_sample", "10%"),
+            ("segmented_control", "eviction_block", 2),
+            ("toggle", "eviction_prefix", True),
+        ],
+    )
+    assert at.segmented_control(key="eviction_sample").disabled  # prefix mode replays every block
 
 
 def test_the_leader_is_marked_and_the_notes_say_why_from_the_trace():
@@ -138,7 +153,6 @@ def test_the_leader_is_marked_and_the_notes_say_why_from_the_trace():
 def test_the_table_1_toggle_is_disabled_when_no_point_is_in_range():
     at = open_page("eviction", {**SMALL, "eviction_range": ["10", "500"]})
     assert at.toggle(key="eviction_paper").disabled
-
 
 
 def _arriving(query: dict[str, str], spec: dict | None = None):
@@ -183,4 +197,4 @@ def test_the_curve_table_is_drawn_only_once_opened():
     assert_clean(at)
     assert not any("capacity (blocks)" in df.value.columns for df in at.dataframe)
     assert [e.label for e in at.expander if e.label == "The curve as a table"]
-    assert any("hit curve" in b.proto.label for b in at.get("download_button"))   # its CSV is there either way
+    assert any("hit curve" in b.proto.label for b in at.get("download_button"))  # its CSV is there either way

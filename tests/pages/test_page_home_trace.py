@@ -8,8 +8,10 @@ from kvviz.common.catalog import PAGES
 from tests.conftest import assert_clean, open_page, shown
 
 ROOT = Path(__file__).resolve().parents[2]
-GOOD = b'{"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]}\n' \
-       b'{"timestamp": 9, "input_length": 600, "output_length": 5, "hash_ids": [0, 2]}\n'
+GOOD = (
+    b'{"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]}\n'
+    b'{"timestamp": 9, "input_length": 600, "output_length": 5, "hash_ids": [0, 2]}\n'
+)
 
 
 def test_home_lists_every_built_page_and_the_presenter_toggle():
@@ -29,9 +31,9 @@ def test_trace_page_synthetic_default():
     assert at.title[0].value == "Trace"
     labels = [m.label for m in at.metric]
     assert "Reusable (∞ cache)" in labels and "Never reused" in labels
-    assert len(at.get("plotly_chart")) == 3      # arrivals, popularity, reuse distances; the prefix tree folded
+    assert len(at.get("plotly_chart")) == 3  # arrivals, popularity, reuse distances; the prefix tree folded
     assert at.subheader[-1].value == "What the paper reports vs this simulation"
-    opened = open_page("trace", {"trace_tree": "true"})    # the fold's state is in the URL
+    opened = open_page("trace", {"trace_tree": "true"})  # the fold's state is in the URL
     assert_clean(opened)
     assert len(opened.get("plotly_chart")) == 4
 

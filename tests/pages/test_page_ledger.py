@@ -25,20 +25,23 @@ def test_default_view_is_size():
     assert any("What the paper reports" in s.value for s in at.subheader)
 
 
-@pytest.mark.parametrize("view,sub_key,sub,title", [
-    ("Load or recompute", None, None, "Load if your link is above the curve"),
-    ("Load or recompute", "ledger_lr", "One context, every link", "loading the KV over each link vs recomputing"),
-    ("Load or recompute", "ledger_lr", "20-turn chat", "Time to first token, turn by turn"),
-    ("Economics", None, None, "How often a stored context must be reused"),
-    ("Tiers", None, None, "Tiered KV cache"),
-])
+@pytest.mark.parametrize(
+    "view,sub_key,sub,title",
+    [
+        ("Load or recompute", None, None, "Load if your link is above the curve"),
+        ("Load or recompute", "ledger_lr", "One context, every link", "loading the KV over each link vs recomputing"),
+        ("Load or recompute", "ledger_lr", "20-turn chat", "Time to first token, turn by turn"),
+        ("Economics", None, None, "How often a stored context must be reused"),
+        ("Tiers", None, None, "Tiered KV cache"),
+    ],
+)
 def test_url_opens_each_view(view, sub_key, sub, title):
     query = {"ledger_view": view} | ({sub_key: sub} if sub_key else {})
     at = open_page("ledger", query)
     assert_clean(at)
     assert any(title in t for t in _titles(at)), _titles(at)
-    assert len(at.dataframe) >= 4      # 3 preset editors and the view's table
-    assert len(at.table) == 1 and "paper" in at.table[0].value.columns   # paper vs this simulation
+    assert len(at.dataframe) >= 4  # 3 preset editors and the view's table
+    assert len(at.table) == 1 and "paper" in at.table[0].value.columns  # paper vs this simulation
 
 
 def test_model_and_gpu_from_url_and_widget_change():
@@ -64,17 +67,21 @@ def test_invalid_url_values_are_ignored():
 @pytest.mark.parametrize("mfu", ["0", "1.5", "-0.2"])
 def test_an_out_of_range_mfu_in_the_url_is_ignored(page, key, mfu):
     from kvviz.common.hardware import DEFAULT_MFU
+
     at = open_page(page, {key: mfu})
     assert_clean(at)
     assert not at.error
     assert at.number_input(key=key).value == DEFAULT_MFU
 
 
-@pytest.mark.parametrize("view,title", [
-    (None, "Small pages waste the link"),
-    ("Loading-bound", "loading-bound"),
-    ("Balanced batching", "FCFS vs balanced batching"),
-])
+@pytest.mark.parametrize(
+    "view,title",
+    [
+        (None, "Small pages waste the link"),
+        ("Loading-bound", "loading-bound"),
+        ("Balanced batching", "FCFS vs balanced batching"),
+    ],
+)
 def test_url_opens_each_strata_view(view, title):
     at = open_page("strata", {"strata_view": view} if view else None)
     assert_clean(at)
@@ -86,15 +93,15 @@ def test_url_opens_each_strata_view(view, title):
 def test_balanced_batching_controls_change_the_result():
     at = open_page("strata", {"strata_view": "Balanced batching"})
     before = _frame_with(at, "stall s FCFS").copy()
-    assert (before["stall s FCFS"].sum() > before["stall s balanced"].sum())
+    assert before["stall s FCFS"].sum() > before["stall s balanced"].sum()
     at.number_input(key="strata_doc").set_value(4_096).run()
     assert_clean(at)
     assert any("FCFS vs balanced" in t for t in _titles(at))
     after = _frame_with(at, "stall s FCFS")
-    assert after["stall s FCFS"].sum() < before["stall s FCFS"].sum()   # short documents load fast
+    assert after["stall s FCFS"].sum() < before["stall s FCFS"].sum()  # short documents load fast
     at.number_input(key="strata_batch").set_value(4).run()
     assert_clean(at)
-    assert len(_frame_with(at, "stall s FCFS")) == 8                       # 32 requests, 4 per batch
+    assert len(_frame_with(at, "stall s FCFS")) == 8  # 32 requests, 4 per batch
 
 
 def test_tiers_fill_mode_switch():
@@ -102,7 +109,7 @@ def test_tiers_fill_mode_switch():
     assert_clean(at)
     table = _frame_with(at, "setup")
     assert list(table["setup"])[0] == "GPU only (LRU)"
-    assert (table["CPU hit %"] == 0).all()      # 50 GB CPU < 58 GB GPU: write-through adds nothing
+    assert (table["CPU hit %"] == 0).all()  # 50 GB CPU < 58 GB GPU: write-through adds nothing
     at.number_input(key="ledger_cpu_gb").set_value(400.0).run()
     assert_clean(at)
     assert (_frame_with(at, "CPU hit %")["CPU hit %"].iloc[1:] > 0).all()

@@ -18,8 +18,9 @@ def _paper(at):
     return at.table[-1].value
 
 
-@pytest.mark.parametrize(("view", "charts"), [("Curves", 2), ("Worked example", 1), ("Per request", 1),
-                                              ("Over time", 2), ("Prefix tree", 1)])
+@pytest.mark.parametrize(
+    ("view", "charts"), [("Curves", 2), ("Worked example", 1), ("Per request", 1), ("Over time", 2), ("Prefix tree", 1)]
+)
 def test_every_view_opens_clean_on_the_example(view, charts):
     at = open_page("prefix_cache", {**EXAMPLE, "prefix_view": view}, timeout=180)
     assert_clean(at)
@@ -32,8 +33,9 @@ def test_every_view_opens_clean_on_the_example(view, charts):
 
 
 def test_curves_view_table_and_controls_in_the_url():
-    at = open_page("prefix_cache", {**EXAMPLE, "prefix_policies": ["LRU", "MRU"], "prefix_model": "llama-2-7b"},
-                   timeout=180)
+    at = open_page(
+        "prefix_cache", {**EXAMPLE, "prefix_policies": ["LRU", "MRU"], "prefix_model": "llama-2-7b"}, timeout=180
+    )
     assert_clean(at)
     assert at.multiselect(key="prefix_policies").value == ["lru", "mru"]
     table = next(df.value for df in at.dataframe if "share of ceiling" in df.value.columns)
@@ -53,18 +55,18 @@ def test_worked_example_steps_from_the_url():
 def test_worked_example_steps_with_buttons_and_plays_from_the_start():
     at = open_page("prefix_cache", {"prefix_view": "Worked example"})
     assert_clean(at)
-    step = lambda: at.slider(key="prefix_step").value                       # noqa: E731
+    step = lambda: at.slider(key="prefix_step").value  # noqa: E731
     assert step() == 0 and any("Empty caches" in m.value for m in at.markdown)
     at.button(key="prefix_step_next").click().run()
     assert step() == 1 and any("After request 1: A·B·C" in m.value for m in at.markdown)
     at.button(key="prefix_step_prev").click().run()
     at.button(key="prefix_step_prev").click().run()
-    assert step() == 0                                                      # no step before the first
+    assert step() == 0  # no step before the first
     at.slider(key="prefix_step").set_value(5).run()
     at.button(key="prefix_step_next").click().run()
-    assert step() == 5                                                      # nor after the last
+    assert step() == 5  # nor after the last
     at.toggle(key="prefix_step_play").set_value(True).run()
-    assert step() == 0 and at.toggle(key="prefix_step_play").value          # Play at the end starts again
+    assert step() == 0 and at.toggle(key="prefix_step_play").value  # Play at the end starts again
     assert_clean(at)
 
 
@@ -73,16 +75,16 @@ def test_play_ticks_move_the_step_before_it_is_drawn_and_stop_at_the_end():
     and the view crashed; the step now moves at the start of the next run."""
     at = open_page("prefix_cache", {"prefix_view": "Worked example"})
     at.toggle(key="prefix_step_play").set_value(True).run()
-    at.session_state["prefix_step_last_tick"] = -1e9                        # the interval has passed
+    at.session_state["prefix_step_last_tick"] = -1e9  # the interval has passed
     at.button(key="prefix_step_next").click().run()
     assert_clean(at)
-    assert at.slider(key="prefix_step").value == 2                          # ▶, then the tick that was due
+    assert at.slider(key="prefix_step").value == 2  # ▶, then the tick that was due
     at.slider(key="prefix_step").set_value(4).run()
     for expected in (5, 5):
         at.session_state["prefix_step_last_tick"] = -1e9
         at.run()
         assert at.slider(key="prefix_step").value == expected
-    assert not at.toggle(key="prefix_step_play").value                      # stopped at the last step
+    assert not at.toggle(key="prefix_step_play").value  # stopped at the last step
     assert_clean(at)
 
 
@@ -98,9 +100,20 @@ def qwen_chats(chats: int = 40, turns: int = 4) -> bytes:
     for c in range(chats):
         for t in range(1, turns + 1):
             ids = [10_000 * c + k for k in range(6 * t)]
-            lines.append(json.dumps({"chat_id": c, "parent_chat_id": -1, "timestamp": 0.5 * (c + 40 * t),
-                                     "input_length": 16 * len(ids), "output_length": 8, "type": "text",
-                                     "turn": t, "hash_ids": ids}))
+            lines.append(
+                json.dumps(
+                    {
+                        "chat_id": c,
+                        "parent_chat_id": -1,
+                        "timestamp": 0.5 * (c + 40 * t),
+                        "input_length": 16 * len(ids),
+                        "output_length": 8,
+                        "type": "text",
+                        "turn": t,
+                        "hash_ids": ids,
+                    }
+                )
+            )
     return "\n".join(sorted(lines, key=lambda x: json.loads(x)["timestamp"])).encode()
 
 
@@ -130,8 +143,9 @@ def test_a_trace_without_block_ids_is_an_error_message():
 
 
 def test_no_policy_and_garbage_url_values_open_clean():
-    at = open_page("prefix_cache", {**EXAMPLE, "prefix_policies": ["NOPE"], "prefix_points": "many",
-                                    "prefix_view": "Nowhere"})
+    at = open_page(
+        "prefix_cache", {**EXAMPLE, "prefix_policies": ["NOPE"], "prefix_points": "many", "prefix_view": "Nowhere"}
+    )
     assert_clean(at)
     at.multiselect(key="prefix_policies").set_value([]).run()
     assert_clean(at)
@@ -148,19 +162,34 @@ def test_the_curves_from_a_request_sample_say_so_and_their_ceiling_error():
 
 def test_every_control_of_each_view_changes_what_is_shown_and_unused_ones_are_off():
     at = open_page("prefix_cache", EXAMPLE, timeout=180)
-    assert_each_changes_the_view(at, [
-        ("multiselect", "prefix_policies", ["lru", "fifo"]), ("select_slider", "prefix_range", (100, 5000)),
-        ("slider", "prefix_points", 5), ("selectbox", "prefix_model", "llama-2-7b"),
-        ("selectbox", "prefix_gpu", list(hardware.GPUS)[1]), ("segmented_control", "prefix_sample", "50%"),
-        ("segmented_control", "prefix_view", "Per request"),
-    ])
+    assert_each_changes_the_view(
+        at,
+        [
+            ("multiselect", "prefix_policies", ["lru", "fifo"]),
+            ("select_slider", "prefix_range", (100, 5000)),
+            ("slider", "prefix_points", 5),
+            ("selectbox", "prefix_model", "llama-2-7b"),
+            ("selectbox", "prefix_gpu", list(hardware.GPUS)[1]),
+            ("segmented_control", "prefix_sample", "50%"),
+            ("segmented_control", "prefix_view", "Per request"),
+        ],
+    )
     assert at.selectbox(key="prefix_gpu").disabled and at.segmented_control(key="prefix_sample").disabled
-    assert_each_changes_the_view(at, [("selectbox", "prefix_req_policy", "fifo"),
-                                      ("select_slider", "prefix_at", 100)])
-    assert_each_changes_the_view(at, [("segmented_control", "prefix_view", "Over time"),
-                                      ("selectbox", "prefix_heat_a", "fifo")])
-    assert_each_changes_the_view(at, [("segmented_control", "prefix_view", "Prefix tree"),
-                                      ("select_slider", "prefix_tree_top", 50)])
+    assert_each_changes_the_view(at, [("selectbox", "prefix_req_policy", "fifo"), ("select_slider", "prefix_at", 100)])
+    assert_each_changes_the_view(
+        at, [("segmented_control", "prefix_view", "Over time"), ("selectbox", "prefix_heat_a", "fifo")]
+    )
+    assert_each_changes_the_view(
+        at, [("segmented_control", "prefix_view", "Prefix tree"), ("select_slider", "prefix_tree_top", 50)]
+    )
     assert at.multiselect(key="prefix_policies").disabled and at.slider(key="prefix_points").disabled
-    assert_each_changes_the_view(at, [("segmented_control", "prefix_view", "Worked example"),
-                                      ("slider", "prefix_step", 1)])
+    assert_each_changes_the_view(
+        at, [("segmented_control", "prefix_view", "Worked example"), ("slider", "prefix_step", 1)]
+    )
+
+
+def test_an_empty_view_or_sample_in_the_url_opens_the_default():
+    """``prefix_view=`` leaves Streamlit's required control unset (it returns None): the page shows the first view."""
+    at = open_page("prefix_cache", {"prefix_view": "", "prefix_sample": ""})
+    assert_clean(at)
+    assert _paper(at) is not None

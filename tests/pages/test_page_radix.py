@@ -12,7 +12,7 @@ def texts(at) -> str:
 
 def test_opens_on_the_sglang_example_with_tree_and_totals():
     at = open_page("radix")
-    assert "On this script deferral saves nothing" in texts(at)     # the claim follows its numbers
+    assert "On this script deferral saves nothing" in texts(at)  # the claim follows its numbers
     assert_clean(at)
     assert "Step 0 of 9" in texts(at)
     assert len(at.get("plotly_chart")) == 2
@@ -38,7 +38,7 @@ def test_choosing_a_preset_brings_its_settings():
     at.selectbox(key="radix_preset").select("Delay hits (Strata)").run()
     assert_clean(at)
     assert at.number_input(key="radix_device").value == 1024
-    assert at.slider(key="radix_step").value == 0                 # a new script starts at its beginning
+    assert at.slider(key="radix_step").value == 0  # a new script starts at its beginning
     at.slider(key="radix_step").set_value(1).run()
     assert "deferred (delay hit)" in texts(at)
     assert "Deferral avoids recomputing" in texts(at)
@@ -47,8 +47,16 @@ def test_choosing_a_preset_brings_its_settings():
 
 
 def test_deferral_off_in_the_url_recomputes_the_document():
-    at = open_page("radix", {"radix_preset": "Delay hits (Strata)", "radix_cache": "HiRadixCache", "radix_device": "1024",
-                             "radix_strata": "false", "radix_step": "1"})
+    at = open_page(
+        "radix",
+        {
+            "radix_preset": "Delay hits (Strata)",
+            "radix_cache": "HiRadixCache",
+            "radix_device": "1024",
+            "radix_strata": "false",
+            "radix_step": "1",
+        },
+    )
     assert_clean(at)
     assert "300 of them were in flight: **recomputed**" in texts(at)
 
@@ -146,7 +154,7 @@ def test_a_long_trace_is_viewed_a_window_of_trees_at_a_time():
     at.run()
     assert_clean(at)
     last = int(at.slider(key="radix_step").max)
-    assert last > 100                                         # beyond one window of 25 trees
+    assert last > 100  # beyond one window of 25 trees
     at.slider(key="radix_step").set_value(last - 1).run()
     assert_clean(at)
     assert f"Step {last - 1} of {last}" in texts(at) and at.code[0].value.startswith("root")
@@ -156,14 +164,14 @@ def test_every_step_says_what_the_cache_did_with_the_presets_caption():
     at = open_page("radix", {"radix_step": "3"})
     assert_clean(at)
     said = texts(at)
-    assert "*(4) a new chat session shares only the system prompt: the edge splits*" in said   # the caption
+    assert "*(4) a new chat session shares only the system prompt: the edge splits*" in said  # the caption
     assert "**R3 chat2**: split 'You are a … : Hello !' at token 8" in said
     assert "**R3 chat2**: matched 8 of 20 tokens on the GPU" in said
     at.slider(key="radix_step").set_value(7).run()
     said = texts(at)
     assert "evicted leaf 'Assistant : Roses … I have .' (25 tokens, least recently used)" in said
     evicted = next(m for m in at.metric if m.label == "Evicted this step")
-    assert evicted.value == "58" and "So far: 104 from the GPU" in evicted.help   # 58 this step, cumulative beside
+    assert evicted.value == "58" and "So far: 104 from the GPU" in evicted.help  # 58 this step, cumulative beside
 
 
 def test_an_eviction_that_frees_nothing_says_why():
@@ -176,8 +184,9 @@ def test_an_eviction_that_frees_nothing_says_why():
 
 
 def test_the_typed_script_is_in_the_url_and_the_request_table_downloads():
-    at = open_page("radix", {"radix_source": "Type", "radix_text": "a b c => d\n& a b c => e",
-                             "radix_view": "Requests"})
+    at = open_page(
+        "radix", {"radix_source": "Type", "radix_text": "a b c => d\n& a b c => e", "radix_view": "Requests"}
+    )
     assert_clean(at)
     assert at.text_area(key="radix_text").value == "a b c => d\n& a b c => e"
     assert len(at.dataframe[0].value) == 2
@@ -186,7 +195,7 @@ def test_the_typed_script_is_in_the_url_and_the_request_table_downloads():
 
 
 def test_controls_that_cannot_matter_are_disabled_with_a_reason():
-    at = open_page("radix")                       # the SGLang example runs on the RadixCache
+    at = open_page("radix")  # the SGLang example runs on the RadixCache
     for key in ("radix_host", "radix_write"):
         widget = at.number_input(key=key) if key == "radix_host" else at.selectbox(key=key)
         assert widget.disabled and "Only the HiRadixCache" in widget.help
@@ -194,12 +203,11 @@ def test_controls_that_cannot_matter_are_disabled_with_a_reason():
     assert not at.toggle(key="radix_strata").disabled
 
 
-
 def test_the_toggles_default_is_the_presets_so_off_goes_into_the_url():
-    at = open_page("radix", {"radix_strata": "false"})   # a copied link with deferral turned off
+    at = open_page("radix", {"radix_strata": "false"})  # a copied link with deferral turned off
     assert_clean(at)
     strata, ack = at.toggle(key="radix_strata"), at.toggle(key="radix_ack")
     assert strata.value is False and ack.value is True
-    assert strata.proto.default and ack.proto.default     # the SGLang preset's: off differs, so it is written
+    assert strata.proto.default and ack.proto.default  # the SGLang preset's: off differs, so it is written
     at.selectbox(key="radix_preset").select("Delay hits (Strata)").run()
-    assert at.toggle(key="radix_strata").value is True     # a new preset brings its own settings
+    assert at.toggle(key="radix_strata").value is True  # a new preset brings its own settings

@@ -32,8 +32,17 @@ def test_a_bigger_cache_from_the_url_makes_the_orders_tie():
 
 
 def test_a_trace_window_on_the_example_and_on_an_upload():
-    at = open_page("radix_schedule", {"radix_schedule_queue": "Trace window", "radix_schedule_source": "Example",
-                                      "radix_schedule_size": "30", "radix_schedule_capacity": "200", "radix_schedule_budget": "64"}, timeout=120)
+    at = open_page(
+        "radix_schedule",
+        {
+            "radix_schedule_queue": "Trace window",
+            "radix_schedule_source": "Example",
+            "radix_schedule_size": "30",
+            "radix_schedule_capacity": "200",
+            "radix_schedule_budget": "64",
+        },
+        timeout=120,
+    )
     assert_clean(at)
     assert at.slider(key="radix_schedule_size").value == 30
     assert _orders(at)["blocks"].nunique() == 1
@@ -45,16 +54,25 @@ def test_a_trace_window_on_the_example_and_on_an_upload():
 
 def test_every_control_changes_what_is_shown():
     at = open_page("radix_schedule")
-    assert at.toggle(key="radix_schedule_inbatch").disabled       # the teaching queue is served the same either way
-    assert_each_changes_the_view(at, [
-        ("number_input", "radix_schedule_capacity", 9), ("number_input", "radix_schedule_budget", 3),
-        ("segmented_control", "radix_schedule_queue", "Trace window"),
-    ])
+    assert at.toggle(key="radix_schedule_inbatch").disabled  # the teaching queue is served the same either way
+    assert_each_changes_the_view(
+        at,
+        [
+            ("number_input", "radix_schedule_capacity", 9),
+            ("number_input", "radix_schedule_budget", 3),
+            ("segmented_control", "radix_schedule_queue", "Trace window"),
+        ],
+    )
     at.segmented_control(key="radix_schedule_source").set_value("Example").run()
-    assert_each_changes_the_view(at, [
-        ("number_input", "radix_schedule_capacity", 2000), ("number_input", "radix_schedule_budget", 200),
-        ("toggle", "radix_schedule_inbatch", False),          # matters once a batch holds many requests
-        ("number_input", "radix_schedule_start", 100), ("slider", "radix_schedule_size", 20),
-        ("slider", "radix_schedule_warm", 200),
-    ])
+    assert_each_changes_the_view(
+        at,
+        [
+            ("number_input", "radix_schedule_capacity", 2000),
+            ("number_input", "radix_schedule_budget", 200),
+            ("toggle", "radix_schedule_inbatch", False),  # matters once a batch holds many requests
+            ("number_input", "radix_schedule_start", 100),
+            ("slider", "radix_schedule_size", 20),
+            ("slider", "radix_schedule_warm", 200),
+        ],
+    )
     assert any(b.label == "Download scheduler table (CSV)" for b in at.get("download_button"))

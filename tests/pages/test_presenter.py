@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from kvviz.common.catalog import PAGES
 from kvviz.common.style import PRESENTER_PX
-from tests.conftest import APP, assert_clean
 from tests.common.test_style import parse_label
+from tests.conftest import APP, assert_clean
 from ui import presenter
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +40,7 @@ def test_presenter_in_the_url_turns_presenter_mode_on(value):
     assert_clean(at)
     assert at.sidebar.toggle(key="presenter").value is True
     assert f"font-size: {presenter.ROOT_PX}px" in styles(at)
-    assert at.expander                                   # explanations folded away
+    assert at.expander  # explanations folded away
 
 
 @pytest.mark.parametrize("value", [None, "0", "false", "zzz"])
@@ -65,7 +65,7 @@ def test_reset_to_defaults_restores_every_control_and_keeps_presenter_mode():
     assert at.sidebar.slider(key="cacheblend_chunk").value == 3
     at.button(key="kvviz_reset_cacheblend").click().run()
     assert_clean(at)
-    assert at.sidebar.slider(key="cacheblend_chunk").value == 5     # the page's defaults
+    assert at.sidebar.slider(key="cacheblend_chunk").value == 5  # the page's defaults
     assert at.sidebar.slider(key="cacheblend_ratio").value == 0.2
     assert at.sidebar.toggle(key="presenter").value is True
 
@@ -100,7 +100,7 @@ def test_every_figure_is_projector_size_with_magnitudes_on_its_log_axes(stem):
             assert annotation.get("font", {}).get("size", PRESENTER_PX) >= floor, annotation.get("text")
         for name, axis in log_axes(layout):
             if "ticktext" not in axis:
-                assert axis.get("dtick") not in ("D1", "D2"), (stem, name)   # a figure's own decade step
+                assert axis.get("dtick") not in ("D1", "D2"), (stem, name)  # a figure's own decade step
                 continue
             labels = axis["ticktext"]
             assert len(set(labels)) == len(labels), (stem, name, labels)

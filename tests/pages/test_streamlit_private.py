@@ -45,10 +45,13 @@ def test_an_upload_is_held_as_the_server_stores_it_not_as_the_widgets_copy(monke
     store = MemoryUploadedFileManager("/upload")
     stored = UploadedFileRec("file-1", "mine.jsonl", "application/json", TRACE * 1000)
     store.add_file("s1", stored)
-    widget_value = copy.deepcopy(UploadedFile(stored, FileURLs()))     # what a script run gets
+    widget_value = copy.deepcopy(UploadedFile(stored, FileURLs()))  # what a script run gets
     assert widget_value.getvalue() == stored.data and widget_value.getvalue() is not stored.data
-    monkeypatch.setattr(streamlit_private, "get_script_run_ctx",
-                        lambda suppress_warning: SimpleNamespace(uploaded_file_mgr=store, session_id="s1"))
+    monkeypatch.setattr(
+        streamlit_private,
+        "get_script_run_ctx",
+        lambda suppress_warning: SimpleNamespace(uploaded_file_mgr=store, session_id="s1"),
+    )
     assert streamlit_private.uploaded_bytes(widget_value) is stored.data
 
 
@@ -93,10 +96,10 @@ def test_an_undrawn_bound_widget_is_found_with_its_url_value_and_moved_into_the_
     at.slider(key="demo_n").set_value(5).run()
     at.session_state["show"] = False
     at.run()
-    assert at.session_state["hidden"] == {"demo_n": ["5"]}          # as Streamlit writes a slider in a URL
+    assert at.session_state["hidden"] == {"demo_n": ["5"]}  # as Streamlit writes a slider in a URL
     at.session_state["unbind"] = True
     at.run()
-    assert not at.exception and at.query_params["demo_n"] == "5"     # Streamlit alone would delete it
+    assert not at.exception and at.query_params["demo_n"] == "5"  # Streamlit alone would delete it
 
 
 def test_an_undrawn_widget_at_its_default_stays_out_of_the_url():
@@ -111,18 +114,18 @@ def test_an_undrawn_widget_at_its_default_stays_out_of_the_url():
 def test_the_drawn_controls_are_written_into_the_url_as_they_show():
     at = AppTest.from_function(_two_controls, default_timeout=30).run()
     at.slider(key="demo_n").set_value(5).run()
-    assert "demo_n" not in at.query_params                           # Streamlit writes it only in a browser
+    assert "demo_n" not in at.query_params  # Streamlit writes it only in a browser
     at.session_state["send"] = True
     at.run()
     assert not at.exception and at.query_params["demo_n"] == "5"
-    assert "demo_m" not in at.query_params                           # a default stays out
+    assert "demo_m" not in at.query_params  # a default stays out
 
 
 def test_a_bound_url_parameter_can_be_set_and_removed():
     at = AppTest.from_function(_two_controls, default_timeout=30).run()
     at.session_state["flag_to"] = "true"
     at.run()
-    assert not at.exception and at.query_params["flag"] == "true"   # st.query_params refuses: it is bound
+    assert not at.exception and at.query_params["flag"] == "true"  # st.query_params refuses: it is bound
     at.toggle(key="flag").set_value(True).run()
     at.session_state["flag_to"] = None
     at.run()
@@ -135,7 +138,7 @@ def test_set_url_param_outside_a_script_run_does_nothing():
     assert streamlit_private.hidden_bound_values("demo_") == {}
 
 
-CAUGHT: list[str] = []    # what _stops saw (a stopped run keeps no session state written after the stop)
+CAUGHT: list[str] = []  # what _stops saw (a stopped run keeps no session state written after the stop)
 
 
 def _stops() -> None:

@@ -26,17 +26,20 @@ def _how_read(at) -> str:
     return " ".join(m.value for m in at.markdown)
 
 
-@pytest.mark.parametrize("name, data, requests, words", [
-    ("mooncake.jsonl", fx.jsonl(fx.MOONCAKE), "3", "Mooncake"),
-    ("qwen.jsonl.zst", fx.zst(fx.jsonl(fx.QWEN)), "4", "re\\-chained"),
-    ("burst.csv.gz", fx.gz(fx.BURSTGPT_CSV), "3", "Request tokens"),
-    ("azure.csv", fx.AZURE_2024_CSV, "3", "date\\-times"),
-])
+@pytest.mark.parametrize(
+    "name, data, requests, words",
+    [
+        ("mooncake.jsonl", fx.jsonl(fx.MOONCAKE), "3", "Mooncake"),
+        ("qwen.jsonl.zst", fx.zst(fx.jsonl(fx.QWEN)), "4", "re\\-chained"),
+        ("burst.csv.gz", fx.gz(fx.BURSTGPT_CSV), "3", "Request tokens"),
+        ("azure.csv", fx.AZURE_2024_CSV, "3", "date\\-times"),
+    ],
+)
 def test_every_format_loads_through_an_upload(name, data, requests, words):
     at = _upload(open_page("trace", {"trace_source": "Upload"}), name, data)
     assert not at.error and at.metric[0].value == requests
     assert words in _how_read(at)
-    assert any(name.replace(".", "\\.") in c.value for c in at.caption)   # named after its file, escaped
+    assert any(name.replace(".", "\\.") in c.value for c in at.caption)  # named after its file, escaped
 
 
 def test_seconds_uploaded_as_ms_warn_and_the_time_unit_control_fixes_it():

@@ -17,6 +17,6 @@ def test_builders_are_keyed_by_module_and_name():
 
 
 def test_a_name_without_its_module_or_unknown_is_refused_with_the_list():
-    for name in ("fig_arrivals", "nope.fig_y"):      # a bare name could mean two modules' fig_timeline
+    for name in ("fig_arrivals", "nope.fig_y"):  # a bare name could mean two modules' fig_timeline
         with pytest.raises(KeyError, match=f"no figure builder '{name}'.*trace.fig_arrivals"):
             figures.builder_name(name)

@@ -21,7 +21,7 @@ from ui.traces import SESSION_KEY
 from ui.uploads import GRACE_S, PARSES_KEPT, ParseQueue, Registry, Upload
 
 TRACE = b'{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}\n'
-BOUND = 30          # seconds a test thread may take to reach a point (a bound, never the assertion)
+BOUND = 30  # seconds a test thread may take to reach a point (a bound, never the assertion)
 
 
 class Clock:
@@ -57,7 +57,7 @@ def test_an_upload_is_held_once_and_released_after_its_session_is_gone_grace_sec
     w.connect("a")
     assert w.registry.show("a", "trace", "d1", b"bytes") == []
     w.leave("a")
-    assert w.after(0) == [] and "d1" in w.registry.uploads      # first seen gone: the grace starts
+    assert w.after(0) == [] and "d1" in w.registry.uploads  # first seen gone: the grace starts
     assert w.after(GRACE_S - 1) == [] and w.closed == []
     dropped = w.after(1)
     assert [u.data for u in dropped] == [b"bytes"]
@@ -70,11 +70,11 @@ def test_a_session_back_within_the_grace_keeps_its_upload():
     w.registry.show("a", "trace", "d1", b"bytes")
     w.leave("a")
     w.after(0)
-    w.connect("a")                      # a network blip: the browser reconnected
+    w.connect("a")  # a network blip: the browser reconnected
     assert w.after(GRACE_S - 1) == []
     w.leave("a")
     w.after(0)
-    assert w.after(GRACE_S - 1) == [] and "d1" in w.registry.uploads   # the grace started again
+    assert w.after(GRACE_S - 1) == [] and "d1" in w.registry.uploads  # the grace started again
     assert len(w.after(1)) == 1 and w.closed == ["a"]
 
 
@@ -82,7 +82,7 @@ def test_an_upload_two_sessions_show_stays_until_both_are_gone():
     w = World()
     w.connect("a", "b")
     w.registry.show("a", "trace", "d1", b"bytes")
-    assert w.registry.show("b", "eviction", "d1") == []    # the same content: no bytes needed again
+    assert w.registry.show("b", "eviction", "d1") == []  # the same content: no bytes needed again
     assert len(w.registry.uploads) == 1
     w.leave("a")
     w.after(0)
@@ -97,8 +97,8 @@ def test_a_slot_that_shows_something_else_lets_its_upload_go():
     w.connect("a")
     w.registry.show("a", "trace", "d1", b"one")
     w.registry.show("a", "eviction", "d1")
-    assert w.registry.let_go("a", "trace") == []            # the eviction page still shows it
-    assert [u.data for u in w.registry.show("a", "eviction", "d2", b"two")] == [b"one"]   # replaced there
+    assert w.registry.let_go("a", "trace") == []  # the eviction page still shows it
+    assert [u.data for u in w.registry.show("a", "eviction", "d2", b"two")] == [b"one"]  # replaced there
     assert list(w.registry.uploads) == ["d2"]
     assert [u.data for u in w.registry.let_go("a", "eviction")] == [b"two"]
 
@@ -106,7 +106,7 @@ def test_a_slot_that_shows_something_else_lets_its_upload_go():
 def test_a_digest_no_longer_held_is_not_shown_without_its_bytes():
     w = World()
     w.registry.show("a", "trace", "d1", b"one")
-    assert [u.data for u in w.registry.show("a", "trace", "gone")] == [b"one"]    # the slot shows none now
+    assert [u.data for u in w.registry.show("a", "trace", "gone")] == [b"one"]  # the slot shows none now
     assert w.registry.uploads == {} and w.registry.shown == {}
 
 
@@ -116,16 +116,24 @@ def test_parsed_traces_kept_are_the_newest_few():
     trace = load_trace(TRACE)
     for key in range(PARSES_KEPT + 2):
         w.registry.keep_trace("d1", ("name", key), trace)
-    w.registry.keep_trace("d1", ("name", PARSES_KEPT), trace)      # used again: the newest
-    assert list(w.registry.uploads["d1"].traces) == [("name", k) for k in range(PARSES_KEPT, PARSES_KEPT + 2)
-                                                     if k != PARSES_KEPT] + [("name", PARSES_KEPT)]
-    w.registry.keep_trace("gone", ("name", 0), trace)               # an upload dropped meanwhile: nothing kept
+    w.registry.keep_trace("d1", ("name", PARSES_KEPT), trace)  # used again: the newest
+    assert list(w.registry.uploads["d1"].traces) == [
+        ("name", k) for k in range(PARSES_KEPT, PARSES_KEPT + 2) if k != PARSES_KEPT
+    ] + [("name", PARSES_KEPT)]
+    w.registry.keep_trace("gone", ("name", 0), trace)  # an upload dropped meanwhile: nothing kept
     assert "gone" not in w.registry.uploads
 
 
-OPS = hs.lists(hs.tuples(hs.sampled_from(["show", "let_go", "leave", "connect", "wait"]),
-                         hs.sampled_from("abc"), hs.sampled_from(["trace", "eviction"]), hs.sampled_from("xyz"),
-                         hs.integers(0, GRACE_S)), max_size=40)
+OPS = hs.lists(
+    hs.tuples(
+        hs.sampled_from(["show", "let_go", "leave", "connect", "wait"]),
+        hs.sampled_from("abc"),
+        hs.sampled_from(["trace", "eviction"]),
+        hs.sampled_from("xyz"),
+        hs.integers(0, GRACE_S),
+    ),
+    max_size=40,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -156,7 +164,7 @@ def test_the_uploads_held_are_exactly_those_a_slot_shows(ops):
                 gone_since.setdefault(s, w.clock.now)
         for s in w.closed[closed_before:]:
             assert w.clock.now - gone_since.pop(s) >= GRACE_S
-        for s in set(gone_since) - set(w.registry.shown):      # showing nothing: no longer watched
+        for s in set(gone_since) - set(w.registry.shown):  # showing nothing: no longer watched
             del gone_since[s]
         assert all(s in w.online or w.clock.now - gone_since[s] < GRACE_S for s in w.registry.shown)
         shown = {d for slots in w.registry.shown.values() for d in slots.values()}
@@ -174,6 +182,7 @@ def test_dropping_an_upload_clears_the_cache_entries_derived_from_its_trace():
 
     mine, other = load_trace(TRACE, name="mine"), load_trace(TRACE.replace(b"[0, 1]", b"[0, 2]"))
     from kvviz.traces import fingerprint
+
     for trace in (mine, other, mine, other):
         derived(fingerprint(trace), trace)
     assert calls == [fingerprint(mine), fingerprint(other)]
@@ -198,7 +207,7 @@ def test_a_cached_function_defined_in_a_page_is_refused():
     def page_function(key: str, _trace) -> str:
         return key
 
-    page_function.__module__ = "__main__"           # how a page's functions are named
+    page_function.__module__ = "__main__"  # how a page's functions are named
     with pytest.raises(ValueError, match="page_function is defined in a page"):
         uploads.released_with_upload(st.cache_data(page_function))
 
@@ -206,24 +215,26 @@ def test_a_cached_function_defined_in_a_page_is_refused():
 def test_large_or_compressed_uploads_run_alone_and_small_ones_do_not():
     assert not uploads.runs_alone(b"x" * (2 * MIB - 1))
     assert uploads.runs_alone(b"x" * (2 * MIB))
-    assert uploads.runs_alone(b"\x1f\x8b\x08" + b"x" * 10)          # gzip
-    assert uploads.runs_alone(b"\x28\xb5\x2f\xfd" + b"x" * 10)      # zstd
+    assert uploads.runs_alone(b"\x1f\x8b\x08" + b"x" * 10)  # gzip
+    assert uploads.runs_alone(b"\x28\xb5\x2f\xfd" + b"x" * 10)  # zstd
 
 
 def test_waiting_text_says_how_many_are_before():
-    assert uploads.waiting_text(1) == ("Another upload is being parsed; yours is next. This page goes on by "
-                                       "itself.")
+    assert uploads.waiting_text(1) == ("Another upload is being parsed; yours is next. This page goes on by itself.")
     assert "and 2 more are waiting before yours" in uploads.waiting_text(3)
 
 
-def _in_turn(queue: ParseQueue, name: str, order: list, told: list, inside: threading.Event,
-             go_on: threading.Event) -> threading.Thread:
+def _in_turn(
+    queue: ParseQueue, name: str, order: list, told: list, inside: threading.Event, go_on: threading.Event
+) -> threading.Thread:
     """A thread that waits for its turn, records when it parses, and holds the turn until ``go_on``."""
+
     def run() -> None:
         with queue.turn(lambda ahead: told.append((name, ahead))):
             order.append(name)
             inside.set()
             assert go_on.wait(BOUND)
+
     thread = threading.Thread(target=run)
     thread.start()
     return thread
@@ -235,13 +246,13 @@ def test_large_parses_run_one_at_a_time_in_arrival_order():
     a = _in_turn(queue, "a", order, told, a_in, a_go)
     assert a_in.wait(BOUND)
     b = _in_turn(queue, "b", order, told, b_in, b_go)
-    _wait_for(lambda: ("b", 1) in told)                  # b was told it is next, and waits
+    _wait_for(lambda: ("b", 1) in told)  # b was told it is next, and waits
     c = _in_turn(queue, "c", order, told, c_in, c_go)
     _wait_for(lambda: ("c", 2) in told)
     assert order == ["a"] and not b_in.is_set() and not c_in.is_set()
     a_go.set()
     assert b_in.wait(BOUND)
-    _wait_for(lambda: ("c", 1) in told)                  # c moved up when a was done
+    _wait_for(lambda: ("c", 1) in told)  # c moved up when a was done
     assert order == ["a", "b"] and not c_in.is_set()
     b_go.set()
     c_go.set()
@@ -267,6 +278,7 @@ def test_a_waiter_that_leaves_gives_its_place_up():
             told.append(("x", ahead))
             if ahead < 2:
                 raise RuntimeError("the run was stopped")
+
         try:
             with queue.turn(stopped):
                 order.append("x")
@@ -278,7 +290,7 @@ def test_a_waiter_that_leaves_gives_its_place_up():
     _wait_for(lambda: ("x", 2) in told)
     c = _in_turn(queue, "c", order, told, c_in, c_go)
     _wait_for(lambda: ("c", 3) in told)
-    a_go.set()                              # b parses; x is told it is next, and leaves
+    a_go.set()  # b parses; x is told it is next, and leaves
     assert b_in.wait(BOUND) and left.wait(BOUND)
     _wait_for(lambda: ("c", 1) in told)
     b_go.set()
@@ -309,8 +321,12 @@ def test_the_session_keeps_the_uploads_digest_not_its_bytes():
     from tests.conftest import APP
 
     at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state[SESSION_KEY] = {"kind": "upload", "data": TRACE * 3, "name": "mine.jsonl",
-                                     "options": [None, None, None, False, None]}
+    at.session_state[SESSION_KEY] = {
+        "kind": "upload",
+        "data": TRACE * 3,
+        "name": "mine.jsonl",
+        "options": [None, None, None, False, None],
+    }
     at.run()
     at.query_params["trace_source"] = "Upload"
     at.switch_page("pages/trace.py").run()
@@ -323,19 +339,26 @@ def test_the_session_keeps_the_uploads_digest_not_its_bytes():
 
 def test_an_upload_no_longer_held_says_so():
     at = open_page("home")
-    at.session_state[SESSION_KEY] = {"kind": "upload", "digest": "0" * 32, "name": "mine.jsonl",
-                                     "options": [None, None, None, False, None]}
+    at.session_state[SESSION_KEY] = {
+        "kind": "upload",
+        "digest": "0" * 32,
+        "name": "mine.jsonl",
+        "options": [None, None, None, False, None],
+    }
     at.query_params["eviction_source"] = "Session trace"
     at.switch_page("pages/eviction.py").run()
     assert_clean(at)
     assert [shown(e.value) for e in at.error] == [
         "Your upload was kept only in your browser session, which has ended (the page was closed or offline for "
         f"more than {GRACE_S} seconds, the server restarted, or this link comes from another session): upload the "
-        "file again."]
+        "file again."
+    ]
 
 
 @pytest.fixture(autouse=True)
 def _empty_registry():
     yield
-    uploads.release(uploads.REGISTRY.let_go("test session id", "trace")
-                    + uploads.REGISTRY.let_go("test session id", uploads.SESSION_SLOT))
+    uploads.release(
+        uploads.REGISTRY.let_go("test session id", "trace")
+        + uploads.REGISTRY.let_go("test session id", uploads.SESSION_SLOT)
+    )

@@ -22,7 +22,7 @@ def test_a_hidden_views_controls_stay_in_the_url_and_come_back():
     at.slider(key="cacheblend_context").set_value(8192).run()
     at.button_group(key="cacheblend_view").set_value("One document").run()
     assert_clean(at)
-    assert at.query_params["cacheblend_context"] == "8192"      # Streamlit alone deletes it here
+    assert at.query_params["cacheblend_context"] == "8192"  # Streamlit alone deletes it here
     at.button_group(key="cacheblend_view").set_value("Loading controller").run()
     assert at.slider(key="cacheblend_context").value == 8192
 

@@ -39,7 +39,7 @@ def reference_hits(nodes: np.ndarray, offsets: np.ndarray, policy: str, capacity
         want = min(hi - lo - m, capacity - m)
         cache.inc_lock_ref(found.last_node)
         assert cache.alloc_device(want * page)
-        cache.insert(key[:(m + want) * page])
+        cache.insert(key[: (m + want) * page])
         cache.dec_lock_ref(found.last_node)
         cache.release_device(want * page)
         out.append(m)
@@ -49,7 +49,7 @@ def reference_hits(nodes: np.ndarray, offsets: np.ndarray, policy: str, capacity
 def chained(paths: list[list[int]]):
     """A block-size-1 trace whose ids are chained: a block's id names its whole path."""
     ids: dict[tuple, int] = {}
-    reqs = [[ids.setdefault(tuple(p[:k + 1]), len(ids)) for k in range(len(p))] for p in paths]
+    reqs = [[ids.setdefault(tuple(p[: k + 1]), len(ids)) for k in range(len(p))] for p in paths]
     n = len(reqs)
     return from_records(np.arange(n), [len(r) for r in reqs], np.zeros(n), reqs, block_size=1)
 
@@ -61,8 +61,9 @@ paths_strategy = st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=7), m
 @given(paths=paths_strategy, capacity=st.integers(1, 25), policy=st.sampled_from(POLICY_NAMES))
 def test_equals_radix_cache_on_random_trees(paths, capacity, policy):
     replay = prepare(chained(paths))
-    assert (request_hits(replay, policy, capacity)
-            == reference_hits(replay.nodes, replay.offsets, policy, capacity)).all()
+    assert (
+        request_hits(replay, policy, capacity) == reference_hits(replay.nodes, replay.offsets, policy, capacity)
+    ).all()
 
 
 @pytest.mark.parametrize("policy", POLICY_NAMES)
@@ -78,8 +79,10 @@ def test_page_size_is_the_block_size():
     replay = prepare(chained([[0, 1, 2], [0, 1, 0], [0, 2], [0, 1, 2, 1], [1], [0, 1, 0, 2]]))
     for policy in ("lru", "fifo"):
         for capacity in (2, 3, 5):
-            assert (request_hits(replay, policy, capacity)
-                    == reference_hits(replay.nodes, replay.offsets, policy, capacity, page=4)).all()
+            assert (
+                request_hits(replay, policy, capacity)
+                == reference_hits(replay.nodes, replay.offsets, policy, capacity, page=4)
+            ).all()
 
 
 def test_textbook_case_lru_keeps_the_shared_prefix():

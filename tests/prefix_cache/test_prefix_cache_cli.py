@@ -22,18 +22,33 @@ def test_prefix_cache_curve_with_all_six_policies_by_default(capsys):
 
 
 def test_model_adds_the_capacity_in_gib(capsys):
-    main(["hitcurve", EXAMPLE, "--cache", "prefix", "--policies", "lru", "--capacities", "100,inf",
-          "--model", "llama-3-8b"])
+    main(
+        [
+            "hitcurve",
+            EXAMPLE,
+            "--cache",
+            "prefix",
+            "--policies",
+            "lru",
+            "--capacities",
+            "100,inf",
+            "--model",
+            "llama-3-8b",
+        ]
+    )
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith(",capacity_gib")
-    assert lines[1].split(",")[-1] == "6.2500"          # 100 blocks x 512 tokens x 128 KiB
+    assert lines[1].split(",")[-1] == "6.2500"  # 100 blocks x 512 tokens x 128 KiB
     assert lines[2].split(",")[-1] == "inf"
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--cache", "prefix", "--policies", "arc"], "unknown prefix-cache policy 'arc'"),
-    (["--model", "gpt-9"], "unknown model 'gpt-9'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--cache", "prefix", "--policies", "arc"], "unknown prefix-cache policy 'arc'"),
+        (["--model", "gpt-9"], "unknown model 'gpt-9'"),
+    ],
+)
 def test_bad_arguments_exit_2_with_one_line(capsys, args, message):
     assert main(["hitcurve", EXAMPLE, *args]) == 2
     err = capsys.readouterr().err.strip()

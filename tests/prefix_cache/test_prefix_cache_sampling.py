@@ -34,7 +34,7 @@ def test_requests_are_kept_whole_and_together_with_their_first_block(trace):
     assert 0 < s.requests_kept < s.requests
     assert kept_blocks.sum() == s.replay.accesses and s.rate == s.replay.accesses / replay.accesses
     kept_first = set(firsts[s.kept].tolist())
-    assert all((f in kept_first) == k for f, k in zip(firsts.tolist(), s.kept))      # all or none per first block
+    assert all((f in kept_first) == k for f, k in zip(firsts.tolist(), s.kept))  # all or none per first block
     assert kept_blocks.sum() == np.diff(replay.offsets)[s.kept].sum()
     assert (s.replay.parent < s.replay.n_nodes).all() and (s.replay.parent[s.replay.depth == 0] == -1).all()
 

@@ -38,9 +38,9 @@ from kvviz.traces.workload import WorkloadConfig, generate
 def test_litehit_worked_case_is_measured_seven_against_two():
     example = worked_example()
     assert (example.prefix_total, example.block_total) == (LITEHIT_REPORTED["prefix"], LITEHIT_REPORTED["block"])
-    assert [s.prefix_hits for s in example.steps[1:]] == [0, 2, 2, 1, 2]        # LiteHit §10, capacity 2 blocks
-    assert example.steps[1].block_cached == {"B", "C"}          # head first: A, the head, is already gone
-    assert example.steps[1].prefix_cached == {"A", "B"}         # leaves first: the prompt's head stays
+    assert [s.prefix_hits for s in example.steps[1:]] == [0, 2, 2, 1, 2]  # LiteHit §10, capacity 2 blocks
+    assert example.steps[1].block_cached == {"B", "C"}  # head first: A, the head, is already gone
+    assert example.steps[1].prefix_cached == {"A", "B"}  # leaves first: the prompt's head stays
     assert example.steps[4].prefix_cached == {"A", "E"}
     assert all(len(s.prefix_cached) <= 2 and len(s.block_cached) <= 2 for s in example.steps)
 
@@ -66,10 +66,16 @@ def test_comparison_reaches_and_notes(small):
     prefix = sweep(replay, ["lru", "fifo"], caps)
     swept = block_sweep(trace, ["lru", "fifo"], caps)
     comp = comparison(prefix, curve_of(swept, prefix=True), curve_of(swept))
-    assert list(comp.columns) == ["policy", "capacity", "prefix", "block (prefix mode)", "block (every hit)",
-                                  "difference"]
+    assert list(comp.columns) == [
+        "policy",
+        "capacity",
+        "prefix",
+        "block (prefix mode)",
+        "block (every hit)",
+        "difference",
+    ]
     inf = comp[comp["capacity"] == INFINITE]
-    assert np.allclose(inf["difference"], 0)          # chained ids: both infinite caches hit every seen prefix
+    assert np.allclose(inf["difference"], 0)  # chained ids: both infinite caches hit every seen prefix
     ceiling = float(inf["prefix"].iloc[0])
     found = reaches(prefix, ceiling)
     table = reach_table(found, 2**20, memory_price(gpu("h100")))

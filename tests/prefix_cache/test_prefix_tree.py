@@ -14,10 +14,11 @@ from kvviz.traces import from_records
 
 def chained(paths, times=None):
     ids: dict[tuple, int] = {}
-    reqs = [[ids.setdefault(tuple(p[:k + 1]), len(ids)) for k in range(len(p))] for p in paths]
+    reqs = [[ids.setdefault(tuple(p[: k + 1]), len(ids)) for k in range(len(p))] for p in paths]
     n = len(reqs)
-    return from_records(np.arange(n) * 1000 if times is None else times, [len(r) * 10 for r in reqs],
-                        np.zeros(n), reqs, block_size=10)
+    return from_records(
+        np.arange(n) * 1000 if times is None else times, [len(r) * 10 for r in reqs], np.zeros(n), reqs, block_size=10
+    )
 
 
 def test_a_shared_head_is_one_segment_with_its_requests_and_times():
@@ -35,8 +36,9 @@ def test_a_shared_head_is_one_segment_with_its_requests_and_times():
 
 
 @settings(max_examples=30, deadline=None)
-@given(paths=st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=6), min_size=1, max_size=30),
-       top=st.integers(1, 40))
+@given(
+    paths=st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=6), min_size=1, max_size=30), top=st.integers(1, 40)
+)
 def test_the_cut_keeps_ancestors_and_counts_every_kept_node(paths, top):
     replay = prepare(chained(paths))
     tree = prefix_tree(replay, top)

@@ -24,7 +24,7 @@ def test_s8_write_through_backup_lock_evict_to_host_and_host_hit():
     a = find(c, r(1, 8))
     assert (a.state, a.hit_count, a.lock_ref) == ("D+H", 1, 1)
     assert (c.evictable_size(), c.protected_size(), c.device_free, c.host_free) == (0, 8, 24, 56)
-    assert c.evict(8) == 0                                  # locked until the write is acknowledged
+    assert c.evict(8) == 0  # locked until the write is acknowledged
     c.ack()
     assert a.lock_ref == 0 and (c.evictable_size(), c.protected_size()) == (8, 0)
     assert c.evict(8) == 8
@@ -48,7 +48,7 @@ def test_s9_load_back_threshold_and_recompute_adoption():
     m = c.match_prefix(c_key)
     assert (m.device_len, m.host_len) == (8, 4) and m.last_host_node is u
     loaded, node = c.init_load_back(u)
-    assert (loaded, node) == (0, a)                           # 4 < 10: recompute instead
+    assert (loaded, node) == (0, a)  # 4 < 10: recompute instead
     host_copy = u.host_value
     assert c.insert(c_key, list(m.device_indices) + [901, 902, 903, 904]) == 8
     assert u.state == "D+H" and u.value == (901, 902, 903, 904) and u.host_value == host_copy
@@ -66,7 +66,7 @@ def test_load_back_of_a_long_chain_locks_until_ack():
     assert m.host_len == 20
     assert c.init_load_back(m.last_host_node) == (20, u)
     assert u.state == "D+H" and u.lock_ref == 1 and c.device_free == 64 - 28
-    assert c.evict(64) == 0                                   # the loaded chain and its ancestor are locked
+    assert c.evict(64) == 0  # the loaded chain and its ancestor are locked
     c.ack()
     assert u.lock_ref == 0 and c.evict(64) == 28
 
@@ -76,7 +76,7 @@ def test_s10_write_through_selective():
     c.insert(r(1, 8))
     a = find(c, r(1, 8))
     assert (a.hit_count, a.state, a.lock_ref) == (1, "D", 0)
-    assert c.evict(8) == 8 and list(c.nodes()) == []          # no host copy: deleted
+    assert c.evict(8) == 8 and list(c.nodes()) == []  # no host copy: deleted
     m = c.match_prefix(r(1, 8))
     assert (m.device_len, m.host_len) == (0, 0)
 
@@ -107,7 +107,7 @@ def test_evict_host_deletes_host_only_leaves_and_cascades():
     c.insert(r(1, 8))
     c.insert(r(1, 8) + r(201, 204))
     c.ack()
-    c.evict(12)                                                # both H now: [1..8] → [201..204]
+    c.evict(12)  # both H now: [1..8] → [201..204]
     assert [n.state for n in c.nodes()] == ["H", "H"]
     assert c.evict_host(4) == 4 and len(list(c.nodes())) == 1
     assert c.evict_host(1) == 8 and list(c.nodes()) == [] and c.host_free == 64
@@ -123,7 +123,7 @@ def test_evict_host_never_drops_device_copies():
 def test_backup_fails_when_host_is_full_of_device_copies():
     c = HiRadixCache(64, 8, "write_through")
     c.insert(r(1, 8))
-    c.insert(r(101, 104))                                      # host full of D+H: no room, stays D
+    c.insert(r(101, 104))  # host full of D+H: no room, stays D
     assert find(c, r(101, 104)).state == "D"
 
 
@@ -136,10 +136,15 @@ def test_selective_legacy_threshold_three():
     assert find(c, r(1, 8)).state == "D+H"
 
 
-@pytest.mark.parametrize("bad,field", [
-    (dict(device_capacity=0), "device_capacity"), (dict(host_capacity=2, page_size=4), "host_capacity"),
-    (dict(write_policy="write_around"), "write_policy"), (dict(page_size=0), "page_size"),
-])
+@pytest.mark.parametrize(
+    "bad,field",
+    [
+        (dict(device_capacity=0), "device_capacity"),
+        (dict(host_capacity=2, page_size=4), "host_capacity"),
+        (dict(write_policy="write_around"), "write_policy"),
+        (dict(page_size=0), "page_size"),
+    ],
+)
 def test_bad_configuration(bad, field):
     args = dict(device_capacity=32, host_capacity=64) | bad
     with pytest.raises(InputError) as err:
@@ -151,18 +156,21 @@ def _closed_under_prefixes(c: HiRadixCache) -> None:
     for n in c.nodes():
         p = n.parent
         if n.value is not None and p is not c.root:
-            assert p.value is not None                         # I3: device residency prefix-closed
+            assert p.value is not None  # I3: device residency prefix-closed
         if n.state == "H" and p is not c.root and p.host_value is None and c.write_policy != "write_back":
             assert any("I4" in e["event"] for e in c.events)  # I4 only breaks after a failed backup
 
 
-ops = st.lists(st.one_of(
-    st.tuples(st.just("insert"), st.lists(st.integers(0, 3), min_size=1, max_size=10)),
-    st.tuples(st.just("match"), st.lists(st.integers(0, 3), max_size=10)),
-    st.tuples(st.just("evict"), st.integers(0, 12)),
-    st.tuples(st.just("evict_host"), st.integers(0, 12)),
-    st.tuples(st.just("ack"), st.just(0)),
-), max_size=25)
+ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("insert"), st.lists(st.integers(0, 3), min_size=1, max_size=10)),
+        st.tuples(st.just("match"), st.lists(st.integers(0, 3), max_size=10)),
+        st.tuples(st.just("evict"), st.integers(0, 12)),
+        st.tuples(st.just("evict_host"), st.integers(0, 12)),
+        st.tuples(st.just("ack"), st.just(0)),
+    ),
+    max_size=25,
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -188,7 +196,7 @@ def test_laws_invariants_and_sizes(script, policy):
 def test_deleting_a_device_only_leaf_cascades_to_its_parent():
     c = HiRadixCache(80, 400, "write_through_selective")
     c.insert(r(1, 60))
-    c.insert(r(1, 60) + r(601, 604))                          # [1..60] hc2: backed up; [601..604] D only
+    c.insert(r(1, 60) + r(601, 604))  # [1..60] hc2: backed up; [601..604] D only
     c.ack()
-    assert c.evict(48) == 64                                   # [601..604] deleted, then [1..60] → H
+    assert c.evict(48) == 64  # [601..604] deleted, then [1..60] → H
     assert [(len(n.key), n.state) for n in c.nodes()] == [(60, "H")]

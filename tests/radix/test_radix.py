@@ -34,10 +34,10 @@ def test_s1_insert_split_and_return_value():
     assert shape(c) == [[[1, 2, 3], [[[4, 5], []], [[9], []]]]]
     assert (c.total_size(), c.evictable_size(), c.protected_size()) == (6, 6, 0)
     prefix = find(c, [1, 2, 3])
-    assert prefix is not original and original.key == (4, 5)    # the old object is the suffix
+    assert prefix is not original and original.key == (4, 5)  # the old object is the suffix
     assert prefix.id > original.id
     assert (prefix.hit_count, original.hit_count, find(c, [9]).hit_count) == (2, 1, 1)
-    assert original.last_access_time[0] == 2                      # stamped by insert 2 before the split
+    assert original.last_access_time[0] == 2  # stamped by insert 2 before the split
     assert c.insert([1, 2, 3, 4, 5]) == 5
     assert (prefix.hit_count, original.hit_count, find(c, [9]).hit_count) == (3, 2, 1)
     assert c.total_size() == 6 and len(list(c.nodes())) == 3
@@ -148,9 +148,9 @@ def test_locks_count_and_protect_ancestors():
     c.insert([1, 2, 3, 9])
     leaf = find(c, [9])
     assert c.inc_lock_ref(leaf) == -4
-    assert c.inc_lock_ref(leaf) == 0                     # locking twice counts twice
+    assert c.inc_lock_ref(leaf) == 0  # locking twice counts twice
     assert (c.evictable_size(), c.protected_size()) == (2, 4)
-    assert c.evict(10) == 2                              # only [4,5] may go
+    assert c.evict(10) == 2  # only [4,5] may go
     assert shape(c) == [[[1, 2, 3], [[[9], []]]]]
     assert c.dec_lock_ref(leaf) == 0
     assert c.dec_lock_ref(leaf) == 4
@@ -163,7 +163,7 @@ def test_fifo_sees_split_prefix_as_younger():
     c = RadixCache(eviction_policy="fifo")
     c.insert([1, 2, 3])
     c.insert([7])
-    c.match_prefix([1, 2])                               # [1,2] is new; [3] keeps its old creation time
+    c.match_prefix([1, 2])  # [1,2] is new; [3] keeps its old creation time
     assert c.evict(1) == 1 and shape(c) == [[[1, 2], []], [[7], []]]
 
 
@@ -177,10 +177,15 @@ def test_mru_and_filo_and_priority():
         assert all(list(n.key) != gone for n in c.nodes())
 
 
-@pytest.mark.parametrize("bad,field", [
-    (dict(page_size=0), "page_size"), (dict(page_size=-3), "page_size"),
-    (dict(eviction_policy="random"), "eviction_policy"), (dict(capacity=3, page_size=4), "device_capacity"),
-])
+@pytest.mark.parametrize(
+    "bad,field",
+    [
+        (dict(page_size=0), "page_size"),
+        (dict(page_size=-3), "page_size"),
+        (dict(eviction_policy="random"), "eviction_policy"),
+        (dict(capacity=3, page_size=4), "device_capacity"),
+    ],
+)
 def test_bad_configuration(bad, field):
     with pytest.raises(InputError) as err:
         RadixCache(**bad)
@@ -213,14 +218,14 @@ def test_laws_sizes_and_matches(seqs, policy, page, evict_n):
     c = RadixCache(page_size=page, eviction_policy=policy)
     inserted = []
     for s in seqs:
-        s = s[:len(s) - len(s) % page]
+        s = s[: len(s) - len(s) % page]
         before = c.match_prefix(s).device_len
-        assert c.insert(s) == before                       # insert returns what match saw
-        assert c.match_prefix(s).device_len == len(s)      # a page-aligned key is fully cached
+        assert c.insert(s) == before  # insert returns what match saw
+        assert c.match_prefix(s).device_len == len(s)  # a page-aligned key is fully cached
         inserted.append(s)
     nodes = list(c.nodes())
     assert c.total_size() == sum(len(n.key) for n in nodes) == c.evictable_size()
-    for n in nodes:                                        # I1: distinct child keys, page-multiple edges
+    for n in nodes:  # I1: distinct child keys, page-multiple edges
         assert len(n.key) % page == 0 and len(n.key) > 0
         assert n.parent.children[c._child_key(None, n.key)] is n
     total = c.total_size()

@@ -11,13 +11,14 @@ def test_preset_prints_steps_dump_and_totals(capsys):
     assert main(["radix", "preset:ops"]) == 0
     out = capsys.readouterr().out
     assert "== step 2: insert(1 2 3 9)" in out and "inserted 4 tokens: 3 already cached" in out
-    assert "3 D+H [1..3] r=2 hc=2" in out                    # write-through: backed up and locked until ack
+    assert "3 D+H [1..3] r=2 hc=2" in out  # write-through: backed up and locked until ack
 
 
 def test_json_file_and_totals_only(tmp_path, capsys):
     script = tmp_path / "s.json"
-    script.write_text(json.dumps([{"tokens": list(range(1, 301)) + [901]},
-                                  {"requests": [{"tokens": list(range(1, 301)) + [902]}]}]))
+    script.write_text(
+        json.dumps([{"tokens": list(range(1, 301)) + [901]}, {"requests": [{"tokens": list(range(1, 301)) + [902]}]}])
+    )
     assert main(["radix", str(script), "--cache", "radix", "--device", "1000", "--totals-only"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert rows[-1]["device_hit"] == 300 and rows[-1]["redundant"] == 0

@@ -17,20 +17,27 @@ def test_raw_operations_record_exactly_what_happened():
     rep = replay(PRESETS["ops"].script(), ReplayConfig(**PRESETS["ops"].suggested))
     assert [kinds(rep, k) for k in range(rep.n_steps)] == [
         [],
-        [(K.BACKUP, 5), (K.INSERT, 0)],                          # insert 1..5: a new leaf, copied to CPU (write-thru)
-        [(K.SPLIT, 3), (K.BACKUP, 1), (K.INSERT, 3)],            # insert 1 2 3 9 splits 1..5 after 3
-        [(K.SPLIT, 1), (K.MATCH, 4)],                            # match 1 2 3 4 7: a lookup splits too
+        [(K.BACKUP, 5), (K.INSERT, 0)],  # insert 1..5: a new leaf, copied to CPU (write-thru)
+        [(K.SPLIT, 3), (K.BACKUP, 1), (K.INSERT, 3)],  # insert 1 2 3 9 splits 1..5 after 3
+        [(K.SPLIT, 1), (K.MATCH, 4)],  # match 1 2 3 4 7: a lookup splits too
         [(K.SPLIT, 2), (K.MATCH, 2)],
         [(K.BACKUP, 2), (K.INSERT, 0)],
         [(K.MATCH, 4)],
-        [(K.EVICT_SHORT, 0)],                                    # every leaf is locked until the copies are acked
+        [(K.EVICT_SHORT, 0)],  # every leaf is locked until the copies are acked
         [(K.EVICT_SHORT, 0)],
         [(K.MATCH, 3)],
         [(K.EVICT_SHORT, 0)],
         [(K.MATCH, 3)],
-        [],                                                      # ack: locks released, nothing moves
-        [(K.TO_HOST, 1), (K.TO_HOST, 1), (K.TO_HOST, 2), (K.TO_HOST, 1), (K.TO_HOST, 1), (K.TO_HOST, 2),
-         (K.EVICT_SHORT, 8)],
+        [],  # ack: locks released, nothing moves
+        [
+            (K.TO_HOST, 1),
+            (K.TO_HOST, 1),
+            (K.TO_HOST, 2),
+            (K.TO_HOST, 1),
+            (K.TO_HOST, 1),
+            (K.TO_HOST, 2),
+            (K.EVICT_SHORT, 8),
+        ],
         [(K.MATCH, 0)],
     ]
     short = rep.steps["events"].iloc[7][0]
@@ -57,10 +64,12 @@ def test_the_sglang_example_evicts_by_lru_and_names_the_request():
 
 def test_narration_quotes_the_words_and_says_why():
     vocab = {1: "You", 2: "are", 3: "a", 4: "helpful", 5: "assistant", 6: ".", 7: "User", 8: ":", 9: "Hi"}
-    events = [Event(K.SPLIT, 5, 8, key=tuple(range(1, 10)), at=8, who="R3"),
-              Event(K.MATCH, 5, 18, key=(), of=20, host=2),
-              Event(K.EVICT, 4, 4, key=(7, 8, 9), cascade=False),
-              Event(K.EVICT_SHORT, 0, 0, of=2, reason="every leaf is locked (lock_ref > 0)")]
+    events = [
+        Event(K.SPLIT, 5, 8, key=tuple(range(1, 10)), at=8, who="R3"),
+        Event(K.MATCH, 5, 18, key=(), of=20, host=2),
+        Event(K.EVICT, 4, 4, key=(7, 8, 9), cascade=False),
+        Event(K.EVICT_SHORT, 0, 0, of=2, reason="every leaf is locked (lock_ref > 0)"),
+    ]
     assert narrate(events, vocab, "lru") == [
         "**R3**: split 'You are a … User : Hi' at token 8 (node 5 is the shared part)",
         "matched 18 of 20 tokens on the GPU, 2 more on the CPU",
@@ -68,7 +77,8 @@ def test_narration_quotes_the_words_and_says_why():
         "evict(2) freed 0: every leaf is locked (lock_ref > 0)",
     ]
     assert narrate([Event(K.EVICT, 1, 60, key=tuple(range(1001, 1061)))]) == [
-        "evicted leaf '1001..1060' (60 tokens, least recently used)"]
+        "evicted leaf '1001..1060' (60 tokens, least recently used)"
+    ]
 
 
 def test_take_events_hands_over_and_clears():

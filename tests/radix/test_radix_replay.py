@@ -33,9 +33,9 @@ def test_every_preset_replays_to_idle_with_snapshots(key):
     rep = replay(preset.script(), ReplayConfig(**{**asdict(ReplayConfig()), **preset.suggested}))
     assert rep.error is None
     assert rep.n_steps >= len(preset.script().ops) + 1 and len(rep.dumps) == rep.n_steps
-    assert rep.tree(0)["id"].tolist() == [0]                   # step 0: only the root
+    assert rep.tree(0)["id"].tolist() == [0]  # step 0: only the root
     last = rep.steps.iloc[-1]
-    assert last.reserved == 0 and last.in_flight_nodes == 0   # every request finished
+    assert last.reserved == 0 and last.in_flight_nodes == 0  # every request finished
     assert (rep.steps["device_tokens"] <= rep.config.device_capacity).all()
     for k in range(rep.n_steps):
         tree = rep.tree(k)
@@ -47,7 +47,7 @@ def test_delay_preset_deferral_saves_the_recomputation():
     on = replay(script, ReplayConfig(device_capacity=1024, host_capacity=2048, deferral=True))
     off = replay(script, ReplayConfig(device_capacity=1024, host_capacity=2048, deferral=False))
     assert on.steps.iloc[-1].redundant == 0 and on.steps.iloc[-1].deferrals == 3
-    assert off.steps.iloc[-1].redundant == 2 * 300 + 200   # two extra copies of doc1, one of doc2
+    assert off.steps.iloc[-1].redundant == 2 * 300 + 200  # two extra copies of doc1, one of doc2
     assert off.steps.iloc[-1].computed - on.steps.iloc[-1].computed == off.steps.iloc[-1].redundant
     assert (on.requests["status"] == "finished").all()
 
@@ -64,7 +64,7 @@ def test_raw_ops_preset_shows_lock_then_ack():
     rep = replay(PRESETS["ops"].script(), ReplayConfig(device_capacity=32, host_capacity=64, auto_ack=False))
     text = " ".join(" ".join(lines) for lines in rep.steps["lines"])
     assert "inserted 4 tokens: 3 already cached" in text
-    assert "evict(2) freed 0: every leaf is locked (lock_ref > 0)" in text   # locked until ack
+    assert "evict(2) freed 0: every leaf is locked (lock_ref > 0)" in text  # locked until ack
     assert rep.steps.iloc[-1].evicted_device > 0
 
 
@@ -89,8 +89,12 @@ def test_a_window_of_snapshots_equals_the_full_replay_there():
     part = replay(script, config, snapshots=range(3, 6))
     assert part.n_steps == 6 and len(part.dumps) == 3 and part.first_snapshot == 3
     for k in range(3, 6):
-        assert part.tree(k).drop(columns="step").reset_index(drop=True).equals(
-            full.tree(k).drop(columns="step").reset_index(drop=True))
+        assert (
+            part.tree(k)
+            .drop(columns="step")
+            .reset_index(drop=True)
+            .equals(full.tree(k).drop(columns="step").reset_index(drop=True))
+        )
         assert part.dump(k) == full.dump(k) == full.dumps[k]
     assert part.steps.drop(columns="lines").equals(full.steps.iloc[:6].drop(columns="lines"))
 
@@ -131,13 +135,15 @@ def test_layout_collapses_chains_only_when_large():
     lay = layout_tree(tree, collapse=False)
     assert len(lay.nodes) == len(tree) and len(lay.edges) == len(tree) - 1
     ys = lay.nodes["y"].to_numpy()
-    assert len(np.unique(ys[lay.nodes["x"] == 1])) == len(tree) - 1   # every leaf its own row
+    assert len(np.unique(ys[lay.nodes["x"] == 1])) == len(tree) - 1  # every leaf its own row
     folded = layout_tree(tree, collapse=True, keep_leaves=8).nodes
     assert len(folded) == 1 + 8 + 1 and folded["tokens"].iloc[-1] == "+92 more leaves"
-    assert folded["length"].sum() == tree["length"].sum()            # folding keeps every token
+    assert folded["length"].sum() == tree["length"].sum()  # folding keeps every token
     assert len(tree_figure(tree).data) >= 3
-    chain = replay(parse_text("1 2 3 4 5 6\nmatch 1 2 3 4 5\nmatch 1 2 3 4\nmatch 1 2 3\nmatch 1 2"),
-                   ReplayConfig(cache="radix", device_capacity=100))
+    chain = replay(
+        parse_text("1 2 3 4 5 6\nmatch 1 2 3 4 5\nmatch 1 2 3 4\nmatch 1 2 3\nmatch 1 2"),
+        ReplayConfig(cache="radix", device_capacity=100),
+    )
     last = chain.tree(chain.n_steps - 1)
     assert len(layout_tree(last, collapse=True).nodes) == 2 and len(layout_tree(last, collapse=False).nodes) == 6
 
@@ -145,8 +151,8 @@ def test_layout_collapses_chains_only_when_large():
 def test_hit_counts_decide_names_the_settings_that_read_them():
     assert hit_counts_decide("radix", "lfu", "write_through") and hit_counts_decide("radix", "slru", "write_back")
     assert hit_counts_decide("hiradix", "lru", "write_through_selective")
-    assert hit_counts_decide("hiradix", "lru", "write_through")                # backs up at a count of 1
-    assert not hit_counts_decide("radix", "lru", "write_through_selective")      # no CPU tier, no backups
+    assert hit_counts_decide("hiradix", "lru", "write_through")  # backs up at a count of 1
+    assert not hit_counts_decide("radix", "lru", "write_through_selective")  # no CPU tier, no backups
     assert not hit_counts_decide("hiradix", "fifo", "write_back")
 
 
@@ -159,17 +165,31 @@ def test_where_hit_counts_do_not_decide_legacy_counting_evicts_the_same(cache, p
     quiet = [(p, w) for p in POLICIES for w in WRITE_POLICIES if not hit_counts_decide(cache, p, w)]
     assert quiet
     for policy, write in quiet:
-        config = ReplayConfig(**{**asdict(ReplayConfig()), **PRESETS[preset].suggested, "cache": cache,
-                                 "eviction_policy": policy, "write_policy": write})
-        runs = [replay(script, ReplayConfig(**{**asdict(config), "hit_count_rule": rule}), snapshots=False)
-                for rule in ("upstream", "legacy")]
-        evicted = [[[(e.kind, e.node, e.tokens) for e in row.events if e.kind in EVICTING or e.kind is EventKind.BACKUP]
-                    for row in run.steps.itertuples()] for run in runs]
+        config = ReplayConfig(
+            **{
+                **asdict(ReplayConfig()),
+                **PRESETS[preset].suggested,
+                "cache": cache,
+                "eviction_policy": policy,
+                "write_policy": write,
+            }
+        )
+        runs = [
+            replay(script, ReplayConfig(**{**asdict(config), "hit_count_rule": rule}), snapshots=False)
+            for rule in ("upstream", "legacy")
+        ]
+        evicted = [
+            [
+                [(e.kind, e.node, e.tokens) for e in row.events if e.kind in EVICTING or e.kind is EventKind.BACKUP]
+                for row in run.steps.itertuples()
+            ]
+            for run in runs
+        ]
         assert evicted[0] == evicted[1], (policy, write)
 
 
 def test_snapshot_window_keeps_a_short_script_whole_and_a_long_one_by_windows():
-    assert snapshot_window(4 * SNAPSHOT_WINDOW, 99) == (0, 4 * SNAPSHOT_WINDOW)     # up to four windows: every tree
+    assert snapshot_window(4 * SNAPSHOT_WINDOW, 99) == (0, 4 * SNAPSHOT_WINDOW)  # up to four windows: every tree
     assert snapshot_window(4 * SNAPSHOT_WINDOW + 1, 3) == (0, SNAPSHOT_WINDOW)
     assert snapshot_window(1000, 99) == (75, 100) and snapshot_window(1000, 100) == (100, 125)
     for step in range(0, 1000, 37):

@@ -21,8 +21,11 @@ def test_the_figure_row_is_computed_from_the_simulation():
     row = next(r for r in paper_rows(rep, other, True) if "Fig. 3" in r["quantity"])
     assert row["paper"] == "(5), (8), (9)" and row["this simulation"].startswith("(5), (8), (9)")
     assert row["status"] == "agrees"
-    row = next(r for r in paper_rows(run(replace(SGLANG9, device_capacity=100), False), other, True)
-               if "Fig. 3" in r["quantity"])
+    row = next(
+        r
+        for r in paper_rows(run(replace(SGLANG9, device_capacity=100), False), other, True)
+        if "Fig. 3" in r["quantity"]
+    )
     assert row["this simulation"].startswith("(5), (6), (7), (8), (9)") and row["status"] == "differs"
     assert not any("Fig. 3" in r["quantity"] for r in paper_rows(rep, other, False))
 
@@ -35,20 +38,31 @@ def test_the_preset_evicts_the_figures_nodes():
     rep = run()
     assert [list(step_marks(rep, k - 1).ghosts["tokens"]) for k in FIGURE_EVICTS] == [
         ["Assistant : Sure … pm sharp ."],
-        ["Assistant : Roses … I have .", "User : Write a poem .", "Assistant : I … with you .",
-         "What can you … team today ?"],
-        ["A : 6 .", "3+3 ?", "A : 7 .", "5+2 ?", "A : 10 .", "9+1 ?"]]
+        [
+            "Assistant : Roses … I have .",
+            "User : Write a poem .",
+            "Assistant : I … with you .",
+            "What can you … team today ?",
+        ],
+        ["A : 6 .", "3+3 ?", "A : 7 .", "5+2 ?", "A : 10 .", "9+1 ?"],
+    ]
     script = PRESETS["sglang9"].script()
-    assert [cap for cap in range(40, 201)
-            if tuple(figure_steps(replay(script, replace(SGLANG9, device_capacity=cap), snapshots=False)))
-            == FIGURE_EVICTS] == [120, 121, 122, 123]
+    assert [
+        cap
+        for cap in range(40, 201)
+        if tuple(figure_steps(replay(script, replace(SGLANG9, device_capacity=cap), snapshots=False))) == FIGURE_EVICTS
+    ] == [120, 121, 122, 123]
 
 
 def test_marks_and_metrics_of_an_evicting_step():
     rep, other = run(), run(replace(SGLANG9, deferral=False))
     marks = step_marks(rep, 7)
-    assert list(marks.ghosts["tokens"]) == ["Assistant : Roses … I have .", "User : Write a poem .",
-                                            "Assistant : I … with you .", "What can you … team today ?"]
+    assert list(marks.ghosts["tokens"]) == [
+        "Assistant : Roses … I have .",
+        "User : Write a poem .",
+        "Assistant : I … with you .",
+        "What can you … team today ?",
+    ]
     assert marks.marks == {"split": set(), "loaded": set()}
     assert step_marks(rep, 3).marks["split"] == {5}
     cards = {label: value for label, value, _ in step_metrics(rep, other, 7)}

@@ -31,7 +31,7 @@ def test_s11_round_one_defers_the_delay_hit():
     assert [(q.rid, f) for q, f in log["deferred"]] == [("R2", 300)]
     assert [q.rid for q in s.waiting] == ["R2"]
     flight = sorted((len(n.key), sorted(n.owners), n.waiting) for n in cache.nodes() if n.in_flight)
-    assert flight == [(1, ["R1"], 0), (50, ["R3"], 0), (300, ["R1"], 1)]   # R1's span split at 300
+    assert flight == [(1, ["R1"], 0), (50, ["R3"], 0), (300, ["R1"], 1)]  # R1's span split at 300
     assert cache.total_size() == 0
 
 
@@ -61,7 +61,7 @@ def test_s11_boundary_exactly_threshold_is_admitted():
     shared = next(n for n in cache.nodes() if n.in_flight and len(n.key) == 100)
     assert shared.owners == {"R1", "R2"}
     s.round([])
-    assert r2.already_cached == 100                       # R1 materialised it first; R2's copies are freed
+    assert r2.already_cached == 100  # R1 materialised it first; R2's copies are freed
 
 
 def test_s11_one_more_token_defers():
@@ -87,7 +87,7 @@ def test_sequential_request_hits_and_hit_count_two():
     s.round([])
     assert cache.total_size() == 12 and cache.reserved == 0
     prompt = next(n for n in cache.nodes() if n.key == r(1, 10))
-    assert prompt.hit_count == 2                          # inserted after prefill and at finish
+    assert prompt.hit_count == 2  # inserted after prefill and at finish
     (b,) = s.round([Request("B", r(1, 10))])["arrived"]  # the same prompt again: the last token runs
     assert b.device_hit == 9 and b.computed == 1
 
@@ -96,7 +96,7 @@ def test_memory_pressure_evicts_and_rejects_too_long():
     cache = StrataRadixCache(capacity=20)
     s = Scheduler(cache)
     s.round([Request("A", r(1, 15))])
-    s.round([Request("B", r(101, 115))])                  # A finishes; B needs 15: A is evicted
+    s.round([Request("B", r(101, 115))])  # A finishes; B needs 15: A is evicted
     assert s.running[0].rid == "B" and cache.total_size() == 0
     log = s.round([Request("C", r(1, 30))])
     assert [q.rid for q in log["rejected"]] == ["C"]
@@ -106,11 +106,11 @@ def test_host_hit_is_loaded_back_at_admission():
     cache = StrataHiRadixCache(40, 100, "write_through")
     s = Scheduler(cache)
     s.round([Request("A", r(1, 30))])
-    s.round([Request("B", r(101, 130))])                  # A → host to make room for B
+    s.round([Request("B", r(101, 130))])  # A → host to make room for B
     log = s.round([Request("C", r(1, 30))])
     (c,) = log["admitted"]
     assert (c.device_hit, c.host_hit, c.loaded, c.computed) == (0, 29, 29, 1)
-    assert [e.kind.value for e in cache.events[-2:]] == ["to host", "load back"]   # B made room for it
+    assert [e.kind.value for e in cache.events[-2:]] == ["to host", "load back"]  # B made room for it
 
 
 def test_bad_threshold():
@@ -128,5 +128,5 @@ def test_the_scheduler_needs_in_flight_spans_and_sglangs_tree_has_none():
     assert strata.insert_in_flight(P + r(301, 340), "R1") == 40
     m = strata.match_prefix(P + r(301, 350))
     assert (m.device_len, m.in_flight_len, m.deepest.state) == (300, 40, "in-flight")
-    strata.insert(P + r(301, 340))                      # the span is computed: materialised
+    strata.insert(P + r(301, 340))  # the span is computed: materialised
     assert strata.n_in_flight == 0 and strata.match_prefix(P + r(301, 340)).device_len == 340

@@ -20,34 +20,56 @@ def test_text_form_words_runs_waves_and_raw_ops():
     assert [op.kind for op in s.ops] == ["requests", "requests", "evict", "ack", "match"]
     first = s.ops[0].requests
     assert [r.rid for r in first] == ["R1", "R2"]
-    assert first[0].tokens[0] == first[1].tokens[0]            # the same word, the same id
+    assert first[0].tokens[0] == first[1].tokens[0]  # the same word, the same id
     assert s.words[first[0].output[0]] == "hello"
     assert s.ops[1].requests[0].tokens == (1, 2, 3, 4, 5, 9) and s.ops[1].requests[0].rid == "R3 doc"
     assert s.ops[2].n == 3 and s.ops[4].tokens == first[0].tokens
 
 
-@pytest.mark.parametrize("text,where", [
-    ("", "no steps"), ("evict x", "line 1"), ("a b\n5..2", "line 2"), ("=> only output", "line 1"),
-    ("ack now", "line 1"), ("insert", "line 1"), ("a " * 10 + f"\n1..{10**6}", "line 2"),
-])
+@pytest.mark.parametrize(
+    "text,where",
+    [
+        ("", "no steps"),
+        ("evict x", "line 1"),
+        ("a b\n5..2", "line 2"),
+        ("=> only output", "line 1"),
+        ("ack now", "line 1"),
+        ("insert", "line 1"),
+        ("a " * 10 + f"\n1..{10**6}", "line 2"),
+    ],
+)
 def test_bad_text_says_where(text, where):
     with pytest.raises(InputError, match=where):
         parse_text(text)
 
 
 def test_json_form():
-    doc = {"name": "demo", "steps": [{"tokens": [1, 2, 3], "output": [4]},
-                                     {"requests": [{"text": "a b"}, {"tokens": [1, 2], "extra_key": "lora"}]},
-                                     {"op": "evict", "n": 2}, {"op": "match", "tokens": [1, 2]}]}
+    doc = {
+        "name": "demo",
+        "steps": [
+            {"tokens": [1, 2, 3], "output": [4]},
+            {"requests": [{"text": "a b"}, {"tokens": [1, 2], "extra_key": "lora"}]},
+            {"op": "evict", "n": 2},
+            {"op": "match", "tokens": [1, 2]},
+        ],
+    }
     s = parse_json(json.dumps(doc))
     assert s.name == "demo" and [op.kind for op in s.ops] == ["requests", "requests", "evict", "match"]
     assert s.ops[1].requests[1].extra_key == "lora" and s.n_requests == 3
 
 
-@pytest.mark.parametrize("doc,field", [
-    ("not json", "script"), ('{"steps": 3}', "steps"), ('[{"tokens": [1, "x"]}]', "tokens"),
-    ('[{"op": "evict", "n": -1}]', "n"), ('[{"op": "fly"}]', "op"), ('[{"tokens": []}]', "tokens"), ("[]", "script"),
-])
+@pytest.mark.parametrize(
+    "doc,field",
+    [
+        ("not json", "script"),
+        ('{"steps": 3}', "steps"),
+        ('[{"tokens": [1, "x"]}]', "tokens"),
+        ('[{"op": "evict", "n": -1}]', "n"),
+        ('[{"op": "fly"}]', "op"),
+        ('[{"tokens": []}]', "tokens"),
+        ("[]", "script"),
+    ],
+)
 def test_bad_json(doc, field):
     with pytest.raises(InputError) as err:
         parse_json(doc)

@@ -15,10 +15,12 @@ from kvviz.radix.trace_replay import replay_trace, script_from_trace
 from kvviz.traces import from_records
 from kvviz.traces.workload import WorkloadConfig, generate
 
-CONFIGS = [ReplayConfig(cache="radix", device_capacity=400),
-           ReplayConfig(cache="radix", device_capacity=150, eviction_policy="lfu", deferral=False),
-           ReplayConfig(cache="hiradix", device_capacity=200, host_capacity=600),
-           ReplayConfig(cache="hiradix", device_capacity=120, host_capacity=300, write_policy="write_back")]
+CONFIGS = [
+    ReplayConfig(cache="radix", device_capacity=400),
+    ReplayConfig(cache="radix", device_capacity=150, eviction_policy="lfu", deferral=False),
+    ReplayConfig(cache="hiradix", device_capacity=200, host_capacity=600),
+    ReplayConfig(cache="hiradix", device_capacity=120, host_capacity=300, write_policy="write_back"),
+]
 
 
 def test_trace_replay_block_ids_as_tokens():
@@ -27,7 +29,7 @@ def test_trace_replay_block_ids_as_tokens():
     assert [len(op.requests) for op in s.ops] == [2, 1]
     assert parse_text(to_text(s)).ops[0].requests[1].tokens == (0, 1, 2)
     rep = replay(s, ReplayConfig(cache="radix", device_capacity=16))
-    assert rep.requests.set_index("request").loc["R2", "in_flight"] == 2     # R1 was computing blocks 0, 1
+    assert rep.requests.set_index("request").loc["R2", "in_flight"] == 2  # R1 was computing blocks 0, 1
     assert rep.steps.iloc[-1].device_hit == 0 and rep.steps.iloc[-1].redundant == 2
 
 
@@ -42,7 +44,7 @@ def test_totals_equal_the_step_through(trace, config):
     last = stepped.steps.iloc[-1]
     fast = replay_trace(trace, config)
     assert fast.finished and fast.totals == {c: int(last[c]) for c in TOTAL_COLUMNS}
-    assert fast.totals["evicted_device"] > 0           # the pool was small enough to evict
+    assert fast.totals["evicted_device"] > 0  # the pool was small enough to evict
 
 
 def test_first_requests_only(trace):

@@ -23,7 +23,7 @@ def test_loading_labels_sit_on_a_box_and_log_axes_carry_magnitudes():
 
 def test_knee_labels_stack():
     heights = [a.y for a in _loading().layout.annotations]
-    assert len(heights) == 3 and len(set(heights)) == 3                  # two knees and Strata's 100
+    assert len(heights) == 3 and len(set(heights)) == 3  # two knees and Strata's 100
 
 
 def test_timeline_has_a_load_and_a_compute_lane_per_policy():
@@ -31,6 +31,10 @@ def test_timeline_has_a_load_and_a_compute_lane_per_policy():
     burst = sio.burst_example(per_burst=2, bursts=1)
     runs = [sio.schedule(burst, m, H100, 50 * hw.GB, policy) for policy in ("fcfs", "balanced")]
     fig = figs.fig_timeline(runs)
-    assert list(fig.layout.yaxis.categoryarray) == ["Balanced · compute", "Balanced · load", "FCFS · compute",
-                                                    "FCFS · load"]
-    assert sum(len(t.x) for t in fig.data if t.name.startswith("compute")) == 4   # 2 policies × 2 batches of 2
+    assert list(fig.layout.yaxis.categoryarray) == [
+        "Balanced · compute",
+        "Balanced · load",
+        "FCFS · compute",
+        "FCFS · load",
+    ]
+    assert sum(len(t.x) for t in fig.data if t.name.startswith("compute")) == 4  # 2 policies × 2 batches of 2

@@ -65,7 +65,7 @@ def test_knee_between_10_and_20_lecture_9():
     assert 10 <= knee <= 20
     load = knee * 256 * Q14.kv_bytes_per_token / 50e9
     assert load == pytest.approx(hw.prefill_seconds(Q14, H200, 256, knee * 256), rel=1e-9)
-    assert math.isinf(sio.knee_ratio(Q14, H200, 256, 1e15))   # a link so fast it never binds
+    assert math.isinf(sio.knee_ratio(Q14, H200, 256, 1e15))  # a link so fast it never binds
     curve = sio.loading_curve(Q14, H200, 256, [1, 100], {"x": 50e9})
     assert curve["x stall %"].iloc[0] < 5 < curve["x stall %"].iloc[1]
 
@@ -89,14 +89,17 @@ def test_balanced_batching_beats_fcfs_on_the_burst():
     assert fcfs.total_s == pytest.approx(4.14, rel=0.1) and bal.total_s == pytest.approx(2.72, rel=0.1)
     assert fcfs.stall_s == pytest.approx(1.59, rel=0.1)
     served = sorted(r.rid for b in bal.batches for r in b.requests)
-    assert served == list(range(len(reqs)))                           # nobody starves or runs twice
+    assert served == list(range(len(reqs)))  # nobody starves or runs twice
     assert all(len({r.kind for r in b.requests}) == 2 for b in bal.batches)  # every batch mixes
     assert all(len({r.kind for r in b.requests}) == 1 for b in fcfs.batches)
 
 
 def test_bundle_hits_load_once():
-    reqs = [sio.PrefillJob(0, "q", 0, 10_000, 100, "docA"), sio.PrefillJob(1, "fresh", 0, 0, 2000),
-            sio.PrefillJob(2, "q", 0, 10_000, 100, "docA")]
+    reqs = [
+        sio.PrefillJob(0, "q", 0, 10_000, 100, "docA"),
+        sio.PrefillJob(1, "fresh", 0, 0, 2000),
+        sio.PrefillJob(2, "q", 0, 10_000, 100, "docA"),
+    ]
     batch = sio.pick_balanced(reqs, 2, 1000)
     assert [r.rid for r in batch] == [0, 2]
     s = sio.schedule(reqs, Q14, H200, 50e9, "balanced", 2, 1000)
@@ -110,16 +113,19 @@ def test_arrivals_respected():
     assert all(b.start_s >= 100.0 for b in late)
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: sio.IOPath(link_gb_s=0), "link bandwidth"),
-    (lambda: sio.IOPath(overhead_us=-1), "overhead"),
-    (lambda: sio.IOPath(gpu_io_gb_s=-3), "copy-kernel"),
-    (lambda: sio.transfer_plan(L8, 100, 0, "page-first DMA"), "page size"),
-    (lambda: sio.burst_example(doc_tokens=0), "doc_tokens"),
-    (lambda: sio.schedule([], Q14, H200, 50e9, "lifo"), "policy"),
-    (lambda: sio.schedule([], Q14, H200, 0, "fcfs"), "load bandwidth"),
-    (lambda: sio.littles_law(0, 1, 1), "concurrency"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: sio.IOPath(link_gb_s=0), "link bandwidth"),
+        (lambda: sio.IOPath(overhead_us=-1), "overhead"),
+        (lambda: sio.IOPath(gpu_io_gb_s=-3), "copy-kernel"),
+        (lambda: sio.transfer_plan(L8, 100, 0, "page-first DMA"), "page size"),
+        (lambda: sio.burst_example(doc_tokens=0), "doc_tokens"),
+        (lambda: sio.schedule([], Q14, H200, 50e9, "lifo"), "policy"),
+        (lambda: sio.schedule([], Q14, H200, 0, "fcfs"), "load bandwidth"),
+        (lambda: sio.littles_law(0, 1, 1), "concurrency"),
+    ],
+)
 def test_bad_parameters(call, match):
     with pytest.raises(InputError, match=match):
         call()

@@ -20,8 +20,9 @@ EXPANDS_TO = 12 * GIB
 LINE = b'{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [1]}\n'
 # the most ids a Mooncake line may carry: ceil(10,000,000 / 512) for the longest prompt kvviz accepts
 MANY_IDS = 19_532
-ID_LINE = (b'{"timestamp": 0, "input_length": 10000000, "output_length": 1, "hash_ids": ['
-           + b"1, " * (MANY_IDS - 1) + b"1]}\n")
+ID_LINE = (
+    b'{"timestamp": 0, "input_length": 10000000, "output_length": 1, "hash_ids": [' + b"1, " * (MANY_IDS - 1) + b"1]}\n"
+)
 
 PACKERS: dict[str, Callable[[bytes], bytes]] = {
     "gzip": lambda block: gzip.compress(block, 6, mtime=0),

@@ -32,7 +32,7 @@ def test_bad_block_size():
 def test_equal_kth_hash_iff_equal_prefix(x, y, bs):
     hx, hy = chain_block_hashes(x, bs), chain_block_hashes(y, bs)
     for k in range(min(len(hx), len(hy))):
-        assert (hx[k] == hy[k]) == (x[:(k + 1) * bs] == y[:(k + 1) * bs])
+        assert (hx[k] == hy[k]) == (x[: (k + 1) * bs] == y[: (k + 1) * bs])
 
 
 def test_remap_numbers_by_first_appearance():

@@ -45,7 +45,8 @@ def two(lib, tmp_path):
 def _cut(name: str) -> Callable[[Path], None]:
     def damage(folder: Path) -> None:
         data = (folder / name).read_bytes()
-        (folder / name).write_bytes(data[:len(data) // 2])
+        (folder / name).write_bytes(data[: len(data) // 2])
+
     return damage
 
 
@@ -54,12 +55,14 @@ def _flip(name: str) -> Callable[[Path], None]:
         data = bytearray((folder / name).read_bytes())
         data[len(data) - 9] ^= 0x40
         (folder / name).write_bytes(bytes(data))
+
     return damage
 
 
 def _array(name: str, change: Callable[[np.ndarray], np.ndarray]) -> Callable[[Path], None]:
     def damage(folder: Path) -> None:
         np.save(folder / name, change(np.load(folder / name)))
+
     return damage
 
 
@@ -67,6 +70,7 @@ def _meta(change: Callable[[dict], object]) -> Callable[[Path], None]:
     def damage(folder: Path) -> None:
         meta = json.loads((folder / library.META).read_text())
         (folder / library.META).write_text(json.dumps(change(meta)))
+
     return damage
 
 
@@ -85,6 +89,7 @@ def _requests(change: Callable) -> Callable[[Path], None]:
 
         table = pq.read_table(folder / "requests.parquet").to_pandas()
         pq.write_table(pa.Table.from_pandas(change(table), preserve_index=False), folder / "requests.parquet")
+
     return damage
 
 
@@ -93,6 +98,7 @@ def _link_file(name: str) -> Callable[[Path], None]:
         target = folder.parent.parent / f"elsewhere-{name}"
         (folder / name).rename(target)
         (folder / name).symlink_to(target)
+
     return damage
 
 
@@ -106,6 +112,7 @@ def _fifo(name: str) -> Callable[[Path], None]:
     def damage(folder: Path) -> None:
         (folder / name).unlink()
         os.mkfifo(folder / name)
+
     return damage
 
 
@@ -121,15 +128,25 @@ def _swap(offsets: np.ndarray) -> np.ndarray:
 
 # (name, damage, sealed, words the reason must hold)
 CORPUS = [
-    *[(f"{n} cut short", _cut(n), False, r) for n, r in [
-        ("blocks.npy", "blocks.npy is not as long as its header says"),
-        ("offsets.npy", "offsets.npy is not as long as its header says"),
-        ("requests.parquet", "does not match the checksum")]],
-    *[(f"{n} cut short, sealed", _cut(n), True, r) for n, r in [
-        ("requests.parquet", "requests.parquet cannot be read")]],
+    *[
+        (f"{n} cut short", _cut(n), False, r)
+        for n, r in [
+            ("blocks.npy", "blocks.npy is not as long as its header says"),
+            ("offsets.npy", "offsets.npy is not as long as its header says"),
+            ("requests.parquet", "does not match the checksum"),
+        ]
+    ],
+    *[
+        (f"{n} cut short, sealed", _cut(n), True, r)
+        for n, r in [("requests.parquet", "requests.parquet cannot be read")]
+    ],
     *[(f"{n} flipped", _flip(n), False, "does not match the checksum") for n in library.DATA_FILES],
-    ("blocks as floats", _array("blocks.npy", lambda b: b.astype(np.float64)), True,
-     "blocks.npy holds float64 values, not int32 or int64"),
+    (
+        "blocks as floats",
+        _array("blocks.npy", lambda b: b.astype(np.float64)),
+        True,
+        "blocks.npy holds float64 values, not int32 or int64",
+    ),
     ("blocks big-endian", _array("blocks.npy", lambda b: b.astype(">i4")), True, "blocks.npy holds >i4 values"),
     ("blocks 2-D", _array("blocks.npy", lambda b: np.stack([b, b])), True, "blocks.npy has 2 dimensions, not 1"),
     ("blocks one short", _array("blocks.npy", lambda b: b[:-1]), True, "blocks.npy holds"),
@@ -137,19 +154,37 @@ CORPUS = [
     ("offsets shifted by 2^40", _array("offsets.npy", _shift), False, "does not match the checksum"),
     ("offsets shifted by 2^40, sealed", _array("offsets.npy", _shift), True, "offsets do not start at 0"),
     ("offsets decreasing, sealed", _array("offsets.npy", _swap), True, "offsets decrease"),
-    ("offsets end early, sealed", _array("offsets.npy", lambda o: np.minimum(o, o[-1] - 1)), True,
-     "offsets do not end at the number of block ids"),
-    ("block counts differ, sealed", _requests(lambda t: t.assign(n_blocks=t["n_blocks"][::-1].to_numpy())), True,
-     "the request table's block counts do not match the offsets"),
-    ("no timestamp column, sealed", _requests(lambda t: t.drop(columns="timestamp")), True,
-     "no whole-number column 'timestamp'"),
-    ("float lengths, sealed", _requests(lambda t: t.astype({"input_length": float})), True,
-     "no whole-number column 'input_length'"),
+    (
+        "offsets end early, sealed",
+        _array("offsets.npy", lambda o: np.minimum(o, o[-1] - 1)),
+        True,
+        "offsets do not end at the number of block ids",
+    ),
+    (
+        "block counts differ, sealed",
+        _requests(lambda t: t.assign(n_blocks=t["n_blocks"][::-1].to_numpy())),
+        True,
+        "the request table's block counts do not match the offsets",
+    ),
+    (
+        "no timestamp column, sealed",
+        _requests(lambda t: t.drop(columns="timestamp")),
+        True,
+        "no whole-number column 'timestamp'",
+    ),
+    (
+        "float lengths, sealed",
+        _requests(lambda t: t.astype({"input_length": float})),
+        True,
+        "no whole-number column 'input_length'",
+    ),
     *[(f"{n} a link", _link_file(n), False, f"{n} is a link") for n in (library.META, *library.DATA_FILES)],
     ("the folder a link", _link_folder, False, "it is a link or a file, not a folder"),
     ("blocks a pipe", _fifo("blocks.npy"), False, "blocks.npy is not a regular file"),
-    *[(f"{n} deleted", lambda f, n=n: (f / n).unlink(), False, f"{n} is missing")
-      for n in (library.META, *library.DATA_FILES)],
+    *[
+        (f"{n} deleted", lambda f, n=n: (f / n).unlink(), False, f"{n} is missing")
+        for n in (library.META, *library.DATA_FILES)
+    ],
     ("meta null", _meta_text("null"), False, "meta.json does not hold an object"),
     ("meta a list", _meta_text("[]"), False, "meta.json does not hold an object"),
     ("meta not JSON", _meta_text("{'id':"), False, "meta.json is not valid JSON"),
@@ -167,15 +202,20 @@ CORPUS = [
     ("how_read a dict", _field("how_read", {"a": 1}), False, "field 'how_read' is not a list of texts"),
     ("another id", _field("id", "0123456789abcdef"), False, "meta.json names another id"),
     ("unknown origin", _field("origin", "attacker"), False, "gives an unknown origin"),
-    ("no checksum", _meta(lambda m: {k: v for k, v in m.items() if k != "checksum"}), False,
-     "meta.json has no field 'checksum'"),
+    (
+        "no checksum",
+        _meta(lambda m: {k: v for k, v in m.items() if k != "checksum"}),
+        False,
+        "meta.json has no field 'checksum'",
+    ),
     ("accesses disagree", _field("accesses", 3), False, "blocks.npy holds"),
 ]
 
 
 @pytest.mark.parametrize("name, damage, sealed, reason", CORPUS, ids=[c[0] for c in CORPUS])
-def test_every_command_names_the_damaged_entry_and_import_repairs_it(two, capsys, tmp_path, name, damage, sealed,
-                                                                     reason):
+def test_every_command_names_the_damaged_entry_and_import_repairs_it(
+    two, capsys, tmp_path, name, damage, sealed, reason
+):
     path, eid, other = two
     folder = library.root() / eid
     damage(folder)
@@ -220,7 +260,7 @@ def test_damage_found_on_open_is_flagged_in_later_listings(two):
     _, eid, _ = two
     assert library.entries()[-1].damaged is None
     _flip("blocks.npy")(library.root() / eid)
-    assert all(e.damaged is None for e in library.entries())        # the cheap listing cannot see flipped bytes
+    assert all(e.damaged is None for e in library.entries())  # the cheap listing cannot see flipped bytes
     with pytest.raises(InputError, match="does not match the checksum"):
         library.open_entry(eid)
     assert [e.id for e in library.entries() if e.damaged] == [eid]
@@ -228,15 +268,18 @@ def test_damage_found_on_open_is_flagged_in_later_listings(two):
     assert flagged.label() == f"{eid} · damaged: its content does not match the checksum taken at import"
 
 
-@pytest.mark.parametrize("offsets, rows, problem", [
-    ([0, 2, 4], 2, None),
-    ([0, 2, 5], 2, "offsets do not end at the number of block ids"),
-    ([1, 2, 4], 2, "offsets do not start at 0"),
-    ([0, 3, 2, 4], 3, "offsets decrease"),
-    ([0, 2**40, 4], 2, "offsets decrease"),
-    ([0, 2, 4], 3, "the request table's rows do not match its 2 requests"),
-    ([], 0, "the offsets are not a flat array of integers"),
-])
+@pytest.mark.parametrize(
+    "offsets, rows, problem",
+    [
+        ([0, 2, 4], 2, None),
+        ([0, 2, 5], 2, "offsets do not end at the number of block ids"),
+        ([1, 2, 4], 2, "offsets do not start at 0"),
+        ([0, 3, 2, 4], 3, "offsets decrease"),
+        ([0, 2**40, 4], 2, "offsets decrease"),
+        ([0, 2, 4], 3, "the request table's rows do not match its 2 requests"),
+        ([], 0, "the offsets are not a flat array of integers"),
+    ],
+)
 def test_no_trace_exists_with_arrays_the_kernels_would_read_outside_of(offsets, rows, problem):
     table = {"timestamp": np.zeros(rows, np.int64)}
     make = lambda: Trace(table, np.arange(4, dtype=np.int32), np.array(offsets, np.int64))  # noqa: E731
@@ -248,8 +291,10 @@ def test_no_trace_exists_with_arrays_the_kernels_would_read_outside_of(offsets, 
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.integers(-3, 12) | st.sampled_from([2**40, -(2**40), 2**62]), min_size=1, max_size=8),
-       st.integers(0, 10))
+@given(
+    st.lists(st.integers(-3, 12) | st.sampled_from([2**40, -(2**40), 2**62]), min_size=1, max_size=8),
+    st.integers(0, 10),
+)
 def test_a_trace_exists_exactly_when_every_request_reads_inside_its_block_ids(offsets, n_blocks):
     """The law behind the check: a Trace is built if and only if the offsets start at 0, never
     decrease and end at the number of block ids, and then every request's slice lies inside them."""
@@ -274,10 +319,14 @@ def test_float_or_2d_block_ids_are_refused_by_the_trace_itself():
 
 
 @pytest.mark.parametrize("stem, prefix", [("trace", "trace"), ("eviction", "eviction"), ("prefix_cache", "prefix")])
-@pytest.mark.parametrize("damage, sealed, reason", [
-    (_array("offsets.npy", _shift), True, "offsets do not start at 0"),
-    (_meta_text("null"), False, "meta.json does not hold an object"),
-], ids=["offsets shifted, sealed", "meta null"])
+@pytest.mark.parametrize(
+    "damage, sealed, reason",
+    [
+        (_array("offsets.npy", _shift), True, "offsets do not start at 0"),
+        (_meta_text("null"), False, "meta.json does not hold an object"),
+    ],
+    ids=["offsets shifted, sealed", "meta null"],
+)
 def test_the_library_view_shows_the_damage_and_other_entries_still_open(two, stem, prefix, damage, sealed, reason):
     _, eid, other = two
     damage(library.root() / eid)
@@ -287,7 +336,7 @@ def test_the_library_view_shows_the_damage_and_other_entries_still_open(two, ste
     assert_clean(at)
     message = [f"library entry '{eid}' is damaged ({reason}); {REPAIR}"]
     assert [shown(e.value) for e in at.error] == message
-    at.run()                # once an open has found the damage, the picker says so too
+    at.run()  # once an open has found the damage, the picker says so too
     assert_clean(at)
     assert [shown(e.value) for e in at.error] == message
     assert f"{eid} · damaged: {reason}" in at.sidebar.selectbox(key=f"{prefix}_library").options

@@ -55,7 +55,8 @@ def test_a_read_only_library_says_so_without_its_folder(monkeypatch, tmp_path):
     refuse_writes(monkeypatch)
     at = _keep("visitor.jsonl", fx.jsonl(fx.MOONCAKE))
     assert [shown(e.value) for e in at.error] == [
-        "the trace library is read-only here; traces cannot be kept on this server"]
+        "the trace library is read-only here; traces cannot be kept on this server"
+    ]
     assert str(tmp_path) not in _page_text(at) and ".tmp-" not in _page_text(at)
 
 
@@ -65,7 +66,8 @@ def test_bad_settings_turn_keeping_off_in_words_for_the_visitor(monkeypatch, var
     at = _keep("visitor.jsonl", fx.jsonl(fx.MOONCAKE))
     assert [shown(e.value) for e in at.error] == [
         "Keeping traces is off: this server's trace library settings are not valid (whoever runs the server "
-        "can fix them)."]
+        "can fix them)."
+    ]
     assert library.entries() == []
 
 
@@ -76,6 +78,7 @@ def test_a_link_to_a_trace_no_longer_in_the_library_says_so():
     at = open_page("eviction", {"eviction_source": "Library", "eviction_library": gone})
     assert_clean(at)
     assert [shown(w.value) for w in at.sidebar.warning] == [
-        f"The trace {gone} of this link is not in the library (it was removed, or kept on another server)."]
+        f"The trace {gone} of this link is not in the library (it was removed, or kept on another server)."
+    ]
     assert at.sidebar.selectbox(key="eviction_library").options == [library.entries()[0].label()]
     assert library.entries()[0].id == kept

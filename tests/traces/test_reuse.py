@@ -15,7 +15,7 @@ def naive_stack_distances(seq):
     out = []
     for i, b in enumerate(seq):
         prev = max((j for j in range(i) if seq[j] == b), default=None)
-        out.append(-1 if prev is None else len(set(seq[prev + 1:i]) - {b}))
+        out.append(-1 if prev is None else len(set(seq[prev + 1 : i]) - {b}))
     return out
 
 
@@ -51,8 +51,11 @@ def test_one_pass_lru_curve_equals_simulation(seq):
 
 
 @settings(max_examples=120, deadline=None)
-@given(st.lists(st.integers(-3, 40), max_size=120), st.sampled_from([np.int32, np.int64]),
-       st.lists(st.sampled_from([0, 0.5, 1, 2, 2.5, 3, 7, 10**6, np.inf]), min_size=1, max_size=5))
+@given(
+    st.lists(st.integers(-3, 40), max_size=120),
+    st.sampled_from([np.int32, np.int64]),
+    st.lists(st.sampled_from([0, 0.5, 1, 2, 2.5, 3, 7, 10**6, np.inf]), min_size=1, max_size=5),
+)
 def test_histogram_pass_equals_the_distance_curve(seq, dtype, caps):
     # the kernel beside SHARDS samples (no distance per access) against lru_curve of the distances
     blocks = np.array(seq, dtype=dtype)
@@ -61,7 +64,7 @@ def test_histogram_pass_equals_the_distance_curve(seq, dtype, caps):
     assert ids.dtype in (np.int32, np.int64) and (len(ids) == 0 or ids.max() < n_ids)
     expected = lru_curve(stack_distances(blocks), caps).tolist()
     assert lru_hit_counts(ids, n_ids, caps).tolist() == expected
-    assert lru_hit_counts(ids, n_ids, caps, slots=1).tolist() == expected   # the fewest slots: compacts at every chance
+    assert lru_hit_counts(ids, n_ids, caps, slots=1).tolist() == expected  # the fewest slots: compacts at every chance
 
 
 def test_dense_ids_keep_a_dense_int32_array_without_copying():
@@ -79,4 +82,6 @@ def test_window_pass_on_a_skewed_sequence_equals_the_distance_curve():
     ids, n_ids = dense_ids(blocks)
     assert lru_hit_counts(ids, n_ids, caps).tolist() == lru_curve(stack_distances(blocks), caps).tolist()
     for window in (10, 100):
-        assert lru_hit_counts(ids, n_ids, caps[caps <= window]).tolist() == lru_hits(blocks, caps[caps <= window]).tolist()
+        assert (
+            lru_hit_counts(ids, n_ids, caps[caps <= window]).tolist() == lru_hits(blocks, caps[caps <= window]).tolist()
+        )

@@ -5,16 +5,18 @@ from __future__ import annotations
 import pytest
 
 from kvviz.common.paper import problems
-from kvviz.traces.stats import paper_rows, trace_stats
 from kvviz.traces import load_trace
+from kvviz.traces.stats import paper_rows, trace_stats
 
 
 def test_exact_stats_on_a_small_trace():
     # accesses: 0 1 | 0 | 0 1 2 | 3  -> 7 accesses, 4 distinct, hits: 0 twice, 1 once
-    data = (b'{"timestamp": 0, "input_length": 1000, "output_length": 10, "hash_ids": [0, 1]}\n'
-            b'{"timestamp": 1000, "input_length": 500, "output_length": 20, "hash_ids": [0]}\n'
-            b'{"timestamp": 2000, "input_length": 1500, "output_length": 30, "hash_ids": [0, 1, 2]}\n'
-            b'{"timestamp": 4000, "input_length": 100, "output_length": 40, "hash_ids": [3]}\n')
+    data = (
+        b'{"timestamp": 0, "input_length": 1000, "output_length": 10, "hash_ids": [0, 1]}\n'
+        b'{"timestamp": 1000, "input_length": 500, "output_length": 20, "hash_ids": [0]}\n'
+        b'{"timestamp": 2000, "input_length": 1500, "output_length": 30, "hash_ids": [0, 1, 2]}\n'
+        b'{"timestamp": 4000, "input_length": 100, "output_length": 40, "hash_ids": [3]}\n'
+    )
     s = trace_stats(load_trace(data))
     assert s.requests == 4 and s.time_span_s == 4.0
     assert s.mean_input_tokens == 775.0 and s.median_input_tokens == 750.0
@@ -33,8 +35,11 @@ def test_trace_without_block_ids_has_no_block_stats():
 
 
 def test_paper_comparison_says_where_it_disagrees():
-    data = b'{"timestamp": 0, "input_length": 8590, "output_length": 500, "hash_ids": [' + \
-        b", ".join(str(i).encode() for i in range(17)) + b"]}\n"
+    data = (
+        b'{"timestamp": 0, "input_length": 8590, "output_length": 500, "hash_ids": ['
+        + b", ".join(str(i).encode() for i in range(17))
+        + b"]}\n"
+    )
     rows = {r["quantity"]: r for r in paper_rows(trace_stats(load_trace(data)))}
     assert rows["mean input tokens"]["status"] == "agrees"
     assert rows["mean output tokens"]["status"] == "differs"

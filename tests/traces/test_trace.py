@@ -13,10 +13,12 @@ from hypothesis import strategies as st
 from kvviz.common.errors import InputError
 from kvviz.traces import MAX_REQUESTS, blocks_needed, load_trace
 
-GOOD = (b'{"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]}\n'
-        b'{"timestamp": 250, "input_length": 512, "output_length": 7, "hash_ids": [0]}\n'
-        b'\n'
-        b'{"timestamp": 900, "input_length": 1537, "output_length": 0, "hash_ids": [0, 1, 2, 3]}\n')
+GOOD = (
+    b'{"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]}\n'
+    b'{"timestamp": 250, "input_length": 512, "output_length": 7, "hash_ids": [0]}\n'
+    b"\n"
+    b'{"timestamp": 900, "input_length": 1537, "output_length": 0, "hash_ids": [0, 1, 2, 3]}\n'
+)
 
 
 def test_loads_mooncake_jsonl_exactly():
@@ -48,15 +50,18 @@ def test_jsonl_round_trip():
 
 
 def test_block_size_is_a_parameter():
-    trace = load_trace(b'{"timestamp": 0, "input_length": 300, "output_length": 1, "hash_ids": [4, 5, 6]}\n',
-                       block_size=128)
+    trace = load_trace(
+        b'{"timestamp": 0, "input_length": 300, "output_length": 1, "hash_ids": [4, 5, 6]}\n', block_size=128
+    )
     assert trace.block_size == 128 and trace.hash_ids(0).tolist() == [4, 5, 6]
     assert blocks_needed(512) == 1 and blocks_needed(513) == 2 and blocks_needed(1, 512) == 1
 
 
 def test_out_of_order_timestamps_are_sorted_with_a_warning():
-    data = (b'{"timestamp": 500, "input_length": 10, "output_length": 1, "hash_ids": [7]}\n'
-            b'{"timestamp": 100, "input_length": 10, "output_length": 1, "hash_ids": [8]}\n')
+    data = (
+        b'{"timestamp": 500, "input_length": 10, "output_length": 1, "hash_ids": [7]}\n'
+        b'{"timestamp": 100, "input_length": 10, "output_length": 1, "hash_ids": [8]}\n'
+    )
     trace = load_trace(data)
     assert trace.requests["timestamp"].tolist() == [100, 500]
     assert trace.blocks.tolist() == [8, 7]
@@ -71,36 +76,55 @@ def test_mooncake_csv_and_vidur_csv():
     trace = load_trace(vidur)
     assert not trace.has_block_ids and len(trace.blocks) == 0
     assert trace.requests["timestamp"].tolist() == [0, 1500]
-    azure = b"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.500,374,44\n2023-11-16 18:15:47.000,396,109\n"
+    azure = (
+        b"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.500,374,44\n2023-11-16 18:15:47.000,396,109\n"
+    )
     assert load_trace(azure).requests["timestamp"].tolist() == [0, 500]
 
 
-@pytest.mark.parametrize("data, line, field, words", [
-    (b"", None, None, "empty"),
-    (b"  \n\n", None, None, "empty"),
-    (b"\xff\xfe{}", 1, None, "UTF-8"),
-    (b'{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [0]}\n{oops\n', 2, None, "JSON"),
-    (b'[1, 2]\n', 1, None, "object"),
-    (b'{"input_length": 1, "output_length": 1, "hash_ids": [0]}\n', 1, "timestamp", "missing"),
-    (b'{"timestamp": 0, "output_length": 1, "hash_ids": [0]}\n', 1, "input_length", "missing"),
-    (b'{"timestamp": "soon", "input_length": 1, "output_length": 1, "hash_ids": [0]}\n', 1, "timestamp", "number"),
-    (b'{"timestamp": 0, "input_length": "x", "output_length": 1, "hash_ids": [0]}\n', 1, "input_length", "integer"),
-    (b'{"timestamp": 0, "input_length": 1.5, "output_length": 1, "hash_ids": [0]}\n', 1, "input_length", "integer"),
-    (b'{"timestamp": 0, "input_length": -4, "output_length": 1, "hash_ids": []}\n', 1, "input_length", "at least"),
-    (b'{"timestamp": 0, "input_length": 1, "output_length": -1, "hash_ids": [0]}\n', 1, "output_length", "at least"),
-    (b'{"timestamp": 0, "input_length": 99999999999, "output_length": 1, "hash_ids": [0]}\n', 1, "input_length",
-     "absurd"),
-    (b'{"timestamp": 0, "input_length": 1000, "output_length": 1, "hash_ids": [0]}\n', 1, "hash_ids", "needs"),
-    (b'{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": ["a"]}\n', 1, "hash_ids", "integers"),
-    (b'{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": 3}\n', 1, "hash_ids", "list"),
-    (b'{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [1]}\n'
-     b'{"timestamp": 1, "input_length": 10, "output_length": 1}\n', 2, "hash_ids", "missing"),
-    (b"a,b,c\n1,2,3\n", 1, None, "arrival time"),
-    (b"timestamp,input_length,output_length\n0,10\n", 2, None, "columns"),
-    (b"timestamp,input_length,output_length\n0,ten,1\n", 2, "input_length", "integer"),
-    (b"timestamp,input_length,output_length,hash_ids\n0,10,1,1 x\n", 2, "hash_ids", "integers"),
-    (b"timestamp,input_length,output_length\n", None, None, "no requests"),
-])
+@pytest.mark.parametrize(
+    "data, line, field, words",
+    [
+        (b"", None, None, "empty"),
+        (b"  \n\n", None, None, "empty"),
+        (b"\xff\xfe{}", 1, None, "UTF-8"),
+        (b'{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [0]}\n{oops\n', 2, None, "JSON"),
+        (b"[1, 2]\n", 1, None, "object"),
+        (b'{"input_length": 1, "output_length": 1, "hash_ids": [0]}\n', 1, "timestamp", "missing"),
+        (b'{"timestamp": 0, "output_length": 1, "hash_ids": [0]}\n', 1, "input_length", "missing"),
+        (b'{"timestamp": "soon", "input_length": 1, "output_length": 1, "hash_ids": [0]}\n', 1, "timestamp", "number"),
+        (b'{"timestamp": 0, "input_length": "x", "output_length": 1, "hash_ids": [0]}\n', 1, "input_length", "integer"),
+        (b'{"timestamp": 0, "input_length": 1.5, "output_length": 1, "hash_ids": [0]}\n', 1, "input_length", "integer"),
+        (b'{"timestamp": 0, "input_length": -4, "output_length": 1, "hash_ids": []}\n', 1, "input_length", "at least"),
+        (
+            b'{"timestamp": 0, "input_length": 1, "output_length": -1, "hash_ids": [0]}\n',
+            1,
+            "output_length",
+            "at least",
+        ),
+        (
+            b'{"timestamp": 0, "input_length": 99999999999, "output_length": 1, "hash_ids": [0]}\n',
+            1,
+            "input_length",
+            "absurd",
+        ),
+        (b'{"timestamp": 0, "input_length": 1000, "output_length": 1, "hash_ids": [0]}\n', 1, "hash_ids", "needs"),
+        (b'{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": ["a"]}\n', 1, "hash_ids", "integers"),
+        (b'{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": 3}\n', 1, "hash_ids", "list"),
+        (
+            b'{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [1]}\n'
+            b'{"timestamp": 1, "input_length": 10, "output_length": 1}\n',
+            2,
+            "hash_ids",
+            "missing",
+        ),
+        (b"a,b,c\n1,2,3\n", 1, None, "arrival time"),
+        (b"timestamp,input_length,output_length\n0,10\n", 2, None, "columns"),
+        (b"timestamp,input_length,output_length\n0,ten,1\n", 2, "input_length", "integer"),
+        (b"timestamp,input_length,output_length,hash_ids\n0,10,1,1 x\n", 2, "hash_ids", "integers"),
+        (b"timestamp,input_length,output_length\n", None, None, "no requests"),
+    ],
+)
 def test_bad_input_names_line_and_field(data, line, field, words):
     with pytest.raises(InputError) as err:
         load_trace(data)
@@ -140,12 +164,14 @@ def test_arbitrary_bytes_load_or_raise_input_error(data):
         pass
 
 
-records = st.fixed_dictionaries({
-    "timestamp": st.one_of(st.integers(-5, 10**6), st.floats(allow_nan=True), st.text(max_size=3)),
-    "input_length": st.one_of(st.integers(-5, 3000), st.none(), st.booleans()),
-    "output_length": st.integers(-2, 100),
-    "hash_ids": st.lists(st.one_of(st.integers(-3, 50), st.text(max_size=2)), max_size=8),
-})
+records = st.fixed_dictionaries(
+    {
+        "timestamp": st.one_of(st.integers(-5, 10**6), st.floats(allow_nan=True), st.text(max_size=3)),
+        "input_length": st.one_of(st.integers(-5, 3000), st.none(), st.booleans()),
+        "output_length": st.integers(-2, 100),
+        "hash_ids": st.lists(st.one_of(st.integers(-3, 50), st.text(max_size=2)), max_size=8),
+    }
+)
 
 
 @settings(max_examples=150, deadline=None)

@@ -27,7 +27,7 @@ from tests.traces.bombs import CONTENTS, LINE, PACKERS, bomb, expanded_size
 # What a bomb may expand to before its refusal: the allowance and one decompressor call (zstd's:
 # ZSTD_STEP bytes in, at most 32 MiB and a 128 KiB block out; zlib's: CHUNK_BYTES).
 MOST_BEFORE_REFUSAL = RATIO_ALLOWANCE + 32 * MIB + 128 * 1024
-FIRST_LIMIT = {            # which limit each bomb meets first
+FIRST_LIMIT = {  # which limit each bomb meets first
     "zeros": "line 1: longer than 4 MiB without a line break (not a text trace?)",
     "lines": "refused as a decompression bomb",
     "one request of 10^9 ids": "line 1: longer than 4 MiB without a line break (not a text trace?)",
@@ -83,19 +83,21 @@ def test_the_bomb_message_says_how_far_it_got():
     with pytest.raises(InputError) as err:
         load_trace(_bomb("zstd", "lines"), limits=FILES)
     assert _one_line(err).startswith("the zstd data expands more than 400× (")
-    assert "MiB): refused as a decompression bomb; a real trace that compresses this well can be given " \
-           "decompressed" in str(err.value)
+    assert (
+        "MiB): refused as a decompression bomb; a real trace that compresses this well can be given "
+        "decompressed" in str(err.value)
+    )
 
 
 # ---------------------------------------------------------------- the ratio ceilings
+
 
 def _spread(ratio: int, size: int) -> bytes:
     """``size`` bytes that zstd compresses about ``ratio``×: a few random bytes per MiB, the rest
     line breaks (every MiB's random part differs, so no two MiB match)."""
     rng = np.random.default_rng(0)
     noise = MIB // ratio
-    return b"".join(rng.integers(0, 256, noise, np.uint8).tobytes() + b"\n" * (MIB - noise)
-                    for _ in range(size // MIB))
+    return b"".join(rng.integers(0, 256, noise, np.uint8).tobytes() + b"\n" * (MIB - noise) for _ in range(size // MIB))
 
 
 def _read(data: bytes, limits: Limits = UPLOADS) -> Text:
@@ -120,10 +122,13 @@ def test_real_traces_stay_under_the_ceilings_even_without_the_allowance(monkeypa
         assert load_trace(pack(EXAMPLE)).requests.equals(plain)
 
 
-@pytest.mark.parametrize("pack, message", [
-    (bytes, "the text is more than 1,000 bytes, the limit"),
-    (PACKERS["gzip"], "the gzip data decompresses to more than 1,000 bytes, the limit"),
-])
+@pytest.mark.parametrize(
+    "pack, message",
+    [
+        (bytes, "the text is more than 1,000 bytes, the limit"),
+        (PACKERS["gzip"], "the gzip data decompresses to more than 1,000 bytes, the limit"),
+    ],
+)
 def test_text_past_its_limit(pack, message):
     with pytest.raises(InputError) as err:
         load_trace(pack(EXAMPLE), limits=Limits(len(EXAMPLE), 1000))
@@ -134,12 +139,16 @@ def test_the_limits_in_one_sentence():
     assert UPLOADS.describe() == (
         "Up to 200 MiB as given (a compressed file counts compressed), 2 GiB of text once decompressed, "
         "10,000,000 requests and 200,000,000 block ids; a gzip file that expands more than 100×, or a zstd "
-        "file more than 400×, is refused as a decompression bomb.")
-    assert FILES.describe().startswith("Up to 64 GiB as given (a compressed file counts compressed), 64 GiB of "
-                                       "text once decompressed, 100,000,000 requests and 1,000,000,000 block ids;")
+        "file more than 400×, is refused as a decompression bomb."
+    )
+    assert FILES.describe().startswith(
+        "Up to 64 GiB as given (a compressed file counts compressed), 64 GiB of "
+        "text once decompressed, 100,000,000 requests and 1,000,000,000 block ids;"
+    )
 
 
 # ---------------------------------------------------------------- truncation and multi-member files
+
 
 def test_a_zstd_file_whose_second_frame_is_cut_short_is_refused():
     data = EXAMPLE
@@ -147,7 +156,7 @@ def test_a_zstd_file_whose_second_frame_is_cut_short_is_refused():
     first, second = (zstandard.ZstdCompressor().compress(part) for part in (data[:cut], data[cut:]))
     assert load_trace(first + second).n_requests == 2000
     with pytest.raises(InputError) as err:
-        load_trace(first + second[:len(second) // 2])
+        load_trace(first + second[: len(second) // 2])
     assert _one_line(err) == "the zstd file is truncated"
 
 
@@ -174,8 +183,12 @@ def _members(parts: list[bytes], pack) -> tuple[bytes, int]:
 
 
 @settings(max_examples=40, deadline=None)
-@given(parts=st.lists(st.binary(min_size=1, max_size=3000), min_size=1, max_size=4),
-       chunk=st.integers(1, 400), read=st.integers(1, 64), data=st.data())
+@given(
+    parts=st.lists(st.binary(min_size=1, max_size=3000), min_size=1, max_size=4),
+    chunk=st.integers(1, 400),
+    read=st.integers(1, 64),
+    data=st.data(),
+)
 def test_members_and_frames_read_exactly_and_any_cut_inside_the_last_is_truncation(parts, chunk, read, data):
     """Whatever the chunk and read sizes (zlib's output limit, the bytes read at a time)."""
     for name, pack in (("gzip", lambda b: gzip.compress(b, mtime=0)), ("zstd", zstandard.ZstdCompressor().compress)):
@@ -197,6 +210,7 @@ def test_a_truncated_gzip_is_still_refused():
 
 # ---------------------------------------------------------------- requests and ids, before they are kept
 
+
 def test_requests_past_the_limit_are_refused_naming_the_command_line():
     with pytest.raises(InputError) as err:
         load_trace(fx.jsonl(fx.MOONCAKE), limits=Limits(MIB, MIB, requests=2))
@@ -206,8 +220,9 @@ def test_requests_past_the_limit_are_refused_naming_the_command_line():
 def test_block_ids_past_the_limit_are_refused():
     with pytest.raises(InputError) as err:
         load_trace(fx.jsonl(fx.MOONCAKE), limits=Limits(MIB, MIB, block_ids=6))
-    assert _one_line(err) == ("line 3: more than 6 block ids (the command line reads up to 1,000,000,000); "
-                              "cut the trace")
+    assert _one_line(err) == (
+        "line 3: more than 6 block ids (the command line reads up to 1,000,000,000); cut the trace"
+    )
     assert load_trace(fx.jsonl(fx.MOONCAKE), limits=Limits(MIB, MIB, block_ids=7)).blocks.size == 7
 
 
@@ -218,13 +233,16 @@ def test_running_out_of_memory_is_one_line(monkeypatch):
     monkeypatch.setattr(ingest, "_concat", no_memory)
     with pytest.raises(InputError) as err:
         load_trace(fx.jsonl(fx.MOONCAKE))
-    assert _one_line(err) == ("not enough free memory to load this trace (3 requests and 7 block ids read); "
-                              "cut the trace")
+    assert _one_line(err) == (
+        "not enough free memory to load this trace (3 requests and 7 block ids read); cut the trace"
+    )
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 9), st.lists(st.integers(0, 99), max_size=5)), min_size=2, max_size=30),
-       st.integers(1, 8))
+@given(
+    st.lists(st.tuples(st.integers(0, 9), st.lists(st.integers(0, 99), max_size=5)), min_size=2, max_size=30),
+    st.integers(1, 8),
+)
 def test_sorting_by_arrival_moves_each_request_s_ids_a_slice_at_a_time(requests, slice_ids):
     times = np.array([t for t, _ in requests])
     counts = np.array([len(ids) for _, ids in requests])
@@ -239,13 +257,15 @@ def test_sorting_by_arrival_moves_each_request_s_ids_a_slice_at_a_time(requests,
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=4), min_size=1, max_size=8),
-       st.sampled_from([" ", "  "]))
+@given(
+    st.lists(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=4), min_size=1, max_size=8),
+    st.sampled_from([" ", "  "]),
+)
 def test_csv_ids_read_exactly_whatever_the_spacing_and_empty_rows(rows, gap):
     lines = [f"{k},{512 * len(ids) or 1},1,{gap.join(map(str, ids))}" for k, ids in enumerate(rows)]
     options = ReadOptions(block_size=512, rechain=False)
     text = ("timestamp,input_length,output_length,hash_ids\n" + "\n".join(lines) + "\n").encode()
-    if any(len(ids) == 0 for ids in rows):           # an empty list needs input_length 0: not a request
+    if any(len(ids) == 0 for ids in rows):  # an empty list needs input_length 0: not a request
         with pytest.raises(InputError, match="input_length"):
             load_trace(text, options=options)
         return
@@ -259,15 +279,25 @@ def test_csv_ids_read_exactly_whatever_the_spacing_and_empty_rows(rows, gap):
 # ---------------------------------------------------------------- huge numbers in plain words
 
 HUGE = [
-    (b'{"timestamp": 0, "input_length": 10, "output_length": 1}\n'
-     b'{"timestamp": 1e308, "input_length": 10, "output_length": 1}\n', None,
-     "line 2, field 'timestamp': 1e+308 milliseconds is out of range for a time (at most 1e+18 milliseconds, "
-     "32 million years)"),
-    (b'{"timestamp": 1e308, "input_length": 10, "output_length": 1}\n', TimeUnit.S,
-     "line 1, field 'timestamp': 1e+308 seconds is out of range for a time (at most 1e+15 seconds, 32 million years)"),
-    (b"arrival_time,num_prefill_tokens,num_decode_tokens\n0,1,1\n2e15,1,1\n", None,
-     "line 3, field 'arrival_time': 2e+15 seconds is out of range for a time (at most 1e+15 seconds, "
-     "32 million years)"),
+    (
+        b'{"timestamp": 0, "input_length": 10, "output_length": 1}\n'
+        b'{"timestamp": 1e308, "input_length": 10, "output_length": 1}\n',
+        None,
+        "line 2, field 'timestamp': 1e+308 milliseconds is out of range for a time (at most 1e+18 milliseconds, "
+        "32 million years)",
+    ),
+    (
+        b'{"timestamp": 1e308, "input_length": 10, "output_length": 1}\n',
+        TimeUnit.S,
+        "line 1, field 'timestamp': 1e+308 seconds is out of range for a time (at most 1e+15 seconds, "
+        "32 million years)",
+    ),
+    (
+        b"arrival_time,num_prefill_tokens,num_decode_tokens\n0,1,1\n2e15,1,1\n",
+        None,
+        "line 3, field 'arrival_time': 2e+15 seconds is out of range for a time (at most 1e+15 seconds, "
+        "32 million years)",
+    ),
 ]
 
 

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from kvviz.traces.figures import (
-    POPULARITY_POINTS, fig_arrivals, fig_popularity, fig_reuse_distances, histogram_outline, length_band,
+    POPULARITY_POINTS,
+    fig_arrivals,
+    fig_popularity,
+    fig_reuse_distances,
+    histogram_outline,
+    length_band,
 )
 from kvviz.traces.workload import WorkloadConfig, generate
 
@@ -15,9 +20,9 @@ def test_length_band_is_the_percentiles_of_each_bin_and_nan_where_none_arrived()
     t = np.array([0.0, 1.0, 2.0, 25.0, 30.0])
     lengths = np.array([10, 20, 30, 100, 300])
     band = length_band(t, lengths, np.array([0.0, 10.0, 20.0, 30.0]))
-    assert band[0] == pytest.approx([12.0, 20.0, 28.0])          # numpy's linear percentiles of 10, 20, 30
-    assert np.isnan(band[1]).all()                                # nobody arrived in [10, 20)
-    assert band[2] == pytest.approx([120.0, 200.0, 280.0])        # 25 s and 30 s: the last bin is closed
+    assert band[0] == pytest.approx([12.0, 20.0, 28.0])  # numpy's linear percentiles of 10, 20, 30
+    assert np.isnan(band[1]).all()  # nobody arrived in [10, 20)
+    assert band[2] == pytest.approx([120.0, 200.0, 280.0])  # 25 s and 30 s: the last bin is closed
 
 
 def test_histogram_outline_is_one_step_line_over_the_bins():
@@ -34,13 +39,17 @@ def trace():
 def test_trace_figures_draw_lines_from_a_few_hundred_points(trace):
     from kvviz.traces.reuse import stack_distances
     from kvviz.traces.stats import block_counts
-    figs = [fig_arrivals(trace), fig_popularity(block_counts(trace.blocks)),
-            fig_reuse_distances(stack_distances(trace.blocks))]
+
+    figs = [
+        fig_arrivals(trace),
+        fig_popularity(block_counts(trace.blocks)),
+        fig_reuse_distances(stack_distances(trace.blocks)),
+    ]
     for fig in figs:
         for tr in fig.data:
             assert tr.type == "scatter" and tr.mode == "lines", (fig.layout.title.text, tr.type, tr.mode)
             assert len(tr.x) <= 2 * POPULARITY_POINTS
-    assert trace.n_requests > 1000                                  # so a marker per request would be > 1,000
+    assert trace.n_requests > 1000  # so a marker per request would be > 1,000
 
 
 def test_arrival_bins_hold_every_request_and_the_median_line_reads_the_lengths(trace):
@@ -55,6 +64,7 @@ def test_arrival_bins_hold_every_request_and_the_median_line_reads_the_lengths(t
 
 def test_popularity_keeps_the_top_and_the_last_rank(trace):
     from kvviz.traces.stats import block_counts
+
     counts = block_counts(trace.blocks)
     line = fig_popularity(counts).data[0]
     assert line.x[0] == 1 and line.y[0] == counts.max()

@@ -34,8 +34,8 @@ def test_qwen_ids_are_rechained_by_default_and_the_lost_hits_reported():
     trace = load_trace(fx.jsonl(fx.QWEN))
     hits = len(trace.blocks) - len(np.unique(trace.blocks))
     assert hits == fx.QWEN_HITS_AFTER
-    assert trace.hash_ids(0).tolist() == trace.hash_ids(1).tolist()[:3]          # a real shared prefix
-    assert trace.hash_ids(2)[1] not in trace.hash_ids(0)                          # id 2 after block 7: no prefix
+    assert trace.hash_ids(0).tolist() == trace.hash_ids(1).tolist()[:3]  # a real shared prefix
+    assert trace.hash_ids(2)[1] not in trace.hash_ids(0)  # id 2 after block 7: no prefix
     note = next(n for n in trace.how_read if "re-chained" in n)
     lost = fx.QWEN_HITS_BEFORE - fx.QWEN_HITS_AFTER
     assert f"{lost:,} of {fx.QWEN_HITS_BEFORE:,} infinite-cache hits" in note
@@ -68,8 +68,10 @@ def test_azure_2024_date_times():
 
 
 def test_csv_column_map_with_a_chosen_unit():
-    opts = ReadOptions(columns=(("arrival", "t_us"), ("input", "prompt"), ("output", "completion"),
-                                ("hash_ids", "blocks")), time_unit=TimeUnit.US)
+    opts = ReadOptions(
+        columns=(("arrival", "t_us"), ("input", "prompt"), ("output", "completion"), ("hash_ids", "blocks")),
+        time_unit=TimeUnit.US,
+    )
     trace = load_trace(fx.MAPPED_CSV, options=opts)
     assert trace.requests["timestamp"].tolist() == [1, 11]
     assert trace.blocks.tolist() == [1, 2, 1]
@@ -84,7 +86,7 @@ def test_column_map_naming_a_missing_column():
 @pytest.mark.parametrize("pack", [fx.gz, fx.zst])
 def test_compressed_files_are_detected_by_their_bytes(pack, tmp_path):
     data = fx.jsonl(fx.QWEN)
-    path = tmp_path / "trace.txt"          # the name says nothing
+    path = tmp_path / "trace.txt"  # the name says nothing
     path.write_bytes(pack(data))
     assert load_trace(path).requests.equals(load_trace(data).requests)
     assert load_trace(pack(data)).requests.equals(load_trace(data).requests)
@@ -114,6 +116,7 @@ def test_zip_is_named():
 
 # ---------------------------------------------------------------- time units
 
+
 def test_seconds_read_as_ms_cannot_pass_silently():
     data = b"".join(b'{"timestamp": %.3f, "input_length": 10, "output_length": 1}\n' % (i * 0.25) for i in range(5))
     trace = load_trace(data, options=ReadOptions(format=Format.MOONCAKE))
@@ -130,7 +133,9 @@ def test_integer_seconds_read_as_ms_warn_by_their_rate():
 
 def test_epoch_ms_timestamps_load_rebased():
     base = 1_717_000_000_000
-    data = b"".join(b'{"timestamp": %d, "input_length": 10, "output_length": 1}\n' % (base + 1000 * i) for i in range(3))
+    data = b"".join(
+        b'{"timestamp": %d, "input_length": 10, "output_length": 1}\n' % (base + 1000 * i) for i in range(3)
+    )
     trace = load_trace(data)
     assert trace.requests["timestamp"].tolist() == [0, 1000, 2000]
     assert any("rebased" in n for n in trace.how_read)
@@ -144,12 +149,14 @@ def test_epoch_seconds_read_as_ms_are_flagged():
 
 # ---------------------------------------------------------------- bad rows
 
-BAD_ROWS = (b'{"timestamp": 0, "input_length": 10, "output_length": 1}\n'
-            b'{"timestamp": "x", "input_length": 10, "output_length": 1}\n'
-            b'{"timestamp": 2, "input_length": -1, "output_length": 1}\n'
-            b'not json\n'
-            b'{"timestamp": 4, "input_length": 10, "output_length": 1}\n'
-            b'{"timestamp": 5, "input_length": 0, "output_length": 1}\n')
+BAD_ROWS = (
+    b'{"timestamp": 0, "input_length": 10, "output_length": 1}\n'
+    b'{"timestamp": "x", "input_length": 10, "output_length": 1}\n'
+    b'{"timestamp": 2, "input_length": -1, "output_length": 1}\n'
+    b"not json\n"
+    b'{"timestamp": 4, "input_length": 10, "output_length": 1}\n'
+    b'{"timestamp": 5, "input_length": 0, "output_length": 1}\n'
+)
 
 
 def test_strict_by_default():
@@ -181,11 +188,19 @@ def test_all_rows_bad():
 
 # ---------------------------------------------------------------- the fast path agrees with the slow one
 
+
 def test_large_files_take_the_fast_path_and_agree(monkeypatch):
     from kvviz.traces import formats
 
-    rows = [{"timestamp": i, "input_length": 1 + i % 2000, "output_length": i % 7,
-             "hash_ids": list(range(-(-(1 + i % 2000) // 512)))} for i in range(5000)]
+    rows = [
+        {
+            "timestamp": i,
+            "input_length": 1 + i % 2000,
+            "output_length": i % 7,
+            "hash_ids": list(range(-(-(1 + i % 2000) // 512))),
+        }
+        for i in range(5000)
+    ]
     data = fx.jsonl(rows)
     fast = load_trace(data)
     monkeypatch.setattr(formats, "jsonl_fast", lambda *a: None)
@@ -194,8 +209,10 @@ def test_large_files_take_the_fast_path_and_agree(monkeypatch):
 
 
 def test_ids_beyond_32_bits_are_renumbered_densely():
-    data = (b'{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [9000000000000, -5]}\n'
-            b'{"timestamp": 1, "input_length": 10, "output_length": 1, "hash_ids": [9000000000000]}\n')
+    data = (
+        b'{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [9000000000000, -5]}\n'
+        b'{"timestamp": 1, "input_length": 10, "output_length": 1, "hash_ids": [9000000000000]}\n'
+    )
     trace = load_trace(data)
     assert trace.blocks.dtype == np.int32 and trace.blocks.tolist() == [0, 1, 0]
     assert any("renumbered" in n for n in trace.how_read)
@@ -203,16 +220,25 @@ def test_ids_beyond_32_bits_are_renumbered_densely():
 
 # ---------------------------------------------------------------- the command line
 
-@pytest.mark.parametrize("name, data, extra, requests, words", [
-    ("mooncake.jsonl", fx.jsonl(fx.MOONCAKE), [], 3, "Mooncake"),
-    ("qwen.jsonl.zst", fx.zst(fx.jsonl(fx.QWEN)), [], 4, "re-chained"),
-    ("qwen-raw.jsonl", fx.jsonl(fx.QWEN), ["--no-rechain"], 4, "NOT chained"),
-    ("burst.csv.gz", fx.gz(fx.BURSTGPT_CSV), [], 3, "Request tokens"),
-    ("azure.csv", fx.AZURE_2024_CSV, [], 3, "date-times"),
-    ("mapped.csv", fx.MAPPED_CSV, ["--columns", "arrival=t_us,input=prompt,output=completion,hash_ids=blocks",
-                                   "--time-unit", "us"], 2, "t_us"),
-    ("bad.jsonl", fx.jsonl(fx.MOONCAKE) + b"oops\n", ["--skip-bad-rows"], 3, "skipped 1 bad row"),
-])
+
+@pytest.mark.parametrize(
+    "name, data, extra, requests, words",
+    [
+        ("mooncake.jsonl", fx.jsonl(fx.MOONCAKE), [], 3, "Mooncake"),
+        ("qwen.jsonl.zst", fx.zst(fx.jsonl(fx.QWEN)), [], 4, "re-chained"),
+        ("qwen-raw.jsonl", fx.jsonl(fx.QWEN), ["--no-rechain"], 4, "NOT chained"),
+        ("burst.csv.gz", fx.gz(fx.BURSTGPT_CSV), [], 3, "Request tokens"),
+        ("azure.csv", fx.AZURE_2024_CSV, [], 3, "date-times"),
+        (
+            "mapped.csv",
+            fx.MAPPED_CSV,
+            ["--columns", "arrival=t_us,input=prompt,output=completion,hash_ids=blocks", "--time-unit", "us"],
+            2,
+            "t_us",
+        ),
+        ("bad.jsonl", fx.jsonl(fx.MOONCAKE) + b"oops\n", ["--skip-bad-rows"], 3, "skipped 1 bad row"),
+    ],
+)
 def test_every_format_through_the_cli(tmp_path, capsys, name, data, extra, requests, words):
     import json as _json
 

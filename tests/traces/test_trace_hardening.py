@@ -24,13 +24,23 @@ def _error(data: bytes) -> InputError:
 
 
 def test_deeply_nested_json_line():
-    deep = b'{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": ' + b"[" * 10_000 + b"]" * 10_000 + b"}\n"
+    deep = (
+        b'{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": '
+        + b"[" * 10_000
+        + b"]" * 10_000
+        + b"}\n"
+    )
     err = _error(OK + deep)
     assert err.line == 2
 
 
 def test_deep_nesting_in_an_unused_field_is_bounded_too():
-    deep = b'{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [1], "x": ' + b"[" * 10_000 + b"]" * 10_000 + b"}\n"
+    deep = (
+        b'{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [1], "x": '
+        + b"[" * 10_000
+        + b"]" * 10_000
+        + b"}\n"
+    )
     assert _error(OK + deep).line == 2
 
 
@@ -59,15 +69,25 @@ def test_csv_date_times_spanning_centuries_hit_the_ten_year_check():
 
 
 def test_numeric_spans_use_the_same_check():
-    err = _error(b'{"timestamp": 0, "input_length": 10, "output_length": 1}\n'
-                 b'{"timestamp": 400000000000, "input_length": 10, "output_length": 1}\n')
+    err = _error(
+        b'{"timestamp": 0, "input_length": 10, "output_length": 1}\n'
+        b'{"timestamp": 400000000000, "input_length": 10, "output_length": 1}\n'
+    )
     assert (err.line, err.field) == (2, "timestamp") and "ten years" in str(err)
 
 
-@pytest.mark.parametrize("value, column", [
-    ("now", "TIMESTAMP"), ("today", "TIMESTAMP"), ("1_000", "ContextTokens"), ("\u0661\u0662\u0663", "ContextTokens"),
-    ("nan", "GeneratedTokens"), ("inf", "GeneratedTokens"), ("1e400", "GeneratedTokens"),
-])
+@pytest.mark.parametrize(
+    "value, column",
+    [
+        ("now", "TIMESTAMP"),
+        ("today", "TIMESTAMP"),
+        ("1_000", "ContextTokens"),
+        ("\u0661\u0662\u0663", "ContextTokens"),
+        ("nan", "GeneratedTokens"),
+        ("inf", "GeneratedTokens"),
+        ("1e400", "GeneratedTokens"),
+    ],
+)
 def test_lenient_csv_values_are_refused(value, column):
     row = {"TIMESTAMP": "2023-11-16 18:15:47", "ContextTokens": "396", "GeneratedTokens": "9"}
     row[column] = value

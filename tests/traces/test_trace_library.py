@@ -35,8 +35,13 @@ def lib(tmp_path, monkeypatch):
 def tiny(k: int, accesses: int = 40):
     """A small trace of its own content (``k`` makes the ids differ), ``accesses`` block ids long."""
     per = accesses // 4
-    return from_records([0, 10, 20, 30], [per * 512] * 4, [1] * 4,
-                        [list(range(k * 1000 + i * per, k * 1000 + (i + 1) * per)) for i in range(4)], name=f"t{k}")
+    return from_records(
+        [0, 10, 20, 30],
+        [per * 512] * 4,
+        [1] * 4,
+        [list(range(k * 1000 + i * per, k * 1000 + (i + 1) * per)) for i in range(4)],
+        name=f"t{k}",
+    )
 
 
 def cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -112,8 +117,16 @@ def test_concurrent_imports_in_processes(lib, tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_bytes(EXAMPLE.read_bytes())
     env = {"KVVIZ_TRACES": str(lib), "PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1"}
-    procs = [subprocess.Popen([sys.executable, "-m", "kvviz", "import", str(path)], cwd=ROOT, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "kvviz", "import", str(path)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(3)
+    ]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], outs
     ids = {json.loads(out)["id"] for out, _ in outs}
@@ -147,11 +160,13 @@ def test_an_import_over_the_cap_evicts_web_entries_oldest_first_and_reports_them
     with caplog.at_level(logging.WARNING, logger="kvviz.library"):
         stored = library.store(tiny(4))
     assert [e.id for e in stored.evicted] == [web[0].id]
-    assert stored.notes == (f"evicted {web[0].id} ('t1', {library._size(web[0].bytes)}, kept from the web) to stay "
-                            "under the library's cap",)
+    assert stored.notes == (
+        f"evicted {web[0].id} ('t1', {library._size(web[0].bytes)}, kept from the web) to stay under the library's cap",
+    )
     assert {e.id for e in library.entries()} == {web[1].id, web[2].id, stored.entry.id}
-    warned = [r.getMessage().split()[:2] for r in caplog.records
-              if r.name == "kvviz.library" and r.levelno >= logging.WARNING]
+    warned = [
+        r.getMessage().split()[:2] for r in caplog.records if r.name == "kvviz.library" and r.levelno >= logging.WARNING
+    ]
     assert warned == [["evicted", web[0].id]]
     events = [json.loads(line) for line in (lib / library.EVENTS).read_text().splitlines()]
     assert [(e["event"], e["id"]) for e in events][-1:] == [("evicted", web[0].id)]
@@ -175,7 +190,7 @@ def test_pinned_entries_survive_any_number_of_web_keeps(monkeypatch):
 
 def test_web_keeps_have_a_size_limit_and_a_share_of_the_cap(monkeypatch):
     size = _cap_at(monkeypatch, 10)
-    monkeypatch.setenv(library.WEB_SHARE_ENV, "0.25")     # 2.5 entries
+    monkeypatch.setenv(library.WEB_SHARE_ENV, "0.25")  # 2.5 entries
     library.store(tiny(1), origin=library.WEB)
     library.store(tiny(2), origin=library.WEB)
     with pytest.raises(InputError, match="over their share of the library"):
@@ -201,7 +216,8 @@ def test_an_import_pins_a_trace_kept_from_the_web():
     web = library.store(tiny(1), origin=library.WEB).entry
     stored = library.store(tiny(1))
     assert stored.entry.pinned and stored.notes == (
-        f"already in the library as {web.id} (kept from the web); now pinned, so never evicted",)
+        f"already in the library as {web.id} (kept from the web); now pinned, so never evicted",
+    )
 
 
 def test_remove_says_what_it_removed_and_fails_when_nothing_was(capsys):
@@ -212,12 +228,15 @@ def test_remove_says_what_it_removed_and_fails_when_nothing_was(capsys):
     assert err == f"kvviz import: field '--remove': no trace '{entry.id}' in the library; nothing was removed\n"
 
 
-@pytest.mark.parametrize("argv, refused", [
-    (["--list", "t.jsonl"], "--list takes no trace file"),
-    (["--list", "--name", "x"], "--list takes no --name"),
-    (["--remove", "0123456789abcdef", "--block-size", "16"], "--remove takes no reading options"),
-    (["--remove", "nope"], "'nope' is not a library id"),
-])
+@pytest.mark.parametrize(
+    "argv, refused",
+    [
+        (["--list", "t.jsonl"], "--list takes no trace file"),
+        (["--list", "--name", "x"], "--list takes no --name"),
+        (["--remove", "0123456789abcdef", "--block-size", "16"], "--remove takes no reading options"),
+        (["--remove", "nope"], "'nope' is not a library id"),
+    ],
+)
 def test_options_that_do_not_apply_are_refused(capsys, argv, refused):
     code, out, err = cli(capsys, "import", *argv)
     assert code == 2 and out == "" and refused in err and err.count("\n") == 1
@@ -225,8 +244,9 @@ def test_options_that_do_not_apply_are_refused(capsys, argv, refused):
 
 @pytest.mark.parametrize("variable", [library.CAP_ENV, library.WEB_MAX_ENV, library.WEB_SHARE_ENV])
 @pytest.mark.parametrize("value", ["inf", "1e400", "nan", "-1", "abc", "0x10"])
-def test_bad_settings_are_refused_by_name_before_anything_is_stored(capsys, monkeypatch, lib, tmp_path, variable,
-                                                                     value):
+def test_bad_settings_are_refused_by_name_before_anything_is_stored(
+    capsys, monkeypatch, lib, tmp_path, variable, value
+):
     monkeypatch.setenv(variable, value)
     path = tmp_path / "t.jsonl"
     path.write_bytes(fx.jsonl(fx.MOONCAKE))
@@ -249,12 +269,14 @@ def test_a_zero_cap_is_refused_and_a_zero_web_share_turns_keeping_off(monkeypatc
 def test_a_read_only_library_says_so_in_one_line_without_its_folder(monkeypatch, lib):
     library.store(tiny(1))
     refuse_writes(monkeypatch)
-    for origin, advice in ((library.CLI, f"set {library.ROOT_ENV} to a folder you can write"),
-                           (library.WEB, "traces cannot be kept on this server")):
+    for origin, advice in (
+        (library.CLI, f"set {library.ROOT_ENV} to a folder you can write"),
+        (library.WEB, "traces cannot be kept on this server"),
+    ):
         with pytest.raises(InputError) as caught:
             library.store(tiny(2), origin=origin)
         assert str(caught.value) == f"the trace library is read-only here; {advice}"
-    assert [e.name for e in library.entries()] == ["t1"]      # reading needs no lock
+    assert [e.name for e in library.entries()] == ["t1"]  # reading needs no lock
 
 
 def test_commands_accept_a_library_id(capsys):
@@ -272,6 +294,7 @@ def test_commands_accept_a_library_id(capsys):
 def test_reading_options_with_an_id_are_refused():
     entry = library.store(load_trace(fx.jsonl(fx.MOONCAKE))).entry
     from kvviz.traces import ReadOptions, TimeUnit
+
     with pytest.raises(InputError, match="apply to files"):
         resolve(entry.id, ReadOptions(time_unit=TimeUnit.S))
 
@@ -300,8 +323,12 @@ def test_four_concurrent_imports_under_a_tiny_cap_never_lose_or_invent_an_entry(
     monkeypatch.setenv(library.WEB_SHARE_ENV, "1")
     pinned = {library.store(tiny(k)).entry.id for k in (1, 2)}
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-    workers = [subprocess.Popen([sys.executable, "-c", WORKER], cwd=ROOT, env=env, text=True,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE) for _ in range(4)]
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER], cwd=ROOT, env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        for _ in range(4)
+    ]
     try:
         for round_ in range(20):
             web = {library.store(tiny(1000 + 10 * round_ + k), origin=library.WEB).entry.id for k in range(3)}

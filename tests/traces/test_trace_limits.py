@@ -25,6 +25,12 @@ def test_upload_limit_is_the_same_in_config_readme_docs_and_code():
 
 def test_the_limits_table_states_the_code_s_numbers():
     text = (ROOT / "docs" / "traces.md").read_text()
-    for stated in (f"{UPLOADS.requests:,}", f"{UPLOADS.block_ids:,}", f"{UPLOADS.text_bytes // 2**30} GiB",
-                   f"{MAX_RATIO['gzip']}×", f"{MAX_RATIO['zstd']}×", f"{RATIO_ALLOWANCE // MIB} MiB"):
+    for stated in (
+        f"{UPLOADS.requests:,}",
+        f"{UPLOADS.block_ids:,}",
+        f"{UPLOADS.text_bytes // 2**30} GiB",
+        f"{MAX_RATIO['gzip']}×",
+        f"{MAX_RATIO['zstd']}×",
+        f"{RATIO_ALLOWANCE // MIB} MiB",
+    ):
         assert stated in text, stated

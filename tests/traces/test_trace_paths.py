@@ -13,14 +13,28 @@ from kvviz.common.errors import InputError
 from kvviz.traces import ReadOptions, formats, ingest, load_trace
 from tests import fixtures as fx
 
-values = st.one_of(st.integers(-3, 3000), st.floats(allow_nan=True, allow_infinity=True), st.booleans(),
-                   st.none(), st.text(max_size=3), st.integers(2**62, 2**70))
+values = st.one_of(
+    st.integers(-3, 3000),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=3),
+    st.integers(2**62, 2**70),
+)
 records = st.fixed_dictionaries(
-    {"timestamp": st.one_of(st.integers(0, 10**6), values), "input_length": st.one_of(st.integers(1, 2000), values),
-     "output_length": st.one_of(st.integers(0, 50), values)},
-    optional={"hash_ids": st.lists(st.one_of(st.integers(0, 9), values), max_size=5),
-              "chat_id": values, "turn": st.integers(0, 5), "type": st.one_of(st.text(max_size=4), values),
-              "x": st.recursive(st.integers(), lambda c: st.lists(c, max_size=2), max_leaves=4)})
+    {
+        "timestamp": st.one_of(st.integers(0, 10**6), values),
+        "input_length": st.one_of(st.integers(1, 2000), values),
+        "output_length": st.one_of(st.integers(0, 50), values),
+    },
+    optional={
+        "hash_ids": st.lists(st.one_of(st.integers(0, 9), values), max_size=5),
+        "chat_id": values,
+        "turn": st.integers(0, 5),
+        "type": st.one_of(st.text(max_size=4), values),
+        "x": st.recursive(st.integers(), lambda c: st.lists(c, max_size=2), max_leaves=4),
+    },
+)
 
 
 def _outcome(data: bytes, fast: bool, skip: bool):

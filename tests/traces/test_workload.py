@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from kvviz.common.errors import InputError
-from kvviz.traces.stats import trace_stats
 from kvviz.traces import blocks_needed, load_trace
+from kvviz.traces.stats import trace_stats
 from kvviz.traces.workload import WorkloadConfig, generate
 
 
@@ -35,9 +35,9 @@ def test_ids_follow_the_mooncake_rules():
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_default_mix_resembles_the_lecture_notes_load(seed):
     s = trace_stats(generate(WorkloadConfig(seed=seed)))
-    assert 0.42 <= s.infinite_cache_hit_fraction <= 0.62   # notes: ~52%
-    assert 0.78 <= s.never_reused_block_fraction <= 0.90   # notes: ~84%
-    assert s.top1pct_hit_share > 0.5                       # notes: more than half of hits
+    assert 0.42 <= s.infinite_cache_hit_fraction <= 0.62  # notes: ~52%
+    assert 0.78 <= s.never_reused_block_fraction <= 0.90  # notes: ~84%
+    assert s.top1pct_hit_share > 0.5  # notes: more than half of hits
 
 
 def test_one_shot_only_has_no_reuse_and_chat_only_has_reuse():
@@ -47,11 +47,17 @@ def test_one_shot_only_has_no_reuse_and_chat_only_has_reuse():
     assert chat.infinite_cache_hit_fraction > 0.3
 
 
-@pytest.mark.parametrize("knobs, field", [
-    (dict(requests=0), "requests"), (dict(rate=0), "rate"),
-    (dict(share_doc_qa=0, share_chat=0, share_oneshot=0), "shares"), (dict(documents=0), "documents"),
-    (dict(doc_tokens=0), "doc_tokens"), (dict(chat_turns=0.5), "chat_turns"),
-])
+@pytest.mark.parametrize(
+    "knobs, field",
+    [
+        (dict(requests=0), "requests"),
+        (dict(rate=0), "rate"),
+        (dict(share_doc_qa=0, share_chat=0, share_oneshot=0), "shares"),
+        (dict(documents=0), "documents"),
+        (dict(doc_tokens=0), "doc_tokens"),
+        (dict(chat_turns=0.5), "chat_turns"),
+    ],
+)
 def test_bad_knobs_are_input_errors(knobs, field):
     with pytest.raises(InputError) as err:
         generate(WorkloadConfig(**knobs))

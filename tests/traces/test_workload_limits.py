@@ -23,7 +23,7 @@ def test_every_knob_has_a_range():
 @pytest.mark.parametrize("name", sorted(LIMITS))
 def test_both_ends_of_each_range_are_accepted(name):
     lo, hi = LIMITS[name]
-    small = WorkloadConfig(requests=100)   # so that no end alone asks for too many block ids
+    small = WorkloadConfig(requests=100)  # so that no end alone asks for too many block ids
     for value in (lo, hi):
         replace(small, **{name: type(getattr(small, name))(value)}).validate()
 
@@ -47,12 +47,15 @@ def test_non_finite_floats_are_refused(name, value):
     assert err.value.field == name
 
 
-@pytest.mark.parametrize("knobs", [
-    dict(requests=2000),
-    dict(requests=2000, share_doc_qa=1, share_chat=0, share_oneshot=0, block_size=64),
-    dict(requests=2000, share_doc_qa=0, share_chat=1, share_oneshot=0, chat_turns=8),
-    dict(requests=2000, share_doc_qa=0, share_chat=0, share_oneshot=1, oneshot_tokens=30_000),
-])
+@pytest.mark.parametrize(
+    "knobs",
+    [
+        dict(requests=2000),
+        dict(requests=2000, share_doc_qa=1, share_chat=0, share_oneshot=0, block_size=64),
+        dict(requests=2000, share_doc_qa=0, share_chat=1, share_oneshot=0, chat_turns=8),
+        dict(requests=2000, share_doc_qa=0, share_chat=0, share_oneshot=1, oneshot_tokens=30_000),
+    ],
+)
 def test_the_estimate_of_block_ids_is_close_to_what_is_drawn(knobs):
     config = WorkloadConfig(**knobs)
     drawn = len(generate(config).blocks)
@@ -71,14 +74,17 @@ def test_too_many_block_ids_are_refused_before_anything_is_drawn(monkeypatch):
     assert err.value.field == "requests"
 
 
-@pytest.mark.parametrize(("flag", "value", "message"), [
-    ("--documents", "1000000000000", "argument --documents: must be in 1..100,000"),
-    ("--rate", "inf", "argument --rate: must be a finite number in [0.001, 10000]"),
-    ("--rate", "0", "argument --rate: must be in [0.001, 10000]"),
-    ("--seed", "-1", "argument --seed: must be in 0..4,294,967,295"),
-    ("--chat-turns", "nan", "argument --chat-turns: must be a finite number in [1, 100]"),
-    ("--block-size", "1.5", "argument --block-size: expected a whole number"),
-])
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--documents", "1000000000000", "argument --documents: must be in 1..100,000"),
+        ("--rate", "inf", "argument --rate: must be a finite number in [0.001, 10000]"),
+        ("--rate", "0", "argument --rate: must be in [0.001, 10000]"),
+        ("--seed", "-1", "argument --seed: must be in 0..4,294,967,295"),
+        ("--chat-turns", "nan", "argument --chat-turns: must be a finite number in [1, 100]"),
+        ("--block-size", "1.5", "argument --block-size: expected a whole number"),
+    ],
+)
 def test_generate_flags_use_the_same_ranges(capsys, flag, value, message):
     assert main(["generate", flag, value]) == 2
     err = capsys.readouterr().err

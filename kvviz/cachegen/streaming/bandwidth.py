@@ -77,8 +77,9 @@ def iid_traces(traces: int, chunks: int, seed: int = 0) -> Bandwidth:
     return persistent_traces(traces, chunks, 0.0, seed, name="i.i.d. Uniform(0.1, 10) per chunk")
 
 
-def persistent_traces(traces: int, chunks: int, persistence: float = 0.9, seed: int = 0,
-                      name: str | None = None) -> Bandwidth:
+def persistent_traces(
+    traces: int, chunks: int, persistence: float = 0.9, seed: int = 0, name: str | None = None
+) -> Bandwidth:
     """An AR(1) chain across chunks with lag-1 correlation ``persistence`` (Gaussian copula), with
     the same Uniform(0.1, 10) Gb/s marginal as the artifact's generator: only the persistence
     differs, and ``persistence = 0`` is exactly i.i.d."""
@@ -95,7 +96,7 @@ def persistent_traces(traces: int, chunks: int, persistence: float = 0.9, seed: 
     return Bandwidth("chunk", gbps, name=label)
 
 
-STEP_TRACE = ((0.0, 10.0), (0.3, 1.0), (3.0, 5.0))     # lecture 27 §4.2: 10 -> 1 -> 5 Gb/s
+STEP_TRACE = ((0.0, 10.0), (0.3, 1.0), (3.0, 5.0))  # lecture 27 §4.2: 10 -> 1 -> 5 Gb/s
 
 
 def step_trace() -> Bandwidth:
@@ -105,8 +106,8 @@ def step_trace() -> Bandwidth:
 
 
 MAX_CSV_BYTES, MAX_CSV_ROWS, MAX_LINE_CHARS = 1 << 20, 100_000, 200
-MIN_GBPS, MAX_GBPS = 1e-3, 1e4         # 1 Mb/s to 10 Tb/s: beyond either end a "link" is a typo
-MAX_TIME_S = 86_400.0                  # a trace longer than a day cannot describe one request
+MIN_GBPS, MAX_GBPS = 1e-3, 1e4  # 1 Mb/s to 10 Tb/s: beyond either end a "link" is a typo
+MAX_TIME_S = 86_400.0  # a trace longer than a day cannot describe one request
 _TIME_S = args.bounded_float(0.0, MAX_TIME_S)
 _GBPS = args.bounded_float(MIN_GBPS, MAX_GBPS)
 _ANY_NUMBER = args.bounded_float(-math.inf, math.inf)
@@ -124,11 +125,15 @@ def load_bandwidth_csv(source: str | Path | bytes, name: str = "uploaded trace")
     else:
         path = Path(source)
         require(path.is_file(), f"no such bandwidth file: {path.name}", field="bandwidth")
-        require(path.stat().st_size <= MAX_CSV_BYTES, f"{path.name} is larger than {MAX_CSV_BYTES >> 20} MiB",
-                field="bandwidth")
+        require(
+            path.stat().st_size <= MAX_CSV_BYTES,
+            f"{path.name} is larger than {MAX_CSV_BYTES >> 20} MiB",
+            field="bandwidth",
+        )
         data, name = path.read_bytes(), path.name
-    require(len(data) <= MAX_CSV_BYTES, f"the bandwidth file is larger than {MAX_CSV_BYTES >> 20} MiB",
-            field="bandwidth")
+    require(
+        len(data) <= MAX_CSV_BYTES, f"the bandwidth file is larger than {MAX_CSV_BYTES >> 20} MiB", field="bandwidth"
+    )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -142,8 +147,15 @@ def load_bandwidth_csv(source: str | Path | bytes, name: str = "uploaded trace")
 BANDWIDTH_KINDS = ("persistent", "iid", "step", "upload")
 
 
-def make_bandwidth(kind: str, traces: int, chunks: int, persistence: float = 0.9, seed: int = 0,
-                   csv: str | Path | bytes | None = None, name: str = "uploaded trace") -> Bandwidth:
+def make_bandwidth(
+    kind: str,
+    traces: int,
+    chunks: int,
+    persistence: float = 0.9,
+    seed: int = 0,
+    csv: str | Path | bytes | None = None,
+    name: str = "uploaded trace",
+) -> Bandwidth:
     """The bandwidth source by name: ``persistent``, ``iid``, ``step``, or ``upload`` (``csv``)."""
     if kind == "persistent":
         return persistent_traces(traces, chunks, persistence, seed)
@@ -151,9 +163,11 @@ def make_bandwidth(kind: str, traces: int, chunks: int, persistence: float = 0.9
         return iid_traces(traces, chunks, seed)
     if kind == "step":
         return step_trace()
-    require(kind == "upload" and csv is not None,
-            f"unknown bandwidth source '{quote(kind)}' (one of {', '.join(BANDWIDTH_KINDS)} or a CSV)",
-            field="bandwidth")
+    require(
+        kind == "upload" and csv is not None,
+        f"unknown bandwidth source '{quote(kind)}' (one of {', '.join(BANDWIDTH_KINDS)} or a CSV)",
+        field="bandwidth",
+    )
     return load_bandwidth_csv(csv, name)
 
 
@@ -169,12 +183,11 @@ def _parse_rows(lines: list[str]) -> tuple[list[float], list[float]]:
         if len(cells) != 2:
             raise InputError(f"expected two columns, time_s and gbps; got {len(cells)}", line=line)
         if not times and line == 1 and not _is_number(cells[0]) and not _is_number(cells[1]):
-            continue                                  # a header line
+            continue  # a header line
         t = _number(_TIME_S, cells[0], line, "time_s")
         b = _number(_GBPS, cells[1], line, "gbps")
         if times and t <= times[-1]:
-            raise InputError(f"times must increase: {t:g} s comes after {times[-1]:g} s", line=line,
-                             field="time_s")
+            raise InputError(f"times must increase: {t:g} s comes after {times[-1]:g} s", line=line, field="time_s")
         if len(times) == MAX_CSV_ROWS:
             raise InputError(f"more than {MAX_CSV_ROWS:,} rows", line=line)
         times.append(t)

@@ -32,11 +32,17 @@ class OraclePlan:
         return np.clip(g, 0, self.plan.shape[2] - 1).astype(np.int64)
 
 
-def _durations(setup: StreamSetup, bw: Bandwidth, i: int, start: np.ndarray, options: np.ndarray,
-               bits: np.ndarray, recompute: np.ndarray) -> list:
+def _durations(
+    setup: StreamSetup,
+    bw: Bandwidth,
+    i: int,
+    start: np.ndarray,
+    options: np.ndarray,
+    bits: np.ndarray,
+    recompute: np.ndarray,
+) -> list:
     """How long each option takes for chunk ``i`` begun at ``start`` (``bits``, ``recompute``: the setup's)."""
-    return [bw.finish(i, start, bits[i, c]) - start + (recompute[i] if c == setup.text_index else 0.0)
-            for c in options]
+    return [bw.finish(i, start, bits[i, c]) - start + (recompute[i] if c == setup.text_index else 0.0) for c in options]
 
 
 def oracle_plan(setup: StreamSetup, bw: Bandwidth, horizon: float | None = None) -> OraclePlan:
@@ -48,7 +54,7 @@ def oracle_plan(setup: StreamSetup, bw: Bandwidth, horizon: float | None = None)
     dt = (horizon or setup.slo_s) / ORACLE_GRID
     grid = np.arange(ORACLE_GRID + 1) * dt
     weight = setup.tokens / setup.context_tokens
-    value = np.zeros((k, ORACLE_GRID + 2))           # column 0 = "out of time" (-inf), then the grid
+    value = np.zeros((k, ORACLE_GRID + 2))  # column 0 = "out of time" (-inf), then the grid
     value[:, 0] = -np.inf
     plan = np.zeros((n, k, ORACLE_GRID + 1), np.int8)
     g = np.arange(ORACLE_GRID + 1)

@@ -22,8 +22,8 @@ from kvviz.common import budget
 from kvviz.common.errors import quote, require
 
 # Measured on this 2-core machine (bench/bench_cachegen.py): the oracle's programme dominates.
-ORACLE_CELLS_PER_S = 4.0e7   # (trace x chunk x grid point x option) cells per CPU s (1,000 x 7 x 401 x 4 in 0.22 s)
-CHUNK_STEPS_PER_S = 2.0e6    # (trace x chunk x policy) steps of the other rules per CPU second
+ORACLE_CELLS_PER_S = 4.0e7  # (trace x chunk x grid point x option) cells per CPU s (1,000 x 7 x 401 x 4 in 0.22 s)
+CHUNK_STEPS_PER_S = 2.0e6  # (trace x chunk x policy) steps of the other rules per CPU second
 
 
 def policy_names(setup: StreamSetup) -> tuple[str, ...]:
@@ -54,19 +54,20 @@ def simulate(setup: StreamSetup, bw: Bandwidth, policy: str) -> Run:
     return stream(setup, bw, policy, choose)
 
 
-def _paper_choice(setup: StreamSetup, i: int, t: np.ndarray, est: np.ndarray, bits: np.ndarray,
-                  recompute: float) -> np.ndarray:
+def _paper_choice(
+    setup: StreamSetup, i: int, t: np.ndarray, est: np.ndarray, bits: np.ndarray, recompute: float
+) -> np.ndarray:
     """Least loss whose expected delay fits this chunk's share of the remaining SLO."""
     tokens = setup.tokens
     share = tokens[i] / tokens[i:].sum()
-    allowed_s = (setup.slo_s - t) * share                                        # [K]
+    allowed_s = (setup.slo_s - t) * share  # [K]
     options = adaptive_configs(setup)
     delay = bits[options][None, :] / (np.maximum(est, 1e-9)[:, None] * 1e9)  # [K, C]
     delay[:, options == setup.text_index] += recompute
     fits = delay <= allowed_s[:, None]
     q = setup.utility[i, options]
     score = np.where(fits, q[None, :], -np.inf)
-    best = np.argmax(score - 1e-12 * delay, axis=1)                          # ties: the faster one
+    best = np.argmax(score - 1e-12 * delay, axis=1)  # ties: the faster one
     fastest = np.argmin(delay, axis=1)
     return options[np.where(fits.any(axis=1), best, fastest)]
 
@@ -75,7 +76,7 @@ def _artifact_choice(setup: StreamSetup, now_gbps: np.ndarray, bits: np.ndarray)
     """run_adaptation.py: the first level (best first) whose transfer fits SLO / n, else text."""
     allowed_s = setup.slo_s / setup.n_chunks
     choice = np.full(now_gbps.shape, setup.text_index)
-    for level in range(len(setup.levels)):                  # worst first, so the best fit wins
+    for level in range(len(setup.levels)):  # worst first, so the best fit wins
         fits = bits[level] / (now_gbps * 1e9) < allowed_s
         choice = np.where(fits, level, choice)
     return choice
@@ -90,5 +91,10 @@ def stream_cost(setup: StreamSetup, traces: int, policies: int, repeats: int = 1
     ``repeats`` times (points of a sweep), estimated from the inputs before anything runs."""
     cells = traces * setup.n_chunks * (ORACLE_GRID + 1) * (len(setup.levels) + 1)
     seconds = repeats * (cells / ORACLE_CELLS_PER_S + traces * setup.n_chunks * policies / CHUNK_STEPS_PER_S)
-    return budget.Cost("streaming every policy", repeats * traces * setup.n_chunks * policies,
-                       "trace-chunk-policy steps", seconds, "the random traces (K) or the chunk count")
+    return budget.Cost(
+        "streaming every policy",
+        repeats * traces * setup.n_chunks * policies,
+        "trace-chunk-policy steps",
+        seconds,
+        "the random traces (K) or the chunk count",
+    )

@@ -14,30 +14,37 @@ from kvviz.cachegen.streaming.transfer import Run
 def timeline(setup: StreamSetup, run: Run, trace: int = 0) -> pd.DataFrame:
     """The per-chunk table of one trace: start, end, configuration, size, bandwidth seen."""
     names = np.array(setup.config_names)
-    return pd.DataFrame({
-        "policy": run.policy,
-        "chunk": np.arange(setup.n_chunks),
-        "tokens": setup.tokens,
-        "start_s": run.start[trace],
-        "end_s": run.end[trace],
-        "config": names[run.config[trace]],
-        "MB": run.bits[trace] / 8e6,
-        "gbps_seen": run.seen_gbps[trace],
-        "estimate_gbps": run.estimate_gbps[trace],
-        "quality": setup.quality[np.arange(setup.n_chunks), run.config[trace]],
-        "kl": setup.kl[np.arange(setup.n_chunks), run.config[trace]],
-    })
+    return pd.DataFrame(
+        {
+            "policy": run.policy,
+            "chunk": np.arange(setup.n_chunks),
+            "tokens": setup.tokens,
+            "start_s": run.start[trace],
+            "end_s": run.end[trace],
+            "config": names[run.config[trace]],
+            "MB": run.bits[trace] / 8e6,
+            "gbps_seen": run.seen_gbps[trace],
+            "estimate_gbps": run.estimate_gbps[trace],
+            "quality": setup.quality[np.arange(setup.n_chunks), run.config[trace]],
+            "kl": setup.kl[np.arange(setup.n_chunks), run.config[trace]],
+        }
+    )
 
 
 def summary(runs: list[Run]) -> pd.DataFrame:
     """Per policy over its K traces: SLO-violation rate, mean quality, mean and p95 TTFT."""
-    return pd.DataFrame([{
-        "policy": r.policy,
-        "violation_rate": float(1 - r.met.mean()),
-        "mean_quality": float(r.quality.mean()),
-        "mean_ttft_s": float(r.ttft.mean()),
-        "p95_ttft_s": float(np.percentile(r.ttft, 95)),
-    } for r in runs])
+    return pd.DataFrame(
+        [
+            {
+                "policy": r.policy,
+                "violation_rate": float(1 - r.met.mean()),
+                "mean_quality": float(r.quality.mean()),
+                "mean_ttft_s": float(r.ttft.mean()),
+                "p95_ttft_s": float(np.percentile(r.ttft, 95)),
+            }
+            for r in runs
+        ]
+    )
 
 
 def by_mean_bandwidth(runs: list[Run], bw: Bandwidth, bins: int = 8) -> pd.DataFrame:
@@ -53,7 +60,13 @@ def by_mean_bandwidth(runs: list[Run], bw: Bandwidth, bins: int = 8) -> pd.DataF
         for g in range(groups):
             pick = group == g
             if pick.any():
-                rows.append({"policy": run.policy, "mean_gbps": float(mean[pick].mean()), "traces": int(pick.sum()),
-                             "violation_rate": float(1 - run.met[pick].mean()),
-                             "mean_quality": float(run.quality[pick].mean())})
+                rows.append(
+                    {
+                        "policy": run.policy,
+                        "mean_gbps": float(mean[pick].mean()),
+                        "traces": int(pick.sum()),
+                        "violation_rate": float(1 - run.met[pick].mean()),
+                        "mean_quality": float(run.quality[pick].mean()),
+                    }
+                )
     return pd.DataFrame(rows)

@@ -14,8 +14,8 @@ from kvviz.common.errors import require
 # The paper's setting: Mistral-7B (Table 1) recomputed on an A40 (§7.1). Both come from kvviz.common.hardware,
 # the one home of KV bytes per token and prefill FLOPs.
 MODEL_NAME, GPU_NAME = "mistral-7b", "a40"
-ARTIFACT_TEXT_S = 0.2                 # run_adaptation.py's fixed per-chunk text cost
-TEXT_BYTES_PER_TOKEN = 4              # token ids
+ARTIFACT_TEXT_S = 0.2  # run_adaptation.py's fixed per-chunk text cost
+TEXT_BYTES_PER_TOKEN = 4  # token ids
 MAX_CHUNKS = 1_000
 KL_TIE = 1e-3
 """Weight of the KL divergence (nats) against the quality share when a rule ranks configurations: the
@@ -60,39 +60,55 @@ class StreamSetup:
     context_tokens: int = 9_500
     chunk_tokens: int = 1_500
     slo_s: float = 1.0
-    model: str = MODEL_NAME            # kvviz.common.hardware model: KV values per token, prefill FLOPs
-    gpu: str = GPU_NAME                # kvviz.common.hardware GPU that recomputes text
+    model: str = MODEL_NAME  # kvviz.common.hardware model: KV values per token, prefill FLOPs
+    gpu: str = GPU_NAME  # kvviz.common.hardware GPU that recomputes text
     values_per_token: int | None = None  # None: the model's (kvviz.common.hardware); set only by unit tests
-    recompute: str = "prefill"         # "prefill" (kvviz.common.hardware's FLOPs model) or "fixed" (artifact's 0.2 s)
+    recompute: str = "prefill"  # "prefill" (kvviz.common.hardware's FLOPs model) or "fixed" (artifact's 0.2 s)
     fixed_recompute_s: float = ARTIFACT_TEXT_S
     initial_gbps: float | None = None  # the paper rule's first estimate; None = the trace's mean
     per_chunk: ChunkMeasures | None = None  # each chunk's own sizes and qualities; None: the levels' for all
 
     def validate(self) -> None:
-        require(self.slo_s > 0 and math.isfinite(self.slo_s), f"the SLO must be > 0 s, got {self.slo_s}",
-                field="slo")
-        require(self.context_tokens >= 1, f"the context must have at least 1 token, got {self.context_tokens}",
-                field="context")
-        require(self.chunk_tokens >= 1, f"the chunk size must be at least 1 token, got {self.chunk_tokens}",
-                field="chunk")
-        require(self.chunk_tokens <= self.context_tokens,
-                f"the chunk size ({self.chunk_tokens:,} tokens) is larger than the context "
-                f"({self.context_tokens:,} tokens)", field="chunk")
-        require(self.n_chunks <= MAX_CHUNKS, f"{self.n_chunks:,} chunks is too many (at most {MAX_CHUNKS:,})",
-                field="chunk")
+        require(self.slo_s > 0 and math.isfinite(self.slo_s), f"the SLO must be > 0 s, got {self.slo_s}", field="slo")
+        require(
+            self.context_tokens >= 1,
+            f"the context must have at least 1 token, got {self.context_tokens}",
+            field="context",
+        )
+        require(
+            self.chunk_tokens >= 1, f"the chunk size must be at least 1 token, got {self.chunk_tokens}", field="chunk"
+        )
+        require(
+            self.chunk_tokens <= self.context_tokens,
+            f"the chunk size ({self.chunk_tokens:,} tokens) is larger than the context "
+            f"({self.context_tokens:,} tokens)",
+            field="chunk",
+        )
+        require(
+            self.n_chunks <= MAX_CHUNKS, f"{self.n_chunks:,} chunks is too many (at most {MAX_CHUNKS:,})", field="chunk"
+        )
         require(len(self.levels) >= 1, "at least one encoding level is needed", field="levels")
-        require(self.recompute in ("prefill", "fixed"),
-                f"recompute must be 'prefill' or 'fixed', got {self.recompute!r}", field="recompute")
+        require(
+            self.recompute in ("prefill", "fixed"),
+            f"recompute must be 'prefill' or 'fixed', got {self.recompute!r}",
+            field="recompute",
+        )
         require(self.fixed_recompute_s > 0, "the fixed recompute time must be > 0 s", field="recompute")
-        require(self.initial_gbps is None or (self.initial_gbps > 0 and math.isfinite(self.initial_gbps)),
-                f"the initial bandwidth estimate must be > 0 Gb/s, got {self.initial_gbps}", field="initial_gbps")
+        require(
+            self.initial_gbps is None or (self.initial_gbps > 0 and math.isfinite(self.initial_gbps)),
+            f"the initial bandwidth estimate must be > 0 Gb/s, got {self.initial_gbps}",
+            field="initial_gbps",
+        )
         hardware.model(self.model), hardware.gpu(self.gpu)
         for lv in (*self.levels, self.quant8):
             require(lv.bits_per_value > 0, f"level {lv.name} must have > 0 bits per value", field="levels")
         if self.per_chunk is not None:
-            require(self.per_chunk.bits_per_value.shape == (self.n_chunks, len(self.levels) + 1),
-                    f"per-chunk measures for {self.per_chunk.bits_per_value.shape[0]} chunks, the context has "
-                    f"{self.n_chunks}", field="chunk")
+            require(
+                self.per_chunk.bits_per_value.shape == (self.n_chunks, len(self.levels) + 1),
+                f"per-chunk measures for {self.per_chunk.bits_per_value.shape[0]} chunks, the context has "
+                f"{self.n_chunks}",
+                field="chunk",
+            )
 
     @property
     def n_chunks(self) -> int:
@@ -118,8 +134,9 @@ class StreamSetup:
         if self.per_chunk is not None:
             kv = getattr(self.per_chunk, field)
         else:
-            kv = np.broadcast_to([getattr(lv, field) for lv in (*self.levels, self.quant8)],
-                                 (self.n_chunks, len(self.levels) + 1))
+            kv = np.broadcast_to(
+                [getattr(lv, field) for lv in (*self.levels, self.quant8)], (self.n_chunks, len(self.levels) + 1)
+            )
         return np.concatenate([kv, np.full((self.n_chunks, 1), text)], axis=1)
 
     @property
@@ -159,5 +176,6 @@ class StreamSetup:
 def prefill_seconds(new_tokens: int, cached_tokens: int = 0, model: str = MODEL_NAME, gpu: str = GPU_NAME) -> float:
     """Prefill time of ``new_tokens`` after ``cached_tokens`` cached ones: kvviz.common.hardware's paper-GPU
     model (FLOPs of the model at the GPU's peak x the default MFU)."""
-    return hardware.prefill_seconds(hardware.model(model), hardware.Compute(hardware.gpu(gpu)), new_tokens,
-                                    cached_tokens)
+    return hardware.prefill_seconds(
+        hardware.model(model), hardware.Compute(hardware.gpu(gpu)), new_tokens, cached_tokens
+    )

@@ -16,8 +16,9 @@ from kvviz.cachegen.streaming.setup import StreamSetup
 PERSISTENCE_GRID = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99)
 
 
-def persistence_sweep(setup: StreamSetup, traces: int, seed: int = 0,
-                      persistences: tuple[float, ...] = PERSISTENCE_GRID, progress=None) -> pd.DataFrame:
+def persistence_sweep(
+    setup: StreamSetup, traces: int, seed: int = 0, persistences: tuple[float, ...] = PERSISTENCE_GRID, progress=None
+) -> pd.DataFrame:
     """Violation rate and mean quality per policy as the bandwidth's persistence grows from i.i.d.
     (0) towards constant, with the marginal Uniform(0.1, 10) Gb/s held fixed: the test of "the last
     chunk predicts the next"."""
@@ -31,8 +32,14 @@ def persistence_sweep(setup: StreamSetup, traces: int, seed: int = 0,
     return pd.concat(frames, ignore_index=True)
 
 
-def slo_sweep(setup: StreamSetup, bw: Bandwidth, slos: np.ndarray,
-              policies: tuple[str, ...] | None = None, progress=None, horizon: float | None = None) -> pd.DataFrame:
+def slo_sweep(
+    setup: StreamSetup,
+    bw: Bandwidth,
+    slos: np.ndarray,
+    policies: tuple[str, ...] | None = None,
+    progress=None,
+    horizon: float | None = None,
+) -> pd.DataFrame:
     """Violation rate and mean quality per policy at each SLO, over all K traces.
 
     The oracle's programme is solved once on a grid up to ``horizon`` (default: the largest SLO),

@@ -17,13 +17,13 @@ class Run:
     """One policy over K traces: per (trace, chunk) arrays, and per-trace outcomes."""
 
     policy: str
-    config: np.ndarray          # [K, n] index into setup.config_names
-    start: np.ndarray           # [K, n] seconds
-    end: np.ndarray             # [K, n]
-    bits: np.ndarray            # [K, n]
-    seen_gbps: np.ndarray       # [K, n] throughput the chunk's transfer saw
-    estimate_gbps: np.ndarray   # [K, n] the rule's bandwidth estimate (NaN when it uses none)
-    quality: np.ndarray         # [K] token-weighted quality proxy
+    config: np.ndarray  # [K, n] index into setup.config_names
+    start: np.ndarray  # [K, n] seconds
+    end: np.ndarray  # [K, n]
+    bits: np.ndarray  # [K, n]
+    seen_gbps: np.ndarray  # [K, n] throughput the chunk's transfer saw
+    estimate_gbps: np.ndarray  # [K, n] the rule's bandwidth estimate (NaN when it uses none)
+    quality: np.ndarray  # [K] token-weighted quality proxy
     slo_s: float
 
     @property
@@ -38,9 +38,11 @@ class Run:
 def check_bandwidth(setup: StreamSetup, bw: Bandwidth) -> None:
     """Per-chunk traces must give every chunk of the context a bandwidth."""
     if bw.kind == "chunk":
-        require(bw.gbps.shape[1] >= setup.n_chunks,
-                f"the bandwidth trace has {bw.gbps.shape[1]} chunk values but the context has "
-                f"{setup.n_chunks} chunks", field="bandwidth")
+        require(
+            bw.gbps.shape[1] >= setup.n_chunks,
+            f"the bandwidth trace has {bw.gbps.shape[1]} chunk values but the context has {setup.n_chunks} chunks",
+            field="bandwidth",
+        )
 
 
 def stream(setup: StreamSetup, bw: Bandwidth, policy: str, choose) -> Run:
@@ -61,8 +63,17 @@ def stream(setup: StreamSetup, bw: Bandwidth, policy: str, choose) -> Run:
         config[:, i], start[:, i] = c, t
         t = arrived + np.where(c == text, recompute[i], 0.0)
         end[:, i] = t
-    return Run(policy, config, start, end, bits[np.arange(n)[None, :], config], seen, estimate,
-               _quality(setup, config), setup.slo_s)
+    return Run(
+        policy,
+        config,
+        start,
+        end,
+        bits[np.arange(n)[None, :], config],
+        seen,
+        estimate,
+        _quality(setup, config),
+        setup.slo_s,
+    )
 
 
 def adaptive_configs(setup: StreamSetup) -> np.ndarray:

@@ -13,8 +13,8 @@ import numpy as np
 
 from kvviz.common.jit import helper
 
-NONE = -1           # no block
-NOWHERE = -1        # in no queue
+NONE = -1  # no block
+NOWHERE = -1  # in no queue
 PREV, NEXT, WHERE = 0, 1, 2
 HEAD, TAIL, SIZE = 0, 1, 2
 

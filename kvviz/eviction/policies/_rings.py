@@ -23,7 +23,7 @@ import numpy as np
 from kvviz.common.jit import helper
 
 QUEUE_BITS = 3
-NOWHERE = (1 << QUEUE_BITS) - 1      # queues are 0 .. NOWHERE-1
+NOWHERE = (1 << QUEUE_BITS) - 1  # queues are 0 .. NOWHERE-1
 START, END = 0, 1
 
 

@@ -32,7 +32,7 @@ def arc_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
     hit = np.zeros(len(ids), np.bool_)
     ring, ends, tag = new_rings(n_ids, 4, min(2 * capacity, n_ids))
     p = 0.0
-    t1 = b1 = t2 = b2 = 0                       # the lists' sizes
+    t1 = b1 = t2 = b2 = 0  # the lists' sizes
     for i in range(len(ids)):
         b = ids[i]
         found = queue_of(tag, b)
@@ -58,11 +58,11 @@ def arc_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
         if ghost != NO_GHOST:
             take(tag, b)
         while t1 + t2 + 1 > capacity:
-            demote = T1 if (t1 > 0 and (t1 > p or (t1 == p and ghost == B2)) or t2 == 0) else T2   # REPLACE
-            if ghost == NO_GHOST:                                   # case IV: first trim the ghosts
+            demote = T1 if (t1 > 0 and (t1 > p or (t1 == p and ghost == B2)) or t2 == 0) else T2  # REPLACE
+            if ghost == NO_GHOST:  # case IV: first trim the ghosts
                 if t1 + b1 + 1 > capacity:
                     if b1 == 0:
-                        demote = NO_GHOST                           # T1's oldest leaves outright
+                        demote = NO_GHOST  # T1's oldest leaves outright
                     else:
                         pop_oldest(ring, ends, tag, B1)
                         b1 -= 1

@@ -21,7 +21,7 @@ import numpy as np
 from kvviz.common.jit import helper, kernel
 
 ABSENT = -1
-BLOCK = 0xFFFFFFFF    # the low 32 bits of an entry: its block
+BLOCK = 0xFFFFFFFF  # the low 32 bits of an entry: its block
 
 
 @helper
@@ -87,7 +87,7 @@ def belady_hits(ids: np.ndarray, n_ids: int, capacity: int, next_use: np.ndarray
                 size = _take(heap, slot, size, k)
                 dead += 1
             else:
-                heap[k] = (next_use[i] << 32) | b      # a later next use: toward the root
+                heap[k] = (next_use[i] << 32) | b  # a later next use: toward the root
                 _sift_up(heap, slot, k)
             continue
         if size + dead == capacity:

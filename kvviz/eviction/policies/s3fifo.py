@@ -22,8 +22,8 @@ from kvviz.eviction.policies._rings import new_rings, pop_oldest, push, queue_of
 SMALL, MAIN, GHOST = 0, 1, 2
 SMALL_RATIO = 0.1
 GHOST_RATIO = 0.9
-MOVE_TO_MAIN = 2     # hits in S needed to move to M instead of G
-MAX_FREQ = 3         # the counter saturates here (2-bit CLOCK): more hits change nothing
+MOVE_TO_MAIN = 2  # hits in S needed to move to M instead of G
+MAX_FREQ = 3  # the counter saturates here (2-bit CLOCK): more hits change nothing
 
 
 @kernel
@@ -39,7 +39,7 @@ def s3fifo_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
     ghost_size = int(capacity * GHOST_RATIO)
     ring, ends, tag = new_rings(n_ids, 3, min(capacity, n_ids))
     freq = np.zeros(n_ids, np.int8)
-    n_small = n_main = n_ghost = 0              # the queues' sizes
+    n_small = n_main = n_ghost = 0  # the queues' sizes
     has_evicted = False
     for i in range(len(ids)):
         b = ids[i]
@@ -53,11 +53,11 @@ def s3fifo_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
             take(tag, b)
             n_ghost -= 1
         if small_size < 1 or (small_size == 1 and not in_ghost):
-            continue                    # never admitted: a block as large as S
+            continue  # never admitted: a block as large as S
         while n_small + n_main + 1 > capacity:
             has_evicted = True
             if n_main > main_size or n_small == 0:
-                while n_main > 0:               # M: reinsert blocks that were hit, one hit fewer
+                while n_main > 0:  # M: reinsert blocks that were hit, one hit fewer
                     victim = pop_oldest(ring, ends, tag, MAIN)
                     if freq[victim] == 0:
                         n_main -= 1
@@ -65,7 +65,7 @@ def s3fifo_hits(ids: np.ndarray, n_ids: int, capacity: int) -> np.ndarray:
                     push(ring, ends, tag, MAIN, victim)
                     freq[victim] -= 1
             else:
-                while n_small > 0:              # S: hit twice moves to M, else leaves into G
+                while n_small > 0:  # S: hit twice moves to M, else leaves into G
                     victim = pop_oldest(ring, ends, tag, SMALL)
                     n_small -= 1
                     if freq[victim] >= MOVE_TO_MAIN:

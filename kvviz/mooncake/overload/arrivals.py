@@ -25,10 +25,16 @@ class Arrivals:
     source: str = "poisson"
 
     def __post_init__(self):
-        require(len(self.time_s) == len(self.input_length) == len(self.output_length),
-                "arrival columns differ in length", field="arrivals")
-        require(len(self.time_s) <= MAX_ARRIVALS, f"at most {MAX_ARRIVALS:,} arrivals per run; shorten the "
-                "duration or lower the load", field="arrivals")
+        require(
+            len(self.time_s) == len(self.input_length) == len(self.output_length),
+            "arrival columns differ in length",
+            field="arrivals",
+        )
+        require(
+            len(self.time_s) <= MAX_ARRIVALS,
+            f"at most {MAX_ARRIVALS:,} arrivals per run; shorten the duration or lower the load",
+            field="arrivals",
+        )
 
     @property
     def span_s(self) -> float:
@@ -66,8 +72,11 @@ def capacity(config: ClusterConfig, input_length: np.ndarray, output_length: np.
 def poisson_rate(config: ClusterConfig, load: float, mean_input: int = 20_000, mean_output: int = 200) -> float:
     """Arrivals per second at ``load`` times the cluster's capacity (the same for every seed)."""
     require(load > 0, "the overload factor must be positive", field="load")
-    require(1 <= mean_input <= 1_000_000 and 1 <= mean_output <= 100_000,
-            "mean lengths must be 1..1,000,000 input and 1..100,000 output tokens", field="mean_input")
+    require(
+        1 <= mean_input <= 1_000_000 and 1 <= mean_output <= 100_000,
+        "mean lengths must be 1..1,000,000 input and 1..100,000 output tokens",
+        field="mean_input",
+    )
     config.validate()
     # Capacity from a large fixed-seed sample, so every seed is offered the same rate.
     ref = np.random.default_rng(12345)
@@ -75,14 +84,18 @@ def poisson_rate(config: ClusterConfig, load: float, mean_input: int = 20_000, m
     return load * cap.rps
 
 
-def poisson_arrivals(config: ClusterConfig, load: float, duration_s: float, seed: int,
-                     mean_input: int = 20_000, mean_output: int = 200) -> Arrivals:
+def poisson_arrivals(
+    config: ClusterConfig, load: float, duration_s: float, seed: int, mean_input: int = 20_000, mean_output: int = 200
+) -> Arrivals:
     """Poisson arrivals at ``load`` times the cluster's capacity; log-normal lengths (sigma 0.6)."""
     require(0 < duration_s <= 7 * 24 * 3600, "the duration must be in (0, 1 week]", field="duration_s")
     rate = poisson_rate(config, load, mean_input, mean_output)
     expected = rate * duration_s
-    require(expected <= MAX_ARRIVALS, f"{expected:,.0f} arrivals expected; at most {MAX_ARRIVALS:,} per run: "
-            "shorten the duration or lower the load", field="duration_s")
+    require(
+        expected <= MAX_ARRIVALS,
+        f"{expected:,.0f} arrivals expected; at most {MAX_ARRIVALS:,} per run: shorten the duration or lower the load",
+        field="duration_s",
+    )
     rng = np.random.default_rng(seed)
     gaps = rng.exponential(1.0 / rate, int(expected + 6 * math.sqrt(expected) + 20))
     times = np.cumsum(gaps)
@@ -98,5 +111,9 @@ def trace_arrivals(trace: Trace, speedup: float = 2.0) -> Arrivals:
     ts = trace.requests["timestamp"].to_numpy(np.float64)
     require(bool(np.all(np.isfinite(ts))), "the trace needs a timestamp for every request", field="timestamp")
     times = (ts - ts[0]) / 1000.0 / speedup
-    return Arrivals(times, trace.requests["input_length"].to_numpy(np.int64),
-                    np.maximum(1, trace.requests["output_length"].to_numpy(np.int64)), f"trace x{speedup:g}")
+    return Arrivals(
+        times,
+        trace.requests["input_length"].to_numpy(np.int64),
+        np.maximum(1, trace.requests["output_length"].to_numpy(np.int64)),
+        f"trace x{speedup:g}",
+    )

@@ -13,8 +13,12 @@ from kvviz.common.errors import require
 from kvviz.mooncake.conductor import PrefillModel
 
 POLICIES: tuple[str, ...] = ("baseline", "early", "predict", "oracle")
-POLICY_LABELS = {"baseline": "Baseline", "early": "Early rejection",
-                 "predict": "Early rejection + prediction", "oracle": "Oracle (true output lengths)"}
+POLICY_LABELS = {
+    "baseline": "Baseline",
+    "early": "Early rejection",
+    "predict": "Early rejection + prediction",
+    "oracle": "Oracle (true output lengths)",
+}
 
 
 @dataclass(frozen=True)
@@ -23,32 +27,45 @@ class ClusterConfig:
 
     prefill_instances: int = 6
     decode_instances: int = 2
-    batch_limit: int = 16                 # requests per decode batch (KV memory)
+    batch_limit: int = 16  # requests per decode batch (KV memory)
     ttft_slo_s: float = 20.0
     tbt_slo_s: float = 0.1
-    tbt_base_s: float = 0.02              # TBT(b) = base + per_request * b
+    tbt_base_s: float = 0.02  # TBT(b) = base + per_request * b
     tbt_per_request_s: float = 0.005
-    threshold: float = 1.0                # admit while load <= threshold
-    t_d_s: float | None = None            # uniform decode time of the predictor; None: auto
-    sample_s: float = 1.0                 # load sampling step of the timeline
-    window_s: float = 10.0                # counting window of the timeline
+    threshold: float = 1.0  # admit while load <= threshold
+    t_d_s: float | None = None  # uniform decode time of the predictor; None: auto
+    sample_s: float = 1.0  # load sampling step of the timeline
+    window_s: float = 10.0  # counting window of the timeline
     prefill: PrefillModel = field(default_factory=PrefillModel)
 
     def validate(self) -> None:
-        for name, label in (("prefill_instances", "prefill instances"), ("decode_instances", "decode instances"),
-                            ("batch_limit", "decode batch limit")):
+        for name, label in (
+            ("prefill_instances", "prefill instances"),
+            ("decode_instances", "decode instances"),
+            ("batch_limit", "decode batch limit"),
+        ):
             require(1 <= getattr(self, name) <= 10_000, f"{label} must be in 1..10,000", field=name)
-        for name, label in (("ttft_slo_s", "the TTFT SLO"), ("tbt_slo_s", "the TBT SLO"),
-                            ("threshold", "the rejection threshold"), ("sample_s", "the sampling step"),
-                            ("window_s", "the timeline window")):
+        for name, label in (
+            ("ttft_slo_s", "the TTFT SLO"),
+            ("tbt_slo_s", "the TBT SLO"),
+            ("threshold", "the rejection threshold"),
+            ("sample_s", "the sampling step"),
+            ("window_s", "the timeline window"),
+        ):
             require(getattr(self, name) > 0, f"{label} must be positive", field=name)
-        require(self.tbt_base_s >= 0 and self.tbt_per_request_s >= 0 and self.tbt_base_s + self.tbt_per_request_s > 0,
-                "TBT(b) = base + per_request * b needs non-negative terms, not both zero", field="tbt_base_s")
+        require(
+            self.tbt_base_s >= 0 and self.tbt_per_request_s >= 0 and self.tbt_base_s + self.tbt_per_request_s > 0,
+            "TBT(b) = base + per_request * b needs non-negative terms, not both zero",
+            field="tbt_base_s",
+        )
         require(self.t_d_s is None or self.t_d_s > 0, "t_d must be positive", field="t_d_s")
-        require(self.decode_load(1) <= self.threshold,
-                f"a decode instance cannot run even one request within the TBT SLO: TBT(1) = "
-                f"{self.tbt(1) * 1000:.0f} ms against an SLO of {self.tbt_slo_s * 1000:.0f} ms (x threshold "
-                f"{self.threshold:g}); raise the TBT SLO or the threshold", field="tbt_slo_s")
+        require(
+            self.decode_load(1) <= self.threshold,
+            f"a decode instance cannot run even one request within the TBT SLO: TBT(1) = "
+            f"{self.tbt(1) * 1000:.0f} ms against an SLO of {self.tbt_slo_s * 1000:.0f} ms (x threshold "
+            f"{self.threshold:g}); raise the TBT SLO or the threshold",
+            field="tbt_slo_s",
+        )
         self.prefill.validate()
 
     def tbt(self, b: float) -> float:

@@ -15,8 +15,17 @@ from kvviz.common import paper
 from kvviz.mooncake.overload.config import POLICY_LABELS
 from kvviz.mooncake.overload.simulation import OverloadResult
 
-SUMMARY_COLUMNS = ("completed", "rejected", "rejected_early", "rejected_after_prefill", "wasted_prefill_s",
-                   "goodput_rps", "prefill_load_std", "period_s", "anti_phase_corr")
+SUMMARY_COLUMNS = (
+    "completed",
+    "rejected",
+    "rejected_early",
+    "rejected_after_prefill",
+    "wasted_prefill_s",
+    "goodput_rps",
+    "prefill_load_std",
+    "period_s",
+    "anti_phase_corr",
+)
 # Mooncake v3 Table 3 (8P+8D, 23,000 real requests replayed at 2x): rejected requests.
 PAPER_TABLE3_REJECTED = {"baseline": 4183, "early": 3771, "predict": 3589}
 PAPER_TABLE3_ARRIVALS = 23_000
@@ -49,33 +58,72 @@ def paper_rows(table: pd.DataFrame) -> list[dict[str, str]]:
         if policy in t.index:
             rejected, arrived = t.loc[policy, "rejected"], t.loc[policy, "arrived"]
             share, reported_share = rejected / max(arrived, 1), reported / PAPER_TABLE3_ARRIVALS
-            rows.append(paper.close(f"Rejected requests: {POLICY_LABELS[policy]}",
-                                    f"{reported:,} of ~{PAPER_TABLE3_ARRIVALS:,} ({reported_share:.0%})",
-                                    f"{rejected:,.0f} of {arrived:,.0f} ({share:.0%})", (reported_share, share), 0.25))
+            rows.append(
+                paper.close(
+                    f"Rejected requests: {POLICY_LABELS[policy]}",
+                    f"{reported:,} of ~{PAPER_TABLE3_ARRIVALS:,} ({reported_share:.0%})",
+                    f"{rejected:,.0f} of {arrived:,.0f} ({share:.0%})",
+                    (reported_share, share),
+                    0.25,
+                )
+            )
     if "baseline" not in t.index:
         return rows
     base_paper = PAPER_TABLE3_REJECTED["baseline"]
     for policy in ("early", "predict"):
         if policy in t.index:
             reported = (PAPER_TABLE3_REJECTED[policy] - base_paper) / base_paper
-            rows.append(paper.close(f"Rejected vs baseline: {POLICY_LABELS[policy]}", f"{reported:+.1%}",
-                                    f"{change(policy, 'rejected'):+.1%}", (reported, change(policy, "rejected")), 0.5))
+            rows.append(
+                paper.close(
+                    f"Rejected vs baseline: {POLICY_LABELS[policy]}",
+                    f"{reported:+.1%}",
+                    f"{change(policy, 'rejected'):+.1%}",
+                    (reported, change(policy, "rejected")),
+                    0.5,
+                )
+            )
     if "early" in t.index:
         waste = change("early", "wasted_prefill_s")
-        rows.append(paper.close("Wasted prefill, early rejection vs baseline (lecture notes)", "about −1/3",
-                                f"{waste:+.1%}", (-1 / 3, waste), 0.25))
+        rows.append(
+            paper.close(
+                "Wasted prefill, early rejection vs baseline (lecture notes)",
+                "about −1/3",
+                f"{waste:+.1%}",
+                (-1 / 3, waste),
+                0.25,
+            )
+        )
         ratio = t.loc["early", "prefill_load_std"] / max(t.loc["baseline", "prefill_load_std"], 1e-12)
-        rows.append(paper.close("Prefill-load swing (std), early rejection vs baseline (lecture notes)", "about ×2",
-                                f"×{ratio:.1f}", (2.0, ratio), 0.5))
+        rows.append(
+            paper.close(
+                "Prefill-load swing (std), early rejection vs baseline (lecture notes)",
+                "about ×2",
+                f"×{ratio:.1f}",
+                (2.0, ratio),
+                0.5,
+            )
+        )
         early, base = t.loc["early", "anti_phase_corr"], t.loc["baseline", "anti_phase_corr"]
-        rows.append(paper.check("Prefill vs decode load under early rejection (Fig. 9)", "strong anti-phase swing",
-                                f"correlation {early:+.2f} (baseline {base:+.2f})", early <= base - 0.05,
-                                "early rejection's correlation at least 0.05 below baseline's"))
+        rows.append(
+            paper.check(
+                "Prefill vs decode load under early rejection (Fig. 9)",
+                "strong anti-phase swing",
+                f"correlation {early:+.2f} (baseline {base:+.2f})",
+                early <= base - 0.05,
+                "early rejection's correlation at least 0.05 below baseline's",
+            )
+        )
     done = {p: change(p, "completed") for p in ("early", "predict", "oracle") if p in t.index}
     if done:
-        rows.append(paper.check("Completed, early-rejection variants vs baseline (lecture notes)", "−3% to −7%",
-                                " / ".join(f"{v:+.1%}" for v in done.values()),
-                                all(-0.07 <= v <= -0.03 for v in done.values()), "every variant within −7%…−3%"))
+        rows.append(
+            paper.check(
+                "Completed, early-rejection variants vs baseline (lecture notes)",
+                "−3% to −7%",
+                " / ".join(f"{v:+.1%}" for v in done.values()),
+                all(-0.07 <= v <= -0.03 for v in done.values()),
+                "every variant within −7%…−3%",
+            )
+        )
     return rows
 
 
@@ -84,23 +132,41 @@ def prediction_effect(table: pd.DataFrame) -> str:
     t = table.set_index("policy")
     swing = {p: t.loc[p, "prefill_load_std"] for p in ("early", "predict")}
     corr = {p: t.loc[p, "anti_phase_corr"] for p in ("early", "predict")}
-    return (f"it {'damps' if swing['predict'] < swing['early'] else 'does not damp'} the prefill-load swing "
-            f"(std {swing['early']:.2f} → {swing['predict']:.2f}) and "
-            f"{'strengthens' if corr['predict'] < corr['early'] else 'weakens'} the anti-phase correlation "
-            f"({corr['early']:+.2f} → {corr['predict']:+.2f})")
+    return (
+        f"it {'damps' if swing['predict'] < swing['early'] else 'does not damp'} the prefill-load swing "
+        f"(std {swing['early']:.2f} → {swing['predict']:.2f}) and "
+        f"{'strengthens' if corr['predict'] < corr['early'] else 'weakens'} the anti-phase correlation "
+        f"({corr['early']:+.2f} → {corr['predict']:+.2f})"
+    )
 
 
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
     """The summary table with readable column names and rounded numbers, for a page or report."""
-    columns = {"policy": "Policy", "completed": "Completed", "rejected_early": "Rejected on arrival",
-               "rejected_after_prefill": "Rejected after prefill", "wasted_prefill_s": "Wasted prefill (s)",
-               "goodput_rps": "Goodput (req/s)", "prefill_load_std": "Prefill-load std",
-               "period_s": "Swing period (s)", "anti_phase_corr": "Anti-phase correlation"}
+    columns = {
+        "policy": "Policy",
+        "completed": "Completed",
+        "rejected_early": "Rejected on arrival",
+        "rejected_after_prefill": "Rejected after prefill",
+        "wasted_prefill_s": "Wasted prefill (s)",
+        "goodput_rps": "Goodput (req/s)",
+        "prefill_load_std": "Prefill-load std",
+        "period_s": "Swing period (s)",
+        "anti_phase_corr": "Anti-phase correlation",
+    }
     out = table[list(columns)].rename(columns=columns)
     out["Policy"] = table["policy"].map(POLICY_LABELS)
-    return out.round({"Completed": 0, "Rejected on arrival": 0, "Rejected after prefill": 0, "Wasted prefill (s)": 0,
-                      "Goodput (req/s)": 3, "Prefill-load std": 3, "Swing period (s)": 0,
-                      "Anti-phase correlation": 2})
+    return out.round(
+        {
+            "Completed": 0,
+            "Rejected on arrival": 0,
+            "Rejected after prefill": 0,
+            "Wasted prefill (s)": 0,
+            "Goodput (req/s)": 3,
+            "Prefill-load std": 3,
+            "Swing period (s)": 0,
+            "Anti-phase correlation": 2,
+        }
+    )
 
 
 def overload_notes(table: pd.DataFrame) -> list[str]:
@@ -139,4 +205,5 @@ def overload_paper_note(table: pd.DataFrame) -> str:
         "prefilled request ready to fill a decode slot, so decode never idles; "
         "early rejection sometimes refuses a request that would have found a slot. Here an admitted request always "
         "meets its TTFT (the prediction is exact), so wasted prefill is not contagious; in a real cluster it "
-        "delays other requests past their SLO, which is where the paper's gain plausibly comes from.")
+        "delays other requests past their SLO, which is where the paper's gain plausibly comes from."
+    )

@@ -49,8 +49,8 @@ from kvviz.mooncake.overload.config import POLICIES, ClusterConfig
 from kvviz.mooncake.overload.stats import oscillation
 
 COMPLETED, REJECTED_EARLY, REJECTED_AFTER_PREFILL = 0, 1, 2
-MAX_SAMPLES = 100_000        # load samples per run: a longer span is sampled more coarsely
-MAX_WINDOWS = 10_000         # timeline windows per run
+MAX_SAMPLES = 100_000  # load samples per run: a longer span is sampled more coarsely
+MAX_WINDOWS = 10_000  # timeline windows per run
 # Measured on this 2-core machine (bench/bench_cluster.py), rounded down: one policy over one run
 # handles 80,000-120,000 arrivals and about 3 million load samples per CPU second.
 ARRIVALS_PER_S = 50_000.0
@@ -62,8 +62,10 @@ _INF = math.inf
 def steps(span_s: float, config: ClusterConfig) -> tuple[float, float]:
     """(sample step, window) for a run spanning ``span_s``: the configured ones, or whole multiples
     of them large enough that at most MAX_SAMPLES samples and MAX_WINDOWS windows cover the span."""
+
     def step(base: float, most: int) -> float:
         return base * max(1, math.ceil(span_s / (base * most)))
+
     return step(config.sample_s, MAX_SAMPLES), step(config.window_s, MAX_WINDOWS)
 
 
@@ -76,8 +78,13 @@ def cost(n_arrivals: float, span_s: float, config: ClusterConfig, runs: int = 1)
     samples = span_s / steps(span_s, config)[0] + 1
     per_arrival = (1 + (config.prefill_instances + config.decode_instances) / INSTANCES_PER_DOUBLING) / ARRIVALS_PER_S
     seconds = runs * (n_arrivals * per_arrival + samples / SAMPLES_PER_S)
-    return budget.Cost("cluster overload simulation", runs * n_arrivals, "arrivals", seconds,
-                       "the duration, the overload factor, the number of seeds or of instances")
+    return budget.Cost(
+        "cluster overload simulation",
+        runs * n_arrivals,
+        "arrivals",
+        seconds,
+        "the duration, the overload factor, the number of seeds or of instances",
+    )
 
 
 @dataclass(frozen=True)
@@ -86,10 +93,10 @@ class OverloadResult:
 
     policy: str
     totals: dict
-    timeline: pd.DataFrame     # per window: start_s, arrived, admitted, rejected_early, rejected_decode, completed
-    loads: pd.DataFrame        # per sample: time_s, prefill_load, decode_load
-    outcome: np.ndarray        # per request: COMPLETED, REJECTED_EARLY or REJECTED_AFTER_PREFILL
-    finish_s: np.ndarray       # per request: when its last token was produced (NaN if rejected)
+    timeline: pd.DataFrame  # per window: start_s, arrived, admitted, rejected_early, rejected_decode, completed
+    loads: pd.DataFrame  # per sample: time_s, prefill_load, decode_load
+    outcome: np.ndarray  # per request: COMPLETED, REJECTED_EARLY or REJECTED_AFTER_PREFILL
+    finish_s: np.ndarray  # per request: when its last token was produced (NaN if rejected)
 
 
 def auto_t_d(arrivals: Arrivals, config: ClusterConfig) -> float:
@@ -137,15 +144,15 @@ class _Sim:
         self.t_d = cfg.t_d_s or auto_t_d(arrivals, cfg)
         self.free_at = [0.0] * cfg.prefill_instances
         self.dec = [_Decode() for _ in range(cfg.decode_instances)]
-        self.events: list = []                       # (time, seq, kind, payload)
+        self.events: list = []  # (time, seq, kind, payload)
         self.seq = 0
-        self.pf_finish: list[float] = []             # predicted prefill ends of admitted requests, sorted
+        self.pf_finish: list[float] = []  # predicted prefill ends of admitted requests, sorted
         self.pf_head = 0
-        self.pf_decode_end: list[float] = []         # oracle: predicted decode ends of requests in prefill, sorted
+        self.pf_decode_end: list[float] = []  # oracle: predicted decode ends of requests in prefill, sorted
         self.pf_decode_end_of: dict[int, float] = {}
         self.tbt_full = cfg.tbt(cfg.max_batch())
-        self.starts: list[float] = []                # decode start times, in time order
-        self.finished_starts: list[float] = []       # decode start times of finished requests, sorted
+        self.starts: list[float] = []  # decode start times, in time order
+        self.finished_starts: list[float] = []  # decode start times of finished requests, sorted
         self.start_of: dict[int, float] = {}
         self.outcome = [COMPLETED] * len(self.t_in)
         self.finish = [math.nan] * len(self.t_in)
@@ -157,9 +164,9 @@ class _Sim:
         self.n_samples = int(horizon // self.sample_s) + 1
         self.pre_samples = np.zeros(self.n_samples)
         self.dec_samples = np.zeros(self.n_samples)
-        self.next_k = 0                              # index of the next load sample to take
-        self.next_sample = 0.0                       # its time
-        self.dec_sum = cfg.decode_instances * self.load_table[0]   # sum of the decode instances' loads
+        self.next_k = 0  # index of the next load sample to take
+        self.next_sample = 0.0  # its time
+        self.dec_sum = cfg.decode_instances * self.load_table[0]  # sum of the decode instances' loads
         self.horizon = horizon
         self.wasted_s = 0.0
         self.busy_s = 0.0
@@ -191,10 +198,10 @@ class _Sim:
             return
         s = np.arange(self.next_k, end) * self.sample_s
         free = np.sort(np.asarray(self.free_at))
-        above = np.concatenate(([0.0], np.cumsum(free[::-1])))     # sum of the j largest queue ends
+        above = np.concatenate(([0.0], np.cumsum(free[::-1])))  # sum of the j largest queue ends
         n_above = len(free) - np.searchsorted(free, s, side="right")
-        self.pre_samples[self.next_k:end] = (above[n_above] - s * n_above) / (len(free) * self.cfg.ttft_slo_s)
-        self.dec_samples[self.next_k:end] = self.dec_sum / len(self.dec)
+        self.pre_samples[self.next_k : end] = (above[n_above] - s * n_above) / (len(free) * self.cfg.ttft_slo_s)
+        self.dec_samples[self.next_k : end] = self.dec_sum / len(self.dec)
         self.next_k = end
         self.next_sample = end * self.sample_s
 
@@ -206,7 +213,8 @@ class _Sim:
         """System-level prediction: uniform decode time t_d (paper §7.3)."""
         x = t_f - self.t_d
         in_decode = (len(self.starts) - bisect_right(self.starts, x)) - (
-            len(self.finished_starts) - bisect_right(self.finished_starts, x))
+            len(self.finished_starts) - bisect_right(self.finished_starts, x)
+        )
         joining = bisect_right(self.pf_finish, t_f, self.pf_head) - bisect_right(self.pf_finish, x, self.pf_head)
         return self.load((in_decode + joining) // len(self.dec) + 1)
 
@@ -316,34 +324,65 @@ class _Sim:
 def simulate(arrivals: Arrivals, config: ClusterConfig = ClusterConfig(), policy: str = "baseline") -> OverloadResult:
     """Run one admission policy over the arrivals; in-flight requests drain after the last arrival."""
     config.validate()
-    require(policy in POLICIES, f"unknown policy '{quote(policy)}'; choose one of {', '.join(POLICIES)}",
-            field="policy")
+    require(
+        policy in POLICIES, f"unknown policy '{quote(policy)}'; choose one of {', '.join(POLICIES)}", field="policy"
+    )
     budget.check(cost(len(arrivals.time_s), arrivals.span_s, config))
     sim = _Sim(arrivals, config, policy)
     sim.run()
     c = np.asarray(sim.counts, dtype=np.int64)
-    timeline = pd.DataFrame({"start_s": np.arange(sim.n_windows) * sim.window_s, "arrived": c[0],
-                             "admitted": c[1], "rejected_early": c[2], "rejected_decode": c[3], "completed": c[4]})
-    loads = pd.DataFrame({"time_s": np.arange(sim.n_samples) * sim.sample_s, "prefill_load": sim.pre_samples,
-                          "decode_load": sim.dec_samples})
+    timeline = pd.DataFrame(
+        {
+            "start_s": np.arange(sim.n_windows) * sim.window_s,
+            "arrived": c[0],
+            "admitted": c[1],
+            "rejected_early": c[2],
+            "rejected_decode": c[3],
+            "completed": c[4],
+        }
+    )
+    loads = pd.DataFrame(
+        {
+            "time_s": np.arange(sim.n_samples) * sim.sample_s,
+            "prefill_load": sim.pre_samples,
+            "decode_load": sim.dec_samples,
+        }
+    )
     span = max(arrivals.span_s, 1e-9)
     completed = int(c[4].sum())
     totals = {
-        "policy": policy, "arrived": int(c[0].sum()), "completed": completed,
-        "rejected_early": int(c[2].sum()), "rejected_after_prefill": int(c[3].sum()),
-        "rejected": int(c[2].sum() + c[3].sum()), "wasted_prefill_s": round(sim.wasted_s, 2),
+        "policy": policy,
+        "arrived": int(c[0].sum()),
+        "completed": completed,
+        "rejected_early": int(c[2].sum()),
+        "rejected_after_prefill": int(c[3].sum()),
+        "rejected": int(c[2].sum() + c[3].sum()),
+        "wasted_prefill_s": round(sim.wasted_s, 2),
         "prefill_busy_s": round(sim.busy_s, 2),
         "goodput_rps": round(completed / span, 4),
         "mean_ttft_s": round(sim.ttft_sum / completed, 3) if completed else 0.0,
-        "t_d_s": round(sim.t_d, 3), "sample_s": sim.sample_s, "window_s": sim.window_s,
+        "t_d_s": round(sim.t_d, 3),
+        "sample_s": sim.sample_s,
+        "window_s": sim.window_s,
         **oscillation(loads),
     }
-    return OverloadResult(policy, totals, timeline, loads, np.asarray(sim.outcome, dtype=np.int8),
-                          np.asarray(sim.finish, dtype=np.float64))
+    return OverloadResult(
+        policy,
+        totals,
+        timeline,
+        loads,
+        np.asarray(sim.outcome, dtype=np.int8),
+        np.asarray(sim.finish, dtype=np.float64),
+    )
 
 
-def compare(make_arrivals, config: ClusterConfig, policies: tuple[str, ...] = POLICIES,
-            seeds: tuple[int, ...] = (0, 1, 2), progress=None) -> dict[str, list[OverloadResult]]:
+def compare(
+    make_arrivals,
+    config: ClusterConfig,
+    policies: tuple[str, ...] = POLICIES,
+    seeds: tuple[int, ...] = (0, 1, 2),
+    progress=None,
+) -> dict[str, list[OverloadResult]]:
     """Every policy over the same arrivals for each seed; ``make_arrivals(seed)`` builds them."""
     runs: dict[str, list[OverloadResult]] = {p: [] for p in policies}
     total, done = len(policies) * len(seeds), 0
