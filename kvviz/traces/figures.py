@@ -38,6 +38,24 @@ def length_band(t: np.ndarray, lengths: np.ndarray, edges: np.ndarray) -> np.nda
     return out
 
 
+def band_outline(mid: np.ndarray, low: np.ndarray, high: np.ndarray, window: float) -> tuple[list, list]:
+    """``x`` and ``y`` of a ``fill="toself"`` scatter drawing the band from ``low`` to ``high``: one
+    closed outline per run of bins where requests arrived, ``None`` between runs, so no band is drawn
+    across empty bins (plotly's fill to the next trace would join the runs with a wedge). A run of
+    one bin is drawn half a bin wide, so it shows."""
+    xs: list = []
+    ys: list = []
+    full = ~np.isnan(low)
+    starts = np.flatnonzero(full & ~np.concatenate(([False], full[:-1])))
+    ends = np.flatnonzero(full & ~np.concatenate((full[1:], [False])))
+    for a, b in zip(starts, ends, strict=True):
+        x = mid[a : b + 1] if b > a else np.array([mid[a] - window / 4, mid[a] + window / 4])
+        lo, hi = (low[a : b + 1], high[a : b + 1]) if b > a else (np.repeat(low[a], 2), np.repeat(high[a], 2))
+        xs += [*x, *x[::-1], x[0], None]
+        ys += [*lo, *hi[::-1], lo[0], None]
+    return xs[:-1], ys[:-1]
+
+
 def histogram_outline(edges: np.ndarray, heights: np.ndarray) -> dict:
     """``x``, ``y`` and ``line_shape`` of a scatter that draws a histogram as one filled step line:
     bar ``i`` spans ``[edges[i], edges[i+1])`` at ``heights[i]``. One SVG path instead of a
@@ -67,23 +85,13 @@ def fig_arrivals(trace: Trace) -> go.Figure:
         col=1,
     )
     band = length_band(t, trace.requests["input_length"].to_numpy(), edges) if len(t) else np.full((1, 3), np.nan)
+    band_x, band_y = band_outline(mid, band[:, 0], band[:, 2], window)
     fig.add_scatter(
-        x=mid,
-        y=band[:, 0],
+        x=band_x,
+        y=band_y,
         mode="lines",
         line=dict(width=0, color=color(1)),
-        hoverinfo="skip",
-        connectgaps=False,
-        showlegend=False,
-        row=2,
-        col=1,
-    )
-    fig.add_scatter(
-        x=mid,
-        y=band[:, 2],
-        mode="lines",
-        line=dict(width=0, color=color(1)),
-        fill="tonexty",
+        fill="toself",
         fillcolor="rgba(230,159,0,0.25)",
         hoverinfo="skip",
         showlegend=False,

@@ -7,6 +7,7 @@ import pytest
 
 from kvviz.traces.figures import (
     POPULARITY_POINTS,
+    band_outline,
     fig_arrivals,
     fig_popularity,
     fig_reuse_distances,
@@ -23,6 +24,16 @@ def test_length_band_is_the_percentiles_of_each_bin_and_nan_where_none_arrived()
     assert band[0] == pytest.approx([12.0, 20.0, 28.0])  # numpy's linear percentiles of 10, 20, 30
     assert np.isnan(band[1]).all()  # nobody arrived in [10, 20)
     assert band[2] == pytest.approx([120.0, 200.0, 280.0])  # 25 s and 30 s: the last bin is closed
+
+
+def test_the_band_is_one_closed_outline_per_run_of_bins_and_none_across_empty_bins():
+    mid = np.array([5.0, 15.0, 25.0, 35.0, 45.0])
+    low = np.array([1.0, 2.0, np.nan, np.nan, 4.0])
+    high = np.array([10.0, 20.0, np.nan, np.nan, 40.0])
+    x, y = band_outline(mid, low, high, window=10.0)
+    assert x == [5.0, 15.0, 15.0, 5.0, 5.0, None, 42.5, 47.5, 47.5, 42.5, 42.5]
+    assert y == [1.0, 2.0, 20.0, 10.0, 1.0, None, 4.0, 4.0, 40.0, 40.0, 4.0]
+    assert band_outline(mid, np.full(5, np.nan), np.full(5, np.nan), 10.0) == ([], [])
 
 
 def test_histogram_outline_is_one_step_line_over_the_bins():
@@ -54,7 +65,7 @@ def test_trace_figures_draw_lines_from_a_few_hundred_points(trace):
 
 def test_arrival_bins_hold_every_request_and_the_median_line_reads_the_lengths(trace):
     fig = fig_arrivals(trace)
-    rate, median = fig.data[0], fig.data[3]
+    rate, median = fig.data[0], fig.data[2]
     width = np.diff(rate.x)[0]
     assert round(float(np.sum(np.asarray(rate.y)[:-1]) * width)) == trace.n_requests
     lengths = trace.requests["input_length"].to_numpy()
