@@ -12,11 +12,19 @@ trace's block size, request by request in arrival order:
 2. **lock** the matched path and evict only the shortfall of free blocks for the rest of the
    prompt, whole leaves in the policy's order, cascading to parents that become leaves;
 3. **insert** the prompt: every node on the path gets the walk's time and ``hit_count + 1``, the
-   uncached rest becomes one new leaf (``hit_count = 1``), then the lock is released.
+   uncached rest becomes one new leaf (``hit_count = 1``);
+4. **insert again** when the request generates at least two tokens: SGLang's scheduler inserts a
+   prompt after prefill (``cache_unfinished_req``) and again when the request finishes
+   (``cache_finished_req``), and since SGLang's PR #18843 every insert adds one to the hit count
+   of each node on its path. A request that finishes at its first token skips the first of the
+   two (``process_batch_result_prefill`` releases it at once), so it counts once. Then the lock
+   is released.
 
-Requests complete instantly (a hit-ratio replay): no request holds a lock while the next one is
-served, and output tokens are not inserted. A prompt longer than the free cache caches only the
-blocks that fit after its matched prefix. Policies are SGLang's eviction keys (smallest evicted
+The count matters only for LFU and SLRU, whose keys read it; the second walk's time keeps every
+node's order of last use, so LRU, MRU, FIFO and FILO are as with one insert. Requests complete
+instantly (a hit-ratio replay): no request holds a lock while the next one is served, and output
+tokens are not inserted (a trace has no ids for them). A prompt longer than the free cache caches
+only the blocks that fit after its matched prefix. Policies are SGLang's eviction keys (smallest evicted
 first; ties to the older access): LRU ``last_access``, LFU ``(hit_count, last_access)``, FIFO
 ``creation``, MRU ``-last_access``, FILO ``-creation``, SLRU ``(hit_count >= 2, last_access)``.
 SGLang's ``priority`` policy is left out: a trace carries no request priorities, so it is LRU.
@@ -111,6 +119,8 @@ class PrefixReplay:
 
     ``nodes[i]`` is access i's node (its whole prefix, numbered densely), ``parent[n]`` the node
     before it (-1 at the root) and ``depth[n]`` its block index within every request holding it.
+    ``inserts[r]`` is how many times SGLang's scheduler inserts request r's prompt: 2 when it
+    generates at least two tokens, else 1 (None: 2 for every request, outputs unknown).
     """
 
     nodes: np.ndarray
@@ -120,6 +130,7 @@ class PrefixReplay:
     timestamps_ms: np.ndarray
     input_lengths: np.ndarray
     block_size: int
+    inserts: np.ndarray | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -132,6 +143,13 @@ class PrefixReplay:
     @property
     def n_requests(self) -> int:
         return len(self.offsets) - 1
+
+    @cached_property
+    def insert_counts(self) -> np.ndarray:
+        """Prompt inserts per request (SGLang's serving flow): 2, or 1 for a one-token output."""
+        if self.inserts is None:
+            return np.full(self.n_requests, 2, np.int64)
+        return np.asarray(self.inserts, dtype=np.int64)
 
     @cached_property
     def seen_before(self) -> np.ndarray:
@@ -191,7 +209,14 @@ def prepare(trace: Trace) -> PrefixReplay:
         trace.requests["timestamp"].to_numpy(np.int64),
         trace.requests["input_length"].to_numpy(np.int64),
         trace.block_size,
+        inserts_of(trace.requests["output_length"].to_numpy(np.int64)),
     )
+
+
+def inserts_of(output_lengths: np.ndarray) -> np.ndarray:
+    """SGLang's prompt inserts per request: two (after prefill, at finish) when the output has at
+    least two tokens; one when the request finishes at its first token."""
+    return np.where(np.asarray(output_lengths) >= 2, 2, 1).astype(np.int64)
 
 
 # ---- the compiled replay ------------------------------------------------------------------------
@@ -232,10 +257,17 @@ def _remove(keys: np.ndarray, slots: np.ndarray, size: int, x: int) -> int:
 
 @kernel
 def prefix_replay(
-    nodes: np.ndarray, offsets: np.ndarray, parent: np.ndarray, depth: np.ndarray, capacity: int, policy: int
+    nodes: np.ndarray,
+    offsets: np.ndarray,
+    parent: np.ndarray,
+    depth: np.ndarray,
+    inserts: np.ndarray,
+    capacity: int,
+    policy: int,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Matched blocks of every request replayed through a RadixCache of ``capacity`` blocks, and
-    the final ``owner`` array (which blocks the cache holds at the end).
+    the final ``owner`` array (which blocks the cache holds at the end). Request r's prompt is
+    inserted ``inserts[r]`` times (1 or 2).
 
     A radix node is named by its deepest block ``x``: ``head[x]`` is its first block, and the
     fields ``last``, ``created``, ``hits`` (SGLang's hit_count) and ``children`` (cached child
@@ -317,7 +349,7 @@ def prefix_replay(
                     if children[p] == 0 and p != deepest:
                         _set_key(keys, p, policy, last, created, hits)
                         size = push(keys, slots, size, p)
-        # 3. insert: stamp and count the path, hang the rest as one leaf, unlock
+        # 3. insert: stamp and count the path, hang the rest as one leaf
         t = clock
         clock += 1
         for i in range(lo, lo + m):
@@ -338,6 +370,17 @@ def prefix_replay(
             used += want
             if deepest != NO_NODE:
                 children[deepest] += 1
+        # 4. the finished request's insert: the same path, stamped and counted again; then unlock
+        if inserts[r] == 2:
+            t = clock
+            clock += 1
+            for i in range(lo, lo + m + want):
+                b = nodes[i]
+                if owner[b] == b:
+                    last[b] = t
+                    hits[b] += 1
+        if want > 0:
+            leaf = nodes[lo + m + want - 1]
             _set_key(keys, leaf, policy, last, created, hits)
             size = push(keys, slots, size, leaf)
         elif deepest != NO_NODE and children[deepest] == 0:
@@ -353,6 +396,7 @@ def final_state(replay: PrefixReplay, policy: str, capacity: int) -> tuple[np.nd
         replay.offsets,
         replay.parent,
         replay.depth,
+        replay.insert_counts,
         min(int(capacity), replay.n_nodes),
         parse_policy(policy).value,
     )
@@ -364,7 +408,7 @@ def request_hits(replay: PrefixReplay, policy: str, capacity: float | int) -> np
     code = parse_policy(policy).value
     capacity = parse_capacity(capacity) if capacity != 0 else 0
     cap = replay.n_nodes if capacity == INFINITE else min(int(capacity), replay.n_nodes)
-    return prefix_replay(replay.nodes, replay.offsets, replay.parent, replay.depth, cap, code)[0]
+    return prefix_replay(replay.nodes, replay.offsets, replay.parent, replay.depth, replay.insert_counts, cap, code)[0]
 
 
 def cached_tokens(replay: PrefixReplay, hits: np.ndarray) -> np.ndarray:
@@ -431,6 +475,7 @@ def warm_up() -> None:
         np.array([0, 2, 4], dtype=np.int64),
         np.array([-1, 0, 0], dtype=np.int64),
         np.array([0, 1, 1], dtype=np.int64),
+        np.array([2, 1], dtype=np.int64),
         2,
         0,
     )

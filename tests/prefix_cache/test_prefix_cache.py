@@ -1,4 +1,5 @@
-"""Prefix-cache replay: hit for hit equal to SGLang's RadixCache (kvviz.radix.radix_cache), and the laws that hold."""
+"""Prefix-cache replay: hit for hit equal to SGLang's RadixCache (kvviz.radix.radix_cache) driven as SGLang's
+scheduler drives it, equal to a plain tree written here, and the laws that hold."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from kvviz.common.errors import InputError
 from kvviz.eviction.grid import INFINITE
 from kvviz.prefix_cache import (
     POLICY_NAMES,
+    PrefixReplay,
     cached_tokens,
     parse_policies,
     prefix_nodes,
@@ -24,46 +26,155 @@ from kvviz.traces import from_records
 from kvviz.traces.workload import WorkloadConfig, generate
 
 
-def reference_hits(nodes: np.ndarray, offsets: np.ndarray, policy: str, capacity: int, page: int = 1) -> np.ndarray:
-    """Each request through RadixCache as SGLang admits it: match, lock, allocate the shortfall, insert, unlock.
+def reference_hits(replay: PrefixReplay, policy: str, capacity: int, page: int = 1) -> np.ndarray:
+    """Each request through RadixCache as SGLang's scheduler serves it: match, lock, allocate the shortfall,
+    insert after prefill, insert again at finish (only when the output has two tokens or more), unlock.
 
     A block is ``page`` tokens (block id × page + k), the tree's page size is ``page`` and the
     capacity is in blocks; a prompt caches at most what fits after its matched prefix.
     """
+    nodes, offsets = replay.nodes, replay.offsets
     cache = RadixCache(page_size=page, eviction_policy=policy, capacity=capacity * page)
     out = []
-    for lo, hi in zip(offsets[:-1], offsets[1:]):
+    for r, (lo, hi) in enumerate(zip(offsets[:-1], offsets[1:])):
         key = [int(b) * page + k for b in nodes[lo:hi] for k in range(page)]
         found = cache.match_prefix(key)
         m = found.device_len // page
         want = min(hi - lo - m, capacity - m)
         cache.inc_lock_ref(found.last_node)
         assert cache.alloc_device(want * page)
-        cache.insert(key[: (m + want) * page])
+        for _ in range(int(replay.insert_counts[r])):
+            cache.insert(key[: (m + want) * page])
         cache.dec_lock_ref(found.last_node)
         cache.release_device(want * page)
         out.append(m)
     return np.array(out, dtype=np.int64)
 
 
-def chained(paths: list[list[int]]):
-    """A block-size-1 trace whose ids are chained: a block's id names its whole path."""
+class Node:
+    """A node of the plain tree: its blocks, children by first block, SGLang's three stamps."""
+
+    def __init__(self, key: tuple, parent, now: int):
+        self.key, self.parent, self.children = key, parent, {}
+        self.last = self.created = now
+        self.hits = 0
+
+
+KEYS = {
+    "lru": lambda n: (n.last,),
+    "lfu": lambda n: (n.hits, n.last),
+    "fifo": lambda n: (n.created, n.last),
+    "mru": lambda n: (-n.last, n.last),
+    "filo": lambda n: (-n.created, n.last),
+    "slru": lambda n: (n.hits >= 2, n.last),
+}
+
+
+def plain_hits(paths: list[list[int]], inserts: list[int], policy: str, capacity: int) -> list[int]:
+    """SGLang's serving flow written out plainly: a tree of edges, the smallest-keyed unlocked leaf
+    evicted whole until the prompt fits, then ``inserts`` counting inserts of the prompt."""
+    clock = iter(range(10**9))
+    root = Node((), None, next(clock))
+    used, out = 0, []
+
+    def walk(key: tuple, count: bool) -> tuple[Node, int]:
+        node, i, now = root, 0, next(clock)
+        while i < len(key) and key[i] in node.children:
+            child = node.children[key[i]]
+            n = 0
+            while n < len(child.key) and i + n < len(key) and child.key[n] == key[i + n]:
+                n += 1
+            if n < len(child.key):  # split: the shared front becomes a new node
+                front = Node(child.key[:n], node, now)
+                front.hits, front.last = child.hits, next(clock)
+                front.children = {child.key[n]: child}
+                node.children[key[i]] = front
+                child.key, child.parent = child.key[n:], front
+                child.last = now
+                child = front
+            else:
+                child.last = now
+            child.hits += count
+            node, i = child, i + n
+        return node, i
+
+    def leaves(locked: set) -> list[Node]:
+        stack, found = list(root.children.values()), []
+        while stack:
+            n = stack.pop()
+            stack.extend(n.children.values())
+            if not n.children and id(n) not in locked:
+                found.append(n)
+        return found
+
+    for path, times in zip(paths, inserts):
+        key = tuple(path)
+        deepest, m = walk(key, False)
+        locked = set()
+        n = deepest
+        while n is not root:
+            locked.add(id(n))
+            n = n.parent
+        want = min(len(key) - m, capacity - m)
+        while capacity - used < want:
+            victim = min(leaves(locked), key=KEYS[policy])
+            del victim.parent.children[victim.key[0]]
+            used -= len(victim.key)
+        for _ in range(times):
+            node, i = walk(key[: m + want], True)
+            if i < m + want:
+                leaf = Node(key[i : m + want], node, next(clock))
+                leaf.hits = 1
+                node.children[key[i]] = leaf
+                used += m + want - i
+        out.append(m)
+    return out
+
+
+def chained(paths: list[list[int]], outputs: list[int] | None = None):
+    """A block-size-1 trace whose ids are chained: a block's id names its whole path. ``outputs``: each
+    request's output tokens (default 2, so every prompt is inserted twice)."""
     ids: dict[tuple, int] = {}
     reqs = [[ids.setdefault(tuple(p[: k + 1]), len(ids)) for k in range(len(p))] for p in paths]
     n = len(reqs)
-    return from_records(np.arange(n), [len(r) for r in reqs], np.zeros(n), reqs, block_size=1)
+    out = np.full(n, 2) if outputs is None else np.asarray(outputs)
+    return from_records(np.arange(n), [len(r) for r in reqs], out, reqs, block_size=1)
 
 
 paths_strategy = st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=7), min_size=1, max_size=40)
+outputs_strategy = st.lists(st.integers(0, 3), min_size=40, max_size=40)
 
 
 @settings(max_examples=40, deadline=None)
-@given(paths=paths_strategy, capacity=st.integers(1, 25), policy=st.sampled_from(POLICY_NAMES))
-def test_equals_radix_cache_on_random_trees(paths, capacity, policy):
-    replay = prepare(chained(paths))
-    assert (
-        request_hits(replay, policy, capacity) == reference_hits(replay.nodes, replay.offsets, policy, capacity)
-    ).all()
+@given(
+    paths=paths_strategy, outputs=outputs_strategy, capacity=st.integers(1, 25), policy=st.sampled_from(POLICY_NAMES)
+)
+def test_equals_radix_cache_and_a_plain_tree_on_random_trees(paths, outputs, capacity, policy):
+    """Requests with outputs of 0–3 tokens: one insert or two, as SGLang's scheduler does them."""
+    trace = chained(paths, outputs[: len(paths)])
+    replay = prepare(trace)
+    ours = request_hits(replay, policy, capacity)
+    assert (ours == reference_hits(replay, policy, capacity)).all()
+    plain = plain_hits(
+        [trace.hash_ids(i).tolist() for i in range(trace.n_requests)], replay.insert_counts.tolist(), policy, capacity
+    )
+    assert ours.tolist() == plain
+
+
+def test_sglang_flow_counts_two_inserts_per_request():
+    """The repro: with two inserts, the first prompt reaches SLRU's protected segment after one reuse and the
+    third request's prompt is protected too, so the fourth evicts the first and the fifth hits; with one
+    insert per request (one-token outputs) the third's prompt is still probationary and goes instead."""
+    paths = [[1, 2, 3], [1, 2, 3], [4, 5, 6], [7, 8, 9], [4, 5, 6]]
+    assert request_hits(prepare(chained(paths)), "slru", 6).tolist() == [0, 3, 0, 0, 3]
+    assert request_hits(prepare(chained(paths, [1] * 5)), "slru", 6).tolist() == [0, 3, 0, 0, 0]
+    assert plain_hits(paths, [2] * 5, "slru", 6) == [0, 3, 0, 0, 3]
+    assert plain_hits(paths, [1] * 5, "slru", 6) == [0, 3, 0, 0, 0]
+
+
+def test_inserts_follow_the_output_length():
+    replay = prepare(chained([[0], [1], [2], [3]], [0, 1, 2, 500]))
+    assert replay.insert_counts.tolist() == [1, 1, 2, 2]
 
 
 @pytest.mark.parametrize("policy", POLICY_NAMES)
@@ -71,7 +182,7 @@ def test_equals_radix_cache_on_a_synthetic_trace_at_every_capacity(policy):
     replay = prepare(generate(WorkloadConfig(requests=120, seed=3, documents=15)))
     for capacity in (1, 2, 7, 30, 100, 300, 1000):
         ours = request_hits(replay, policy, capacity)
-        assert (ours == reference_hits(replay.nodes, replay.offsets, policy, capacity)).all(), capacity
+        assert (ours == reference_hits(replay, policy, capacity)).all(), capacity
 
 
 def test_page_size_is_the_block_size():
@@ -79,10 +190,7 @@ def test_page_size_is_the_block_size():
     replay = prepare(chained([[0, 1, 2], [0, 1, 0], [0, 2], [0, 1, 2, 1], [1], [0, 1, 0, 2]]))
     for policy in ("lru", "fifo"):
         for capacity in (2, 3, 5):
-            assert (
-                request_hits(replay, policy, capacity)
-                == reference_hits(replay.nodes, replay.offsets, policy, capacity, page=4)
-            ).all()
+            assert (request_hits(replay, policy, capacity) == reference_hits(replay, policy, capacity, page=4)).all()
 
 
 def test_textbook_case_lru_keeps_the_shared_prefix():
