@@ -73,7 +73,7 @@ def paper_rows(setup: StreamSetup, summary: pd.DataFrame, source: str, sizes_fro
             f"{level2.quality:.3f} vs {setup.quant8.quality:.3f} (record-world model, same answer as fp16)",
             [(0.98, level2.quality), (1.0, setup.quant8.quality)],
             ACCURACY_TOL,
-            "(share of answers)",
+            "shares of answers",
         ),
         paper.in_range(
             "Size reduction vs the 8-bit quantization baseline", "3.5–4.3×", f"{ratio:.1f}×", ratio, 3.5, 4.3, RATIO_TOL
@@ -84,7 +84,7 @@ def paper_rows(setup: StreamSetup, summary: pd.DataFrame, source: str, sizes_fro
             f"{v8:.0%} → {vp:.0%} (paper rule), {art:.0%} (artifact rule), {source}",
             [(0.81, v8), (0.08, vp)],
             RATE_TOL_PP,
-            "(violation shares)",
+            "shares of requests",
         ),
         paper.in_range(
             "Mean TTFT, 8-bit quant ÷ CacheGen adaptive",

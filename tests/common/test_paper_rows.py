@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvviz.common.paper import COLUMNS, Status, close, in_range, problems, within
+from kvviz.common.paper import COLUMNS, Status, check, close, in_range, problems, within
 from tests.conftest import assert_clean, open_page
 
 VIEWS = [
@@ -52,9 +52,30 @@ def test_the_checker_catches_a_status_the_numbers_contradict():
 def test_range_and_absolute_rows_compute_their_status_and_say_how():
     assert in_range("q", "3.5–4.3×", "3.9×", 3.9, 3.5, 4.3, 0.1)["status"] == "agrees"
     row = in_range("q", "3.5–4.3×", "3.2×", 3.2, 3.5, 4.3, 0.1)  # 3.5 x 0.9 = 3.15
-    assert row["status"] == "agrees" and row["basis"] == "test: 3.15 ≤ 3.2 ≤ 4.73 (the paper's 3.5–4.3 ± 10%)"
-    assert in_range("q", "", "", 3.1, 3.5, 4.3, 0.1)["status"] == "differs"
+    assert row["status"] == "agrees" and row["basis"] == "3.2 is inside the paper's range 3.5–4.3 widened by 10%"
+    row = in_range("q", "", "", 3.1, 3.5, 4.3, 0.1)
+    assert (
+        row["status"] == "differs" and row["basis"] == "3.1 is outside the paper's range 3.5–4.3, even with 10% leeway"
+    )
     assert in_range("q", "", "", float("nan"), 3.5, 4.3, 0.1)["status"] == "differs"
     assert within("q", "", "", [(0.98, 0.975)], 0.01, "")["status"] == "agrees"
-    row = within("q", "", "", [(0.81, 0.56), (0.08, 0.1)], 0.1, "(shares)")
-    assert row["status"] == "differs" and row["basis"] == "test: |0.56 − 0.81| ≤ 0.1 and |0.1 − 0.08| ≤ 0.1 (shares)"
+    row = within("q", "", "", [(0.81, 0.56), (0.08, 0.1)], 0.1, "shares")
+    assert row["status"] == "differs"
+    assert row["basis"] == "off by 0.25 from the paper's 0.81 (the farthest of 2), more than the 0.1 allowed (shares)"
+
+
+def test_a_basis_says_in_words_how_the_status_was_decided():
+    assert (
+        close("q", "", "", (3.15, 3.3), 0.15)["basis"] == "off by 4.77% from the paper's 3.15, within the 15% allowed"
+    )
+    assert close("q", "", "", (3.15, 4.0), 0.15)["basis"] == (
+        "off by 26.99% from the paper's 3.15, more than the 15% allowed"
+    )
+    row = check("q", "", "", False, "every variant within −7% to −3%")
+    assert row["status"] == "differs" and row["basis"] == "needs every variant within −7% to −3%: not met"
+    assert check("q", "", "", True, "below 1%")["basis"] == "needs below 1%: met"
+
+
+def test_the_checker_catches_a_basis_whose_numbers_contradict_its_words():
+    row = {"quantity": "x", "status": "agrees", "basis": "off by 20% from the paper's 3, within the 15% allowed"}
+    assert problems([row]) == [f"x: status 'agrees' but {row['basis']}"]
