@@ -46,8 +46,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help=f"kvcentric's fetch bandwidth, Gb/s (default {d.bandwidth_gbps:g})",
     )
+    parser.add_argument("--decode", type=A.count, default=None, help=f"decode instances (default {d.decode_instances})")
     parser.add_argument(
-        "--per-request", type=A.output_path, metavar="CSV", help="write per-request TTFT, instance and hits here"
+        "--reject",
+        action="store_true",
+        help="reject a request whose predicted TTFT or TBT misses its SLO, as Algorithm 1 does (default: admit all)",
+    )
+    parser.add_argument(
+        "--ttft-slo",
+        type=A.positive,
+        default=None,
+        help=f"TTFT SLO in seconds: the rejection limit, and what goodput counts (default {d.ttft_slo_s:g})",
+    )
+    parser.add_argument(
+        "--tbt-slo",
+        type=A.positive,
+        default=None,
+        help=f"TBT SLO in seconds: the rejection limit, and what goodput counts (default {d.tbt_slo_s:g})",
+    )
+    parser.add_argument(
+        "--per-request",
+        type=A.output_path,
+        metavar="CSV",
+        help="write per-request outcome, TTFT, TBT, instance and hits here",
     )
 
 
@@ -70,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
         bandwidth_gbps=args.bandwidth,
         speedup=args.speedup,
         seed=args.seed,
+        decode_instances=args.decode,
+        reject=args.reject,
+        ttft_slo_s=args.ttft_slo,
+        tbt_slo_s=args.tbt_slo,
     )
     config = conductor.ConductorConfig(**{k: v for k, v in chosen.items() if v is not None})
     results = conductor.compare(trace, config, schedulers)
@@ -91,7 +116,10 @@ def run(args: argparse.Namespace) -> int:
                     {
                         "scheduler": r.scheduler,
                         "request": range(len(r.ttft_s)),
+                        "outcome": [conductor.OUTCOME_NAMES[o] for o in r.outcome],
                         "ttft_s": r.ttft_s,
+                        "predicted_tbt_s": r.predicted_tbt_s,
+                        "tbt_s": r.tbt_s,
                         "instance": r.instance,
                         "reused_blocks": r.prefix_blocks,
                         "fetched_blocks": r.fetched_blocks,

@@ -1,108 +1,64 @@
-"""Mooncake's Conductor: KVCache-centric prefill scheduling (Algorithm 1, arXiv v3 §6.1; FAST'25 §4.1).
+"""Mooncake's Conductor: KVCache-centric scheduling with admission (Algorithm 1, arXiv v3 §6.1; FAST'25 §4.1).
 
-A pool of prefill instances, each with a local LRU cache of KV blocks (named by chained prefix
-hashes, so a request's reusable prefix on an instance is its longest run of leading block ids
-found there). Requests arrive in trace order and are placed by one of four schedulers:
+Requests arrive in trace order. For each one the Conductor predicts its TTFT on the prefill
+instances and places it (``placement``: random, load balancing, cache-aware or KVCache-centric),
+picks a decode instance by load balancing, which predicts its TBT (``decode_pool``), and, when
+``reject`` is on, turns the request away if the predicted TTFT misses the TTFT SLO or the
+predicted TBT misses the TBT SLO (the paper's HTTP 429). A rejected request takes no queue, cache
+or decode slot.
 
-* ``random``: any instance; it still reuses whatever prefix it happens to hold;
-* ``balance``: the instance with the shortest queue (load balancing);
-* ``cache``: min over instances of T_queue + f(len, local prefix) (local cache-aware);
-* ``kvcentric``: Algorithm 1. For each instance, if best_prefix / prefix >= the balancing
-  threshold it may fetch the longer prefix from ``best_matched_instance``:
-  TTFT = T_transfer + T_queue + f(len, best_prefix); otherwise TTFT = T_queue + f(len, prefix).
-  The smallest TTFT wins, and fetched blocks are kept on the chosen instance (hot-prefix
-  replication).
-
-``f`` is the prefill-time predictor ``PrefillModel``: the paper fits a polynomial offline; here
-it is linear (weights) plus quadratic (attention) in the tokens computed, with the coefficients of
-:func:`kvviz.common.hardware.prefill_seconds` (one cost model). Predictions equal the simulated execution,
-so TTFT = queue + transfer + prefill exactly. Prefill is FIFO per instance.
-
-KV is causal: a request's blocks enter its instance's cache when it is dispatched (the room is
-taken) but exist only when its prefill finishes. A later request on the same instance queues
-behind that prefill, so its local prefix is always there when it starts; a fetch from another
-instance must first wait for the blocks to exist. While the best prefix does not exist yet,
-Algorithm 1's fetch branch includes the wait, and the instance computes from its own prefix instead
-when that is sooner. Blocks are touched tail first, so LRU evicts the tail of a prefix before its
-head (as vLLM's free-block queue does).
+``f`` is the prefill-time predictor ``PrefillModel``; predictions equal the simulated execution,
+so TTFT = queue + transfer + prefill exactly and an admitted request meets the TTFT it was admitted
+on. Prefill is FIFO per instance; decode runs continuous batches whose TBT grows with the batch and
+its KV. Goodput counts the requests served within both SLOs, per second of the replay.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from kvviz.common import budget, paper
-from kvviz.common import hardware as hw
 from kvviz.common.errors import require
+from kvviz.mooncake.decode_pool import DecodeModel, DecodePool
+from kvviz.mooncake.placement import SCHEDULERS, Choice, Fetching, Placer
+from kvviz.mooncake.prefill import CLUSTER_COMPUTE, CLUSTER_MODEL, PrefillModel
 from kvviz.traces import Trace
 
-SCHEDULERS: tuple[str, ...] = ("random", "balance", "cache", "kvcentric")
+__all__ = [
+    "CLUSTER_COMPUTE",
+    "CLUSTER_MODEL",
+    "SCHEDULERS",
+    "ConductorConfig",
+    "DecodeModel",
+    "PrefillModel",
+    "ScheduleResult",
+    "compare",
+    "cost",
+    "offered_load",
+    "schedule",
+]
+
 SCHEDULER_LABELS = {
     "random": "Random",
     "balance": "Load balancing",
     "cache": "Cache-aware",
     "kvcentric": "KVCache-centric",
 }
-# One prefill instance of the cluster: a 70B model on 8 A100/A800 at 50% MFU (an assumption: the
-# paper gives no MFU), plus a fixed 20 ms per request.
-CLUSTER_MODEL = hw.model("llama-3.1-70b")
-CLUSTER_COMPUTE = hw.Compute(hw.gpu("a100"), mfu=0.5, n_gpus=8)
-OVERHEAD_S = 0.02
-_PER_TOKEN_S, _PER_TOKEN2_S = hw.prefill_coefficients(CLUSTER_MODEL, CLUSTER_COMPUTE)
+ACCEPTED, REJECTED_TTFT, REJECTED_TBT = 0, 1, 2
+"""A request's outcome: admitted, or rejected because its predicted TTFT (checked first) or TBT missed its SLO."""
+OUTCOME_NAMES = {ACCEPTED: "accepted", REJECTED_TTFT: "rejected: TTFT", REJECTED_TBT: "rejected: TBT"}
 # Measured on this 2-core machine (bench/bench_cluster.py), rounded down from ~5 million: block
 # lookups per CPU second.
 BLOCK_VISITS_PER_S = 3.0e6
 
 
 @dataclass(frozen=True)
-class PrefillModel:
-    """f(len, prefix): seconds to prefill tokens prefix..len on one instance.
-
-    ``overhead_s + per_token_s·(len − prefix) + per_token2_s·(len² − prefix²)``; ``for_hardware``
-    takes the two coefficients from :func:`kvviz.common.hardware.prefill_coefficients`, so f is the paper
-    GPU's prefill time plus the overhead. The defaults are CLUSTER_MODEL on CLUSTER_COMPUTE.
-    """
-
-    overhead_s: float = OVERHEAD_S
-    per_token_s: float = _PER_TOKEN_S
-    per_token2_s: float = _PER_TOKEN2_S
-
-    @classmethod
-    def for_hardware(cls, m: hw.ModelSpec, compute: hw.Compute, overhead_s: float = OVERHEAD_S) -> PrefillModel:
-        """f for model ``m`` on ``compute``: the paper GPU's prefill time plus ``overhead_s``."""
-        return cls(overhead_s, *hw.prefill_coefficients(m, compute))
-
-    def time(self, length, prefix=0):
-        """Prefill seconds for ``length`` tokens of which the first ``prefix`` are cached."""
-        if isinstance(length, (int, float)) and isinstance(prefix, (int, float)):
-            prefix = min(prefix, length)
-            return (
-                self.overhead_s
-                + self.per_token_s * (length - prefix)
-                + self.per_token2_s * (length * length - prefix * prefix)
-            )
-        length = np.asarray(length, dtype=np.float64)
-        prefix = np.minimum(np.asarray(prefix, dtype=np.float64), length)
-        t = self.overhead_s + self.per_token_s * (length - prefix) + self.per_token2_s * (length**2 - prefix**2)
-        return float(t) if t.ndim == 0 else t
-
-    def validate(self) -> None:
-        for name in ("overhead_s", "per_token_s", "per_token2_s"):
-            require(getattr(self, name) >= 0, f"{name} must be >= 0", field=name)
-        require(
-            self.per_token_s + self.per_token2_s > 0,
-            "the prefill model must cost something per token",
-            field="per_token_s",
-        )
-
-
-@dataclass(frozen=True)
 class ConductorConfig:
-    """The prefill pool and the Conductor's knobs."""
+    """The prefill and decode pools, the SLOs and the Conductor's knobs."""
 
     instances: int = 8
     cache_blocks: int = 6000  # per instance; 6,000 x 160 MiB blocks ~ 1 TB of DRAM
@@ -111,12 +67,17 @@ class ConductorConfig:
     transfer_latency_s: float = 0.001  # fixed cost of one remote fetch
     kv_bytes_per_token: float = CLUSTER_MODEL.kv_bytes_per_token
     speedup: float = 1.0  # replay the trace this many times faster
-    ttft_slo_s: float = 30.0  # only counted (share over SLO), nothing is rejected here
+    ttft_slo_s: float = 30.0  # the paper's TTFT SLO in §8
+    tbt_slo_s: float = 0.1  # the paper's tightest TBT SLO in §8
+    reject: bool = False  # reject a request whose predicted TTFT or TBT misses its SLO
+    decode_instances: int = 8  # 8P+8D, as in Fig. 8
     seed: int = 0  # for the random scheduler
     prefill: PrefillModel = field(default_factory=PrefillModel)
+    decode: DecodeModel = field(default_factory=lambda: DecodeModel.for_hardware(CLUSTER_MODEL, CLUSTER_COMPUTE))
 
     def validate(self) -> None:
         require(1 <= self.instances <= 256, "prefill instances must be in 1..256", field="instances")
+        require(1 <= self.decode_instances <= 256, "decode instances must be in 1..256", field="decode_instances")
         require(
             1 <= self.cache_blocks <= 10_000_000, "cache capacity must be 1..10,000,000 blocks", field="cache_blocks"
         )
@@ -129,140 +90,40 @@ class ConductorConfig:
         require(self.transfer_latency_s >= 0, "transfer latency must be >= 0", field="transfer_latency_s")
         require(self.kv_bytes_per_token > 0, "KV bytes per token must be positive", field="kv_bytes_per_token")
         require(self.speedup > 0, "the speed-up must be positive", field="speedup")
-        require(self.ttft_slo_s > 0, "the TTFT SLO must be positive", field="ttft_slo_s")
+        for name, label in (("ttft_slo_s", "the TTFT SLO"), ("tbt_slo_s", "the TBT SLO")):
+            value = getattr(self, name)
+            require(value > 0 and not math.isinf(value), f"{label} must be a positive number of seconds", field=name)
         self.prefill.validate()
+        self.decode.validate()
+        alone = self.decode.tbt(1, 0)
+        require(
+            not self.reject or alone <= self.tbt_slo_s,
+            f"the TBT SLO ({self.tbt_slo_s * 1000:g} ms) is shorter than one decode step of a request alone "
+            f"({alone * 1000:.0f} ms), so every request would be rejected: raise the TBT SLO",
+        )
 
     def transfer_s_per_block(self, block_size: int) -> float:
         """EstimateKVCacheTransferTime per block: bytes over the link, no congestion."""
         return block_size * self.kv_bytes_per_token * 8 / (self.bandwidth_gbps * 1e9)
 
-
-@dataclass(frozen=True)
-class Choice:
-    """Where Algorithm 1 puts one request, and what it predicts."""
-
-    instance: int
-    ttft_s: float
-    prefix_blocks: int  # blocks not recomputed (local or fetched)
-    fetched_blocks: int  # blocks copied from ``fetch_from`` (0 if none)
-    fetch_from: int | None
-    waited_s: float = 0.0  # idle time beyond the queue, waiting for the fetched KV to exist
-
-
-def prefix_tokens(blocks: int, input_length: int, block_size: int) -> int:
-    """Tokens covered by ``blocks`` matched blocks; at least one token is always computed."""
-    return max(0, min(blocks * block_size, input_length - 1))
-
-
-def _argmin(values: list[float], tiebreak: list[float] | None) -> int:
-    """Index of the smallest value; equal values go to the smallest ``tiebreak`` (work done so far)."""
-    best = 0
-    for i in range(1, len(values)):
-        v, b = values[i], values[best]
-        if v < b or (v == b and tiebreak is not None and tiebreak[i] < tiebreak[best]):
-            best = i
-    return best
-
-
-def _prefill_times(prefix_blocks: list[int], input_length: int, block_size: int, model: PrefillModel) -> dict:
-    """f(len, prefix) for each distinct prefix length in ``prefix_blocks`` (most are equal)."""
-    return {p: model.time(input_length, prefix_tokens(p, input_length, block_size)) for p in set(prefix_blocks)}
-
-
-def kvcentric_choice(
-    prefix_blocks: list[int],
-    queue_s: list[float],
-    input_length: int,
-    block_size: int,
-    model: PrefillModel,
-    threshold: float,
-    transfer_s_per_block: float,
-    transfer_latency_s: float = 0.0,
-    tiebreak: list[float] | None = None,
-    ready_in_s: list[float] | None = None,
-) -> Choice:
-    """Algorithm 1 for one request, given each instance's local prefix (blocks) and queue time.
-
-    Each instance is costed on one branch only, as in the paper: with a prefix ratio at or over
-    ``threshold`` it fetches the best prefix, otherwise it computes from its own. ``ready_in_s``
-    says how long until each instance's prefix exists (its prefill is still running; None: all
-    there). A fetch waits for it, and while it waits the instance may compute from its own prefix
-    instead: it takes whichever is sooner.
-    """
-    ready = ready_in_s or [0.0] * len(prefix_blocks)
-    best_len = max(prefix_blocks)
-    best = min((i for i, p in enumerate(prefix_blocks) if p == best_len), key=lambda i: ready[i])
-    wait = ready[best]
-    f = _prefill_times(prefix_blocks, input_length, block_size, model)
-    options = []  # per instance: (ttft, blocks used, blocks fetched, waited)
-    for own, queue in zip(prefix_blocks, queue_s):
-        local = (queue + f[own], own, 0, 0.0)
-        if best_len == 0 or (own > 0 and best_len < threshold * own):
-            options.append(local)
-            continue
-        n = best_len - own
-        start = max(queue, wait)
-        fetch = (
-            start + n * transfer_s_per_block + (transfer_latency_s if n else 0.0) + f[best_len],
-            best_len,
-            n,
-            start - queue,
-        )
-        options.append(local if wait > 0 and local[0] < fetch[0] else fetch)
-    i = _argmin([o[0] for o in options], tiebreak)
-    ttft, used, fetched, waited = options[i]
-    return Choice(i, ttft, used, fetched, best if fetched else None, waited)
-
-
-def cache_aware_choice(
-    prefix_blocks: list[int],
-    queue_s: list[float],
-    input_length: int,
-    block_size: int,
-    model: PrefillModel,
-    tiebreak: list[float] | None = None,
-) -> Choice:
-    """Local cache-aware: min over instances of T_queue + f(len, local prefix); no fetching."""
-    f = _prefill_times(prefix_blocks, input_length, block_size, model)
-    times = [q + f[p] for p, q in zip(prefix_blocks, queue_s)]
-    i = _argmin(times, tiebreak)
-    return Choice(i, times[i], prefix_blocks[i], 0, None)
-
-
-class _LocalCache:
-    """One instance's LRU block cache: block id -> the time its KV exists (its prefill's end)."""
-
-    def __init__(self, capacity: int):
-        self.capacity = capacity
-        self.blocks: OrderedDict[int, float] = OrderedDict()
-
-    def match(self, ids: list[int]) -> tuple[int, float]:
-        """Leading blocks of ``ids`` held here, and when the last of them exists."""
-        n, ready, blocks = 0, 0.0, self.blocks
-        for h in ids:
-            at = blocks.get(h)
-            if at is None:
-                break
-            n += 1
-            ready = max(ready, at)
-        return n, ready
-
-    def store(self, ids: list[int], ready_at: float = 0.0) -> None:
-        blocks = self.blocks
-        for h in reversed(ids):  # the head of the prefix ends most recently used
-            at = blocks.pop(h, ready_at)
-            blocks[h] = min(at, ready_at)
-        while len(blocks) > self.capacity:
-            blocks.popitem(last=False)
+    def verdict(self, ttft_s: float, tbt_s: float) -> int:
+        """ACCEPTED, or the first SLO the predictions miss when rejection is on."""
+        if not self.reject:
+            return ACCEPTED
+        return REJECTED_TTFT if ttft_s > self.ttft_slo_s else REJECTED_TBT if tbt_s > self.tbt_slo_s else ACCEPTED
 
 
 @dataclass(frozen=True)
 class ScheduleResult:
-    """Per-request outcome of one scheduler over one trace."""
+    """Per-request outcome of one scheduler over one trace.
+
+    ``ttft_s`` and ``predicted_tbt_s`` hold the Conductor's predictions for every request, rejected
+    ones too; the statistics (mean and p90 TTFT, hit ratio) are over the admitted requests.
+    """
 
     scheduler: str
     ttft_s: np.ndarray
-    instance: np.ndarray
+    instance: np.ndarray  # -1 if rejected
     prefix_blocks: np.ndarray  # blocks not recomputed, per request
     fetched_blocks: np.ndarray  # blocks fetched from another instance, per request
     n_blocks: np.ndarray
@@ -270,6 +131,12 @@ class ScheduleResult:
     ttft_slo_s: float
     fetch_from: np.ndarray  # per request: the instance its fetched blocks came from, -1 if none
     fetch_start_s: np.ndarray  # per request: when that transfer started (NaN if none)
+    outcome: np.ndarray  # per request: ACCEPTED, REJECTED_TTFT or REJECTED_TBT
+    predicted_tbt_s: np.ndarray  # per request: TBT on its decode instance as predicted on arrival
+    tbt_s: np.ndarray  # per request: mean time between its tokens while decoding (NaN if rejected)
+    tbt_slo_s: float
+    span_s: float  # first to last arrival of the replay
+    peak_tbt_s: float  # the slowest decode step of the run
     # KVCache-centric only: every prefix ratio best / own (0 < own < best) Algorithm 1 compared with
     # the balancing threshold, and how many requests had one. Elsewhere the threshold decides
     # nothing: an instance with no prefix is always costed with a fetch, one with the best prefix never.
@@ -277,17 +144,47 @@ class ScheduleResult:
     threshold_requests: int = 0
 
     @property
+    def accepted(self) -> np.ndarray:
+        return self.outcome == ACCEPTED
+
+    @property
+    def accepted_ttft_s(self) -> np.ndarray:
+        return self.ttft_s[self.accepted]
+
+    @property
     def mean_ttft_s(self) -> float:
-        return float(self.ttft_s.mean()) if len(self.ttft_s) else 0.0
+        t = self.accepted_ttft_s
+        return float(t.mean()) if len(t) else 0.0
 
     @property
     def p90_ttft_s(self) -> float:
-        return float(np.percentile(self.ttft_s, 90)) if len(self.ttft_s) else 0.0
+        t = self.accepted_ttft_s
+        return float(np.percentile(t, 90)) if len(t) else 0.0
+
+    def rejected(self, reason: int) -> int:
+        return int(np.count_nonzero(self.outcome == reason))
+
+    @property
+    def within_slo(self) -> int:
+        """Admitted requests whose TTFT and mean TBT both met their SLOs."""
+        ok = self.accepted & (self.ttft_s <= self.ttft_slo_s) & (self.tbt_s <= self.tbt_slo_s)
+        return int(np.count_nonzero(ok))
+
+    @property
+    def goodput_rps(self) -> float:
+        """Requests served within both SLOs per second of the replay."""
+        return self.within_slo / self.span_s if self.span_s > 0 else 0.0
+
+    @property
+    def over_ttft_slo(self) -> float:
+        """Share of the admitted requests whose TTFT missed the SLO."""
+        t = self.accepted_ttft_s
+        return float(np.mean(t > self.ttft_slo_s)) if len(t) else 0.0
 
     @property
     def hit_ratio(self) -> float:
-        """Blocks served from a cache (local or fetched) over all blocks requested."""
-        total = int(self.n_blocks.sum())
+        """Blocks served from a cache (local or fetched) over all blocks the admitted requests asked for."""
+        total = int(self.n_blocks[self.accepted].sum())
         return float(self.prefix_blocks.sum() / total) if total else 0.0
 
     @property
@@ -305,12 +202,20 @@ class ScheduleResult:
         return int(self.fetched_blocks.sum())
 
     def summary(self) -> dict:
+        tbt = self.tbt_s[self.accepted]
         return {
             "scheduler": self.scheduler,
             "requests": int(len(self.ttft_s)),
+            "accepted": int(np.count_nonzero(self.accepted)),
+            "rejected_ttft": self.rejected(REJECTED_TTFT),
+            "rejected_tbt": self.rejected(REJECTED_TBT),
+            "within_slo": self.within_slo,
+            "goodput_rps": round(self.goodput_rps, 4),
             "mean_ttft_s": round(self.mean_ttft_s, 3),
             "p90_ttft_s": round(self.p90_ttft_s, 3),
-            "over_ttft_slo": round(float(np.mean(self.ttft_s > self.ttft_slo_s)) if len(self.ttft_s) else 0.0, 4),
+            "over_ttft_slo": round(self.over_ttft_slo, 4),
+            "mean_tbt_s": round(float(tbt.mean()), 4) if len(tbt) else 0.0,
+            "peak_tbt_s": round(self.peak_tbt_s, 4),
             "hit_ratio": round(self.hit_ratio, 4),
             "busiest_over_mean_load": round(self.imbalance, 3),
             "remote_fetches": self.remote_fetches,
@@ -318,8 +223,22 @@ class ScheduleResult:
         }
 
 
-def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), scheduler: str = "kvcentric") -> ScheduleResult:
-    """Replay ``trace`` through the prefill pool with one scheduler."""
+class _Record:
+    """The per-request columns of a run, filled in as requests are placed."""
+
+    def __init__(self, n: int):
+        self.ttft, self.tbt = [0.0] * n, [0.0] * n
+        self.outcome = [ACCEPTED] * n
+        self.inst, self.prefix, self.fetched, self.source = [-1] * n, [0] * n, [0] * n, [-1] * n
+        self.start = [math.nan] * n
+
+    def place(self, r: int, c: Choice, t: float) -> None:
+        self.inst[r], self.prefix[r], self.fetched[r] = c.instance, c.prefix_blocks, c.fetched_blocks
+        if c.fetch_from is not None:
+            self.source[r], self.start[r] = c.fetch_from, t + c.queue_s + c.waited_s
+
+
+def _check(trace: Trace, config: ConductorConfig, scheduler: str) -> None:
     config.validate()
     require(
         scheduler in SCHEDULERS,
@@ -333,100 +252,70 @@ def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), schedule
         field="hash_ids",
     )
     budget.check(cost(trace, config))
+
+
+def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), scheduler: str = "kvcentric") -> ScheduleResult:
+    """Replay ``trace`` through the prefill and decode pools with one scheduler (and rejection, if on)."""
+    _check(trace, config, scheduler)
     n = trace.n_requests
     arrival = (trace.requests["timestamp"].to_numpy(np.float64) / 1000.0 / config.speedup).tolist()
     length = trace.requests["input_length"].to_numpy(np.int64).tolist()
-    caches = [_LocalCache(config.cache_blocks) for _ in range(config.instances)]
-    free_at = [0.0] * config.instances
-    busy = [0.0] * config.instances
-    out: dict[str, list] = {
-        "ttft": [0.0] * n,
-        "inst": [0] * n,
-        "prefix": [0] * n,
-        "fetched": [0] * n,
-        "from": [-1] * n,
-        "start": [np.nan] * n,
-    }
+    output = trace.requests["output_length"].to_numpy(np.int64).tolist()
+    fetching = Fetching(
+        config.balancing_threshold, config.transfer_s_per_block(trace.block_size), config.transfer_latency_s
+    )
     picks = np.random.default_rng(config.seed).integers(config.instances, size=n).tolist()
-    per_block = config.transfer_s_per_block(trace.block_size)
-    bs, model = trace.block_size, config.prefill
+    placer = Placer(scheduler, config.instances, config.cache_blocks, trace.block_size, config.prefill, fetching, picks)
+    pool = DecodePool(config.decode_instances, config.decode, n)
+    free_at = [0.0] * config.instances
+    rec = _Record(n)
     blocks, offsets = trace.blocks.tolist(), trace.offsets.tolist()
-    ratios: list[float] = []
-    decided = 0
     for r in range(n):
         t, ids, L = arrival[r], blocks[offsets[r] : offsets[r + 1]], length[r]
-        queue = [max(f - t, 0.0) for f in free_at]
-        if scheduler in ("random", "balance"):
-            i = picks[r] if scheduler == "random" else _argmin(queue, busy)
-            own = caches[i].match(ids)[0]
-            c = Choice(i, queue[i] + model.time(L, prefix_tokens(own, L, bs)), own, 0, None)
-        else:
-            matches = [cache.match(ids) for cache in caches]
-            prefixes = [n for n, _ in matches]
-            if scheduler == "kvcentric":
-                partial = _partial_ratios(prefixes)
-                ratios += partial
-                decided += bool(partial)
-            c = (
-                cache_aware_choice(prefixes, queue, L, bs, model, busy)
-                if scheduler == "cache"
-                else kvcentric_choice(
-                    prefixes,
-                    queue,
-                    L,
-                    bs,
-                    model,
-                    config.balancing_threshold,
-                    per_block,
-                    config.transfer_latency_s,
-                    busy,
-                    [max(at - t, 0.0) for _, at in matches],
-                )
-            )
-        caches[c.instance].store(ids, t + c.ttft_s)
-        free_at[c.instance] = t + c.ttft_s
-        busy[c.instance] += c.ttft_s - queue[c.instance] - c.waited_s
-        out["ttft"][r], out["inst"][r], out["prefix"][r], out["fetched"][r] = (
-            c.ttft_s,
-            c.instance,
-            c.prefix_blocks,
-            c.fetched_blocks,
-        )
-        if c.fetch_from is not None:
-            out["from"][r], out["start"][r] = c.fetch_from, t + queue[c.instance] + c.waited_s
+        pool.advance(t)
+        c = placer.choose(r, ids, L, t, [max(f - t, 0.0) for f in free_at])
+        d, tbt = pool.choose(L)
+        rec.ttft[r], rec.tbt[r], rec.outcome[r] = c.ttft_s, tbt, config.verdict(c.ttft_s, tbt)
+        if rec.outcome[r] == ACCEPTED:
+            placer.commit(c, ids, t)
+            free_at[c.instance] = t + c.ttft_s
+            pool.admit(d, r, t + c.ttft_s, L, output[r])
+            rec.place(r, c, t)
+    pool.drain()
     return ScheduleResult(
-        scheduler,
-        np.asarray(out["ttft"]),
-        np.asarray(out["inst"], np.int64),
-        np.asarray(out["prefix"], np.int64),
-        np.asarray(out["fetched"], np.int64),
-        trace.requests["n_blocks"].to_numpy(np.int64),
-        np.asarray(busy),
-        config.ttft_slo_s,
-        np.asarray(out["from"], np.int64),
-        np.asarray(out["start"], np.float64),
-        np.asarray(ratios, np.float64),
-        decided,
+        scheduler=scheduler,
+        ttft_s=np.asarray(rec.ttft),
+        instance=np.asarray(rec.inst, np.int64),
+        prefix_blocks=np.asarray(rec.prefix, np.int64),
+        fetched_blocks=np.asarray(rec.fetched, np.int64),
+        n_blocks=trace.requests["n_blocks"].to_numpy(np.int64),
+        busy_s=np.asarray(placer.busy),
+        ttft_slo_s=config.ttft_slo_s,
+        fetch_from=np.asarray(rec.source, np.int64),
+        fetch_start_s=np.asarray(rec.start, np.float64),
+        outcome=np.asarray(rec.outcome, np.int8),
+        predicted_tbt_s=np.asarray(rec.tbt),
+        tbt_s=pool.tbt_s(),
+        tbt_slo_s=config.tbt_slo_s,
+        span_s=arrival[-1] - arrival[0] if n else 0.0,
+        peak_tbt_s=pool.peak_tbt_s,
+        threshold_ratios=placer.threshold_ratios(),
+        threshold_requests=placer.decided,
     )
-
-
-def _partial_ratios(prefix_blocks: list[int]) -> list[float]:
-    """best / own for each instance holding part of the longest prefix (0 < own < best): the only
-    ones whose branch in Algorithm 1 depends on the balancing threshold."""
-    best = max(prefix_blocks)
-    return [best / own for own in prefix_blocks if 0 < own < best]
 
 
 def cost(trace: Trace, config: ConductorConfig, schedulers: int = 1) -> budget.Cost:
     """Estimated CPU time of replaying ``trace`` through ``schedulers`` schedulers: every request
-    looks its blocks up on every instance (the cache-aware ones do; the others on one)."""
-    visits = (int(trace.requests["n_blocks"].sum()) + trace.n_requests) * (config.instances + 1) * schedulers
+    looks its blocks up on every prefill instance (the cache-aware ones do; the others on one), and
+    each of its three decode events (pick, join, finish) scans the decode instances."""
+    lookups = (int(trace.requests["n_blocks"].sum()) + trace.n_requests) * (config.instances + 1)
+    scans = 3 * trace.n_requests * (config.decode_instances + 1)
     return budget.cost(
-        "prefill scheduling replay",
-        visits,
+        "scheduling replay",
+        (lookups + scans) * schedulers,
         "block lookups",
         BLOCK_VISITS_PER_S,
-        "the number of requests or of prefill instances",
+        "the number of requests or of instances",
     )
 
 
@@ -518,13 +407,17 @@ def display_table(results: dict[str, ScheduleResult]) -> pd.DataFrame:
         {
             "Scheduler": SCHEDULER_LABELS[k],
             "Requests": len(r.ttft_s),
+            "Accepted": int(np.count_nonzero(r.accepted)),
+            "Rejected: TTFT": r.rejected(REJECTED_TTFT),
+            "Rejected: TBT": r.rejected(REJECTED_TBT),
             "Mean TTFT (s)": round(r.mean_ttft_s, 2),
             "P90 TTFT (s)": round(r.p90_ttft_s, 2),
+            "Over TTFT SLO": f"{r.over_ttft_slo:.0%}",
+            "Goodput (req/s)": round(r.goodput_rps, 3),
             "Hit ratio": round(r.hit_ratio, 3),
             "Busiest ÷ mean load": round(r.imbalance, 2),
             "Remote fetches": r.remote_fetches,
             "Replicated blocks": r.replicated_blocks,
-            "Over TTFT SLO": f"{float(np.mean(r.ttft_s > r.ttft_slo_s)) if len(r.ttft_s) else 0.0:.0%}",
         }
         for k, r in results.items()
     ]

@@ -31,8 +31,14 @@ def _result(
         30.0,
         np.full(n, -1, np.int64),
         np.full(n, np.nan),
-        np.asarray(ratios, float),
-        decided,
+        outcome=np.zeros(n, np.int8),
+        predicted_tbt_s=np.full(n, 0.05),
+        tbt_s=np.full(n, 0.05),
+        tbt_slo_s=0.1,
+        span_s=10.0,
+        peak_tbt_s=0.05,
+        threshold_ratios=np.asarray(ratios, float),
+        threshold_requests=decided,
     )
 
 

@@ -8,17 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvviz.common.errors import InputError
-from kvviz.mooncake.conductor import (
-    SCHEDULERS,
-    ConductorConfig,
-    PrefillModel,
-    _LocalCache,
-    cache_aware_choice,
-    compare,
-    kvcentric_choice,
-    offered_load,
-    schedule,
-)
+from kvviz.mooncake.conductor import SCHEDULERS, ConductorConfig, PrefillModel, compare, offered_load, schedule
+from kvviz.mooncake.placement import LocalCache, cache_aware_choice, kvcentric_choice
 from kvviz.traces import from_records
 
 BS = 512
@@ -69,7 +60,7 @@ def test_ties_go_to_the_instance_with_less_work_done():
 
 
 def test_lru_evicts_the_tail_of_a_prefix_first():
-    cache = _LocalCache(3)
+    cache = LocalCache(3)
     cache.store([1, 2, 3, 4], ready_at=2.0)
     assert cache.match([1, 2, 3, 4]) == (3, 2.0)
     assert 4 not in cache.blocks
