@@ -45,12 +45,20 @@ class Step:
     block_cached: frozenset[str]
 
 
+BLOCK_SIDE = "block cache, LRU head first"
+PREFIX_SIDE = "prefix cache, LRU leaves first"
+
+
 @dataclass(frozen=True)
 class Example:
+    """A script's steps through two caches: the left one's numbers are ``block_*``, the right one's
+    ``prefix_*``; ``sides`` names them (another engine can stand on the left)."""
+
     labels: tuple[str, ...]  # block id -> its letter
     parents: tuple[int, ...]  # block id -> the block before it (-1: none)
     capacity: int
     steps: tuple[Step, ...]
+    sides: tuple[str, str] = (BLOCK_SIDE, PREFIX_SIDE)
 
     @property
     def prefix_total(self) -> int:
@@ -77,6 +85,19 @@ def script_trace(script: tuple[tuple[str, ...], ...]) -> tuple[Trace, dict[tuple
     return trace, ids
 
 
+def labels_and_parents(ids: dict[tuple[str, ...], int]) -> tuple[dict[int, str], tuple[int, ...]]:
+    """Each block id's letter (the last of its path) and the id of the block before it (-1: none)."""
+    name = {i: path[-1] for path, i in ids.items()}
+    return name, tuple(ids.get(path[:-1], -1) for path in sorted(ids, key=ids.get))
+
+
+def prefix_contents(head: Trace, capacity: int, name: dict[int, str]) -> frozenset[str]:
+    """The letters SGLang's radix LRU holds after replaying ``head``."""
+    replay = prepare(head)
+    _, cached = final_state(replay, "lru", capacity)
+    return frozenset(name[int(b)] for b in np.unique(head.blocks[cached[replay.nodes]]))
+
+
 def _lru_contents(blocks: np.ndarray, capacity: int) -> set[int]:
     """What a head-first LRU block cache holds: the ``capacity`` most recently used distinct blocks."""
     last = {int(b): i for i, b in enumerate(blocks)}
@@ -86,16 +107,13 @@ def _lru_contents(blocks: np.ndarray, capacity: int) -> set[int]:
 def worked_example(script: tuple[tuple[str, ...], ...] = LITEHIT_SCRIPT, capacity: int = LITEHIT_CAPACITY) -> Example:
     """Replay the script through prefix LRU and block LRU, keeping both caches after every request."""
     trace, ids = script_trace(script)
-    name = {i: path[-1] for path, i in ids.items()}
-    parents = tuple(ids.get(path[:-1], -1) for path in sorted(ids, key=ids.get))
+    name, parents = labels_and_parents(ids)
     prefix_hits = request_hits(prepare(trace), "lru", capacity)
     block_hits = simulate(replay_of(trace), "lru", capacity).requests["prefix_hits"].to_numpy()
     steps = [Step(0, (), 0, 0, frozenset(), frozenset())]
     for k in range(1, trace.n_requests + 1):
         head = trace.head(k)
-        replay = prepare(head)
-        _, cached = final_state(replay, "lru", capacity)
-        in_prefix = frozenset(name[int(b)] for b in np.unique(head.blocks[cached[replay.nodes]]))
+        in_prefix = prefix_contents(head, capacity, name)
         in_block = frozenset(name[b] for b in _lru_contents(head.blocks, capacity))
         steps.append(Step(k, script[k - 1], int(prefix_hits[k - 1]), int(block_hits[k - 1]), in_prefix, in_block))
     return Example(tuple(name[i] for i in range(len(ids))), parents, capacity, tuple(steps))

@@ -202,9 +202,10 @@ def fig_example(example: Example, step: int) -> go.Figure:
     cached blocks filled, the current request's blocks outlined (green where it hit)."""
     now = example.steps[step]
     done = example.steps[1 : step + 1]
+    left, right = (side[0].upper() + side[1:] for side in example.sides)
     titles = (
-        f"<b>Block cache</b>, LRU head first: {sum(s.block_hits for s in done)} prefix hits so far",
-        f"<b>Prefix cache</b>, LRU leaves first: {sum(s.prefix_hits for s in done)} prefix hits so far",
+        f"<b>{left}</b>: {sum(s.block_hits for s in done)} prefix hits so far",
+        f"<b>{right}</b>: {sum(s.prefix_hits for s in done)} prefix hits so far",
     )
     fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.08)
     fig.update_annotations(yshift=8, font_size=17)

@@ -1,0 +1,204 @@
+"""vLLM's prefix caching (v1): a block pool with chained block hashes and one free queue, replayed over a trace.
+
+vLLM does not keep a tree. Every full block of a request has a hash that covers its own tokens and
+its parent's hash (``vllm/v1/core/kv_cache_utils.py``), so a hash names the block's whole prefix,
+as a chained trace id does; ``kvviz.prefix_cache.replay.prepare`` gives exactly those prefixes
+(its nodes). The pool (``vllm/v1/core/block_pool.py``, driven by ``kv_cache_manager.py``) serves a
+request in four moves, which this replay follows request by request in arrival order:
+
+1. **lookup**: walk the request's block hashes from the first; stop at the first hash no block
+   holds (``find_longest_cache_hit``). A cached block after a miss is never reached.
+2. **touch** the hit blocks: each gains a reference; a block nobody referenced leaves the free
+   queue, so it cannot be evicted while the request runs.
+3. **allocate** the rest from the *head* of the free queue (the block freed longest ago); a block
+   that still held a hash drops it (``_maybe_evict_cached_block``), and the new block takes the
+   request's hash. vLLM does not de-duplicate: when another block already holds that hash, both
+   stay cached and a lookup takes the one cached first.
+4. **free** at finish: the request's blocks go back to the *tail* of the free queue in reverse
+   order, its last block first (``free_blocks(reversed(...))``), so the next allocation takes a
+   request's tail before its head.
+
+So vLLM evicts block by block, in the order blocks were freed, where SGLang's RadixCache frees a
+whole radix edge (many blocks at once) chosen by a policy key. The conventions are those of the
+SGLang replay beside it, so the two are comparable: every block id of the trace is a full block
+(vLLM hashes only full blocks and never serves a prompt's last token from cache), requests
+complete instantly (no request holds blocks while the next is served), output tokens are not
+cached (a trace has no ids for them), and a prompt longer than the free pool caches only the
+blocks that fit after its hit. ``capacity`` counts usable blocks (vLLM's pool also keeps one null
+block, not counted).
+
+Served one at a time, a pool never orphans a tail: a block is always freed after its children,
+so it reaches the head of the queue after them. On a real server, blocks held by running
+requests stay out of the queue, and a head can then be evicted while its tail stays cached,
+unreachable by any lookup; ``orphans`` counts such blocks in a final state.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from kvviz.common import budget
+from kvviz.common.jit import helper, kernel
+from kvviz.eviction.grid import INFINITE, parse_capacities, parse_capacity
+from kvviz.prefix_cache.replay import PrefixReplay, curve_of_table, prepare
+from kvviz.traces import Trace
+
+POLICY = "vllm"
+"""The name of vLLM's curve beside the radix policies (it has no policy to choose)."""
+NONE = -1
+
+
+@helper
+def _unlink(prev: np.ndarray, nxt: np.ndarray, x: int) -> None:
+    """Take ``x`` out of the doubly linked list it is in."""
+    nxt[prev[x]] = nxt[x]
+    prev[nxt[x]] = prev[x]
+
+
+@helper
+def _append(prev: np.ndarray, nxt: np.ndarray, tail: int, x: int) -> None:
+    """Put ``x`` last in the list whose sentinel is ``tail``."""
+    before = prev[tail]
+    nxt[before] = x
+    prev[x] = before
+    nxt[x] = tail
+    prev[tail] = x
+
+
+@kernel
+def pool_replay(nodes: np.ndarray, offsets: np.ndarray, n_nodes: int, capacity: int) -> tuple[np.ndarray, np.ndarray]:
+    """Hit blocks of every request through a vLLM block pool of ``capacity`` blocks, and the final
+    ``held`` array (the prefix each block holds, -1: none).
+
+    The free queue is a doubly linked list over blocks ``0 .. capacity-1`` with sentinels
+    ``capacity`` (head) and ``capacity + 1`` (tail). The blocks holding one prefix form a second
+    list, in caching order: ``first[n]`` is the block a lookup of prefix ``n`` gets (-1: not cached).
+    """
+    head, tail = capacity, capacity + 1
+    qprev = np.empty(capacity + 2, np.int64)
+    qnext = np.empty(capacity + 2, np.int64)
+    qnext[head] = tail
+    qprev[tail] = head
+    for b in range(capacity):
+        _append(qprev, qnext, tail, b)
+    held = np.full(capacity, NONE, np.int64)
+    # the blocks of each prefix: a list per prefix with sentinels n_nodes + 2n (head), + 2n + 1 (tail)
+    dprev = np.empty(capacity + 2 * n_nodes, np.int64)
+    dnext = np.empty(capacity + 2 * n_nodes, np.int64)
+    for n in range(n_nodes):
+        h = capacity + 2 * n
+        dnext[h] = h + 1
+        dprev[h + 1] = h
+    longest = 0
+    for r in range(len(offsets) - 1):
+        longest = max(longest, offsets[r + 1] - offsets[r])
+    table = np.empty(max(longest, 1), np.int64)
+    hits = np.zeros(len(offsets) - 1, np.int64)
+    for r in range(len(offsets) - 1):
+        lo, hi = offsets[r], offsets[r + 1]
+        m = 0
+        while lo + m < hi:  # 1. lookup, stopping at the first prefix no block holds
+            h = capacity + 2 * nodes[lo + m]
+            if dnext[h] == h + 1:
+                break
+            table[m] = dnext[h]
+            m += 1
+        hits[r] = m
+        for i in range(m):  # 2. touch: a hit block leaves the free queue while the request runs
+            _unlink(qprev, qnext, table[i])
+        k = min(hi - lo - m, capacity - m)
+        for j in range(k):  # 3. allocate from the head, dropping the hash a block held
+            b = qnext[head]
+            _unlink(qprev, qnext, b)
+            if held[b] != NONE:
+                _unlink(dprev, dnext, b)
+            n = nodes[lo + m + j]
+            held[b] = n
+            _append(dprev, dnext, capacity + 2 * n + 1, b)
+            table[m + j] = b
+        for i in range(m + k - 1, -1, -1):  # 4. free at finish, the last block first
+            _append(qprev, qnext, tail, table[i])
+    return hits, held
+
+
+def _capacity(replay: PrefixReplay, capacity: float | int) -> int:
+    capacity = parse_capacity(capacity) if capacity != 0 else 0
+    return replay.n_nodes if capacity == INFINITE else min(int(capacity), replay.n_nodes)
+
+
+def request_hits(replay: PrefixReplay, capacity: float | int) -> np.ndarray:
+    """Hit blocks of every request through a pool of ``capacity`` blocks (``INFINITE``: never evict)."""
+    return pool_replay(replay.nodes, replay.offsets, replay.n_nodes, _capacity(replay, capacity))[0]
+
+
+@dataclass(frozen=True)
+class PoolState:
+    """A pool after the whole trace: each request's hits, the prefixes a lookup reaches, the orphans."""
+
+    hits: np.ndarray
+    cached: np.ndarray  # per prefix node: some block holds it
+    orphans: int  # cached blocks whose parent prefix no block holds (no lookup reaches them)
+
+
+def final_state(replay: PrefixReplay, capacity: float | int) -> PoolState:
+    hits, held = pool_replay(replay.nodes, replay.offsets, replay.n_nodes, _capacity(replay, capacity))
+    cached = np.zeros(replay.n_nodes, dtype=bool)
+    cached[held[held >= 0]] = True
+    parents = replay.parent[held[held >= 0]]
+    orphans = int(((parents >= 0) & ~cached[np.maximum(parents, 0)]).sum())
+    return PoolState(hits, cached, orphans)
+
+
+def hits_table(replay: PrefixReplay, capacities: Sequence[float | int], *, workers: int | None = None) -> np.ndarray:
+    """Hit blocks per (capacity, request): one replay per capacity, on ``workers`` threads (default
+    one per core; the kernel releases the GIL)."""
+    caps = list(capacities)
+    out = np.zeros((len(caps), replay.n_requests), np.int64)
+    with ThreadPoolExecutor(max_workers=workers or min(max(len(caps), 1), os.cpu_count() or 1)) as pool:
+        futures = {pool.submit(request_hits, replay, c): k for k, c in enumerate(caps)}
+        for future in as_completed(futures):
+            out[futures[future]] = future.result()
+    return out
+
+
+def sweep(
+    source: Trace | PrefixReplay,
+    capacities: Iterable[float | int],
+    *,
+    progress: Callable[[float], None] | None = None,
+    workers: int | None = None,
+) -> pd.DataFrame:
+    """vLLM's hit curve: columns ``policy`` (``vllm``), ``capacity, hits, accesses, hit_ratio``."""
+    replay = source if isinstance(source, PrefixReplay) else prepare(source)
+    caps = parse_capacities(capacities)
+    curve = curve_of_table(POLICY, caps, hits_table(replay, caps, workers=workers), replay.accesses)
+    if progress is not None:
+        progress(1.0)
+    return curve
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's disk cache) the pool kernel on a tiny trace."""
+    pool_replay(np.array([0, 1, 0, 2], np.int64), np.array([0, 2, 4], np.int64), 3, 2)
+
+
+POOL_ACCESSES_PER_S = 12e6
+"""Block accesses one core replays per CPU second: the SGLang replay's rate, which this kernel
+matches or beats (bench/bench_prefix_cache.py times both)."""
+
+
+def cost(replay: PrefixReplay, runs: int) -> budget.Cost:
+    """The work of ``runs`` pool replays (capacities) of this trace, before it starts."""
+    return budget.cost(
+        "vLLM block-pool replay",
+        replay.accesses * runs,
+        "block accesses",
+        POOL_ACCESSES_PER_S,
+        "the number of points on the curve",
+    )
