@@ -216,9 +216,22 @@ def policy_colors(policies) -> dict[str, str]:
     return {p: INK if p == "oracle" else POLICY_COLORS.get(p) or next(spare, INK) for p in policies}
 
 
+QUALITY_SPREAD = 0.005  # mean qualities closer than this (half a point) tell the policies apart by nothing
+
+
+def quality_differs(sweep: pd.DataFrame) -> bool:
+    """Whether the policies' mean quality differs anywhere in the sweep. Where every level the
+    policies pick answers the record-world questions as full precision does, the quality proxy is
+    100% for all of them: a panel of flat lines that would read as a bug, so it is not drawn."""
+    q = sweep["mean_quality"]
+    return bool(len(q)) and float(q.max() - q.min()) > QUALITY_SPREAD
+
+
 def fig_violation(sweep: pd.DataFrame, slo_now: float | None = None, x: str = "slo_s") -> go.Figure:
-    """SLO-violation rate and mean quality against the SLO (``x="slo_s"``, log axis), the traces'
-    mean bandwidth (``x="mean_gbps"``) or their persistence (``x="persistence"``), one line per policy."""
+    """SLO-violation rate against the SLO (``x="slo_s"``, log axis), the traces' mean bandwidth
+    (``x="mean_gbps"``) or their persistence (``x="persistence"``), one line per policy; beside it the
+    mean quality proxy when it tells the policies apart (``quality_differs``), else the title says why
+    there is no quality panel."""
     policies = list(dict.fromkeys(sweep["policy"]))
     colors = policy_colors(policies)
     x_label = {
@@ -226,13 +239,19 @@ def fig_violation(sweep: pd.DataFrame, slo_now: float | None = None, x: str = "s
         "mean_gbps": "mean bandwidth the chunks see (Gb/s)",
         "persistence": "persistence (lag-1 correlation)",
     }[x]
+    panels = (("violation_rate", "SLO-violation rate"),)
+    if quality_differs(sweep):
+        panels += (("mean_quality", "mean quality proxy"),)
     fig = make_subplots(
-        rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=("SLO-violation rate", "mean quality proxy")
+        rows=1,
+        cols=len(panels),
+        horizontal_spacing=0.1,
+        subplot_titles=[t for _, t in panels] if len(panels) > 1 else None,
     )
     for p in policies:
         d = sweep[sweep.policy == p]
         dash = "dot" if p == "oracle" else None  # the others: their colour's dash
-        for col, ycol in ((1, "violation_rate"), (2, "mean_quality")):
+        for col, (ycol, _) in enumerate(panels, start=1):
             fig.add_trace(
                 go.Scatter(
                     x=d[x],
@@ -248,10 +267,16 @@ def fig_violation(sweep: pd.DataFrame, slo_now: float | None = None, x: str = "s
                 col=col,
             )
     if slo_now is not None and x == "slo_s":
-        for col in (1, 2):
+        for col in range(1, len(panels) + 1):
             fig.add_vline(x=slo_now, line=dict(color=MISSED, dash="dash", width=1.5), row=1, col=col)
     fig.update_yaxes(tickformat=".0%", range=[-0.02, 1.02])  # both are shares: violations and quality
     fig.update_xaxes(title_text=x_label, type="log" if x == "slo_s" else "linear")
+    if len(panels) == 1:
+        same = float(sweep["mean_quality"].mean()) if len(sweep) else 1.0
+        fig.update_layout(
+            title=f"SLO-violation rate<br><sup>Quality is {same:.0%} for every policy here (every level they "
+            "pick answers as full precision does), so it tells them apart by nothing and is not drawn</sup>"
+        )
     fig.update_layout(height=460, legend=dict(orientation="h", y=-0.22, x=0))
     return fig
 

@@ -13,6 +13,7 @@ student, and on a washed-out projector.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -345,6 +346,118 @@ def fitted_margins(fig: go.Figure, base: int) -> dict[str, int]:
     return {"l": round(max(20, room["l"])), "r": round(max(20, right)), "b": round(max(20, bottom))}
 
 
+# ---------------------------------------------------------------- labels above the plot
+
+LINE_EM = 1.3  # a line of figure text, in font sizes
+TITLE_PAD_PX = 10  # from the figure's top edge to its title
+HTML_TAG = re.compile(r"<[^>]+>")
+
+
+@dataclass
+class _Label:
+    """An annotation above the plot as drawn at the narrowest figure: its left and right edge (px
+    from the plot's left edge) and how far one unit of its x coordinate moves it (px)."""
+
+    annotation: object
+    left: float
+    right: float
+    px_per_unit: float
+
+
+def _above(annotation) -> bool:
+    """Whether an annotation sits on the plot's top edge, written upwards (a subplot title, a run's label)."""
+    return (
+        annotation.yref == "paper"
+        and annotation.y is not None
+        and annotation.y >= 1
+        and annotation.yanchor == "bottom"
+        and not annotation.showarrow
+        and bool(annotation.text)
+    )
+
+
+def _x_frame(fig: go.Figure, xref: str) -> tuple[float, float, float, float] | None:
+    """``(low, high, domain start, domain width)`` of the axis an annotation's x is written in
+    (log10 of the values on a log axis, as plotly writes an annotation's x there)."""
+    if xref == "paper":
+        return 0.0, 1.0, 0.0, 1.0
+    axis = fig.layout[xref.replace("x", "xaxis", 1)]
+    if axis.range is not None and None not in axis.range:
+        low, high = sorted(axis.range)
+    else:
+        values = _axis_values(fig, "x", axis.plotly_name) if axis.type == "log" else []
+        if axis.type != "log" or not values:
+            return None
+        low, high = math.log10(min(values)), math.log10(max(values))
+    start, end = axis.domain or (0, 1)
+    return (low, high, start, end - start) if high > low else None
+
+
+def _label_box(fig: go.Figure, annotation, base: int, plot_px: float) -> _Label | None:
+    frame = _x_frame(fig, annotation.xref or "paper")
+    if frame is None or annotation.x is None:
+        return None
+    low, high, start, width = frame
+    px_per_unit = width * plot_px / (high - low)
+    at = (start + width * (annotation.x - low) / (high - low)) * plot_px
+    text_px = len(HTML_TAG.sub("", annotation.text)) * CHAR_EM * (annotation.font.size or base)
+    anchor = annotation.xanchor or "auto"
+    if anchor == "auto":
+        share = at / plot_px
+        anchor = (
+            "center" if annotation.xref != "paper" or 1 / 3 < share < 2 / 3 else "left" if share <= 1 / 3 else "right"
+        )
+    left = at - {"left": 0.0, "center": text_px / 2, "right": text_px}[anchor]
+    return _Label(annotation, left, left + text_px, px_per_unit)
+
+
+def stack_rows(spans: list[tuple[float, float]], gap: float) -> list[int]:
+    """A row for each ``(left, right)`` span, the lowest in which it is at least ``gap`` clear of
+    every span already there (spans taken from left to right): no two in a row overlap."""
+    rows: list[int] = [0] * len(spans)
+    ends: list[float] = []
+    for i in sorted(range(len(spans)), key=lambda i: spans[i][0]):
+        left, right = spans[i]
+        row = next((r for r, end in enumerate(ends) if end + gap <= left), len(ends))
+        if row == len(ends):
+            ends.append(right)
+        ends[row] = right
+        rows[i] = row
+    return rows
+
+
+def _stack_above(fig: go.Figure, base: int, plot_px: float) -> int:
+    """Set the labels above the plot in rows so that none overlaps another at the narrowest figure,
+    each kept inside the plot's width; returns how many rows they take."""
+    labels = [b for a in fig.layout.annotations if _above(a) and (b := _label_box(fig, a, base, plot_px))]
+    for label in labels:  # inside the plot's width: a label past its edge is cut or meets the legend
+        shift = max(0.0, -label.left) - max(0.0, label.right - plot_px)
+        if shift:
+            label.annotation.x += shift / label.px_per_unit
+            label.left, label.right = label.left + shift, label.right + shift
+    rows = stack_rows([(b.left, b.right) for b in labels], gap=base / 2)
+    line = base * LINE_EM
+    for label, row in zip(labels, rows, strict=True):
+        if row:
+            label.annotation.yshift = (label.annotation.yshift or 0) + row * line
+    return max(rows, default=-1) + 1
+
+
+def _top_margin(fig: go.Figure, base: int) -> int:
+    """Room above the plot for the title and the rows of labels above it (``_stack_above``); the
+    title is then pinned to the figure's top edge, so the rows below it cannot meet it."""
+    width = (fig.layout.width or NARROW_PX) - (fig.layout.margin.l or 0) - (fig.layout.margin.r or 0)
+    rows = _stack_above(fig, base, max(width, 100.0))
+    title = fig.layout.title.text
+    if not title:
+        return 30 if not rows else round(rows * base * LINE_EM + 10)
+    if not rows:
+        return base * 3 + 10
+    fig.layout.title.update(yref="container", y=1, yanchor="top", pad_t=TITLE_PAD_PX)
+    title_px = (title.count("<br>") + 1) * (base + 4) * LINE_EM + TITLE_PAD_PX
+    return round(title_px + rows * base * LINE_EM + 8)
+
+
 # ---------------------------------------------------------------- the style itself
 
 
@@ -406,6 +519,7 @@ def style_figure(fig: go.Figure, presenter: bool = False) -> go.Figure:
     fig.for_each_xaxis(lambda axis: _label_log_axis(fig, axis, "x"))
     fig.for_each_yaxis(lambda axis: _label_log_axis(fig, axis, "y"))
     fig.update_layout(margin=fitted_margins(fig, base))
+    fig.layout.margin.t = _top_margin(fig, base)
     smallest = base - 2
     if presenter:
         for annotation in fig.layout.annotations:

@@ -75,3 +75,27 @@ def test_quality_figure_has_kl_on_a_log_axis_and_accuracy_beside_it():
     ]
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis2.type != "log"
     assert list(fig.data[0].y) == [1.0, 0.1, 0.01]
+
+
+def _sweep(quality_b: float) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "policy": ["paper", "paper", "quant8", "quant8"],
+            "slo_s": [0.5, 1.0, 0.5, 1.0],
+            "violation_rate": [0.4, 0.1, 0.6, 0.2],
+            "mean_quality": [1.0, 1.0, quality_b, 1.0],
+        }
+    )
+
+
+def test_a_quality_that_tells_no_policy_apart_is_not_drawn_and_the_title_says_why():
+    fig = figs.fig_violation(_sweep(1.0), 1.0)
+    assert {t.yaxis for t in fig.data} == {"y"}  # one panel: the violations
+    assert "Quality is 100% for every policy" in fig.layout.title.text
+
+
+def test_a_quality_that_differs_gets_its_panel():
+    fig = figs.fig_violation(_sweep(0.9), 1.0)
+    assert {t.yaxis for t in fig.data} == {"y", "y2"}
+    assert [a.text for a in fig.layout.annotations] == ["SLO-violation rate", "mean quality proxy"]
+    assert fig.layout.title.text is None

@@ -3,27 +3,32 @@ projector-size text, and CacheBlend's accuracy figure at chunk lengths that cut 
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from plotly.subplots import make_subplots
 
 from kvviz.cacheblend import figures as blend_figs
 from kvviz.common.style import (
+    BASE_PX,
     DASHES,
+    LINE_EM,
     PALETTE,
     PRESENTER_PX,
     SYMBOLS,
+    TITLE_PAD_PX,
     color,
     log_ticks,
     magnitude_label,
     series_style,
     series_styles,
+    stack_rows,
     style_figure,
 )
 
@@ -220,3 +225,33 @@ def test_margins_follow_plotly_defaults_for_legends_below_and_turned_category_la
     assert fitted_margins(wide, 13)["b"] == fitted_margins(short, 13)["b"] < 40  # one line of labels
     crowded = go.Figure(go.Bar(x=[f"token {i:02d}" for i in range(40)], y=[1] * 40))  # no room to turn 30°
     assert fitted_margins(crowded, 13)["b"] >= len("token 00") * 0.62 * 13  # upright: their whole length
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 900), st.floats(1, 300)), max_size=12), st.floats(0, 20))
+def test_labels_stacked_in_rows_never_overlap_in_a_row(starts_widths, gap):
+    spans = [(left, left + width) for left, width in starts_widths]
+    rows = stack_rows(spans, gap)
+    for i, j in itertools.combinations(range(len(spans)), 2):
+        if rows[i] == rows[j]:
+            (a0, a1), (b0, b1) = sorted([spans[i], spans[j]])
+            assert a1 + gap <= b0
+    assert all(r == 0 or any(rows[k] == r - 1 for k in range(len(spans))) for r in rows)  # no empty row
+
+
+def test_stack_rows_puts_a_label_in_the_lowest_row_it_fits():
+    assert stack_rows([(0, 100), (50, 150), (120, 200), (160, 300)], gap=5) == [0, 1, 0, 1]
+
+
+def test_run_labels_above_a_log_axis_go_in_rows_and_stay_inside_the_plot():
+    fig = go.Figure(go.Scatter(x=[10, 100, 1000, 10_000], y=[0.1, 0.2, 0.3, 0.4]))
+    fig.update_xaxes(type="log")
+    fig.update_layout(title="Hit ratio")
+    for x in (1.0, 1.2, 1.4, 4.0):  # three labels close together, one at the right edge
+        fig.add_annotation(x=x, y=1, xref="x", yref="paper", yanchor="bottom", showarrow=False, text="<b>LFU</b> leads")
+    style_figure(fig)
+    shifts = [a.yshift or 0 for a in fig.layout.annotations]
+    assert shifts == [0, BASE_PX * LINE_EM, 2 * BASE_PX * LINE_EM, 0]
+    assert fig.layout.annotations[3].x < 4.0  # moved left, inside the plot
+    assert fig.layout.title.yref == "container" and fig.layout.title.yanchor == "top"
+    assert fig.layout.margin.t == round(((BASE_PX + 4) + 3 * BASE_PX) * LINE_EM + TITLE_PAD_PX + 8)
