@@ -6,14 +6,18 @@ import argparse
 import json
 
 from kvviz.common import args as A
+from kvviz.common.errors import InputError
 from kvviz.traces.cli import TRACE_HELP, add_trace_arguments
 
 NAME = "overload"
-HELP = "Simulate Mooncake's overload admission (baseline, early rejection, prediction, oracle) and print JSON."
+HELP = (
+    "Simulate Mooncake's overload admission (baseline, early rejection, prediction, oracle), with prefills "
+    "placed by load balancing or KVCache-centric, and print JSON."
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from kvviz.mooncake.overload import POLICIES, ClusterConfig
+    from kvviz.mooncake.overload import PLACEMENTS, POLICIES, ClusterConfig
 
     d = ClusterConfig()
     parser.add_argument("--policy", choices=POLICIES + ("all",), default="all", help="admission policy (default: all)")
@@ -31,6 +35,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--speedup", type=A.positive, default=None, help="trace replay speed-up (default 2, as the paper)"
+    )
+    parser.add_argument(
+        "--placement",
+        choices=PLACEMENTS,
+        default=d.placement,
+        help="where a prefill runs: the queue that clears first, or Algorithm 1 over the instances' caches "
+        "(kvcentric: a --trace with hash_ids)",
     )
     parser.add_argument("--prefill", type=A.count, default=d.prefill_instances, help="prefill instances")
     parser.add_argument("--decode", type=A.count, default=d.decode_instances, help="decode instances")
@@ -67,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
         A.refuse(args, POISSON_FLAGS, "applies to Poisson arrivals; --trace replays the trace's own")
     else:
         A.refuse(args, ["--speedup"], "applies to --trace (the replay's speed-up)")
+        if args.placement == "kvcentric":
+            raise InputError(
+                "--placement kvcentric needs --trace with block ids (hash_ids): Poisson arrivals have none"
+            )
     config = overload.with_defaults(
         overload.ClusterConfig(),
         prefill_instances=args.prefill,
@@ -76,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
         tbt_slo_s=args.tbt_slo,
         threshold=args.threshold,
         t_d_s=args.t_d,
+        placement=args.placement,
     )
     trace = trace_from_args(args)
     if trace is not None:
@@ -89,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
             args.mean_input or 20_000,
             args.mean_output or 200,
         )
-    budget.check(overload.cost(len(arrivals.time_s), arrivals.span_s, config, len(policies)))
+    budget.check(overload.cost(len(arrivals.time_s), arrivals.span_s, config, len(policies), arrivals.n_blocks))
     results = [overload.simulate(arrivals, config, p) for p in policies]
     cap = overload.capacity(config, arrivals.input_length, arrivals.output_length)
     print(

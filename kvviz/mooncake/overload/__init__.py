@@ -1,9 +1,9 @@
 """Overload-oriented admission in a disaggregated cluster (Mooncake arXiv v3 §7, Table 3, Figs. 9-10).
 
-``config`` holds the cluster and the admission policies, ``arrivals`` the offered requests (Poisson
-or a trace's) and each pool's capacity, ``simulation`` the event simulation of one policy and its
-work estimate, ``stats`` the swing of the prefill load against the decode load, and ``report`` the
-overload view's tables, paper rows and prose.
+``config`` holds the cluster, where prefills are placed and the admission policies,
+``arrivals`` the offered requests (Poisson or a trace's) and each pool's capacity, ``simulation``
+the event simulation of one policy and its work estimate, ``stats`` the swing of the prefill load
+against the decode load, and ``report`` the overload view's tables, paper rows and prose.
 """
 
 from kvviz.mooncake.overload.arrivals import (
@@ -15,7 +15,14 @@ from kvviz.mooncake.overload.arrivals import (
     poisson_rate,
     trace_arrivals,
 )
-from kvviz.mooncake.overload.config import POLICIES, POLICY_LABELS, ClusterConfig, with_defaults
+from kvviz.mooncake.overload.config import (
+    PLACEMENT_LABELS,
+    PLACEMENTS,
+    POLICIES,
+    POLICY_LABELS,
+    ClusterConfig,
+    with_defaults,
+)
 from kvviz.mooncake.overload.report import (
     display_table,
     overload_notes,
@@ -46,6 +53,8 @@ __all__ = [
     "COMPLETED",
     "MAX_ARRIVALS",
     "MAX_SAMPLES",
+    "PLACEMENTS",
+    "PLACEMENT_LABELS",
     "MAX_WINDOWS",
     "POLICIES",
     "POLICY_LABELS",

@@ -17,12 +17,16 @@ MAX_ARRIVALS = 500_000
 
 @dataclass(frozen=True)
 class Arrivals:
-    """The offered requests: arrival times (s), prompt and output lengths (tokens)."""
+    """The offered requests: arrival times (s), prompt and output lengths (tokens), and a trace's
+    block ids (request i's are ``blocks[offsets[i]:offsets[i + 1]]``) when it has them."""
 
     time_s: np.ndarray
     input_length: np.ndarray
     output_length: np.ndarray
     source: str = "poisson"
+    blocks: np.ndarray | None = None
+    offsets: np.ndarray | None = None
+    block_size: int = 0
 
     def __post_init__(self):
         require(
@@ -35,6 +39,11 @@ class Arrivals:
             f"at most {MAX_ARRIVALS:,} arrivals per run; shorten the duration or lower the load",
             field="arrivals",
         )
+
+    @property
+    def n_blocks(self) -> int:
+        """Block ids held (0 without them)."""
+        return len(self.blocks) if self.blocks is not None else 0
 
     @property
     def span_s(self) -> float:
@@ -111,9 +120,11 @@ def trace_arrivals(trace: Trace, speedup: float = 2.0) -> Arrivals:
     ts = trace.requests["timestamp"].to_numpy(np.float64)
     require(bool(np.all(np.isfinite(ts))), "the trace needs a timestamp for every request", field="timestamp")
     times = (ts - ts[0]) / 1000.0 / speedup
+    ids = (trace.blocks, trace.offsets, trace.block_size) if trace.has_block_ids else (None, None, 0)
     return Arrivals(
         times,
         trace.requests["input_length"].to_numpy(np.int64),
         np.maximum(1, trace.requests["output_length"].to_numpy(np.int64)),
         f"trace x{speedup:g}",
+        *ids,
     )

@@ -3,8 +3,11 @@
 A discrete-event simulation of a prefill pool and a decode pool under overload:
 
 * **prefill**: P instances, FIFO, prefill time from ``PrefillModel``; a new request goes to the
-  instance whose queue clears first, and its TTFT is that queue plus its own prefill. Prefill
-  load (paper: predicted TTFT / l_ttft) is that TTFT over the TTFT SLO.
+  instance whose queue clears first, and its TTFT is that queue plus its own prefill. With
+  KVCache-centric placement (a trace with block ids) Algorithm 1 places it instead, over the
+  instances' caches (:mod:`kvviz.mooncake.placement`): its TTFT is then that instance's queue,
+  any fetch, and the prefill of what is not cached. Prefill load (paper: predicted TTFT / l_ttft)
+  is that TTFT over the TTFT SLO.
 * **decode**: D instances running continuous batches. With b requests in a batch every request
   gets a token each TBT(b) = tbt_base + tbt_per_request * b seconds (simulated exactly with a
   virtual token clock per instance). Decode load of an instance is max(TBT(b) / l_tbt,
@@ -44,9 +47,11 @@ import pandas as pd
 
 from kvviz.common import budget
 from kvviz.common.errors import quote, require
+from kvviz.mooncake.conductor import BLOCK_VISITS_PER_S, ConductorConfig
 from kvviz.mooncake.overload.arrivals import Arrivals
 from kvviz.mooncake.overload.config import POLICIES, ClusterConfig
 from kvviz.mooncake.overload.stats import oscillation
+from kvviz.mooncake.placement import Fetching, Placer
 
 COMPLETED, REJECTED_EARLY, REJECTED_AFTER_PREFILL = 0, 1, 2
 MAX_SAMPLES = 100_000  # load samples per run: a longer span is sampled more coarsely
@@ -69,15 +74,18 @@ def steps(span_s: float, config: ClusterConfig) -> tuple[float, float]:
     return step(config.sample_s, MAX_SAMPLES), step(config.window_s, MAX_WINDOWS)
 
 
-def cost(n_arrivals: float, span_s: float, config: ClusterConfig, runs: int = 1) -> budget.Cost:
-    """Estimated CPU time of ``runs`` simulations of ``n_arrivals`` arrivals over ``span_s`` seconds.
+def cost(n_arrivals: float, span_s: float, config: ClusterConfig, runs: int = 1, blocks: int = 0) -> budget.Cost:
+    """Estimated CPU time of ``runs`` simulations of ``n_arrivals`` arrivals (holding ``blocks``
+    block ids) over ``span_s`` seconds.
 
     An arrival costs more with more instances (each event scans the pools): measured, 6P+2D runs
     4.3× faster per arrival than 256P+256D, hence the factor 1 + instances / INSTANCES_PER_DOUBLING.
+    KVCache-centric placement also looks every block up on every prefill instance.
     """
     samples = span_s / steps(span_s, config)[0] + 1
     per_arrival = (1 + (config.prefill_instances + config.decode_instances) / INSTANCES_PER_DOUBLING) / ARRIVALS_PER_S
-    seconds = runs * (n_arrivals * per_arrival + samples / SAMPLES_PER_S)
+    lookups = (blocks + n_arrivals) * (config.prefill_instances + 1) if config.placement == "kvcentric" else 0
+    seconds = runs * (n_arrivals * per_arrival + samples / SAMPLES_PER_S + lookups / BLOCK_VISITS_PER_S)
     return budget.Cost(
         "cluster overload simulation",
         runs * n_arrivals,
@@ -132,6 +140,16 @@ def _batch(d: _Decode) -> int:
     return d.b
 
 
+def _placer(arrivals: Arrivals, cfg: ClusterConfig) -> Placer | None:
+    """Algorithm 1 over the prefill instances' caches, with the Conductor's fetch defaults; None
+    when the queue that clears first places each request."""
+    if cfg.placement != "kvcentric":
+        return None
+    c = ConductorConfig()
+    fetching = Fetching(c.balancing_threshold, c.transfer_s_per_block(arrivals.block_size), c.transfer_latency_s)
+    return Placer("kvcentric", cfg.prefill_instances, cfg.cache_blocks, arrivals.block_size, cfg.prefill, fetching, [])
+
+
 class _Sim:
     """The event loop state for one run."""
 
@@ -141,6 +159,10 @@ class _Sim:
         self.L = arrivals.input_length.tolist()
         self.out = arrivals.output_length.tolist()
         self.tp = np.asarray(cfg.prefill.time(arrivals.input_length), dtype=np.float64).reshape(-1).tolist()
+        self.work = [0.0] * len(self.t_in)  # per admitted request: its prefill (and fetch) seconds
+        self.placer = _placer(arrivals, cfg)
+        if self.placer:
+            self.blocks, self.offsets = arrivals.blocks.tolist(), arrivals.offsets.tolist()
         self.t_d = cfg.t_d_s or auto_t_d(arrivals, cfg)
         self.free_at = [0.0] * cfg.prefill_instances
         self.dec = [_Decode() for _ in range(cfg.decode_instances)]
@@ -233,12 +255,19 @@ class _Sim:
         return self.load(n // len(self.dec) + 1)
 
     # --- events ------------------------------------------------------------------------------
+    def place(self, r: int, t: float):
+        """(instance, TTFT, prefill work, Algorithm 1's choice or None) for request ``r`` arriving at ``t``."""
+        if self.placer is None:
+            free = min(self.free_at)
+            return self.free_at.index(free), (free - t if free > t else 0.0) + self.tp[r], self.tp[r], None
+        ids = self.blocks[self.offsets[r] : self.offsets[r + 1]]
+        c = self.placer.choose(r, ids, self.L[r], t, [f - t if f > t else 0.0 for f in self.free_at])
+        return c.instance, c.ttft_s, c.work_s, (c, ids)
+
     def arrive(self, r: int, t: float) -> None:
         cfg = self.cfg
         self.count(0, t)
-        free = min(self.free_at)
-        k = self.free_at.index(free)
-        ttft = (free - t if free > t else 0.0) + self.tp[r]
+        k, ttft, work, choice = self.place(r, t)
         load = ttft / cfg.ttft_slo_s
         if load <= cfg.threshold and self.policy != "baseline":
             if self.policy == "early":
@@ -252,8 +281,11 @@ class _Sim:
             self.outcome[r] = REJECTED_EARLY
             return
         self.count(1, t)
+        if choice:
+            self.placer.commit(*choice, t)
         self.free_at[k] = t + ttft
-        self.busy_s += self.tp[r]
+        self.work[r] = work
+        self.busy_s += work
         insort(self.pf_finish, t + ttft, self.pf_head)
         if self.policy == "oracle":
             end = t + ttft + self.out[r] * self.tbt_full
@@ -271,7 +303,7 @@ class _Sim:
         if self.load(d.b + 1) > cfg.threshold:
             self.count(3, t)
             self.outcome[r] = REJECTED_AFTER_PREFILL
-            self.wasted_s += self.tp[r]
+            self.wasted_s += self.work[r]
             return
         self.ttft_sum += t - self.t_in[r]
         d.advance(t, cfg)
@@ -327,7 +359,13 @@ def simulate(arrivals: Arrivals, config: ClusterConfig = ClusterConfig(), policy
     require(
         policy in POLICIES, f"unknown policy '{quote(policy)}'; choose one of {', '.join(POLICIES)}", field="policy"
     )
-    budget.check(cost(len(arrivals.time_s), arrivals.span_s, config))
+    require(
+        config.placement != "kvcentric" or arrivals.blocks is not None,
+        "KVCache-centric placement needs block ids (hash_ids) to find cached prefixes: replay a trace that "
+        "has them, or place prefills by load balancing",
+        field="placement",
+    )
+    budget.check(cost(len(arrivals.time_s), arrivals.span_s, config, blocks=arrivals.n_blocks))
     sim = _Sim(arrivals, config, policy)
     sim.run()
     c = np.asarray(sim.counts, dtype=np.int64)
@@ -360,6 +398,7 @@ def simulate(arrivals: Arrivals, config: ClusterConfig = ClusterConfig(), policy
         "wasted_prefill_s": round(sim.wasted_s, 2),
         "prefill_busy_s": round(sim.busy_s, 2),
         "goodput_rps": round(completed / span, 4),
+        "placement": config.placement,
         "mean_ttft_s": round(sim.ttft_sum / completed, 3) if completed else 0.0,
         "t_d_s": round(sim.t_d, 3),
         "sample_s": sim.sample_s,
