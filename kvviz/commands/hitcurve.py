@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--policies",
         default=None,
         help="comma-separated: lru, fifo, lfu, length_aware, sieve, arc, s3fifo, belady "
-        "(default: all; with --cache prefix: lru, lfu, fifo, mru, filo, slru)",
+        "(default: all; with --cache prefix: lru, lfu, fifo, mru, filo, slru; --cache vllm has none)",
     )
     parser.add_argument(
         "--capacities",
@@ -48,11 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--cache",
-        choices=("block", "prefix"),
+        choices=("block", "prefix", "vllm"),
         default="block",
-        help="block: every block is an entry (libCacheSim-style); prefix: SGLang's RadixCache, "
-        "evicting leaves of the prefix tree (policies lru, lfu, fifo, mru, filo, slru; "
-        "default all six)",
+        help="block: every block is an entry (libCacheSim-style); prefix: SGLang's RadixCache as its "
+        "scheduler drives it, evicting leaves of the prefix tree (policies lru, lfu, fifo, mru, filo, "
+        "slru; default all six); vllm: vLLM's block pool, evicting single blocks from its free queue "
+        "(one curve, named vllm)",
     )
     parser.add_argument(
         "--sample",
@@ -65,10 +66,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _refuse_what_does_not_apply(args: argparse.Namespace) -> None:
-    """Sampling and prefix counting are block-cache options; a prefix curve needs every block."""
-    if args.cache == "prefix":
-        A.refuse(args, ["--sample"], "applies to --cache block; the prefix cache replays exactly")
-        A.refuse(args, ["--prefix"], "applies to --cache block; every hit of the prefix cache is a prefix hit")
+    """Sampling and prefix counting are block-cache options; a prefix curve needs every block; vLLM's
+    pool has no eviction policy to choose."""
+    if args.cache in ("prefix", "vllm"):
+        engine = "the prefix cache" if args.cache == "prefix" else "vLLM's block pool"
+        A.refuse(args, ["--sample"], f"applies to --cache block; {engine} replays exactly")
+        A.refuse(args, ["--prefix"], f"applies to --cache block; every hit of {engine} is a prefix hit")
+    if args.cache == "vllm":
+        A.refuse(args, ["--policies"], "does not apply to --cache vllm: its free queue is its only eviction order")
     elif args.prefix:
         A.refuse(
             args,
@@ -87,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     from kvviz.traces.cli import trace_from_args
 
     _refuse_what_does_not_apply(args)
-    prefix = args.cache == "prefix"
+    prefix = args.cache in ("prefix", "vllm")
     sample = parse_sample("auto" if args.sample is None else args.sample)
     if prefix or args.model:
         from kvviz import prefix_cache
@@ -105,7 +110,11 @@ def run(args: argparse.Namespace) -> int:
     if not prefix and spec is None and rate is None:
         sys.stdout.write(counts_csv(counts(trace, policies, capacities), args.prefix))
         return 0
-    if prefix:
+    if args.cache == "vllm":
+        from kvviz import vllm
+
+        curve = vllm.sweep(trace, capacities)
+    elif prefix:
         curve = prefix_cache.sweep(trace, policies, capacities)
     elif rate is None:
         curve = hit_curve(trace, policies, capacities, prefix=args.prefix)

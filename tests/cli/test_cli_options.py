@@ -188,7 +188,7 @@ REFUSED = [
     ),
     (
         ["hitcurve", EXAMPLE, "--cache", LONG],
-        f"argument --cache: invalid choice: '{CUT}' (choose from 'block', 'prefix')",
+        f"argument --cache: invalid choice: '{CUT}' (choose from 'block', 'prefix', 'vllm')",
     ),
 ]
 
