@@ -25,6 +25,7 @@ from ui.errors import user_errors
 from ui.tables import download_csv
 from ui.text import plain
 from ui.traces import replay_trace_picker
+from ui.work import confirm_cost
 
 LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]  # 1 … 5,000,000 blocks
 FACTORS = [1, 2, 4, 8]
@@ -116,6 +117,7 @@ with user_errors():
     top = max(int(low), min(int(high), replay.n_ids))  # a bigger cache than the trace's blocks never evicts
     capacities = log_capacities(int(low), top, int(points)) + (INFINITE,)
     rate = None if prefix else chosen_rate(sampling, replay.accesses)
+    confirm_cost(cached.sweep_cost(replay.accesses, [*policies, BOUND], len(capacities), rate), "eviction_sweep")
     if rate is None:
         curve, note = curve_of(cached.run_sweep(key, [*policies, BOUND], capacities, cache_trace), prefix), None
     else:

@@ -24,6 +24,8 @@ from kvviz.common.errors import quote, require
 # Measured on this 2-core machine (bench/bench_cachegen.py): the oracle's programme dominates.
 ORACLE_CELLS_PER_S = 4.0e7  # (trace x chunk x grid point x option) cells per CPU s (1,000 x 7 x 401 x 4 in 0.22 s)
 CHUNK_STEPS_PER_S = 2.0e6  # (trace x chunk x policy) steps of the other rules per CPU second
+CHUNK_OVERHEAD_S = 1.3e-4  # a rule's work per chunk whatever the traces (5 ms for 40 chunks)
+TIMED_ORACLE_CHUNK_S = 1.5e-3  # the oracle on a trace over time, per trace and chunk (67 ms for 40 chunks)
 
 
 def policy_names(setup: StreamSetup) -> tuple[str, ...]:
@@ -86,15 +88,30 @@ def run_all(setup: StreamSetup, bw: Bandwidth, policies: tuple[str, ...] | None 
     return [simulate(setup, bw, p) for p in (policies or policy_names(setup))]
 
 
-def stream_cost(setup: StreamSetup, traces: int, policies: int, repeats: int = 1) -> budget.Cost:
+def stream_cost(
+    setup: StreamSetup,
+    traces: int,
+    policies: int,
+    repeats: int = 1,
+    *,
+    timed: bool = False,
+    shared_oracle: bool = False,
+) -> budget.Cost:
     """The work of streaming ``traces`` traces under ``policies`` policies (one of them the oracle),
-    ``repeats`` times (points of a sweep), estimated from the inputs before anything runs."""
-    cells = traces * setup.n_chunks * (ORACLE_GRID + 1) * (len(setup.levels) + 1)
-    seconds = repeats * (cells / ORACLE_CELLS_PER_S + traces * setup.n_chunks * policies / CHUNK_STEPS_PER_S)
+    ``repeats`` times (points of a sweep), estimated from the inputs before anything runs. ``timed``
+    traces (bandwidth over time) cost the oracle a search per chunk instead of its programme;
+    ``shared_oracle``: the sweep solves the oracle's programme once for all its points (an SLO sweep)."""
+    chunks = setup.n_chunks
+    rules = repeats * (policies - 1) * chunks * (CHUNK_OVERHEAD_S + traces / CHUNK_STEPS_PER_S)
+    if timed:
+        oracle = traces * chunks * TIMED_ORACLE_CHUNK_S
+    else:
+        oracle = traces * chunks * (ORACLE_GRID + 1) * (len(setup.levels) + 1) / ORACLE_CELLS_PER_S
+    plans = 1 if shared_oracle and not timed else repeats
     return budget.Cost(
         "streaming every policy",
-        repeats * traces * setup.n_chunks * policies,
+        repeats * traces * chunks * policies,
         "trace-chunk-policy steps",
-        seconds,
-        "the random traces (K) or the chunk count",
+        rules + plans * (oracle + chunks * CHUNK_OVERHEAD_S),
+        "the random traces (K) or the chunk count" if not timed else "the chunk count",
     )
