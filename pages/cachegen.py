@@ -112,16 +112,24 @@ def stream_view(view: str) -> tuple[list[str], list[dict], str]:
         timeline_part(inputs, setup, bw, settings)
         frame.explain(report.TIMELINE_EXPLAIN)
         with user_errors():
-            confirm_cost(S.stream_cost(setup, bw.traces, len(S.policy_names(setup))), f"{STEM}_summary")
+            cost = S.stream_cost(setup, bw.traces, len(S.policy_names(setup)), timed=bw.kind == "timed")
+            confirm_cost(cost, f"{STEM}_summary")
         summary = sweep_of(inputs, (setup.slo_s,))
     else:
         slos = tuple(report.slo_grid(setup.slo_s))
         repeats = {"SLO": len(slos), "Mean bandwidth": 1}.get(against, len(S.PERSISTENCE_GRID) + 1)
         traces = inputs.bandwidth.traces
+        fresh = against == "Persistence"  # only the persistence sweep draws K fresh traces of its own
+        cost = S.stream_cost(
+            setup,
+            traces if fresh else bw.traces,
+            len(S.policy_names(setup)),
+            repeats,
+            timed=bw.kind == "timed" and not fresh,
+            shared_oracle=against == "SLO",
+        )
         with user_errors():
-            confirm_cost(
-                S.stream_cost(setup, max(traces, bw.traces), len(S.policy_names(setup)), repeats), f"{STEM}_sweep"
-            )
+            confirm_cost(cost, f"{STEM}_sweep")
             if against == "SLO":
                 sweep = sweep_of(inputs, slos)
                 summary = sweep[np.isclose(sweep.slo_s, setup.slo_s)]
