@@ -10,7 +10,9 @@ blocks hits exactly the re-accesses at distance below C; Mattson et al. 1970).
 
 A note claims only what the numbers show: a lead is stated with its size, a tie below
 ``TIE_MARGIN`` is called a tie, and a trace fact is offered as "consistent with" a lead, never as
-its proof. Pure numpy/pandas: the page draws, this module counts.
+its proof. Two policies with exactly the same hits at every capacity look like a bug to a student;
+``twin_notes`` says so and, for LFU and SIEVE, why (both first evict the oldest block not hit since
+it came in). Pure numpy/pandas: the page draws, this module counts.
 """
 
 from __future__ import annotations
@@ -175,6 +177,43 @@ def _why(run: LeadRun, curve: pd.DataFrame, facts: TraceFacts) -> str | None:
     return f"**{name}** leads at {_span(run)} ({gain})."
 
 
+NEVER_HIT_FIRST = frozenset({"lfu", "sieve"})
+"""Policies whose first victim is the oldest cached block not hit since it came in (LFU: the oldest of
+frequency 1; SIEVE: the hand's next unvisited block). They choose differently only when a block that
+has been hit must go."""
+
+
+def twins(curve: pd.DataFrame, policies: Sequence[str]) -> list[tuple[str, ...]]:
+    """Groups of two or more policies (in ``policies`` order) with the same hits at every finite capacity."""
+    finite = curve[curve["policy"].isin(policies) & np.isfinite(curve["capacity"])]
+    hits = finite.pivot(index="capacity", columns="policy", values="hits")
+    groups: dict[tuple, list[str]] = {}
+    for p in (p for p in policies if p in hits.columns):
+        groups.setdefault(tuple(hits[p].to_numpy()), []).append(p)
+    return [tuple(g) for g in groups.values() if len(g) > 1]
+
+
+def twin_notes(curve: pd.DataFrame, policies: Sequence[str], facts: TraceFacts) -> list[str]:
+    """For each group of policies with identical hits on this trace: say so, and why when it is LFU and SIEVE."""
+    notes = []
+    for group in twins(curve, policies):
+        names = " and ".join(f"**{POLICIES[p].label}**" for p in group)
+        capacities = curve.loc[np.isfinite(curve["capacity"]), "capacity"].nunique()
+        note = f"{names} hit exactly alike on this trace: the same number of hits at all {capacities} capacities."
+        if set(group) == NEVER_HIT_FIRST:
+            reused = round(facts.distinct * (1 - facts.one_shot_blocks))
+            note += (
+                " That is expected, not a bug: both evict first the oldest cached block that has not been hit "
+                "since it came in, and they choose differently only when every such block is gone and a block "
+                f"that has been hit must go. On this trace {facts.one_shot_blocks:.0%} of the "
+                f"{facts.distinct:,} distinct blocks are used only once (only {reused:,} are ever reused): "
+                "never-hit blocks are plentiful, and the equal hits show the two never parted ways in a way "
+                "that changed a hit."
+            )
+        notes.append(note)
+    return notes
+
+
 def why_notes(curve: pd.DataFrame, policies: Sequence[str], facts: TraceFacts) -> list[str]:
     """The leader along the curve in one sentence, the trace's facts, and a "why" per lead run."""
     runs = lead_runs(curve, policies)
@@ -206,7 +245,7 @@ def why_notes(curve: pd.DataFrame, policies: Sequence[str], facts: TraceFacts) -
         sentence = _why(run, curve, facts)
         if sentence:
             notes.append(sentence)
-    return notes
+    return notes + twin_notes(curve, policies, facts)
 
 
 def leader_at(curve: pd.DataFrame, policies: Sequence[str], capacity: float) -> str:

@@ -6,14 +6,14 @@ import numpy as np
 import pandas as pd
 
 from kvviz.eviction.grid import INFINITE
-from kvviz.eviction.notes import TIE, TIE_MARGIN, lead_runs, leader_at, leaders, trace_facts, why_notes
-from kvviz.eviction.replay import Replay, hit_curve
+from kvviz.eviction.notes import TIE, TIE_MARGIN, lead_runs, leader_at, leaders, trace_facts, twins, why_notes
+from kvviz.eviction.replay import Replay, hit_curve, replay_of
 from kvviz.traces.workload import WorkloadConfig, generate
 
 
 def _curve(rows: dict[str, list[float]], caps=(10, 100, 1000)) -> pd.DataFrame:
     out = [
-        {"policy": p, "capacity": float(c), "hits": 0, "accesses": 1000, "hit_ratio": r}
+        {"policy": p, "capacity": float(c), "hits": round(1000 * r), "accesses": 1000, "hit_ratio": r}
         for p, ratios in rows.items()
         for c, r in zip(caps, ratios)
     ]
@@ -65,7 +65,10 @@ def test_notes_follow_the_numbers_and_never_claim_a_why_without_a_lead_over_lru(
     assert any("one-shot pollution" in n and "+0.100 over LRU at 10 blocks" in n for n in notes)
     assert any(n.startswith("**LRU** leads at 1,000 blocks") for n in notes)
     tied = why_notes(_curve({"lru": [0.1, 0.2, 0.3], "lfu": [0.1, 0.2, 0.3]}), ["lru", "lfu"], facts)
-    assert len(tied) == 2 and "every policy (a tie)" in tied[0]
+    assert len(tied) == 3 and "every policy (a tie)" in tied[0]
+    assert (
+        tied[2] == "**LRU** and **LFU** hit exactly alike on this trace: the same number of hits at all 3 capacities."
+    )
 
 
 def test_on_a_generated_trace_every_run_names_a_shown_policy():
@@ -75,3 +78,18 @@ def test_on_a_generated_trace_every_run_names_a_shown_policy():
     runs = lead_runs(curve, policies)
     assert {r.policy for r in runs} <= {*policies, TIE}
     assert runs[0].low == 50 and runs[-1].high == 5000
+
+
+def test_lfu_and_sieve_with_the_same_hits_are_said_to_tie_and_why():
+    trace = generate(WorkloadConfig(requests=1000, seed=2))
+    policies = ["lru", "lfu", "sieve", "s3fifo"]
+    curve = hit_curve(trace, policies, [50, 200, 1000, 5000, INFINITE])
+    assert twins(curve, policies) == [("lfu", "sieve")]
+    assert why_notes(curve, policies, trace_facts(replay_of(trace)))[-1] == (
+        "**LFU** and **SIEVE** hit exactly alike on this trace: the same number of hits at all 4 capacities. "
+        "That is expected, not a bug: both evict first the oldest cached block that has not been hit since it "
+        "came in, and they choose differently only when every such block is gone and a block that has been hit "
+        "must go. On this trace 87% of the 10,061 distinct blocks are used only once (only 1,350 are ever "
+        "reused): never-hit blocks are plentiful, and the equal hits show the two never parted ways in a way "
+        "that changed a hit."
+    )
