@@ -350,6 +350,7 @@ def fitted_margins(fig: go.Figure, base: int) -> dict[str, int]:
 
 LINE_EM = 1.3  # a line of figure text, in font sizes
 TITLE_PAD_PX = 10  # from the figure's top edge to its title
+TITLE_SHARE = 0.85  # of the figure's width, what a title may fill (plotly starts it 5% in)
 HTML_TAG = re.compile(r"<[^>]+>")
 
 
@@ -443,15 +444,44 @@ def _stack_above(fig: go.Figure, base: int, plot_px: float) -> int:
     return max(rows, default=-1) + 1
 
 
+def wrap_line(text: str, chars: int) -> str:
+    """``text`` broken at spaces (``<br>``) into lines of at most ``chars`` characters where it can;
+    a line that already breaks (``<br>``) keeps its breaks, and each of its parts is wrapped alone."""
+    lines = []
+    for part in text.split("<br>"):
+        line = ""
+        for word in part.split(" "):
+            if line and len(HTML_TAG.sub("", f"{line} {word}")) > chars:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+    return "<br>".join(lines)
+
+
+def _wrap_title(fig: go.Figure, base: int) -> bool:
+    """Break a title too long for the narrowest figure into lines (plotly never wraps one, it
+    runs past the figure's edge); whether it did."""
+    title = fig.layout.title.text
+    if not title:
+        return False
+    width = (fig.layout.width or NARROW_PX) * TITLE_SHARE
+    wrapped = wrap_line(title, int(width / (CHAR_EM * (base + 4))))
+    fig.layout.title.text = wrapped
+    return wrapped != title
+
+
 def _top_margin(fig: go.Figure, base: int) -> int:
     """Room above the plot for the title and the rows of labels above it (``_stack_above``); the
     title is then pinned to the figure's top edge, so the rows below it cannot meet it."""
     width = (fig.layout.width or NARROW_PX) - (fig.layout.margin.l or 0) - (fig.layout.margin.r or 0)
     rows = _stack_above(fig, base, max(width, 100.0))
+    wrapped = _wrap_title(fig, base)
     title = fig.layout.title.text
     if not title:
         return 30 if not rows else round(rows * base * LINE_EM + 10)
-    if not rows:
+    if not rows and not wrapped:
         return base * 3 + 10
     fig.layout.title.update(yref="container", y=1, yanchor="top", pad_t=TITLE_PAD_PX)
     title_px = (title.count("<br>") + 1) * (base + 4) * LINE_EM + TITLE_PAD_PX

@@ -30,6 +30,7 @@ from kvviz.common.style import (
     series_styles,
     stack_rows,
     style_figure,
+    wrap_line,
 )
 
 
@@ -255,3 +256,14 @@ def test_run_labels_above_a_log_axis_go_in_rows_and_stay_inside_the_plot():
     assert fig.layout.annotations[3].x < 4.0  # moved left, inside the plot
     assert fig.layout.title.yref == "container" and fig.layout.title.yanchor == "top"
     assert fig.layout.margin.t == round(((BASE_PX + 4) + 3 * BASE_PX) * LINE_EM + TITLE_PAD_PX + 8)
+
+
+def test_a_long_title_is_wrapped_at_spaces_to_fit_the_narrowest_figure():
+    assert wrap_line("aaa bbb ccc<br><sup>dd ee</sup>", 7) == "aaa bbb<br>ccc<br><sup>dd ee</sup>"
+    title = "The trace's prefix tree: the 200 most shared of 4,120 prefixes (width = reusable tokens; click to zoom)"
+    fig = style_figure(go.Figure(go.Scatter(x=[1, 2], y=[1, 2]), layout=dict(title=title)))
+    lines = fig.layout.title.text.split("<br>")
+    assert len(lines) == 2 and " ".join(lines) == title
+    assert fig.layout.margin.t == round(2 * (BASE_PX + 4) * LINE_EM + TITLE_PAD_PX + 8)
+    short = style_figure(go.Figure(go.Scatter(x=[1, 2], y=[1, 2]), layout=dict(title="Hit ratio")))
+    assert short.layout.title.text == "Hit ratio" and short.layout.margin.t == BASE_PX * 3 + 10
