@@ -13,6 +13,7 @@ from ui.text import plain
 from ui.traces import replay_trace_picker
 
 VIEWS = ("Curves", "Worked example", "Per request", "Over time", "Prefix tree")
+ENGINES = ("SGLang", "vLLM")
 SAMPLES = ("exact", "50%", "20%", "10%")
 LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]  # 1 … 5,000,000 blocks
 EXPLAIN = (
@@ -26,7 +27,17 @@ EXPLAIN = (
     "request holds a lock while another is served. The kernel equals `kvviz.radix.radix_cache.RadixCache` hit for hit "
     "(tested). SGLang's policies:\n\n"
     + "\n".join(f"- **{p.label}**: {p.rule}." for p in pc.PrefixPolicy)
-    + "\n- **priority** is left out: a trace carries no request priorities, so it would be LRU."
+    + "\n- **priority** is left out: a trace carries no request priorities, so it would be LRU.\n\n"
+    "SGLang's scheduler inserts a prompt into the tree twice — after prefill, so that other requests can "
+    "share it, and again when the request finishes — and each insert adds one to the hit count of every node "
+    "on the path, which LFU and SLRU read. A request that finishes at its first token is inserted once. The "
+    "replay does the same.\n\n"
+    "**vLLM** (engine choice above) keeps no tree: each full block has a hash that also covers its parent's, "
+    "a request's lookup stops at the first block whose hash is not cached, and blocks that no running request "
+    "holds wait in one free queue. A finished request returns its blocks to the queue's tail, its last block "
+    "first; a new block is taken from the head, and the hash it held is dropped. So vLLM evicts one block at a "
+    "time where SGLang evicts a whole leaf of its tree, however many blocks the leaf holds. Its curve is drawn "
+    "beside the SGLang policies you pick."
 )
 
 LIVE = {
@@ -44,14 +55,14 @@ def unused(control: str, live: set[str], help_text: str = "") -> dict:
     return {"disabled": True, "help": (help_text + " " if help_text else "") + "Not used by this view."}
 
 
-def trace_view(view: str) -> tuple[list[str], list[dict]]:
+def trace_view(view: str, engine: str) -> tuple[list[str], list[dict]]:
     """A view of a trace: the trace and cache controls in the sidebar, then the view; its notes and paper rows."""
     trace = replay_trace_picker("prefix")
-    live = LIVE[view]
+    live = LIVE[view] - ({"sample"} if engine == "vLLM" else set())
     with st.sidebar:
         st.header("Cache")
         policies = st.multiselect(
-            "Radix eviction policies",
+            "Radix eviction policies" if engine == "SGLang" else "SGLang policies beside vLLM",
             pc.POLICY_NAMES,
             default=list(pc.BLOCK_TWINS),
             format_func=str.upper,
@@ -97,7 +108,8 @@ def trace_view(view: str) -> tuple[list[str], list[dict]]:
                     live,
                     "SHARDS over whole requests: keep a request when its "
                     "first block's hash falls in the sampled share; "
-                    "replay at the scaled capacity.",
+                    "replay at the scaled capacity."
+                    + (" vLLM's pool always replays exactly." if engine == "vLLM" else ""),
                 ),
             )
             or SAMPLES[0]
@@ -114,12 +126,12 @@ def trace_view(view: str) -> tuple[list[str], list[dict]]:
             key,
             trace,
             replay,
-            tuple(pc.parse_policies(policies or list(pc.BLOCK_TWINS))),
+            (("vllm",) if engine == "vLLM" else ()) + pc.parse_policies(policies or list(pc.BLOCK_TWINS)),
             log_capacities(int(low), top, int(points)) + (INFINITE,),
             pc.block_bytes(spec, trace.block_size),
             model,
             pc.memory_price(hardware.gpu(gpu)),
-            None if sample == "exact" else float(sample.rstrip("%")) / 100,
+            None if sample == "exact" or "sample" not in live else float(sample.rstrip("%")) / 100,
         )
     capped = f" (capped at the trace's {replay.n_nodes:,} distinct prefixes)" if top < high else ""
     memory = (
@@ -151,10 +163,24 @@ view = (
     st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="prefix_view", bind="query-params")
     or VIEWS[0]
 )
+engine = (
+    st.segmented_control(
+        "Engine",
+        ENGINES,
+        default=ENGINES[0],
+        required=True,
+        key="prefix_engine",
+        bind="query-params",
+        disabled=view == "Prefix tree",
+        help="SGLang's radix tree, or vLLM's block pool beside it."
+        + (" Not used by this view." if view == "Prefix tree" else ""),
+    )
+    or ENGINES[0]
+)
 # The view draws into one container, so the teaching text, notes and paper table after it keep their place on
 # the page and a view switch does not remount them (Streamlit keys an element by its position).
 with st.container():
-    notes, rows = views.example_view() if view == "Worked example" else trace_view(view)
+    notes, rows = views.example_view(engine) if view == "Worked example" else trace_view(view, engine)
 
 frame.explain(EXPLAIN)
 frame.what_to_notice(notes)

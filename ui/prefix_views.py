@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from kvviz import prefix_cache as pc
+from kvviz import vllm
 from kvviz.eviction import replay as eviction
 from kvviz.eviction.figures import short_blocks
 from kvviz.prefix_cache import figures as figs
@@ -43,12 +44,23 @@ class Setup:
     sample: float | None = None  # share of requests kept (by their first block's hash); None: exact
 
     @property
+    def engine(self) -> str:
+        """The engine the view shows: vLLM when its pool is among the curves (beside SGLang's), else SGLang."""
+        return "vLLM" if vllm.POLICY in self.policies else "SGLang"
+
+    @property
+    def radix(self) -> tuple[str, ...]:
+        """The SGLang radix policies among the curves."""
+        return tuple(p for p in self.policies if p != vllm.POLICY)
+
+    @property
     def finite(self) -> tuple[float, ...]:
         return self.capacities[:-1]
 
     def settings(self) -> dict[str, object]:
         """What produced a downloaded table: the policies, the capacities, the memory model, the sample."""
         return {
+            "engine": self.engine,
             "policies": ",".join(self.policies),
             "capacities (blocks)": f"{int(self.finite[0])}-{int(self.finite[-1])}, {len(self.finite)} points",
             "block size (tokens)": self.trace.block_size,
@@ -68,8 +80,22 @@ def prepared(key: str, _trace: Trace) -> pc.PrefixReplay:
 
 @st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
 def prefix_table(key: str, policy: str, capacities: tuple, _trace: Trace) -> np.ndarray:
-    """Matched blocks per (capacity, request) for one radix policy."""
+    """Matched blocks per (capacity, request) for one radix policy, or for vLLM's block pool."""
+    if policy == vllm.POLICY:
+        return vllm.hits_table(prepared(key, _trace), capacities)
     return pc.hits_table(prepared(key, _trace), policy, capacities)
+
+
+@st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
+def pool_orphans(key: str, capacity: float, _trace: Trace) -> int:
+    """Orphaned blocks in vLLM's pool after the whole trace at ``capacity`` blocks."""
+    return vllm.final_state(prepared(key, _trace), capacity).orphans
+
+
+def _replaying(policy: str) -> str:
+    if policy == vllm.POLICY:
+        return "Replaying the trace through vLLM's block pool…"
+    return f"Replaying the trace through SGLang's radix cache, {policy.upper()}…"
 
 
 @st.cache_resource(max_entries=4, ttl=3600, show_spinner="Preparing the block sequence…")
@@ -102,11 +128,7 @@ def replay_all(s: Setup, twins: tuple[str, ...]) -> None:
     """Replay every chosen policy through the radix cache and the ``twins`` through the block cache
     (cached), with progress bars drawn by the page."""
     confirm_cost(pc.cost(s.replay, len(s.policies) * len(s.capacities)), "prefix_sweep")
-    stepped(
-        lambda p: f"Replaying the trace through SGLang's radix cache, {p.upper()}…",
-        s.policies,
-        lambda p: prefix_table(s.key, p, s.capacities, s.trace),
-    )
+    stepped(_replaying, s.policies, lambda p: prefix_table(s.key, p, s.capacities, s.trace))
     stepped(
         lambda p: f"Replaying the block cache, {p.upper()}…",
         twins,
@@ -192,11 +214,15 @@ def curves_view(s: Setup) -> tuple[list[str], list[dict]]:
         )
     example = worked_example()
     notes = (pc.curve_notes(c.comp, s.bytes_per_block) if c.comp is not None else []) + pc.reach_notes(table)
+    if s.engine == "vLLM":
+        against = "lru" if "lru" in s.radix else s.radix[0]
+        orphans = pool_orphans(s.key, s.finite[-1], s.trace)
+        notes = vllm.engine_notes(c.curve, orphans, s.bytes_per_block, against) + notes
     return notes, pc.paper_rows(c.comp, example.prefix_total, example.block_total)
 
 
 @st.fragment
-def _example_step(example: Example) -> None:
+def _example_step(example: Example, source: str) -> None:
     """The step controls (◀ ▶, ← →, Play), both caches after that step and the requests so far: a step
     reruns only this."""
     step = keys.step_controls("prefix_step", len(example.steps), "Step (requests served)", bind="query-params")
@@ -207,13 +233,9 @@ def _example_step(example: Example) -> None:
         "request, red = missed." + (" ▶ or → serves the first request." if now.request == 0 else "")
     )
     figures.figure("prefix_cache.fig_example", example, step, key="prefix_example")
+    left, right = (f"{side} hits" for side in example.sides)
     rows = [
-        {
-            "request": s.request,
-            "blocks": "·".join(s.keys),
-            "block cache hits (head first)": s.block_hits,
-            "prefix cache hits (leaves first)": s.prefix_hits,
-        }
+        {"request": s.request, "blocks": "·".join(s.keys), left: s.block_hits, right: s.prefix_hits}
         for s in example.steps[1 : step + 1]
     ]
     if rows:
@@ -222,14 +244,17 @@ def _example_step(example: Example) -> None:
             pd.DataFrame(rows),
             "prefix_cache",
             "worked example",
-            {"example": "Tair LiteHit README §10", "capacity (blocks)": example.capacity, "requests served": step},
+            {"example": source, "capacity (blocks)": example.capacity, "requests served": step},
         )
 
 
-def example_view() -> tuple[list[str], list[dict]]:
-    """Tair LiteHit's five requests through both caches, one request per slider step."""
+def example_view(engine: str = "SGLang") -> tuple[list[str], list[dict]]:
+    """Tair LiteHit's five requests through both caches (SGLang), or the four where vLLM and SGLang part
+    ways (vLLM), one request per slider step."""
+    if engine == "vLLM":
+        return engines_example_view()
     example = worked_example()
-    _example_step(example)
+    _example_step(example, "Tair LiteHit README §10")
     first_loss = next((s for s in example.steps[1:] if s.prefix_hits > s.block_hits), None)
     notes = [
         f"After {len(LITEHIT_SCRIPT)} requests the prefix cache has {example.prefix_total} prefix hits and the "
@@ -245,10 +270,32 @@ def example_view() -> tuple[list[str], list[dict]]:
     return notes, pc.paper_rows(None, example.prefix_total, example.block_total)
 
 
+def engines_example_view() -> tuple[list[str], list[dict]]:
+    """Four requests through vLLM's pool and SGLang's radix LRU, and the step where they part ways."""
+    example = vllm.engines_example()
+    _example_step(example, "where vLLM and SGLang part ways")
+    notes = [
+        f"After {len(example.steps) - 1} requests vLLM's pool has {example.block_total} prefix hits and SGLang's "
+        f"radix tree {example.prefix_total}, with the same {example.capacity} blocks and least recently used "
+        "first in both."
+    ]
+    part = next((s for s in example.steps[1:] if s.block_hits != s.prefix_hits), None)
+    if part is not None:
+        before = example.steps[part.request - 1]
+        notes.append(
+            f"Request {part.request} ({'·'.join(part.keys)}) shows why: before it, vLLM held "
+            f"{', '.join(sorted(before.block_cached))} and SGLang {', '.join(sorted(before.prefix_cached))}. "
+            "To make room for one block SGLang evicted a whole leaf of the tree, every block of it; vLLM took "
+            "one block from the head of its free queue, the tail its last request freed first. So vLLM hits "
+            f"{part.block_hits} blocks of this request and SGLang {part.prefix_hits}."
+        )
+    return notes, []
+
+
 def requests_view(s: Setup) -> tuple[list[str], list[dict]]:
     """Distribution of each request's prefix-hit fraction at one capacity, and by turn when the trace has turns."""
     left, right = st.columns(2)
-    policy = left.selectbox("Policy", s.policies, format_func=str.upper, key="prefix_req_policy", bind="query-params")
+    policy = left.selectbox("Policy", s.policies, format_func=pc.label, key="prefix_req_policy", bind="query-params")
     at = right.select_slider(
         "Capacity",
         s.finite,
@@ -260,7 +307,7 @@ def requests_view(s: Setup) -> tuple[list[str], list[dict]]:
     table = prefix_table(s.key, policy, s.capacities, s.trace)
     fractions = pc.hit_fractions(s.replay, table[s.capacities.index(at)])
     figures.figure(
-        "prefix_cache.fig_hit_fractions", fractions, f"{s.label(at)}, {policy.upper()}", key="prefix_fractions"
+        "prefix_cache.fig_hit_fractions", fractions, f"{s.label(at)}, {pc.label(policy)}", key="prefix_fractions"
     )
     turns = pc.by_turn(s.trace.requests, fractions)
     if turns is not None:
@@ -273,9 +320,9 @@ def requests_view(s: Setup) -> tuple[list[str], list[dict]]:
 def time_view(s: Setup) -> tuple[list[str], list[dict]]:
     """Hit ratio per time window and capacity for one policy, and its difference from another."""
     left, right = st.columns(2)
-    a = left.selectbox("Policy", s.policies, format_func=str.upper, key="prefix_heat_a", bind="query-params")
+    a = left.selectbox("Policy", s.policies, format_func=pc.label, key="prefix_heat_a", bind="query-params")
     others = [p for p in s.policies if p != a] or [a]
-    b = right.selectbox("Compared with", others, format_func=str.upper, key="prefix_heat_b", bind="query-params")
+    b = right.selectbox("Compared with", others, format_func=pc.label, key="prefix_heat_b", bind="query-params")
     labels = [s.label(c) for c in s.finite]
     wa = pc.window_ratios(s.replay, prefix_table(s.key, a, s.capacities, s.trace)[:-1])
     wb = pc.window_ratios(s.replay, prefix_table(s.key, b, s.capacities, s.trace)[:-1])
@@ -283,11 +330,16 @@ def time_view(s: Setup) -> tuple[list[str], list[dict]]:
         "prefix_cache.fig_heatmap",
         wa,
         labels,
-        f"{a.upper()}: prefix hit ratio per time window and capacity",
+        f"{pc.label(a)}: prefix hit ratio per time window and capacity",
         key="prefix_heat",
     )
     figures.figure(
-        "prefix_cache.fig_heatmap", wa - wb, labels, f"{a.upper()} − {b.upper()}", difference=True, key="prefix_diff"
+        "prefix_cache.fig_heatmap",
+        wa - wb,
+        labels,
+        f"{pc.label(a)} − {pc.label(b)}",
+        difference=True,
+        key="prefix_diff",
     )
     return pc.window_notes(wa, labels, a, b, wa - wb), []
 

@@ -18,9 +18,18 @@ from kvviz.common.style import INK, PALETTE, color
 from kvviz.eviction.figures import short_blocks
 from kvviz.prefix_cache.example import Example
 from kvviz.prefix_cache.prefix_tree import PrefixTree
+from kvviz.prefix_cache.replay import ENGINE_LABELS, label
 from kvviz.prefix_cache.views import GIB, Reach
 
-POLICY_COLOR = {"lru": color(0), "lfu": color(2), "fifo": color(7), "mru": color(1), "filo": color(4), "slru": color(5)}
+POLICY_COLOR = {
+    "lru": color(0),
+    "lfu": color(2),
+    "fifo": color(7),
+    "mru": color(1),
+    "filo": color(4),
+    "slru": color(5),
+    "vllm": color(3),
+}
 MISS_COLOR = "#d9dde5"
 HIT_COLOR = PALETTE[2]
 SHARE_SYMBOL = {0.8: "circle", 0.9: "square", 0.95: "diamond"}
@@ -155,7 +164,8 @@ def fig_prefix_vs_block(
 def fig_prefix_curves(
     curve: pd.DataFrame, *, bytes_per_block: float | None = None, model: str | None = None
 ) -> go.Figure:
-    """Every chosen radix policy's prefix hit ratio against capacity (SGLang's six keys)."""
+    """Every chosen radix policy's prefix hit ratio against capacity (SGLang's six keys), and vLLM's
+    block pool when the curve holds it."""
     fig = go.Figure()
     finite = curve[np.isfinite(curve["capacity"])]
     for policy, rows in finite.groupby("policy", sort=False):
@@ -164,13 +174,17 @@ def fig_prefix_curves(
             x=_x(rows["capacity"], bytes_per_block),
             y=rows["hit_ratio"],
             mode="lines+markers",
-            name=str(policy).upper(),
-            line=dict(color=POLICY_COLOR[str(policy)]),
-            hovertemplate=f"{str(policy).upper()}<br>%{{x:.3g}}: %{{y:.3f}}<extra></extra>",
+            name=label(policy),
+            line=dict(color=POLICY_COLOR[str(policy)], width=3.5 if policy in ENGINE_LABELS else 2),
+            hovertemplate=f"{label(policy)}<br>%{{x:.3g}}: %{{y:.3f}}<extra></extra>",
         )
     fig.update_xaxes(type="log", title_text=_x_title(bytes_per_block, model))
     fig.update_yaxes(title_text="prefix hit ratio", tickformat=".2f", rangemode="tozero")
-    fig.update_layout(title="Prefix cache: every radix eviction key", height=420)
+    engines = [label(p) for p in finite["policy"].unique() if p in ENGINE_LABELS]
+    title = (
+        f"{' and '.join(engines)} beside SGLang's radix keys" if engines else "Prefix cache: every radix eviction key"
+    )
+    fig.update_layout(title=title, height=420)
     return fig
 
 

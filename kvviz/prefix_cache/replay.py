@@ -87,7 +87,14 @@ RULES: dict[PrefixPolicy, str] = {
     PrefixPolicy.SLRU: "evict leaves inserted through once before those seen twice; LRU within each",
 }
 POLICY_NAMES: tuple[str, ...] = tuple(p.name.lower() for p in PrefixPolicy)
+ENGINE_LABELS = {"vllm": "vLLM"}
+"""Curves of another engine drawn beside the radix policies (kvviz.vllm), by their label."""
 CURVE_COLUMNS = ("policy", "capacity", "hits", "accesses", "hit_ratio")
+
+
+def label(policy: str) -> str:
+    """How a curve is named on a page: a radix policy in capitals (LRU), another engine by its name (vLLM)."""
+    return ENGINE_LABELS.get(str(policy), str(policy).upper())
 
 
 def parse_policy(name: str) -> PrefixPolicy:

@@ -23,7 +23,7 @@ from kvviz.eviction.curves import curve_of, nice_window
 from kvviz.eviction.grid import INFINITE
 from kvviz.ledger.ledger import Prices
 from kvviz.prefix_cache.example import LITEHIT_REPORTED
-from kvviz.prefix_cache.replay import PrefixReplay
+from kvviz.prefix_cache.replay import PrefixReplay, label
 
 GIB = 2**30
 SHARES: tuple[float, ...] = (0.8, 0.9, 0.95)
@@ -84,7 +84,7 @@ def reach_table(found: Sequence[Reach], bytes_per_block: float, price: MemoryPri
         gib = r.capacity * bytes_per_block / GIB if r.capacity is not None else math.nan
         rows.append(
             {
-                "policy": r.policy.upper(),
+                "policy": label(r.policy),
                 "share of ceiling": f"{r.share:.0%}",
                 "capacity (blocks)": r.capacity if r.capacity is not None else math.nan,
                 "hit ratio": r.hit_ratio,
@@ -252,12 +252,12 @@ def window_notes(
     if np.isfinite(z).any() and np.nanmax(np.abs(z)) > 0:
         i, j = np.unravel_index(np.nanargmax(np.abs(z)), z.shape)
         notes.append(
-            f"{policy.upper()} − {other.upper()} is largest ({z[i, j]:+.2f}) in the window at "
+            f"{label(policy)} − {label(other)} is largest ({z[i, j]:+.2f}) in the window at "
             f"{diff.index[i]:,.0f} s and {labels[j]}; the heatmap shows whether a policy's lead is steady "
             "or comes from a few bursts."
         )
     else:
-        notes.append(f"{policy.upper()} and {other.upper()} hit exactly alike in every window and capacity.")
+        notes.append(f"{label(policy)} and {label(other)} hit exactly alike in every window and capacity.")
     return notes
 
 
