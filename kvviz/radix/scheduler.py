@@ -3,7 +3,9 @@
 A request's life follows SGLang's scheduler (``python/sglang/srt/managers/scheduler.py``): look up the prompt capped at
 ``len − 1`` (the last token always runs, to produce logits), load the host hit back (HiCache),
 lock the matched node, allocate the rest (evicting only the shortfall), prefill, insert the prompt
-(``cache_unfinished_req``), insert prompt + output at finish (``cache_finished_req``), unlock.
+(``cache_unfinished_req``), insert prompt + output at finish (``cache_finished_req``), unlock. A
+request whose output is one token finishes at prefill and is inserted once; one without an output
+given is inserted twice, as one that decodes.
 
 On top, Strata (Xie et al., arXiv 2508.18572, §4.3.1; spec §4.2, partly from the lecture notes
 and kept as parameters): an admitted request's uncached span is hung in the tree as a temporary
@@ -137,7 +139,8 @@ class Scheduler:
         return log
 
     def complete(self, log: dict | None = None) -> None:
-        """Every running request finishes: its prompt, then prompt + output, enter the tree."""
+        """Every running request finishes: its prompt, then prompt + output, enter the tree. A request
+        whose output is one token finishes at prefill and is inserted once (SGLang releases it at once)."""
         c = self.cache
         for req in self.running:
             r = req.request
@@ -145,7 +148,8 @@ class Scheduler:
             prompt = r.tokens[: c.page_align(len(r.tokens))]
             full = r.tokens + r.output
             req.already_cached = c.insert(prompt, extra_key=r.extra_key, priority=r.priority)
-            c.insert(full[: c.page_align(len(full))], extra_key=r.extra_key, priority=r.priority)
+            if r.inserted_twice:
+                c.insert(full[: c.page_align(len(full))], extra_key=r.extra_key, priority=r.priority)
             c.release_in_flight(r.rid)
             c.dec_lock_ref(req.lock_node)
             c.release_device(req.reserved)

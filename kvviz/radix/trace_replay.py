@@ -1,13 +1,15 @@
 """A trace's requests through SGLang's radix tree: as a script to step through, or totals only.
 
 A request's hash ids are its tokens (one id per block): the tree is block-granular, and every
-capacity and count is in blocks. The requests arriving in one ``round_ms`` window form one
-scheduler round. ``script_from_trace`` makes the first requests a script for the step-through
-(``kvviz.radix.replay.replay``), which keeps the tree, its text dump and a line of prose after
-every step: what a lecture needs for a few hundred requests, and far too much for a trace of ten
-thousand. ``replay_trace`` runs the same rounds, then rounds until every request has finished, on
-the same cache and scheduler (``ReplayConfig.build``), and keeps only the running totals, so it
-reports exactly what the step-through's last row would.
+capacity and count is in blocks. Output tokens have no ids in a trace, so a request's prompt is
+inserted twice, after prefill and at finish, as SGLang's scheduler does for a request that decodes;
+a request whose output is a single token finishes at prefill and is inserted once. The requests
+arriving in one ``round_ms`` window form one scheduler round. ``script_from_trace`` makes the first
+requests a script for the step-through (``kvviz.radix.replay.replay``), which keeps the tree, its
+text dump and a line of prose after every step: what a lecture needs for a few hundred requests, and
+far too much for a trace of ten thousand. ``replay_trace`` runs the same rounds, then rounds until
+every request has finished, on the same cache and scheduler (``ReplayConfig.build``), and keeps only
+the running totals, so it reports exactly what the step-through's last row would.
 
 It is a serving engine's run, not a hit-ratio curve: requests wait in rounds, hold their locks
 while they run, always compute their last prompt token, may be deferred (Strata) and may load
@@ -38,9 +40,10 @@ def trace_rounds(trace: Trace, n: int, round_ms: int = 1000) -> list[list[Reques
     require(round_ms >= 1, "the round length must be at least 1 ms", field="round_ms")
     ts = trace.requests["timestamp"].to_numpy()[:n]
     window = (ts - ts[0]) // round_ms if len(ts) else ts
+    outputs = trace.requests["output_length"].to_numpy()[:n]
     rounds: list[list[Request]] = []
     for i in range(len(ts)):
-        request = Request(f"R{i + 1}", tuple(int(b) for b in trace.hash_ids(i)))
+        request = Request(f"R{i + 1}", tuple(int(b) for b in trace.hash_ids(i)), generates=int(outputs[i]))
         if not request.tokens:
             continue
         if rounds and window[i] == window[i - 1]:
