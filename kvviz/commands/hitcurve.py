@@ -129,26 +129,37 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _say_sampled(curve) -> None:
-    """On stderr: the rate, each policy's measured error estimate (flagging the unreliable ones),
-    and every capacity the sample cannot represent for some policy (its rows say so in the CSV)."""
-    from kvviz.eviction.grid import RELIABLE_ERROR
+    """On stderr: the rate, each policy's largest error bound (flagging the capacities where it is
+    over the limit, with the rate that would hold them), and every capacity the sample cannot
+    represent for some policy (its rows say so in the CSV)."""
+    from kvviz.eviction.shards import flags
 
     rate = curve["rate"].iloc[0]
     print(
-        f"kvviz hitcurve: sampled at rate {rate:.4g} (SHARDS; LRU exact); error estimate per policy over the "
-        "capacities it represents (rate R against 2R, docs/eviction.md):",
+        f"kvviz hitcurve: sampled at rate {rate:.4g} (SHARDS-adj; LRU exact); error bound per policy over the "
+        "capacities it represents (from disjoint samples at the same rate, docs/eviction.md):",
         file=sys.stderr,
     )
     finite = curve[curve["capacity"] != math.inf]
-    for policy, rows in curve.groupby("policy", sort=False):
-        error = rows["error_estimate"].iloc[0]
-        if not finite[(finite["policy"] == policy)]["represented"].any():
+    flagged = {f.policy: f for f in flags(curve)}
+    for policy in curve["policy"].unique():
+        rows = finite[finite["policy"] == policy]
+        if not rows["represented"].any():
             print(f"  {policy}: none (the sample represents none of its finite capacities)", file=sys.stderr)
             continue
-        verdict = "" if error <= RELIABLE_ERROR else f"  not reliable at this rate: raise --sample above {rate:.4g}"
-        print(f"  {policy}: {error:.3f}{verdict}", file=sys.stderr)
+        bound = rows.loc[rows["represented"], "error_estimate"].max()
+        print(f"  {policy}: {bound:.3f}{_not_reliable(flagged.get(policy))}", file=sys.stderr)
     for capacity, rows in finite[~finite["represented"]].groupby("capacity", sort=True):
         print(f"kvviz hitcurve: {_unrepresented(int(capacity), rate, list(rows['policy']))}", file=sys.stderr)
+
+
+def _not_reliable(flag) -> str:
+    """The capacities where a policy's bound is over the limit, and the rate that holds them."""
+    if flag is None:
+        return ""
+    where = ", ".join(str(int(c)) for c in flag.capacities)
+    way_out = "use --sample exact" if flag.suggested_rate >= 1 else f"raise --sample to {flag.suggested_rate:.2g}"
+    return f"  not reliable at this rate at {where} blocks: {way_out}"
 
 
 def _unrepresented(capacity: int, rate: float, policies: list[str]) -> str:

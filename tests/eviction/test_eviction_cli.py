@@ -93,13 +93,16 @@ def test_a_sampled_curve_says_so_on_stderr_and_keeps_its_columns(capsys):
     captured = capsys.readouterr()
     assert captured.out.splitlines() == [
         "policy,capacity,hits,accesses,hit_ratio,represented,rate,error_estimate",
-        "fifo,1000,7514,30384,0.247291,true,0.2,0.007645",
-        "fifo,inf,13221,30384,0.435130,true,0.2,0.007645",
+        "fifo,1000,7545,30384,0.248321,true,0.2,0.025192",
+        "fifo,inf,13221,30384,0.435130,true,0.2,0.000000",
         "lru,1000,8170,30384,0.268892,true,0.2,0.000000",
         "lru,inf,13221,30384,0.435130,true,0.2,0.000000",
     ]
-    assert captured.err.splitlines()[1:] == ["  fifo: 0.008", "  lru: 0.000"]
-    assert captured.err.startswith("kvviz hitcurve: sampled at rate 0.2 (SHARDS; LRU exact)")
+    assert captured.err.splitlines()[1:] == [
+        "  fifo: 0.025  not reliable at this rate at 1000 blocks: use --sample exact",  # exact: 7,280 hits
+        "  lru: 0.000",
+    ]
+    assert captured.err.startswith("kvviz hitcurve: sampled at rate 0.2 (SHARDS-adj; LRU exact)")
     exact = hit_curve(load_trace(EXAMPLE), ["lru"], (1000,))
     assert exact["hits"].iloc[0] == 8170  # LRU stays exact
     assert main(["hitcurve", EXAMPLE, "--policies", "fifo", "--sample", "exact"]) == 0
@@ -110,7 +113,7 @@ def test_a_sampled_curve_says_so_on_stderr_and_keeps_its_columns(capsys):
 
 def test_capacities_a_sample_cannot_represent_are_marked_and_flagged(capsys):
     """At 1% the example's 1,000 blocks are 10 sampled blocks: ARC needs 100 and SIEVE 2,000 (SIEVE's
-    sampled 3,453 hits against an exact 9,304), so those rows say false and stderr says why."""
+    sampled 10,884 hits against an exact 9,304), so those rows say false and stderr says why."""
     assert (
         main(["hitcurve", EXAMPLE, "--policies", "lru,arc,sieve", "--capacities", "1000,20000,inf", "--sample", "1%"])
         == 0
@@ -121,11 +124,11 @@ def test_capacities_a_sample_cannot_represent_are_marked_and_flagged(capsys):
         "lru,1000,8170,30384,0.268892,true,0.01,0.000000",
         "lru,20000,13221,30384,0.435130,true,0.01,0.000000",
         "lru,inf,13221,30384,0.435130,true,0.01,0.000000",
-        "arc,1000,9827,30384,0.323437,false,0.01,0.000000",
+        "arc,1000,9370,30384,0.308386,false,0.01,0.071534",
         "arc,20000,13221,30384,0.435130,true,0.01,0.000000",
         "arc,inf,13221,30384,0.435130,true,0.01,0.000000",
-        "sieve,1000,3453,30384,0.113636,false,0.01,0.000000",
-        "sieve,20000,7320,30384,0.240909,false,0.01,0.000000",
+        "sieve,1000,10884,30384,0.358215,false,0.01,0.252483",
+        "sieve,20000,13684,30384,0.450369,false,0.01,0.112432",
         "sieve,inf,13221,30384,0.435130,true,0.01,0.000000",
     ]
     assert captured.err.splitlines()[1:] == [
