@@ -124,7 +124,7 @@ elif source == "Type":
     name = "typed script"
 else:
     with user_errors():
-        trace = session_trace()
+        trace = session_trace("radix")
     if trace is None:
         st.info(
             "No trace is loaded in this session. Open the **Trace** page, pick or upload a trace there, "

@@ -25,7 +25,7 @@ frame.explain(
     "the sidebar; the trace you load here is the one the other pages replay."
 )
 
-trace = trace_picker("trace", keep=True)
+trace = trace_picker("trace")
 if trace is None:
     st.info(
         f"Pick a trace from the library, or upload one: Mooncake JSONL (`timestamp` in ms, `input_length`, "

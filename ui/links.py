@@ -54,9 +54,13 @@ _COPY_HTML = """
 """
 
 
+KEY_STEMS = {"prefix_cache": "prefix"}
+"""Pages whose controls' keys start with another word than the page's stem."""
+
+
 def page_prefix(stem: str) -> str:
     """The prefix of every widget key (and URL parameter) that belongs to page ``stem``."""
-    return f"{stem}_"
+    return f"{KEY_STEMS.get(stem, stem)}_"
 
 
 def keep_hidden_params(stem: str) -> None:

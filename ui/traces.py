@@ -1,10 +1,15 @@
-"""Where a page gets its trace: the session's trace, the synthetic generator, the bundled example,
-the trace library, or an upload.
+"""Where a page gets its trace: the synthetic generator, the bundled example, the trace library,
+or an upload.
+
+The trace follows the viewer: the one chosen (or kept in the library) on any page is the session's
+trace, and every trace picker opens on it, with its own controls set to name it, so the page's URL
+names it too (a library trace by its id, a synthetic one by its knobs) and a copied link opens the
+same trace in any browser. Each picker remembers which choice of the session it last showed; a
+newer one, made on another page, replaces its own.
 
 An upload is held by ``ui.uploads`` (its bytes and parsed traces, once per content) while a
 connected session shows it; the session keeps only its digest. An upload stays in its session unless
-the viewer keeps it in the library ("Keep in the trace library"); a library trace is named in the URL
-by its id, so a copied link opens the same trace in any browser.
+the viewer keeps it in the library ("Keep in the trace library").
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from kvviz.traces import (
     library,
     load_trace,
 )
+from kvviz.traces.timeunits import on_page
 from kvviz.traces.workload import WorkloadConfig, generate
 from ui import streamlit_private, uploads
 from ui.errors import user_errors
@@ -35,20 +41,40 @@ from ui.text import plain
 
 EXAMPLE = PurePath(__file__).parents[1] / "assets" / "example_trace.jsonl"
 SESSION_KEY = "kvviz_trace_spec"
+VERSION_KEY = "kvviz_trace_version"  # how many choices the session has made (each one on some page)
+SYNCED_KEY = "kvviz_trace_synced"  # picker prefix -> the session's choice it last showed
 SESSION_ENDED = (
     "was kept only in your browser session, which has ended (the page was closed or offline for more "
     f"than {uploads.GRACE_S} seconds, the server restarted, or this link comes from another session)"
 )
 HASH_TRACE = {Trace: fingerprint}
 """``hash_funcs`` for ``st.cache_data`` functions that take a Trace: key them on its content."""
-SOURCES = ("Session trace", "Synthetic", "Example", "Library", "Upload")
+SOURCES = ("Synthetic", "Example", "Library", "Upload")
+SOURCE_OF = dict(zip(("synthetic", "example", "library", "upload"), SOURCES))  # spec kind -> source
+LEGACY_SOURCE = "Session trace"  # older links name this source, which now always names a real one
+KNOB_KEYS = {
+    "requests": "requests",
+    "seed": "seed",
+    "share_doc_qa": "qa",
+    "share_chat": "chat",
+    "share_oneshot": "oneshot",
+    "documents": "docs",
+    "doc_zipf": "zipf",
+    "rate": "rate",
+}
+"""The synthetic generator's knobs by the key suffix of their control."""
+READING_KEYS = ("format", "block_size", "time_unit", "skip_bad", "rechain")
 FORMAT_DEFAULT = "the format's"
 UPLOAD_TYPES = ["jsonl", "json", "csv", "txt", "gz", "zst"]
+WITH_BLOCK_IDS = (
+    "Mooncake JSONL (`timestamp`, `input_length`, `output_length`, `hash_ids`), Qwen-Bailian JSONL, "
+    "or the same columns as CSV"
+)
 
 
 def _parsed(spec: dict) -> Trace:
     """An upload's trace, parsed once per content, name and reading options while it is held."""
-    options = spec.get("options") or (None, spec.get("block_size"), None, False, None)
+    options = _upload_options(spec)
     name = spec.get("name", "uploaded trace")
     spec = {**spec, "options": options, "name": name}
     trace = uploads.trace(spec, lambda data: load_trace(data, name=name, options=_options(options), limits=UPLOADS))
@@ -96,10 +122,60 @@ def trace_from_spec(spec: dict) -> Trace:
     return _parsed(spec)
 
 
-def session_trace() -> Trace | None:
-    """The trace this browser session loaded on the Trace page, if any."""
-    spec = st.session_state.get(SESSION_KEY)
+def session_trace(prefix: str) -> Trace | None:
+    """The session's trace, for a page that replays it without a picker of its own. A library
+    trace is named in the URL (``<prefix>_library``), and a link naming one opens it in a session
+    that has none yet (it becomes that session's trace)."""
+    key, spec = f"{prefix}_library", st.session_state.get(SESSION_KEY)
+    if spec is None and library.is_entry_id(wanted := st.query_params.get(key)):
+        spec = {"kind": "library", "id": wanted}
+        trace = trace_from_spec(spec)  # a link to a missing entry says so here, and is not kept
+        _publish(prefix, spec)
+        return trace
+    if spec and spec["kind"] == "library":
+        st.query_params[key] = spec["id"]
+    else:
+        st.query_params.pop(key, None)
     return trace_from_spec(spec) if spec else None
+
+
+def _publish(prefix: str, spec: dict) -> None:
+    """``spec``, chosen on the picker ``prefix``, becomes the session's trace: every other picker
+    shows it when it next draws."""
+    version = st.session_state.get(VERSION_KEY, 0) + 1
+    st.session_state[SESSION_KEY] = spec
+    st.session_state[VERSION_KEY] = version
+    st.session_state.setdefault(SYNCED_KEY, {})[prefix] = version
+
+
+def _follow(prefix: str) -> None:
+    """Before the picker ``prefix`` draws: the session's trace, if chosen since the picker last
+    showed one (on another page, or before this page was first opened), becomes its choice."""
+    spec, version = st.session_state.get(SESSION_KEY), st.session_state.get(VERSION_KEY, 0)
+    synced = st.session_state.setdefault(SYNCED_KEY, {})
+    if spec is None or synced.get(prefix, -1) >= version:
+        return
+    synced[prefix] = version
+    _chosen(prefix)  # an arrival's source is replaced: it needs no explaining
+    state = st.session_state
+    state[f"{prefix}_source"] = SOURCE_OF[spec["kind"]]
+    if spec["kind"] == "synthetic":
+        state.update({f"{prefix}_{suffix}": spec["knobs"][name] for name, suffix in KNOB_KEYS.items()})
+    elif spec["kind"] == "library":
+        state[f"{prefix}_library"] = spec["id"]
+    elif spec["kind"] == "upload":
+        state.update({f"{prefix}_{k}": v for k, v in zip(READING_KEYS, _reading_values(_upload_options(spec)))})
+
+
+def _upload_options(spec: dict) -> tuple:
+    """An upload spec's reading options (a spec set by older code carries only a block size)."""
+    return tuple(spec.get("options") or (None, spec.get("block_size"), None, False, None))
+
+
+def _reading_values(options: tuple) -> tuple:
+    """The reading controls' values that give ``options`` (the inverse of ``_reading_controls``)."""
+    fmt, block_size, unit, skip, rechain = options
+    return (fmt or "detect", block_size, unit or FORMAT_DEFAULT, bool(skip), rechain is not False)
 
 
 # Trace controls live in the URL (a shareable view) and in the session (kept across pages).
@@ -109,15 +185,19 @@ KEEP = {"bind": "query-params", "persist_state": "session"}
 def _synthetic_knobs(prefix: str) -> dict:
     d = WorkloadConfig()
     st.caption("Synthetic workload")
+
+    def keep(name: str) -> dict:
+        return {"key": f"{prefix}_{KNOB_KEYS[name]}", **KEEP}
+
     knobs = dict(
-        requests=st.number_input("Requests", 100, 50_000, d.requests, 100, key=f"{prefix}_requests", **KEEP),
-        seed=st.number_input("Seed", 0, 10**6, d.seed, key=f"{prefix}_seed", **KEEP),
-        share_doc_qa=st.slider("Share: document QA", 0.0, 1.0, d.share_doc_qa, 0.05, key=f"{prefix}_qa", **KEEP),
-        share_chat=st.slider("Share: multi-turn chat", 0.0, 1.0, d.share_chat, 0.05, key=f"{prefix}_chat", **KEEP),
-        share_oneshot=st.slider("Share: one-shot", 0.0, 1.0, d.share_oneshot, 0.05, key=f"{prefix}_oneshot", **KEEP),
-        documents=st.number_input("Documents in the pool", 1, 100_000, d.documents, key=f"{prefix}_docs", **KEEP),
-        doc_zipf=st.slider("Document popularity skew (Zipf)", 0.0, 2.0, d.doc_zipf, 0.05, key=f"{prefix}_zipf", **KEEP),
-        rate=st.number_input("Arrival rate (requests/s)", 0.1, 1000.0, d.rate, 0.5, key=f"{prefix}_rate", **KEEP),
+        requests=st.number_input("Requests", 100, 50_000, d.requests, 100, **keep("requests")),
+        seed=st.number_input("Seed", 0, 10**6, d.seed, **keep("seed")),
+        share_doc_qa=st.slider("Share: document QA", 0.0, 1.0, d.share_doc_qa, 0.05, **keep("share_doc_qa")),
+        share_chat=st.slider("Share: multi-turn chat", 0.0, 1.0, d.share_chat, 0.05, **keep("share_chat")),
+        share_oneshot=st.slider("Share: one-shot", 0.0, 1.0, d.share_oneshot, 0.05, **keep("share_oneshot")),
+        documents=st.number_input("Documents in the pool", 1, 100_000, d.documents, **keep("documents")),
+        doc_zipf=st.slider("Document popularity skew (Zipf)", 0.0, 2.0, d.doc_zipf, 0.05, **keep("doc_zipf")),
+        rate=st.number_input("Arrival rate (requests/s)", 0.1, 1000.0, d.rate, 0.5, **keep("rate")),
     )
     return {**{f.name: getattr(d, f.name) for f in fields(d)}, **knobs}
 
@@ -133,12 +213,14 @@ def _library(prefix: str) -> dict | None:
     # The URL names the trace by its id (a bound selectbox would put the long label there), so a
     # copied link opens the same trace in any browser.
     key = f"{prefix}_library"
-    wanted = st.query_params.get(key)
+    wanted = st.session_state.get(key) or st.query_params.get(key)
     if library.is_entry_id(wanted) and wanted not in entries:
         st.warning(
-            f"The trace {wanted} of this link is not in the library (it was removed, or kept on another server).",
+            f"The trace {wanted} is not in the library (it was removed, or kept on another server).",
             icon=":material/link_off:",
         )
+        if key in st.session_state:
+            st.session_state[key] = None
     if not entries:
         st.caption(
             "The trace library is empty. Import a trace with `python -m kvviz import FILE`, or upload "
@@ -269,17 +351,17 @@ def _chosen(prefix: str) -> None:
     arrival_params().pop(f"{prefix}_source", None)
 
 
-def trace_picker(prefix: str, *, keep: bool = False, sidebar: DeltaGenerator | None = None) -> Trace | None:
+def trace_picker(prefix: str, *, sidebar: DeltaGenerator | None = None) -> Trace | None:
     """Sidebar controls that choose a trace; returns it, or None while an upload is awaited.
 
-    With ``keep`` the choice becomes the session's trace, which other pages can replay.
-    Bad uploads show a message naming the line and field and stop this page's run.
-    ``sidebar``: a container in the sidebar to draw into (default: the sidebar's end), so a page whose
-    views differ in having a trace keeps its other sidebar controls in place.
+    The picker opens on the session's trace, and a trace chosen here becomes the session's trace,
+    which every other page then shows. Bad uploads show a message naming the line and field and
+    stop this page's run. ``sidebar``: a container in the sidebar to draw into (default: the
+    sidebar's end), so a page whose views differ in having a trace keeps its other sidebar controls
+    in place.
     """
-    has_session = SESSION_KEY in st.session_state and not keep
-    options = SOURCES if has_session else SOURCES[1:]
-    if not has_session and not keep and arrival_params().get(f"{prefix}_source") == SOURCES[0]:
+    _follow(prefix)
+    if arrival_params().get(f"{prefix}_source") == LEGACY_SOURCE:
         # On the page, not in the sidebar: presenter mode collapses the sidebar.
         st.warning(
             f"The session trace {SESSION_ENDED}: this page shows its own trace instead. Choose one on "
@@ -290,8 +372,8 @@ def trace_picker(prefix: str, *, keep: bool = False, sidebar: DeltaGenerator | N
         st.header("Trace")
         source = st.segmented_control(
             "Source",
-            options,
-            default=options[0],
+            SOURCES,
+            default=SOURCES[0],
             required=True,
             key=f"{prefix}_source",
             on_change=_chosen,
@@ -306,18 +388,16 @@ def trace_picker(prefix: str, *, keep: bool = False, sidebar: DeltaGenerator | N
         return None
     with user_errors():
         trace = trace_from_spec(spec)
-    if keep:
-        st.session_state[SESSION_KEY] = spec
+    if spec != st.session_state.get(SESSION_KEY):
+        _publish(prefix, spec)
     with st.container():  # likewise for the page: its elements keep their place, warnings or not
         for warning in trace.warnings:
-            st.warning(plain(warning, 500))
+            st.warning(plain(on_page(warning), 500))
     return trace
 
 
 def _source_spec(prefix: str, source: str) -> dict | None:
     """The chosen source's controls (drawn here) and the trace spec they give; None while none is chosen."""
-    if source == "Session trace":
-        return st.session_state[SESSION_KEY]
     if source == "Synthetic":
         return {"kind": "synthetic", "knobs": _synthetic_knobs(prefix)}
     if source == "Example":
@@ -365,18 +445,27 @@ def _keep(prefix: str, spec: dict) -> None:
     st.session_state[f"{prefix}_keep_notes"] = stored.notes
     st.session_state[f"{prefix}_source"] = "Library"
     st.session_state[f"{prefix}_library"] = stored.entry.id
-    st.session_state[SESSION_KEY] = {"kind": "library", "id": stored.entry.id}
+    _publish(prefix, {"kind": "library", "id": stored.entry.id})
 
 
 def replay_trace_picker(prefix: str) -> Trace:
     """``trace_picker`` for a page that replays block ids: while an upload is awaited, say what
-    to upload and stop this page's run."""
+    to upload, and for a trace without block ids say why this page cannot use it; either stops
+    this page's run."""
     trace = trace_picker(prefix)
     if trace is None:
         st.info(
-            f"Upload a trace with block ids: Mooncake JSONL (`timestamp`, `input_length`, `output_length`, "
-            f"`hash_ids`), Qwen-Bailian JSONL, or the same columns as CSV, up to {UPLOAD_LIMIT_MIB} MiB.",
+            f"Upload a trace with block ids: {WITH_BLOCK_IDS}, up to {UPLOAD_LIMIT_MIB} MiB.",
             icon=":material/upload_file:",
+        )
+        st.stop()
+    if not trace.has_block_ids:
+        st.error(
+            f"**{plain(trace.name)}** has no block ids (`hash_ids`), only arrival times and lengths, and this "
+            "page replays a cache, which needs to know which blocks each request reads. Its arrivals and "
+            f"lengths are on the Trace page; here, pick a trace with block ids: the example, a synthetic one, "
+            f"or {WITH_BLOCK_IDS}.",
+            icon=":material/block:",
         )
         st.stop()
     return trace

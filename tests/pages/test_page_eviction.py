@@ -188,7 +188,7 @@ def test_a_session_trace_that_is_gone_is_said_until_a_source_is_picked():
 
 def test_a_kept_session_trace_is_not_called_lost():
     at = _arriving({"eviction_source": "Session trace"}, {"kind": "example"})
-    assert at.button_group(key="eviction_source").value == "Session trace"
+    assert at.button_group(key="eviction_source").value == "Example"  # the session's trace, by its source
     assert not _lost(at)
 
 
