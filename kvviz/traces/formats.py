@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from kvviz.common.errors import InputError, quote
+from kvviz.traces import arrow_input
 from kvviz.traces.timeunits import TimeUnit
 
 MAX_DIGITS = 20  # per number: int64 has 19, a float's mantissa fewer
@@ -294,7 +295,7 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
     )
     try:
         table = pj.read_json(
-            io.BytesIO(chunk),
+            arrow_input.from_bytes(chunk),
             read_options=pj.ReadOptions(block_size=min(max(len(chunk) + 1, 1 << 20), 1 << 30)),
             parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
         )

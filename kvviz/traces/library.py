@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import numpy as np
 
 from kvviz.common.errors import InputError
+from kvviz.traces import arrow_input
 from kvviz.traces.model import BASE_COLUMNS, Trace, array_problem, fingerprint
 
 if TYPE_CHECKING:
@@ -416,9 +417,8 @@ def _requests(file: BinaryIO, rows: int) -> pd.DataFrame:
     """The request table, once the columns every view reads are there as whole numbers, one row per request."""
     import pyarrow.parquet as pq
 
-    file.seek(0)
     try:
-        table = pq.read_table(file).to_pandas()
+        table = pq.read_table(arrow_input.from_file(file, os.fstat(file.fileno()).st_size)).to_pandas()
     except Exception:  # noqa: BLE001 - pyarrow raises many types for a bad file; the entry is damaged
         raise _Damage("requests.parquet cannot be read") from None
     for column in (*BASE_COLUMNS, "n_blocks"):
