@@ -6,7 +6,7 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.browser import VIEWPORT, assert_no_exception, open_page, screenshot, streamlit_server, wait_idle
+from tests.e2e.browser import VIEWPORT, assert_no_exception, choose, open_page, screenshot, streamlit_server, wait_idle
 
 TRACE = (
     b'{"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]}\n'
@@ -73,7 +73,8 @@ QWEN = (
 )
 
 
-def test_a_kept_upload_opens_from_a_shared_link_in_a_fresh_browser(browser, tmp_path, monkeypatch):
+def test_a_kept_upload_follows_to_the_prefix_cache_page_and_its_copied_link(browser, tmp_path, monkeypatch):
+    # The repro: upload → Keep → Prefix-cache → model → Copy link → the link in a fresh browser.
     monkeypatch.setenv("KVVIZ_TRACES", str(tmp_path / "lib"))  # the server inherits its own library
     with streamlit_server() as url:
         first = browser.new_context(viewport=VIEWPORT)
@@ -87,7 +88,17 @@ def test_a_kept_upload_opens_from_a_shared_link_in_a_fresh_browser(browser, tmp_
         wait_idle(page)
         assert_no_exception(page)
         expect(page).to_have_url(re.compile(r"trace_library=[0-9a-f]{16}"))
-        link = page.url
+        kept = re.search(r"trace_library=([0-9a-f]{16})", page.url).group(1)
+
+        page.get_by_test_id("stSidebarNav").get_by_text("Prefix-cache replay").click()
+        wait_idle(page)
+        assert_no_exception(page)
+        expect(page).to_have_url(re.compile(f"prefix_library={kept}"))
+        choose(page.get_by_test_id("stSidebar").get_by_role("combobox", name="Model"), "llama-3.1-70b")
+        wait_idle(page)
+        page.frame_locator("iframe").first.locator("#copy").click()
+        page.wait_for_function("() => window.kvvizCopiedLink")
+        link = page.evaluate("() => window.kvvizCopiedLink")
         first.close()
 
         fresh = browser.new_context(viewport=VIEWPORT)
@@ -96,7 +107,7 @@ def test_a_kept_upload_opens_from_a_shared_link_in_a_fresh_browser(browser, tmp_
         other.get_by_test_id("stAppViewContainer").wait_for(timeout=60_000)
         wait_idle(other)
         assert_no_exception(other)
-        expect(other.get_by_test_id("stMetricValue").first).to_have_text("2")
         expect(other.get_by_text("shared-qwen.jsonl").first).to_be_visible()
-        screenshot(other, "trace_library_link")
+        expect(other.get_by_text("of llama-3.1-70b KV").first).to_be_visible()
+        screenshot(other, "prefix_cache_library_link")
         fresh.close()
