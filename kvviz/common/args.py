@@ -94,6 +94,31 @@ non_negative = bounded_float(0.0, MAX_MAGNITUDE)
 fraction = bounded_float(0.0, 1.0)
 """A number in [0, 1]."""
 
+_SIZE = re.compile(r"\s*([0-9]{1,15}(?:\.[0-9]{1,9})?)\s*(B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB|PB)?\s*", re.IGNORECASE)
+_SIZE_UNITS = {
+    "b": 1,
+    **{u: 1024**k for k, u in enumerate(("kib", "mib", "gib", "tib", "pib"), start=1)},
+    **{u: 1000**k for k, u in enumerate(("kb", "mb", "gb", "tb", "pb"), start=1)},
+}
+
+
+def size_gib(text: str) -> float:
+    """A memory or disk size with its unit (``500GiB``, ``2TiB``, ``64GB``; a bare number is GiB;
+    ``inf`` is unbounded), in GiB, at most a million TiB."""
+    if text.strip().lower() == "inf":
+        return math.inf
+    match = _SIZE.fullmatch(text)
+    if not match:
+        _fail(f"expected a size such as 500GiB, 2TiB or 64GB (a bare number is GiB), got '{quote(text)}'")
+    unit = (match.group(2) or "gib").lower()
+    gib = float(match.group(1)) * _SIZE_UNITS[unit] / 1024**3
+    if gib > 2**30:
+        _fail(f"must be at most 1,000,000 TiB, got {quote(text)}")
+    return gib
+
+
+size_gib.__name__ = "size"
+
 
 def output_path(text: str) -> Path:
     """A file to write: its folder must exist and be writable, and it must not be a folder itself."""

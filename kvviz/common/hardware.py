@@ -299,3 +299,71 @@ def links_from_frame(df: pd.DataFrame) -> dict[str, LinkSpec]:
 def with_variant(m: ModelSpec, **changes) -> ModelSpec:
     """A validated copy of a model with some numbers changed (e.g. FP8 KV: ``bytes_per_value=1``)."""
     return validate_model(replace(m, **changes))
+
+
+# ---- prices ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Price:
+    """A default price and where it comes from (every price is editable; the source says what to check)."""
+
+    value: float
+    unit: str
+    source: str
+
+
+GPU_PRICES: dict[str, Price] = {
+    "h100": Price(2.99, "$/GPU·h", "Lambda on-demand H100 SXM, 2025 list price"),
+    "h200": Price(3.50, "$/GPU·h", "Nebius on-demand H200, 2025 list price"),
+    "a100": Price(1.79, "$/GPU·h", "Lambda on-demand A100 80 GB SXM, 2025 list price"),
+    "a40": Price(0.44, "$/GPU·h", "RunPod secure cloud A40, 2025 list price"),
+    "gh200": Price(1.49, "$/GPU·h", "Lambda on-demand GH200, 2025 list price"),
+    "mi300x": Price(2.00, "$/GPU·h", "AMD MI300X at neoclouds, about $2 in 2025"),
+}
+"""Dollars per GPU-hour, per device: an A40 does not cost what an H100 does."""
+
+DRAM_PRICE = Price(
+    0.0036, "$/GB·h", "AWS us-east-1 on-demand: r7i.xlarge costs $0.0861/h more than c7i.xlarge for 24 GB more memory"
+)
+"""Host DRAM, priced as memory in a server (not as secondary storage)."""
+
+SSD_PRICE = Price(
+    0.10, "$/TB·h", "AWS us-east-1 on-demand: i4i.xlarge costs $0.091/h more than r6i.xlarge for 937 GB of local NVMe"
+)
+"""Local NVMe SSD."""
+
+UNKNOWN_GPU_PRICE = Price(2.0, "$/GPU·h", "lecture 27 slide 9's GPU-hour (no list price for this GPU)")
+
+
+def gpu_price(g: GPUSpec) -> Price:
+    """The default price of one GPU-hour of ``g`` (an edited or custom GPU gets the lecture's $2/h)."""
+    return GPU_PRICES.get(g.name, UNKNOWN_GPU_PRICE)
+
+
+@dataclass(frozen=True)
+class DevicePrices:
+    """Dollars per hour of each device a deployment rents: GPUs, host DRAM, SSD, a remote pool's DRAM."""
+
+    gpu_per_hour: float
+    dram_per_gb_hour: float = DRAM_PRICE.value
+    ssd_per_tb_hour: float = SSD_PRICE.value
+    remote_per_gb_hour: float = DRAM_PRICE.value
+
+    def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            ok = isinstance(v, (int, float)) and math.isfinite(v) and v >= 0
+            require(ok, f"price {f.name} must be a number ≥ 0, got {v!r}", field=f.name)
+
+    @classmethod
+    def for_gpu(cls, g: GPUSpec) -> DevicePrices:
+        """The default prices with ``g``'s GPU-hour."""
+        return cls(gpu_price(g).value)
+
+    def hbm_per_gib_hour(self, g: GPUSpec) -> float:
+        """HBM priced as the share of the GPU-hour its memory is (the GPU's price ÷ its HBM in GiB)."""
+        return self.gpu_per_hour / (g.hbm_gb * GB / 2**30)
+
+    def dram_per_gib_hour(self) -> float:
+        return self.dram_per_gb_hour * 2**30 / GB
