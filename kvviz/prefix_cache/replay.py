@@ -262,6 +262,18 @@ def _remove(keys: np.ndarray, slots: np.ndarray, size: int, x: int) -> int:
     return pop(keys, slots, size)
 
 
+@helper
+def _count_path(
+    nodes: np.ndarray, lo: int, hi: int, owner: np.ndarray, last: np.ndarray, hits: np.ndarray, t: int
+) -> None:
+    """An insert's walk over accesses ``lo .. hi``: each cached node on it gets time ``t`` and one more hit."""
+    for i in range(lo, hi):
+        b = nodes[i]
+        if owner[b] == b:
+            last[b] = t
+            hits[b] += 1
+
+
 @kernel
 def prefix_replay(
     nodes: np.ndarray,
@@ -357,13 +369,8 @@ def prefix_replay(
                         _set_key(keys, p, policy, last, created, hits)
                         size = push(keys, slots, size, p)
         # 3. insert: stamp and count the path, hang the rest as one leaf
-        t = clock
+        _count_path(nodes, lo, lo + m, owner, last, hits, clock)
         clock += 1
-        for i in range(lo, lo + m):
-            b = nodes[i]
-            if owner[b] == b:
-                last[b] = t
-                hits[b] += 1
         if want > 0:
             leaf = nodes[lo + m + want - 1]
             head[leaf] = nodes[lo + m]
@@ -379,13 +386,8 @@ def prefix_replay(
                 children[deepest] += 1
         # 4. the finished request's insert: the same path, stamped and counted again; then unlock
         if inserts[r] == 2:
-            t = clock
+            _count_path(nodes, lo, lo + m + want, owner, last, hits, clock)
             clock += 1
-            for i in range(lo, lo + m + want):
-                b = nodes[i]
-                if owner[b] == b:
-                    last[b] = t
-                    hits[b] += 1
         if want > 0:
             leaf = nodes[lo + m + want - 1]
             _set_key(keys, leaf, policy, last, created, hits)
@@ -428,10 +430,18 @@ def hits_table(
 ) -> np.ndarray:
     """Matched blocks per (capacity, request): one replay per capacity, on ``workers`` threads
     (default one per core; the kernel releases the GIL)."""
+    return per_capacity(lambda c: request_hits(replay, policy, c), replay.n_requests, capacities, workers)
+
+
+def per_capacity(
+    run: Callable[[float | int], np.ndarray], n_requests: int, capacities: Sequence[float | int], workers: int | None
+) -> np.ndarray:
+    """``run(capacity)`` (one row of hits per request) for every capacity, on ``workers`` threads (default
+    one per core, at most one per capacity): the rows of a hits table."""
     caps = list(capacities)
-    out = np.zeros((len(caps), replay.n_requests), np.int64)
+    out = np.zeros((len(caps), n_requests), np.int64)
     with ThreadPoolExecutor(max_workers=workers or min(max(len(caps), 1), os.cpu_count() or 1)) as pool:
-        futures = {pool.submit(request_hits, replay, policy, c): k for k, c in enumerate(caps)}
+        futures = {pool.submit(run, c): k for k, c in enumerate(caps)}
         for future in as_completed(futures):
             out[futures[future]] = future.result()
     return out

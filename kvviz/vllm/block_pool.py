@@ -35,9 +35,7 @@ unreachable by any lookup; ``orphans`` counts such blocks in a final state.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,7 +44,7 @@ import pandas as pd
 from kvviz.common import budget
 from kvviz.common.jit import helper, kernel
 from kvviz.eviction.grid import INFINITE, parse_capacities, parse_capacity
-from kvviz.prefix_cache.replay import PrefixReplay, curve_of_table, prepare
+from kvviz.prefix_cache.replay import PrefixReplay, curve_of_table, per_capacity, prepare
 from kvviz.traces import Trace
 
 POLICY = "vllm"
@@ -158,13 +156,7 @@ def final_state(replay: PrefixReplay, capacity: float | int) -> PoolState:
 def hits_table(replay: PrefixReplay, capacities: Sequence[float | int], *, workers: int | None = None) -> np.ndarray:
     """Hit blocks per (capacity, request): one replay per capacity, on ``workers`` threads (default
     one per core; the kernel releases the GIL)."""
-    caps = list(capacities)
-    out = np.zeros((len(caps), replay.n_requests), np.int64)
-    with ThreadPoolExecutor(max_workers=workers or min(max(len(caps), 1), os.cpu_count() or 1)) as pool:
-        futures = {pool.submit(request_hits, replay, c): k for k, c in enumerate(caps)}
-        for future in as_completed(futures):
-            out[futures[future]] = future.result()
-    return out
+    return per_capacity(lambda c: request_hits(replay, c), replay.n_requests, capacities, workers)
 
 
 def sweep(
