@@ -350,6 +350,7 @@ def fitted_margins(fig: go.Figure, base: int) -> dict[str, int]:
 
 LINE_EM = 1.3  # a line of figure text, in font sizes
 TITLE_PAD_PX = 10  # from the figure's top edge to its title
+MULTILINE_RISE = 0.75  # of a line, how far plotly.js raises a title per line past its first (measured 0.7)
 TITLE_SHARE = 0.85  # of the figure's width, what a title may fill (plotly starts it 5% in)
 HTML_TAG = re.compile(r"<[^>]+>")
 
@@ -483,9 +484,11 @@ def _top_margin(fig: go.Figure, base: int) -> int:
         return 30 if not rows else round(rows * base * LINE_EM + 10)
     if not rows and not wrapped:
         return base * 3 + 10
-    fig.layout.title.update(yref="container", y=1, yanchor="top", pad_t=TITLE_PAD_PX)
-    title_px = (title.count("<br>") + 1) * (base + 4) * LINE_EM + TITLE_PAD_PX
-    return round(title_px + rows * base * LINE_EM + 8)
+    lines, line = title.count("<br>") + 1, (base + 4) * LINE_EM
+    # plotly.js raises a top-anchored title of several lines by part of a line: lowered back by as much
+    pad = TITLE_PAD_PX + (lines - 1) * line * MULTILINE_RISE
+    fig.layout.title.update(yref="container", y=1, yanchor="top", pad_t=round(pad))
+    return round(pad + lines * line + rows * base * LINE_EM + 8)
 
 
 # ---------------------------------------------------------------- the style itself

@@ -19,6 +19,7 @@ from kvviz.common.style import (
     BASE_PX,
     DASHES,
     LINE_EM,
+    MULTILINE_RISE,
     PALETTE,
     PRESENTER_PX,
     SYMBOLS,
@@ -264,6 +265,8 @@ def test_a_long_title_is_wrapped_at_spaces_to_fit_the_narrowest_figure():
     fig = style_figure(go.Figure(go.Scatter(x=[1, 2], y=[1, 2]), layout=dict(title=title)))
     lines = fig.layout.title.text.split("<br>")
     assert len(lines) == 2 and " ".join(lines) == title
-    assert fig.layout.margin.t == round(2 * (BASE_PX + 4) * LINE_EM + TITLE_PAD_PX + 8)
+    pad = TITLE_PAD_PX + (BASE_PX + 4) * LINE_EM * MULTILINE_RISE  # the second line's rise made up
+    assert fig.layout.title.pad.t == round(pad)
+    assert fig.layout.margin.t == round(pad + 2 * (BASE_PX + 4) * LINE_EM + 8)
     short = style_figure(go.Figure(go.Scatter(x=[1, 2], y=[1, 2]), layout=dict(title="Hit ratio")))
     assert short.layout.title.text == "Hit ratio" and short.layout.margin.t == BASE_PX * 3 + 10
