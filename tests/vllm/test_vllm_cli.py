@@ -28,7 +28,7 @@ def test_vllm_with_a_model_adds_gib(capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--sample", "0.1"], "--sample applies to --cache block; vLLM's block pool replays exactly"),
+        (["--sample", "0.1"], "vLLM's block pool replays exactly"),
         (["--prefix"], "--prefix applies to --cache block; every hit of vLLM's block pool is a prefix hit"),
         (["--policies", "lru"], "--policies does not apply to --cache vllm"),
         (["--capacities", "-3"], "capacity '-3'"),
