@@ -4,8 +4,9 @@
     .venv/bin/python -m bench.bench_prefix_cache --trace conversation_trace.jsonl
 
 Prints preparing the prefix tree, the prefix sweep and the block sweep (same policies and
-capacities, one thread per core, as the pages run them), their ratio, and the two curves side by
-side. Wall and CPU seconds: the machine is shared.
+capacities, one thread per core, as the pages run them), their ratio, vLLM's block-pool sweep on
+the same capacities against one SGLang policy's, and the two curves side by side. Wall and CPU
+seconds: the machine is shared.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import argparse
 import time
 
 from bench.timing import timed
-from kvviz import prefix_cache
+from kvviz import prefix_cache, vllm
 from kvviz.eviction import curves, grid
 from kvviz.eviction import replay as eviction
 from kvviz.traces import load_trace
@@ -34,7 +35,7 @@ def main() -> int:
     )
     parser.add_argument("--points", type=int, default=20)
     args = parser.parse_args()
-    timed("compile or load the kernels", lambda: (eviction.warm_up(), prefix_cache.warm_up()))
+    timed("compile or load the kernels", lambda: (eviction.warm_up(), prefix_cache.warm_up(), vllm.warm_up()))
     trace = load_trace(args.trace) if args.trace else generate(WorkloadConfig(requests=args.requests, seed=0))
     block = eviction.replay_of(trace)
     capacities = grid.log_capacities(100, block.n_ids, args.points)
@@ -46,6 +47,10 @@ def main() -> int:
     t0 = time.process_time()
     prefix = timed("prefix sweep, 3 policies x capacities", lambda: prefix_cache.sweep(replay, POLICIES, capacities))
     t_prefix = time.process_time() - t0
+    t0 = time.process_time()
+    timed("vLLM block-pool sweep, same capacities", lambda: vllm.sweep(replay, capacities))
+    t_pool = time.process_time() - t0
+    print(f"vLLM pool / one SGLang policy CPU time: {t_pool / (t_prefix / len(POLICIES)):.2f}x")
     t0 = time.process_time()
     swept = timed(
         "block sweep, same grid (fresh stack distances)",
