@@ -44,7 +44,8 @@ the paper's rescaled histogram reaches. The replay's per-block state is at most 
 (``REPLICAS × s_max`` with its replicas).
 
 Public API: ``sampled_curve`` (→ ``SampledCurve``), ``flags`` (→ ``Flag``), ``sample_trace``,
-``nested_sample`` and ``band_sample`` (→ ``Sample``), ``exact_lru_hits`` and ``block_hashes``.
+``nested_sample`` and ``band_sample`` (→ ``Sample``), ``exact_lru_hits``, ``block_hashes`` and ``in_band``
+(which keys hash into a band: the prefix cache's request sample uses it too).
 The ``sample=`` setting that picks the rate (``chosen_rate``) and the thresholds are parsed in
 ``kvviz.eviction.grid``, which needs no simulation. A capacity is *represented* when its sampled
 capacity ``round(C × R)`` is at least ``kvviz.eviction.grid.min_sampled_capacity`` blocks.
@@ -114,7 +115,7 @@ def _threshold(rate: float) -> np.uint64:
     return np.uint64(min(int(rate * HASH_SPACE), 2**64 - 1))
 
 
-def _band(blocks: np.ndarray, start: float, rate: float) -> np.ndarray:
+def in_band(blocks: np.ndarray, start: float, rate: float) -> np.ndarray:
     """Which accesses hash into the band of width ``rate`` from ``start`` (fractions of the hash
     space, taken round it): the band from 0 is the plain SHARDS sample at ``rate``."""
     if rate >= 1:
@@ -171,7 +172,7 @@ def sample_trace(trace: Trace, rate: float, s_max: int | None = None) -> Sample:
         lowered = _fixed_size_rate(blocks, rate, s_max)
         if lowered < rate:
             rate, limit = lowered, s_max
-    return _sample_at(trace, np.flatnonzero(_band(blocks, 0.0, rate)), rate, limit)
+    return _sample_at(trace, np.flatnonzero(in_band(blocks, 0.0, rate)), rate, limit)
 
 
 def _require_sampleable(trace: Trace, rate: float, s_max: int | None) -> None:
@@ -184,7 +185,7 @@ def band_sample(trace: Trace, pool: Sample, start: float, rate: float) -> Sample
     """The sample of ``trace`` whose hashes fall in the band of width ``rate`` from ``start``,
     taken from ``pool``'s accesses alone (the band must lie inside the pool's hashes)."""
     blocks = np.ascontiguousarray(trace.blocks[pool.positions])
-    return _sample_at(trace, pool.positions[_band(blocks, start, rate)], rate, pool.distinct_limit)
+    return _sample_at(trace, pool.positions[in_band(blocks, start, rate)], rate, pool.distinct_limit)
 
 
 def nested_sample(trace: Trace, sample: Sample, rate: float) -> Sample:

@@ -16,14 +16,10 @@ LONG = "a" * 10_000
 CUT = "a" * 40 + "… (10,000 characters)"
 
 REFUSED = [
-    # hitcurve: sampling and prefix counting are block-cache options
+    # hitcurve: prefix counting is a block-cache option; vLLM's pool is not sampled
     (
-        ["hitcurve", EXAMPLE, "--sample", "0.01", "--cache", "prefix"],
-        "--sample applies to --cache block; the prefix cache replays exactly",
-    ),
-    (
-        ["hitcurve", EXAMPLE, "--sample", "exact", "--cache", "prefix"],
-        "--sample applies to --cache block; the prefix cache replays exactly",
+        ["hitcurve", EXAMPLE, "--sample", "0.01", "--cache", "vllm"],
+        "--sample applies to --cache block or prefix; vLLM's block pool replays exactly",
     ),
     (
         ["hitcurve", EXAMPLE, "--prefix", "--cache", "prefix"],
