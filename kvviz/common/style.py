@@ -445,16 +445,31 @@ def _stack_above(fig: go.Figure, base: int, plot_px: float) -> int:
     return max(rows, default=-1) + 1
 
 
+def _open_tags(line: str) -> list[str]:
+    """The inline tags (``sup``, ``b``…) opened in ``line`` and not closed in it, in order."""
+    tags: list[str] = []
+    for closing, name in re.findall(r"<(/?)(\w+)[^>]*>", line):
+        if name == "br":
+            continue
+        if closing:
+            tags = tags[: len(tags) - 1 - tags[::-1].index(name)] if name in tags else tags
+        else:
+            tags.append(name)
+    return tags
+
+
 def wrap_line(text: str, chars: int) -> str:
     """``text`` broken at spaces (``<br>``) into lines of at most ``chars`` characters where it can;
-    a line that already breaks (``<br>``) keeps its breaks, and each of its parts is wrapped alone."""
+    a line that already breaks (``<br>``) keeps its breaks, and each of its parts is wrapped alone.
+    A tag open where a line breaks (``<sup>``) is closed there and opened again on the next line."""
     lines = []
     for part in text.split("<br>"):
         line = ""
         for word in part.split(" "):
             if line and len(HTML_TAG.sub("", f"{line} {word}")) > chars:
-                lines.append(line)
-                line = word
+                tags = _open_tags(line)
+                lines.append(line + "".join(f"</{t}>" for t in reversed(tags)))
+                line = "".join(f"<{t}>" for t in tags) + word
             else:
                 line = f"{line} {word}" if line else word
         lines.append(line)

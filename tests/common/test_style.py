@@ -261,6 +261,7 @@ def test_run_labels_above_a_log_axis_go_in_rows_and_stay_inside_the_plot():
 
 def test_a_long_title_is_wrapped_at_spaces_to_fit_the_narrowest_figure():
     assert wrap_line("aaa bbb ccc<br><sup>dd ee</sup>", 7) == "aaa bbb<br>ccc<br><sup>dd ee</sup>"
+    assert wrap_line("<b>aa</b> <sup>bb cc dd</sup>", 5) == "<b>aa</b> <sup>bb</sup><br><sup>cc dd</sup>"
     title = "The trace's prefix tree: the 200 most shared of 4,120 prefixes (width = reusable tokens; click to zoom)"
     fig = style_figure(go.Figure(go.Scatter(x=[1, 2], y=[1, 2]), layout=dict(title=title)))
     lines = fig.layout.title.text.split("<br>")
