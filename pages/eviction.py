@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from kvviz.common import glossary
 from kvviz.eviction.curves import TABLE1_CAPACITIES, curve_of, findings, paper_rows
 from kvviz.eviction.figures import curve_table, sample_note, short_blocks
 from kvviz.eviction.grid import (
@@ -19,6 +20,7 @@ from kvviz.eviction.grid import (
 from kvviz.eviction.notes import TIE, lead_runs, leader_at
 from kvviz.eviction.replay import coarsen
 from kvviz.traces import fingerprint
+from kvviz.traces.stats import is_mooncake_trace
 from ui import eviction as cached
 from ui import figures, frame
 from ui.errors import user_errors
@@ -106,7 +108,9 @@ with st.sidebar:
         disabled=bool(prefix),
         help=f"SHARDS spatial sampling of the blocks; auto samples traces over "
         f"{AUTO_ABOVE:,} accesses. LRU always stays exact."
-        + (" Off in prefix mode: it needs every block of a request." if prefix else ""),
+        + (" Off in prefix mode: it needs every block of a request." if prefix else "")
+        + "\n\n"
+        + glossary.define("SHARDS"),
     )
 
 
@@ -233,7 +237,7 @@ with user_errors():
         [cached.policy_sweep(key, p, TABLE1_CAPACITIES, cache_trace) for p in ("lru", "lfu", "length_aware")]
     )
 frame.paper_vs_sim(
-    paper_rows(curve_of(table1, prefix)),
+    paper_rows(curve_of(table1, prefix), cache_trace.block_size, is_mooncake_trace(trace)),
     note="Mooncake measured Table 1 on **its own one-hour trace of 23,608 requests** (512-token blocks, one global "
     "pool), which you may not have: the right column replays *this* trace at the same capacities, so the two "
     "agree only as far as the workloads do. The public FAST'25 conversation trace is a different sample. On "

@@ -4,7 +4,8 @@ import pandas as pd
 import streamlit as st
 
 from kvviz.traces import UPLOAD_LIMIT_MIB, Trace, fingerprint
-from kvviz.traces.stats import paper_rows, trace_stats
+from kvviz.traces.stats import is_mooncake_trace, paper_rows, trace_notes, trace_stats
+from kvviz.traces.timeunits import on_page
 from ui import figures, frame
 from ui.prefix_views import tree_of
 from ui.tables import download_csv
@@ -49,7 +50,7 @@ stats = stats_of(fp, trace)
 st.caption(f"**{plain(trace.name)}** · block size {trace.block_size} tokens")
 if trace.how_read:
     with st.expander("How the file was read"):
-        st.markdown("\n".join(f"- {plain(note, 500)}" for note in trace.how_read))
+        st.markdown("\n".join(f"- {plain(on_page(note), 500)}" for note in trace.how_read))
 keep_in_library_button("trace")
 with st.container(horizontal=True):
     st.metric("Requests", f"{stats.requests:,}", border=True)
@@ -133,18 +134,10 @@ with st.container(horizontal=True):
         pd.DataFrame([stats.to_dict()]), "trace", "stats", {"block size (tokens)": trace.block_size}, trace=trace.name
     )
 
-frame.what_to_notice(
-    [
-        "Most distinct blocks are used once: reuse is concentrated in a few popular prefixes "
-        "(shared documents, long chat histories), the straight-ish tail of the popularity plot.",
-        "The infinite-cache line is the ceiling for *every* eviction policy: no cache can hit a block's first access.",
-        "The LRU curve rises in steps where a group of requests re-reads the same history; where it flattens, "
-        "more capacity buys little.",
-    ]
-)
+frame.what_to_notice(trace_notes(stats))
 frame.paper_vs_sim(
-    paper_rows(stats),
-    note="Mooncake's numbers come from its own one-hour trace of 23,608 requests; the lecture notes' come "
-    "from their synthetic load. A different trace (or the synthetic generator with other knobs) "
-    "legitimately disagrees: the table says where and by how much, not which one is right.",
+    paper_rows(stats, graded=is_mooncake_trace(trace)),
+    note="Mooncake's numbers come from its own one-hour trace of 23,608 requests, the course notes' from their "
+    "synthetic load; only Mooncake's trace is graded against them. Any other trace is shown beside them, not "
+    "compared: its numbers describe it, not how well it matches.",
 )

@@ -1,9 +1,9 @@
 """The jargon the pages use, each defined once, in words a student can follow.
 
-Pages put a definition where the term appears: in a control's ``help`` (``define("MFU")``) or in
-the "Terms" popover beside a figure (``ui.frame.terms``). The lecture notes the pages cite are
-named in full here, so "lecture 27 §5" always says which lecture it is; an exercise is cited
-with its lecture ("lecture 27, exercise 1").
+Pages put a definition where the term first appears: in a control's ``help`` (``define("MFU")``)
+or in the "Terms" popover beside a figure (``ui.frame.terms``). The course notes the pages cite
+are named in full here, so "lecture 27 §5" always says which course's lecture it is; an exercise is
+cited with its lecture ("lecture 27, exercise 1").
 """
 
 from __future__ import annotations
@@ -23,6 +23,12 @@ TERMS: dict[str, str] = {
     "same distribution, with no memory of the chunk before.",
     "rANS": "Range asymmetric numeral systems: the entropy coder CacheGen uses to pack quantised KV "
     "values into close to their entropy in bits, decodable fast enough for streaming.",
+    "SHARDS": "Spatially hashed sampling (Waldspurger et al., FAST'15): keep only the blocks whose hash "
+    "falls in a chosen share R of the hash space, replay them through a cache R times the size, and read "
+    "the hit ratio off the sample: a close estimate of the whole trace's curve at a fraction of the work.",
+    "anti-phase correlation": "How strongly prefill load and decode load move in opposite directions "
+    "(one high while the other is low), measured as their correlation at the time lag where it is most "
+    "negative: −1 is a perfect see-saw, 0 no coupling.",
     "t_d": "Mooncake's predicted decode time of a request: the prediction-based rejection assumes every "
     "decode lasts t_d seconds to estimate the decode load at the moment a prefill will finish.",
     "MFU": "Model FLOPs utilisation: the fraction of the GPU's peak FLOP/s that prefill really achieves. "

@@ -3,7 +3,8 @@
 "Measured, not built in": a row says whether the simulation *agrees* with the paper or *differs*
 only from numbers compared when the page runs (a relative tolerance, a range, or a stated
 condition); a number that is fed to the simulation is an *input*, one fitted to the paper is
-*calibrated*. Every row also says in words how its status was decided (``basis``: "off by 4% from
+*calibrated*; a number from something else than what the paper measured is shown *beside* it, not
+compared. Every row also says in words how its status was decided (``basis``: "off by 4% from
 the paper's 3.15, within the 15% allowed"; "5.1 is outside the paper's range 2.67–4.73, even with
 10% leeway"; "needs …: not met"), and ``problems`` re-checks each basis against its status, so a
 basis is always true of its row.
@@ -22,6 +23,7 @@ class Status(str, Enum):
     DIFFERS = "differs"
     INPUT = "input"
     CALIBRATED = "calibrated"
+    BESIDE = "not compared"
 
 
 COLUMNS = ("quantity", "paper", "this simulation", "status", "basis")
@@ -113,6 +115,11 @@ def given(quantity: str, paper: str, sim: str, why: str) -> dict[str, str]:
     return _row(quantity, paper, sim, Status.INPUT, f"input: {why}")
 
 
+def beside(quantity: str, paper: str, sim: str, why: str) -> dict[str, str]:
+    """A row that shows a number beside the paper's without grading it (the paper measured something else)."""
+    return _row(quantity, paper, sim, Status.BESIDE, f"not compared: {why}")
+
+
 def calibrated(quantity: str, paper: str, sim: str, how: str) -> dict[str, str]:
     """A row whose simulation value was fitted to this paper number (it cannot disagree)."""
     return _row(quantity, paper, sim, Status.CALIBRATED, f"calibration: {how}")
@@ -143,4 +150,6 @@ def problems(rows: Iterable[dict]) -> list[str]:
             out.append(f"{name}: input without saying why")
         elif st == Status.CALIBRATED.value and not basis.startswith("calibration: "):
             out.append(f"{name}: calibrated without saying to what")
+        elif st == Status.BESIDE.value and not basis.startswith("not compared: "):
+            out.append(f"{name}: not compared without saying why")
     return out

@@ -118,33 +118,46 @@ MOONCAKE_TABLE1: dict[str, dict[float, float]] = {
     "length_aware": {1000: 0.30, 10000: 0.35, 30000: 0.42, 50000: 0.48, 100000: 0.50, INFINITE: 0.51},
 }
 TABLE1_CAPACITIES: tuple[float, ...] = tuple(MOONCAKE_TABLE1["lru"])
+TABLE1_BLOCK_TOKENS = 512
 TABLE1_TOLERANCE = 0.10  # Table 1 prints two decimals; a tenth of the paper's value is "the same shape"
 
 
-def paper_rows(curve: pd.DataFrame) -> list[dict[str, str]]:
+def paper_rows(curve: pd.DataFrame, block_size: int, graded: bool) -> list[dict[str, str]]:
     """Mooncake's Table 1 beside this trace's curve at the same capacities, with a status each.
 
     ``curve`` must hold lru, lfu and length_aware at ``TABLE1_CAPACITIES``. One row per capacity
     (``kvviz.common.paper`` columns): the paper's and this trace's LRU / LFU / LengthAware hit
-    ratios and the best of the three in each; it *agrees* when all three are within
-    ``TABLE1_TOLERANCE`` of the paper's.
+    ratios and the best of the three in each. Only Mooncake's own trace (``graded``) in the paper's
+    512-token blocks is compared: it *agrees* when all three are within ``TABLE1_TOLERANCE`` of the
+    paper's. Another trace, or other blocks (the same count is then another memory size), is shown
+    beside the paper's numbers, not graded.
     """
     policies = tuple(MOONCAKE_TABLE1)
     at = curve.set_index(["policy", "capacity"])["hit_ratio"]
+    why = _not_comparable(block_size, graded)
     rows = []
     for cap in TABLE1_CAPACITIES:
         reported = [MOONCAKE_TABLE1[p][cap] for p in policies]
         here = [float(at[(p, cap)]) for p in policies]
+        cells = (
+            f"hit ratio, {'∞' if cap == INFINITE else f'{int(cap):,}'} blocks (LRU / LFU / LengthAware)",
+            " / ".join(f"{v:.2f}" for v in reported) + f" (best: {_best(policies, reported)})",
+            " / ".join(f"{v:.2f}" for v in here) + f" (best: {_best(policies, here)})",
+        )
         rows.append(
-            paper.close(
-                f"hit ratio, {'∞' if cap == INFINITE else f'{int(cap):,}'} blocks (LRU / LFU / LengthAware)",
-                " / ".join(f"{v:.2f}" for v in reported) + f" (best: {_best(policies, reported)})",
-                " / ".join(f"{v:.2f}" for v in here) + f" (best: {_best(policies, here)})",
-                list(zip(reported, here)),
-                TABLE1_TOLERANCE,
-            )
+            paper.beside(*cells, why) if why else paper.close(*cells, list(zip(reported, here)), TABLE1_TOLERANCE)
         )
     return rows
+
+
+def _not_comparable(block_size: int, graded: bool) -> str | None:
+    """Why Table 1 cannot grade this curve, or None when it can."""
+    if block_size != TABLE1_BLOCK_TOKENS:
+        return (
+            f"Table 1 counts {TABLE1_BLOCK_TOKENS}-token blocks and these hold {block_size:,} tokens, so the same "
+            f"count is {block_size / TABLE1_BLOCK_TOKENS:g}× the memory"
+        )
+    return None if graded else "another trace than the one Table 1 replays"
 
 
 def _best(policies: Sequence[str], values: Sequence[float]) -> str:

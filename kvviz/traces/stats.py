@@ -111,17 +111,69 @@ PAPER_REFERENCE: tuple[tuple[str, str, str, float, str], ...] = (
 )
 
 
-def paper_rows(stats: TraceStats) -> list[dict]:
-    """The page's paper-vs-trace rows (kvviz.common.paper): "about" within 15% of the paper's number,
-    "above" a stated test. Block statistics of a trace without block ids have no row."""
+MOONCAKE_TRACE = (23_608, 512)
+"""Mooncake's released trace: its requests and block size (tokens). Only that trace is graded
+against the paper's numbers; any other is described beside them."""
+
+
+def is_mooncake_trace(trace: Trace) -> bool:
+    """Whether ``trace`` is Mooncake's own trace (its request count and block size, with block ids)."""
+    return trace.has_block_ids and (trace.n_requests, trace.block_size) == MOONCAKE_TRACE
+
+
+def paper_rows(stats: TraceStats, graded: bool) -> list[dict]:
+    """The page's paper-vs-trace rows (kvviz.common.paper). ``graded`` (the trace is the one the
+    paper measured): "about" within 15% of the paper's number, "above" a stated condition. Any
+    other trace is described beside the paper's numbers, not graded. Block statistics of a trace
+    without block ids have no row."""
     rows = []
     for label, attr, reported, bound, kind in PAPER_REFERENCE:
         value = getattr(stats, attr)
         if value is None:
             continue
         shown = f"{value:.1%}" if attr.endswith(("fraction", "share")) else f"{value:,.0f}"
-        if kind == "above":
-            rows.append(paper.check(label, reported, shown, value > bound, f"{label} > {bound:.0%}"))
+        if not graded:
+            rows.append(paper.beside(label, reported, shown, "another trace than the one the paper measured"))
+        elif kind == "above":
+            rows.append(paper.check(label, reported, shown, value > bound, f"more than {bound:.0%}"))
         else:
             rows.append(paper.close(label, reported, shown, (bound, value), 0.15))
     return rows
+
+
+def trace_notes(stats: TraceStats) -> list[str]:
+    """The Trace page's "What to notice", from this trace's numbers, about the charts drawn for it:
+    arrivals and lengths always, block popularity and reuse only when the trace has block ids."""
+    notes = [_arrival_note(stats), _length_note(stats)]
+    if stats.block_accesses is None:
+        return notes + [
+            "This trace has no block ids, so it cannot say which prompts share a prefix: the block "
+            "popularity and reuse charts, and every cache replay, need them."
+        ]
+    never, top = stats.never_reused_block_fraction, stats.top1pct_hit_share
+    most = "Most" if never > 0.5 else "Some"
+    return notes + [
+        f"{most} distinct blocks are used once ({never:.0%} of {stats.distinct_blocks:,}); the most popular 1% "
+        f"take {top:.0%} of the hits: the head of the popularity chart.",
+        f"The infinite-cache line ({stats.infinite_cache_hit_fraction:.1%} of accesses) is the ceiling for every "
+        "eviction policy: no cache can hit a block's first access.",
+        "Where the LRU curve flattens, more capacity buys little; where it rises in steps, a group of requests "
+        "re-reads the same history.",
+    ]
+
+
+def _arrival_note(stats: TraceStats) -> str:
+    rate = stats.requests / stats.time_span_s if stats.time_span_s > 0 else None
+    pace = f", {rate:,.3g} a second on average" if rate is not None else ", all at the same moment"
+    return f"{stats.requests:,} requests over {stats.time_span_s:,.0f} s{pace}: the arrivals chart shows their bursts."
+
+
+def _length_note(stats: TraceStats) -> str:
+    mean_in, median_in = stats.mean_input_tokens, stats.median_input_tokens
+    tail = " (a tail of long prompts pulls the mean above the median)" if mean_in > 1.25 * median_in else ""
+    ratio = mean_in / stats.mean_output_tokens if stats.mean_output_tokens else None
+    per = f": {ratio:,.3g} prompt tokens for every output token" if ratio is not None else ""
+    return (
+        f"Prompts average {mean_in:,.0f} tokens, median {median_in:,.0f}{tail}; outputs average "
+        f"{stats.mean_output_tokens:,.0f}{per}."
+    )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from kvviz.common.paper import problems
+from kvviz.eviction.curves import MOONCAKE_TABLE1, TABLE1_CAPACITIES, paper_rows
 from kvviz.eviction.grid import INFINITE
 from kvviz.eviction.notes import TIE, TIE_MARGIN, lead_runs, leader_at, leaders, trace_facts, twins, why_notes
 from kvviz.eviction.replay import Replay, hit_curve, replay_of
@@ -93,3 +95,24 @@ def test_lfu_and_sieve_with_the_same_hits_are_said_to_tie_and_why():
         "reused): never-hit blocks are plentiful, and the equal hits show the two never parted ways in a way "
         "that changed a hit."
     )
+
+
+def _table1_curve() -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"policy": p, "capacity": c, "hit_ratio": r}
+            for p, by_capacity in MOONCAKE_TABLE1.items()
+            for c, r in by_capacity.items()
+        ]
+    )
+
+
+def test_table1_grades_only_mooncakes_trace_in_its_own_blocks():
+    graded = paper_rows(_table1_curve(), 512, graded=True)
+    assert {r["status"] for r in graded} == {"agrees"} and len(graded) == len(TABLE1_CAPACITIES)
+    assert paper_rows(_table1_curve(), 2048, graded=True)[0]["basis"] == (
+        "not compared: Table 1 counts 512-token blocks and these hold 2,048 tokens, so the same count is 4× the memory"
+    )
+    other = paper_rows(_table1_curve(), 512, graded=False)
+    assert {r["basis"] for r in other} == {"not compared: another trace than the one Table 1 replays"}
+    assert not problems(other)
