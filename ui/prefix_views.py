@@ -233,7 +233,7 @@ def _example_step(example: Example, source: str) -> None:
         "request, red = missed." + (" ▶ or → serves the first request." if now.request == 0 else "")
     )
     figures.figure("prefix_cache.fig_example", example, step, key="prefix_example")
-    left, right = (f"{side} hits" for side in example.sides)
+    left, right = (f"{side}: hits" for side in example.sides)
     rows = [
         {"request": s.request, "blocks": "·".join(s.keys), left: s.block_hits, right: s.prefix_hits}
         for s in example.steps[1 : step + 1]

@@ -45,8 +45,8 @@ class Step:
     block_cached: frozenset[str]
 
 
-BLOCK_SIDE = "block cache, LRU head first"
-PREFIX_SIDE = "prefix cache, LRU leaves first"
+BLOCK_SIDE = "Block cache, LRU head first"
+PREFIX_SIDE = "Prefix cache, LRU leaves first"
 
 
 @dataclass(frozen=True)

@@ -216,7 +216,7 @@ def fig_example(example: Example, step: int) -> go.Figure:
     cached blocks filled, the current request's blocks outlined (green where it hit)."""
     now = example.steps[step]
     done = example.steps[1 : step + 1]
-    left, right = (side[0].upper() + side[1:] for side in example.sides)
+    left, right = example.sides
     titles = (
         f"<b>{left}</b>: {sum(s.block_hits for s in done)} prefix hits so far",
         f"<b>{right}</b>: {sum(s.prefix_hits for s in done)} prefix hits so far",

@@ -17,8 +17,8 @@ from kvviz.vllm.block_pool import final_state
 
 EDGE_SCRIPT: tuple[tuple[str, ...], ...] = (("A", "B", "C", "D"), ("A", "E"), ("A", "B", "C", "D"), ("A", "E"))
 EDGE_CAPACITY = 4
-VLLM_SIDE = "vLLM block pool, tail first"
-SGLANG_SIDE = "SGLang radix tree, LRU leaves first"
+VLLM_SIDE = "vLLM pool, tail first"
+SGLANG_SIDE = "SGLang tree, LRU leaves first"
 
 
 def engines_example(script: tuple[tuple[str, ...], ...] = EDGE_SCRIPT, capacity: int = EDGE_CAPACITY) -> Example:

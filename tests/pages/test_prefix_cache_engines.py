@@ -38,7 +38,7 @@ def test_worked_example_where_the_engines_part_ways():
     at = open_page("prefix_cache", {"prefix_view": "Worked example", "prefix_engine": "vLLM", "prefix_step": "4"})
     assert_clean(at)
     rows = at.dataframe[0].value
-    assert rows.columns.tolist()[2:] == ["vLLM block pool, tail first hits", "SGLang radix tree, LRU leaves first hits"]
+    assert rows.columns.tolist()[2:] == ["vLLM pool, tail first: hits", "SGLang tree, LRU leaves first: hits"]
     assert rows.iloc[:, 2].tolist() == [0, 1, 3, 1] and rows.iloc[:, 3].tolist() == [0, 1, 1, 1]
     notes = _notes(at)
     assert "vLLM's pool has 5 prefix hits and SGLang's radix tree 3" in notes
