@@ -69,6 +69,9 @@ BASES: dict[str, list[str]] = {
     "blend-eval": ["--docs", "2", "--ratios", "0,0.5", "--method", "cacheblend"],
     "kvsize": ["--model", "llama-3-8b"],
     "breakeven": ["--model", "llama-3-8b", "--gpu", "h100"],
+    "tiers": [TRACE, "--model", "llama-3-8b", "--gpu", "h100", "--hbm", "1GiB", "--dram", "2GiB"],
+    "plan": [TRACE, "--model", "llama-3-8b", "--gpu", "h100", "--hbm", "1GiB", "--target-p90-ttft", "1"]
+    + ["--dram-sizes", "0,1GiB", "--ssd-sizes", "0", "--workers", "1"],
 }
 
 

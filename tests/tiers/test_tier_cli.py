@@ -1,0 +1,90 @@
+"""``kvviz tiers`` and ``kvviz plan``: the JSON keys the issue lists, the same numbers as the API, and bad
+sizes, prices, SLOs and options that do not apply refused in one line naming the option."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvviz.cli import main
+from kvviz.common.args import size_gib
+from kvviz.tiers import TierConfig, replay
+from kvviz.traces import load_trace
+
+EXAMPLE = "assets/example_trace.jsonl"
+BASE = [EXAMPLE, "--model", "llama-3-8b", "--gpu", "h100"]
+
+
+def test_tiers_prints_the_answer_as_json(capsys):
+    argv = ["tiers", *BASE, "--hbm", "2GiB", "--dram", "8GiB", "--ssd", "64GiB", "--ttft-slo", "0.5"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("accesses", "hit_ratio", "prefill_gpu_s_saved", "cost_per_hour", "cost_per_million_input_tokens"):
+        assert isinstance(out[key], (int, float)), key
+    assert set(out["hit_blocks"]) >= {"gpu", "dram", "ssd"}
+    for key in ("ttft_s", "ttft_no_cache_s"):
+        assert set(out[key]) == {"p50", "p90", "p99"}
+    expected = replay(load_trace(EXAMPLE), TierConfig("llama-3-8b", "h100", hbm_gib=2, dram_gib=8, ssd_gib=64))
+    assert out["hit_blocks"] == expected.hit_blocks
+    assert out["ttft_s"] == pytest.approx(expected.ttft())
+    assert out["accesses"] == 30384
+    assert 0 <= out["ttft_slo_met"] <= 1
+
+
+def test_sizes_take_units():
+    assert size_gib("500GiB") == 500
+    assert size_gib("2TiB") == 2048
+    assert size_gib("64GB") == pytest.approx(64e9 / 2**30)
+    assert size_gib("512 MiB") == 0.5
+    assert size_gib("3") == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--dram", "lots"], "argument --dram: expected a size such as 500GiB"),
+        (["--hbm=-5GiB"], "argument --hbm: expected a size"),
+        (["--gpu-price", "-1"], "argument --gpu-price: must be in"),
+        (["--ttft-slo", "0"], "argument --ttft-slo: must be in"),
+        (["--kv-fraction", "0.8", "--hbm", "10GiB"], "--kv-fraction does not apply with --hbm"),
+        (["--ssd-drives", "4"], "--ssd-drives applies to an SSD tier"),
+        (["--remote-gbps", "10"], "--remote-gbps applies to a remote pool"),
+        (["--ssd", "1TiB"], "give DRAM too"),
+        (["--tp", "3", "--gpus", "4"], "tp (3) must divide"),
+    ],
+)
+def test_bad_options_are_one_line_naming_them(capsys, args, message):
+    assert main(["tiers", *BASE, *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_plan_finds_the_cheapest_mix(capsys):
+    argv = ["plan", *BASE, "--hbm", "1GiB", "--target-p90-ttft", "0.75", "--dram-sizes", "0,2GiB,8GiB"]
+    assert main([*argv, "--ssd-sizes", "0,32GiB", "--workers", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sizes_tried"] == 5  # DRAM 0 with an SSD is not a HiCache deployment
+    assert {(r["tier"], r["share"]) for r in out["reaches"]} == {
+        (t, s) for t in ("gpu", "dram", "ssd") for s in (0.8, 0.9, 0.95)
+    }
+    front = out["pareto_front"]
+    assert [p["cost_per_hour"] for p in front] == sorted(p["cost_per_hour"] for p in front)
+    assert [p["ttft_p90_s"] for p in front] == sorted((p["ttft_p90_s"] for p in front), reverse=True)
+    if out["best"] is not None:
+        assert out["best"]["ttft_p90_s"] <= 0.75
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--target-p90-ttft", "-1"], "argument --target-p90-ttft: must be in"),
+        (["--target-p90-ttft", "1", "--dram-sizes", "1GiB,x"], "argument --dram-sizes: expected a size"),
+        (["--target-p90-ttft", "1", "--ray", "local", "--workers", "2"], "--workers applies to the local process pool"),
+        (["--target-p90-ttft", "1", "--ray", "not an address"], "--ray"),
+    ],
+)
+def test_plan_bad_options(capsys, args, message):
+    assert main(["plan", *BASE, *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
