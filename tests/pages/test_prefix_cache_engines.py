@@ -45,7 +45,7 @@ def test_worked_example_where_the_engines_part_ways():
     assert "- Request 3 (A·B·C·D) shows why: before it, vLLM held A, B, C, E and SGLang A, E." in notes
 
 
-def test_over_time_compares_vllm_with_a_radix_policy():
+def test_over_time_and_per_request_show_vllm():
     at = open_page(
         "prefix_cache",
         {**EXAMPLE, "prefix_view": "Over time", "prefix_engine": "vLLM", "prefix_policies": ["LRU"]},
@@ -54,3 +54,7 @@ def test_over_time_compares_vllm_with_a_radix_policy():
     assert_clean(at)
     assert at.selectbox(key="prefix_heat_a").value == "vllm" and at.selectbox(key="prefix_heat_b").value == "lru"
     assert [s["layout"]["title"]["text"] for s in _specs(at)][1].startswith("vLLM − LRU")
+    at.segmented_control(key="prefix_view").set_value("Per request").run()
+    assert_clean(at)
+    assert at.selectbox(key="prefix_req_policy").value == "vllm"
+    assert ", vLLM" in json.dumps(_specs(at)[0]["layout"]["title"])
