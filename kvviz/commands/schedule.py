@@ -34,35 +34,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--speedup", type=A.positive, default=3.0, help="replay the trace this many times faster")
     parser.add_argument("--instances", type=A.count, default=d.instances, help="prefill instances")
     parser.add_argument("--cache-blocks", type=A.count, default=d.cache_blocks, help="local LRU cache per instance")
-    parser.add_argument(
-        "--threshold",
-        type=A.positive,
-        default=None,
-        help=f"kvcentric's balancing threshold (default {d.balancing_threshold:g})",
-    )
-    parser.add_argument(
-        "--bandwidth",
-        type=A.positive,
-        default=None,
-        help=f"kvcentric's fetch bandwidth, Gb/s (default {d.bandwidth_gbps:g})",
-    )
+    slo = "in seconds: the rejection limit, and what goodput counts"
+    for flag, what in (
+        ("--threshold", f"kvcentric's balancing threshold (default {d.balancing_threshold:g})"),
+        ("--bandwidth", f"kvcentric's fetch bandwidth, Gb/s (default {d.bandwidth_gbps:g})"),
+        ("--ttft-slo", f"TTFT SLO {slo} (default {d.ttft_slo_s:g})"),
+        ("--tbt-slo", f"TBT SLO {slo} (default {d.tbt_slo_s:g})"),
+    ):
+        parser.add_argument(flag, type=A.positive, default=None, help=what)
     parser.add_argument("--decode", type=A.count, default=None, help=f"decode instances (default {d.decode_instances})")
     parser.add_argument(
         "--reject",
         action="store_true",
         help="reject a request whose predicted TTFT or TBT misses its SLO, as Algorithm 1 does (default: admit all)",
-    )
-    parser.add_argument(
-        "--ttft-slo",
-        type=A.positive,
-        default=None,
-        help=f"TTFT SLO in seconds: the rejection limit, and what goodput counts (default {d.ttft_slo_s:g})",
-    )
-    parser.add_argument(
-        "--tbt-slo",
-        type=A.positive,
-        default=None,
-        help=f"TBT SLO in seconds: the rejection limit, and what goodput counts (default {d.tbt_slo_s:g})",
     )
     parser.add_argument(
         "--per-request",

@@ -182,6 +182,12 @@ class ScheduleResult:
         return float(np.mean(t > self.ttft_slo_s)) if len(t) else 0.0
 
     @property
+    def over_tbt_slo(self) -> float:
+        """Share of the admitted requests whose mean TBT missed the SLO."""
+        t = self.tbt_s[self.accepted]
+        return float(np.mean(t > self.tbt_slo_s)) if len(t) else 0.0
+
+    @property
     def hit_ratio(self) -> float:
         """Blocks served from a cache (local or fetched) over all blocks the admitted requests asked for."""
         total = int(self.n_blocks[self.accepted].sum())
@@ -413,6 +419,7 @@ def display_table(results: dict[str, ScheduleResult]) -> pd.DataFrame:
             "Mean TTFT (s)": round(r.mean_ttft_s, 2),
             "P90 TTFT (s)": round(r.p90_ttft_s, 2),
             "Over TTFT SLO": f"{r.over_ttft_slo:.0%}",
+            "Mean TBT (ms)": round(r.summary()["mean_tbt_s"] * 1000, 1),
             "Goodput (req/s)": round(r.goodput_rps, 3),
             "Hit ratio": round(r.hit_ratio, 3),
             "Busiest ÷ mean load": round(r.imbalance, 2),

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kvviz.common.style import color
-from kvviz.mooncake.conductor import PAPER_FIG8_TTFT_S, SCHEDULER_LABELS, ScheduleResult
+from kvviz.mooncake.conductor import PAPER_FIG8_TTFT_S, REJECTED_TBT, REJECTED_TTFT, SCHEDULER_LABELS, ScheduleResult
 from kvviz.mooncake.overload import POLICY_LABELS, OverloadResult
 
 PREFILL, DECODE = color(0), color(1)
@@ -190,13 +190,13 @@ def fig_totals(table: pd.DataFrame) -> go.Figure:
 
 
 def fig_ttft_ecdf(results: dict[str, ScheduleResult]) -> go.Figure:
-    """Distribution of TTFT per scheduler (empirical CDF, log time axis)."""
+    """Distribution of the admitted requests' TTFT per scheduler (empirical CDF, log time axis)."""
     fig = go.Figure()
     for i, (name, r) in enumerate(results.items()):
-        t = np.sort(r.ttft_s)
+        t = np.sort(r.accepted_ttft_s)
         if len(t) > ECDF_POINTS:  # thin the curve, keep its shape and both ends
             idx = np.unique(np.linspace(0, len(t) - 1, ECDF_POINTS).astype(int))
-            t, y = t[idx], (idx + 1) / len(r.ttft_s)
+            t, y = t[idx], (idx + 1) / len(r.accepted_ttft_s)
         else:
             y = np.arange(1, len(t) + 1) / len(t)
         fig.add_trace(go.Scatter(x=t, y=y, name=SCHEDULER_LABELS[name], mode="lines", line=dict(color=color(i))))
@@ -269,4 +269,38 @@ def fig_fig8(results: dict[str, ScheduleResult]) -> go.Figure:
             title_text="Average TTFT (s)" if col == 1 else None, range=[0, max(values + [1e-3]) * 1.2], row=1, col=col
         )
     fig.update_layout(title="Average TTFT: the paper's order and this run's")
+    return fig
+
+
+def fig_admission(results: dict[str, ScheduleResult]) -> go.Figure:
+    """Per scheduler: requests served within both SLOs, served late, and rejected by reason; goodput above."""
+    names = [SCHEDULER_LABELS[k] for k in results]
+    served = [r.within_slo for r in results.values()]
+    parts = (
+        ("Served within both SLOs", served, ADMITTED),
+        ("Served, an SLO missed", [int(r.accepted.sum()) - w for r, w in zip(results.values(), served)], REJ_EARLY),
+        ("Rejected: TTFT over its SLO", [r.rejected(REJECTED_TTFT) for r in results.values()], REJ_DECODE),
+        ("Rejected: TBT over its SLO", [r.rejected(REJECTED_TBT) for r in results.values()], color(4)),
+    )
+    fig = go.Figure()
+    for name, values, c in parts:
+        fig.add_trace(go.Bar(x=names, y=values, name=name, marker_color=c, hovertemplate="%{y:,}"))
+    total = max((len(r.ttft_s) for r in results.values()), default=0)
+    fig.add_trace(
+        go.Scatter(
+            x=names,
+            y=[total] * len(names),
+            mode="text",
+            text=[f"goodput {r.goodput_rps:.2f} req/s" for r in results.values()],
+            textposition="top center",
+            showlegend=False,
+            hoverinfo="skip",
+        )
+    )
+    fig.update_layout(
+        barmode="stack",
+        title="What happened to the requests",
+        yaxis=dict(title="Requests", range=[0, total * 1.15 if total else 1]),
+        legend=dict(orientation="h", x=0, y=-0.15, yanchor="top"),
+    )
     return fig

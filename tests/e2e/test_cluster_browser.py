@@ -14,16 +14,20 @@ def test_overload_view_switch_policy(page: Page, app_url: str):
     page.get_by_role("radio", name="Early rejection + prediction", exact=True).click()
     wait_idle(page)
     assert_no_exception(page)
-    title = "Early rejection + prediction: load and admissions over time (10-s windows)"
-    expect(page.get_by_text(title)).to_be_visible()
+    expect(page.get_by_text("Early rejection + prediction: load and admissions")).to_be_visible()
     screenshot(page, "cluster_overload")
 
 
-def test_scheduling_view_from_a_link(page: Page, app_url: str):
-    open_page(page, app_url, "cluster", "cluster_view=Scheduling&cluster_instances=4&cluster_requests=1000")
-    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3, timeout=60_000)
+def test_scheduling_view_with_rejection_from_a_link(page: Page, app_url: str):
+    query = "cluster_view=Scheduling&cluster_instances=4&cluster_requests=1000&cluster_reject=true"
+    open_page(page, app_url, "cluster", query)
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(4, timeout=60_000)
     assert_no_exception(page)
     expect(page.get_by_role("radio", name="Scheduling", exact=True)).to_have_attribute("aria-checked", "true")
+    expect(
+        page.get_by_test_id("stSidebar").get_by_role("switch", name="Reject requests that would miss an SLO")
+    ).to_be_checked()
+    expect(page.get_by_text("What happened to the requests")).to_be_visible()
     expect(page.get_by_text("What the paper reports vs this simulation")).to_be_visible()
     screenshot(page, "cluster_scheduling")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from kvviz.common import paper
@@ -56,7 +58,9 @@ def _notes(results, **config):
 
 
 def test_every_note_reads_the_numbers():
-    scatter, hot, fetch, threshold = _notes(_results(ratios=(1.5, 2.0, 3.0), decided=2), balancing_threshold=2.0)
+    scatter, hot, fetch, threshold, admission = _notes(
+        _results(ratios=(1.5, 2.0, 3.0), decided=2), balancing_threshold=2.0
+    )
     assert scatter == (
         "**Random** and **load balancing** serve 10% and 12% of the requested blocks from a cache, "
         "cache-aware placement 30%: they place a session's or a document's requests without looking "
@@ -81,6 +85,29 @@ def test_every_note_reads_the_numbers():
         "or none of it, where the threshold plays no part; every threshold above 1.50 and up to "
         "2.00 gives exactly this KVCache-centric run."
     )
+    assert admission == (
+        "Every request was admitted and met the 30 s TTFT and 100 ms TBT SLOs: at this speed-up the pool keeps "
+        "up, so rejection would turn nobody away. Raise the speed-up to overload it."
+    )
+
+
+def test_the_admission_note_counts_rejections_or_the_requests_served_late():
+    results = _results(ttft=(10.0, 40.0, 50.0, 20.0))  # two of four over the 30 s SLO
+    assert _notes(results)[4] == (
+        "Every request was admitted: 50% of KVCache-centric's missed the TTFT SLO (p90 47.00 s) and 0% the TBT "
+        "SLO, so only 0.20 requests a second were served within the 30 s TTFT and 100 ms TBT SLOs. Turn on "
+        "**rejection** to see Algorithm 1 turn away, on arrival, the requests it predicts will miss."
+    )
+    kv = results["kvcentric"]
+    results["kvcentric"] = replace(
+        kv, outcome=np.array([0, 1, 1, 2], np.int8), tbt_s=np.array([0.05, np.nan, np.nan, np.nan])
+    )
+    assert _notes(results, reject=True)[4] == (
+        "With **rejection** on, KVCache-centric admitted 1 of 4 requests and turned away 2 whose predicted TTFT "
+        "missed its SLO and 1 whose predicted TBT did. The admitted requests' p90 TTFT is 10.00 s: a prediction "
+        "is the time the request then takes, so an admitted request never misses. 0.10 requests a second were "
+        "served within the 30 s TTFT and 100 ms TBT SLOs."
+    )
 
 
 def test_numbers_that_print_alike_make_no_claim():
@@ -88,7 +115,7 @@ def test_numbers_that_print_alike_make_no_claim():
     results["random"] = _result("random", hit=0.30)  # 30% as cache-aware's 30%
     results["cache"] = _result("cache", ttft=(2.0,), hit=0.30, busy=(1.02, 0.98))
     results["kvcentric"] = _result("kvcentric", ttft=(2.004,), hit=0.30, fetched=(3,))
-    scatter, hot, fetch, _ = _notes(results)
+    scatter, hot, fetch, *_ = _notes(results)
     assert "here placing requests blind to the caches did not cost reuse against cache-aware placement" in scatter
     assert "1.02× the mean, load balancing's 1.00×: its load was about as even as load balancing's." in hot
     assert "Its mean TTFT 2.00 s is the same as cache-aware's 2.00 s" in fetch
@@ -129,6 +156,12 @@ def test_the_paper_note_says_whether_fig8s_order_holds_as_shown():
     assert scheduling_paper_note(_results()).startswith("This run orders the four schedulers' average TTFT as Fig. 8")
     results = _results(ttft=(2.001,))  # 2.00 s as cache-aware's: not faster as shown
     assert scheduling_paper_note(results).startswith("This run does not order")
+    assert "compare how many each one turned away instead" not in scheduling_paper_note(results)
+    results["random"] = replace(results["random"], outcome=np.array([1], np.int8))
+    assert scheduling_paper_note(results).endswith(
+        "Fig. 8 serves every request; here some were rejected, and each scheduler's average counts only the "
+        "requests it admitted, which the TTFT SLO caps: compare how many each one turned away instead."
+    )
 
 
 def test_schedule_records_the_ratios_the_threshold_was_compared_with():

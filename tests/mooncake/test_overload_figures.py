@@ -10,6 +10,7 @@ from kvviz.mooncake.conductor import PAPER_FIG8_TTFT_S, ConductorConfig, compare
 from kvviz.mooncake.figures import (
     ECDF_POINTS,
     drawn_loads,
+    fig_admission,
     fig_fig8,
     fig_policy_multiples,
     fig_schedule_bars,
@@ -79,3 +80,21 @@ def test_ttft_distribution_is_thinned_to_quantiles_that_keep_both_ends():
         # each point is the exact share of requests at or below its TTFT (ties counted up to the last)
         share = np.searchsorted(np.sort(r.ttft_s), curve.x, side="right") / len(r.ttft_s)
         assert np.all(curve.y <= share + 1e-12)
+
+
+def test_the_admission_figure_accounts_for_every_request_by_outcome():
+    trace = generate(WorkloadConfig(requests=300, seed=1))
+    results = compare(trace, ConductorConfig(instances=2, speedup=10.0, reject=True))
+    fig = fig_admission(results)
+    served, late, ttft, tbt, labels = fig.data
+    assert [b.name for b in (served, late, ttft, tbt)] == [
+        "Served within both SLOs",
+        "Served, an SLO missed",
+        "Rejected: TTFT over its SLO",
+        "Rejected: TBT over its SLO",
+    ]
+    totals = np.sum([b.y for b in (served, late, ttft, tbt)], axis=0)
+    assert totals.tolist() == [300] * 4
+    assert list(ttft.y) == [r.rejected(1) for r in results.values()] and sum(ttft.y) > 0
+    assert list(late.y) == [0] * 4  # an admitted request meets the TTFT it was admitted on
+    assert list(labels.text) == [f"goodput {r.goodput_rps:.2f} req/s" for r in results.values()]

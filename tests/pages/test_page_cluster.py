@@ -12,7 +12,11 @@ UPLOAD = {**FAST, "cluster_arrivals": "Trace replay", "cluster_source": "Upload"
 
 
 def _titles(at) -> list[str]:
-    return [json.loads(el.proto.spec)["layout"].get("title", {}).get("text", "") for el in at.get("plotly_chart")]
+    """The figures' titles as read, a line break where a long title wraps read as a space."""
+    return [
+        json.loads(el.proto.spec)["layout"].get("title", {}).get("text", "").replace("<br>", " ")
+        for el in at.get("plotly_chart")
+    ]
 
 
 def test_overload_view_renders_every_section():
@@ -66,7 +70,8 @@ def test_trace_replay_of_a_trace_without_block_ids():
 def test_scheduling_view_compares_four_schedulers():
     at = open_page("cluster", {"cluster_view": "Scheduling", "cluster_requests": "600", "cluster_instances": "4"})
     assert_clean(at)
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 4
+    assert "What happened to the requests" in _titles(at)
     table = at.dataframe[0].value
     assert table["Scheduler"].tolist() == ["Random", "Load balancing", "Cache-aware", "KVCache-centric"]
     assert table["Requests"].tolist() == [600] * 4
@@ -160,6 +165,54 @@ def test_every_scheduling_control_changes_what_is_shown():
             ("number_input", "cluster_cache", 500),
             ("select_slider", "cluster_bw", 3),
             ("slider", "cluster_sched_speedup", 5.0),
+            ("slider", "cluster_decode", 2),
+            ("slider", "cluster_sched_ttft", 2.0),
+            ("slider", "cluster_sched_tbt", 50),
+            ("toggle", "cluster_reject", True),
         ],
     )
     assert any(b.label == "Download scheduler table (CSV)" for b in at.get("download_button"))
+
+
+def test_rejection_on_an_overloaded_replay_turns_requests_away_and_keeps_ttft_within_the_slo():
+    at = open_page(
+        "cluster",
+        {
+            "cluster_view": "Scheduling",
+            "cluster_requests": "600",
+            "cluster_sched_speedup": "10",
+            "cluster_reject": "true",
+        },
+    )
+    assert_clean(at)
+    table = at.dataframe[0].value.set_index("Scheduler")
+    kv = table.loc["KVCache-centric"]
+    assert kv["Rejected: TTFT"] > 0 and kv["Accepted"] + kv["Rejected: TTFT"] + kv["Rejected: TBT"] == 600
+    assert kv["P90 TTFT (s)"] <= 30 and kv["Over TTFT SLO"] == "0%"
+    assert any("With **rejection** on, KVCache-centric admitted" in m.value for m in at.markdown)
+
+
+def test_the_decode_batch_limit_stops_where_the_tbt_slo_does_and_says_so():
+    at = open_page("cluster", FAST)
+    batch = at.slider(key="cluster_batch")
+    assert (batch.max, batch.value) == (16, 16)
+    assert "stops a batch at 16 already" in batch.help
+    at.slider(key="cluster_tbt").set_value(200).run()
+    assert_clean(at)
+    assert at.slider(key="cluster_batch").max == 36
+
+
+def test_kvcentric_placement_on_a_trace_with_block_ids_and_disabled_without():
+    at = open_page("cluster", {**FAST, "cluster_arrivals": "Trace replay", "cluster_source": "Example"})
+    assert_clean(at)
+    placement = at.segmented_control(key="cluster_placement")
+    assert not placement.disabled
+    placement.set_value("kvcentric").run()
+    assert_clean(at)
+    assert any("Prefill placement: **KVCache-centric**" in c.value for c in at.caption)
+    csv = b"arrival_time,prompt_tokens,decode_tokens\n0.0,8000,100\n0.5,12000,50\n"
+    at = open_page("cluster", UPLOAD)
+    at.file_uploader(key="cluster_upload").upload("t.csv", csv, "text/csv").run()
+    assert_clean(at)
+    placement = at.segmented_control(key="cluster_placement")
+    assert placement.disabled and "needs a trace with block ids" in placement.help
