@@ -86,8 +86,16 @@ def test_dependencies_are_requirements_pins():
     assert declared == {name: pinned[name] for name in declared}
 
 
+def test_extras_are_requirements_dev_pins():
+    """An optional extra (``pip install .[ray]``) carries the pin the tests run with."""
+    dev = _pins((ROOT / "requirements-dev.txt").read_text().splitlines())
+    for extra in PROJECT["project"]["optional-dependencies"].values():
+        assert _pins(extra) == {name: dev[name] for name in _pins(extra)}
+
+
 def test_every_third_party_import_is_a_dependency():
-    declared = set(_pins(PROJECT["project"]["dependencies"]))
+    extras = [pin for extra in PROJECT["project"]["optional-dependencies"].values() for pin in extra]
+    declared = set(_pins(PROJECT["project"]["dependencies"])) | set(_pins(extras))
     providers = metadata.packages_distributions()
     for name in sorted(_third_party_imports()):
         dists = {re.sub(r"[-_.]+", "-", dist).lower() for dist in providers.get(name, [name])}
