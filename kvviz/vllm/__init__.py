@@ -5,7 +5,7 @@
 the worked example where they do.
 """
 
-from kvviz.vllm.block_pool import POLICY, PoolState, cost, final_state, hits_table, request_hits, sweep, warm_up
+from kvviz.vllm.block_pool import POLICY, PoolState, final_state, hits_table, request_hits, sweep, warm_up
 from kvviz.vllm.compare import engine_gaps, engine_notes
 from kvviz.vllm.example import EDGE_CAPACITY, EDGE_SCRIPT, engines_example
 
@@ -14,7 +14,6 @@ __all__ = [
     "EDGE_SCRIPT",
     "POLICY",
     "PoolState",
-    "cost",
     "engine_gaps",
     "engine_notes",
     "engines_example",

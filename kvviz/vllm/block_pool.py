@@ -41,7 +41,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kvviz.common import budget
 from kvviz.common.jit import helper, kernel
 from kvviz.eviction.grid import INFINITE, parse_capacities, parse_capacity
 from kvviz.prefix_cache.replay import PrefixReplay, curve_of_table, per_capacity, prepare
@@ -178,19 +177,3 @@ def sweep(
 def warm_up() -> None:
     """Compile (or load from numba's disk cache) the pool kernel on a tiny trace."""
     pool_replay(np.array([0, 1, 0, 2], np.int64), np.array([0, 2, 4], np.int64), 3, 2)
-
-
-POOL_ACCESSES_PER_S = 12e6
-"""Block accesses one core replays per CPU second: the SGLang replay's rate, which this kernel
-matches or beats (bench/bench_prefix_cache.py times both)."""
-
-
-def cost(replay: PrefixReplay, runs: int) -> budget.Cost:
-    """The work of ``runs`` pool replays (capacities) of this trace, before it starts."""
-    return budget.cost(
-        "vLLM block-pool replay",
-        replay.accesses * runs,
-        "block accesses",
-        POOL_ACCESSES_PER_S,
-        "the number of points on the curve",
-    )
