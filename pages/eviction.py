@@ -6,17 +6,7 @@ import streamlit as st
 from kvviz.common import glossary
 from kvviz.eviction.curves import TABLE1_CAPACITIES, curve_of, findings, paper_rows
 from kvviz.eviction.figures import curve_table, sample_note, short_blocks
-from kvviz.eviction.grid import (
-    AUTO_ABOVE,
-    BOUND,
-    INFINITE,
-    MIN_SAMPLED_BY_POLICY,
-    MIN_SAMPLED_CAPACITY,
-    ONLINE,
-    POLICIES,
-    chosen_rate,
-    log_capacities,
-)
+from kvviz.eviction.grid import AUTO_ABOVE, BOUND, INFINITE, ONLINE, POLICIES, chosen_rate, log_capacities
 from kvviz.eviction.notes import TIE, lead_runs, leader_at
 from kvviz.eviction.replay import coarsen
 from kvviz.traces import fingerprint
@@ -151,11 +141,7 @@ if "s3fifo" in policies and low < 20:
         "as its 10% small queue."
     )
 if note:
-    st.caption(
-        f"{note}. Open markers: capacities under {MIN_SAMPLED_CAPACITY} sampled blocks "
-        f"({MIN_SAMPLED_BY_POLICY['sieve']:,} for SIEVE), where the estimate is unreliable. "
-        "docs/eviction.md lists each policy's measured error."
-    )
+    st.caption(cached.sample_caption(estimate, note))
 elif prefix and sampling != "exact":
     st.caption("Prefix mode needs every block of a request, so the curve is exact.")
 settings = {

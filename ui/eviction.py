@@ -11,10 +11,10 @@ import streamlit as st
 
 from kvviz.common import budget
 from kvviz.eviction.curves import TABLE1_CAPACITIES, Findings
-from kvviz.eviction.grid import BOUND, POLICIES
-from kvviz.eviction.notes import TraceFacts, trace_facts, why_notes
+from kvviz.eviction.grid import BOUND, MIN_SAMPLED_BY_POLICY, MIN_SAMPLED_CAPACITY, POLICIES, RELIABLE_ERROR
+from kvviz.eviction.notes import TraceFacts, sampling_advice, trace_facts, why_notes
 from kvviz.eviction.replay import replay_of, simulate, sweep
-from kvviz.eviction.shards import REPLICAS, sampled_curve
+from kvviz.eviction.shards import REPLICAS, SampledCurve, sampled_curve
 from ui.work import stepped
 
 STEPS_PER_S = 6.0e7
@@ -64,6 +64,17 @@ def over_time(key: str, policy: str, capacity: float, prefix: bool, _trace) -> p
 def sampled(key: str, policies: tuple, capacities: tuple, rate: float, _trace):
     """Every policy on a ``rate`` sample, LRU exact (cached on the fingerprint and plain inputs)."""
     return sampled_curve(_trace, policies, capacities, rate)
+
+
+def sample_caption(estimate: SampledCurve, note: str) -> str:
+    """The sampled curve's caption: its note, the policies whose bound is over the limit with the
+    sample that would hold them, and what the open markers mean."""
+    advice = sampling_advice(estimate.flags, RELIABLE_ERROR)
+    return (
+        f"{note}. {advice + ' ' if advice else ''}Open markers: capacities under {MIN_SAMPLED_CAPACITY} sampled "
+        f"blocks ({MIN_SAMPLED_BY_POLICY['sieve']:,} for SIEVE), where the estimate is unreliable. "
+        "The documentation lists each policy's measured error."
+    )
 
 
 @st.cache_data(max_entries=16, ttl="1h", show_spinner=False)

@@ -30,6 +30,7 @@ from kvviz.eviction.grid import POLICIES
 
 if TYPE_CHECKING:
     from kvviz.eviction.replay import Replay
+    from kvviz.eviction.shards import Flag
 
 TIE_MARGIN = 0.001  # hit-ratio differences below this are a tie (a tenth of a percent of accesses)
 RECENCY = ("lru",)
@@ -253,3 +254,22 @@ def leader_at(curve: pd.DataFrame, policies: Sequence[str], capacity: float) -> 
     best = leaders(curve, policies)
     rows = best[best["capacity"] == capacity]
     return str(rows["policy"].iloc[0]) if len(rows) else TIE
+
+
+def sampling_advice(flags: Sequence[Flag], limit: float) -> str:
+    """One sentence per flagged policy of a sampled curve: how far off its sample may be, where,
+    and the rate that would hold it within ``limit`` (``kvviz.eviction.shards.Flag``)."""
+    sentences = []
+    for flag in flags:
+        caps = [f"{int(c):,}" for c in flag.capacities]
+        where = ", ".join(caps) if len(caps) <= 2 else f"{len(caps)} capacities from {caps[0]} to {caps[-1]}"
+        way_out = (
+            "only the exact replay holds it"
+            if flag.suggested_rate >= 1
+            else f"a sample of {flag.suggested_rate * 100:.2g}% would hold it"
+        )
+        sentences.append(
+            f"{POLICIES[flag.policy].label} may be off by up to {flag.bound:.3f} at {where} blocks, over {limit:g}: "
+            f"{way_out}."
+        )
+    return " ".join(sentences)

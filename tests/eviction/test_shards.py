@@ -308,3 +308,20 @@ def test_flag_is_shown_in_the_figure_note_and_on_stderr(capsys):
         "  lru: 0.000",
         "  lfu: 0.030  not reliable at this rate at 10000 blocks: raise --sample to 0.09",
     ]
+
+
+def test_the_page_says_where_a_policy_is_off_and_what_sample_would_hold_it():
+    from kvviz.eviction.notes import sampling_advice
+    from kvviz.eviction.shards import Flag
+
+    advice = sampling_advice([Flag("lfu", (1e4, 2e4), 0.048, 0.24), Flag("belady", (1e4,), 0.2, 1.0)], 0.01)
+    assert advice == (
+        "LFU may be off by up to 0.048 at 10,000, 20,000 blocks, over 0.01: a sample of 24% would hold it. "
+        "Belady (OPT) may be off by up to 0.200 at 10,000 blocks, over 0.01: only the exact replay holds it."
+    )
+    assert sampling_advice([], 0.01) == ""
+    many = sampling_advice([Flag("fifo", (1109.0, 1335.0, 3368.0), 0.054, 0.5)], 0.01)
+    assert many == (
+        "FIFO may be off by up to 0.054 at 3 capacities from 1,109 to 3,368 blocks, over 0.01: "
+        "a sample of 50% would hold it."
+    )
