@@ -257,8 +257,8 @@ def results(
     """The view's body: capacity, the policy shown, every policy's loads, outcomes, notes and the paper."""
     rate = table["arrived"].iloc[0] / max(runs["baseline"][0].loads["time_s"].iloc[-1], 1.0)
     st.caption(
-        f"Capacity: prefill pool {cap.prefill_rps:.2f} req/s, decode pool {cap.decode_rps:.2f} req/s "
-        f"(the **{cap.bottleneck}** pool is the bottleneck, without reuse); offered ≈ {rate:.2f} req/s. "
+        f"Capacity without reuse: prefill pool {cap.prefill_rps:.2f} req/s, decode pool {cap.decode_rps:.2f} "
+        f"req/s (the **{cap.bottleneck}** pool is the bottleneck); offered ≈ {rate:.2f} req/s. "
         f"t_d = {runs['baseline'][0].totals['t_d_s']:.1f} s. Prefill placement: "
         f"**{overload.PLACEMENT_LABELS[config.placement]}**."
     )

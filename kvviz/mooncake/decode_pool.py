@@ -97,21 +97,19 @@ class DecodePool:
     def __init__(self, instances: int, model: DecodeModel, n_requests: int):
         self.model = model
         self.instances = [_Instance() for _ in range(instances)]
+        self.next_at = [math.inf] * instances  # each instance's next finish, kept current
         self.joins: list[tuple[float, int, int]] = []  # (prefill end, request, instance)
         self.prompt: dict[int, float] = {}
         self.output: dict[int, int] = {}
         self.start_s = np.full(n_requests, np.nan)
         self.end_s = np.full(n_requests, np.nan)
 
-    def predicted_tbt(self, d: int, prompt_tokens: int) -> float:
-        inst = self.instances[d]
-        return self.model.tbt(inst.counted + 1, inst.counted_kv + prompt_tokens)
-
     def choose(self, prompt_tokens: int) -> tuple[int, float]:
         """The instance with the lowest predicted TBT once this request is counted on it, and that TBT."""
-        tbts = [self.predicted_tbt(d, prompt_tokens) for d in range(len(self.instances))]
-        d = int(np.argmin(tbts))
-        return d, tbts[d]
+        tbt = self.model.tbt
+        tbts = [tbt(inst.counted + 1, inst.counted_kv + prompt_tokens) for inst in self.instances]
+        best = min(tbts)
+        return tbts.index(best), best
 
     def admit(self, d: int, r: int, join_s: float, prompt_tokens: int, output_tokens: int) -> None:
         inst = self.instances[d]
@@ -124,15 +122,14 @@ class DecodePool:
         """Every join and finish at or before ``t``, in time order (a join first on a tie)."""
         while True:
             join = self.joins[0][0] if self.joins else math.inf
-            finish, d = min(
-                ((inst.next_finish(self.model), k) for k, inst in enumerate(self.instances)), default=(math.inf, 0)
-            )
-            if min(join, finish) > t or min(join, finish) == math.inf:
+            finish = min(self.next_at)
+            first = join if join <= finish else finish
+            if first > t or first == math.inf:
                 return
             if join <= finish:
                 self._join(*heapq.heappop(self.joins))
             else:
-                self._finish(d, finish)
+                self._finish(self.next_at.index(finish), finish)
 
     def drain(self) -> None:
         self.advance(math.inf)
@@ -145,6 +142,7 @@ class DecodePool:
         inst.kv += self.prompt[r]
         inst.peak_tbt_s = max(inst.peak_tbt_s, self.model.tbt(inst.b, inst.kv))
         self.start_s[r] = t
+        self.next_at[d] = inst.next_finish(self.model)
 
     def _finish(self, d: int, t: float) -> None:
         """The head of ``done`` finishes now, exactly (the clock snaps to its entry), with every
@@ -159,6 +157,7 @@ class DecodePool:
             inst.counted -= 1
             inst.counted_kv -= self.prompt.pop(r)
             self.end_s[r] = t
+        self.next_at[d] = inst.next_finish(self.model)
 
     def tbt_s(self) -> np.ndarray:
         """Each request's mean time between tokens while decoding (NaN if never admitted)."""

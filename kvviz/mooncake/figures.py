@@ -202,7 +202,9 @@ def fig_ttft_ecdf(results: dict[str, ScheduleResult]) -> go.Figure:
         fig.add_trace(go.Scatter(x=t, y=y, name=SCHEDULER_LABELS[name], mode="lines", line=dict(color=color(i))))
     fig.update_xaxes(type="log", title_text="TTFT (s, log scale)")
     fig.update_yaxes(title_text="Share of requests ≤ x", range=[0, 1.02])
-    fig.update_layout(title="Time to first token per scheduler", legend=dict(x=0.01, y=0.99))
+    rejected = any(not r.accepted.all() for r in results.values())
+    title = "Time to first token of the admitted requests" if rejected else "Time to first token per scheduler"
+    fig.update_layout(title=title, legend=dict(x=0.01, y=0.99))
     return fig
 
 

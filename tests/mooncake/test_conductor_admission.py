@@ -96,13 +96,16 @@ def test_the_decode_batch_slows_every_member_exactly():
 def test_the_decode_pick_weighs_kv_load_as_well_as_the_batch():
     # Instance 0 holds one 10,000-token prompt, instance 1 two of 1,000: a 5,000-token request's
     # TBT would be 0.02 + 2 x 0.001 + 15,000 x 1e-6 = 0.037 s on 0 and 0.02 + 0.003 + 0.007 = 0.030 s on 1.
-    pool = DecodePool(2, DecodeModel(0.02, 0.001, 1e-6), 4)
+    pool = DecodePool(2, DecodeModel(0.02, 0.001, 1e-6), 5)
     pool.admit(0, 0, 5.0, 10_000, 10)
     pool.admit(1, 1, 5.0, 1_000, 10)
     pool.admit(1, 2, 5.0, 1_000, 10)
-    assert pool.predicted_tbt(0, 5_000) == pytest.approx(0.037)
     d, tbt = pool.choose(5_000)
     assert (d, tbt) == (1, pytest.approx(0.030))
+    pool.admit(1, 3, 5.0, 1_000, 10)  # now 0.02 + 0.004 + 8,000 x 1e-6 = 0.032 s on 1: still below 0.037 s
+    assert pool.choose(5_000) == (1, pytest.approx(0.032))
+    pool.admit(1, 4, 5.0, 6_000, 10)  # 0.02 + 0.005 + 14,000 x 1e-6 = 0.039 s on 1: instance 0 wins
+    assert pool.choose(5_000) == (0, pytest.approx(0.037))
 
 
 def test_decode_model_of_the_cluster_is_the_paper_gpus():

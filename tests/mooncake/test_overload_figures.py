@@ -98,3 +98,7 @@ def test_the_admission_figure_accounts_for_every_request_by_outcome():
     assert list(ttft.y) == [r.rejected(1) for r in results.values()] and sum(ttft.y) > 0
     assert list(late.y) == [0] * 4  # an admitted request meets the TTFT it was admitted on
     assert list(labels.text) == [f"goodput {r.goodput_rps:.2f} req/s" for r in results.values()]
+    ecdf = fig_ttft_ecdf(results)
+    assert ecdf.layout.title.text == "Time to first token of the admitted requests"
+    assert [len(c.y) and c.y[-1] for c in ecdf.data] == [1.0] * 4
+    assert [len(c.x) for c in ecdf.data] == [int(r.accepted.sum()) for r in results.values()]
