@@ -176,54 +176,72 @@ st.session_state["radix_step"] = min(st.session_state["radix_step"], last)
 replay_key = str(hash((text, name, tuple(asdict(config).values()))))  # stands for the replay in the figure cache
 
 
+def step_words(step: int, row) -> None:
+    """The step's heading, its caption and the cache's own events in words."""
+    st.markdown(f"#### Step {step} of {last}: {plain(row.op)}")
+    if row.caption:
+        st.markdown(f"*{plain(row.caption, 2000)}*")
+    # The lines narrate the cache's own events; they quote the script's words, kept as text (bold ids stay).
+    st.markdown("\n".join(f"- {plain(line, 2000, bold=True)}" for line in row.lines))
+
+
+def step_figure(step: int, row, shots, view: str) -> None:
+    """The tree at this step (or its text dump, or the per-request table)."""
+    if view == "Tree":
+        marks = report.step_marks(rep, step)
+        figures.figure(
+            "radix.fig_radix_tree",
+            shots.tree(step),
+            (int(row.clock_from), int(row.clock_to)),
+            rep.steps["clock_to"].to_numpy(),
+            marks.ghosts,
+            marks.marks,
+            frame.presenter(),
+            cache_key=f"{replay_key}:{step}",
+            key="radix_tree",
+        )
+        st.caption(
+            "Gold halo: used in this step. Dark ring: locked (lock_ref > 0: a running request or a "
+            "pending transfer). Grey outline: evicted this step, where it was. Dotted edges: spans being "
+            "computed."
+        )
+        frame.terms("lock_ref", "D/H")
+    elif view == "Text dump":
+        st.code(shots.dump(step), language=None)
+    else:
+        data_table(rep.requests, "radix", "per-request table", {"script": name, "source": source, **asdict(config)})
+
+
+def view_switch() -> str:
+    return st.segmented_control(
+        "View", ["Tree", "Text dump", "Requests"], default="Tree", required=True, key="radix_view", bind="query-params"
+    )
+
+
 @st.fragment
 def stepped_view() -> None:
-    """The step controls, the tree and the totals: a step reruns only this part of the page."""
-    # The step controls sit right above the tree, so every ▶ shows its effect without a scroll.
-    step = keys.step_controls("radix_step", rep.n_steps)
+    """The step controls, the tree and the totals: a step reruns only this part of the page.
+
+    The step controls sit right above the tree, so every ▶ shows its effect without a scroll; in
+    presenter mode they go beside it, with the step's words, so that the tree, the words and the
+    arrows all fit the first screen of a projector."""
+    presenting = frame.presenter()
+    if presenting:
+        tree_col, say_col = st.columns([3, 2])
+        with say_col:
+            step = keys.step_controls("radix_step", rep.n_steps, stacked=True)
+    else:
+        step = keys.step_controls("radix_step", rep.n_steps)
+        tree_col, say_col = st.columns([5, 2])
     st.query_params["radix_step"] = str(step)
     with user_errors():
         shots = cached_replay(text, name, tuple(asdict(config).values()), snapshot_window(rep.n_steps, step))
     row = rep.steps.iloc[step]
-    tree_col, say_col = st.columns([5, 2])
     with say_col:
-        st.markdown(f"#### Step {step} of {last}: {plain(row.op)}")
-        if row.caption:
-            st.markdown(f"*{plain(row.caption, 2000)}*")
-        # The lines narrate the cache's own events; they quote the script's words, kept as text (bold ids stay).
-        st.markdown("\n".join(f"- {plain(line, 2000, bold=True)}" for line in row.lines))
+        step_words(step, row)
+        view = view_switch() if presenting else None
     with tree_col:
-        view = st.segmented_control(
-            "View",
-            ["Tree", "Text dump", "Requests"],
-            default="Tree",
-            required=True,
-            key="radix_view",
-            bind="query-params",
-        )
-        if view == "Tree":
-            marks = report.step_marks(rep, step)
-            figures.figure(
-                "radix.fig_radix_tree",
-                shots.tree(step),
-                (int(row.clock_from), int(row.clock_to)),
-                rep.steps["clock_to"].to_numpy(),
-                marks.ghosts,
-                marks.marks,
-                frame.presenter(),
-                cache_key=f"{replay_key}:{step}",
-                key="radix_tree",
-            )
-            st.caption(
-                "Gold halo: used in this step. Dark ring: locked (lock_ref > 0: a running request or a "
-                "pending transfer). Grey outline: evicted this step, where it was. Dotted edges: spans being "
-                "computed."
-            )
-            frame.terms("lock_ref", "D/H")
-        elif view == "Text dump":
-            st.code(shots.dump(step), language=None)
-        else:
-            data_table(rep.requests, "radix", "per-request table", {"script": name, "source": source, **asdict(config)})
+        step_figure(step, row, shots, view or view_switch())
     metrics = report.step_metrics(rep, other, step)
     for col, (label, value, tip) in zip(st.columns(len(metrics)), metrics):
         col.metric(label, f"{value:,}", border=True, help=tip)

@@ -95,12 +95,17 @@ def keyboard_steps(prev_label: str, next_label: str) -> None:
     st.iframe(_KEYS_HTML.format(labels=labels), height=1)
 
 
-def step_controls(key: str, n_steps: int, label: str = "Step", **slider_kw) -> int:
+def step_controls(key: str, n_steps: int, label: str = "Step", *, stacked: bool = False, **slider_kw) -> int:
     """◀, the step slider (``key``, steps 0 … ``n_steps - 1``), ▶, Play and its speed, and ← → for ◀ ▶;
-    the step shown. ``slider_kw`` goes to ``st.slider`` (``bind="query-params"`` for a fixed range)."""
+    the step shown. ``slider_kw`` goes to ``st.slider`` (``bind="query-params"`` for a fixed range).
+    ``stacked`` puts Play and its speed on a row of their own, for a narrow column beside a figure."""
     last = max(n_steps - 1, 0)
     take_tick(key, n_steps)
-    left, mid, right, play = st.columns([1, 7, 1, 3], vertical_alignment="bottom")
+    if stacked:
+        left, mid, right = st.columns([1, 5, 1], vertical_alignment="bottom")
+        play = st.container()
+    else:
+        left, mid, right, play = st.columns([1, 7, 1, 3], vertical_alignment="bottom")
     left.button(
         "◀", key=f"{key}_prev", on_click=_step_by, args=(key, -1, last), help="Previous step (←)", width="stretch"
     )

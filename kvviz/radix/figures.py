@@ -203,6 +203,7 @@ def tree_figure(
     ghosts: pd.DataFrame | None = None,
     marks: dict[str, set[int]] | None = None,
     label_px: int = 14,
+    max_height: int = 1800,
 ) -> go.Figure:
     """The tree at one step: nodes coloured by tier, sized by tokens, locked ones ringed.
 
@@ -212,7 +213,8 @@ def tree_figure(
     "split" / "loaded" to the node ids split or loaded back this step. Chains of single children
     are drawn as one node once the tree has more than ``collapse_above`` nodes. Each depth column is
     as wide as its longest label, and labels shrink (at word boundaries) so that the tree fits
-    ``width_chars`` characters; ``label_px`` is their font size.
+    ``width_chars`` characters; ``label_px`` is their font size. The figure grows with the tree's rows
+    up to ``max_height`` px (a deeper tree's rows then close up and fewer of them are labelled).
     """
     if ghosts is not None and len(ghosts):
         known = set(frame["id"]) | set(ghosts["id"])
@@ -225,7 +227,7 @@ def tree_figure(
     room = int(np.clip((width_chars / max(levels, 1) - 4) / 1.1, 10, 24))
     ys = nodes["y"].to_numpy()
     rows = int(-ys.min()) + 1 if len(ys) else 1
-    height = int(np.clip(150 + 56 * rows, 300, 1800))  # room for two-line labels
+    height = int(np.clip(150 + 56 * rows, 300, max_height))  # room for two-line labels
     px_row = (height - 150) / rows
     records = nodes.to_dict("records")
     show = _labelled(nodes, max_labels, 16 / px_row)
@@ -332,6 +334,12 @@ def tree_figure(
     return fig
 
 
+# Presenter mode draws the tree beside the step's controls and words, in the first screen of a 1366 x 768
+# projector: a narrower figure, and one at most this tall before presenter mode's 25% growth (450 px).
+PRESENTER_WIDTH_CHARS = 80
+PRESENTER_MAX_HEIGHT = 360
+
+
 def fig_radix_tree(
     tree: pd.DataFrame,
     clock_range: tuple[int, int],
@@ -349,7 +357,8 @@ def fig_radix_tree(
         ghosts=ghost_rows(ghosts),
         marks=marks,
         label_px=20 if presenter else 14,
-        width_chars=110 if presenter else 100,
+        width_chars=PRESENTER_WIDTH_CHARS if presenter else 100,
+        max_height=PRESENTER_MAX_HEIGHT if presenter else 1800,
     )
 
 

@@ -157,3 +157,26 @@ def test_play_steps_the_radix_page_by_itself_and_stops(projector: Page, app_url:
     projector.get_by_test_id("stMain").get_by_text("Play", exact=True).click()
     wait_idle(projector)
     assert_no_exception(projector)
+
+
+# Where the stepped view's parts are on the screen: the step's heading, ▶, and the figure (null if absent).
+STEPPED_PARTS = """() => {
+  const box = e => { if (!e) return null; const b = e.getBoundingClientRect(); return {top: b.top, bottom: b.bottom}; };
+  const heading = [...document.querySelectorAll('h4')].find(h => /^Step \\d+ of/.test(h.innerText));
+  const next = [...document.querySelectorAll('[data-testid=stMain] button')].find(b => b.innerText.trim() === '▶');
+  return {heading: box(heading), next: box(next), figure: box(document.querySelector('.js-plotly-plot'))};
+}"""
+
+
+def test_the_radix_step_fits_the_first_screen_in_presenter_mode(page: Page, app_url: str):
+    """At 1366 × 768 and 1920 × 1080: the tree, the step's words and the arrows, with no scroll."""
+    page.set_viewport_size({"width": 1366, "height": 768})
+    open_page(page, app_url, "radix", "presenter=1&radix_step=5")
+    assert_no_exception(page)
+    for size in ({"width": 1366, "height": 768}, PROJECTOR):
+        page.set_viewport_size(size)
+        wait_idle(page)
+        parts = page.evaluate(STEPPED_PARTS)
+        assert all(parts.values()), parts
+        outside = {k: v for k, v in parts.items() if v["top"] < 0 or v["bottom"] > size["height"]}
+        assert not outside, f"below the first screen at {size['width']}×{size['height']}: {outside}"
