@@ -4,6 +4,7 @@ import streamlit as st
 
 from kvviz.cacheblend import blend
 from kvviz.cacheblend import report as R
+from kvviz.cacheblend.figures import METHOD_NAMES
 from kvviz.cacheblend.record_world import N_RECORDS
 from kvviz.common import glossary
 from ui import cacheblend as cached
@@ -114,6 +115,7 @@ with st.container():
             shown = table.astype({c: float for c in ("acc_cut", "acc_uncut", "acc_all")}).rename(  # None->NaN->"–"
                 columns={"acc_cut": "cut records", "acc_uncut": "uncut records", "acc_all": "all"}
             )
+            shown["method"] = shown["method"].map(METHOD_NAMES)
             st.dataframe(
                 shown.style.format(
                     {"ratio": "{:.0%}", "cut records": "{:.1%}", "uncut records": "{:.1%}", "all": "{:.1%}"}, na_rep="–"
@@ -179,7 +181,7 @@ with st.container():
                 f"Recipe: {recipe}; trained in {net.info.get('train_seconds', '?')} s. "
                 "Full-prefill accuracy on fresh documents: "
                 f"{net.info.get('full_prefill_accuracy', float('nan')):.1%}. "
-                f"Retrain: `python -m kvviz.cacheblend.train`."
+                "Retraining is a command-line step (see the CacheBlend notes in the project's documentation)."
             )
         with st.spinner("Reproducing the lecture's setting (chunk length 5, r = 20%, 200 documents)…"):
             ours = cached.lecture()

@@ -151,7 +151,7 @@ def stream_view(view: str) -> tuple[list[str], list[dict], str]:
         frame.terms("SLO", "TTFT", "AR(1)", "i.i.d.")
         frame.explain(report.sweep_explain(bw.traces, traces))
     st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({label}):")
-    st.dataframe(summary.drop(columns="slo_s"), hide_index=True, width="stretch")
+    st.dataframe(summary.drop(columns="slo_s"), hide_index=True, width="stretch", column_config=cached.FORMATS)
     download_csv(summary, STEM, "summary", settings, trace=bw.name)
     if box := frame.folded("The compression levels, as measured", f"{STEM}_levels_table"):
         box.caption(report.levels_caption(setup, levels.SIZE_SOURCES[inputs.sizes]))

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from kvviz import prefix_cache as pc
-from kvviz.common import hardware
+from kvviz.common import glossary, hardware
 from kvviz.eviction.grid import INFINITE, log_capacities
 from kvviz.traces import fingerprint
 from ui import frame
@@ -24,7 +24,7 @@ EXPLAIN = (
     "included, after which the rest is useless. *Prefix mode* counts only the hits a prefix cache could use.\n\n"
     "This replay follows RadixCache's rules at page size = the trace's block size: match, evict the shortfall "
     "(whole leaves in the policy's order, cascading to parents), insert; requests complete instantly, so no "
-    "request holds a lock while another is served. The kernel equals `kvviz.radix.radix_cache.RadixCache` hit for hit "
+    "request holds a lock while another is served. The replay equals the Radix cache page's tree hit for hit "
     "(tested). SGLang's policies:\n\n"
     + "\n".join(f"- **{p.label}**: {p.rule}." for p in pc.PrefixPolicy)
     + "\n- **priority** is left out: a trace carries no request priorities, so it would be LRU.\n\n"
@@ -109,7 +109,9 @@ def trace_view(view: str, engine: str) -> tuple[list[str], list[dict]]:
                     "SHARDS over whole requests: keep a request when its "
                     "first block's hash falls in the sampled share; "
                     "replay at the scaled capacity."
-                    + (" vLLM's pool always replays exactly." if engine == "vLLM" else ""),
+                    + (" vLLM's pool always replays exactly." if engine == "vLLM" else "")
+                    + "\n\n"
+                    + glossary.define("SHARDS"),
                 ),
             )
             or SAMPLES[0]

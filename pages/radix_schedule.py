@@ -155,7 +155,7 @@ frame.explain(
     "- **DFS-weight**: walk the cache tree from the root, the child with more waiting requests beneath it first; "
     "a node's own requests follow its children's.\n\n"
     "A batch admits requests in that order until its uncached blocks pass the budget; requests in one batch do not "
-    "see each other's KV. The cache is `kvviz.radix.radix_cache.RadixCache` (LRU), every block one page."
+    "see each other's KV. The cache is the Radix cache page's tree (LRU), every block one page."
 )
 by = table.set_index("order")
 frame.what_to_notice(rs.order_notes(table, block_tokens))
@@ -171,15 +171,15 @@ frame.paper_vs_sim(
             "LPM and DFS-weight hits ≥ FCFS hits",
         ),
         paper.check(
-            "In-batch prefix caching, radix_spec S7: queue R1 R2 R3 R4, cold cache",
-            "R1 R3 R4 R2",
+            "In-batch prefix caching, worked example: queue R1 R2 R3 R4, cold cache",
+            "R1 R3 R4 R2 (SGLang's scheduler source code)",
             " ".join(f"R{i}" for i in s7),
             s7 == [1, 3, 4, 2],
             "LPM order equals R1 R3 R4 R2",
         ),
         paper.given(
             "Thresholds: check ≤ 32 tokens, deprioritize ≥ 32 tokens, LPM → FCFS above 128 waiting",
-            "32 / 32 / 128 (schedule_policy.py)",
+            "32 / 32 / 128 (SGLang's scheduler source code)",
             f"{rs.CHECK_THRESHOLD_TOKENS} / {rs.DEPRIORITIZE_THRESHOLD_TOKENS} / {rs.LPM_FALLBACK_QUEUE}",
             "SGLang's constants",
         ),

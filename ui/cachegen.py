@@ -20,13 +20,13 @@ from kvviz.cachegen import figures as figs
 from kvviz.cachegen import streaming as S
 from kvviz.cachegen.inputs import BandwidthSpec, StreamInputs
 from kvviz.cachegen.kv import SyntheticKV, locality, profile_context, synthetic_kv
+from ui import tables
 from ui.redraw import styled
 
 FIGURES = {"max_entries": 48, "ttl": "1h", "show_spinner": False}
-FORMATS = (
-    {
-        c: st.column_config.NumberColumn(format="%.3f")
-        for c in (
+_FORMAT_OF = (
+    dict.fromkeys(
+        (
             "bits_per_value",
             "ideal_bits_per_value",
             "header_bits_per_value",
@@ -36,14 +36,15 @@ FORMATS = (
             "gbps_seen",
             "estimate_gbps",
             "quality",
-        )
-    }
-    | {
-        c: st.column_config.NumberColumn(format="%.2e")
-        for c in ("rel_error", "weighted_error", "mse", "kl", "log p(right answer)")
-    }
-    | {"accuracy": st.column_config.NumberColumn(format="percent")}
+        ),
+        "%.3f",
+    )
+    | dict.fromkeys(("rel_error", "weighted_error", "mse", "kl", "log p(right answer)"), "%.2e")
+    | {"accuracy": "percent"}
 )
+SUMMARY_COLUMNS = ("violation_rate", "mean_quality", "mean_ttft_s", "p95_ttft_s")
+FORMATS = tables.readable([*_FORMAT_OF, *SUMMARY_COLUMNS], _FORMAT_OF)
+"""Every CacheGen table's columns as the page shows them: in words, numbers formatted."""
 
 
 def show(fig: go.Figure, key: str) -> None:

@@ -7,6 +7,7 @@ import streamlit as st
 from kvviz.common import glossary
 from kvviz.common import hardware as hw
 from ui.errors import user_errors
+from ui.tables import readable
 
 Q = dict(bind="query-params")
 
@@ -15,17 +16,22 @@ def presets() -> tuple[dict[str, hw.ModelSpec], dict[str, hw.GPUSpec], dict[str,
     """The models, GPUs and links, as edited in the Presets expander (each checked before use)."""
     with st.expander("Presets: edit any model, GPU or link, or add your own", icon=":material/edit:"):
         st.caption(
-            "`params_b`: matmul parameters per token (billions); `d_attn`: query heads × head dim; "
-            "`peak_tflops`: dense BF16; links: nominal GB/s × efficiency. Edits last for your session "
-            "(they are not in a copied link)."
+            "Parameters: the matmul parameters a token goes through, in billions; attention width: query "
+            "heads × head dimension; peak TFLOP/s: dense BF16; links: nominal GB/s × efficiency. Edits last "
+            "for your session (they are not in a copied link)."
         )
         tables = {
             k: tab.data_editor(
-                hw.to_frame(t), key=f"ledger_edit_{k}", num_rows="dynamic", hide_index=True, width="stretch"
+                frame,
+                key=f"ledger_edit_{k}",
+                num_rows="dynamic",
+                hide_index=True,
+                width="stretch",
+                column_config=readable(frame.columns),
             )
-            for tab, (k, t) in zip(
+            for tab, (k, frame) in zip(
                 st.tabs(["Models", "GPUs", "Links"]),
-                (("models", hw.MODELS), ("gpus", hw.GPUS), ("links", hw.LINKS)),
+                (("models", hw.to_frame(hw.MODELS)), ("gpus", hw.to_frame(hw.GPUS)), ("links", hw.to_frame(hw.LINKS))),
                 strict=True,
             )
         }

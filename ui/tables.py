@@ -1,13 +1,62 @@
-"""Tables a page shows, each with a CSV download that says which settings produced it."""
+"""Tables a page shows, each with a CSV download that says which settings produced it.
+
+A table keeps its columns' short names (the CSV download and the command line's JSON use them); on
+the page each name made of words joined by underscores is shown in words (``label``), so the
+reader sees "Mean TTFT (s)" where the data says ``mean_ttft_s``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 
 import pandas as pd
 import streamlit as st
 
 from kvviz.common import export
+
+_UNITS = {"s": "s", "ms": "ms", "gb": "GB", "gib": "GiB", "tb_s": "TB/s", "gb_s": "GB/s", "b": "billions"}
+_WORDS = {
+    "ttft": "TTFT",
+    "tbt": "TBT",
+    "slo": "SLO",
+    "kv": "KV",
+    "gpu": "GPU",
+    "cpu": "CPU",
+    "hbm": "HBM",
+    "mse": "MSE",
+    "rel": "relative",
+    "attn": "attention",
+    "params": "parameters",
+    "dim": "dimension",
+    "tflops": "TFLOP/s",
+    "gbps": "Gb/s",
+}
+_NAMES = {"d_attn": "Attention width (query heads × head dimension)", "gb_s": "GB/s"}
+_UNIT_TAIL = re.compile(r"_(" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")$")
+
+
+def label(column: str) -> str:
+    """A column name as the page shows it: words joined by underscores become words, a unit at
+    the end goes in brackets ("p95_ttft_s" → "p95 TTFT (s)"); a name without underscores stays."""
+    if "_" not in column:
+        return column
+    if column in _NAMES:
+        return _NAMES[column]
+    unit = _UNIT_TAIL.search(column)
+    stem = column[: unit.start()] if unit else column
+    words = " ".join(_WORDS.get(w, w) for w in stem.split("_"))
+    return words[:1].upper() + words[1:] + (f" ({_UNITS[unit.group(1)]})" if unit else "")
+
+
+def readable(columns: Iterable[str], formats: Mapping[str, str] | None = None) -> dict:
+    """A ``column_config`` that shows every column under its ``label`` (numbers in ``formats``)."""
+    formats = formats or {}
+    return {
+        c: st.column_config.NumberColumn(label(c), format=formats[c]) if c in formats else label(c)
+        for c in map(str, columns)
+        if c in formats or label(c) != c
+    }
 
 
 def data_table(
@@ -21,12 +70,7 @@ def data_table(
 ) -> None:
     """A table of the view (numbers in ``formats``, printf-style, by column), then its CSV download
     headed by the settings (and ``trace``) that produced it."""
-    st.dataframe(
-        table,
-        hide_index=True,
-        width="stretch",
-        column_config={c: st.column_config.NumberColumn(format=f) for c, f in (formats or {}).items()},
-    )
+    st.dataframe(table, hide_index=True, width="stretch", column_config=readable(table.columns, formats))
     download_csv(table, page, name, settings, trace=trace)
 
 

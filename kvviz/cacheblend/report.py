@@ -104,7 +104,8 @@ def paper_rows(ours: dict[str, float]) -> list[dict[str, str]]:
 def paper_note(n_docs: int) -> str:
     """Where the paper column comes from, what this column ran, and where the two differ."""
     return (
-        "Paper column: lecture 27 §5 (CMU 11-868 LLM Systems, Junchen Jiang's guest lecture on KV caches; its own "
+        "Paper column: the course notes, lecture 27 §5 (CMU 11-868 LLM Systems, Junchen Jiang's guest lecture "
+        "on KV caches; its own "
         "record-world model and code; the CacheBlend paper itself "
         "reports 2.2–3.3× lower TTFT at ≤0.02 F1 loss on real RAG data). This column: the shipped weights, "
         f"{n_docs} fresh documents × 12 questions, chunk length 5, r = 20%, paper variant. **Where they differ:** "

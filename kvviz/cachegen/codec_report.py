@@ -131,7 +131,7 @@ CODEC_NOTE = (
 CODEC_EXPLAIN = (
     "Every row is encoded **for real**: the bytes are the rANS coder's output plus everything a receiver "
     "needs (each stream's final state, fp16 per-token scales, 8-bit anchors, and the 16-bit CDF tables "
-    "when they are shipped). `ideal_bits_per_value` replaces the coded bytes by −Σ log₂ p under the "
+    "when they are shipped). *Ideal bits per value* replaces the coded bytes by −Σ log₂ p under the "
     "data's own histograms. The paper's encoder uses anchors + deltas and tables profiled offline on "
     "other contexts; the released artifact quantizes raw values and ships each chunk's tables. With the "
     "record-world model as the source, `kl` is the mean KL divergence of its answer distribution from "

@@ -48,7 +48,7 @@ def paper_rows(setup: StreamSetup, summary: pd.DataFrame, source: str, sizes_fro
     tokens, seconds = LECTURE_PREFILL
     prefill = S.prefill_seconds(tokens, 0, setup.model, setup.gpu)
     prefill_shown = (
-        f"{prefill:.2f} s (kvviz.common.hardware's prefill model)"
+        f"{prefill:.2f} s (this dashboard's prefill model: FLOPs ÷ the GPU's peak × MFU)"
         if setup.recompute == "prefill"
         else f"{prefill:.2f} s (not used: text costs a fixed {setup.fixed_recompute_s:g} s a chunk)"
     )
@@ -130,7 +130,7 @@ def stream_note(setup: StreamSetup, summary: pd.DataFrame) -> str:
     text_ratio = _ratio(by, "text", "paper")
     whole = float(setup.recompute_s().sum())
     recompute = (
-        "kvviz.common.hardware: Mistral-7B on an A40 at its default MFU"
+        "the dashboard's prefill model: Mistral-7B on an A40 at its default MFU"
         if setup.recompute == "prefill"
         else "the artifact fixed cost"
     )
@@ -203,7 +203,8 @@ TIMELINE_EXPLAIN = (
     "Each chunk (1,500 tokens by default) is pre-encoded at three levels; it can also be sent as **text** "
     "and recomputed on the GPU over the earlier chunks' KV. **Paper rule** (§5.3): estimate the bandwidth "
     "from the previous chunk's throughput, then pick the least-loss configuration whose expected delay fits "
-    "this chunk's share of the remaining SLO. **Artifact rule** (`run_adaptation.py`): a fixed budget SLO/n "
+    "this chunk's share of the remaining SLO. **Artifact rule** (the adaptation script of CacheGen's released "
+    "code): a fixed budget SLO/n "
     "per chunk, the *current* chunk's bandwidth, levels best first, else text. Bars are as tall as the "
     "bandwidth the transfer saw."
 )

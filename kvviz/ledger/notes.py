@@ -20,7 +20,7 @@ BREAKEVEN = "break-even GB/s per GPU"
 # What each view's paper rows compare, and where the inputs come from (the notes under "paper vs simulation").
 SIZE_PAPER_NOTE = (
     "KV sizes are exact arithmetic from the model configs; they agree to the byte. The per-day figure "
-    "multiplies the slide's throughput; it is not modelled."
+    "multiplies the course notes' throughput; it is not modelled."
 )
 RECOMPUTE_PAPER_NOTE = (
     "All rows use one H100 at the MFU in the sidebar. The notes' 6 GB/s for Llama-3-8B is at a shorter "
@@ -28,14 +28,14 @@ RECOMPUTE_PAPER_NOTE = (
     "(230 + 370 tokens a turn) is a fit."
 )
 ECONOMICS_PAPER_NOTE = (
-    "The slide's formula for 1.06% is not given: storage $/h ÷ GPU $/h with its inputs gives 0.94% "
+    "The course notes' formula for 1.06% is not given: storage $/h ÷ GPU $/h with its inputs gives 0.94% "
     "(1.06% needs ~1.13 TB per node). The notes' lecture-27 time model prefills 10K tokens of 70B in "
     "0.58 s on 8 H100s; set MFU to 0.33 to match it."
 )
 TIERS_PAPER_NOTE = (
     "One GPU, first come first served, prefill only (decoding is not simulated); loads are not overlapped "
     "with compute. The notes' absolute TTFTs come from their own simulator and are not printed, so only "
-    "directions are compared. The slides' LMCache vs engine offload (70B on MI300X, 19 users: TTFT 0.15 "
+    "directions are compared. The course notes' LMCache vs engine offload (70B on MI300X, 19 users: TTFT 0.15 "
     "vs 1.63 s) is a measured system and is not simulated here."
 )
 APART = 2.0  # KV and parameter ratios this far apart: size "does not follow" parameters

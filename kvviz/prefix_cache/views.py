@@ -1,7 +1,7 @@
 """Reading prefix-cache curves: prefix against block cache, memory in GiB and dollars, windows, requests.
 
 Capacity in bytes follows the ledger (``kvviz.common.hardware``): one block holds ``block tokens × KV
-bytes per token`` of the chosen model. Memory is priced from the ledger's ``Prices`` (slide 9):
+bytes per token`` of the chosen model. Memory is priced from the ledger's ``Prices`` (course notes, lecture 27 §1.3):
 GPU HBM as the GPU-hour it comes with (``gpu_per_hour ÷ HBM capacity``), CPU DRAM or a storage
 tier at the secondary-storage price per TB-hour. Markers at 80/90/95% of the infinite-cache
 ceiling follow Tair KVCache's capacity trade-off curve (which marks 95% and 99%).
@@ -165,9 +165,6 @@ def by_turn(requests: pd.DataFrame, fractions: np.ndarray, column: str = "turn")
 
 # ---- what to notice, and the comparison with papers and systems ----------------------------------
 
-ISSUE_GAP_POINTS = (0.1, 2.0)
-"""The issue's measurement on Mooncake's trace: prefix LRU and block LRU differ by 0.1–2 points."""
-
 
 def _where(capacity: float, bytes_per_block: float | None) -> str:
     blocks = f"{int(capacity):,} blocks"
@@ -261,38 +258,21 @@ def window_notes(
     return notes
 
 
-def paper_rows(comp: pd.DataFrame | None, prefix_total: int, block_total: int) -> list[dict[str, str]]:
-    """The issue's Mooncake measurement (with a curve) and LiteHit's worked case beside this run's numbers."""
-    lru = None if comp is None else comp[(comp["policy"] == "lru") & np.isfinite(comp["capacity"])]
-    low, high = ISSUE_GAP_POINTS
-    rows = []
-    if lru is not None and len(lru):
-        gap = 100 * float(lru["difference"].abs().max())
-        rows.append(
-            paper.check(
-                "Prefix vs block LRU, widest hit-ratio gap (issue 13, on Mooncake's trace)",
-                f"{low:g}–{high:g} points",
-                f"{gap:.2f} points on this trace",
-                low <= gap <= high,
-                f"{low:g} ≤ widest gap ≤ {high:g} points",
-            )
-        )
-    rows.append(
+def paper_rows(prefix_total: int, block_total: int) -> list[dict[str, str]]:
+    """LiteHit's worked case and the course notes' memory prices beside this page's numbers."""
+    prices = Prices()
+    return [
         paper.close(
             "Tair LiteHit worked case: prefix-hit blocks at 2 blocks, tail-first / head-first LRU",
-            f"{LITEHIT_REPORTED['prefix']} / {LITEHIT_REPORTED['block']}",
+            f"{LITEHIT_REPORTED['prefix']} / {LITEHIT_REPORTED['block']} (LiteHit's README, §10)",
             f"{prefix_total} / {block_total}",
             [(LITEHIT_REPORTED["prefix"], prefix_total), (LITEHIT_REPORTED["block"], block_total)],
             0.0,
-        )
-    )
-    prices = Prices()
-    rows.append(
+        ),
         paper.given(
             "GPU-hour and secondary-storage TB-hour (memory prices)",
-            "$2.00 / $0.15 (lecture 27, slide 9)",
+            "$2.00 / $0.15 (course notes: CMU 11-868 lecture 27 §1.3)",
             f"${prices.gpu_per_hour:.2f} / ${prices.storage_per_tb_hour:.2f}",
-            "the ledger's Prices",
-        )
-    )
-    return rows
+            "the Ledger page's prices",
+        ),
+    ]

@@ -113,7 +113,7 @@ Q : capital of France ? A : Paris . Q : capital of Italy ? => A : Rome .
     "delay": Preset(
         "Delay hits (Strata)",
         "Three questions on a new 300-token document arrive together. Without deferral all three compute "
-        "the document; with Strata's rule the later two wait a round and hit it (spec S11).",
+        "the document; with Strata's rule the later two wait a round and hit it.",
         """doc1: 1..300 901
 & doc1: 1..300 902
 & other: 2001..2050
@@ -142,7 +142,7 @@ b: 1001..1060 1601..1604 => 1701
         dict(cache="hiradix", device_capacity=80, host_capacity=400, write_policy="write_through"),
     ),
     "ops": Preset(
-        "Tree operations (spec S1–S3, S8)",
+        "Tree operations",
         "The raw operations on their own: insert, a match that splits an edge, eviction with its cascade, and "
         "HiCache's backup lock until ack.",
         """insert 1 2 3 4 5

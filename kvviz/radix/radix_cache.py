@@ -617,16 +617,17 @@ class RadixCache:
         return pd.DataFrame(rows, columns=FRAME_COLUMNS)
 
     def pretty_print(self, vocab: dict[int, str] | None = None) -> str:
-        """SGLang-style text dump: one indented line per node, its length, first tokens and lock."""
+        """SGLang-style text dump: one indented line per node, its length, state and first tokens, then
+        its lock count, hit count and last use (the clock), each named in words for a reader."""
         lines = [
             f"root  device={self.total_size()} evictable={self.evictable_size()} protected={self.protected_size()}"
         ]
 
         def walk(node: TreeNode, indent: int) -> None:
             for child in node.children.values():
-                flags = f" hc={child.hit_count} t={child.last_access_time[0]}"
                 lines.append(
-                    f"{'  ' * indent}{len(child.key)} {child.state} {_text(child.key, vocab)} r={child.lock_ref}{flags}"
+                    f"{'  ' * indent}{len(child.key)} {child.state} {_text(child.key, vocab)}  locks {child.lock_ref}, "
+                    f"hits {child.hit_count}, last used at time {child.last_access_time[0]}"
                 )
                 walk(child, indent + 1)
 

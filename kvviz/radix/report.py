@@ -137,7 +137,7 @@ def paper_rows(rep: Replay, other: Replay, figure_preset: bool) -> list[dict[str
     rows = [
         paper.close(
             "Cached tokens for an identical prompt, page 128 (256 / 257 tokens)",
-            "128 / 256 (SGLang issue #27206)",
+            "128 / 256 (SGLang's bug report #27206 on GitHub)",
             f"{hits[0]} / {hits[1]}",
             [(128, hits[0]), (256, hits[1])],
             0.0,
@@ -158,15 +158,15 @@ def paper_rows(rep: Replay, other: Replay, figure_preset: bool) -> list[dict[str
     return rows + [
         paper.given(
             "Strata delay-hit threshold (in-flight tokens)",
-            f"more than {DEFAULT_THRESHOLD} (§4.3.1)",
+            f"more than {DEFAULT_THRESHOLD} (Strata §4.3.1)",
             f"more than {threshold}" if rep.config.deferral else "deferral off",
             "the threshold control",
         ),
         paper.given(
             "HiCache load-back floor",
-            f"{LOAD_BACK_THRESHOLD} tokens (hiradix_cache.py)",
+            f"{LOAD_BACK_THRESHOLD} tokens (SGLang's HiCache source code)",
             f"{LOAD_BACK_THRESHOLD} tokens",
-            "kvviz.radix.hiradix_cache.LOAD_BACK_THRESHOLD, read from SGLang's source",
+            "SGLang's floor, copied from its source code",
         ),
         paper.check(
             "Delay-hit fix, min-distance workload",
@@ -179,7 +179,8 @@ def paper_rows(rep: Replay, other: Replay, figure_preset: bool) -> list[dict[str
 
 
 RULES = (
-    "**The rules (SGLang `radix_cache.py` / `hiradix_cache.py`).** Edges hold tokens. A lookup walks from the "
+    "**The rules (SGLang's radix cache and its HiCache extension, as in their source).** Edges hold tokens. "
+    "A lookup walks from the "
     "root and **splits** an edge where the match ends, even for a read-only lookup; it never counts a hit. "
     "A request looks up its prompt minus the last token (a forward pass must produce logits), locks the "
     "matched node, allocates the rest (evicting only the shortfall), and inserts its prompt after prefill "
@@ -196,9 +197,9 @@ PAPER_NOTE = (
     "The paper figure elides its texts and has no token counts or memory size, so which steps evict depends "
     "on the lengths and the capacity; its numbering starts at (1) = the empty tree, this page's at step 0. "
     "The preset gives the elided turns lengths with which 120 GPU tokens evict at the figure's (5), (8), (9) "
-    "and the caption's nodes (121–123 give the same steps; tests/radix/test_radix_report.py): a long reply in the "
+    "and the caption's nodes (121–123 give the same steps): a long reply in the "
     "first session frees, at (5), room for the few-shot branch and batch that follow without evicting. SGLang "
     "inserts a prompt and then prompt + output, so a turn is two nodes: at (5) the reply goes, its question stays. "
     "Strata reports throughput on GPUs; this page counts tokens, so it shows the mechanism, not the speed-up. "
-    "The Strata scheduling rules come from secondary sources and the lecture notes (see docs/radix.md)."
+    "The Strata scheduling rules come from secondary sources and the course notes (CS349D lecture 9)."
 )

@@ -400,7 +400,7 @@ def paper_rows(
     rows = [
         share_row(f"{m.name}, page 32, layer-first copies: share of PCIe 5.0", "≈ 22%", 0.22, pcie),
         share_row("…on GH200 (NVLink-C2C, 384 GB/s)", "≈ 5%", 0.05, gh),
-        paper.check("…at page 1", "< 1% (lecture notes)", f"{page1:.2%}", page1 < 0.01, "below 1%"),
+        paper.check("…at page 1", "< 1% (course notes: CS349D lecture 9 §4)", f"{page1:.2%}", page1 < 0.01, "below 1%"),
         paper.check(
             "Copy size for 75–80% of PCIe 5.0",
             "1–2 MB",

@@ -33,10 +33,14 @@ def test_paper_rows_compare_table3_and_the_lecture_notes_with_computed_statuses(
         ("Rejected requests: Early rejection + prediction", "3,589 of 23,000 (16%)", "agrees"),
         ("Rejected vs baseline: Early rejection", "-9.8%", "agrees"),
         ("Rejected vs baseline: Early rejection + prediction", "-14.2%", "agrees"),
-        ("Wasted prefill, early rejection vs baseline (lecture notes)", "-33.3%", "agrees"),
-        ("Prefill-load swing (std), early rejection vs baseline (lecture notes)", "×2.0", "agrees"),
+        ("Wasted prefill, early rejection vs baseline (course notes: CS349D lecture 9)", "-33.3%", "agrees"),
+        ("Prefill-load swing (std), early rejection vs baseline (course notes: CS349D lecture 9)", "×2.0", "agrees"),
         ("Prefill vs decode load under early rejection (Fig. 9)", "correlation -0.50 (baseline -0.10)", "agrees"),
-        ("Completed, early-rejection variants vs baseline (lecture notes)", "-4.3% / -3.3% / -2.7%", "differs"),
+        (
+            "Completed, early-rejection variants vs baseline (course notes: CS349D lecture 9)",
+            "-4.3% / -3.3% / -2.7%",
+            "differs",
+        ),
     ]
 
 

@@ -28,7 +28,7 @@ def test_every_view_renders_with_the_paper_table():
     at.segmented_control(key="cacheblend_view").set_value("Accuracy vs ratio").run()
     assert_clean(at)
     table = at.dataframe[0].value
-    assert {"cacheblend", "random", "full_reuse"} <= set(table["method"]) and 0.2 in set(table["ratio"])
+    assert {"CacheBlend", "Random selection", "Full reuse"} <= set(table["method"]) and 0.2 in set(table["ratio"])
 
     at.segmented_control(key="cacheblend_view").set_value("Loading controller").run()
     assert_clean(at)
@@ -36,7 +36,7 @@ def test_every_view_renders_with_the_paper_table():
 
     at.segmented_control(key="cacheblend_view").set_value("The model").run()
     assert_clean(at)
-    assert _chart_count(at) == 1 and "python -m kvviz.cacheblend.train" in at.caption[-1].value
+    assert _chart_count(at) == 1 and "Retraining is a command-line step" in at.caption[-1].value
 
 
 @trained

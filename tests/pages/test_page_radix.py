@@ -135,7 +135,7 @@ def test_replays_the_session_trace_with_block_ids_as_tokens():
 def test_legacy_hit_counts_toggle():
     at = open_page("radix", {"radix_legacy": "true", "radix_view": "Text dump", "radix_step": "3"})
     assert_clean(at)
-    assert "hc=0" in at.code[0].value and "hc=1" not in at.code[0].value
+    assert "hits 0," in at.code[0].value and "hits 1," not in at.code[0].value
 
 
 def test_coming_back_from_another_page_keeps_usable_settings():

@@ -19,7 +19,7 @@ def test_teaching_queue_lpm_and_dfs_beat_fcfs():
     table = _orders(at)
     assert table.loc["FCFS", "hits"] == 0 and table.loc["LPM", "hits"] == 24
     paper = at.table[-1].value
-    assert paper.loc["In-batch prefix caching, radix_spec S7: queue R1 R2 R3 R4, cold cache", "status"] == "agrees"
+    assert paper.loc["In-batch prefix caching, worked example: queue R1 R2 R3 R4, cold cache", "status"] == "agrees"
     assert "What to notice" in [h.value for h in at.subheader]
 
 

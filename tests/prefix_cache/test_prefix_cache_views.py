@@ -82,9 +82,9 @@ def test_comparison_reaches_and_notes(small):
     assert len(table) == 6 and (table["GiB"].dropna() == table["capacity (blocks)"].dropna() / 1024).all()
     notes = curve_notes(comp, 2**20)
     assert notes[0].startswith("**LRU**") and any("within" in n for n in notes)
-    rows = paper_rows(comp, 7, 2)
+    rows = paper_rows(7, 2)
     assert not paper.problems(rows)
-    assert rows[1]["status"] == "agrees" and paper_rows(None, 7, 3)[0]["status"] == "differs"
+    assert rows[0]["status"] == "agrees" and paper_rows(7, 3)[0]["status"] == "differs"
 
 
 def test_windows_fractions_and_turns(small):

@@ -203,7 +203,7 @@ def test_pretty_print_and_frame():
     c.insert([1, 2, 3, 4, 5])
     c.insert([1, 2, 3, 9])
     text = c.pretty_print()
-    assert "3 D [1..3] r=0" in text and "  2 D [4, 5]" in text
+    assert "3 D [1..3]  locks 0, hits 2, last used at time 2" in text and "  2 D [4, 5]" in text
     f = c.node_frame()
     assert list(f["length"]) == [0, 3, 2, 1] and list(f["parent"]) == [-1, 0, 2, 2] and list(f["id"]) == [0, 2, 1, 3]
 

@@ -86,7 +86,7 @@ def paper_rows(table: pd.DataFrame) -> list[dict[str, str]]:
         waste = change("early", "wasted_prefill_s")
         rows.append(
             paper.close(
-                "Wasted prefill, early rejection vs baseline (lecture notes)",
+                "Wasted prefill, early rejection vs baseline (course notes: CS349D lecture 9)",
                 "about −1/3",
                 f"{waste:+.1%}",
                 (-1 / 3, waste),
@@ -96,7 +96,7 @@ def paper_rows(table: pd.DataFrame) -> list[dict[str, str]]:
         ratio = t.loc["early", "prefill_load_std"] / max(t.loc["baseline", "prefill_load_std"], 1e-12)
         rows.append(
             paper.close(
-                "Prefill-load swing (std), early rejection vs baseline (lecture notes)",
+                "Prefill-load swing (std), early rejection vs baseline (course notes: CS349D lecture 9)",
                 "about ×2",
                 f"×{ratio:.1f}",
                 (2.0, ratio),
@@ -117,7 +117,7 @@ def paper_rows(table: pd.DataFrame) -> list[dict[str, str]]:
     if done:
         rows.append(
             paper.check(
-                "Completed, early-rejection variants vs baseline (lecture notes)",
+                "Completed, early-rejection variants vs baseline (course notes: CS349D lecture 9)",
                 "−3% to −7%",
                 " / ".join(f"{v:+.1%}" for v in done.values()),
                 all(-0.07 <= v <= -0.03 for v in done.values()),
@@ -182,9 +182,11 @@ def overload_notes(table: pd.DataFrame) -> list[str]:
         "its prefill. Each dip in decode load floods the prefill pool; the prefill peak reaches decode a few "
         "seconds later, decode refills, arrivals are refused and the prefill pool drains: a lagged anti-phase swing.",
         f"The prefill-load swing (std) here: baseline {swing['baseline']:.2f}, early rejection "
-        f"{swing['early']:.2f}, with prediction {swing['predict']:.2f}; the anti-phase correlation: baseline "
+        f"{swing['early']:.2f}, with prediction {swing['predict']:.2f}; the anti-phase correlation (prefill "
+        "against decode load at the lag where it is most negative; −1 is a perfect see-saw): baseline "
         f"{corr['baseline']:+.2f}, early rejection {corr['early']:+.2f}.",
-        "**Prediction** (every decode lasts t_d) asks about the decode load when the prefill will finish: here "
+        "**Prediction** (every decode lasts t_d, the predicted decode time) asks about the decode load when "
+        "the prefill will finish: here "
         f"{prediction_effect(table)}, and it "
         f"{'cuts' if waste['predict'] < waste['early'] else 'does not cut'} the wasted prefill "
         f"({waste['early']:,.0f} s → {waste['predict']:,.0f} s). Try a wrong t_d to see it fail.",

@@ -1,0 +1,137 @@
+"""Every view of every page, rendered in AppTest, shows its reader no project-internal name.
+
+A page speaks to a lecturer or a student: a dotted module path, a Python identifier, a source or test
+file, an issue number, a spec section, a slide number or a command-line option in its text means
+the code's vocabulary reached the reader. The scan reads all the text a viewer sees: markdown,
+captions, messages, metrics, tables (headers and cells), control labels, options and help, and the
+figures' titles, axis titles, legend entries, annotations and hover text (from the plotly JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from urllib.parse import parse_qsl
+
+import pytest
+from streamlit.testing.v1.element_tree import Widget
+
+from kvviz.common.glossary import TERMS
+from kvviz.radix.hiradix_cache import WRITE_POLICIES
+from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace
+from tests.e2e.test_figures_browser import VIEWS
+from tests.pages.page_controls import keyed_widgets
+
+NAMES = {  # a field of a file the reader writes may be named in `code` or in 'quotes' (a CSV's own header)
+    "identifier": re.compile(r"\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b"),
+    "constant": re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b"),
+}
+QUOTED = re.compile(r"`[^`]*`|'[^'\s]*'")
+INTERNAL = {
+    "module path": re.compile(r"\bkvviz\.\w"),
+    "source file": re.compile(r"\w\.py\b"),
+    "issue number": re.compile(r"\bissues? #?\d", re.I),
+    "spec section": re.compile(r"\bspec S\d|\bS\d+[–-]S\d+\b|_spec\b"),
+    "slide": re.compile(r"\bslides? \d", re.I),
+    "command-line option": re.compile(r"(?<![\w-])--[a-z][a-z-]+"),
+    "key=value dump": re.compile(r"\b[a-z]{1,3}=\d"),
+}
+ALLOWED = {term for term in TERMS if "_" in term} | set(WRITE_POLICIES)
+"""Names the reader meets outside this project: jargon the glossary defines (t_d, lock_ref) and SGLang's
+own values of its HiCache write-policy option, which the radix page offers as SGLang spells them."""
+HOVER_FIELD = re.compile(r"%\{[^}]*\}")
+
+
+def figure_texts(spec: str) -> Iterator[str]:
+    """The words a figure shows: titles, axis titles, legend, trace names, annotations, hover text."""
+    fig = json.loads(spec)
+    layout = fig.get("layout", {})
+    yield from (_title(value.get("title")) for value in layout.values() if isinstance(value, dict))
+    yield _title(layout.get("title"))
+    yield from (a.get("text", "") for a in layout.get("annotations", []))
+    for trace in fig.get("data", []):
+        yield str(trace.get("name", ""))
+        yield HOVER_FIELD.sub("", str(trace.get("hovertemplate", "")))
+        for field in ("text", "hovertext"):
+            value = trace.get(field)
+            yield from (map(str, value) if isinstance(value, list) else [str(value or "")])
+
+
+def _column_label(column, labels: dict) -> str:
+    """The header the reader sees: the column's label when the table gives one, else its name."""
+    config = labels.get(str(column))
+    return str(config.get("label") or column) if isinstance(config, dict) else str(column)
+
+
+def _title(title) -> str:
+    return str(title.get("text", "")) if isinstance(title, dict) else str(title or "")
+
+
+def widget_texts(w: Widget) -> Iterator[str]:
+    """A control's label, help and options."""
+    yield str(getattr(w, "label", "") or "")
+    yield str(getattr(w, "help", "") or "")
+    yield from map(str, getattr(w, "options", None) or [])
+
+
+def page_texts(at) -> Iterator[tuple[str, str]]:
+    """(where, text) for everything a viewer reads on the page as AppTest ran it."""
+    for kind in ("markdown", "caption", "info", "warning", "error", "success", "title", "header", "subheader", "code"):
+        yield from ((kind, e.value) for e in getattr(at, kind))
+    for m in at.metric:
+        yield "metric", f"{m.label} {m.value} {m.proto.help}"
+    for kind in ("dataframe", "table"):
+        for df in getattr(at, kind):
+            frame = df.value
+            labels = json.loads(getattr(df.proto, "columns", "") or "{}")
+            yield kind, " | ".join(_column_label(c, labels) for c in frame.columns)
+            yield from (
+                (kind, v) for v in frame.select_dtypes(include=["object", "string"]).to_numpy().ravel().astype(str)
+            )
+    for w in keyed_widgets(at):
+        yield from ((f"control {w.key}", t) for t in widget_texts(w))
+    for e in at.expander:
+        yield "expander", e.label
+    for chart in at.get("plotly_chart"):
+        yield from (("figure", t) for t in figure_texts(chart.proto.spec))
+
+
+def internal_names(at) -> list[str]:
+    """Every internal name found, as "where: what (kind) in '…text…'"."""
+    found = []
+    for where, text in page_texts(at):
+        text = re.sub(r"\\(.)", r"\1", text)  # markdown escapes
+        unquoted = QUOTED.sub("", text)
+        for kind, pattern in [
+            *((k, (p, text)) for k, p in INTERNAL.items()),
+            *((k, (p, unquoted)) for k, p in NAMES.items()),
+        ]:
+            regex, scanned = pattern
+            found += [
+                f"{where}: {m.group(0)!r} ({kind}) in {scanned[max(0, m.start() - 60) : m.end() + 60]!r}"
+                for m in regex.finditer(scanned)
+                if m.group(0) not in ALLOWED
+            ]
+    return found
+
+
+PAGE_VIEWS = [
+    ("home", ""),
+    ("trace", ""),
+    ("radix", "radix_view=Text+dump"),
+    *[(stem, query) for stem, query in VIEWS if "presenter" not in query],
+]
+
+
+@pytest.mark.parametrize(("stem", "query"), PAGE_VIEWS, ids=[f"{s}?{q}" if q else s for s, q in PAGE_VIEWS])
+def test_no_internal_name_on_any_view(stem, query):
+    at = open_page(stem, dict(parse_qsl(query)), timeout=180)
+    assert_clean(at)
+    assert internal_names(at) == []
+
+
+def test_no_internal_name_on_a_trace_without_block_ids():
+    at = open_with_session_trace("trace", LENGTHS_ONLY, timeout=120)
+    assert_clean(at)
+    assert internal_names(at) == []
