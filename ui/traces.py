@@ -199,7 +199,21 @@ def _synthetic_knobs(prefix: str) -> dict:
         doc_zipf=st.slider("Document popularity skew (Zipf)", 0.0, 2.0, d.doc_zipf, 0.05, **keep("doc_zipf")),
         rate=st.number_input("Arrival rate (requests/s)", 0.1, 1000.0, d.rate, 0.5, **keep("rate")),
     )
+    if note := share_note(knobs["share_doc_qa"], knobs["share_chat"], knobs["share_oneshot"]):
+        st.caption(note)
     return {**{f.name: getattr(d, f.name) for f in fields(d)}, **knobs}
+
+
+def share_note(doc_qa: float, chat: float, oneshot: float) -> str | None:
+    """How the generator reads shares that do not add up to 1 (each divided by their sum), or None
+    when they do, or are all zero (which the generator refuses with its own message)."""
+    total = doc_qa + chat + oneshot
+    if total <= 0 or abs(total - 1) < 1e-9:
+        return None
+    return (
+        f"The shares add up to {total:.2f}, so each is divided by that: {doc_qa / total:.0%} document QA, "
+        f"{chat / total:.0%} multi-turn chat, {oneshot / total:.0%} one-shot."
+    )
 
 
 def _library(prefix: str) -> dict | None:
