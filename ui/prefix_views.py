@@ -218,7 +218,7 @@ def curves_view(s: Setup) -> tuple[list[str], list[dict]]:
         against = "lru" if "lru" in s.radix else s.radix[0]
         orphans = pool_orphans(s.key, s.finite[-1], s.trace)
         notes = vllm.engine_notes(c.curve, orphans, s.bytes_per_block, against) + notes
-    return notes, pc.paper_rows(c.comp, example.prefix_total, example.block_total)
+    return notes, pc.paper_rows(example.prefix_total, example.block_total)
 
 
 @st.fragment
@@ -267,7 +267,7 @@ def example_view(engine: str = "SGLang") -> tuple[list[str], list[dict]]:
             f"{', '.join(kept)} — no {first_loss.keys[0]}, so nothing after it counts, while the prefix "
             f"cache kept the head and hits {first_loss.prefix_hits}."
         )
-    return notes, pc.paper_rows(None, example.prefix_total, example.block_total)
+    return notes, pc.paper_rows(example.prefix_total, example.block_total)
 
 
 def engines_example_view() -> tuple[list[str], list[dict]]:
