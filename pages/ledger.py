@@ -55,7 +55,7 @@ def size_body(name: str, m: hw.ModelSpec) -> None:
         2_625.0,
         key="ledger_rate",
         **Q,
-        help="For the KV-per-day figure; the slide's DeepSeek-R1 on one MI300X does 2,625.",
+        help="For the KV-per-day figure; the course notes' DeepSeek-R1 on one MI300X does 2,625.",
     )
     with user_errors():
         size = ledger.size_table(models, context, capacity)

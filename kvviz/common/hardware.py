@@ -333,7 +333,7 @@ SSD_PRICE = Price(
 )
 """Local NVMe SSD."""
 
-UNKNOWN_GPU_PRICE = Price(2.0, "$/GPU·h", "lecture 27 slide 9's GPU-hour (no list price for this GPU)")
+UNKNOWN_GPU_PRICE = Price(2.0, "$/GPU·h", "the course notes' GPU-hour (lecture 27 §1.3; no list price for this GPU)")
 
 
 def gpu_price(g: GPUSpec) -> Price:
