@@ -9,11 +9,11 @@ A step past 6 GiB of RSS or 30 minutes is stopped (the machine is shared).
 
 The sampled curve is ``kvviz.eviction.shards.sampled_curve`` on the library entry, what ``hitcurve --sample
 0.01`` runs: LRU exact (the stack-distance pass over every access, as the control variate), the
-1% sample and the 2% sample of the error estimate, on both cores; it prints each policy's error
-estimate and flag beside the curve. The error table compares ``kvviz.eviction.shards.sampled_curve`` at a
-1% rate (plain, and with the LRU correction) against the exact ``kvviz.eviction.replay.hit_curve`` on the
-first 1M requests' worth of the same builder, over the capacities the sample represents
-(``Sample.represents``); target ≤ 0.01.
+1% SHARDS-adj sample with the three disjoint 1% samples and the 2% sample of its error bound, on both
+cores; it prints each policy's largest bound and flag beside the curve. The error table compares
+``kvviz.eviction.shards.sampled_curve`` at a 1% rate (SHARDS-adj alone, and with the LRU correction)
+against the exact ``kvviz.eviction.replay.hit_curve`` on the first 1M requests' worth of the same
+builder, over the capacities the sample represents (``Sample.represents``); target ≤ 0.01.
 
 ``.venv/bin/python -m bench.bench_scale [requests] [--trace FILE | --keep FILE | --entry ID] [--errors-only]``
 (``--entry`` times ``stats`` and the sampled curve on an entry of ``$KVVIZ_TRACES`` already
@@ -169,7 +169,7 @@ def sampled_main(argv: list[str]) -> int:
 
 def errors_main(argv: list[str]) -> int:
     """Child process: ``TRACE_FILE RATE CAPACITIES``; per policy, the largest |sampled − exact| hit
-    ratio over the represented capacities, plain SHARDS and with the LRU correction, as CSV."""
+    ratio over the represented capacities, SHARDS-adj alone ("plain") and with the LRU correction, as CSV."""
     from kvviz.eviction.grid import POLICIES, parse_capacities
     from kvviz.eviction.replay import hit_curve
     from kvviz.traces import load_trace
@@ -235,15 +235,16 @@ def curves(eid: str, library: Path) -> None:
     curve = pd.read_csv(io.StringIO(body))
     print(
         f"{'':<10} 8 policies × {curve['capacity'].nunique()} capacities, {head[2:]}; hit ratio "
-        f"(* = not represented), and the error estimate (R against 2R; flagged over {RELIABLE_ERROR:g}):"
+        f"(* = not represented), and the largest error bound (flagged over {RELIABLE_ERROR:g}):"
     )
     shown = curve.assign(
         cell=[f"{r:.3f}{'' if ok else '*'}" for r, ok in zip(curve["hit_ratio"], curve["represented"])]
     )
     table = shown.pivot(index="policy", columns="capacity", values="cell").reindex(curve["policy"].unique())
     table = table.rename(columns=_short)
-    estimate = curve.groupby("policy", sort=False)["error_estimate"].first()
-    table["estimate"] = [f"{e:.3f}{' flagged' if e > RELIABLE_ERROR else ''}" for e in estimate.reindex(table.index)]
+    shown_rows = curve[curve["represented"] & (curve["capacity"] != float("inf"))]
+    estimate = shown_rows.groupby("policy", sort=False)["error_estimate"].max()
+    table["bound"] = [f"{e:.3f}{' flagged' if e > RELIABLE_ERROR else ''}" for e in estimate.reindex(table.index)]
     print(table.to_string(), flush=True)
 
 

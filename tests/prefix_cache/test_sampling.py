@@ -13,7 +13,8 @@ from kvviz.eviction.grid import INFINITE
 from kvviz.eviction.replay import sweep as block_sweep
 from kvviz.eviction.shards import REPLICAS, SPREAD_Z
 from kvviz.prefix_cache import sweep
-from kvviz.prefix_cache.sampling import TRUNK_SHARE, sample_requests, sampled_sweep
+from kvviz.prefix_cache.replay import hits_table
+from kvviz.prefix_cache.sampling import TRUNK_SHARE, estimate, sample_requests, sampled_sweep
 from kvviz.traces import Trace
 from kvviz.traces.workload import WorkloadConfig, generate
 
@@ -47,6 +48,15 @@ def _paths(trace: Trace) -> list[tuple[tuple[int, ...], ...]]:
     ]
 
 
+def _trunk(paths: list[tuple[tuple[int, ...], ...]], rate: float) -> set[tuple[int, ...]]:
+    """The nodes on more than ``TRUNK_SHARE × rate`` of the requests, counted in plain Python."""
+    on: dict[tuple[int, ...], int] = {}
+    for path in paths:
+        for node in path:
+            on[node] = on.get(node, 0) + 1
+    return {node for node, n in on.items() if n > TRUNK_SHARE * rate * len(paths)}
+
+
 def test_a_shared_trunk_splits_into_groups_kept_whole(trace):
     """Every request starts with blocks 0 and 1, so keying on the first block keeps all or none;
     keyed on the first node off the trunk, a 0.2 sample keeps about a fifth, and two requests
@@ -54,11 +64,7 @@ def test_a_shared_trunk_splits_into_groups_kept_whole(trace):
     rate = 0.2
     s = sample_requests(trace, rate)
     paths = _paths(trace)
-    on: dict[tuple[int, ...], int] = {}
-    for path in paths:
-        for node in path:
-            on[node] = on.get(node, 0) + 1
-    trunk = {node for node, n in on.items() if n > TRUNK_SHARE * rate * len(paths)}
+    trunk = _trunk(paths, rate)
     assert s.trunk == len(trunk) and {(0,), (0, 1)} <= trunk
     assert 0.1 < s.requests_kept / s.requests < 0.3
     owner: dict[tuple[int, ...], bool] = {}
@@ -79,11 +85,7 @@ def test_the_infinite_cache_counts_trunk_misses_once_and_scales_the_rest(trace):
     rate = 0.2
     s = sample_requests(trace, rate)
     paths = _paths(trace)
-    on: dict[tuple[int, ...], int] = {}
-    for path in paths:
-        for node in path:
-            on[node] = on.get(node, 0) + 1
-    trunk = {node for node, n in on.items() if n > TRUNK_SHARE * rate * len(paths)}
+    trunk = _trunk(paths, rate)
     off_trunk = sum(1 for p in paths for n in p if n not in trunk)
     kept = [p for p, k in zip(paths, s.kept) if k]
     kept_off = [n for p in kept for n in p if n not in trunk]
@@ -99,14 +101,12 @@ def test_the_error_estimate_is_the_spread_of_disjoint_request_samples(trace):
     for band in range(REPLICAS):
         s = sample_requests(trace, rate, band)
         assert not (s.kept & sample_requests(trace, rate, (band + 1) % REPLICAS).kept).any()  # disjoint
-        ratios.append(sampled_sweep_of(s, caps))
+        ratios.append(_lru_estimate(s, caps))
     assert got["error_estimate"].to_numpy() == pytest.approx(SPREAD_Z * np.std(ratios, axis=0, ddof=1), abs=1e-12)
 
 
-def sampled_sweep_of(sample, caps) -> np.ndarray:
-    from kvviz.prefix_cache.replay import hits_table
-    from kvviz.prefix_cache.sampling import estimate
-
+def _lru_estimate(sample, caps) -> np.ndarray:
+    """One sample's LRU estimate at ``caps``, as ``sampled_sweep`` makes it."""
     return estimate(sample, hits_table(sample.replay, "lru", [sample.sampled_capacity(c) for c in caps]))
 
 
