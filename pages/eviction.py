@@ -1,29 +1,25 @@
 """Eviction hit curves: hit ratio against cache capacity for eight policies, on any trace."""
 
+from dataclasses import astuple
+
 import pandas as pd
 import streamlit as st
 
-from kvviz.common import glossary
 from kvviz.eviction.curves import TABLE1_CAPACITIES, curve_of, findings, paper_rows
-from kvviz.eviction.figures import curve_table, sample_note, short_blocks
-from kvviz.eviction.grid import AUTO_ABOVE, BOUND, INFINITE, ONLINE, POLICIES, chosen_rate, log_capacities
-from kvviz.eviction.notes import TIE, lead_runs, leader_at
+from kvviz.eviction.figures import curve_table, sample_note
+from kvviz.eviction.grid import BOUND, INFINITE, POLICIES, chosen_rate, log_capacities
+from kvviz.eviction.notes import lead_runs
 from kvviz.eviction.replay import coarsen
 from kvviz.traces import fingerprint
 from kvviz.traces.stats import is_mooncake_trace
 from ui import eviction as cached
 from ui import figures, frame
 from ui.errors import user_errors
+from ui.eviction_controls import cache_controls, over_time_view
 from ui.tables import download_csv
 from ui.text import plain
 from ui.traces import replay_trace_picker
 from ui.work import confirm_cost
-
-LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]  # 1 … 5,000,000 blocks
-FACTORS = [1, 2, 4, 8]
-SAMPLING = ["auto", "exact", "10%", "1%"]
-TIME_VIEWS = ["Leader vs LRU", "All policies"]
-
 
 frame.header(
     "eviction",
@@ -42,67 +38,7 @@ EXPLAIN = (
 
 trace = replay_trace_picker("eviction")
 
-with st.sidebar:
-    st.header("Cache")
-    policies = st.multiselect(
-        "Policies",
-        ONLINE,
-        default=["lru", "lfu", "length_aware", "s3fifo"],
-        format_func=lambda p: POLICIES[p].label,
-        key="eviction_policies",
-        bind="query-params",
-        help="Belady and the infinite cache are always drawn.",
-    )
-    low, high = st.select_slider(
-        "Capacity range (blocks)",
-        LADDER,
-        value=(100, 100_000),
-        format_func=short_blocks,
-        key="eviction_range",
-        bind="query-params",
-    )
-    points = st.slider("Points on the curve", 4, 40, 20, key="eviction_points", bind="query-params")
-    factor = st.segmented_control(
-        "Cache block size (tokens)",
-        FACTORS,
-        default=1,
-        required=True,
-        format_func=lambda f: str(f * trace.block_size),
-        key="eviction_block",
-        bind="query-params",
-        help="Cache blocks made of 1, 2, 4 or 8 trace blocks (a coarse block is named by its last chained hash id).",
-    )
-    prefix = st.toggle(
-        "Prefix mode",
-        key="eviction_prefix",
-        bind="query-params",
-        help="Count a hit only while every earlier block of the request hit too.",
-    )
-    in_range = [c for c in TABLE1_CAPACITIES if c != INFINITE and low <= c <= high]
-    paper = st.toggle(
-        "Show Mooncake Table 1",
-        value=True,
-        key="eviction_paper",
-        bind="query-params",
-        disabled=not in_range,
-        help="Table 1's points (1K–100K blocks) as open diamonds."
-        + ("" if in_range else " Off: none of them falls inside the capacity range."),
-    )
-    sampling = st.segmented_control(
-        "Sampling",
-        SAMPLING,
-        default="auto",
-        required=True,
-        key="eviction_sample",
-        bind="query-params",
-        disabled=bool(prefix),
-        help=f"SHARDS spatial sampling of the blocks; auto samples traces over "
-        f"{AUTO_ABOVE:,} accesses. LRU always stays exact."
-        + (" Off in prefix mode: it needs every block of a request." if prefix else "")
-        + "\n\n"
-        + glossary.define("SHARDS"),
-    )
-
+policies, low, high, points, factor, prefix, paper, in_range, sampling = astuple(cache_controls(trace))
 
 with user_errors():
     cache_trace = coarsen(trace, int(factor))
@@ -163,58 +99,8 @@ download_csv(curve, "eviction", "hit curve", settings, trace=trace.name)
 frame.explain(EXPLAIN)
 
 
-@st.fragment
-def over_time_view(finite: list, gap_at: float) -> None:
-    """Hit ratio over time at one capacity: its controls rerun only this part of the page."""
-    left, mid, right = st.columns([3, 2, 2])
-    at = left.select_slider(
-        "Capacity (blocks)",
-        finite,
-        value=gap_at if gap_at in finite else finite[len(finite) // 2],
-        format_func=lambda c: f"{c:,}",
-        key="eviction_at",
-        bind="query-params",
-        help="Starts where Belady is farthest ahead of the best online policy.",
-    )
-    lead = leader_at(curve, policies, at) if policies else TIE
-    shown_mode = mid.segmented_control(
-        "Policies shown",
-        TIME_VIEWS,
-        default=TIME_VIEWS[0],
-        required=True,
-        key="eviction_time_show",
-        bind="query-params",
-        help="The leader at this capacity, LRU and Belady; or every policy.",
-    )
-    smooth = right.slider(
-        "Rolling window (time windows)",
-        1,
-        9,
-        5,
-        key="eviction_smooth",
-        bind="query-params",
-        help="Each point sums the hits and accesses of the last windows: less noise, same totals.",
-    )
-    if shown_mode == TIME_VIEWS[0]:
-        time_policies = list(dict.fromkeys([*(p for p in (lead,) if p != TIE), "lru", BOUND]))
-    else:
-        time_policies = [*policies, BOUND]
-    with st.spinner("Replaying at one capacity…"):
-        windows = {p: cached.over_time(key, p, at, prefix, cache_trace) for p in time_policies}
-    figures.figure("eviction.fig_over_time", windows, at, prefix=prefix, smooth=int(smooth), key="eviction_time")
-    if shown_mode == TIME_VIEWS[0]:
-        st.caption(
-            f"At {int(at):,} blocks "
-            + (
-                "the online policies tie within 0.001, so LRU is shown with Belady."
-                if lead == TIE
-                else f"the leader is **{POLICIES[lead].label}**."
-            )
-        )
-
-
 st.subheader("Over time, at one capacity")
-over_time_view([c for c in capacities if c != INFINITE], found.widest_gap[0])
+over_time_view(curve, policies, key, prefix, cache_trace, [c for c in capacities if c != INFINITE], found.widest_gap[0])
 
 
 frame.what_to_notice(cached.notice(curve, policies, found, prefix, key, cache_trace))
