@@ -26,6 +26,7 @@ from kvviz.radix import schedule_figures as radix_schedule
 from kvviz.strata import figures as strata
 from kvviz.traces import figures as trace
 from ui import frame
+from ui import tiers_figures as tiers
 from ui.redraw import styled
 
 MODULES = {
@@ -36,6 +37,7 @@ MODULES = {
     "radix": radix,
     "radix_schedule": radix_schedule,
     "strata": strata,
+    "tiers": tiers,
     "trace": trace,
 }
 # "module.fig_name": two pages' modules may both have a fig_timeline and still share the one cache.

@@ -74,6 +74,13 @@ PAGES: tuple[PageInfo, ...] = (
         "A trace cached the way serving engines cache it: SGLang's radix tree beside a block cache, in GiB.",
     ),
     PageInfo(
+        "tiers",
+        "Size the KV tiers",
+        ":material/stacks:",
+        "Reuse and eviction",
+        "Your trace through GPU memory, host DRAM and SSD: hits, TTFT, dollars, and the cheapest mix.",
+    ),
+    PageInfo(
         "cachegen",
         "CacheGen streaming",
         ":material/network_check:",

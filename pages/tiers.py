@@ -1,0 +1,81 @@
+"""Tiers: a trace replayed through GPU memory, host DRAM and storage, answered in TTFT and dollars."""
+
+import streamlit as st
+
+from kvviz.tiers.config import GIB, weight_bytes
+from kvviz.tiers.replay import cost
+from kvviz.traces import fingerprint
+from ui import figures, frame, tiers, tiers_plan
+from ui.errors import user_errors
+from ui.prefix_views import prepared
+from ui.traces import replay_trace_picker
+from ui.work import confirm_cost
+
+frame.header(
+    "tiers",
+    "How much GPU memory, host DRAM and SSD a workload needs: its own trace replayed through a tiered "
+    "prefix cache, answered in hits, time to first token, throughput and dollars.",
+)
+frame.explain(
+    "Each instance keeps KV in three tiers, the way SGLang's HiCache does: **GPU memory** (what the GPUs' HBM "
+    "holds after the model's weights), **host DRAM**, and **storage** (a local SSD, or one remote pool for the "
+    "cluster). A request reuses the longest cached prefix of its prompt: the part in GPU memory is free, the "
+    "part in DRAM or storage is **loaded only if loading beats recomputing it**, and the rest is computed. "
+    "Requests queue on the instances in the trace's own arrival order, so the time to first token (TTFT) "
+    "includes waiting. Beside every number stand the same trace with **no cache** and with **GPU memory "
+    "only**, so you see what each tier buys."
+)
+
+trace = replay_trace_picker("tiers")
+key = fingerprint(trace)
+chosen, target = tiers.deployment()
+with user_errors():
+    config = tiers.deployed(chosen)
+    confirm_cost(cost(prepared(key, trace), 2), "tiers_replay")
+    result = tiers.replayed(key, chosen, trace)
+
+weights = config.replicas * weight_bytes(config.model) / GIB
+st.caption(
+    f"**GPU memory for KV: {config.hbm_for_kv_gib:,.1f} GiB per instance**: {config.gpus} × {config.gpu.name.upper()} "
+    f"({config.gpu.hbm_gb:g} GB each) × {config.kv_fraction:.0%} reserved, less {config.replicas} replica(s) of "
+    f"{config.model.name}'s weights ({weights:,.1f} GiB). One {trace.block_size}-token block of KV is "
+    f"{trace.block_size * config.model.kv_bytes_per_token / 2**20:,.2f} MiB."
+)
+
+s = result.summary()
+hits, storage = s["hit_blocks"], tiers.STORAGE_NAMES[config.storage]
+with st.container(horizontal=True):
+    st.metric(
+        "Hit ratio", f"{s['hit_ratio']:.1%}", border=True, help=f"An infinite cache: {s['ceiling_hit_ratio']:.1%}."
+    )
+    for name, tier in (("GPU memory", "gpu"), ("host DRAM", "dram"), (storage, config.storage)):
+        st.metric(f"Hits from {name}", f"{hits[tier] / s['accesses']:.1%}", border=True, help=f"{hits[tier]:,} blocks")
+with st.container(horizontal=True):
+    ttft, none = s["ttft_s"], s["ttft_no_cache_s"]
+    st.metric(
+        "TTFT p90", f"{ttft['p90']:.3g} s", f"{ttft['p90'] - none['p90']:+.3g} s vs no cache", "inverse", border=True
+    )
+    st.metric("Prefill GPU-s saved", f"{s['prefill_gpu_s_saved']:,.0f}", border=True, help="Against no cache.")
+    st.metric(
+        "Prefill per GPU", f"{s['tokens_per_gpu_s']:,.0f} tok/s", border=True, help="Input tokens per busy GPU-second."
+    )
+    st.metric("Cost", f"${s['cost_per_hour']:,.2f}/h", border=True, help=tiers.cost_help(config))
+    st.metric("Per million input tokens", f"${s['cost_per_million_input_tokens']:,.3f}", border=True)
+
+left, right = st.columns([3, 2]) if frame.presenter() else (st.container(), st.container())
+with left:
+    quantiles = tiers.ttft_quantiles(result)
+    figures.figure(
+        "tiers.fig_ttft_cdf", quantiles, tiers.QUANTILES, target, cache_key=f"{key}|{chosen}|{target}", key="tiers_cdf"
+    )
+with right:
+    st.markdown("**Time to first token (s)**")
+    st.dataframe(tiers.ttft_table(s), width="stretch")
+    st.markdown("**Where each request's prompt came from**")
+    st.dataframe(tiers.token_table(result, storage), width="stretch", column_config={"share": tiers.SHARE})
+
+st.subheader("What to buy")
+with user_errors():
+    plan = tiers_plan.section(key, trace, chosen, target)
+
+frame.what_to_notice(tiers.notice(s, config, storage) + tiers_plan.notice(plan, target))

@@ -1,0 +1,136 @@
+"""The Tiers page's "What to buy" section: each tier's exact 80/90/95% capacities, and the cheapest
+DRAM and storage mix that meets the TTFT target, with the cost–TTFT front of the mixes tried.
+
+The search is cut into cached steps (the capacities, then the mixes with one DRAM size at a time)
+so the page draws a progress bar between them and a rerun finds every step cached. The steps run
+in this process: a page must not start a process pool per viewer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import astuple
+
+import pandas as pd
+import streamlit as st
+
+from kvviz.tiers.plan import GRID_COLUMNS, SHARES, Plan, Reach, default_sizes, pareto_front, plan, reaches
+from kvviz.tiers.replay import cost
+from kvviz.traces import Trace
+from ui import figures
+from ui.prefix_views import prepared
+from ui.tables import readable
+from ui.tiers import STORAGE_NAMES, Deployment
+from ui.work import confirm_cost, stepped
+
+TIER_NAMES = {"gpu": "GPU memory", "dram": "host DRAM", **STORAGE_NAMES}
+
+
+@st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
+def capacities_reaching(key: str, chosen: tuple, _trace: Trace) -> tuple[list[Reach], int]:
+    """Each tier's capacity at 80/90/95% of the ceiling, found by bisection; and the replays it took."""
+    return reaches(prepared(key, _trace), Deployment(*chosen).config())
+
+
+@st.cache_data(max_entries=128, ttl=3600, show_spinner=False)
+def grid_row(key: str, chosen: tuple, dram_gib: float, _trace: Trace) -> pd.DataFrame:
+    """The search's mixes with ``dram_gib`` of DRAM: one row per storage size it tries."""
+    # Only the plan's best mix reads the target, and only the rows are kept here: any target will do.
+    row = plan(prepared(key, _trace), Deployment(*chosen).config(), 1.0, dram_sizes=[dram_gib], shares=(), workers=1)
+    return row.grid
+
+
+def search(key: str, trace: Trace, chosen: Deployment, target: float) -> Plan:
+    """The plan for this deployment, step by step under a progress bar (asked first when it is long)."""
+    replay = prepared(key, trace)
+    config = chosen.config()
+    dram, storage = default_sizes(replay, config)
+    bisection = 3 * len(SHARES) * math.ceil(math.log2(replay.n_nodes + 1))
+    confirm_cost(cost(replay, len(dram) * len(storage) + bisection), "tiers_plan")
+    plain = astuple(chosen)
+    done = stepped(
+        lambda d: "Finding each tier's capacities…" if d is None else f"Trying {d:,.4g} GiB of DRAM…",
+        [None, *dram],
+        lambda d: capacities_reaching(key, plain, trace) if d is None else grid_row(key, plain, d, trace),
+    )
+    (found, runs), grid = done[0], pd.concat(done[1:], ignore_index=True)
+    return Plan(config, target, tuple(found), grid, runs + len(grid))
+
+
+def reach_table(plan: Plan) -> pd.DataFrame:
+    """GiB per instance (and $/h) each tier needs for each share of the ceiling."""
+    rows = {}
+    for r in plan.reaches:
+        cell = "never" if r.gib is None else f"{r.gib:,.3g} GiB (${r.cost_per_hour:,.2f}/h)"
+        cell = "reached without it" if r.blocks == 0 else cell
+        rows.setdefault(TIER_NAMES[r.tier], {})[f"{r.share:.0%} of the ceiling"] = cell
+    return pd.DataFrame(rows).T
+
+
+def mixes(plan: Plan) -> pd.DataFrame:
+    """The sizes tried, each labelled, and whether it is on the cost–TTFT front."""
+    grid, storage = plan.grid, TIER_NAMES[plan.config.storage]
+    sizes = list(zip(grid["dram_gib"], grid["storage_gib"]))
+    on_front = set(zip(*(pareto_front(grid)[c] for c in ("dram_gib", "storage_gib"))))
+    return grid.assign(
+        mix=[f"DRAM {d:,.4g} GiB, {storage} {s:,.4g} GiB" for d, s in sizes], front=[p in on_front for p in sizes]
+    )
+
+
+def mix_columns(storage: str) -> dict:
+    """How the table of mixes names its columns."""
+    return {
+        **readable(GRID_COLUMNS),
+        "dram_gib": "DRAM (GiB per instance)",
+        "storage_gib": f"{storage} (GiB per instance)",
+        "cost_per_hour": st.column_config.NumberColumn("$ per hour", format="%.2f"),
+        "hit_ratio": st.column_config.NumberColumn("Hit ratio", format="percent"),
+        "front": "On the front",
+    }
+
+
+def section(key: str, trace: Trace, chosen: Deployment, target: float) -> Plan:
+    """Draw "What to buy" and return the plan its notes are read from."""
+    plan = search(key, trace, chosen, target)
+    st.markdown(
+        "**Capacity of each tier that reaches a share of an infinite cache's hits** "
+        "(per instance, with the tiers above it as set)"
+    )
+    st.dataframe(reach_table(plan), width="stretch")
+    best, storage = plan.best, TIER_NAMES[plan.config.storage]
+    if best is None:
+        fastest = plan.grid.sort_values("ttft_p90_s").iloc[0]
+        st.warning(
+            f"No DRAM and {storage} mix tried keeps TTFT p90 within {target:g} s: the fastest reaches "
+            f"{fastest['ttft_p90_s']:.3g} s. Add GPUs or instances, or relax the target.",
+            icon=":material/speed:",
+        )
+    else:
+        st.success(
+            f"Cheapest mix that keeps TTFT p90 within {target:g} s: **{best['dram_gib']:,.4g} GiB of DRAM and "
+            f"{best['storage_gib']:,.4g} GiB of {storage} per instance**, at ${best['cost_per_hour']:,.2f} per hour "
+            f"(p90 {best['ttft_p90_s']:.3g} s, hit ratio {best['hit_ratio']:.1%}).",
+            icon=":material/check_circle:",
+        )
+    table = mixes(plan)
+    figures.figure("tiers.fig_pareto", table, target, key="tiers_pareto")
+    with st.expander("Every mix tried"):
+        st.dataframe(table.drop(columns="mix"), column_config=mix_columns(storage), width="stretch", hide_index=True)
+    return plan
+
+
+def notice(plan: Plan, target: float) -> list[str]:
+    """ "What to notice" read off the search."""
+    gpu90 = next(r for r in plan.reaches if r.tier == "gpu" and r.share == 0.9)
+    where = "never, even holding every prefix" if gpu90.gib is None else f"at {gpu90.gib:,.3g} GiB per instance"
+    prices, front = plan.config.prices, pareto_front(plan.grid)
+    hbm, dram = prices.hbm_per_gib_hour(plan.config.gpu), prices.dram_per_gib_hour()
+    points = [
+        f"GPU memory alone reaches 90% of an infinite cache's hits {where}. A GiB of it costs ${hbm:.4f} per hour "
+        f"(its share of the GPU-hour), a GiB of host DRAM ${dram:.4f}: {hbm / dram:,.0f} times less.",
+        f"{len(front)} of the {len(plan.grid)} mixes tried are on the cost–TTFT front: every other one is beaten "
+        "on both cost and speed by one of them.",
+    ]
+    if plan.best is None:
+        points.append(f"No mix meets the {target:g} s target: more memory cannot, so compute (GPUs) is the limit.")
+    return points
