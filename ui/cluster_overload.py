@@ -14,6 +14,7 @@ from kvviz.mooncake import overload
 from kvviz.mooncake.overload.report import overload_notes, overload_paper_note
 from kvviz.traces import Trace
 from ui import figures, frame
+from ui.cluster_controls import slo_sliders
 from ui.errors import user_errors
 from ui.tables import data_table, download_csv
 from ui.traces import trace_picker
@@ -174,27 +175,7 @@ def cluster_controls(d: overload.ClusterConfig) -> dict:
             "Prefill instances", 1, 32, d.prefill_instances, key="cluster_p", bind="query-params"
         ),
         decode_instances=st.slider("Decode instances", 1, 32, d.decode_instances, key="cluster_d", bind="query-params"),
-        ttft_slo_s=st.slider(
-            "TTFT SLO (s)",
-            1.0,
-            120.0,
-            d.ttft_slo_s,
-            1.0,
-            key="cluster_ttft",
-            bind="query-params",
-            help=glossary.define("TTFT") + "\n\n" + glossary.define("SLO"),
-        ),
-        tbt_slo_s=st.slider(
-            "TBT SLO (ms)",
-            20,
-            1000,
-            int(d.tbt_slo_s * 1000),
-            10,
-            key="cluster_tbt",
-            bind="query-params",
-            help=glossary.define("TBT"),
-        )
-        / 1000,
+        **slo_sliders("cluster_", d.ttft_slo_s, d.tbt_slo_s, 20),
         threshold=st.slider(
             "Rejection threshold (load)", 0.5, 1.5, d.threshold, 0.05, key="cluster_threshold", bind="query-params"
         ),

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from kvviz.common import glossary
 from kvviz.mooncake import conductor
 from kvviz.mooncake.notes import scheduling_notes, scheduling_paper_note
 from kvviz.traces import Trace
 from ui import figures, frame
+from ui.cluster_controls import slo_sliders
 from ui.errors import user_errors
 from ui.tables import data_table
 from ui.text import plain
@@ -107,28 +107,13 @@ def admission_controls() -> dict:
             "TBT on the decode instance it would join misses the SLO. Off: every request is served, and the "
             "SLOs only decide which count as goodput.",
         ),
-        ttft_slo_s=st.slider(
-            "TTFT SLO (s)",
-            1.0,
-            120.0,
+        **slo_sliders(
+            "cluster_sched_",
             d.ttft_slo_s,
-            1.0,
-            key="cluster_sched_ttft",
-            bind="query-params",
-            help=glossary.define("TTFT") + "\n\n" + glossary.define("SLO"),
-        ),
-        tbt_slo_s=st.slider(
-            "TBT SLO (ms)",
+            d.tbt_slo_s,
             30,
-            1000,
-            int(d.tbt_slo_s * 1000),
-            10,
-            key="cluster_sched_tbt",
-            bind="query-params",
-            help=glossary.define("TBT") + " A decode step reads the weights and every admitted prompt's KV, "
-            "so TBT grows with the batch and its KV.",
-        )
-        / 1000,
+            " A decode step reads the weights and every admitted prompt's KV, so TBT grows with the batch and its KV.",
+        ),
     )
 
 

@@ -12,22 +12,12 @@ from hypothesis import strategies as st
 
 from kvviz.cli import main
 from kvviz.common.errors import InputError
-from kvviz.mooncake.conductor import PrefillModel
 from kvviz.mooncake.overload import POLICIES, Arrivals, ClusterConfig, cost, simulate, trace_arrivals
 from kvviz.traces import from_records
+from tests.mooncake.test_overload import ONE_SLOT as ONE_PREFILL_ONE_SLOT
 
 BS = 1000
-ONE_SLOT = ClusterConfig(
-    prefill_instances=2,
-    decode_instances=1,
-    batch_limit=1,
-    ttft_slo_s=100,
-    tbt_slo_s=1.0,
-    tbt_base_s=0.1,
-    tbt_per_request_s=0.0,
-    window_s=1.0,
-    prefill=PrefillModel(overhead_s=0.0, per_token_s=0.001, per_token2_s=0.0),  # 1 s per block
-)
+ONE_SLOT = replace(ONE_PREFILL_ONE_SLOT, prefill_instances=2)  # 1 s per 1,000-token block
 
 
 def _arrivals(times, ids, outputs) -> Arrivals:
