@@ -13,7 +13,8 @@ def _frame_with(at, column: str):
 
 
 def _titles(at) -> list[str]:
-    return [json.loads(el.proto.spec)["layout"]["title"]["text"] for el in at.get("plotly_chart")]
+    """Each figure's title, its lines (wrapped to fit the figure) joined by spaces."""
+    return [json.loads(el.proto.spec)["layout"]["title"]["text"].replace("<br>", " ") for el in at.get("plotly_chart")]
 
 
 def test_default_view_is_size():
