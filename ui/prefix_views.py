@@ -16,6 +16,7 @@ from kvviz import prefix_cache as pc
 from kvviz import vllm
 from kvviz.eviction import replay as eviction
 from kvviz.eviction.figures import short_blocks
+from kvviz.eviction.grid import INFINITE
 from kvviz.prefix_cache import figures as figs
 from kvviz.prefix_cache.example import LITEHIT_SCRIPT, Example, worked_example
 from kvviz.prefix_cache.prefix_tree import PrefixTree, hottest, prefix_tree, tree_notes
@@ -116,11 +117,14 @@ def sampled(key: str, policies: tuple, twins: tuple, capacities: tuple, rate: fl
 def _sample_caption(s: Setup, twins: tuple[str, ...]) -> None:
     out = sampled(s.key, s.policies, twins, s.capacities, float(s.sample), s.trace)
     exact = float(s.replay.seen_before.mean())
+    estimated = float(out.prefix.loc[out.prefix["capacity"] == INFINITE, "hit_ratio"].iloc[0])
     st.caption(
-        f"**Sampled**: {out.sample.requests_kept:,} of {out.sample.requests:,} requests kept whole, by the "
-        f"hash of their first block ({out.sample.rate:.1%} of the block accesses); capacities scaled by that "
-        f"share. Check: the sample's infinite-cache ceiling is {out.ceiling:.3f} against {exact:.3f} for the "
-        "whole trace — a few hot root prefixes are kept or dropped together, so the error can be large."
+        f"**Sampled**: {out.sample.requests_kept:,} of {out.sample.requests:,} requests kept whole, grouped "
+        f"by where they leave the {out.sample.trunk:,} blocks many requests share ({out.sample.access_share:.1%} "
+        "of the block accesses); those shared blocks keep their place in the cache and the rest of it is scaled. "
+        f"Each point may be off by up to {out.prefix['error_estimate'].max():.3f} (the spread of four disjoint "
+        f"samples). Check: the estimated infinite-cache ceiling is {estimated:.3f} against {exact:.3f} for "
+        "the whole trace. The exact replay is fast enough for most traces."
     )
 
 

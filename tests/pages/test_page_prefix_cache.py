@@ -156,7 +156,8 @@ def test_the_curves_from_a_request_sample_say_so_and_their_ceiling_error():
     at = open_page("prefix_cache", {**EXAMPLE, "prefix_sample": "50%", "prefix_range": ["100", "20k"]}, timeout=180)
     assert_clean(at)
     note = next(c.value for c in at.caption if c.value.startswith("**Sampled**"))
-    assert "kept whole, by the hash of their first block" in note and "infinite-cache ceiling" in note
+    assert "kept whole, grouped by where they leave the" in note and "infinite-cache ceiling" in note
+    assert "may be off by up to" in note
     assert len(at.get("plotly_chart")) == 2
 
 
