@@ -10,6 +10,8 @@ from collections import OrderedDict
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kvviz.common.errors import InputError
 from kvviz.eviction.curves import SAMPLED_COLUMNS
@@ -31,6 +33,7 @@ from kvviz.eviction.shards import (
     _fixed_size_rate,
     block_hashes,
     flags,
+    in_band,
     nested_sample,
     replicas,
     sample_trace,
@@ -181,6 +184,17 @@ def test_shards_adj_counts_misses_against_n_times_r_when_the_hottest_block_is_le
         assert row.hits == round(row.hit_ratio * len(blocks))
     lru = got[got["policy"] == "lru"].set_index("capacity")["hit_ratio"]
     assert lru.round(6).tolist() == [0.365342, 0.434327, 0.575055]  # 230, 205 and 154 sampled misses
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.floats(0, 0.999), st.floats(0.001, 1.0))
+def test_a_band_is_the_hashes_from_its_start_round_the_space(start, rate):
+    ids = np.arange(2000, dtype=np.int64)
+    low, high = int(start * 2**64), int(min(start + rate, 2.0) * 2**64)
+    expected = [
+        rate >= 1 or low <= h < high or (high > 2**64 and h < high - 2**64) for h in (_splitmix64(int(i)) for i in ids)
+    ]
+    assert in_band(ids, start, rate).tolist() == expected
 
 
 def test_replicas_are_disjoint_bands_and_the_first_two_make_the_2r_sample(small):

@@ -134,3 +134,7 @@ def test_the_command_line_samples_the_prefix_cache_and_says_so(capsys):
     assert pd.Series(captured.out.splitlines()[1:]).str.startswith("lru,").all()
     assert main([*argv, "--capacities", "100", "--sample", "0.01"]) == 2
     assert capsys.readouterr().err.startswith("kvviz hitcurve: field 'sample': no capacity leaves at least 100 blocks")
+    for bad in ("0", "nan", "1.5"):
+        assert main([*argv, "--sample", bad]) == 2
+        err = capsys.readouterr().err
+        assert err == f"kvviz hitcurve: field 'sample': sampling rate {bad} must be in [0.0001, 1]\n"
