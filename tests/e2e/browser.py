@@ -13,10 +13,11 @@ import sys
 import tempfile
 import time
 import urllib.request
+import weakref
 from contextlib import contextmanager
 from pathlib import Path
 
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Locator, Page, WebSocket, expect
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -128,6 +129,34 @@ def open_page(page: Page, app_url: str, stem: str = "", query: str = "", timeout
     page.locator("h1, [data-testid=stException]").first.wait_for(timeout=timeout)
     wait_idle(page, timeout)
     expect(page.locator("[role=dialog]")).to_have_count(0)
+
+
+_SOCKETS: weakref.WeakKeyDictionary[Page, WebSocket] = weakref.WeakKeyDictionary()
+
+
+def watch_runs(page: Page) -> None:
+    """Keep the page's connection to the server (call before the page opens), for :func:`rerun`."""
+    page.on("websocket", lambda socket: _SOCKETS.__setitem__(page, socket))
+
+
+def _run_ended(payload: bytes | str) -> bool:
+    """Whether a message from the server says a script run ended (Streamlit's wire protocol: a test
+    that waits on it fails, by timing out, the day that protocol changes)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    return isinstance(payload, bytes) and ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished"
+
+
+def rerun(page: Page) -> None:
+    """Press Streamlit's rerun shortcut and wait until the server says the run it started has ended.
+
+    The page's own script state can go from idle to running and back between two looks (a warm rerun
+    takes milliseconds), so the end of the run is read from the server's messages instead.
+    """
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")  # no input has focus
+    with _SOCKETS[page].expect_event("framereceived", predicate=_run_ended, timeout=TIMEOUT):
+        page.keyboard.press("r")
+    wait_idle(page, TIMEOUT)
 
 
 def settle(page: Page) -> None:

@@ -1,26 +1,16 @@
 """Browser: the CacheGen page with every bandwidth source, the three sweeps, the codec view (synthetic
 and, when its weights exist, the record-world model), uploads good, bad and oddly named, the work-budget
-click, and every cached view rerun and opened by a second visitor."""
+click (its cached views' reruns and second visitors: tests/pages/test_cached_views.py)."""
 
 from __future__ import annotations
 
-import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
-from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
-from tests.e2e.test_rerun_browser import rerun
-from tests.e2e.test_rerun_browser import test_view_survives_rerun_and_a_second_visitor as survives
+from tests.e2e.browser import assert_no_exception, open_page, rerun, screenshot, wait_idle, watch_runs
 
 CSV = b"time_s,gbps\n0,8\n0.2,0.8\n0.6,4\n"
 LIGHT = "cachegen_k=100"
 SYNTHETIC_CODEC = "cachegen_view=Codec&cachegen_layers=4&cachegen_tokens=256&cachegen_channels=32"
-# Cached views beyond those tests/e2e/test_rerun_browser.py already reruns (the default timeline, the
-# three sweeps, the synthetic codec): a timed trace, the record-world sizes, the record-world codec.
-CACHED_VIEWS = {
-    "timeline-step": f"cachegen_bw=Step&{LIGHT}",
-    "timeline-record-world-sizes": f"cachegen_sizes=Record-world+KV&{LIGHT}",
-    "codec-model": "cachegen_view=Codec&cachegen_kvsource=Record-world+model&cachegen_docs=40",
-}
 
 
 def click(page: Page, text: str, where: str = "stSidebar") -> None:
@@ -94,6 +84,7 @@ def test_an_expensive_link_asks_for_a_click_then_runs(page: Page, app_url: str):
     from kvviz.common import budget
 
     assert budget.needs_confirmation(compare.study_cost(4 * 2 * 2048 * 128))  # ~6 estimated CPU s
+    watch_runs(page)
     open_page(
         page, app_url, "cachegen", "cachegen_view=Codec&cachegen_layers=4&cachegen_tokens=2048&cachegen_channels=128"
     )
@@ -106,14 +97,3 @@ def test_an_expensive_link_asks_for_a_click_then_runs(page: Page, app_url: str):
     rerun(page)  # confirmed once per session
     assert_no_exception(page)
     expect(page.get_by_text("exact").first).to_be_visible()
-
-
-@pytest.mark.parametrize("query", CACHED_VIEWS.values(), ids=CACHED_VIEWS.keys())
-def test_cached_view_survives_rerun_and_a_second_visitor(
-    page: Page, browser: Browser, browser_context_args: dict, app_url: str, query: str
-):
-    from kvviz.cachegen import model_kv
-
-    if "Record-world+model" in query and not model_kv.available():
-        pytest.skip("record-world weights not trained yet")
-    survives(page, browser, browser_context_args, app_url, "cachegen", query)
