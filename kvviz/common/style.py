@@ -428,9 +428,15 @@ def stack_rows(spans: list[tuple[float, float]], gap: float) -> list[int]:
     return rows
 
 
-def _stack_above(fig: go.Figure, base: int, plot_px: float) -> int:
+def _font_px(annotation, base: int) -> float:
+    """An annotation's font size as drawn: its own, else the figure's; presenter mode raises it to ``base - 2``."""
+    return max(annotation.font.size or base, base - 2)
+
+
+def _stack_above(fig: go.Figure, base: int, plot_px: float) -> float:
     """Set the labels above the plot in rows so that none overlaps another at the narrowest figure,
-    each kept inside the plot's width; returns how many rows they take."""
+    each kept inside the plot's width (a row as tall as their largest font); returns the height
+    (px) they take above the plot, their own shifts included (0 when there are none)."""
     labels = [b for a in fig.layout.annotations if _above(a) and (b := _label_box(fig, a, base, plot_px))]
     for label in labels:  # inside the plot's width: a label past its edge is cut or meets the legend
         shift = max(0.0, -label.left) - max(0.0, label.right - plot_px)
@@ -438,11 +444,11 @@ def _stack_above(fig: go.Figure, base: int, plot_px: float) -> int:
             label.annotation.x += shift / label.px_per_unit
             label.left, label.right = label.left + shift, label.right + shift
     rows = stack_rows([(b.left, b.right) for b in labels], gap=base / 2)
-    line = base * LINE_EM
+    line = max((_font_px(b.annotation, base) for b in labels), default=base) * LINE_EM
     for label, row in zip(labels, rows, strict=True):
         if row:
             label.annotation.yshift = (label.annotation.yshift or 0) + row * line
-    return max(rows, default=-1) + 1
+    return max(((b.annotation.yshift or 0) + line for b in labels), default=0.0)
 
 
 def _open_tags(line: str) -> list[str]:
@@ -489,21 +495,21 @@ def _wrap_title(fig: go.Figure, base: int) -> bool:
 
 
 def _top_margin(fig: go.Figure, base: int) -> int:
-    """Room above the plot for the title and the rows of labels above it (``_stack_above``); the
+    """Room above the plot for the title and the labels above it (``_stack_above``); the
     title is then pinned to the figure's top edge, so the rows below it cannot meet it."""
     width = (fig.layout.width or NARROW_PX) - (fig.layout.margin.l or 0) - (fig.layout.margin.r or 0)
-    rows = _stack_above(fig, base, max(width, 100.0))
+    above = _stack_above(fig, base, max(width, 100.0))
     wrapped = _wrap_title(fig, base)
     title = fig.layout.title.text
     if not title:
-        return 30 if not rows else round(rows * base * LINE_EM + 10)
-    if not rows and not wrapped:
+        return max(30, round(above + 10))
+    if not above and not wrapped:
         return base * 3 + 10
     lines, line = title.count("<br>") + 1, (base + 4) * LINE_EM
     # plotly.js raises a top-anchored title of several lines by part of a line: lowered back by as much
     pad = TITLE_PAD_PX + (lines - 1) * line * MULTILINE_RISE
     fig.layout.title.update(yref="container", y=1, yanchor="top", pad_t=round(pad))
-    return round(pad + lines * line + rows * base * LINE_EM + 8)
+    return round(pad + lines * line + above + 8)
 
 
 # ---------------------------------------------------------------- the style itself
