@@ -17,7 +17,8 @@ tier (``hicache_storage``), both in sgl-project/sglang, as a compiled replay of 
   skips device-resident nodes), by the chosen policy; a write that finds L2 full evicts one
   such block or fails (the block stays GPU-only);
 - **L3** receives every block written to L2 (HiCache backs the host copy up to storage) and
-  evicts its leaves by the chosen policy; an L3 hit is prefetched into L2;
+  evicts its leaves by the chosen policy (the blocks a request writes become candidates once its
+  writes are done); an L3 hit is prefetched into L2;
 - a request's hits are its L1 match, then the run of following blocks found in L2 or L3
   (each counted in the fastest tier holding it). Whether they are loaded or recomputed is
   decided afterwards from the hardware model (:mod:`kvviz.tiers.latency`): it does not change
@@ -146,12 +147,13 @@ def tiered_replay(
             b = nodes[i]
             seen[b] = r
             freq[b] += 1
-            if keys2[b, SLOT] != ABSENT:
-                _block_key(keys2, b, policy, seen, born2, freq, depth)
-                rekey(keys2, slots2, size2, b)
-            if keys3[b, SLOT] != ABSENT:
-                _block_key(keys3, b, policy, seen, born3, freq, depth)
-                rekey(keys3, slots3, size3, b)
+            if policy == 3:  # MRU's key falls with use: re-sort at once (the others' keys are refreshed lazily)
+                if keys2[b, SLOT] != ABSENT:
+                    _block_key(keys2, b, policy, seen, born2, freq, depth)
+                    rekey(keys2, slots2, size2, b)
+                if keys3[b, SLOT] != ABSENT:
+                    _block_key(keys3, b, policy, seen, born3, freq, depth)
+                    rekey(keys3, slots3, size3, b)
         # 1. match: stamp the walk; a match ending inside an edge splits it at the last matched block
         t = clock
         clock += 1
@@ -201,7 +203,7 @@ def tiered_replay(
                         size2, used2, size3, used3 = _write(
                             b, r, policy, host_capacity, storage_capacity, parent, depth, owner, seen, freq,
                             held2, kids2, born2, keys2, slots2, size2, used2,
-                            held3, kids3, born3, keys3, slots3, size3, used3, stats,
+                            held3, kids3, born3, keys3, slots3, size3, used3, stats, False,
                         )  # fmt: skip
                     elif held2[b] and kids2[b] == 0:
                         _block_key(keys2, b, policy, seen, born2, freq, depth)
@@ -261,8 +263,13 @@ def tiered_replay(
                 size2, used2, size3, used3 = _write(
                     b, r, policy, host_capacity, storage_capacity, parent, depth, owner, seen, freq,
                     held2, kids2, born2, keys2, slots2, size2, used2,
-                    held3, kids3, born3, keys3, slots3, size3, used3, stats,
+                    held3, kids3, born3, keys3, slots3, size3, used3, stats, True,
                 )  # fmt: skip
+        for i in range(lo, lo + m + want):  # the path's new storage leaves become candidates
+            b = nodes[i]
+            if held3[b] and kids3[b] == 0 and keys3[b, SLOT] == ABSENT:
+                _block_key(keys3, b, policy, seen, born3, freq, depth)
+                size3 = push(keys3, slots3, size3, b)
         # then unlock
         if want > 0:
             leaf = nodes[lo + m + want - 1]
@@ -278,18 +285,19 @@ def tiered_replay(
 def _write(
     b, r, policy, host_capacity, storage_capacity, parent, depth, owner, seen, freq,
     held2, kids2, born2, keys2, slots2, size2, used2,
-    held3, kids3, born3, keys3, slots3, size3, used3, stats,
+    held3, kids3, born3, keys3, slots3, size3, used3, stats, defer,
 ):  # fmt: skip
     """Copy block ``b`` to host memory (evicting one host-only leaf if full), then to storage.
 
     Returns the two tiers' heap sizes and occupancies. A failed host write leaves ``b`` GPU-only.
+    With ``defer`` the block joins storage's candidates after its request's writes (a path is
+    written top down, so each block would otherwise be pushed and then dropped for its child).
     """
     if used2 >= host_capacity:
         if size2 == 0:
             stats[4] += 1
             return size2, used2, size3, used3
-        x = slots2[0]
-        size2 = pop(keys2, slots2, size2)
+        x, size2 = _pop_current(keys2, slots2, size2, policy, seen, born2, freq, depth)
         held2[x] = False
         used2 -= 1
         stats[2] += 1
@@ -315,8 +323,7 @@ def _write(
     if used3 >= storage_capacity:
         if size3 == 0:
             return size2, used2, size3, used3
-        x = slots3[0]
-        size3 = pop(keys3, slots3, size3)
+        x, size3 = _pop_current(keys3, slots3, size3, policy, seen, born3, freq, depth)
         held3[x] = False
         used3 -= 1
         stats[3] += 1
@@ -334,7 +341,24 @@ def _write(
     if p != NO_NODE:
         kids3[p] += 1
         size3 = _drop(keys3, slots3, size3, p)
-    if kids3[b] == 0:
+    if kids3[b] == 0 and not defer:
         _block_key(keys3, b, policy, seen, born3, freq, depth)
         size3 = push(keys3, slots3, size3, b)
     return size2, used2, size3, used3
+
+
+@kernel
+def _pop_current(keys, slots, size, policy, seen, born, freq, depth):  # fmt: skip
+    """Pop the lower-tier leaf with the smallest current key; returns it and the heap's new size.
+
+    Keys are refreshed lazily: a use only raises a block's key (except MRU's, kept current at
+    every use), so a root whose stored key is stale takes its current key and sinks, until the
+    root's key is current: then it is the smallest of all current keys.
+    """
+    while True:
+        x = slots[0]
+        k0, k1, k2 = keys[x, 0], keys[x, 1], keys[x, 2]
+        _block_key(keys, x, policy, seen, born, freq, depth)
+        if keys[x, 0] == k0 and keys[x, 1] == k1 and keys[x, 2] == k2:
+            return x, pop(keys, slots, size)
+        rekey(keys, slots, size, x)
