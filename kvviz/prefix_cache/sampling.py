@@ -54,9 +54,8 @@ TRUNK_SHARE = 0.1  # a node on more than this times the rate of the requests is 
 
 @dataclass(frozen=True)
 class RequestSample:
-    """The requests kept whole, as a trace and prepared for replay, and how they scale."""
+    """The requests kept whole, prepared for replay, and how they scale."""
 
-    trace: Trace
     replay: PrefixReplay
     rate: float  # kept non-trunk nodes ÷ all non-trunk nodes (what capacities are scaled by)
     requests_kept: int
@@ -114,15 +113,13 @@ def sample_requests(trace: Trace, rate: float, band: int = 0, replay: PrefixRepl
     keys, trunk = found.keys, found.trunk
     keep = in_band(keys, (band * rate) % 1.0, rate)
     require(bool(keep.any()), f"a {rate:g} sample of this trace's requests holds none: raise the rate", field="sample")
-    kept_trace = subset(trace, keep)
     mask = np.repeat(keep, np.diff(replay.offsets))
     reached = np.zeros(replay.n_nodes, bool)
     reached[replay.nodes[mask]] = True
     others = int((~trunk).sum())
     share = int((reached & ~trunk).sum()) / others if others else 1.0
     return RequestSample(
-        kept_trace,
-        prepare(kept_trace),
+        prepare(subset(trace, keep)),
         share,
         int(keep.sum()),
         replay.n_requests,
@@ -248,12 +245,9 @@ def sampled_sweep(trace: Trace, policies, capacities, rate: float, block_policie
 
 @dataclass(frozen=True)
 class SampledCurves:
-    prefix: pd.DataFrame  # policy, capacity, hits, accesses, hit_ratio (whole-trace scale), error_estimate
-    block: pd.DataFrame | None  # kvviz.eviction.replay.sweep's columns, same scale
+    """A request sample's curves, at the whole trace's scale, and the capacities they represent."""
+
+    prefix: pd.DataFrame  # policy, capacity, hits, accesses, hit_ratio, error_estimate
+    block: pd.DataFrame | None  # kvviz.eviction.replay.sweep's columns, the sample's own ratio
     sample: RequestSample
     capacities: tuple
-
-    @property
-    def ceiling(self) -> float:
-        """The sample's infinite-cache hit ratio (compare with the whole trace's to see the error)."""
-        return float(self.sample.replay.seen_before.mean())
