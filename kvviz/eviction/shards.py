@@ -57,7 +57,7 @@ import math
 import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -167,12 +167,16 @@ def sample_trace(trace: Trace, rate: float, s_max: int | None = None) -> Sample:
     ``s_max`` distinct blocks when given), as a ``Replay`` with the original block depths."""
     _require_sampleable(trace, rate, s_max)
     blocks = np.ascontiguousarray(trace.blocks)
-    limit = None
-    if s_max is not None:
-        lowered = _fixed_size_rate(blocks, rate, s_max)
-        if lowered < rate:
-            rate, limit = lowered, s_max
+    rate, limit = _limited(blocks, rate, s_max)
     return _sample_at(trace, np.flatnonzero(in_band(blocks, 0.0, rate)), rate, limit)
+
+
+def _limited(blocks: np.ndarray, rate: float, s_max: int | None) -> tuple[float, int | None]:
+    """The rate the fixed-size rule leaves, and ``s_max`` when it lowered it (else ``None``)."""
+    if s_max is None:
+        return rate, None
+    lowered = _fixed_size_rate(blocks, rate, s_max)
+    return (lowered, s_max) if lowered < rate else (rate, None)
 
 
 def _require_sampleable(trace: Trace, rate: float, s_max: int | None) -> None:
@@ -228,12 +232,8 @@ def replicas(trace: Trace, rate: float, s_max: int | None = None) -> tuple[list[
     rate 1 they are all the whole trace.
     """
     _require_sampleable(trace, rate, s_max)
-    limit = None
-    if s_max is not None:
-        lowered = _fixed_size_rate(np.ascontiguousarray(trace.blocks), rate, s_max)
-        rate, limit = min(rate, lowered), (s_max if lowered < rate else None)
-    pool = sample_trace(trace, min(1.0, REPLICAS * rate))
-    pool = Sample(pool.replay, pool.rate, pool.accesses, limit, pool.positions)
+    rate, limit = _limited(np.ascontiguousarray(trace.blocks), rate, s_max)
+    pool = replace(sample_trace(trace, min(1.0, REPLICAS * rate)), distinct_limit=limit)
     bands = [band_sample(trace, pool, (k * rate) % 1.0, rate) for k in range(REPLICAS)]
     return bands, band_sample(trace, pool, 0.0, min(1.0, 2 * rate))
 
