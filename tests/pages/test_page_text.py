@@ -27,7 +27,9 @@ NAMES = {  # a field of a file the reader writes may be named in `code` or in 'q
     "identifier": re.compile(r"\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b"),
     "constant": re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b"),
 }
-QUOTED = re.compile(r"`[^`]*`|'[^'\s]*'")
+QUOTED = re.compile(r"`[^`]*`|'[^'\s]*'|\b(?:SGLang|vLLM|libCacheSim|LMCache)'s \w+")
+"""Names the reader may meet as written: in `code` or 'quotes' (a file's own fields), or another
+system's option named as its own ("SGLang's mem_fraction_static")."""
 INTERNAL = {
     "module path": re.compile(r"\bkvviz\.\w"),
     "source file": re.compile(r"\w\.py\b"),
@@ -118,10 +120,11 @@ def internal_names(at) -> list[str]:
 
 PAGE_VIEWS = [
     ("home", ""),
-    ("trace", ""),
     ("radix", "radix_view=Text+dump"),
     *[(stem, query) for stem, query in VIEWS if "presenter" not in query],
 ]
+"""The views the browser's figure test draws (light settings, every view of every page there), the home
+page and the radix text dump."""
 
 
 @pytest.mark.parametrize(("stem", "query"), PAGE_VIEWS, ids=[f"{s}?{q}" if q else s for s, q in PAGE_VIEWS])
