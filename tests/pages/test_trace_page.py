@@ -42,10 +42,19 @@ def test_every_format_loads_through_an_upload(name, data, requests, words):
     assert any(name.replace(".", "\\.") in c.value for c in at.caption)  # named after its file, escaped
 
 
+def test_date_times_with_sub_millisecond_digits_upload_with_no_time_unit_note():
+    at = _upload(open_page("trace", {"trace_source": "Upload"}), "azure.csv", fx.AZURE_2023_CSV)
+    assert not [w for w in at.warning if "time" in w.value] and at.metric[1].value == "3,435 s"
+    assert "Time unit" not in _how_read(at) and "\\-\\-time\\-unit" not in _how_read(at)
+
+
 def test_seconds_uploaded_as_ms_warn_and_the_time_unit_control_fixes_it():
     data = b"".join(b'{"timestamp": %.2f, "input_length": 10, "output_length": 1}\n' % (i * 0.5) for i in range(4))
     at = _upload(open_page("trace", {"trace_source": "Upload", "trace_format": "mooncake"}), "t.jsonl", data)
-    assert any("fractions" in w.value for w in at.warning)
+    assert at.warning[0].value == (
+        "the times have fractions and were read as milliseconds \\(rounded to whole ms\\); if they are seconds, "
+        "set Time unit to s under “How to read the file”"
+    )
     at.sidebar.segmented_control(key="trace_time_unit").set_value("s").run()
     assert_clean(at)
     assert not any("fractions" in w.value for w in at.warning)
