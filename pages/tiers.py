@@ -74,8 +74,8 @@ with right:
     st.markdown("**Where each request's prompt came from**")
     st.dataframe(tiers.token_table(result, storage), width="stretch", column_config={"share": tiers.SHARE})
 
+frame.what_to_notice(tiers.notice(s, config, storage))
+
 st.subheader("What to buy")
 with user_errors():
-    plan = tiers_plan.section(key, trace, chosen, target)
-
-frame.what_to_notice(tiers.notice(s, config, storage) + tiers_plan.notice(plan, target))
+    tiers_plan.section(key, trace, chosen, target)  # last: a long search asks first, and stops the page there

@@ -89,8 +89,8 @@ def mix_columns(storage: str) -> dict:
     }
 
 
-def section(key: str, trace: Trace, chosen: Deployment, target: float) -> Plan:
-    """Draw "What to buy" and return the plan its notes are read from."""
+def section(key: str, trace: Trace, chosen: Deployment, target: float) -> None:
+    """Draw "What to buy": the capacities, the cheapest mix or why there is none, the front, and what they say."""
     plan = search(key, trace, chosen, target)
     st.markdown(
         "**Capacity of each tier that reaches a share of an infinite cache's hits** "
@@ -114,9 +114,9 @@ def section(key: str, trace: Trace, chosen: Deployment, target: float) -> Plan:
         )
     table = mixes(plan)
     figures.figure("tiers.fig_pareto", table, target, key="tiers_pareto")
+    st.markdown("\n".join(f"- {point}" for point in notice(plan, target)))
     with st.expander("Every mix tried"):
         st.dataframe(table.drop(columns="mix"), column_config=mix_columns(storage), width="stretch", hide_index=True)
-    return plan
 
 
 def notice(plan: Plan, target: float) -> list[str]:
