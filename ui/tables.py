@@ -33,6 +33,7 @@ _WORDS = {
     "gbps": "Gb/s",
 }
 _NAMES = {"d_attn": "Attention width (query heads × head dimension)", "gb_s": "GB/s"}
+_PERCENTILE = re.compile(r"p\d")  # p95 stays p95
 _UNIT_TAIL = re.compile(r"_(" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")$")
 
 
@@ -46,7 +47,8 @@ def label(column: str) -> str:
     unit = _UNIT_TAIL.search(column)
     stem = column[: unit.start()] if unit else column
     words = " ".join(_WORDS.get(w, w) for w in stem.split("_"))
-    return words[:1].upper() + words[1:] + (f" ({_UNITS[unit.group(1)]})" if unit else "")
+    words = words if _PERCENTILE.match(words) else words[:1].upper() + words[1:]
+    return words + (f" ({_UNITS[unit.group(1)]})" if unit else "")
 
 
 def readable(columns: Iterable[str], formats: Mapping[str, str] | None = None) -> dict:
