@@ -17,7 +17,7 @@ import weakref
 from contextlib import contextmanager
 from pathlib import Path
 
-from playwright.sync_api import Locator, Page, WebSocket, expect
+from playwright.sync_api import BrowserContext, Locator, Page, WebSocket, expect
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -157,6 +157,22 @@ def rerun(page: Page) -> None:
     with _SOCKETS[page].expect_event("framereceived", predicate=_run_ended, timeout=TIMEOUT):
         page.keyboard.press("r")
     wait_idle(page, TIMEOUT)
+
+
+def copy_link(page: Page) -> str:
+    """Click the page's "Copy link" and return the link it copied."""
+    page.frame_locator("iframe").first.locator("#copy").click()
+    page.wait_for_function("() => window.kvvizCopiedLink")
+    return page.evaluate("() => window.kvvizCopiedLink")
+
+
+def open_link(context: BrowserContext, link: str, timeout: float = TIMEOUT) -> Page:
+    """``link`` in a new page of ``context`` (a fresh browser when the context is new), once it has rendered."""
+    page = context.new_page()
+    page.goto(link, timeout=timeout)
+    page.get_by_test_id("stAppViewContainer").wait_for(timeout=timeout)
+    wait_idle(page, timeout)
+    return page
 
 
 def settle(page: Page) -> None:

@@ -6,7 +6,17 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.browser import VIEWPORT, assert_no_exception, choose, open_page, screenshot, streamlit_server, wait_idle
+from tests.e2e.browser import (
+    VIEWPORT,
+    assert_no_exception,
+    choose,
+    copy_link,
+    open_link,
+    open_page,
+    screenshot,
+    streamlit_server,
+    wait_idle,
+)
 
 TRACE = (
     b'{"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]}\n'
@@ -96,16 +106,11 @@ def test_a_kept_upload_follows_to_the_prefix_cache_page_and_its_copied_link(brow
         expect(page).to_have_url(re.compile(f"prefix_library={kept}"))
         choose(page.get_by_test_id("stSidebar").get_by_role("combobox", name="Model"), "llama-3.1-70b")
         wait_idle(page)
-        page.frame_locator("iframe").first.locator("#copy").click()
-        page.wait_for_function("() => window.kvvizCopiedLink")
-        link = page.evaluate("() => window.kvvizCopiedLink")
+        link = copy_link(page)
         first.close()
 
         fresh = browser.new_context(viewport=VIEWPORT)
-        other = fresh.new_page()
-        other.goto(link)
-        other.get_by_test_id("stAppViewContainer").wait_for(timeout=60_000)
-        wait_idle(other)
+        other = open_link(fresh, link)
         assert_no_exception(other)
         expect(other.get_by_text("shared-qwen.jsonl").first).to_be_visible()
         expect(other.get_by_text("of llama-3.1-70b KV").first).to_be_visible()
