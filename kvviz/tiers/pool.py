@@ -18,8 +18,11 @@ from concurrent.futures import ProcessPoolExecutor
 from kvviz.common.errors import InputError, quote
 from kvviz.prefix_cache.replay import PrefixReplay
 from kvviz.tiers.config import TierConfig
+from kvviz.tiers.replay import cost, replay
 
 _TRACE: PrefixReplay | None = None
+POOL_WORTH_S = 5.0
+"""Estimated CPU seconds of a grid below which worker processes cost more to start than they save."""
 _ADDRESS = re.compile(r"local|auto|(ray://)?[A-Za-z0-9.-]{1,253}:[0-9]{1,5}")
 
 
@@ -35,8 +38,6 @@ def check_address(address: str | None) -> None:
 
 def point(prepared: PrefixReplay, config: TierConfig) -> tuple[float, ...]:
     """One size's answer: (DRAM GiB, storage GiB, $/h, hit ratio, TTFT p50, p90, p99)."""
-    from kvviz.tiers.replay import replay  # the worker's import, not the parent's
-
     result = replay(prepared, config, baselines=False)
     ttft = result.ttft()
     storage = config.remote_gib if config.storage == "remote" else config.ssd_gib
@@ -57,10 +58,12 @@ def run_points(
     prepared: PrefixReplay, configs: Sequence[TierConfig], *, ray_address: str | None = None, workers: int | None = None
 ) -> list[tuple[float, ...]]:
     """Every config's point, in order: on Ray at ``ray_address`` ("local" starts one here), else
-    on ``workers`` processes (default: one per core; one point runs in this process)."""
+    on ``workers`` processes (default: one per core, or this process alone for a grid shorter
+    than starting the workers)."""
     if ray_address is not None:
         return _on_ray(prepared, configs, ray_address)
-    n = min(workers or os.cpu_count() or 1, len(configs))
+    short = cost(prepared, len(configs)).seconds < POOL_WORTH_S
+    n = min(workers or (1 if short else os.cpu_count() or 1), len(configs))
     if n <= 1:
         return [point(prepared, c) for c in configs]
     context = multiprocessing.get_context("forkserver")

@@ -69,12 +69,21 @@ def test_bad_targets_and_grids_are_refused(prepared, config):
         )
 
 
-def test_a_process_pool_and_ray_give_the_points_of_one_process(prepared, config):
-    """Two worker processes, then a local Ray instance: the same numbers as one process, in order."""
+@pytest.fixture(scope="module")
+def points(prepared, config):
+    """Three sizes and their points computed in this process."""
     configs = [config.with_sizes(dram_gib=d) for d in (0.0, 0.25, 1.0)]
-    here = run_points(prepared, configs, workers=1)
+    return configs, run_points(prepared, configs, workers=1)
+
+
+def test_a_process_pool_gives_the_points_of_one_process(prepared, points):
+    configs, here = points
     assert run_points(prepared, configs, workers=2) == here
+
+
+def test_a_local_ray_instance_gives_the_points_of_one_process(prepared, points):
     ray = pytest.importorskip("ray")
+    configs, here = points
     try:
         assert run_points(prepared, configs, ray_address="local") == here
     finally:
