@@ -1,0 +1,113 @@
+"""Browser: nothing in a figure is clipped or drawn over another label, on every view of every page,
+at 1366 × 768 and 1920 × 1080, and in presenter mode.
+
+What is measured is what Chromium drew: the bounding boxes (``getBoundingClientRect``) of each
+figure's title, annotations (subplot titles, marker labels), legend and text labels must lie inside
+the figure's own box, and no two annotations may overlap. Each view is opened once; the window is
+then resized in the same page and the check waits until every figure has been laid out again at its
+new width (plotly's SVG as wide as its container), not for a time.
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page
+
+from tests.e2e.browser import assert_no_exception, open_page
+from tests.e2e.test_figures_browser import VIEWS as FIGURE_VIEWS
+
+SIZES = ({"width": 1366, "height": 768}, {"width": 1920, "height": 1080})
+# every view of every page (with light settings where a view computes much, as the figure test opens
+# them) and the issue's overlapping leaders; presenter mode is the same views at projector fonts with the
+# sidebar closed (a wider figure with larger labels)
+VIEWS = [
+    *[(stem, query) for stem, query in FIGURE_VIEWS if "presenter=1" not in query],
+    ("eviction", "eviction_requests=1000&eviction_seed=3&eviction_qa=0.6&eviction_chat=0.1&eviction_oneshot=0.8"),
+]
+
+# Each figure's boxes, once every figure is as wide as its container (null while one is not):
+# the figure, and its title, annotations, legend and text labels, each with its text.
+BOXES = """() => {
+  const plots = [...document.querySelectorAll('.js-plotly-plot')].filter(gd => gd.offsetParent !== null);
+  const box = e => { const r = e.getBoundingClientRect();
+    return {x0: r.left, y0: r.top, x1: r.right, y1: r.bottom}; };
+  const out = [];
+  for (const gd of plots) {
+    const svg = gd.querySelector('.main-svg');
+    if (!svg || Math.abs(svg.getBoundingClientRect().width - gd.getBoundingClientRect().width) > 1) return null;
+    const items = [];
+    const add = (kind, e) => { const b = box(e);
+      if (b.x1 - b.x0 > 0 && b.y1 - b.y0 > 0) items.push({kind, text: (e.textContent || '').slice(0, 40), ...b}); };
+    gd.querySelectorAll('.gtitle').forEach(e => add('title', e));
+    gd.querySelectorAll('g.annotation-text-g').forEach(e => add('annotation', e));
+    gd.querySelectorAll('g.legend').forEach(e => add('legend', e));
+    gd.querySelectorAll('.textpoint text, g.text text').forEach(e => add('label', e));
+    const key = (gd.closest('[class*=st-key-]') || {className: ''}).className.match(/st-key-(\\S+)/);
+    out.push({figure: key ? key[1] : String(out.length), ...box(svg), items});
+  }
+  return out;
+}"""
+FIRST_RUN_MS = 180_000  # a view's first run on a fresh server compiles its kernels: slow on a loaded machine
+SLACK_PX = 1.5  # antialiasing: a box may pass its figure's edge by a fraction of a pixel
+
+
+def _overlap(a: dict, b: dict) -> bool:
+    return min(a["x1"], b["x1"]) - max(a["x0"], b["x0"]) > SLACK_PX and (
+        min(a["y1"], b["y1"]) - max(a["y0"], b["y0"]) > SLACK_PX
+    )
+
+
+def layout_faults(figures: list[dict]) -> list[str]:
+    """What is clipped (a box past its figure's edge) or overlapping (two annotations), one line each."""
+    faults = []
+    for fig in figures:
+        for item in fig["items"]:
+            if (
+                item["x0"] < fig["x0"] - SLACK_PX
+                or item["x1"] > fig["x1"] + SLACK_PX
+                or item["y0"] < fig["y0"] - SLACK_PX
+                or item["y1"] > fig["y1"] + SLACK_PX
+            ):
+                faults.append(f"{fig['figure']}: {item['kind']} {item['text']!r} is cut by the figure's edge")
+        notes = [i for i in fig["items"] if i["kind"] == "annotation"]
+        faults += [
+            f"{fig['figure']}: annotations {a['text']!r} and {b['text']!r} overlap"
+            for i, a in enumerate(notes)
+            for b in notes[i + 1 :]
+            if _overlap(a, b)
+        ]
+    return faults
+
+
+def check_layouts(page: Page, where: str) -> list[str]:
+    """The faults at each window size, after the figures have been laid out at it."""
+    faults = []
+    for size in SIZES:
+        page.set_viewport_size(size)
+        figures = page.wait_for_function(BOXES, timeout=30_000).json_value()
+        faults += [f"{where} at {size['width']}×{size['height']}: {f}" for f in layout_faults(figures)]
+    return faults
+
+
+def test_layout_faults_names_a_cut_label_and_an_overlap():
+    figure = {"figure": "f", "x0": 0, "y0": 0, "x1": 100, "y1": 100}
+    inside = {"kind": "annotation", "text": "a", "x0": 10, "y0": 10, "x1": 40, "y1": 20}
+    over = {**inside, "text": "b", "x0": 30, "x1": 60}
+    cut = {**inside, "kind": "title", "text": "t", "x1": 120}
+    assert layout_faults([{**figure, "items": [inside, over, cut]}]) == [
+        "f: title 't' is cut by the figure's edge",
+        "f: annotations 'a' and 'b' overlap",
+    ]
+    assert layout_faults([{**figure, "items": [inside, {**over, "x0": 41, "x1": 60}]}]) == []
+
+
+@pytest.mark.parametrize("presenter", [False, True], ids=["laptop", "presenter"])
+def test_no_figure_text_is_clipped_or_overlapping(page: Page, app_url: str, presenter: bool):
+    """Every view once per mode, checked at both window sizes."""
+    faults = []
+    for stem, query in VIEWS:
+        query = "&".join(filter(None, [query, "presenter=1" if presenter else ""]))
+        open_page(page, app_url, stem, query, timeout=FIRST_RUN_MS)
+        assert_no_exception(page)
+        faults += check_layouts(page, f"{stem}?{query}")
+    assert not faults, "\n".join(faults)
