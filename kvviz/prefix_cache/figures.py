@@ -34,6 +34,17 @@ MISS_COLOR = "#d9dde5"
 HIT_COLOR = PALETTE[2]
 SHARE_SYMBOL = {0.8: "circle", 0.9: "square", 0.95: "diamond"}
 SHARE_TEXT = {0.8: "top left", 0.9: "bottom right", 0.95: "top left"}
+CURVES = ("prefix", "block (prefix mode)", "block (every hit)")
+LABEL_HEADROOM = 1.15  # the upper panels' y range over their highest line: room for a label above a point
+RIGHT_SHARE = 0.75  # a marker this far along its panel's (log) capacity range gets its label on the left
+
+
+def _inward(position: str, capacity: float, capacities) -> str:
+    """``position`` for a marker's label, turned to the left when the marker is near its panel's right
+    edge, where a label on the right would be cut by the panel."""
+    low, high = np.log10(np.min(capacities)), np.log10(np.max(capacities))
+    near_right = high > low and (np.log10(capacity) - low) / (high - low) > RIGHT_SHARE
+    return position.replace("right", "left") if near_right else position
 
 
 def gib_label(gib: float) -> str:
@@ -142,7 +153,9 @@ def fig_prefix_vs_block(
                     line=dict(width=2, color=POLICY_COLOR[policy]),
                 ),
                 text=[f"{r.share:.0%}" for r in marks],
-                textposition=[SHARE_TEXT.get(r.share, "top left") for r in marks],
+                textposition=[
+                    _inward(SHARE_TEXT.get(r.share, "top left"), r.capacity, rows["capacity"]) for r in marks
+                ],
                 hovertemplate="%{customdata} of the ceiling<br>%{x:.3g}: %{y:.3f}<extra></extra>",
                 row=1,
                 col=col,
@@ -151,7 +164,9 @@ def fig_prefix_vs_block(
             fig.add_hline(y=ceiling, line_dash="dot", line_color="#6c8893", row=1, col=col)
     fig.update_xaxes(type="log")
     fig.update_xaxes(title_text=_x_title(bytes_per_block, model), row=2, col=1)
-    fig.update_yaxes(title_text="hit ratio", tickformat=".2f", row=1, col=1, rangemode="tozero")
+    top = max([float(finite[c].max()) for c in CURVES if len(finite)] + [ceiling or 0.0, 0.05])
+    # headroom above the highest curve and the ceiling: the 95% marker's label sits above its point
+    fig.update_yaxes(title_text="hit ratio", tickformat=".2f", row=1, col=1, range=[0, top * LABEL_HEADROOM])
     fig.update_yaxes(title_text="difference<br>(points)", row=2, col=1, zeroline=True, zerolinecolor=INK)
     fig.update_layout(
         title="Prefix cache against block cache, same policy and capacity",

@@ -252,3 +252,12 @@ def test_bad_input_names_the_field():
         parse_policies("lru,lfru")
     with pytest.raises(InputError, match="no block ids"):
         prepare(from_records([0], [10], [1], None, block_size=4))
+
+
+def test_a_share_label_near_its_panels_right_edge_turns_left():
+    from kvviz.prefix_cache.figures import _inward
+
+    capacities = [100, 1_000, 10_000, 100_000]
+    assert _inward("bottom right", 50_000, capacities) == "bottom left"  # 90% of the way along the log axis
+    assert _inward("bottom right", 1_000, capacities) == "bottom right"
+    assert _inward("top left", 50_000, capacities) == "top left"
