@@ -3,6 +3,8 @@ control is in its URL, and a bad deployment is one message naming what is wrong.
 
 from __future__ import annotations
 
+import pytest
+
 from kvviz.common import hardware as hw
 from kvviz.tiers.config import TierConfig
 from kvviz.tiers.plan import plan
@@ -12,6 +14,12 @@ from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_sess
 
 SMALL = {"tiers_source": "Synthetic", "tiers_requests": "300"}
 DEFAULTS = dict(model="llama-3-8b", gpu="h100", dram_gib=256.0, ssd_gib=2048.0)  # the sidebar's
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled_kernels():
+    """Compile the tiered replay's kernels here, once, not inside a page run's time limit."""
+    replay(generate(WorkloadConfig(requests=100)), TierConfig(**DEFAULTS))
 
 
 def _metrics(at) -> dict[str, str]:
