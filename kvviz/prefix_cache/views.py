@@ -1,9 +1,9 @@
 """Reading prefix-cache curves: prefix against block cache, memory in GiB and dollars, windows, requests.
 
 Capacity in bytes follows the ledger (``kvviz.common.hardware``): one block holds ``block tokens × KV
-bytes per token`` of the chosen model. Memory is priced from the ledger's ``Prices`` (course notes, lecture 27 §1.3):
-GPU HBM as the GPU-hour it comes with (``gpu_per_hour ÷ HBM capacity``), CPU DRAM or a storage
-tier at the secondary-storage price per TB-hour. Markers at 80/90/95% of the infinite-cache
+bytes per token`` of the chosen model. Memory is priced per device (``kvviz.common.hardware.DevicePrices``,
+each default with its source): GPU HBM as the share of its own GPU's hour it is (``GPU-hour ÷ HBM
+capacity``), CPU DRAM at the price of server memory. Markers at 80/90/95% of the infinite-cache
 ceiling follow Tair KVCache's capacity trade-off curve (which marks 95% and 99%).
 """
 
@@ -18,7 +18,7 @@ import pandas as pd
 
 from kvviz.common import paper
 from kvviz.common.errors import require
-from kvviz.common.hardware import GB, TB, GPUSpec, ModelSpec
+from kvviz.common.hardware import DevicePrices, GPUSpec, ModelSpec
 from kvviz.eviction.curves import curve_of, nice_window
 from kvviz.eviction.grid import INFINITE
 from kvviz.ledger.ledger import Prices
@@ -39,14 +39,16 @@ def block_bytes(model: ModelSpec, block_tokens: int) -> float:
 
 @dataclass(frozen=True)
 class MemoryPrice:
-    """Dollars per GiB-hour of GPU HBM and of CPU DRAM / storage, from the ledger's prices."""
+    """Dollars per GiB-hour of GPU HBM and of CPU DRAM."""
 
     hbm: float
     dram: float
 
 
-def memory_price(gpu: GPUSpec, prices: Prices = Prices()) -> MemoryPrice:
-    return MemoryPrice(prices.gpu_per_hour / (gpu.hbm_gb * GB / GIB), prices.storage_per_tb_hour / (TB / GIB))
+def memory_price(gpu: GPUSpec, prices: DevicePrices | None = None) -> MemoryPrice:
+    """HBM at ``gpu``'s own GPU-hour and DRAM as server memory (default: each device's list price)."""
+    p = prices or DevicePrices.for_gpu(gpu)
+    return MemoryPrice(p.hbm_per_gib_hour(gpu), p.dram_per_gib_hour())
 
 
 @dataclass(frozen=True)
