@@ -24,9 +24,9 @@ from kvviz.prefix_cache import figures as prefix_cache
 from kvviz.radix import figures as radix
 from kvviz.radix import schedule_figures as radix_schedule
 from kvviz.strata import figures as strata
+from kvviz.tiers import figures as tiers
 from kvviz.traces import figures as trace
 from ui import frame
-from ui import tiers_figures as tiers
 from ui.redraw import styled
 
 MODULES = {

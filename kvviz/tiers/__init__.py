@@ -21,8 +21,8 @@ The API (stable; the Tiers page and ``kvviz tiers`` / ``kvviz plan`` build on it
 
 Modules, one idea each: ``config`` (the deployment and its prices), ``cache`` (HiCache's tiers as
 a compiled replay), ``latency`` (load or recompute, then the queue), ``replay`` (one answer),
-``plan`` (what to buy), ``pool`` (where a grid runs), ``cli`` (the commands' options). The page's
-figures are in ``ui/tiers_figures.py``.
+``plan`` (what to buy), ``pool`` (where a grid runs), ``cli`` (the commands' options), ``figures``
+(TTFT against its baselines, the cost–TTFT front).
 """
 
 from kvviz.tiers.config import POLICIES, WRITE_POLICIES, TierConfig

@@ -1,11 +1,17 @@
-"""Browser: nothing in a figure is clipped or drawn over another label, on every view of every page,
-at 1366 × 768 and 1920 × 1080, and in presenter mode.
+"""Browser: nothing in a figure is clipped or drawn over another label, and every figure is drawn once in
+the margins the server sized for it, on every view of every page, at 1366 × 768 and 1920 × 1080, and in
+presenter mode.
 
 What is measured is what Chromium drew: the bounding boxes (``getBoundingClientRect``) of each
 figure's title, annotations (subplot titles, marker labels), legend and text labels must lie inside
 the figure's own box, and no two annotations may overlap. Each view is opened once; the window is
 then resized in the same page and the check waits until every figure has been laid out again at its
 new width (plotly's SVG as wide as its container), not for a time.
+
+``kvviz.common.style.fitted_margins`` sizes each figure's margins for its labels, legend and colour bar so
+that plotly's ``automargin`` finds nothing to grow. When a margin is too small, plotly.js lays the whole
+figure out and draws it a second time, on every rerun that shows the figure: the margins plotly drew with
+(``_fullLayout._size``) must be the ones asked for.
 """
 
 from __future__ import annotations
@@ -13,18 +19,40 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page
 
-from tests.e2e.browser import assert_no_exception, open_page
-from tests.e2e.test_figures_browser import VIEWS as FIGURE_VIEWS
+from tests.e2e.browser import assert_no_exception, open_page, screenshot
+from tests.e2e.test_presenter_browser import projector_faults
 
-SIZES = ({"width": 1366, "height": 768}, {"width": 1920, "height": 1080})
-# every view of every page (with light settings where a view computes much, as the figure test opens
-# them) and the issue's overlapping leaders; presenter mode is the same views at projector fonts with the
-# sidebar closed (a wider figure with larger labels)
+# every view of every page (light where a view computes much) and the issue's overlapping leaders;
+# presenter mode is the same views at projector fonts with the sidebar closed (a wider figure with larger
+# labels)
 VIEWS = [
-    *[(stem, query) for stem, query in FIGURE_VIEWS if "presenter=1" not in query],
+    ("", ""),
+    ("trace", "trace_tree=true"),
+    ("eviction", "eviction_points=6"),
+    ("radix", ""),
+    ("radix", "radix_view=Requests"),
+    ("radix", "radix_view=Text+dump"),
+    ("radix_schedule", ""),
+    *[
+        ("prefix_cache", f"prefix_view={v}")
+        for v in ("Curves", "Worked+example", "Per+request", "Over+time", "Prefix+tree")
+    ],
+    *[("ledger", f"ledger_view={v}") for v in ("Size", "Load+or+recompute", "Economics", "Tiers")],
+    *[("strata", f"strata_view={v}") for v in ("Page+size", "Loading-bound", "Balanced+batching")],
+    ("cluster", "cluster_minutes=5&cluster_seeds=1"),
+    ("cluster", "cluster_view=Scheduling&cluster_source=Example"),
+    ("cachegen", "cachegen_k=100"),
+    ("cachegen", "cachegen_view=Violation+vs+SLO&cachegen_k=100"),
+    ("cachegen", "cachegen_view=Codec&cachegen_layers=4&cachegen_tokens=256&cachegen_channels=32"),
+    *[
+        ("cacheblend", f"cacheblend_view={v}")
+        for v in ("One+document", "Accuracy+vs+ratio", "Loading+controller", "The+model")
+    ],
+    ("tiers", "tiers_requests=300"),
     ("eviction", "eviction_requests=1000&eviction_seed=3&eviction_qa=0.6&eviction_chat=0.1&eviction_oneshot=0.8"),
 ]
 
+SIZES = ({"width": 1366, "height": 768}, {"width": 1920, "height": 1080})
 # Each figure's boxes, once every figure is as wide as its container (null while one is not):
 # the figure, and its title, annotations, legend and text labels, each with its text.
 BOXES = """() => {
@@ -43,7 +71,9 @@ BOXES = """() => {
     gd.querySelectorAll('g.legend').forEach(e => add('legend', e));
     gd.querySelectorAll('.textpoint text, g.text text').forEach(e => add('label', e));
     const key = (gd.closest('[class*=st-key-]') || {className: ''}).className.match(/st-key-(\\S+)/);
-    out.push({figure: key ? key[1] : String(out.length), ...box(svg), items});
+    const m = gd._fullLayout.margin, s = gd._fullLayout._size;
+    out.push({figure: key ? key[1] : String(out.length), ...box(svg), items,
+              asked: [m.l, m.r, m.t, m.b], drawn: [s.l, s.r, s.t, s.b].map(Math.round)});
   }
   return out;
 }"""
@@ -58,9 +88,12 @@ def _overlap(a: dict, b: dict) -> bool:
 
 
 def layout_faults(figures: list[dict]) -> list[str]:
-    """What is clipped (a box past its figure's edge) or overlapping (two annotations), one line each."""
+    """What is clipped (a box past its figure's edge), overlapping (two annotations) or drawn twice (a
+    margin plotly grew), one line each."""
     faults = []
     for fig in figures:
+        if fig.get("asked", []) != fig.get("drawn", []):
+            faults.append(f"{fig['figure']}: plotly grew its margins (l, r, t, b) {fig['asked']} to {fig['drawn']}")
         for item in fig["items"]:
             if (
                 item["x0"] < fig["x0"] - SLACK_PX
@@ -103,11 +136,17 @@ def test_layout_faults_names_a_cut_label_and_an_overlap():
 
 @pytest.mark.parametrize("presenter", [False, True], ids=["laptop", "presenter"])
 def test_no_figure_text_is_clipped_or_overlapping(page: Page, app_url: str, presenter: bool):
-    """Every view once per mode, checked at both window sizes."""
-    faults = []
+    """Every view once per mode, checked at both window sizes; in presenter mode every text is at
+    projector size too, and each page's first view is screenshot at 1920×1080 for a person to look at."""
+    faults, shot = [], set()
     for stem, query in VIEWS:
         query = "&".join(filter(None, [query, "presenter=1" if presenter else ""]))
         open_page(page, app_url, stem, query, timeout=FIRST_RUN_MS)
         assert_no_exception(page)
-        faults += check_layouts(page, f"{stem}?{query}")
+        faults += check_layouts(page, f"{stem or 'home'}?{query}")
+        if presenter:
+            faults += projector_faults(page, f"{stem or 'home'}?{query}")
+            if stem not in shot:
+                shot.add(stem)
+                screenshot(page, f"presenter_{stem or 'home'}")
     assert not faults, "\n".join(faults)

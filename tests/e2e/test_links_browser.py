@@ -7,8 +7,8 @@ test ids and their keys (Streamlit marks a keyed widget's container ``st-key-<ke
 visible one that belongs to the page (key ``<stem>_...``) in rounds — a change can reveal or enable
 others — takes "Copy link" (``window.kvvizCopiedLink``, ui/links.py), opens that link in a new
 browser context and compares what both show. A widget without a key cannot be in the URL: it
-counts as a failure too. Each page also gets its laptop-size screenshot here (1366×768, at its
-defaults), so the page load is shared.
+counts as a failure too. Each page also gets its laptop-size screenshot here (1366×768, at the view
+it starts from), so the page load is shared.
 
 Every select box is opened with one click (``open_select``) and its option clicked at once: a
 list that closed again right after opening (a rerun after the load, a scroll) fails here.
@@ -35,6 +35,14 @@ ACTION_MS = 10_000  # one change; a widget an earlier change removed is skipped 
 NOT_VIEW_STATE = keys.PLAYBACK_SUFFIXES  # Play and its speed move the view, they are not a view
 # Controls known not to survive a link yet: {stem: {key, ...}} (a key fixed here must leave the list)
 KNOWN: dict[str, set[str]] = {}
+# Where a page's defaults make every change a long run, it starts from a light view: every control is
+# still changed from there, and the light values themselves must survive the link too.
+LIGHT = {
+    "cluster": "cluster_minutes=5&cluster_seeds=1",
+    "cachegen": "cachegen_k=100",
+    "eviction": "eviction_points=6",
+    "tiers": "tiers_requests=300",
+}
 
 # Every visible widget in the app: its key (null without one), kind, label, value and state.
 WIDGETS = """() => {
@@ -204,7 +212,7 @@ def test_every_control_survives_the_copied_link(
     page: Page, browser: Browser, browser_context_args: dict, app_url: str, stem: str
 ):
     page.set_viewport_size(LAPTOP)
-    open_page(page, app_url, stem)
+    open_page(page, app_url, stem, LIGHT.get(stem, ""))
     page.set_default_timeout(ACTION_MS)
     assert_no_exception(page)
     screenshot(page, f"laptop_{stem}")

@@ -40,6 +40,7 @@ VIEWS = [  # (page, URL query): every page, and each view with a cached function
     ("cacheblend", {}),
     ("cacheblend", {"cacheblend_view": "Accuracy vs ratio"}),
     ("prefix_cache", {}),
+    ("tiers", {"tiers_requests": "300"}),
 ]
 
 

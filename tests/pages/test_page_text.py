@@ -20,7 +20,7 @@ from streamlit.testing.v1.element_tree import Widget
 from kvviz.common.glossary import TERMS
 from kvviz.radix.hiradix_cache import WRITE_POLICIES
 from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace
-from tests.e2e.test_figures_browser import VIEWS
+from tests.e2e.test_layout_browser import VIEWS
 from tests.pages.page_controls import keyed_widgets
 
 NAMES = {  # a field of a file the reader writes may be named in `code` or in 'quotes' (a CSV's own header)
@@ -118,13 +118,8 @@ def internal_names(at) -> list[str]:
     return found
 
 
-PAGE_VIEWS = [
-    ("home", ""),
-    ("radix", "radix_view=Text+dump"),
-    *[(stem, query) for stem, query in VIEWS if "presenter" not in query],
-]
-"""The views the browser's figure test draws (light settings, every view of every page there), the home
-page and the radix text dump."""
+PAGE_VIEWS = [(stem or "home", query) for stem, query in VIEWS]
+"""The views the browser's layout test draws: every view of every page, with light settings."""
 
 
 @pytest.mark.parametrize(("stem", "query"), PAGE_VIEWS, ids=[f"{s}?{q}" if q else s for s, q in PAGE_VIEWS])
