@@ -8,13 +8,12 @@ in this process: a page must not start a process pool per viewer.
 
 from __future__ import annotations
 
-import math
 from dataclasses import astuple
 
 import pandas as pd
 import streamlit as st
 
-from kvviz.tiers.plan import GRID_COLUMNS, SHARES, Plan, Reach, default_sizes, pareto_front, plan, reaches
+from kvviz.tiers.plan import GRID_COLUMNS, Plan, Reach, default_sizes, pareto_front, plan, reaches, search_replays
 from kvviz.tiers.replay import cost
 from kvviz.traces import Trace
 from ui import figures
@@ -45,8 +44,7 @@ def search(key: str, trace: Trace, chosen: Deployment, target: float) -> Plan:
     replay = prepared(key, trace)
     config = chosen.config()
     dram, storage = default_sizes(replay, config)
-    bisection = 3 * len(SHARES) * math.ceil(math.log2(replay.n_nodes + 1))
-    confirm_cost(cost(replay, len(dram) * len(storage) + bisection), "tiers_plan")
+    confirm_cost(cost(replay, search_replays(replay, len(dram) * len(storage))), "tiers_plan")
     plain = astuple(chosen)
     done = stepped(
         lambda d: "Finding each tier's capacities…" if d is None else f"Trying {d:,.4g} GiB of DRAM…",

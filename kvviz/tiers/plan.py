@@ -158,6 +158,12 @@ def default_sizes(prepared: PrefixReplay, config: TierConfig) -> tuple[list[floa
     return dram, storage
 
 
+def search_replays(prepared: PrefixReplay, points: int, shares: Sequence[float] = SHARES) -> int:
+    """The replays a search runs at most: two for each of ``points`` sizes tried, and a bisection over
+    the trace's nodes for each tier and share (bounds included)."""
+    return 2 * points + 3 * (2 + len(shares) * math.ceil(math.log2(prepared.n_nodes + 1)))
+
+
 def plan(
     source: Trace | PrefixReplay,
     config: TierConfig,
@@ -183,8 +189,7 @@ def plan(
     storage = list(defaults[1] if storage_sizes is None else storage_sizes)
     points = len(dram) * len(storage)
     require(1 <= points <= MAX_POINTS, f"{points} sizes to try; give between 1 and {MAX_POINTS}", field="sizes")
-    bisection = 3 * (2 + len(shares) * math.ceil(math.log2(prepared.n_nodes + 1)))
-    budget.check(cost(prepared, 2 * points + bisection))
+    budget.check(cost(prepared, search_replays(prepared, points, shares)))
     found, runs = reaches(prepared, config, shares)
     key = "remote_gib" if config.storage == "remote" else "ssd_gib"
     configs = [config.with_sizes(dram_gib=d, **{key: s}) for d in dram for s in storage if d > 0 or s == 0]
