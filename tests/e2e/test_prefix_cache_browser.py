@@ -56,6 +56,16 @@ def test_worked_example_slider_steps(wide: Page, app_url: str):
     assert "prefix_step=2" in wide.url
 
 
+def test_the_worked_example_keeps_the_trace_views_settings_in_the_address(wide: Page, app_url: str):
+    """The worked example draws no trace controls; a link copied there still carries them."""
+    open_page(wide, app_url, "prefix_cache", f"{QUERY}&prefix_model=llama-3.1-70b")
+    wide.get_by_test_id("stButtonGroup").get_by_text("Worked example", exact=True).click()
+    wide.wait_for_url(lambda url: "prefix_view=Worked+example" in url)
+    wait_idle(wide)
+    assert_no_exception(wide)
+    wide.wait_for_url(lambda url: "prefix_model=llama-3.1-70b" in url and "prefix_points=8" in url)
+
+
 def test_arrow_keys_step_the_worked_example(wide: Page, app_url: str):
     open_page(wide, app_url, "prefix_cache", "prefix_view=Worked+example")
     heading = wide.get_by_text("Empty caches").first
