@@ -62,17 +62,15 @@ with st.container(horizontal=True):
     st.metric("Cost", f"${s['cost_per_hour']:,.2f}/h", border=True, help=tiers.cost_help(config))
     st.metric("Per million input tokens", f"${s['cost_per_million_input_tokens']:,.3f}", border=True)
 
-left, right = st.columns([3, 2]) if frame.presenter() else (st.container(), st.container())
-with left:
-    quantiles = tiers.ttft_quantiles(result)
-    figures.figure(
-        "tiers.fig_ttft_cdf", quantiles, tiers.QUANTILES, target, cache_key=f"{key}|{chosen}|{target}", key="tiers_cdf"
-    )
-with right:
-    st.markdown("**Time to first token (s)**")
-    st.dataframe(tiers.ttft_table(s), width="stretch")
-    st.markdown("**Where each request's prompt came from**")
-    st.dataframe(tiers.token_table(result, storage), width="stretch", column_config={"share": tiers.SHARE})
+quantiles = tiers.ttft_quantiles(result)
+figures.figure(
+    "tiers.fig_ttft_cdf", quantiles, tiers.QUANTILES, target, cache_key=f"{key}|{chosen}|{target}", key="tiers_cdf"
+)
+# The tables under the figure, as wide as the page: beside it, projector fonts pushed their numbers out of sight.
+st.markdown("**Time to first token (s)**")
+st.dataframe(tiers.ttft_table(s), width="stretch")
+st.markdown("**Where each request's prompt came from**")
+st.dataframe(tiers.token_table(result, storage), width="stretch", column_config={"share": tiers.SHARE})
 
 frame.what_to_notice(tiers.notice(s, config, storage))
 
