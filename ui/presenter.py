@@ -34,6 +34,8 @@ h1 {{ font-size: 2.2rem !important; }}
 [data-testid="stTable"] td, [data-testid="stTable"] th {{ font-size: 0.95rem; }}
 [data-testid="stMetricValue"] {{ font-size: 2rem; }}
 [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {{ font-size: 0.95rem; }}
+[data-testid="stMetricDelta"], [data-testid="stMetricDelta"] * {{ font-size: 0.95rem; }}
+[data-testid="stPageLink-NavLink"] * {{ font-size: 1rem; }}
 [data-testid^="stBaseButton-"] p, [data-testid="stPopoverButton"] p,
 [data-testid="stButtonGroup"] button p, [data-testid="stDownloadButton"] button p,
 [data-testid="stSliderThumbValue"], [data-testid="stSliderTickBar"] *,

@@ -78,7 +78,7 @@ def test_a_link_to_a_trace_no_longer_in_the_library_says_so():
     at = open_page("eviction", {"eviction_source": "Library", "eviction_library": gone})
     assert_clean(at)
     assert [shown(w.value) for w in at.sidebar.warning] == [
-        f"The trace {gone} of this link is not in the library (it was removed, or kept on another server)."
+        f"The trace {gone} is not in the library (it was removed, or kept on another server)."
     ]
     assert at.sidebar.selectbox(key="eviction_library").options == [library.entries()[0].label()]
     assert library.entries()[0].id == kept
