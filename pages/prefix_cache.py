@@ -3,19 +3,14 @@
 import streamlit as st
 
 from kvviz import prefix_cache as pc
-from kvviz.common import glossary, hardware
-from kvviz.eviction.grid import INFINITE, log_capacities
-from kvviz.traces import fingerprint
 from ui import frame
+from ui import prefix_controls as controls
 from ui import prefix_views as views
 from ui.errors import user_errors
-from ui.text import plain
 from ui.traces import replay_trace_picker
 
 VIEWS = ("Curves", "Worked example", "Per request", "Over time", "Prefix tree")
 ENGINES = ("SGLang", "vLLM")
-SAMPLES = ("exact", "50%", "20%", "10%")
-LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]  # 1 … 5,000,000 blocks
 EXPLAIN = (
     "A serving engine keeps KV in a **prefix tree** (SGLang's RadixCache): a request reuses the longest cached "
     "prefix of its prompt and recomputes everything after the first block it misses. The tree evicts **leaves "
@@ -40,112 +35,13 @@ EXPLAIN = (
     "beside the SGLang policies you pick."
 )
 
-LIVE = {
-    "Curves": {"policies", "capacities", "model", "gpu", "sample"},
-    "Per request": {"policies", "capacities", "model"},
-    "Over time": {"policies", "capacities", "model"},
-    "Prefix tree": set(),
-}
-
-
-def unused(control: str, live: set[str], help_text: str = "") -> dict:
-    """``disabled`` and ``help`` for a sidebar control: off, with the reason, on a view it cannot change."""
-    if control in live:
-        return {"help": help_text or None}
-    return {"disabled": True, "help": (help_text + " " if help_text else "") + "Not used by this view."}
-
 
 def trace_view(view: str, engine: str) -> tuple[list[str], list[dict]]:
     """A view of a trace: the trace and cache controls in the sidebar, then the view; its notes and paper rows."""
     trace = replay_trace_picker("prefix")
-    live = LIVE[view] - ({"sample"} if engine == "vLLM" else set())
-    with st.sidebar:
-        st.header("Cache")
-        policies = st.multiselect(
-            "Radix eviction policies" if engine == "SGLang" else "SGLang policies beside vLLM",
-            pc.POLICY_NAMES,
-            default=list(pc.BLOCK_TWINS),
-            format_func=str.upper,
-            key="prefix_policies",
-            bind="query-params",
-            **unused("policies", live, "LRU, LFU and FIFO also run on the block cache, for the side-by-side view."),
-        )
-        low, high = st.select_slider(
-            "Capacity range (blocks)",
-            LADDER,
-            value=(100, 100_000),
-            key="prefix_range",
-            bind="query-params",
-            **unused("capacities", live),
-        )
-        points = st.slider(
-            "Points on the curve", 4, 30, 16, key="prefix_points", bind="query-params", **unused("capacities", live)
-        )
-        model = st.selectbox(
-            "Model (KV bytes per token)",
-            list(hardware.MODELS),
-            key="prefix_model",
-            bind="query-params",
-            **unused("model", live, "Sets the GiB of a block."),
-        )
-        gpu = st.selectbox(
-            "GPU (HBM price)",
-            list(hardware.GPUS),
-            key="prefix_gpu",
-            bind="query-params",
-            **unused("gpu", live, "HBM is priced as the GPU-hour it comes with: GPU price ÷ HBM capacity."),
-        )
-        sample = (
-            st.segmented_control(
-                "Curves from a sample of requests",
-                SAMPLES,
-                default=SAMPLES[0],
-                required=True,
-                key="prefix_sample",
-                bind="query-params",
-                **unused(
-                    "sample",
-                    live,
-                    "SHARDS over whole requests: keep a request when its "
-                    "first block's hash falls in the sampled share; "
-                    "replay at the scaled capacity."
-                    + (" vLLM's pool always replays exactly." if engine == "vLLM" else "")
-                    + "\n\n"
-                    + glossary.define("SHARDS"),
-                ),
-            )
-            or SAMPLES[0]
-        )
-    if not policies and "policies" in live:
-        st.info("Pick at least one radix eviction policy in the sidebar.")
-        st.stop()
-    with user_errors():
-        key = fingerprint(trace)
-        replay = views.prepared(key, trace)
-        top = max(int(low), min(int(high), replay.n_nodes))  # a bigger cache never evicts
-        spec = hardware.model(model)
-        setup = views.Setup(
-            key,
-            trace,
-            replay,
-            (("vllm",) if engine == "vLLM" else ()) + pc.parse_policies(policies or list(pc.BLOCK_TWINS)),
-            log_capacities(int(low), top, int(points)) + (INFINITE,),
-            pc.block_bytes(spec, trace.block_size),
-            model,
-            pc.memory_price(hardware.gpu(gpu)),
-            None if sample == "exact" or "sample" not in live else float(sample.rstrip("%")) / 100,
-        )
-    capped = f" (capped at the trace's {replay.n_nodes:,} distinct prefixes)" if top < high else ""
-    memory = (
-        f" · one block = {setup.bytes_per_block / pc.GIB * 1024:,.1f} MiB of {model} KV · capacities "
-        f"{low:,}–{top:,} blocks{capped}"
-        if "capacities" in live
-        else ""
-    )
-    st.caption(
-        f"**{plain(trace.name)}** · {trace.n_requests:,} requests · {replay.accesses:,} block "
-        f"accesses · {replay.n_nodes:,} distinct prefixes of {trace.block_size:,} tokens{memory}"
-    )
+    choice = controls.cache_controls(view, engine)
+    setup = controls.setup(choice, trace, engine)
+    controls.trace_caption(setup, choice, view)
     with user_errors():
         return {
             "Curves": views.curves_view,
@@ -173,9 +69,7 @@ engine = (
         required=True,
         key="prefix_engine",
         bind="query-params",
-        disabled=view == "Prefix tree",
-        help="SGLang's radix tree, or vLLM's block pool beside it."
-        + (" Not used by this view." if view == "Prefix tree" else ""),
+        **controls.unused("engine", "SGLang's radix tree, or vLLM's block pool beside it.", view=view, engine=""),
     )
     or ENGINES[0]
 )
