@@ -314,30 +314,41 @@ class Price:
 
 
 GPU_PRICES: dict[str, Price] = {
-    "h100": Price(2.99, "$/GPU·h", "Lambda on-demand H100 SXM, 2025 list price"),
-    "h200": Price(3.50, "$/GPU·h", "Nebius on-demand H200, 2025 list price"),
-    "a100": Price(1.79, "$/GPU·h", "Lambda on-demand A100 80 GB SXM, 2025 list price"),
-    "a40": Price(0.44, "$/GPU·h", "RunPod secure cloud A40, 2025 list price"),
-    "gh200": Price(1.49, "$/GPU·h", "Lambda on-demand GH200, 2025 list price"),
-    "mi300x": Price(2.00, "$/GPU·h", "AMD MI300X at neoclouds, about $2 in 2025"),
+    "h100": Price(3.99, "$/GPU·h", "RunPod Secure Cloud, H100 SXM 80 GB on demand, as listed Nov 2026"),
+    "h200": Price(4.59, "$/GPU·h", "RunPod Secure Cloud, H200 141 GB on demand, as listed Oct 2026"),
+    "a100": Price(1.79, "$/GPU·h", "RunPod Secure Cloud, A100 SXM 80 GB on demand, as listed Nov 2026"),
+    "a40": Price(0.44, "$/GPU·h", "RunPod Secure Cloud, A40 48 GB on demand, as listed Aug 2026"),
+    "gh200": Price(2.29, "$/GPU·h", "Lambda, 1× GH200 96 GB on demand, as listed Sep 2026"),
+    "mi300x": Price(2.59, "$/GPU·h", "DigitalOcean, 1× MI300X 192 GB GPU Droplet on demand, as listed Oct 2026"),
 }
-"""Dollars per GPU-hour, per device: an A40 does not cost what an H100 does."""
+"""Dollars per GPU-hour, per device: an A40 does not cost what an H100 does. One provider's list
+(RunPod's Secure Cloud) wherever it rents the GPU, so the GPUs compare at one provider's prices."""
+
+# AWS EC2 on-demand, us-east-1, Linux: an instance with the extra device less the same instance without it.
+_R7I_XLARGE, _C7I_XLARGE, _EXTRA_DRAM_GIB = 0.2646, 0.1785, 24  # 4 vCPUs each: 32 GiB and 8 GiB of memory
+_I4I_XLARGE, _R6I_XLARGE, _NVME_GB = 0.343, 0.252, 937  # 4 vCPUs and 32 GiB each; i4i adds 937 GB of NVMe
 
 DRAM_PRICE = Price(
-    0.0036, "$/GB·h", "AWS us-east-1 on-demand: r7i.xlarge costs $0.0861/h more than c7i.xlarge for 24 GB more memory"
+    round((_R7I_XLARGE - _C7I_XLARGE) / (_EXTRA_DRAM_GIB * 2**30 / GB), 6),
+    "$/GB·h",
+    f"AWS EC2 on demand, us-east-1: r7i.xlarge (${_R7I_XLARGE}/h) less c7i.xlarge (${_C7I_XLARGE}/h) "
+    f"for {_EXTRA_DRAM_GIB} GiB more memory, as listed Apr 2026",
 )
 """Host DRAM, priced as memory in a server (not as secondary storage)."""
 
 SSD_PRICE = Price(
-    0.10, "$/TB·h", "AWS us-east-1 on-demand: i4i.xlarge costs $0.091/h more than r6i.xlarge for 937 GB of local NVMe"
+    round((_I4I_XLARGE - _R6I_XLARGE) / (_NVME_GB * GB / TB), 4),
+    "$/TB·h",
+    f"AWS EC2 on demand, us-east-1: i4i.xlarge (${_I4I_XLARGE}/h) less r6i.xlarge (${_R6I_XLARGE}/h) "
+    f"for {_NVME_GB} GB of local NVMe, as listed Sep 2026",
 )
 """Local NVMe SSD."""
 
-UNKNOWN_GPU_PRICE = Price(2.0, "$/GPU·h", "the course notes' GPU-hour (lecture 27 §1.3; no list price for this GPU)")
+UNKNOWN_GPU_PRICE = Price(2.0, "$/GPU·h", "estimate: the course notes' round $2 per GPU-hour (no list price found)")
 
 
 def gpu_price(g: GPUSpec) -> Price:
-    """The default price of one GPU-hour of ``g`` (an edited or custom GPU gets the lecture's $2/h)."""
+    """The default price of one GPU-hour of ``g`` (an edited or custom GPU gets the estimate of $2/h)."""
     return GPU_PRICES.get(g.name, UNKNOWN_GPU_PRICE)
 
 

@@ -1,6 +1,7 @@
 """Presets, KV size arithmetic, the paper-GPU prefill model and preset-table validation."""
 
 import math
+import re
 
 import pandas as pd
 import pytest
@@ -136,3 +137,36 @@ def test_fp8_variant_halves_kv():
     m = hw.with_variant(hw.model("llama-3-8b"), bytes_per_value=1)
     assert m.kv_bytes_per_token == 65_536
     assert math.isclose(hw.link("nvme").effective_bytes_s, 5.6e9)
+
+
+# ---- prices ---------------------------------------------------------------------------------------
+
+LISTED = r"as listed (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) 20\d\d$"
+
+
+@pytest.mark.parametrize("price", [*hw.GPU_PRICES.values(), hw.DRAM_PRICE, hw.SSD_PRICE], ids=lambda p: p.source)
+def test_every_default_price_names_where_and_when_it_was_listed(price):
+    assert re.search(LISTED, price.source)
+
+
+def test_a_price_without_a_source_says_it_is_an_estimate():
+    assert hw.UNKNOWN_GPU_PRICE.source.startswith("estimate: ")
+    custom = hw.GPUSpec("my-gpu", 500.0, 2.0, 64)
+    assert hw.gpu_price(custom) == hw.UNKNOWN_GPU_PRICE
+    assert hw.gpu_price(hw.gpu("a40")).value == 0.44
+
+
+def test_dram_and_ssd_are_the_price_difference_their_sources_name():
+    """DRAM: r7i.xlarge less c7i.xlarge for 24 GiB; SSD: i4i.xlarge less r6i.xlarge for 937 GB (AWS)."""
+    assert hw.DRAM_PRICE.value == round((0.2646 - 0.1785) / (24 * 2**30 / 1e9), 6) == 0.003341
+    assert hw.SSD_PRICE.value == round((0.343 - 0.252) / 0.937, 4) == 0.0971
+    assert all(f"${v}/h" in hw.DRAM_PRICE.source for v in (0.2646, 0.1785))
+    assert all(f"${v}/h" in hw.SSD_PRICE.source for v in (0.343, 0.252))
+
+
+def test_hbm_costs_its_own_gpu_hour_per_gib():
+    per_gib = {g: hw.DevicePrices.for_gpu(hw.gpu(g)).hbm_per_gib_hour(hw.gpu(g)) for g in hw.GPUS}
+    assert per_gib["h100"] == pytest.approx(3.99 / (80e9 / 2**30))
+    assert min(per_gib, key=per_gib.get) == "a40" and max(per_gib, key=per_gib.get) == "h100"
+    dram = hw.DevicePrices.for_gpu(hw.gpu("a40")).dram_per_gib_hour()
+    assert dram == pytest.approx(0.003341 * 2**30 / 1e9) and per_gib["a40"] / dram > 2

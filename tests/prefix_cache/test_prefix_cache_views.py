@@ -49,8 +49,8 @@ def test_memory_in_gib_and_its_price():
     bpb = block_bytes(model("llama-3-8b"), 512)
     assert bpb == 131072 * 512 == 64 * 2**20
     price = memory_price(gpu("h100"))
-    assert price.hbm == pytest.approx(2.99 / (80e9 / GIB))  # an H100's own GPU-hour
-    assert price.dram == pytest.approx(0.0036 * GIB / 1e9)  # server DRAM, not secondary storage
+    assert price.hbm == pytest.approx(3.99 / (80e9 / GIB))  # an H100's own GPU-hour
+    assert price.dram == pytest.approx(0.003341 * GIB / 1e9)  # server DRAM, not secondary storage
     assert memory_price(gpu("a40")).hbm == pytest.approx(0.44 / (48e9 / GIB))
 
 

@@ -29,11 +29,11 @@ def test_weights_that_do_not_fit_are_named():
 
 def test_cost_per_hour_prices_each_device():
     cfg = TierConfig("llama-3-8b", "h100", gpus=8, tp=8, dram_gib=1000, ssd_gib=4000, instances=2)
-    expected = 2 * (8 * 2.99 + 1000 * GIB / 1e9 * 0.0036 + 4000 * GIB / 1e12 * 0.10)
+    expected = 2 * (8 * 3.99 + 1000 * GIB / 1e9 * 0.003341 + 4000 * GIB / 1e12 * 0.0971)
     assert cfg.cost_per_hour() == pytest.approx(expected, rel=1e-12)
     remote = TierConfig("llama-3-8b", "h100", dram_gib=10, remote_gib=500, instances=3)
     assert remote.storage == "remote"
-    assert remote.cost_per_hour() == pytest.approx(3 * (2.99 + 10 * GIB / 1e9 * 0.0036) + 500 * GIB / 1e9 * 0.0036)
+    assert remote.cost_per_hour() == pytest.approx(3 * (3.99 + 10 * GIB / 1e9 * 0.003341) + 500 * GIB / 1e9 * 0.003341)
 
 
 def test_gpu_memory_is_priced_per_device():
