@@ -13,6 +13,16 @@ from kvviz.radix.replay import ReplayConfig, hit_counts_decide
 from ui.radix_controls import BY_TITLE, LIMITS, TREES, apply_suggested, preset_settings
 
 
+def off_unless(used: bool, why: str, help_text: str) -> dict:
+    """``disabled`` and ``help`` for a control: off unless ``used``, its reason first ("Not used here: ...")."""
+    return {"disabled": not used, "help": help_text if used else f"Not used here: {why}\n\n{help_text}"}
+
+
+def hiradix_only(kind: str, help_text: str) -> dict:
+    """A HiCache control: off on the RadixCache, which has no CPU tier."""
+    return off_unless(kind == "hiradix", "only the HiRadixCache has a CPU tier; pick it under Tree.", help_text)
+
+
 def sidebar() -> tuple[str, Preset, ReplayConfig]:
     """The sidebar's controls; the script's source ("Preset", "Type" or "Trace"), the preset and the configuration."""
     with st.sidebar:
@@ -33,7 +43,11 @@ def sidebar() -> tuple[str, Preset, ReplayConfig]:
                     key="radix_preset",
                     bind="query-params",
                     on_change=apply_suggested,
-                    disabled=source == "Trace",
+                    **off_unless(
+                        source != "Trace",
+                        "the requests come from the trace.",
+                        "A worked script, with the cache settings it was written for.",
+                    ),
                 )
             ]
         ]
@@ -51,14 +65,12 @@ def sidebar() -> tuple[str, Preset, ReplayConfig]:
         device = st.number_input(
             "GPU capacity (tokens)", *LIMITS["radix_device"], key="radix_device", bind="query-params"
         )
-        only_hi = " Only the HiRadixCache has a CPU tier: pick it under Tree to use this." if kind != "hiradix" else ""
         host = st.number_input(
             "CPU capacity (tokens)",
             *LIMITS["radix_host"],
             key="radix_host",
             bind="query-params",
-            disabled=kind != "hiradix",
-            help="CPU (host) memory for HiCache's second tier." + only_hi,
+            **hiradix_only(kind, "CPU (host) memory for HiCache's second tier."),
         )
         page = st.number_input("Page size (tokens)", *LIMITS["radix_page"], key="radix_page", bind="query-params")
         policy = st.selectbox("Eviction policy", POLICIES, key="radix_policy", bind="query-params")
@@ -67,8 +79,7 @@ def sidebar() -> tuple[str, Preset, ReplayConfig]:
             WRITE_POLICIES,
             key="radix_write",
             bind="query-params",
-            disabled=kind != "hiradix",
-            help="When a node gets its CPU copy (HiCache)." + only_hi,
+            **hiradix_only(kind, "When a node gets its CPU copy (HiCache)."),
         )
         st.header("Scheduler")
         suggested = preset_settings(preset.title)
@@ -80,17 +91,18 @@ def sidebar() -> tuple[str, Preset, ReplayConfig]:
             *LIMITS["radix_threshold"],
             key="radix_threshold",
             bind="query-params",
-            disabled=not strata,
-            help="Strata's delay-hit threshold." + ("" if strata else " Turn deferral on to use it."),
+            **off_unless(strata, "Turn deferral on to use it.", "Strata's delay-hit threshold."),
         )
         auto_ack = st.toggle(
             "Acknowledge transfers every round",
             suggested["radix_ack"],
             key="radix_ack",
             bind="query-params",
-            disabled=kind != "hiradix",
-            help="SGLang checks finished host writes and loads once per scheduler loop; until then the "
-            "node stays locked. " + glossary.define("lock_ref") + only_hi,
+            **hiradix_only(
+                kind,
+                "SGLang checks finished host writes and loads once per scheduler loop; until then the node stays "
+                "locked. " + glossary.define("lock_ref"),
+            ),
         )
         legacy = st.toggle(
             "Legacy hit counts",
