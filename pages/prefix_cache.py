@@ -56,23 +56,25 @@ frame.header(
     "How much KV a serving engine's prefix cache reuses from a trace, beside a block cache "
     "with the same policy and memory.",
 )
-# An empty URL value (``prefix_view=``) leaves a required control unset: it stands for the default.
-view = (
-    st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="prefix_view", bind="query-params")
-    or VIEWS[0]
-)
-engine = (
-    st.segmented_control(
-        "Engine",
-        ENGINES,
-        default=ENGINES[0],
-        required=True,
-        key="prefix_engine",
-        bind="query-params",
-        **controls.unused("engine", "SGLang's radix tree, or vLLM's block pool beside it.", view=view, engine=""),
+# An empty URL value (``prefix_view=``) leaves a required control unset: it stands for the default. The view and
+# the engine share a row, so that a stepped view's figure starts higher on the first screen.
+with st.container(horizontal=True, gap="large"):
+    view = (
+        st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="prefix_view", bind="query-params")
+        or VIEWS[0]
     )
-    or ENGINES[0]
-)
+    engine = (
+        st.segmented_control(
+            "Engine",
+            ENGINES,
+            default=ENGINES[0],
+            required=True,
+            key="prefix_engine",
+            bind="query-params",
+            **controls.unused("engine", "SGLang's radix tree, or vLLM's block pool beside it.", view=view, engine=""),
+        )
+        or ENGINES[0]
+    )
 # The view draws into one container, so the teaching text, notes and paper table after it keep their place on
 # the page and a view switch does not remount them (Streamlit keys an element by its position).
 with st.container():
@@ -84,10 +86,9 @@ if rows:
     frame.paper_vs_sim(
         rows,
         note=(
-            "The reference rows were measured on **Mooncake's conversation trace** (prefix against block LRU); the "
-            "synthetic and example traces are other workloads, so the gap agrees only as far as they do. Tair "
-            "KVCache's LiteHit README (§10) works five requests through two blocks by hand; this page replays the "
-            "same five with its own kernels. LiteHit's tail-first LRU equals SGLang's leaf-only LRU here because "
-            "every node is one block."
+            "Tair KVCache's LiteHit README (§10) works five requests through two blocks by hand; this page "
+            "replays the same five with its own kernels, so the counts must match exactly. LiteHit's tail-first LRU "
+            "equals SGLang's leaf-only LRU here because every node is one block. The memory prices are the course "
+            "notes', which the Ledger page uses too: inputs, not results."
         ),
     )

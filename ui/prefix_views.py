@@ -6,6 +6,7 @@ an underscore name; progress bars live in the page through ``ui.work.stepped``.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,7 @@ from kvviz.prefix_cache.prefix_tree import PrefixTree, hottest, prefix_tree, tre
 from kvviz.prefix_cache.sampling import SampledCurves, sampled_sweep
 from kvviz.prefix_cache.views import Curves, compare_curves
 from kvviz.traces import Trace
-from ui import figures, keys
+from ui import figures, frame, keys
 from ui.tables import download_csv
 from ui.work import confirm_cost, stepped
 
@@ -228,15 +229,22 @@ def curves_view(s: Setup) -> tuple[list[str], list[dict]]:
 @st.fragment
 def _example_step(example: Example, source: str) -> None:
     """The step controls (◀ ▶, ← →, Play), both caches after that step and the requests so far: a step
-    reruns only this."""
-    step = keys.step_controls("prefix_step", len(example.steps), "Step (requests served)", bind="query-params")
-    now = example.steps[step]
-    st.markdown(
-        ("**Empty caches**" if now.request == 0 else f"**After request {now.request}: {'·'.join(now.keys)}**")
-        + f" — {example.capacity} blocks of cache each. Filled blue = cached; outline green = hit in this "
-        "request, red = missed." + (" ▶ or → serves the first request." if now.request == 0 else "")
-    )
-    figures.figure("prefix_cache.fig_example", example, step, key="prefix_example")
+    reruns only this. In presenter mode the controls and the step's words go beside the figure, so that
+    the figure, the words and the arrows fit the first screen of a projector."""
+    presenting = frame.presenter()
+    figure_col, say_col = st.columns([3, 2]) if presenting else (nullcontext(),) * 2
+    with say_col:
+        step = keys.step_controls(
+            "prefix_step", len(example.steps), "Step (requests served)", stacked=presenting, bind="query-params"
+        )
+        now = example.steps[step]
+        st.markdown(
+            ("**Empty caches**" if now.request == 0 else f"**After request {now.request}: {'·'.join(now.keys)}**")
+            + f" — {example.capacity} blocks of cache each. Filled blue = cached; outline green = hit in this "
+            "request, red = missed." + (" ▶ or → serves the first request." if now.request == 0 else "")
+        )
+    with figure_col:
+        figures.figure("prefix_cache.fig_example", example, step, key="prefix_example")
     left, right = (f"{side}: hits" for side in example.sides)
     rows = [
         {"request": s.request, "blocks": "·".join(s.keys), left: s.block_hits, right: s.prefix_hits}

@@ -353,6 +353,12 @@ TITLE_PAD_PX = 10  # from the figure's top edge to its title
 MULTILINE_RISE = 0.75  # of a line, how far plotly.js raises a title per line past its first (measured 0.7)
 TITLE_SHARE = 0.85  # of the figure's width, what a title may fill (plotly starts it 5% in)
 HTML_TAG = re.compile(r"<[^>]+>")
+LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
+def _text_lines(text: str) -> list[str]:
+    """An annotation's lines as drawn: split at ``<br>``, tags removed."""
+    return [HTML_TAG.sub("", line) for line in LINE_BREAK.split(text)]
 
 
 @dataclass
@@ -402,7 +408,7 @@ def _label_box(fig: go.Figure, annotation, base: int, plot_px: float) -> _Label 
     low, high, start, width = frame
     px_per_unit = width * plot_px / (high - low)
     at = (start + width * (annotation.x - low) / (high - low)) * plot_px
-    text_px = len(HTML_TAG.sub("", annotation.text)) * CHAR_EM * (annotation.font.size or base)
+    text_px = max(map(len, _text_lines(annotation.text))) * CHAR_EM * (annotation.font.size or base)
     anchor = annotation.xanchor or "auto"
     if anchor == "auto":
         share = at / plot_px
@@ -435,7 +441,7 @@ def _font_px(annotation, base: int) -> float:
 
 def _stack_above(fig: go.Figure, base: int, plot_px: float) -> float:
     """Set the labels above the plot in rows so that none overlaps another at the narrowest figure,
-    each kept inside the plot's width (a row as tall as their largest font); returns the height
+    each kept inside the plot's width (a row as tall as their largest font and most lines); returns the height
     (px) they take above the plot, their own shifts included (0 when there are none)."""
     labels = [b for a in fig.layout.annotations if _above(a) and (b := _label_box(fig, a, base, plot_px))]
     for label in labels:  # inside the plot's width: a label past its edge is cut or meets the legend
@@ -444,7 +450,8 @@ def _stack_above(fig: go.Figure, base: int, plot_px: float) -> float:
             label.annotation.x += shift / label.px_per_unit
             label.left, label.right = label.left + shift, label.right + shift
     rows = stack_rows([(b.left, b.right) for b in labels], gap=base / 2)
-    line = max((_font_px(b.annotation, base) for b in labels), default=base) * LINE_EM
+    lines = max((len(_text_lines(b.annotation.text)) for b in labels), default=1)
+    line = max((_font_px(b.annotation, base) for b in labels), default=base) * LINE_EM * lines  # a row's height
     for label, row in zip(labels, rows, strict=True):
         if row:
             label.annotation.yshift = (label.annotation.yshift or 0) + row * line

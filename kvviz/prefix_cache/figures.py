@@ -233,8 +233,8 @@ def fig_example(example: Example, step: int) -> go.Figure:
     done = example.steps[1 : step + 1]
     left, right = example.sides
     titles = (
-        f"<b>{left}</b>: {sum(s.block_hits for s in done)} prefix hits so far",
-        f"<b>{right}</b>: {sum(s.prefix_hits for s in done)} prefix hits so far",
+        f"<b>{left}</b><br>{sum(s.block_hits for s in done)} prefix hits so far",
+        f"<b>{right}</b><br>{sum(s.prefix_hits for s in done)} prefix hits so far",
     )
     fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.08)
     fig.update_annotations(yshift=8, font_size=17)
@@ -275,7 +275,7 @@ def fig_example(example: Example, step: int) -> go.Figure:
         )
     fig.update_xaxes(visible=False, range=[-0.5, max(p[0] for p in pos) + 0.5])
     fig.update_yaxes(visible=False, autorange="reversed")
-    fig.update_layout(height=400)
+    fig.update_layout(height=280)  # presenter mode's taller figure still fits a projector's first screen
     return fig
 
 
