@@ -1,5 +1,6 @@
 """Presenter mode in headless Chromium: ``?presenter=1`` in a fresh context, the link bar, keyboard
-stepping and Play on the radix page, and the stepped view in the first screen. The font sizes of every
+stepping and Play on the radix page, and the stepped views (radix, the prefix cache's worked example) in
+the first screen. The font sizes of every
 view (``projector_faults``) and the presenting screenshots are taken by test_layout_browser.py, which
 opens every view in presenter mode anyway."""
 
@@ -127,24 +128,33 @@ def test_play_steps_the_radix_page_by_itself_and_stops(projector: Page, app_url:
     assert_no_exception(projector)
 
 
-# Where the stepped view's parts are on the screen: the step's heading, ▶, and the figure (null if absent).
-STEPPED_PARTS = """() => {
+# Where a stepped view's parts are on the screen: the step's words (the first heading or paragraph matching
+# ``words``), ▶, the figure and the radix page's metric cards (null where absent).
+STEPPED_PARTS = """(words) => {
   const box = e => { if (!e) return null; const b = e.getBoundingClientRect(); return {top: b.top, bottom: b.bottom}; };
-  const heading = [...document.querySelectorAll('h4')].find(h => /^Step \\d+ of/.test(h.innerText));
-  const next = [...document.querySelectorAll('[data-testid=stMain] button')].find(b => b.innerText.trim() === '▶');
-  return {heading: box(heading), next: box(next), figure: box(document.querySelector('.js-plotly-plot'))};
+  const main = document.querySelector('[data-testid=stMain]');
+  const said = [...main.querySelectorAll('h4, p')].find(e => new RegExp(words).test(e.innerText));
+  const next = [...main.querySelectorAll('button')].find(b => b.innerText.trim() === '▶');
+  return {words: box(said), next: box(next), figure: box(main.querySelector('.js-plotly-plot')),
+          cards: box(main.querySelector('.st-key-radix_cards'))};
 }"""
+STEPPED = [
+    ("radix", "radix_step=5", "^Step \\d+ of", {"words", "next", "figure", "cards"}),
+    ("prefix_cache", "prefix_view=Worked+example&prefix_step=3", "^After request 3", {"words", "next", "figure"}),
+]
 
 
-def test_the_radix_step_fits_the_first_screen_in_presenter_mode(page: Page, app_url: str):
-    """At 1366 × 768 and 1920 × 1080: the tree, the step's words and the arrows, with no scroll."""
+@pytest.mark.parametrize(("stem", "query", "words", "parts"), STEPPED, ids=[s for s, *_ in STEPPED])
+def test_a_stepped_view_fits_the_first_screen_in_presenter_mode(page: Page, app_url: str, stem, query, words, parts):
+    """At 1366 × 768 and 1920 × 1080: the figure, the step's words, the arrows and (radix) the cards that
+    say what the step did, with no scroll."""
     page.set_viewport_size({"width": 1366, "height": 768})
-    open_page(page, app_url, "radix", "presenter=1&radix_step=5")
+    open_page(page, app_url, stem, f"presenter=1&{query}")
     assert_no_exception(page)
     for size in ({"width": 1366, "height": 768}, PROJECTOR):
         page.set_viewport_size(size)
         wait_idle(page)
-        parts = page.evaluate(STEPPED_PARTS)
-        assert all(parts.values()), parts
-        outside = {k: v for k, v in parts.items() if v["top"] < 0 or v["bottom"] > size["height"]}
+        found = page.evaluate(STEPPED_PARTS, words)
+        assert {k for k, v in found.items() if v} == parts, found
+        outside = {k: v for k, v in found.items() if v and (v["top"] < 0 or v["bottom"] > size["height"])}
         assert not outside, f"below the first screen at {size['width']}×{size['height']}: {outside}"
