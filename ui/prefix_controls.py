@@ -24,6 +24,7 @@ SAMPLES = ("exact", "50%", "20%", "10%")
 LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]  # 1 … 5,000,000 blocks
 TREE_VIEW = "Prefix tree"
 CURVES_VIEW = "Curves"
+OWN_POLICY_VIEWS = ("Per request", "Over time")  # each picks the policies it draws above its figure
 SAMPLE_HELP = (
     "SHARDS over whole requests: keep a request when its first block's hash falls in the sampled share; "
     "replay at the scaled capacity."
@@ -35,6 +36,8 @@ def why_unused(control: str, view: str, engine: str) -> str | None:
     ``view`` under ``engine``; ``None`` when it can."""
     if view == TREE_VIEW:
         return "Not used here: the prefix tree is the trace's own, the same for any cache, engine or model."
+    if control == "policies" and view in OWN_POLICY_VIEWS:
+        return "Not used here: this view replays the policy you pick above its figure."
     if control == "gpu" and view != CURVES_VIEW:
         return "Not used here: only the Curves view prices the memory."
     if control == "sample" and view != CURVES_VIEW:

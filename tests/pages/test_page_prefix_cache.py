@@ -6,10 +6,8 @@ import json
 
 import pytest
 
-from kvviz.common import hardware
 from kvviz.traces.workload import WorkloadConfig, generate
 from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace
-from tests.pages.page_controls import assert_each_changes_the_view
 
 EXAMPLE = {"prefix_source": "Example", "prefix_points": "6", "prefix_range": ["100", "10k"]}
 
@@ -159,34 +157,6 @@ def test_the_curves_from_a_request_sample_say_so_and_their_ceiling_error():
     assert "kept whole, grouped by where they leave the" in note and "infinite-cache ceiling" in note
     assert "may be off by up to" in note
     assert len(at.get("plotly_chart")) == 2
-
-
-def test_every_control_of_each_view_changes_what_is_shown_and_unused_ones_are_off():
-    at = open_page("prefix_cache", EXAMPLE, timeout=180)
-    assert_each_changes_the_view(
-        at,
-        [
-            ("multiselect", "prefix_policies", ["lru", "fifo"]),
-            ("select_slider", "prefix_range", (100, 5000)),
-            ("slider", "prefix_points", 5),
-            ("selectbox", "prefix_model", "llama-2-7b"),
-            ("selectbox", "prefix_gpu", list(hardware.GPUS)[1]),
-            ("segmented_control", "prefix_sample", "50%"),
-            ("segmented_control", "prefix_view", "Per request"),
-        ],
-    )
-    assert at.selectbox(key="prefix_gpu").disabled and at.segmented_control(key="prefix_sample").disabled
-    assert_each_changes_the_view(at, [("selectbox", "prefix_req_policy", "fifo"), ("select_slider", "prefix_at", 100)])
-    assert_each_changes_the_view(
-        at, [("segmented_control", "prefix_view", "Over time"), ("selectbox", "prefix_heat_a", "fifo")]
-    )
-    assert_each_changes_the_view(
-        at, [("segmented_control", "prefix_view", "Prefix tree"), ("select_slider", "prefix_tree_top", 50)]
-    )
-    assert at.multiselect(key="prefix_policies").disabled and at.slider(key="prefix_points").disabled
-    assert_each_changes_the_view(
-        at, [("segmented_control", "prefix_view", "Worked example"), ("slider", "prefix_step", 1)]
-    )
 
 
 def test_an_empty_view_or_sample_in_the_url_opens_the_default():
