@@ -68,9 +68,9 @@ figures.figure(
 )
 # The tables under the figure, as wide as the page: beside it, projector fonts pushed their numbers out of sight.
 st.markdown("**Time to first token (s)**")
-st.dataframe(tiers.ttft_table(s), width="stretch")
+st.dataframe(tiers.ttft_table(s), width="stretch", column_config=tiers.TTFT_COLUMNS)
 st.markdown("**Where each request's prompt came from**")
-st.dataframe(tiers.token_table(result, storage), width="stretch", column_config={"share": tiers.SHARE})
+st.dataframe(tiers.token_table(result, storage), width="stretch", hide_index=True, column_config=tiers.TOKEN_COLUMNS)
 
 frame.what_to_notice(tiers.notice(s, config, storage))
 

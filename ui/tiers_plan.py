@@ -13,16 +13,28 @@ from dataclasses import astuple
 import pandas as pd
 import streamlit as st
 
-from kvviz.tiers.plan import GRID_COLUMNS, Plan, Reach, default_sizes, pareto_front, plan, reaches, search_replays
+from kvviz.tiers.config import TierConfig
+from kvviz.tiers.plan import Plan, Reach, default_sizes, pareto_front, plan, reaches, search_replays
 from kvviz.tiers.replay import cost
 from kvviz.traces import Trace
 from ui import figures
 from ui.prefix_views import prepared
-from ui.tables import readable
 from ui.tiers import STORAGE_NAMES, Deployment
 from ui.work import confirm_cost, stepped
 
 TIER_NAMES = {"gpu": "GPU memory", "dram": "host DRAM", **STORAGE_NAMES}
+STORAGE_GIB = {"ssd": "SSD, GiB per instance", "remote": "The remote pool, GiB for the whole cluster"}
+REACH_COLUMNS = {
+    "tier": "Tier",
+    "share": st.column_config.NumberColumn("Reaches", format="%d%%", help="This share of an infinite cache's hits."),
+    "needs": st.column_config.TextColumn(
+        "Needs",
+        alignment="right",
+        help="GiB per instance, with the tiers above it as set: none (reached without it) or never.",
+    ),
+    "cost": st.column_config.TextColumn("$ per hour", alignment="right", help="What that capacity costs an hour."),
+}
+"""The capacity table's columns, short enough to read in full at projector size."""
 
 
 @st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
@@ -47,7 +59,7 @@ def search(key: str, trace: Trace, chosen: Deployment, target: float) -> Plan:
     confirm_cost(cost(replay, search_replays(replay, len(dram) * len(storage))), "tiers_plan")
     plain = astuple(chosen)
     done = stepped(
-        lambda d: "Finding each tier's capacities…" if d is None else f"Trying {d:,.4g} GiB of DRAM…",
+        lambda d: "Finding each tier's capacities…" if d is None else f"Trying {gib(d)} GiB of DRAM…",
         [None, *dram],
         lambda d: capacities_reaching(key, plain, trace) if d is None else grid_row(key, plain, d, trace),
     )
@@ -55,14 +67,22 @@ def search(key: str, trace: Trace, chosen: Deployment, target: float) -> Plan:
     return Plan(config, target, tuple(found), grid, runs + len(grid))
 
 
+def gib(size: float) -> str:
+    """A size in GiB to three figures, in thousands without an exponent: 83.8, 114, 6,220."""
+    return f"{size:,.0f}" if size >= 100 else f"{size:.3g}"
+
+
 def reach_table(plan: Plan) -> pd.DataFrame:
-    """GiB per instance (and $/h) each tier needs for each share of the ceiling."""
-    rows = {}
+    """One row per tier and share of the ceiling: the GiB per instance it needs and what that costs an hour.
+
+    Stacked rather than a tier × share grid: four narrow columns read in full at projector size.
+    """
+    rows = []
     for r in plan.reaches:
-        cell = "never" if r.gib is None else f"{r.gib:,.3g} GiB (${r.cost_per_hour:,.2f}/h)"
-        cell = "reached without it" if r.blocks == 0 else cell
-        rows.setdefault(TIER_NAMES[r.tier], {})[f"{r.share:.0%} of the ceiling"] = cell
-    return pd.DataFrame(rows).T
+        needs = "never" if r.gib is None else "none" if r.blocks == 0 else f"{gib(r.gib)} GiB"
+        cost = "—" if r.gib is None else "$0.00" if r.blocks == 0 else f"${r.cost_per_hour:,.2f}"
+        rows.append({"tier": TIER_NAMES[r.tier], "share": round(100 * r.share), "needs": needs, "cost": cost})
+    return pd.DataFrame(rows, columns=list(REACH_COLUMNS))
 
 
 def mixes(plan: Plan) -> pd.DataFrame:
@@ -71,19 +91,22 @@ def mixes(plan: Plan) -> pd.DataFrame:
     sizes = list(zip(grid["dram_gib"], grid["storage_gib"]))
     on_front = set(zip(*(pareto_front(grid)[c] for c in ("dram_gib", "storage_gib"))))
     return grid.assign(
-        mix=[f"DRAM {d:,.4g} GiB, {storage} {s:,.4g} GiB" for d, s in sizes], front=[p in on_front for p in sizes]
+        mix=[f"DRAM {gib(d)} GiB, {storage} {gib(s)} GiB" for d, s in sizes], front=[p in on_front for p in sizes]
     )
 
 
-def mix_columns(storage: str) -> dict:
-    """How the table of mixes names its columns."""
+def mix_columns(config: TierConfig) -> dict:
+    """How the table of mixes names its columns: short names and rounded numbers, so all eight read in
+    full at projector size (each explained in its tooltip)."""
+    size, storage = st.column_config.NumberColumn, TIER_NAMES[config.storage]
+    seconds = {q: size(f"{q} s", format="%.3f", help=f"TTFT {q}, seconds.") for q in ("p50", "p90", "p99")}
     return {
-        **readable(GRID_COLUMNS),
-        "dram_gib": "DRAM (GiB per instance)",
-        "storage_gib": f"{storage} (GiB per instance)",
-        "cost_per_hour": st.column_config.NumberColumn("$ per hour", format="%.2f"),
-        "hit_ratio": st.column_config.NumberColumn("Hit ratio", format="percent"),
-        "front": "On the front",
+        "dram_gib": size("DRAM", format="%.4g", help="Host DRAM, GiB per instance."),
+        "storage_gib": size(storage.removeprefix("the "), format="%.4g", help=f"{STORAGE_GIB[config.storage]}."),
+        "cost_per_hour": size("$/h", format="$%.2f", help="What the deployment costs an hour."),
+        "hit_ratio": size("Hits", format="%.0f%%", help="Share of block accesses that hit a tier."),
+        **{f"ttft_{q}_s": column for q, column in seconds.items()},
+        "front": st.column_config.CheckboxColumn("Front", help="On the cost–TTFT front: no mix is cheaper and faster."),
     }
 
 
@@ -94,7 +117,7 @@ def section(key: str, trace: Trace, chosen: Deployment, target: float) -> None:
         "**Capacity of each tier that reaches a share of an infinite cache's hits** "
         "(per instance, with the tiers above it as set)"
     )
-    st.dataframe(reach_table(plan), width="stretch")
+    st.dataframe(reach_table(plan), width="stretch", hide_index=True, column_config=REACH_COLUMNS)
     best, storage = plan.best, TIER_NAMES[plan.config.storage]
     if best is None:
         fastest = plan.grid.sort_values("ttft_p90_s").iloc[0]
@@ -105,22 +128,23 @@ def section(key: str, trace: Trace, chosen: Deployment, target: float) -> None:
         )
     else:
         st.success(
-            f"Cheapest mix that keeps TTFT p90 within {target:g} s: **{best['dram_gib']:,.4g} GiB of DRAM and "
-            f"{best['storage_gib']:,.4g} GiB of {storage} per instance**, at ${best['cost_per_hour']:,.2f} per hour "
+            f"Cheapest mix that keeps TTFT p90 within {target:g} s: **{gib(best['dram_gib'])} GiB of DRAM and "
+            f"{gib(best['storage_gib'])} GiB of {storage} per instance**, at ${best['cost_per_hour']:,.2f} per hour "
             f"(p90 {best['ttft_p90_s']:.3g} s, hit ratio {best['hit_ratio']:.1%}).",
             icon=":material/check_circle:",
         )
     table = mixes(plan)
     figures.figure("tiers.fig_pareto", table, target, key="tiers_pareto")
     st.markdown("\n".join(f"- {point}" for point in notice(plan, target)))
-    with st.expander("Every mix tried"):
-        st.dataframe(table.drop(columns="mix"), column_config=mix_columns(storage), width="stretch", hide_index=True)
+    with st.expander("Every mix tried (sizes in GiB)"):
+        tried = table.drop(columns="mix").assign(hit_ratio=100 * table["hit_ratio"])  # in percent, as its column says
+        st.dataframe(tried, column_config=mix_columns(plan.config), width="stretch", hide_index=True)
 
 
 def notice(plan: Plan, target: float) -> list[str]:
     """ "What to notice" read off the search."""
     gpu90 = next(r for r in plan.reaches if r.tier == "gpu" and r.share == 0.9)
-    where = "never, even holding every prefix" if gpu90.gib is None else f"at {gpu90.gib:,.3g} GiB per instance"
+    where = "never, even holding every prefix" if gpu90.gib is None else f"at {gib(gpu90.gib)} GiB per instance"
     prices, front = plan.config.prices, pareto_front(plan.grid)
     hbm, dram = prices.hbm_per_gib_hour(plan.config.gpu), prices.dram_per_gib_hour()
     points = [

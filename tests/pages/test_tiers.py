@@ -11,6 +11,7 @@ from kvviz.tiers.plan import plan
 from kvviz.tiers.replay import replay
 from kvviz.traces.workload import WorkloadConfig, generate
 from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace, shown
+from ui.tiers_plan import gib
 
 SMALL = {"tiers_source": "Synthetic", "tiers_requests": "300"}
 DEFAULTS = dict(model="llama-3-8b", gpu="h100", dram_gib=256.0, ssd_gib=2048.0)  # the sidebar's
@@ -34,7 +35,8 @@ def test_the_page_shows_the_replay_and_the_plan_of_its_trace():
     at = open_page("tiers", SMALL, timeout=300)
     assert_clean(at)
     trace = generate(WorkloadConfig(requests=300))
-    s = replay(trace, TierConfig(**DEFAULTS)).summary()
+    result = replay(trace, TierConfig(**DEFAULTS))
+    s = result.summary()
     metrics = _metrics(at)
     assert metrics["Hit ratio"] == f"{s['hit_ratio']:.1%}"
     assert metrics["Hits from host DRAM"] == f"{s['hit_blocks']['dram'] / s['accesses']:.1%}"
@@ -47,9 +49,12 @@ def test_the_page_shows_the_replay_and_the_plan_of_its_trace():
     expected = plan(trace, TierConfig(**DEFAULTS), 2.0, workers=1)
     [success] = at.success
     assert f"${expected.best['cost_per_hour']:,.2f} per hour" in success.value
-    reach = _frame(at, "90% of the ceiling")
+    reach = _frame(at, "needs").set_index(["tier", "share"])
     gpu90 = next(r for r in expected.reaches if r.tier == "gpu" and r.share == 0.9)
-    assert reach.loc["GPU memory", "90% of the ceiling"].startswith(f"{gpu90.gib:,.3g} GiB")
+    assert reach.loc[("GPU memory", 90)].tolist() == [f"{gib(gpu90.gib)} GiB", f"${gpu90.cost_per_hour:,.2f}"]
+    tokens = _frame(at, "tokens").set_index("source")["tokens"]
+    assert tokens.drop("of which cached lower").sum() == result.input_tokens
+    assert tokens["of which cached lower"] == s["tokens"]["recomputed_hits"]
     notes = " ".join(m.value for m in at.markdown)
     assert f"TTFT p90 is {s['ttft_s']['p90']:.3g} s with these tiers" in notes
 
