@@ -2,10 +2,9 @@
 
 import streamlit as st
 
-from kvviz.common import glossary
 from kvviz.common import hardware as hw
 from kvviz.strata import io as sio
-from ui import frame, strata_views
+from ui import frame, ledger_inputs, strata_views
 from ui.errors import user_errors
 
 VIEWS = ("Page size", "Loading-bound", "Balanced batching")
@@ -29,35 +28,13 @@ gpu_unused = {
     VIEWS[2]: NOTES_SETTING,
 }.get(view, "")
 with st.sidebar:
-    name = st.selectbox(
-        "Model",
+    name, gpu_name, mfu = ledger_inputs.model_gpu_mfu(
+        "strata",
         list(hw.MODELS),
-        index=list(hw.MODELS).index("llama-3-8b"),
-        key="strata_model",
-        disabled=bool(model_unused),
-        help=model_unused or "The model whose KV is copied.",
-        **Q,
-    )
-    gpu_name = st.selectbox(
-        "GPU",
         list(hw.GPUS),
-        index=list(hw.GPUS).index("h200"),
-        key="strata_gpu",
-        disabled=bool(gpu_unused),
-        help=gpu_unused or "The GPU that computes the new tokens.",
-        **Q,
-    )
-    mfu = st.number_input(
-        "MFU (model FLOPs utilisation)",
-        0.01,
-        1.0,
-        hw.DEFAULT_MFU,
-        0.05,
-        format="%.3f",
-        key="strata_mfu",
-        disabled=bool(gpu_unused),
-        help=f"{gpu_unused}\n\n{glossary.define('MFU')}".strip(),
-        **Q,
+        ("The model whose KV is copied.", "The GPU that computes the new tokens."),
+        (model_unused, gpu_unused),
+        gpu="h200",
     )
 
 

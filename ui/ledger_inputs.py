@@ -1,4 +1,5 @@
-"""The Ledger page's shared inputs: the editable presets, the sidebar's model, GPU and MFU, and metric cards."""
+"""The Ledger page's shared inputs: the editable presets, the sidebar's model, GPU and MFU (which Strata's page
+shares), and metric cards."""
 
 from __future__ import annotations
 
@@ -43,38 +44,62 @@ def presets() -> tuple[dict[str, hw.ModelSpec], dict[str, hw.GPUSpec], dict[str,
         )
 
 
+def model_gpu_mfu(
+    page: str,
+    models: list[str],
+    gpus: list[str],
+    uses: tuple[str, str],
+    unused: tuple[str, str] = ("", ""),
+    gpu: str | None = None,
+    mfu_note: str = "",
+) -> tuple[str, str, float]:
+    """The model, GPU and MFU controls (keys ``{page}_model``, ``{page}_gpu``, ``{page}_mfu``, in the URL),
+    drawn where the caller is (its sidebar). ``uses`` says what the model and the GPU are for; one that
+    the view does not use is disabled, its reason in ``unused`` shown as its help."""
+    model_unused, gpu_unused = unused
+    name = st.selectbox(
+        "Model", models, key=f"{page}_model", disabled=bool(model_unused), help=model_unused or uses[0], **Q
+    )
+    gpu_name = st.selectbox(
+        "GPU",
+        gpus,
+        index=gpus.index(gpu) if gpu else 0,
+        key=f"{page}_gpu",
+        disabled=bool(gpu_unused),
+        help=gpu_unused or uses[1],
+        **Q,
+    )
+    mfu = st.number_input(
+        "MFU (model FLOPs utilisation)",
+        0.01,
+        1.0,
+        hw.DEFAULT_MFU,
+        0.05,
+        format="%.3f",
+        key=f"{page}_mfu",
+        disabled=bool(gpu_unused),
+        help=f"{gpu_unused}\n\n{glossary.define('MFU')}{mfu_note}".strip(),
+        **Q,
+    )
+    return name, gpu_name, float(mfu)
+
+
 def sidebar(
     models: dict[str, hw.ModelSpec], gpus: dict[str, hw.GPUSpec], model_unused: str = "", gpu_unused: str = ""
 ) -> tuple[str, hw.ModelSpec, hw.Compute]:
     """The sidebar's model, GPU and MFU. One this view does not use is disabled, its help saying why."""
+    uses = (
+        "The model whose KV this view sizes, loads or recomputes.",
+        "The GPU that would recompute the KV (its peak FLOP/s).",
+    )
     with st.sidebar:
-        name = st.selectbox(
-            "Model",
+        name, gpu_name, mfu = model_gpu_mfu(
+            "ledger",
             list(models),
-            key="ledger_model",
-            disabled=bool(model_unused),
-            **Q,
-            help=model_unused or "The model whose KV this view sizes, loads or recomputes.",
-        )
-        gpu_name = st.selectbox(
-            "GPU",
             list(gpus),
-            key="ledger_gpu",
-            disabled=bool(gpu_unused),
-            **Q,
-            help=gpu_unused or "The GPU that would recompute the KV (its peak FLOP/s).",
-        )
-        mfu = st.number_input(
-            "MFU (model FLOPs utilisation)",
-            0.01,
-            1.0,
-            hw.DEFAULT_MFU,
-            0.05,
-            format="%.3f",
-            key="ledger_mfu",
-            disabled=bool(gpu_unused),
-            **Q,
-            help=f"{gpu_unused}\n\n{glossary.define('MFU')} 0.735 reproduces the lecture notes' times.".strip(),
+            uses,
+            (model_unused, gpu_unused),
+            mfu_note=" 0.735 reproduces the lecture notes' times.",
         )
     with user_errors():
         return name, models[name], hw.Compute(gpus[gpu_name], mfu)

@@ -217,30 +217,10 @@ def fig_schedule_bars(results: dict[str, ScheduleResult]) -> go.Figure:
     fig = make_subplots(
         rows=1, cols=2, subplot_titles=("Cache hit ratio (blocks reused)", "Busiest instance ÷ average load")
     )
-    fig.add_trace(
-        go.Bar(
-            x=names,
-            y=hit,
-            marker_color=colors,
-            text=[f"{v:.2f}" for v in hit],
-            textposition="outside",
-            showlegend=False,
-        ),
-        row=1,
-        col=1,
-    )
-    fig.add_trace(
-        go.Bar(
-            x=names,
-            y=imb,
-            marker_color=colors,
-            text=[f"{v:.2f}" for v in imb],
-            textposition="outside",
-            showlegend=False,
-        ),
-        row=1,
-        col=2,
-    )
+    for col, values in enumerate((hit, imb), start=1):
+        text = [f"{v:.2f}" for v in values]
+        bars = go.Bar(x=names, y=values, marker_color=colors, text=text, textposition="outside", showlegend=False)
+        fig.add_trace(bars, row=1, col=col)
     fig.update_yaxes(range=[0, 1.05], row=1, col=1)
     fig.update_yaxes(range=[0, max(imb + [1.0]) * 1.2], row=1, col=2)
     return fig

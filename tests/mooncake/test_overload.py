@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -67,7 +69,7 @@ def test_baseline_wastes_the_prefill_that_early_rejection_refuses():
 def test_prediction_admits_a_request_that_early_rejection_refuses():
     # r0 decodes 1..4 s; r1 arrives at 2.5 with a 2 s prefill, so its decode starts at 4.5: free by then.
     arr = arrivals([0.0, 2.5], [1000, 2000], [30, 10])
-    config = ClusterConfig(**{**ONE_SLOT.__dict__, "t_d_s": 3.0})
+    config = replace(ONE_SLOT, t_d_s=3.0)
     early = totals(arr, config, "early")
     assert (early["rejected_early"], early["completed"]) == (1, 1)
     for policy in ("predict", "oracle"):
@@ -77,7 +79,7 @@ def test_prediction_admits_a_request_that_early_rejection_refuses():
 
 def test_prediction_refuses_what_early_rejection_admits_and_wastes():
     # Two prefill instances: r0 reaches decode at t=2, r1 (admitted on an empty decode pool) at 2.5.
-    config = ClusterConfig(**{**ONE_SLOT.__dict__, "prefill_instances": 2, "t_d_s": 10.0})
+    config = replace(ONE_SLOT, prefill_instances=2, t_d_s=10.0)
     arr = arrivals([0.0, 0.5], [2000, 2000], [100, 100])
     early = totals(arr, config, "early")
     assert (early["rejected_after_prefill"], early["wasted_prefill_s"]) == (1, pytest.approx(2.0))
@@ -87,7 +89,7 @@ def test_prediction_refuses_what_early_rejection_admits_and_wastes():
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_every_policy_rejects_a_request_whose_ttft_would_break_the_slo(policy):
-    config = ClusterConfig(**{**ONE_SLOT.__dict__, "ttft_slo_s": 1.5, "batch_limit": 4})
+    config = replace(ONE_SLOT, ttft_slo_s=1.5, batch_limit=4)
     result = totals(arrivals([0.0, 0.0], [1000, 1000], [5, 5]), config, policy)
     assert (result["rejected_early"], result["completed"]) == (1, 1)
 
@@ -95,18 +97,7 @@ def test_every_policy_rejects_a_request_whose_ttft_would_break_the_slo(policy):
 def test_decode_batch_slows_every_member_and_speeds_up_when_one_leaves():
     # TBT(b) = 0.1 + 0.1 b: both decode at 0.3 s/token from t=1; r0 (5 tokens) leaves at 2.5,
     # r1 then runs alone at 0.2 s/token for its last 5 tokens and leaves at 3.5.
-    config = ClusterConfig(
-        prefill_instances=2,
-        decode_instances=1,
-        batch_limit=4,
-        ttft_slo_s=100,
-        tbt_slo_s=10.0,
-        tbt_base_s=0.1,
-        tbt_per_request_s=0.1,
-        window_s=1.0,
-        sample_s=0.5,
-        prefill=ONE_SLOT.prefill,
-    )
+    config = replace(ONE_SLOT, prefill_instances=2, batch_limit=4, tbt_slo_s=10.0, tbt_per_request_s=0.1, sample_s=0.5)
     result = simulate(arrivals([0.0, 0.0], [1000, 1000], [5, 10]), config, "baseline")
     assert result.outcome.tolist() == [COMPLETED, COMPLETED]
     assert result.finish_s == pytest.approx([2.5, 3.5])
