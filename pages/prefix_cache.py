@@ -56,24 +56,14 @@ frame.header(
     "How much KV a serving engine's prefix cache reuses from a trace, beside a block cache "
     "with the same policy and memory.",
 )
-# An empty URL value (``prefix_view=``) leaves a required control unset: it stands for the default. The view and
-# the engine share a row, so that a stepped view's figure starts higher on the first screen.
+# The view and the engine share a row, so that a stepped view's figure starts higher on the first screen.
 with st.container(horizontal=True, gap="large"):
-    view = (
-        st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="prefix_view", bind="query-params")
-        or VIEWS[0]
-    )
-    engine = (
-        st.segmented_control(
-            "Engine",
-            ENGINES,
-            default=ENGINES[0],
-            required=True,
-            key="prefix_engine",
-            bind="query-params",
-            **controls.unused("engine", "SGLang's radix tree, or vLLM's block pool beside it.", view=view, engine=""),
-        )
-        or ENGINES[0]
+    view = controls.pick_one("View", VIEWS, "prefix_view")
+    engine = controls.pick_one(
+        "Engine",
+        ENGINES,
+        "prefix_engine",
+        **controls.unused("engine", "SGLang's radix tree, or vLLM's block pool beside it.", view=view, engine=""),
     )
 # The view draws into one container, so the teaching text, notes and paper table after it keep their place on
 # the page and a view switch does not remount them (Streamlit keys an element by its position).

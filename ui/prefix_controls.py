@@ -53,6 +53,15 @@ def unused(control: str, help_text: str = "", *, view: str, engine: str) -> dict
     return {"disabled": why is not None, "help": "\n\n".join(filter(None, (why, help_text))) or None}
 
 
+def pick_one(label: str, options: tuple[str, ...], key: str, **kwargs) -> str:
+    """A required choice bound to the URL; its first option when an empty URL value (``key=``) leaves
+    Streamlit's control unset."""
+    return (
+        st.segmented_control(label, options, default=options[0], required=True, key=key, bind="query-params", **kwargs)
+        or options[0]
+    )
+
+
 @dataclass(frozen=True)
 class CacheChoice:
     """What the sidebar's cache controls chose."""
@@ -106,17 +115,11 @@ def cache_controls(view: str, engine: str) -> CacheChoice:
             bind="query-params",
             **off("gpu", "HBM is priced as the GPU-hour it comes with: GPU price ÷ HBM capacity."),
         )
-        sample = (
-            st.segmented_control(
-                "Curves from a sample of requests",
-                SAMPLES,
-                default=SAMPLES[0],
-                required=True,
-                key="prefix_sample",
-                bind="query-params",
-                **off("sample", SAMPLE_HELP + "\n\n" + glossary.define("SHARDS")),
-            )
-            or SAMPLES[0]
+        sample = pick_one(
+            "Curves from a sample of requests",
+            SAMPLES,
+            "prefix_sample",
+            **off("sample", SAMPLE_HELP + "\n\n" + glossary.define("SHARDS")),
         )
     if not policies and why_unused("policies", view, engine) is None:
         st.info("Pick at least one radix eviction policy in the sidebar.")
