@@ -1,5 +1,6 @@
 """Browser: the Tiers page, a rerun after a change, a second visitor, and its copied link reopened
-in a fresh browser with the same deployment and numbers."""
+in a fresh browser with the same deployment and numbers; in presenter mode on a laptop screen every
+table shows all its columns."""
 
 from __future__ import annotations
 
@@ -8,10 +9,20 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.browser import VIEWPORT, assert_no_exception, copy_link, open_link, open_page, screenshot, wait_idle
+from tests.e2e.browser import (
+    VIEWPORT,
+    assert_no_exception,
+    copy_link,
+    open_link,
+    open_page,
+    screenshot,
+    settle,
+    wait_idle,
+)
 
 QUERY = "tiers_source=Synthetic&tiers_requests=300&tiers_gpu=a100"
 CHART_WAIT = 180_000  # a new browser loads plotly's and the tables' bundles slowly on a loaded shared machine
+TABLES = ("TTFT", "where the prompts came from", "capacity of each tier", "every mix tried")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -66,3 +77,25 @@ def test_rerun_second_visitor_and_copied_link(page: Page, browser: Browser, app_
     expect(there.get_by_label("Prefill instances", exact=True)).to_have_value("2")
     assert _cost(there) == two
     fresh.close()
+
+
+def test_every_table_reads_in_full_in_presenter_mode_on_a_laptop(page: Page, app_url: str):
+    """At 1366 × 768 with projector fonts and the sidebar closed, no table needs a sideways scroll."""
+    page.set_viewport_size({"width": 1366, "height": 768})
+    # A grid sizes its columns once, with the font it has then: the home page loads the app's font first,
+    # so the tables are measured in it (in a narrower fallback font a cut table can fit).
+    open_page(page, app_url, "", "presenter=1")
+    page.evaluate("() => document.fonts.ready")
+    open_page(page, app_url, "tiers", QUERY + "&presenter=1", timeout=CHART_WAIT)
+    assert_no_exception(page)
+    page.get_by_text("Every mix tried").click()
+    frames = page.get_by_test_id("stDataFrame")
+    expect(frames).to_have_count(len(TABLES))
+    cut = []
+    for i, name in enumerate(TABLES):
+        grid = frames.nth(i).locator(".dvn-scroller")  # the grid's scroll area: as wide as its columns need
+        grid.scroll_into_view_if_needed()
+        settle(page)  # a grid brought into view has laid out its columns
+        need, shown = grid.evaluate("g => [g.scrollWidth, g.clientWidth]")
+        cut += [f"{name}: needs {need} px, shows {shown}"] if need > shown + 1 else []
+    assert not cut, "; ".join(cut)
