@@ -4,7 +4,7 @@ import streamlit as st
 
 from kvviz.common import hardware as hw
 from kvviz.strata import io as sio
-from ui import frame, ledger_inputs, strata_views
+from ui import frame, ledger_inputs, links, strata_views
 from ui.errors import user_errors
 
 VIEWS = ("Page size", "Loading-bound", "Balanced batching")
@@ -38,7 +38,7 @@ with st.sidebar:
     )
 
 
-@st.fragment
+@links.view_fragment("strata")
 def body() -> None:
     """Everything under the sidebar: a change of the view's own inputs reruns only this part."""
     fitted = sio.paper_overhead_us()

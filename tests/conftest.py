@@ -10,6 +10,15 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 
 
+def pytest_configure(config):
+    """With pytest-xdist workers, the process that starts them compiles every kernel first (see
+    tests/kernels.py), so that no worker, server or pool process compiles one again."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        from tests.kernels import compile_all
+
+        compile_all()
+
+
 @pytest.fixture(autouse=True)
 def _fresh_streamlit_caches(request):
     """A test that runs the app in AppTest starts with empty Streamlit caches: they are

@@ -14,7 +14,7 @@ from kvviz.cachegen import streaming as S
 from kvviz.cachegen.inputs import StreamInputs
 from kvviz.common import glossary
 from ui import cachegen as cached
-from ui import cachegen_inputs, frame
+from ui import cachegen_inputs, frame, links
 from ui.cachegen_codec import STEM
 from ui.errors import user_errors
 from ui.tables import download_csv
@@ -45,7 +45,7 @@ def sweep_of(inputs: StreamInputs, slos: tuple[float, ...]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-@st.fragment
+@links.view_fragment("cachegen")
 def timeline_part(inputs: StreamInputs, setup: S.StreamSetup, bw: S.Bandwidth, settings: dict) -> None:
     """The policies picked, their timeline and per-chunk table: a change of policies reruns only this part."""
     names = S.policy_names(setup)

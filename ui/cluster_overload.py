@@ -13,7 +13,7 @@ from kvviz.common import glossary
 from kvviz.mooncake import overload
 from kvviz.mooncake.overload.report import overload_notes, overload_paper_note
 from kvviz.traces import Trace
-from ui import figures, frame
+from ui import figures, frame, links
 from ui.cluster_controls import slo_sliders
 from ui.errors import user_errors
 from ui.tables import data_table, download_csv
@@ -54,7 +54,7 @@ def run_overload(spec: tuple, config: overload.ClusterConfig, seeds: tuple[int, 
     return runs, overload.summary_table(runs), per_seed[0]["capacity"]
 
 
-@st.fragment
+@links.view_fragment("cluster")
 def policy_part(
     runs: dict[str, list[overload.OverloadResult]],
     table: pd.DataFrame,

@@ -14,7 +14,7 @@ from kvviz.eviction.grid import AUTO_ABOVE, BOUND, INFINITE, ONLINE, POLICIES
 from kvviz.eviction.notes import TIE, leader_at
 from kvviz.traces.model import Trace
 from ui import eviction as cached
-from ui import figures
+from ui import figures, links
 
 LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]  # 1 … 5,000,000 blocks
 FACTORS = [1, 2, 4, 8]
@@ -105,7 +105,7 @@ def cache_controls(trace: Trace) -> CacheControls:
     return CacheControls(policies, low, high, points, factor, prefix, paper, in_range, sampling)
 
 
-@st.fragment
+@links.view_fragment("eviction")
 def over_time_view(
     curve: pd.DataFrame, policies: list[str], key: str, prefix: bool, cache_trace: Trace, finite: list, gap_at: float
 ) -> None:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from kvviz.common import hardware as hw
 from kvviz.ledger import ledger, notes
-from ui import figures, frame, ledger_inputs
+from ui import figures, frame, ledger_inputs, links
 from ui.errors import user_errors
 from ui.ledger_inputs import Q
 from ui.tables import data_table
@@ -35,7 +35,7 @@ def size_view(models: dict, gpus: dict, links: dict) -> None:
     )
 
 
-@st.fragment
+@links.view_fragment("ledger")
 def size_body(models: dict, name: str, m: hw.ModelSpec) -> None:
     """The Size view under the sidebar: its own inputs rerun only this part of the page."""
     c1, c2, c3 = st.columns(3)

@@ -17,8 +17,9 @@ stay in the address bar as plain parameters, which that page ignores.)
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import streamlit as st
@@ -85,6 +86,23 @@ def hidden_params_kept(stem: str) -> Iterator[None]:
         keep_hidden_params(stem)
         raise
     keep_hidden_params(stem)
+
+
+def view_fragment(stem: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """``st.fragment`` for a part of page ``stem`` that draws controls bound to the URL: each of its
+    runs ends, as a full run does, by sending the address with the controls it drew. A full run's
+    address that reaches the browser after the viewer changed a control of this part drops it, and a
+    change here reruns only this part: without this, no later run put it back and a copied link lost it."""
+
+    def decorate(part: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(part)
+        def run(*args, **kwargs) -> None:
+            part(*args, **kwargs)
+            streamlit_private.send_view_url(page_prefix(stem))
+
+        return st.fragment(run)
+
+    return decorate
 
 
 def reset_page(stem: str) -> None:

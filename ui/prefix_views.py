@@ -24,7 +24,7 @@ from kvviz.prefix_cache.prefix_tree import PrefixTree, hottest, prefix_tree, tre
 from kvviz.prefix_cache.sampling import SampledCurves, sampled_sweep
 from kvviz.prefix_cache.views import Curves, compare_curves
 from kvviz.traces import Trace
-from ui import figures, frame, keys
+from ui import figures, frame, keys, links
 from ui.tables import download_csv
 from ui.work import confirm_cost, stepped
 
@@ -226,7 +226,7 @@ def curves_view(s: Setup) -> tuple[list[str], list[dict]]:
     return notes, pc.paper_rows(example.prefix_total, example.block_total)
 
 
-@st.fragment
+@links.view_fragment("prefix_cache")
 def _example_step(example: Example, source: str) -> None:
     """The step controls (◀ ▶, ← →, Play), both caches after that step and the requests so far: a step
     reruns only this. In presenter mode the controls and the step's words go beside the figure, so that

@@ -13,7 +13,7 @@ import streamlit as st
 
 from kvviz.radix import report
 from kvviz.radix.replay import Replay, ReplayConfig, snapshot_window, totals_frame
-from ui import figures, frame, keys
+from ui import figures, frame, keys, links
 from ui.errors import user_errors
 from ui.radix_controls import cached_replay
 from ui.tables import data_table
@@ -115,7 +115,7 @@ def step_cards(s: Stepped, step: int, compact: bool) -> None:
                 st.metric(label, f"{value:,}", border=True, help=tip)
 
 
-@st.fragment
+@links.view_fragment("radix")
 def stepped_view(s: Stepped) -> None:
     """The step controls, the tree, the cards and the totals: a step reruns only this part of the page.
 

@@ -159,6 +159,11 @@ def rerun(page: Page) -> None:
     wait_idle(page, TIMEOUT)
 
 
+def key_numbers(page: Page) -> list[str]:
+    """What a viewer reads off the page: metric values and static tables (paper vs simulation)."""
+    return page.get_by_test_id("stMetricValue").all_inner_texts() + page.get_by_test_id("stTable").all_inner_texts()
+
+
 def copy_link(page: Page) -> str:
     """Click the page's "Copy link" and return the link it copied."""
     page.frame_locator("iframe").first.locator("#copy").click()

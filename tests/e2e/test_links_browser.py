@@ -10,6 +10,14 @@ browser context and compares what both show. A widget without a key cannot be in
 counts as a failure too. Each page also gets its laptop-size screenshot here (1366×768, at the view
 it starts from), so the page load is shared.
 
+The same visit checks the cache replay through the real server: a cached function's elements are
+replayed on a cache hit, and one that drew a progress bar or took an element from an earlier run
+crashes the view exactly then. The page is rerun (the "r" shortcut) at the view it starts from and
+must show the same key numbers, and the copied link, opened in a fresh context, is a second visitor
+of the changed view, served from the cache: it must show the same key numbers too. Every other view
+with a cached function of its own gets the rerun and second-visitor check in AppTest
+(tests/pages/test_cached_views.py).
+
 Every select box is opened with one click (``open_select``) and its option clicked at once: a
 list that closed again right after opening (a rerun after the load, a scroll) fails here.
 """
@@ -24,7 +32,17 @@ from playwright.sync_api import Browser, Page, expect
 from playwright.sync_api import Error as PlaywrightError
 
 from kvviz.common.catalog import PAGES
-from tests.e2e.browser import assert_no_exception, open_page, open_select, screenshot, settle, wait_idle
+from tests.e2e.browser import (
+    assert_no_exception,
+    key_numbers,
+    open_page,
+    open_select,
+    rerun,
+    screenshot,
+    settle,
+    wait_idle,
+    watch_runs,
+)
 from ui import keys, links
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -211,15 +229,21 @@ def url_settled(page: Page, quiet_s: float = 1.0, most_s: float = 20.0) -> None:
 def test_every_control_survives_the_copied_link(
     page: Page, browser: Browser, browser_context_args: dict, app_url: str, stem: str
 ):
+    watch_runs(page)
     page.set_viewport_size(LAPTOP)
     open_page(page, app_url, stem, LIGHT.get(stem, ""))
     page.set_default_timeout(ACTION_MS)
     assert_no_exception(page)
     screenshot(page, f"laptop_{stem}")
+    before_rerun = key_numbers(page)
+    rerun(page)
+    assert_no_exception(page)
+    assert key_numbers(page) == before_rerun, f"{stem}: the rerun shows other numbers"
     first = change_every_control(page, stem)
     assert_no_exception(page)
     url_settled(page)
     here = shown(page, stem)
+    numbers = key_numbers(page)
     page.frame_locator("iframe").first.locator("#copy").click()
     page.wait_for_function("() => window.kvvizCopiedLink")
     link = page.evaluate("() => window.kvvizCopiedLink")
@@ -229,7 +253,9 @@ def test_every_control_survives_the_copied_link(
         there_page.goto(link)
         there_page.get_by_test_id("stAppViewContainer").wait_for()
         wait_idle(there_page)
+        assert_no_exception(there_page)
         there = shown(there_page, stem)
+        there_numbers = key_numbers(there_page)
     finally:
         fresh.close()
     lost = {k: (v, there.get(k)) for k, v in here.items() if there.get(k) != v}
@@ -242,6 +268,7 @@ def test_every_control_survives_the_copied_link(
         + "; ".join(f"{k}: {lost[k][0]!r} → {lost[k][1]!r}" for k in sorted(failing))
         + f" (link {link}; not changed by the test: {unchanged})"
     )
+    assert there_numbers == numbers, f"{stem}: the second visitor of {link} reads other numbers"
 
 
 def test_a_control_the_address_lost_comes_back_with_the_next_run(page: Page, app_url: str):

@@ -4,7 +4,7 @@ Streamlit replays a cached function's elements on a cache hit; one that drew a p
 an element from an earlier run fails exactly then: on the rerun of the same session, or for the next
 visitor, who gets the cached result. Each view is run, rerun, then opened by a second session of
 the same server process (the caches are the process's), which must show the same key numbers. The
-browser test (tests/e2e/test_rerun_browser.py) does the same through the real server for one view
+browser test (tests/e2e/test_links_browser.py) does the same through the real server for one view
 per page.
 """
 

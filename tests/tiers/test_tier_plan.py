@@ -82,8 +82,11 @@ def test_a_process_pool_gives_the_points_of_one_process(prepared, points):
 
 
 def test_a_local_ray_instance_gives_the_points_of_one_process(prepared, points):
+    """The grid on a local Ray instance of one CPU (one worker process to start, not one per core):
+    ``--ray local`` uses an instance already started in the process."""
     ray = pytest.importorskip("ray")
     configs, here = points
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
         assert run_points(prepared, configs, ray_address="local") == here
     finally:
