@@ -1,4 +1,5 @@
-"""Browser: the Eviction page on the example trace, with an upload, a control change and a bad file."""
+"""Browser: the Eviction page with an uploaded trace, prefix mode and a bad file (its views are opened by the
+layout test, its controls changed and reopened by the link test)."""
 
 from __future__ import annotations
 
@@ -24,23 +25,6 @@ def _upload(page: Page, name: str, data: bytes) -> None:
         files=[{"name": name, "mimeType": "application/octet-stream", "buffer": data}]
     )
     wait_idle(page)
-
-
-def test_example_trace_curves_and_presenter_view(page: Page, app_url: str):
-    open_page(page, app_url, "eviction", "eviction_source=Example&eviction_range=10&eviction_range=20k")
-    assert_no_exception(page)
-    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2)
-    expect(page.get_by_text("What the paper reports vs this simulation")).to_be_visible()
-    expect(page.locator(".annotation-text", has_text="leads").first).to_be_visible()  # the leader, named
-    page.get_by_text("All policies", exact=True).click()
-    wait_idle(page)
-    assert "eviction_time_show=All" in page.url  # the over-time view is in the link
-    screenshot(page, "eviction")
-    page.get_by_text("Presenter mode").click()
-    wait_idle(page)
-    assert_no_exception(page)
-    expect(page.get_by_test_id("stExpander").first).to_be_visible()  # the teaching text folds away
-    screenshot(page, "eviction_presenter")
 
 
 def test_uploaded_trace_prefix_mode_and_a_bad_file(page: Page, app_url: str):
