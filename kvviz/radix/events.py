@@ -32,7 +32,6 @@ class EventKind(Enum):
     LOAD_SKIPPED = "load skipped"  # HiCache: the CPU hit was under the load-back floor: recomputed
     LOAD_FAILED = "load failed"  # HiCache: no GPU room for the chain: recomputed
     MATERIALISE = "materialise"  # Strata: an in-flight span's KV arrived; it is an ordinary node now
-    ORPHANED = "orphaned"  # HiCache: CPU copies lost their path (invariant I4 broken)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +113,6 @@ def _sentence(e: Event, q: Callable[[Sequence[int]], str], policy: str) -> str:
         EventKind.LOAD_SKIPPED: f"CPU hit of {n} is under the load-back floor: recomputed instead",
         EventKind.LOAD_FAILED: f"no GPU room to load {n} back: recomputed instead",
         EventKind.MATERIALISE: f"span {q(e.key)} in flight is computed ({n}): an ordinary node now",
-        EventKind.ORPHANED: f"{n} of CPU copies lost their path to the root and were freed (invariant I4)",
     }[k]
 
 

@@ -6,7 +6,9 @@ Follows ``python/sglang/srt/mem_cache/hiradix_cache.py`` and the HiCache design 
 - a node is **D** (device only), **D+H** (both) or **H** (host only, ``value`` None);
 - write policies: ``write_through`` backs a node up when its ``hit_count`` reaches 1,
   ``write_through_selective`` at 2 (legacy 3), ``write_back`` only when it is evicted;
-  a backup sets ``host_value`` at once and locks the node until the write is acknowledged;
+  a backup sets ``host_value`` at once and locks the node until the write is acknowledged, and
+  (outside write_back) happens only under a parent that has a host copy, so host copies are
+  prefix-closed (invariant I4) and a deleted device-only node never strands host copies below it;
 - ``insert`` stamps each visited node separately, counts hits only on device-resident nodes it
   walks through (never on match), and an H node on the path **adopts** the recomputed KV;
 - ``evict`` turns unlocked device leaves D+H → H, deletes D-only ones (write-through policies)
@@ -84,7 +86,14 @@ class HiRadixCache(RadixCache):
 
     # ---- backup -------------------------------------------------------------------------------
     def write_backup(self, node: TreeNode, write_back: bool = False) -> int:
-        """Give ``node`` a host copy (evicting host leaves once if full); returns tokens written."""
+        """Give ``node`` a host copy (evicting host leaves once if full); returns tokens written.
+
+        Outside write-back, a node whose parent has no host copy is not backed up (SGLang's backup
+        invariant): host copies stay prefix-closed, so a device-only node never has host-only
+        children, and deleting it at eviction never cuts a host copy off from the root.
+        """
+        if not write_back and node.parent is not self.root and not node.parent.backuped:
+            return 0
         n = len(node.key)
         if self.host_free < n:
             self.evict_host(n)
@@ -190,7 +199,7 @@ class HiRadixCache(RadixCache):
         freed, write_back, pending, cascaded = 0, [], set(), set()
         while freed < num_tokens and heap:
             x = heapq.heappop(heap)[-1]
-            if x.lock_ref > 0 or x.parent is None or x.value is None:
+            if x.lock_ref > 0 or x.value is None:
                 continue
             n, parent, cascade = len(x.key), x.parent, x.id in cascaded
             if x.backuped:
@@ -199,11 +208,12 @@ class HiRadixCache(RadixCache):
             elif self.write_policy == "write_back" and self.write_backup(x, write_back=True):
                 write_back.append(x)
                 pending.add(x.id)
+            elif x.children:
+                continue  # its write-back failed and its children's copies hang from it: it stays
             else:
                 self._emit(EventKind.EVICT, x, n, cascade=cascade, parent=parent.id)
                 self._drop_device(x)
                 self._delete(x)
-                self._orphan_host_copies(x)
             freed += n
             if parent is not self.root and self._device_leaf(parent, pending):
                 heapq.heappush(heap, self._heap_entry(parent))
@@ -219,7 +229,7 @@ class HiRadixCache(RadixCache):
         return self._device_leaves()
 
     def evict_host(self, num_tokens: int) -> int:
-        """Free host KV by deleting host-only leaves (policy order), cascading through H parents."""
+        """Free host KV by deleting unlocked host-only leaves (policy order), cascading through H parents."""
         require(num_tokens >= 0, f"cannot evict a negative number of tokens ({num_tokens})", field="evict_host")
         self._tick()
         heap = [self._heap_entry(n) for n in self.leaves() if n.evicted and not n.in_flight]
@@ -227,28 +237,17 @@ class HiRadixCache(RadixCache):
         freed = 0
         while freed < num_tokens and heap:
             x = heapq.heappop(heap)[-1]
+            if x.lock_ref > 0:  # a chain being loaded back keeps its host copy (SGLang protects it)
+                continue
             n = len(x.host_value or ())
             self.host_tokens -= n
             freed += n
             x.host_value = None
             self._emit(EventKind.EVICT_HOST, x, n, parent=x.parent.id)
             parent = self._delete(x)
-            if parent is not self.root and not parent.children and parent.evicted:
+            if parent is not self.root and not parent.children and parent.evicted and not parent.in_flight:
                 heapq.heappush(heap, self._heap_entry(parent))
         return freed
-
-    def _orphan_host_copies(self, node: TreeNode) -> None:
-        """A deleted D-only node whose host-only children lost their path (invariant I4 broke after a
-        failed host allocation, as in SGLang PR #28614): free those copies and flag it."""
-        stack, lost = list(node.children.values()), 0
-        while stack:
-            n = stack.pop()
-            lost += len(n.host_value or ())
-            n.host_value = None
-            stack.extend(n.children.values())
-        if lost:
-            self.host_tokens -= lost
-            self._emit(EventKind.ORPHANED, node, lost)
 
     # ---- load-back ---------------------------------------------------------------------------------
     def init_load_back(self, node: TreeNode) -> tuple[int, TreeNode]:
@@ -270,10 +269,10 @@ class HiRadixCache(RadixCache):
         if length < self.load_back_threshold:
             self._emit(EventKind.LOAD_SKIPPED, node, length)
             return 0, ancestor
-        self.inc_lock_ref(ancestor)
+        self.inc_lock_ref(node)  # the chain too: a write-back eviction may evict host leaves meanwhile
         if self.device_free < length:
             self.evict(length)
-        self.dec_lock_ref(ancestor)
+        self.dec_lock_ref(node)
         if self.device_free < length:
             self._emit(EventKind.LOAD_FAILED, node, length)
             return 0, ancestor

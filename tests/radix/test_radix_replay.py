@@ -7,6 +7,8 @@ from dataclasses import asdict
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kvviz.common.errors import InputError
 from kvviz.radix.events import EVICTING, EventKind
@@ -40,6 +42,52 @@ def test_every_preset_replays_to_idle_with_snapshots(key):
     for k in range(rep.n_steps):
         tree = rep.tree(k)
         assert (tree["step"] == k).all() and tree["id"].is_unique
+
+
+def check_steps(rep) -> None:
+    """Every step's sizes add up within the pools, and every node kept hangs from a node of its step."""
+    cfg, steps = rep.config, rep.steps
+    assert (steps["device_tokens"] + steps["reserved"] <= cfg.device_capacity).all()
+    assert (steps["evictable"] + steps["protected"] == steps["device_tokens"]).all()
+    if cfg.cache == "hiradix":
+        assert (steps["host_tokens"] <= cfg.host_capacity).all()
+    for k in range(rep.n_steps):
+        tree = rep.tree(k)
+        assert set(tree["parent"]) - {-1} <= set(tree["id"])
+        assert len(tree) - 1 == steps["nodes"].iloc[k]
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.sampled_from(list(PRESETS)),
+    st.sampled_from(["radix", "hiradix"]),
+    st.integers(1, 160),
+    st.integers(1, 160),
+    st.sampled_from(WRITE_POLICIES),
+    st.sampled_from(POLICIES),
+    st.sampled_from([1, 2, 4]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_every_preset_replays_at_any_small_size_without_raising(
+    key, cache, device, host, write, policy, page, auto_ack, deferral
+):
+    """The page's replay of any preset, at any small GPU and CPU size and any setting, ends in a
+    replay (at worst one that stops with its reason), never an exception."""
+    config = ReplayConfig(cache, device, host, page, policy, write, deferral, 100, auto_ack)
+    try:
+        rep = replay(PRESETS[key].script(), config)
+    except InputError as exc:  # a refused setting, named (a page larger than a pool)
+        assert exc.field in ("device_capacity", "host_capacity")
+        return
+    check_steps(rep)
+
+
+def test_hicache_tiers_at_a_gpu_larger_than_the_cpu_replays_to_idle():
+    """The reviewer's crash: GPU 120, CPU 64 under write-through used to cut CPU copies off the tree."""
+    rep = replay(PRESETS["tiers"].script(), ReplayConfig(device_capacity=120, host_capacity=64))
+    assert rep.error is None and rep.steps.iloc[-1].reserved == 0
+    check_steps(rep)
 
 
 def test_delay_preset_deferral_saves_the_recomputation():
