@@ -71,6 +71,8 @@ st.markdown("**Time to first token (s)**")
 st.dataframe(tiers.ttft_table(s), width="stretch", column_config=tiers.TTFT_COLUMNS)
 st.markdown("**Where each request's prompt came from**")
 st.dataframe(tiers.token_table(result, storage), width="stretch", hide_index=True, column_config=tiers.TOKEN_COLUMNS)
+for note in tiers.unchanged_notes(result, prepared(key, trace).n_nodes, trace.block_size, storage):
+    st.caption(note)
 
 frame.what_to_notice(tiers.notice(s, config, storage))
 

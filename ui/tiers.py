@@ -8,6 +8,7 @@ widget or an element.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import astuple, dataclass
 
@@ -17,6 +18,7 @@ import streamlit as st
 
 from kvviz.common import hardware as hw
 from kvviz.common.errors import InputError
+from kvviz.tiers import latency
 from kvviz.tiers.config import DEFAULT_KV_FRACTION, POLICIES, WRITE_POLICIES, TierConfig
 from kvviz.tiers.replay import TierResult, replay
 from kvviz.traces import Trace
@@ -57,6 +59,7 @@ CONTROL_NAMES = {
 }
 """The deployment's settings by the name of the control that sets them (messages name the control)."""
 _SETTING = re.compile(r"\b(" + "|".join(CONTROL_NAMES) + r")\b")
+DRAM_PRICE, SSD_PRICE, REMOTE_PRICE = 1, 2, 3  # their places in PRICE_LABELS
 PRICE_LABELS = (
     "GPU ($ per GPU-hour)",
     "Host DRAM ($ per GB-hour)",
@@ -158,14 +161,34 @@ def _cache_and_serving() -> tuple[str, str, int, bool, float]:
     return policy, write or WRITE_POLICIES[0], int(instances), bool(overlap), float(slo)
 
 
-def _prices(gpu: str) -> tuple[float, float, float, float]:
-    """Editable prices, each empty for its default; the default and its source are labelled."""
-    chosen = []
+def price_step(default: float) -> float:
+    """A tenth of the default's leading digit (0.1 for $2.69, 0.0001 for $0.003341), so +/− moves it by
+    a few percent whatever its scale."""
+    return 10.0 ** (math.floor(math.log10(default)) - 1) if default > 0 else 0.01
+
+
+def unused_prices(dram: float, ssd: float, remote: float) -> dict[int, str]:
+    """Why a price changes nothing, by its place in ``PRICE_LABELS``: its device is not in this deployment."""
+    why = {REMOTE_PRICE: "the storage tier is a local SSD, not a remote pool"}
+    if remote:
+        why = {SSD_PRICE: "the storage tier is the remote pool, not a local SSD"}
+    elif not ssd:
+        why[SSD_PRICE] = "this deployment has no SSD"
+    if not dram:
+        why[DRAM_PRICE] = "this deployment has no host DRAM"
+    return {i: f"Not used here: {reason}." for i, reason in why.items()}
+
+
+def _prices(gpu: str, dram: float, ssd: float, remote: float) -> tuple[float, float, float, float]:
+    """Editable prices, each empty for its default; the default and its source are labelled. Shown
+    with six significant digits (a DRAM price of $0.003341 is not rounded to 0.0033)."""
+    chosen, unused = [], unused_prices(dram, ssd, remote)
     with st.expander("Prices"):
         for i, (label, default) in enumerate(zip(PRICE_LABELS, default_prices(gpu))):
             value = st.number_input(
-                label, 0.0, 1000.0, None, key=f"tiers_price_{i}", format="%.4f", **Q,
-                placeholder=f"{default.value:g} (default)", help=f"Default: {default.source}.",
+                label, 0.0, 1000.0, None, price_step(default.value), key=f"tiers_price_{i}", format="%g", **Q,
+                placeholder=f"{default.value:g} (default)", disabled=i in unused,
+                help="\n\n".join(filter(None, (unused.get(i), f"Default: {default.source}."))),
             )  # fmt: skip
             chosen.append(default.value if value is None else float(value))
     return tuple(chosen)
@@ -177,7 +200,7 @@ def deployment() -> tuple[Deployment, float]:
         model, gpu, gpus, tp, kv_fraction = _hardware()
         dram, ssd, remote, gb_s = _memory()
         policy, write, instances, overlap, slo = _cache_and_serving()
-        prices = _prices(gpu)
+        prices = _prices(gpu, dram, ssd, remote)
     chosen = Deployment(
         model, gpu, gpus, tp, kv_fraction, dram, ssd, remote, gb_s, instances, policy, write, overlap, prices
     )
@@ -231,6 +254,46 @@ def cost_help(config: TierConfig) -> str:
     if config.remote_gib:
         parts.append(f"a {config.remote_gib:g} GiB remote pool at ${p.remote_per_gb_hour:g}/GB·h")
     return "; ".join(parts) + "."
+
+
+def _pool_note(result: TierResult, block_size: int, storage: str) -> str | None:
+    """Why the storage tier's link changes nothing: nothing was found there, or every hit there was
+    recomputed because loading it lost (and, for a remote pool, from which bandwidth loading wins)."""
+    config, r = result.config, result.requests
+    remote = config.storage == "remote"
+    if result.hit_blocks[config.storage] == 0:
+        return "Nothing was found in the remote pool, so the network to it changes nothing here." if remote else None
+    if r["loaded_storage_tokens"].sum() > 0:
+        return None
+    if not remote:
+        drives = f"{config.ssd_drives} NVMe drive(s)"
+        return f"Every hit in the SSD was recomputed: from {drives}, loading it is slower than recomputing it."
+    blocks = tuple(r[f"{tier}_blocks"].to_numpy() for tier in ("gpu", "dram", "storage"))
+    wins = latency.pool_wins_from_gb_s(config, block_size, r["input_tokens"].to_numpy(), blocks)
+    lost = (
+        f"Every hit in the remote pool was recomputed: at {config.remote_gb_s:g} GB/s per instance, loading it "
+        "is slower than recomputing it."
+    )
+    if wins is None:
+        return f"{lost} Loading would not win at any network bandwidth."
+    return f"{lost} Loading starts to win from about {wins:,.3g} GB/s: any slower network gives the same result."
+
+
+def unchanged_notes(result: TierResult, n_blocks: int, block_size: int, storage: str) -> list[str]:
+    """Which settings change nothing on this replay, and why (read off the replay, not assumed)."""
+    notes = []
+    if result.capacity.gpu >= n_blocks:
+        notes.append(
+            f"GPU memory holds all {n_blocks:,} blocks this trace uses, so nothing is evicted at these sizes: "
+            "the eviction policy decides only when a tier is full, so here it moves only the smaller sizes under "
+            "What to buy. Nothing is read from host DRAM or storage either: the write policy and the overlap of "
+            "loading change nothing here, and those tiers' sizes only the cost."
+        )
+        return notes
+    notes.append(_pool_note(result, block_size, storage))
+    if (result.requests["choice"] == 0).all():
+        notes.append("No request loads KV from a lower tier, so overlapping loading with compute changes nothing.")
+    return [n for n in notes if n]
 
 
 def notice(summary: dict, config: TierConfig, storage: str) -> list[str]:

@@ -20,11 +20,13 @@ the wait for a free replica plus the request's own prefill (decode is not simula
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from kvviz.common import hardware as hw
+from kvviz.common.errors import require
 from kvviz.common.jit import kernel
 from kvviz.strata.io import copy_efficiency
 from kvviz.tiers.config import COPY_OVERHEAD_US, HOST_LINKS, TierConfig
@@ -119,6 +121,36 @@ def prefills(
         (length - used).astype(np.int64),
         np.take_along_axis(times, choice[None, :], axis=0)[0],
     )
+
+
+BANDWIDTH_CEILING_GB_S = 1e6
+"""The fastest network :func:`pool_wins_from_gb_s` tries: past it, the per-copy overhead alone sets the pace."""
+
+
+def pool_wins_from_gb_s(
+    cfg: TierConfig, block_size: int, input_tokens: np.ndarray, blocks: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> float | None:
+    """The network bandwidth (GB/s per instance) from which some request loads its remote-pool hits
+    instead of recomputing them; ``None`` when nothing was hit there, or loading never wins.
+
+    Loading gets only faster with bandwidth while recomputing stays put, so the break-even is found
+    by bisection on the requests that hit the pool (to 1%)."""
+    require(cfg.storage == "remote", "only a remote pool has a network bandwidth", field="remote_gb_s")
+    hit = blocks[2] > 0
+    subset = (input_tokens[hit], tuple(b[hit] for b in blocks))
+
+    def loads(gb_s: float) -> bool:
+        return bool((prefills(replace(cfg, remote_gb_s=gb_s), block_size, *subset).choice == 2).any())
+
+    lo, hi = 1e-3, BANDWIDTH_CEILING_GB_S
+    if not hit.any() or not loads(hi):
+        return None
+    if loads(lo):
+        return lo
+    while hi / lo > 1.01:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if loads(mid) else (mid, hi)
+    return hi
 
 
 def compute_only(cfg: TierConfig, input_tokens: np.ndarray, cached_tokens: np.ndarray) -> np.ndarray:

@@ -1,34 +1,29 @@
 """AppTest: no dead controls on the Tiers page, every control in the URL.
 
-On a small synthetic trace every control is changed in turn (and put back), then the storage goes
-to a remote pool and its own controls are changed; each time what the viewer sees must change
-(helpers in ``tests/pages/page_controls.py``).
+On a small synthetic trace at the page's default sizes every control is changed in turn (and put
+back) and what the viewer sees must change (helpers in ``tests/pages/page_controls.py``); a price
+whose device the deployment lacks is disabled, saying why. Where a control cannot change the
+result the page says so, and what it says is checked against the page: with GPU memory holding
+the whole trace the eviction policy changes nothing, and on a shared network too slow for loading
+to beat recomputing, a slower network changes nothing until the bandwidth the page names.
 The trace's own controls are the Trace page's (test_controls_trace); here only its source is moved.
 """
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from kvviz.tiers.config import TierConfig
 from kvviz.tiers.replay import replay
 from kvviz.traces.workload import WorkloadConfig, generate
-from tests.conftest import open_page
-from tests.pages.page_controls import assert_each_changes_the_view, assert_every_control_counts
+from tests.conftest import assert_clean, open_page
+from tests.pages.page_controls import assert_each_changes_the_view, assert_every_control_counts, shown
 
-# Small, and tight: Llama-2-7B's KV (no grouped-query attention) overflows half an H100 and 16 GiB of
-# DRAM, so the eviction policy, each tier's size and the link to the storage change what is hit.
-SMALL = {
-    "tiers_source": "Synthetic",
-    "tiers_requests": "300",
-    "tiers_model": "llama-2-7b",
-    "tiers_kv_fraction": "0.5",
-    "tiers_gpus": "2",
-    "tiers_dram": "16",
-}
+SMALL = {"tiers_source": "Synthetic", "tiers_requests": "300", "tiers_gpus": "2"}  # two, so tensor parallel can move
 TRACE = ("tiers_requests", "tiers_seed", "tiers_qa", "tiers_chat", "tiers_oneshot", "tiers_docs", "tiers_zipf")
-REMOTE_PRICE = "tiers_price_3"  # counts only with a remote pool: changed after the storage goes remote
-SKIP = (*TRACE, "tiers_rate", REMOTE_PRICE)
+REMOTE_PRICE, SSD_PRICE = "tiers_price_3", "tiers_price_2"
 COMMON = {
     "tiers_model",
     "tiers_gpu",
@@ -44,11 +39,19 @@ COMMON = {
     "tiers_slo",
     *(f"tiers_price_{i}" for i in range(3)),
 }
+# another model that fits beside its KV on two GPUs (the last, DeepSeek-R1, does not); tensor parallel over
+# both GPUs (each size must divide them); the write policy by its value
+VALUES = {"tiers_model": 3, "tiers_tp": 1, "tiers_write": "write_back"}
+# Llama-2-7B's KV (no grouped-query attention) is 4× Llama-3-8B's per token: the two replicas of two
+# GPUs share the instance's 50 GB/s to the pool, and loading loses to recomputing
+SHARED_POOL = {**SMALL, "tiers_model": "llama-2-7b", "tiers_storage": "Remote pool"}
 
 
-# another model that fits beside its KV (the last, DeepSeek-R1, does not); tensor parallel over both GPUs
-# (each size must divide them)
-VALUES = {"tiers_model": 0, "tiers_tp": 1, "tiers_write": "write_back"}  # the write policy by its value
+def replayed(at) -> tuple:
+    """What the replay at the sizes chosen answered: its figure, its two tables and the metrics (not
+    the words about them, nor the other sizes tried under "What to buy")."""
+    figures, frames, _, _, _, metrics, _ = shown(at)
+    return figures[0], frames[:2], metrics
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -59,14 +62,42 @@ def compiled_kernels():
 
 def test_every_control_changes_what_is_shown():
     at = open_page("tiers", SMALL, timeout=300)
-    changed = assert_every_control_counts(at, "tiers", set(), values=VALUES, skip=SKIP)
+    changed = assert_every_control_counts(at, "tiers", {REMOTE_PRICE}, values=VALUES, skip=(*TRACE, "tiers_rate"))
     assert set(changed) == COMMON | {"tiers_ssd", "tiers_source"}
     assert_each_changes_the_view(
         at,
         [
             ("segmented_control", "tiers_storage", "Remote pool"),
             ("number_input", "tiers_remote", 64),
-            ("number_input", "tiers_remote_gb_s", 400.0),
+            ("number_input", "tiers_remote_gb_s", 10.0),
             ("number_input", REMOTE_PRICE, 1.0),
         ],
     )
+    assert at.number_input(key=SSD_PRICE).disabled
+
+
+def test_the_policy_changes_nothing_when_gpu_memory_holds_the_trace_and_the_page_says_so():
+    at = open_page("tiers", {**SMALL, "tiers_gpus": "8"}, timeout=300)
+    said = " ".join(c.value for c in at.caption)
+    assert "GPU memory holds all 3,368 blocks this trace uses, so nothing is evicted at these sizes" in said
+    before = replayed(at)
+    sizes = at.dataframe[2].value  # the capacities that reach 80, 90 and 95% of the ceiling
+    at.selectbox(key="tiers_policy").select("lfu").run()
+    assert_clean(at)
+    assert replayed(at) == before
+    assert not at.dataframe[2].value.equals(sizes)  # smaller than the GPU's: there the policy decides
+
+
+def test_a_network_too_slow_to_load_changes_nothing_until_the_bandwidth_the_page_names():
+    at = open_page("tiers", SHARED_POOL, timeout=300)
+    said = " ".join(c.value for c in at.caption)
+    assert "Every hit in the remote pool was recomputed: at 50 GB/s per instance" in said
+    wins = float(re.search(r"Loading starts to win from about ([\d.]+) GB/s", said).group(1))
+    assert 50 < wins < 60
+    before = replayed(at)
+    at.number_input(key="tiers_remote_gb_s").set_value(1.0).run()
+    assert replayed(at) == before
+    at.number_input(key="tiers_remote_gb_s").set_value(round(wins * 1.02, 1)).run()
+    assert_clean(at)
+    assert replayed(at) != before
+    assert "recomputed" not in " ".join(c.value for c in at.caption)

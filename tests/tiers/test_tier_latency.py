@@ -10,7 +10,7 @@ import pytest
 from kvviz.common import hardware as hw
 from kvviz.strata.io import copy_efficiency
 from kvviz.tiers import TierConfig, replay
-from kvviz.tiers.latency import LOAD_CHOICES, percentiles, queue_finish
+from kvviz.tiers.latency import LOAD_CHOICES, percentiles, pool_wins_from_gb_s, queue_finish
 from kvviz.traces import from_records
 
 MODEL = hw.model("llama-3-8b")
@@ -83,3 +83,15 @@ def test_queue_on_two_servers():
 def test_percentiles():
     assert percentiles(np.arange(101.0)) == {"p50": 50.0, "p90": 90.0, "p99": 99.0}
     assert all(math.isnan(v) for v in percentiles(np.array([])).values())
+
+
+def test_loading_from_the_pool_wins_from_its_break_even_bandwidth():
+    """One request whose first 1,536 tokens are in the pool: loading them wins once their load is
+    faster than computing them, at the link rate r with 1/r = 1/(bandwidth × RDMA's 80%) + overhead/copy."""
+    config = TierConfig("llama-3-8b", "h100", gpus=2, dram_gib=1.0, remote_gib=1.0)
+    one = (np.array([0]), np.array([0]), np.array([3]))
+    wins_from = pool_wins_from_gb_s(config, BLOCK, np.array([2048]), one)
+    needed = 1536 * MODEL.kv_bytes_per_token / hw.prefill_seconds(MODEL, COMPUTE, 1536)
+    link = 1 / (1 / needed - 3.6e-6 / (BLOCK * 8 * 128 * 2))  # bytes/s per replica: 2 share the link
+    assert wins_from == pytest.approx(2 * link / 0.8 / 1e9, rel=0.01)
+    assert pool_wins_from_gb_s(config, BLOCK, np.array([2048]), (np.array([3]), np.array([0]), np.array([0]))) is None
