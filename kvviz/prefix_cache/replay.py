@@ -227,32 +227,89 @@ def inserts_of(output_lengths: np.ndarray) -> np.ndarray:
 
 
 # ---- the compiled replay ------------------------------------------------------------------------
+# A radix cache as the replays share it (this one and kvviz.tiers.cache's HiCache): ``tree`` holds
+# one record per block (the fields below), ``keys, slots`` the indexed heap of evictable leaves and
+# ``state`` the scalars the steps update. Plain arrays, not tuples of them (numba counts references
+# to an array taken out of a tuple), and a field's values side by side: a request's blocks are
+# numbered in a row (``by_first_use``), so a walk over a path reads a few cache lines per field.
 
 NO_NODE = -1
 _LOWEST = -(2**31)
+OWNER, HEAD, LAST, CREATED, HITS, CHILDREN = range(6)
+"""The rows of ``tree``, one value per block: the node holding it (``NO_NODE``: not cached); and when the block names a
+node (its deepest block): the node's first block, last access, creation, SGLang's hit_count and
+cached children."""
+SIZE, USED, CLOCK, TARGET, FREED = range(5)
+"""A replay's ``state``: the heap's size, blocks cached, the next time stamp; and an eviction under
+way: blocks to free, blocks freed."""
+
+
+@kernel
+def by_first_use(
+    nodes: np.ndarray, parent: np.ndarray, depth: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The same accesses and tree with blocks renumbered in order of first use, and the new number of
+    every old one. A request's blocks then sit side by side in every per-block array, so a replay
+    reads a few cache lines per request instead of one per block (the numbering level by level
+    scatters a path); a replay's results do not depend on the numbering."""
+    n = len(parent)
+    local = np.full(n, NO_NODE, np.int64)
+    renumbered = np.empty_like(nodes)
+    k = 0
+    for i in range(len(nodes)):
+        b = nodes[i]
+        if local[b] == NO_NODE:
+            local[b] = k
+            k += 1
+        renumbered[i] = local[b]
+    new_parent = np.empty(n, np.int64)
+    new_depth = np.empty(n, np.int64)
+    for b in range(n):
+        new_parent[local[b]] = NO_NODE if parent[b] == NO_NODE else local[parent[b]]
+        new_depth[local[b]] = depth[b]
+    return renumbered, new_parent, new_depth, local
 
 
 @helper
-def _set_key(keys: np.ndarray, x: int, policy: int, last: np.ndarray, created: np.ndarray, hits: np.ndarray) -> None:
+def new_tree(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """An empty radix cache over ``n`` blocks: ``(tree, keys, slots, state)``."""
+    tree = np.zeros((6, n), np.int64)
+    tree[OWNER] = NO_NODE
+    tree[HEAD] = NO_NODE
+    keys, slots = new_heap(n, max(n, 1))
+    return tree, keys, slots, np.zeros(5, np.int64)
+
+
+@helper
+def tick(state: np.ndarray) -> int:
+    """The next time stamp."""
+    t = state[CLOCK]
+    state[CLOCK] += 1
+    return t
+
+
+@helper
+def set_key(keys: np.ndarray, x: int, policy: int, tree: np.ndarray) -> None:
     """Write node ``x``'s eviction key (policy key, then last access) into heap row ``x``."""
+    last = tree[LAST, x]
     if policy == 0:
-        keys[x, 0] = last[x]
+        keys[x, 0] = last
     elif policy == 1:
-        keys[x, 0] = hits[x]
+        keys[x, 0] = tree[HITS, x]
     elif policy == 2:
-        keys[x, 0] = created[x]
+        keys[x, 0] = tree[CREATED, x]
     elif policy == 3:
-        keys[x, 0] = -last[x]
+        keys[x, 0] = -last
     elif policy == 4:
-        keys[x, 0] = -created[x]
+        keys[x, 0] = -tree[CREATED, x]
     else:
-        keys[x, 0] = 1 if hits[x] >= 2 else 0
-    keys[x, 1] = last[x]
+        keys[x, 0] = 1 if tree[HITS, x] >= 2 else 0
+    keys[x, 1] = last
     keys[x, 2] = 0
 
 
 @helper
-def _remove(keys: np.ndarray, slots: np.ndarray, size: int, x: int) -> int:
+def remove(keys: np.ndarray, slots: np.ndarray, size: int, x: int) -> int:
     """Take node ``x`` out of the heap if it is there; returns the new size."""
     if keys[x, SLOT] == ABSENT:
         return size
@@ -263,15 +320,202 @@ def _remove(keys: np.ndarray, slots: np.ndarray, size: int, x: int) -> int:
 
 
 @helper
-def _count_path(
-    nodes: np.ndarray, lo: int, hi: int, owner: np.ndarray, last: np.ndarray, hits: np.ndarray, t: int
-) -> None:
-    """An insert's walk over accesses ``lo .. hi``: each cached node on it gets time ``t`` and one more hit."""
+def match_length(tree: np.ndarray, nodes: np.ndarray, lo: int, hi: int) -> int:
+    """How many of accesses ``lo .. hi`` (one request) the cache holds from the first on."""
+    m = 0
+    while lo + m < hi and tree[OWNER, nodes[lo + m]] != NO_NODE:
+        m += 1
+    return m
+
+
+@helper
+def match(
+    tree: np.ndarray,
+    keys: np.ndarray,
+    slots: np.ndarray,
+    state: np.ndarray,
+    nodes: np.ndarray,
+    lo: int,
+    m: int,
+    parent: np.ndarray,
+    policy: int,
+) -> int:
+    """Step 1: stamp the walk over a request's ``m`` matched blocks, split the edge it ends inside at
+    its last block, and lock the path. Returns that block (``NO_NODE`` when nothing matched)."""
+    t = tick(state)
+    if m == 0:
+        return NO_NODE
+    deepest = nodes[lo + m - 1]
+    for i in range(lo, lo + m):
+        b = nodes[i]
+        if tree[OWNER, b] == b:
+            tree[LAST, b] = t
+    x = tree[OWNER, deepest]
+    if x != deepest:  # split node x after block `deepest`
+        tree[LAST, x] = t
+        below = x
+        while parent[below] != deepest:
+            below = parent[below]
+        tree[HEAD, deepest] = tree[HEAD, x]
+        tree[HEAD, x] = below
+        b = deepest
+        while True:
+            tree[OWNER, b] = deepest
+            if b == tree[HEAD, deepest]:
+                break
+            b = parent[b]
+        c = tick(state)
+        tree[CREATED, deepest] = c
+        tree[LAST, deepest] = c
+        tree[HITS, deepest] = tree[HITS, x]
+        tree[CHILDREN, deepest] = 1
+        if keys[x, SLOT] != ABSENT:
+            set_key(keys, x, policy, tree)
+            rekey(keys, slots, state[SIZE], x)
+    state[SIZE] = remove(keys, slots, state[SIZE], deepest)
+    return deepest
+
+
+@helper
+def evict_leaf(
+    tree: np.ndarray,
+    keys: np.ndarray,
+    slots: np.ndarray,
+    state: np.ndarray,
+    deepest: int,
+    parent: np.ndarray,
+    depth: np.ndarray,
+    policy: int,
+) -> int:
+    """Step 2, one leaf at a time: take the next leaf of the eviction :func:`start` set up out of the
+    heap and return it (``NO_NODE`` once ``state[TARGET]`` blocks are free or nothing can go); its
+    parent, left childless, becomes a leaf (unless it is the locked ``deepest``). The caller drops
+    the leaf's blocks, deepest first (:func:`drop_edge`), so a tier below sees each one leave."""
+    if state[FREED] >= state[TARGET] or state[SIZE] == 0:
+        return NO_NODE
+    x = slots[0]
+    state[SIZE] = pop(keys, slots, state[SIZE])
+    h = tree[HEAD, x]
+    gone = depth[x] - depth[h] + 1
+    state[FREED] += gone
+    state[USED] -= gone
+    p = parent[h]
+    if p != NO_NODE:
+        tree[CHILDREN, p] -= 1
+        if tree[CHILDREN, p] == 0 and p != deepest:
+            set_key(keys, p, policy, tree)
+            state[SIZE] = push(keys, slots, state[SIZE], p)
+    return x
+
+
+@helper
+def drop_edge(tree: np.ndarray, parent: np.ndarray, x: int) -> None:
+    """The blocks of evicted leaf ``x`` leave the cache."""
+    b = x
+    while True:
+        tree[OWNER, b] = NO_NODE
+        if b == tree[HEAD, x]:
+            break
+        b = parent[b]
+
+
+@helper
+def stamp_path(tree: np.ndarray, state: np.ndarray, nodes: np.ndarray, lo: int, hi: int) -> None:
+    """An insert's walk over accesses ``lo .. hi``: each cached node on it gets a new time and one more hit."""
+    t = tick(state)
     for i in range(lo, hi):
         b = nodes[i]
-        if owner[b] == b:
-            last[b] = t
-            hits[b] += 1
+        if tree[OWNER, b] == b:
+            tree[LAST, b] = t
+            tree[HITS, b] += 1
+
+
+@helper
+def insert(tree: np.ndarray, state: np.ndarray, nodes: np.ndarray, lo: int, m: int, want: int, deepest: int) -> None:
+    """Step 3: hang the ``want`` blocks after a request's match as one new leaf."""
+    if want <= 0:
+        return
+    leaf = nodes[lo + m + want - 1]
+    tree[HEAD, leaf] = nodes[lo + m]
+    for i in range(lo + m, lo + m + want):
+        tree[OWNER, nodes[i]] = leaf
+    c = tick(state)
+    tree[CREATED, leaf] = c
+    tree[LAST, leaf] = c
+    tree[HITS, leaf] = 1
+    tree[CHILDREN, leaf] = 0
+    state[USED] += want
+    if deepest != NO_NODE:
+        tree[CHILDREN, deepest] += 1
+
+
+@helper
+def unlock(
+    tree: np.ndarray,
+    keys: np.ndarray,
+    slots: np.ndarray,
+    state: np.ndarray,
+    nodes: np.ndarray,
+    lo: int,
+    m: int,
+    want: int,
+    deepest: int,
+    policy: int,
+) -> None:
+    """Step 5: the request is done; its new leaf, or its matched node left without children, can go."""
+    if want > 0:
+        x = nodes[lo + m + want - 1]
+    elif deepest != NO_NODE and tree[CHILDREN, deepest] == 0:
+        x = deepest
+    else:
+        return
+    set_key(keys, x, policy, tree)
+    state[SIZE] = push(keys, slots, state[SIZE], x)
+
+
+@helper
+def start(
+    tree: np.ndarray,
+    keys: np.ndarray,
+    slots: np.ndarray,
+    state: np.ndarray,
+    nodes: np.ndarray,
+    lo: int,
+    hi: int,
+    m: int,
+    capacity: int,
+    parent: np.ndarray,
+    policy: int,
+) -> tuple[int, int]:
+    """A request (accesses ``lo .. hi``, ``m`` of them matched) up to its eviction: step 1, and how
+    many blocks step 2 must free. Returns (the deepest matched block, blocks it will add)."""
+    deepest = match(tree, keys, slots, state, nodes, lo, m, parent, policy)
+    want = min(hi - lo - m, capacity - m)
+    state[TARGET] = want - (capacity - state[USED])
+    state[FREED] = 0
+    return deepest, want
+
+
+@helper
+def finish(
+    tree: np.ndarray,
+    keys: np.ndarray,
+    slots: np.ndarray,
+    state: np.ndarray,
+    nodes: np.ndarray,
+    lo: int,
+    m: int,
+    want: int,
+    deepest: int,
+    inserts: int,
+    policy: int,
+) -> None:
+    """A request after its eviction: steps 3-5, its prompt inserted ``inserts`` times."""
+    stamp_path(tree, state, nodes, lo, lo + m)
+    insert(tree, state, nodes, lo, m, want, deepest)
+    if inserts == 2:  # step 4: the finished request's insert stamps and counts the path again
+        stamp_path(tree, state, nodes, lo, lo + m + want)
+    unlock(tree, keys, slots, state, nodes, lo, m, want, deepest, policy)
 
 
 @kernel
@@ -285,122 +529,28 @@ def prefix_replay(
     policy: int,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Matched blocks of every request replayed through a RadixCache of ``capacity`` blocks, and
-    the final ``owner`` array (which blocks the cache holds at the end). Request r's prompt is
-    inserted ``inserts[r]`` times (1 or 2).
-
-    A radix node is named by its deepest block ``x``: ``head[x]`` is its first block, and the
-    fields ``last``, ``created``, ``hits`` (SGLang's hit_count) and ``children`` (cached child
-    nodes) are indexed by ``x``. ``owner[b]`` is the node holding cached block ``b`` (-1: not
-    cached). Evictable leaves sit in an indexed heap keyed by the policy.
-    """
-    n = len(parent)
-    owner = np.full(n, NO_NODE, np.int64)
-    head = np.full(n, NO_NODE, np.int64)
-    last = np.zeros(n, np.int64)
-    created = np.zeros(n, np.int64)
-    hits = np.zeros(n, np.int64)
-    children = np.zeros(n, np.int64)
-    keys, slots = new_heap(n, max(n, 1))
-    size = 0
-    used = 0
-    clock = 0
+    which blocks the cache holds at the end. Request r's prompt is inserted ``inserts[r]`` times
+    (1 or 2). A radix node is named by its deepest block; evictable leaves sit in an indexed heap
+    keyed by the policy."""
+    nodes, parent, depth, local = by_first_use(nodes, parent, depth)
+    tree, keys, slots, state = new_tree(len(parent))
     matched = np.zeros(len(offsets) - 1, np.int64)
     for r in range(len(offsets) - 1):
         lo, hi = offsets[r], offsets[r + 1]
-        m = 0
-        while lo + m < hi and owner[nodes[lo + m]] != NO_NODE:
-            m += 1
+        m = match_length(tree, nodes, lo, hi)
         matched[r] = m
-        # 1. match: stamp the walk; a match ending inside an edge splits it at the last matched block
-        t = clock
-        clock += 1
-        deepest = NO_NODE
-        if m > 0:
-            deepest = nodes[lo + m - 1]
-            for i in range(lo, lo + m):
-                b = nodes[i]
-                if owner[b] == b:
-                    last[b] = t
-            x = owner[deepest]
-            if x != deepest:  # split node x after block `deepest`
-                last[x] = t
-                below = x
-                while parent[below] != deepest:
-                    below = parent[below]
-                head[deepest] = head[x]
-                head[x] = below
-                b = deepest
-                while True:
-                    owner[b] = deepest
-                    if b == head[deepest]:
-                        break
-                    b = parent[b]
-                created[deepest] = clock
-                last[deepest] = clock
-                clock += 1
-                hits[deepest] = hits[x]
-                children[deepest] = 1
-                if keys[x, SLOT] != ABSENT:
-                    _set_key(keys, x, policy, last, created, hits)
-                    rekey(keys, slots, size, x)
-            size = _remove(keys, slots, size, deepest)  # the matched path is locked
-        # 2. evict the shortfall, whole leaves in key order, cascading to parents left childless
-        want = min(hi - lo - m, capacity - m)
-        if capacity - used < want:
-            target = want - (capacity - used)
-            freed = 0
-            while freed < target and size > 0:
-                x = slots[0]
-                size = pop(keys, slots, size)
-                h = head[x]
-                b = x
-                while True:
-                    owner[b] = NO_NODE
-                    if b == h:
-                        break
-                    b = parent[b]
-                gone = depth[x] - depth[h] + 1
-                freed += gone
-                used -= gone
-                p = parent[h]
-                if p != NO_NODE:
-                    children[p] -= 1
-                    if children[p] == 0 and p != deepest:
-                        _set_key(keys, p, policy, last, created, hits)
-                        size = push(keys, slots, size, p)
-        # 3. insert: stamp and count the path, hang the rest as one leaf
-        _count_path(nodes, lo, lo + m, owner, last, hits, clock)
-        clock += 1
-        if want > 0:
-            leaf = nodes[lo + m + want - 1]
-            head[leaf] = nodes[lo + m]
-            for i in range(lo + m, lo + m + want):
-                owner[nodes[i]] = leaf
-            created[leaf] = clock
-            last[leaf] = clock
-            clock += 1
-            hits[leaf] = 1
-            children[leaf] = 0
-            used += want
-            if deepest != NO_NODE:
-                children[deepest] += 1
-        # 4. the finished request's insert: the same path, stamped and counted again; then unlock
-        if inserts[r] == 2:
-            _count_path(nodes, lo, lo + m + want, owner, last, hits, clock)
-            clock += 1
-        if want > 0:
-            leaf = nodes[lo + m + want - 1]
-            _set_key(keys, leaf, policy, last, created, hits)
-            size = push(keys, slots, size, leaf)
-        elif deepest != NO_NODE and children[deepest] == 0:
-            _set_key(keys, deepest, policy, last, created, hits)
-            size = push(keys, slots, size, deepest)
-    return matched, owner
+        deepest, want = start(tree, keys, slots, state, nodes, lo, hi, m, capacity, parent, policy)
+        x = evict_leaf(tree, keys, slots, state, deepest, parent, depth, policy)
+        while x != NO_NODE:
+            drop_edge(tree, parent, x)
+            x = evict_leaf(tree, keys, slots, state, deepest, parent, depth, policy)
+        finish(tree, keys, slots, state, nodes, lo, m, want, deepest, inserts[r], policy)
+    return matched, tree[OWNER][local] != NO_NODE
 
 
 def final_state(replay: PrefixReplay, policy: str, capacity: int) -> tuple[np.ndarray, np.ndarray]:
     """(matched blocks per request, cached mask per node) after replaying the whole trace."""
-    matched, owner = prefix_replay(
+    return prefix_replay(
         replay.nodes,
         replay.offsets,
         replay.parent,
@@ -409,7 +559,6 @@ def final_state(replay: PrefixReplay, policy: str, capacity: int) -> tuple[np.nd
         min(int(capacity), replay.n_nodes),
         parse_policy(policy).value,
     )
-    return matched, owner >= 0
 
 
 def request_hits(replay: PrefixReplay, policy: str, capacity: float | int) -> np.ndarray:

@@ -3,10 +3,10 @@
 Follows SGLang's HiRadixCache (``python/sglang/srt/mem_cache/hiradix_cache.py``) and its storage
 tier (``hicache_storage``), both in sgl-project/sglang, as a compiled replay of a whole trace:
 
-- **L1** is the prefix replay of :mod:`kvviz.prefix_cache.replay` exactly (the same radix edges,
-  eviction keys and splits): whether a request's lower-tier blocks are loaded back or recomputed,
-  its prompt ends up device-resident as HiCache's insert adopts them, so the GPU tier evolves as
-  a plain RadixCache does, and the lower tiers follow its evictions;
+- **L1** is the prefix replay of :mod:`kvviz.prefix_cache.replay` exactly (the same radix tree
+  steps, run by the same compiled functions): whether a request's lower-tier blocks are loaded back
+  or recomputed, its prompt ends up device-resident as HiCache's insert adopts them, so the GPU
+  tier evolves as a plain RadixCache does, and the lower tiers follow its evictions;
 - **write policies** (``--hicache-write-policy``): ``write_through`` copies a block to host
   memory when it enters L1; ``write_through_selective`` when its hit count reaches 2 (counted
   as HiCache counts: once per insert of a prompt that walks it in L1, and a request inserts its
@@ -25,7 +25,12 @@ tier (``hicache_storage``), both in sgl-project/sglang, as a compiled replay of 
   what the tiers hold.
 
 Lower tiers work per block (HiCache's pages), so L2 and L3 keep prefix-closed sets of leaves
-evicted leaf first: a block is a candidate only when no child block is in the same tier.
+evicted leaf first: a block is a candidate only when no child block is in the same tier. A lower
+tier is three arrays: ``rec``, rows of one value per block (``HELD``, ``KIDS``: its children in the tier,
+``BORN``: the request that wrote it, ``CAND``: an eviction candidate); ``heap``, a lazy heap of
+candidates; ``st``, its counters (``SIZE`` … ``FAILURES``). The heap's entries carry their keys, so
+sifting reads one small array, and a key that rises with use is refreshed only when its entry
+reaches the top.
 """
 
 from __future__ import annotations
@@ -33,45 +38,267 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.common.jit import helper, kernel
-from kvviz.eviction.policies._heap import ABSENT, SLOT, new_heap, pop, push, rekey
-from kvviz.prefix_cache.replay import NO_NODE, _remove, _set_key
+from kvviz.prefix_cache.replay import (
+    HEAD,
+    NO_NODE,
+    OWNER,
+    by_first_use,
+    evict_leaf,
+    finish,
+    match_length,
+    new_tree,
+    start,
+)
 
 SELECTIVE_THRESHOLD = 2
 """SGLang's hit count at which write_through_selective copies a node to host memory."""
 STATS = ("l2_writes", "l3_writes", "l2_evictions", "l3_evictions", "l2_write_failures")
+WRITE_BACK = 2
+"""``write_back``'s index in ``kvviz.tiers.config.WRITE_POLICIES``."""
+MRU = 3
+"""MRU's code in :class:`kvviz.prefix_cache.replay.PrefixPolicy`: the one key that falls with use."""
+
+SEEN, FREQ, COUNT = 0, 1, 2
+"""The rows of ``use``, one value per block: the last request that read it, how many did, HiCache's hit count."""
+HELD, KIDS, BORN, CAND = 0, 1, 2, 3
+"""The rows of a lower tier's ``rec``."""
+SIZE, USED, CAPACITY, WRITES, EVICTIONS, FAILURES = 0, 1, 2, 3, 4, 5
+"""A lower tier's counters: heap entries, blocks held, blocks it holds at most, and what it did."""
+_TOP = 2**30
+"""Above every request index, block depth and use count (a replay takes fewer than 2^30 accesses)."""
+_BLOCK = 2**31 - 1
 
 
 @helper
-def _block_key(
-    keys: np.ndarray, b: int, policy: int, seen: np.ndarray, born: np.ndarray, freq: np.ndarray, depth: np.ndarray
-) -> None:
-    """A lower-tier block's eviction key: the policy's key, then last use, then deeper first."""
+def new_tier(n: int, capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An empty lower tier of ``capacity`` blocks: ``(rec, heap, st)``. Its candidates are held blocks,
+    so a heap of twice the capacity is at most half full after :func:`_compact` drops stale entries."""
+    rec = np.zeros((4, n), np.int64)
+    heap = np.zeros((2 * min(capacity, n) + 16, 2), np.int64)
+    st = np.zeros(6, np.int64)
+    st[CAPACITY] = capacity
+    return rec, heap, st
+
+
+@helper
+def tier_key(b: int, policy: int, use: np.ndarray, rec: np.ndarray) -> int:
+    """A lower-tier block's eviction key, then its last use, in one number (smallest evicted first)."""
+    seen = use[SEEN, b]
     if policy == 0:
-        keys[b, 0] = seen[b]
+        k = seen
     elif policy == 1:
-        keys[b, 0] = freq[b]
+        k = use[FREQ, b]
     elif policy == 2:
-        keys[b, 0] = born[b]
-    elif policy == 3:
-        keys[b, 0] = -seen[b]
+        k = rec[BORN, b]
+    elif policy == MRU:
+        k = _TOP - seen
     elif policy == 4:
-        keys[b, 0] = -born[b]
+        k = _TOP - rec[BORN, b]
     else:
-        keys[b, 0] = 1 if freq[b] >= 2 else 0
-    keys[b, 1] = seen[b]
-    keys[b, 2] = -depth[b]
+        k = 1 if use[FREQ, b] >= 2 else 0
+    return (k << 31) | seen
 
 
 @helper
-def _drop(keys: np.ndarray, slots: np.ndarray, size: int, b: int) -> int:
-    """Take block ``b`` out of a lower tier's heap if it is there; returns the new size."""
-    if keys[b, SLOT] == ABSENT:
-        return size
-    keys[b, 0] = -(2**31)
-    keys[b, 1] = -(2**31)
-    keys[b, 2] = -(2**31)
-    rekey(keys, slots, size, b)
-    return pop(keys, slots, size)
+def _tie(b: int, depth: np.ndarray) -> int:
+    """An entry's second word: deeper blocks first (a key and last use shared only along one path), then ``b``."""
+    return ((_TOP - depth[b]) << 31) | b
+
+
+@helper
+def _sift_up(heap: np.ndarray, i: int, k: int, s: int) -> None:
+    """Place entry ``(k, s)`` at slot ``i`` or above."""
+    while i > 0:
+        p = (i - 1) >> 1
+        if heap[p, 0] < k or (heap[p, 0] == k and heap[p, 1] < s):
+            break
+        heap[i, 0] = heap[p, 0]
+        heap[i, 1] = heap[p, 1]
+        i = p
+    heap[i, 0] = k
+    heap[i, 1] = s
+
+
+@helper
+def _sift_down(heap: np.ndarray, size: int, i: int, k: int, s: int) -> None:
+    """Place entry ``(k, s)`` at slot ``i`` or below, in a heap of ``size`` entries."""
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and (
+            heap[c + 1, 0] < heap[c, 0] or (heap[c + 1, 0] == heap[c, 0] and heap[c + 1, 1] < heap[c, 1])
+        ):
+            c += 1
+        if k < heap[c, 0] or (k == heap[c, 0] and s < heap[c, 1]):
+            break
+        heap[i, 0] = heap[c, 0]
+        heap[i, 1] = heap[c, 1]
+        i = c
+    heap[i, 0] = k
+    heap[i, 1] = s
+
+
+@helper
+def _compact(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, policy: int, use: np.ndarray) -> None:
+    """Rebuild a full heap from its candidates, one entry each with its current key."""
+    size = 0
+    for i in range(st[SIZE]):
+        b = heap[i, 1] & _BLOCK
+        if rec[CAND, b] == 1:
+            rec[CAND, b] = 2  # kept once
+            heap[size, 0] = tier_key(b, policy, use, rec)
+            heap[size, 1] = heap[i, 1]
+            size += 1
+    for i in range(size):
+        rec[CAND, heap[i, 1] & _BLOCK] = 1
+    for i in range(size // 2 - 1, -1, -1):
+        _sift_down(heap, size, i, heap[i, 0], heap[i, 1])
+    st[SIZE] = size
+
+
+@helper
+def offer(
+    rec: np.ndarray, heap: np.ndarray, st: np.ndarray, b: int, policy: int, use: np.ndarray, depth: np.ndarray
+) -> None:
+    """Make block ``b`` an eviction candidate with its current key (again, when the key fell)."""
+    rec[CAND, b] = 1
+    if st[SIZE] == len(heap):
+        _compact(rec, heap, st, policy, use)
+    _sift_up(heap, st[SIZE], tier_key(b, policy, use, rec), _tie(b, depth))
+    st[SIZE] += 1
+
+
+@helper
+def _pop_leaf(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, policy: int, use: np.ndarray) -> int:
+    """Take the candidate with the smallest current key out of the heap (``NO_NODE``: none left).
+
+    An entry is stale when its block stopped being a candidate (dropped) or its key changed since:
+    a key that rose takes its current value and sinks; one that fell (MRU) has a fresher entry.
+    The top is taken when its key is current: every candidate has an entry at or below its current
+    key, and keys are unique, so it is the smallest."""
+    while st[SIZE] > 0:
+        k, s = heap[0, 0], heap[0, 1]
+        b = s & _BLOCK
+        current = tier_key(b, policy, use, rec)
+        if rec[CAND, b] == 1 and k < current:
+            _sift_down(heap, st[SIZE], 0, current, s)
+            continue
+        st[SIZE] -= 1
+        _sift_down(heap, st[SIZE], 0, heap[st[SIZE], 0], heap[st[SIZE], 1])
+        if rec[CAND, b] == 1 and k == current:
+            rec[CAND, b] = 0
+            return b
+    return NO_NODE
+
+
+@helper
+def _make_room(
+    rec: np.ndarray,
+    heap: np.ndarray,
+    st: np.ndarray,
+    policy: int,
+    use: np.ndarray,
+    parent: np.ndarray,
+    depth: np.ndarray,
+    tree: np.ndarray,
+    host: bool,
+) -> bool:
+    """Evict one leaf from a full tier; False when it is full and has none. A parent left without
+    children in the tier becomes a candidate (on the host, only when it is not also on the GPU)."""
+    if st[USED] < st[CAPACITY]:
+        return True
+    x = _pop_leaf(rec, heap, st, policy, use)
+    if x == NO_NODE:
+        st[FAILURES] += 1
+        return False
+    rec[HELD, x] = 0
+    st[USED] -= 1
+    st[EVICTIONS] += 1
+    p = parent[x]
+    if p != NO_NODE:
+        rec[KIDS, p] -= 1
+        if rec[KIDS, p] == 0 and rec[HELD, p] == 1 and (not host or tree[OWNER, p] == NO_NODE):
+            offer(rec, heap, st, p, policy, use, depth)
+    return True
+
+
+@helper
+def _hold(
+    rec: np.ndarray,
+    heap: np.ndarray,
+    st: np.ndarray,
+    b: int,
+    r: int,
+    policy: int,
+    use: np.ndarray,
+    parent: np.ndarray,
+    depth: np.ndarray,
+    candidate: bool,
+) -> None:
+    """Block ``b`` enters the tier (written for request ``r``); its parent is no longer a leaf there."""
+    rec[HELD, b] = 1
+    rec[BORN, b] = r
+    st[USED] += 1
+    st[WRITES] += 1
+    p = parent[b]
+    if p != NO_NODE:
+        rec[KIDS, p] += 1
+        rec[CAND, p] = 0
+    if candidate and rec[KIDS, b] == 0:
+        offer(rec, heap, st, b, policy, use, depth)
+
+
+@kernel
+def _write(
+    b: int,
+    r: int,
+    defer: bool,
+    policy: int,
+    use: np.ndarray,
+    parent: np.ndarray,
+    depth: np.ndarray,
+    tree: np.ndarray,
+    h_rec: np.ndarray,
+    h_heap: np.ndarray,
+    h_st: np.ndarray,
+    s_rec: np.ndarray,
+    s_heap: np.ndarray,
+    s_st: np.ndarray,
+) -> None:
+    """Copy block ``b`` to host memory (``h_*``, evicting one host-only leaf if full), then to
+    storage (``s_*``).
+
+    A failed host write leaves ``b`` GPU-only. With ``defer`` the block joins storage's candidates
+    after its request's writes (a path is written top down, so each block would otherwise be
+    offered and then dropped for its child).
+    """
+    if not _make_room(h_rec, h_heap, h_st, policy, use, parent, depth, tree, True):
+        return
+    _hold(h_rec, h_heap, h_st, b, r, policy, use, parent, depth, tree[OWNER, b] == NO_NODE)
+    if s_rec[HELD, b] == 1 or s_st[CAPACITY] == 0:
+        return
+    if _make_room(s_rec, s_heap, s_st, policy, use, parent, depth, tree, False):
+        _hold(s_rec, s_heap, s_st, b, r, policy, use, parent, depth, not defer)
+
+
+@helper
+def _lower_hits(
+    nodes: np.ndarray, lo: int, hi: int, m: int, h_rec: np.ndarray, s_rec: np.ndarray, out: np.ndarray, r: int
+) -> int:
+    """Count the run of blocks after the L1 match found on the host (``out[1, r]``) or in storage
+    (``out[2, r]``); returns where the run ends."""
+    run = m
+    while lo + run < hi:
+        b = nodes[lo + run]
+        if h_rec[HELD, b] == 1:
+            out[1, r] += 1
+        elif s_rec[HELD, b] == 1:
+            out[2, r] += 1
+        else:
+            break
+        run += 1
+    return run
 
 
 @kernel
@@ -91,274 +318,64 @@ def tiered_replay(
 
     ``inserts[r]`` is how often request r's prompt is inserted (SGLang's serving flow, as in the
     prefix replay). Capacities are in blocks; ``policy`` is :class:`kvviz.prefix_cache.replay.PrefixPolicy`'s
-    code, ``write_policy`` an index into ``kvviz.tiers.config.WRITE_POLICIES``. Each lower tier keeps, per block,
-    ``held`` (in the tier), ``kids`` (children in the tier), ``born`` (the request that wrote it)
-    and a heap of its evictable leaves.
+    code, ``write_policy`` an index into ``kvviz.tiers.config.WRITE_POLICIES``. A request reads its
+    blocks (last use and use count: MRU's key falls with use, so a candidate gets a fresh entry at
+    once; the other keys rise and are refreshed lazily), goes through L1 (whose evictions write back
+    or leave host copies as candidates), and then writes host copies and offers storage leaves.
     """
+    nodes, parent, depth, _ = by_first_use(nodes, parent, depth)
     threshold = 1 if write_policy == 0 else SELECTIVE_THRESHOLD
     n = len(parent)
-    n_req = len(offsets) - 1
-    # L1: the prefix replay's radix edges (named by their deepest block)
-    owner = np.full(n, NO_NODE, np.int64)
-    head = np.full(n, NO_NODE, np.int64)
-    last = np.zeros(n, np.int64)
-    created = np.zeros(n, np.int64)
-    hits = np.zeros(n, np.int64)
-    children = np.zeros(n, np.int64)
-    keys, slots = new_heap(n, max(n, 1))
-    size = 0
-    used = 0
-    clock = 0
-    # per block, for the lower tiers: last request, requests seen, L1 hit count (HiCache's)
-    seen = np.zeros(n, np.int64)
-    freq = np.zeros(n, np.int64)
-    count = np.zeros(n, np.int64)
-    held2 = np.zeros(n, np.bool_)
-    kids2 = np.zeros(n, np.int64)
-    born2 = np.zeros(n, np.int64)
-    keys2, slots2 = new_heap(n, max(n, 1))
-    size2 = 0
-    used2 = 0
-    held3 = np.zeros(n, np.bool_)
-    kids3 = np.zeros(n, np.int64)
-    born3 = np.zeros(n, np.int64)
-    keys3, slots3 = new_heap(n, max(n, 1))
-    size3 = 0
-    used3 = 0
-    stats = np.zeros(len(STATS), np.int64)
-    out1 = np.zeros(n_req, np.int64)
-    out2 = np.zeros(n_req, np.int64)
-    out3 = np.zeros(n_req, np.int64)
-    for r in range(n_req):
+    tree, keys, slots, state = new_tree(n)
+    use = np.zeros((3, n), np.int64)
+    h_rec, h_heap, h_st = new_tier(n, host_capacity)
+    s_rec, s_heap, s_st = new_tier(n, storage_capacity)
+    out = np.zeros((3, len(offsets) - 1), np.int64)
+    for r in range(len(offsets) - 1):
         lo, hi = offsets[r], offsets[r + 1]
-        m = 0
-        while lo + m < hi and owner[nodes[lo + m]] != NO_NODE:
-            m += 1
-        run = m
-        while lo + run < hi and (held2[nodes[lo + run]] or held3[nodes[lo + run]]):
-            b = nodes[lo + run]
-            if held2[b]:
-                out2[r] += 1
-            else:
-                out3[r] += 1
-            run += 1
-        out1[r] = m
+        m = match_length(tree, nodes, lo, hi)
+        out[0, r] = m
+        run = _lower_hits(nodes, lo, hi, m, h_rec, s_rec, out, r)
         for i in range(lo, hi):
             b = nodes[i]
-            seen[b] = r
-            freq[b] += 1
-            if policy == 3:  # MRU's key falls with use: re-sort at once (the others' keys are refreshed lazily)
-                if keys2[b, SLOT] != ABSENT:
-                    _block_key(keys2, b, policy, seen, born2, freq, depth)
-                    rekey(keys2, slots2, size2, b)
-                if keys3[b, SLOT] != ABSENT:
-                    _block_key(keys3, b, policy, seen, born3, freq, depth)
-                    rekey(keys3, slots3, size3, b)
-        # 1. match: stamp the walk; a match ending inside an edge splits it at the last matched block
-        t = clock
-        clock += 1
-        deepest = NO_NODE
-        if m > 0:
-            deepest = nodes[lo + m - 1]
-            for i in range(lo, lo + m):
-                b = nodes[i]
-                if owner[b] == b:
-                    last[b] = t
-            x = owner[deepest]
-            if x != deepest:
-                last[x] = t
-                below = x
-                while parent[below] != deepest:
-                    below = parent[below]
-                head[deepest] = head[x]
-                head[x] = below
-                b = deepest
-                while True:
-                    owner[b] = deepest
-                    if b == head[deepest]:
-                        break
-                    b = parent[b]
-                created[deepest] = clock
-                last[deepest] = clock
-                clock += 1
-                hits[deepest] = hits[x]
-                children[deepest] = 1
-                if keys[x, SLOT] != ABSENT:
-                    _set_key(keys, x, policy, last, created, hits)
-                    rekey(keys, slots, size, x)
-            size = _remove(keys, slots, size, deepest)
-        # 2. evict the shortfall from L1; an evicted block with a host copy stays in L2
-        want = min(hi - lo - m, capacity - m)
-        if capacity - used < want:
-            target = want - (capacity - used)
-            freed = 0
-            while freed < target and size > 0:
-                x = slots[0]
-                size = pop(keys, slots, size)
-                h = head[x]
-                b = x
-                while True:
-                    owner[b] = NO_NODE
-                    if write_policy == 2 and not held2[b]:
-                        size2, used2, size3, used3 = _write(
-                            b, r, policy, host_capacity, storage_capacity, parent, depth, owner, seen, freq,
-                            held2, kids2, born2, keys2, slots2, size2, used2,
-                            held3, kids3, born3, keys3, slots3, size3, used3, stats, False,
-                        )  # fmt: skip
-                    elif held2[b] and kids2[b] == 0:
-                        _block_key(keys2, b, policy, seen, born2, freq, depth)
-                        size2 = push(keys2, slots2, size2, b)
-                    if b == h:
-                        break
-                    b = parent[b]
-                gone = depth[x] - depth[h] + 1
-                freed += gone
-                used -= gone
-                p = parent[h]
-                if p != NO_NODE:
-                    children[p] -= 1
-                    if children[p] == 0 and p != deepest:
-                        _set_key(keys, p, policy, last, created, hits)
-                        size = push(keys, slots, size, p)
-        # 3. insert: stamp and count the path, hang the rest as one leaf
-        t = clock
-        clock += 1
-        for i in range(lo, lo + m):
+            use[SEEN, b] = r
+            use[FREQ, b] += 1
+            if policy == MRU and h_rec[CAND, b] == 1:
+                offer(h_rec, h_heap, h_st, b, policy, use, depth)
+            if policy == MRU and s_rec[CAND, b] == 1:
+                offer(s_rec, s_heap, s_st, b, policy, use, depth)
+        deepest, want = start(tree, keys, slots, state, nodes, lo, hi, m, capacity, parent, policy)
+        x = evict_leaf(tree, keys, slots, state, deepest, parent, depth, policy)
+        while x != NO_NODE:  # the leaf's blocks leave the GPU one by one, deepest first
+            b = x
+            while True:
+                tree[OWNER, b] = NO_NODE
+                if write_policy == WRITE_BACK and h_rec[HELD, b] == 0:
+                    _write(b, r, False, policy, use, parent, depth, tree, h_rec, h_heap, h_st, s_rec, s_heap, s_st)
+                elif h_rec[HELD, b] == 1 and h_rec[KIDS, b] == 0:  # a host copy left alone
+                    offer(h_rec, h_heap, h_st, b, policy, use, depth)
+                if b == tree[HEAD, x]:
+                    break
+                b = parent[b]
+            x = evict_leaf(tree, keys, slots, state, deepest, parent, depth, policy)
+        finish(tree, keys, slots, state, nodes, lo, m, want, deepest, inserts[r], policy)
+        end = lo + m + want
+        for i in range(lo, end):  # HiCache's hit count; blocks now on the GPU leave the host's candidates
             b = nodes[i]
-            count[b] += 1
-            if owner[b] == b:
-                last[b] = t
-                hits[b] += 1
-        if want > 0:
-            leaf = nodes[lo + m + want - 1]
-            head[leaf] = nodes[lo + m]
-            for i in range(lo + m, lo + m + want):
-                b = nodes[i]
-                owner[b] = leaf
-                count[b] = 1
-                size2 = _drop(keys2, slots2, size2, b)
-            created[leaf] = clock
-            last[leaf] = clock
-            clock += 1
-            hits[leaf] = 1
-            children[leaf] = 0
-            used += want
-            if deepest != NO_NODE:
-                children[deepest] += 1
-        # 4. the finished request's insert: the same path, stamped and counted again
-        if inserts[r] == 2:
-            t = clock
-            clock += 1
-            for i in range(lo, lo + m + want):
-                b = nodes[i]
-                count[b] += 1
-                if owner[b] == b:
-                    last[b] = t
-                    hits[b] += 1
-        # 5. host copies: by the write policy's hit count, and every block prefetched from storage
-        for i in range(lo, lo + m + want):
+            if i < lo + m:
+                use[COUNT, b] += inserts[r]
+            else:
+                use[COUNT, b] = inserts[r]
+                h_rec[CAND, b] = 0
+        # host copies: by the write policy's hit count, and every block prefetched from storage
+        for i in range(lo, end):
             b = nodes[i]
-            due = write_policy != 2 and count[b] >= threshold
-            if not held2[b] and (due or (i >= lo + m and i < lo + run and held3[b])):
-                size2, used2, size3, used3 = _write(
-                    b, r, policy, host_capacity, storage_capacity, parent, depth, owner, seen, freq,
-                    held2, kids2, born2, keys2, slots2, size2, used2,
-                    held3, kids3, born3, keys3, slots3, size3, used3, stats, True,
-                )  # fmt: skip
-        for i in range(lo, lo + m + want):  # the path's new storage leaves become candidates
+            due = write_policy != WRITE_BACK and use[COUNT, b] >= threshold
+            if h_rec[HELD, b] == 0 and (due or (lo + m <= i < lo + run and s_rec[HELD, b] == 1)):
+                _write(b, r, True, policy, use, parent, depth, tree, h_rec, h_heap, h_st, s_rec, s_heap, s_st)
+        for i in range(lo, end):  # the path's new storage leaves become candidates
             b = nodes[i]
-            if held3[b] and kids3[b] == 0 and keys3[b, SLOT] == ABSENT:
-                _block_key(keys3, b, policy, seen, born3, freq, depth)
-                size3 = push(keys3, slots3, size3, b)
-        # then unlock
-        if want > 0:
-            leaf = nodes[lo + m + want - 1]
-            _set_key(keys, leaf, policy, last, created, hits)
-            size = push(keys, slots, size, leaf)
-        elif deepest != NO_NODE and children[deepest] == 0:
-            _set_key(keys, deepest, policy, last, created, hits)
-            size = push(keys, slots, size, deepest)
-    return out1, out2, out3, stats
-
-
-@kernel
-def _write(
-    b, r, policy, host_capacity, storage_capacity, parent, depth, owner, seen, freq,
-    held2, kids2, born2, keys2, slots2, size2, used2,
-    held3, kids3, born3, keys3, slots3, size3, used3, stats, defer,
-):  # fmt: skip
-    """Copy block ``b`` to host memory (evicting one host-only leaf if full), then to storage.
-
-    Returns the two tiers' heap sizes and occupancies. A failed host write leaves ``b`` GPU-only.
-    With ``defer`` the block joins storage's candidates after its request's writes (a path is
-    written top down, so each block would otherwise be pushed and then dropped for its child).
-    """
-    if used2 >= host_capacity:
-        if size2 == 0:
-            stats[4] += 1
-            return size2, used2, size3, used3
-        x, size2 = _pop_current(keys2, slots2, size2, policy, seen, born2, freq, depth)
-        held2[x] = False
-        used2 -= 1
-        stats[2] += 1
-        p = parent[x]
-        if p != NO_NODE:
-            kids2[p] -= 1
-            if kids2[p] == 0 and held2[p] and owner[p] == NO_NODE:
-                _block_key(keys2, p, policy, seen, born2, freq, depth)
-                size2 = push(keys2, slots2, size2, p)
-    held2[b] = True
-    born2[b] = r
-    used2 += 1
-    stats[0] += 1
-    p = parent[b]
-    if p != NO_NODE:
-        kids2[p] += 1
-        size2 = _drop(keys2, slots2, size2, p)
-    if owner[b] == NO_NODE and kids2[b] == 0:
-        _block_key(keys2, b, policy, seen, born2, freq, depth)
-        size2 = push(keys2, slots2, size2, b)
-    if held3[b] or storage_capacity == 0:
-        return size2, used2, size3, used3
-    if used3 >= storage_capacity:
-        if size3 == 0:
-            return size2, used2, size3, used3
-        x, size3 = _pop_current(keys3, slots3, size3, policy, seen, born3, freq, depth)
-        held3[x] = False
-        used3 -= 1
-        stats[3] += 1
-        p = parent[x]
-        if p != NO_NODE:
-            kids3[p] -= 1
-            if kids3[p] == 0 and held3[p]:
-                _block_key(keys3, p, policy, seen, born3, freq, depth)
-                size3 = push(keys3, slots3, size3, p)
-    held3[b] = True
-    born3[b] = r
-    used3 += 1
-    stats[1] += 1
-    p = parent[b]
-    if p != NO_NODE:
-        kids3[p] += 1
-        size3 = _drop(keys3, slots3, size3, p)
-    if kids3[b] == 0 and not defer:
-        _block_key(keys3, b, policy, seen, born3, freq, depth)
-        size3 = push(keys3, slots3, size3, b)
-    return size2, used2, size3, used3
-
-
-@kernel
-def _pop_current(keys, slots, size, policy, seen, born, freq, depth):  # fmt: skip
-    """Pop the lower-tier leaf with the smallest current key; returns it and the heap's new size.
-
-    Keys are refreshed lazily: a use only raises a block's key (except MRU's, kept current at
-    every use), so a root whose stored key is stale takes its current key and sinks, until the
-    root's key is current: then it is the smallest of all current keys.
-    """
-    while True:
-        x = slots[0]
-        k0, k1, k2 = keys[x, 0], keys[x, 1], keys[x, 2]
-        _block_key(keys, x, policy, seen, born, freq, depth)
-        if keys[x, 0] == k0 and keys[x, 1] == k1 and keys[x, 2] == k2:
-            return x, pop(keys, slots, size)
-        rekey(keys, slots, size, x)
+            if s_rec[HELD, b] == 1 and s_rec[KIDS, b] == 0 and s_rec[CAND, b] == 0:
+                offer(s_rec, s_heap, s_st, b, policy, use, depth)
+    stats = np.array([h_st[WRITES], s_st[WRITES], h_st[EVICTIONS], s_st[EVICTIONS], h_st[FAILURES]], np.int64)
+    return out[0], out[1], out[2], stats
