@@ -16,7 +16,7 @@ import pandas as pd
 
 from kvviz.common import budget
 from kvviz.common.errors import require
-from kvviz.prefix_cache.replay import PrefixReplay, parse_policy, prepare, request_hits
+from kvviz.prefix_cache.replay import PrefixReplay, parse_policy, prepare
 from kvviz.tiers import latency
 from kvviz.tiers.cache import STATS, tiered_replay
 from kvviz.tiers.config import GIB, WRITE_POLICIES, TierConfig
@@ -192,10 +192,10 @@ def _prepared(source: Trace | PrefixReplay) -> PrefixReplay:
 
 def replay(source: Trace | PrefixReplay, config: TierConfig, *, baselines: bool = True) -> TierResult:
     """Replay ``source`` through ``config``'s tiers; with ``baselines``, also with GPU memory alone
-    (one more replay) and with no cache (no replay), else those columns repeat this replay's."""
+    and with no cache (neither needs another replay), else those columns repeat this replay's."""
     prepared = _prepared(source)
     require(isinstance(config, TierConfig), "config must be a TierConfig", field="config")
-    budget.check(cost(prepared, 2 if baselines else 1))
+    budget.check(cost(prepared, 1))
     caps = capacities(config, prepared)
     gpu, dram, storage, counters = tier_hits(prepared, caps, config.policy, config.write_policy)
     tokens = prepared.input_lengths
@@ -221,9 +221,8 @@ def replay(source: Trace | PrefixReplay, config: TierConfig, *, baselines: bool 
         }
     )
     frame["ttft_gpu_only_s"] = frame["ttft_s"]
-    if baselines:
-        gpu_alone = request_hits(prepared, config.policy, caps.gpu)
-        cached = np.minimum(gpu_alone * prepared.block_size, tokens)
+    if baselines:  # the GPU tier evolves as if alone (the tiers below never change it): its hits are GPU-only's
+        cached = np.minimum(gpu * prepared.block_size, tokens)
         frame["ttft_gpu_only_s"] = latency.ttft(config, arrivals, latency.compute_only(config, tokens, cached))
     ceiling = int(prepared.seen_before.sum())
     return TierResult(config, caps, frame, prepared.accesses, ceiling, counters)

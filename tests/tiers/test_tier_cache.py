@@ -156,3 +156,12 @@ def test_the_tier_split_sums_to_the_total(synthetic, write_policy):
     assert total.sum() <= synthetic.seen_before.sum()
     assert d.sum() > 0 and s.sum() > 0
     assert counters["l3_writes"] <= counters["l2_writes"]
+
+
+@pytest.mark.parametrize("write_policy", WRITE_POLICIES)
+def test_the_gpu_tier_is_the_prefix_replay_whatever_lies_below(synthetic, write_policy):
+    """The tiers below never change the GPU's: its hits equal the prefix replay's (the GPU-only baseline)."""
+    for policy in ("lru", "mru"):
+        g, d, s, _ = tier_hits(synthetic, Capacities(60, 80, 300), policy, write_policy)
+        assert (g == request_hits(synthetic, policy, 60)).all()
+        assert d.sum() + s.sum() > 0
