@@ -70,6 +70,8 @@ with user_errors():
 
 if rep.error:
     st.error(f"The replay stopped: {plain(rep.error)}", icon=":material/error:")
+elif rep.stalled:
+    st.info(f"**The simulation stalls here.** {rep.stalled}", icon=":material/hourglass_disabled:")
 stepped.start_step(rep.n_steps)
 stepped.stepped_view(stepped.Stepped(text, name, source, config, rep, other))
 frame.explain(report.RULES)

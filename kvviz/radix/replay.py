@@ -113,6 +113,7 @@ class Replay:
     requests: pd.DataFrame  # one row per request: its hits, computation and deferrals
     vocab: tuple[tuple[int, str], ...] = field(default=())
     first_snapshot: int = 0  # the step of the first kept tree (snapshots of a range of steps)
+    stalled: str = ""  # why the waiting requests can never start, when the replay ends that way
 
     @property
     def n_steps(self) -> int:
@@ -153,29 +154,46 @@ def replay(
     after the last of them (a long script is then viewed a window of steps at a time, without a
     snapshot of every step).
 
-    Step 0 is the empty tree. After the script, rounds run until every request has finished.
-    A bad operation (unlocking what holds no lock) ends the replay at that step with its message.
+    Step 0 is the empty tree. After the script, rounds run until every request has finished, or
+    until a round admits nothing with nothing running (``stuck``): no later round can differ, and the
+    replay ends with ``stalled`` saying what holds the memory (an outcome of the settings, not an
+    error). A bad operation (unlocking what holds no lock) ends the replay at that step with its message.
     """
     run = _StepThrough(script, config, snapshots)
     run.record("start: an empty tree", {"": ["The tree holds only its root."]}, 0)
     pending = list(script.ops)
     while (pending or not run.sched.idle) and not run.window_done():
         if len(run.rows) > len(script.ops) + max_drain:
-            run.record(
-                "stopped",
-                {
-                    "": [
-                        f"{len(run.sched.waiting)} requests still waiting after {max_drain} extra "
-                        "rounds (memory held by locks?)"
-                    ]
-                },
-                run.cache.clock,
-                error="requests never admitted",
-            )
+            run.stall(f"{len(run.sched.waiting)} requests still wait after {max_drain} rounds past the script.")
             break
         if not run.step(pending.pop(0) if pending else None):
             break
+        if not pending and run.stuck():
+            run.stall(stall_reason(run.cache, run.sched, config))
+            break
     return run.finish()
+
+
+def stall_reason(cache: RadixCache, sched: Scheduler, config: ReplayConfig) -> str:
+    """Why the waiting requests can never start: what locks the GPU memory, and what would free it."""
+    head = sched.waiting[0].rid
+    locked, free = cache.protected_size(), cache.device_free
+    pending = getattr(cache, "pending_transfers", 0)
+    what = (
+        f"{locked:,} of the GPU's {config.device_capacity:,} tokens are locked and {free:,} are free, "
+        f"and the next waiting request ({head}) does not fit. "
+    )
+    if pending and not config.auto_ack:
+        return what + (
+            f"The lock is held by {pending} cop{'ies' if pending > 1 else 'y'} to CPU memory that nobody "
+            "acknowledged: HiCache locks a node while it is copied, and SGLang releases it when its scheduler "
+            "checks finished copies, once per round. With acknowledgements off, no round does, so no "
+            "request can ever start. Turn on “Acknowledge transfers every round” (or add an `ack` step) "
+            "to free it."
+        )
+    if locked:
+        return what + "A `lock` step is never undone: add its `unlock` step to free the memory."
+    return what + "Nothing can be evicted to make room: give the GPU more tokens."
 
 
 class _StepThrough:
@@ -190,6 +208,7 @@ class _StepThrough:
         self.dumps: list[str] = []
         self.requests: list[RequestState] = []
         self.seen = dict.fromkeys(EVENT_TOTALS.values(), 0)
+        self.stalled = ""
 
     def window_done(self) -> bool:
         """Whether the last tree of a window of snapshots has been kept."""
@@ -212,6 +231,17 @@ class _StepThrough:
             return False
         self.record(text, said, clock_from, caption=caption)
         return True
+
+    def stuck(self) -> bool:
+        """Whether the next round would admit nothing, as this one did: requests wait, none runs, and
+        no transfer is left for the next round to acknowledge."""
+        acks = self.config.auto_ack and getattr(self.cache, "pending_transfers", 0)
+        return bool(self.sched.waiting) and not self.sched.running and not acks
+
+    def stall(self, reason: str) -> None:
+        """End the replay on requests that can never start: a last step that says why."""
+        self.stalled = reason
+        self.record("stalled: no waiting request can start", {"": [reason]}, self.cache.clock)
 
     def record(
         self, op_text: str, said: dict[str, list[str]], clock_from: int, error: str = "", caption: str = ""
@@ -276,6 +306,7 @@ class _StepThrough:
             req,
             self.script.vocab,
             first,
+            self.stalled,
         )
 
 

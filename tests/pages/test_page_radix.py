@@ -211,3 +211,20 @@ def test_the_toggles_default_is_the_presets_so_off_goes_into_the_url():
     assert strata.proto.default and ack.proto.default  # the SGLang preset's: off differs, so it is written
     at.selectbox(key="radix_preset").select("Delay hits (Strata)").run()
     assert at.toggle(key="radix_strata").value is True  # a new preset brings its own settings
+
+
+def test_hicache_tiers_with_a_gpu_larger_than_the_cpu_replays():
+    """A reviewer's link that crashed the page (a CPU copy cut off from the tree, then evicted)."""
+    at = open_page("radix", {"radix_preset": "HiCache tiers", "radix_device": "120", "radix_host": "64"})
+    assert_clean(at)
+    assert not at.error and not at.exception
+
+
+def test_acknowledgements_off_stall_the_tiers_preset_as_an_outcome_with_its_cause():
+    at = open_page("radix", {"radix_preset": "HiCache tiers", "radix_ack": "false"})
+    assert_clean(at)
+    assert not at.error
+    (box,) = at.info
+    assert box.value.startswith("**The simulation stalls here.** 64 of the GPU's 80 tokens are locked")
+    assert "2 copies to CPU memory that nobody acknowledged" in box.value
+    assert "Acknowledge transfers every round" in box.value

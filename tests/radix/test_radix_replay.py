@@ -243,3 +243,22 @@ def test_snapshot_window_keeps_a_short_script_whole_and_a_long_one_by_windows():
     for step in range(0, 1000, 37):
         start, stop = snapshot_window(1000, step)
         assert start <= step < stop and stop - start == SNAPSHOT_WINDOW
+
+
+def test_unacknowledged_copies_stall_the_tiers_preset_as_an_outcome_that_names_its_cause():
+    rep = replay(PRESETS["tiers"].script(), ReplayConfig(device_capacity=80, host_capacity=400, auto_ack=False))
+    assert rep.error is None and rep.n_steps == len(PRESETS["tiers"].script().ops) + 2
+    assert rep.stalled.startswith("64 of the GPU's 80 tokens are locked and 16 are free")
+    assert "2 copies to CPU memory that nobody acknowledged" in rep.stalled
+    assert rep.steps.iloc[-1].lines == [rep.stalled]
+    on = replay(PRESETS["tiers"].script(), ReplayConfig(device_capacity=80, host_capacity=400, auto_ack=True))
+    assert on.stalled == "" and (on.requests["status"] == "finished").all()
+
+
+def test_a_lock_never_undone_stalls_with_the_step_that_frees_it():
+    rep = replay(parse_text("insert 1..6\nlock 1..6\nr: 11..16 => 17"), ReplayConfig(cache="radix", device_capacity=8))
+    assert rep.error is None
+    assert rep.stalled == (
+        "6 of the GPU's 8 tokens are locked and 2 are free, and the next waiting request (R1 r) does not fit. "
+        "A `lock` step is never undone: add its `unlock` step to free the memory."
+    )
