@@ -65,6 +65,7 @@ KNOB_KEYS = {
 """The synthetic generator's knobs by the key suffix of their control."""
 READING_KEYS = ("format", "block_size", "time_unit", "skip_bad", "rechain")
 FORMAT_DEFAULT = "the format's"
+UPLOADED_SUFFIX = "_uploaded"  # + a picker's prefix: the last upload it showed (digest and name)
 UPLOAD_TYPES = ["jsonl", "json", "csv", "txt", "gz", "zst"]
 WITH_BLOCK_IDS = (
     "Mooncake JSONL (`timestamp`, `input_length`, `output_length`, `hash_ids`), Qwen-Bailian JSONL, "
@@ -321,9 +322,9 @@ def _upload(prefix: str) -> dict | None:
         "only; it stays in your session unless you keep it in the library.",
     )
     if file is None:
-        # Widgets forget a file when you leave the page; the session still has the last upload.
-        earlier = st.session_state.get(SESSION_KEY)
-        if earlier and earlier["kind"] == "upload":
+        # The uploader forgets its file when it is not drawn (another page, another source): the
+        # session still has the upload, and the registry holds its bytes.
+        if earlier := _earlier_upload(prefix):
             st.caption("Showing the trace you uploaded earlier in this session.")
             return {**earlier, "options": options}
         if arrival_params().get(f"{prefix}_source") == "Upload":  # a link or a reconnect: nothing here yet
@@ -340,6 +341,15 @@ def _upload(prefix: str) -> dict | None:
         "name": upload_name(file.name),
         "options": options,
     }
+
+
+def _earlier_upload(prefix: str) -> dict | None:
+    """The upload to show when the uploader has no file: the session's trace if it is an upload
+    (chosen last, maybe on another page), else the last one this picker showed."""
+    session = st.session_state.get(SESSION_KEY)
+    if session and session["kind"] == "upload":
+        return session
+    return st.session_state.get(f"{prefix}{UPLOADED_SUFFIX}")
 
 
 # Streamlit's browser client (1.67) reruns the page when it reconnects only if a run was in flight or
@@ -400,6 +410,8 @@ def trace_picker(prefix: str, *, sidebar: DeltaGenerator | None = None) -> Trace
             spec = uploads.show(prefix, _source_spec(prefix, source))
     if spec is None:
         return None
+    if spec["kind"] == "upload":  # under the page's prefix: resetting the page forgets it
+        st.session_state[f"{prefix}{UPLOADED_SUFFIX}"] = {k: spec[k] for k in ("kind", "digest", "name") if k in spec}
     with user_errors():
         trace = trace_from_spec(spec)
     if spec != st.session_state.get(SESSION_KEY):

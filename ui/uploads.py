@@ -2,8 +2,8 @@
 
 A viewer's upload is held here, keyed by its content's digest: its bytes and the traces parsed from
 them. A session keeps only the digest, so a closed tab leaves no copy in the sessions Streamlit
-keeps for reconnecting. Each trace picker of a session (a *slot*) shows at most one upload, and
-picking another source lets go of it.
+keeps for reconnecting. Each trace picker of a session (a *slot*) holds at most one upload: its last,
+kept while the viewer looks at another source (so coming back finds it) and replaced by the next.
 
 Every ``SWEEP_S`` seconds a thread looks at the sessions that hold an upload. One whose browser has
 been gone ``GRACE_S`` seconds (a closed tab, not a network blip) is shut down, which frees its
@@ -196,11 +196,10 @@ def _start_sweeper() -> None:
 def show(slot: str, spec: dict | None) -> dict | None:
     """This session's ``slot`` (a trace picker) now shows ``spec``. An upload is held for the
     session, and a spec fresh from the uploader gives its bytes to the registry: the spec returned
-    keeps only their digest. Any other spec lets go of the slot's upload. An upload no longer held
-    (its session ended) is not held again: ``trace`` then returns None."""
+    keeps only their digest. Any other spec leaves the slot's upload held, for the viewer to come
+    back to. An upload no longer held (its session ended) is not held again: ``trace`` then returns None."""
     session = streamlit_private.current() or ""
     if spec is None or spec["kind"] != "upload":
-        release(REGISTRY.let_go(session, slot))
         return spec
     data = spec.get("data")
     spec = {key: value for key, value in spec.items() if key != "data"}
