@@ -53,7 +53,7 @@ def main() -> int:
     prepared = timed("prefix tree: dense nodes and parents", lambda: prepare(trace))
     print(f"trace: {prepared.n_requests:,} requests, {prepared.accesses:,} accesses, {prepared.n_nodes:,} prefixes")
     config = TierConfig("llama-3-8b", "h100", gpus=8, tp=1, dram_gib=1024, ssd_gib=4096, instances=2)
-    result = timed("3-tier replay + GPU-only baseline + TTFT", lambda: replay(prepared, config))
+    result = timed("3-tier replay (its GPU-only baseline included) + TTFT", lambda: replay(prepared, config))
     s = result.summary()
     print(f"hits by tier {s['hit_blocks']}, ratio {s['hit_ratio']:.4f} (ceiling {s['ceiling_hit_ratio']:.4f})")
     p90 = {k: s[k]["p90"] for k in ("ttft_s", "ttft_gpu_only_s", "ttft_no_cache_s")}
