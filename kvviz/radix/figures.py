@@ -15,13 +15,13 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from kvviz.common.style import INK, PALETTE
+from kvviz.common.style import BASE_PX, INK, PALETTE, PRESENTER_GROWTH, PRESENTER_PX
 
 STATE_STYLE: dict[str, tuple[str, str]] = {  # state -> (legend name, colour)
     "D": ("GPU only (D)", PALETTE[0]),
     "D+H": ("GPU + CPU (D+H)", PALETTE[2]),
     "H": ("CPU only (H)", PALETTE[1]),
-    "in-flight": ("in flight (being computed)", PALETTE[4]),
+    "in-flight": ("in flight", PALETTE[4]),
 }
 ROOT_COLOR = "#6c8893"
 LOCK_COLOR = INK
@@ -29,7 +29,7 @@ TOUCH_COLOR = "#f2b400"
 GHOST_COLOR = "#9aa3b2"
 MARKS: dict[str, tuple[str, str, str]] = {  # mark -> (legend name, symbol, colour)
     "split": ("split this step", "diamond-open", PALETTE[5]),
-    "loaded": ("loaded back from CPU this step", "triangle-up-open", PALETTE[2]),
+    "loaded": ("loaded back this step", "triangle-up-open", PALETTE[2]),
 }
 
 
@@ -204,6 +204,7 @@ def tree_figure(
     marks: dict[str, set[int]] | None = None,
     label_px: int = 14,
     max_height: int = 1800,
+    presenter: bool = False,
 ) -> go.Figure:
     """The tree at one step: nodes coloured by tier, sized by tokens, locked ones ringed.
 
@@ -215,6 +216,7 @@ def tree_figure(
     as wide as its longest label, and labels shrink (at word boundaries) so that the tree fits
     ``width_chars`` characters; ``label_px`` is their font size. The figure grows with the tree's rows
     up to ``max_height`` px (a deeper tree's rows then close up and fewer of them are labelled).
+    ``presenter``: the figure will be styled for a projector (taller, a larger legend).
     """
     if ghosts is not None and len(ghosts):
         known = set(frame["id"]) | set(ghosts["id"])
@@ -319,19 +321,48 @@ def tree_figure(
                 y=ys[locked],
                 mode="markers",
                 hoverinfo="skip",
-                name="locked (lock_ref > 0)",
+                name="locked",
                 marker=dict(size=size[locked] + 6, symbol="circle-open", color=LOCK_COLOR, line=dict(width=3)),
             )
         )
+    bottom = ys.min() - 0.7 if len(ys) else -1
     fig.update_layout(
         title=title,
         height=height,
         hovermode="closest",
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
+        legend=dict(
+            orientation="h",
+            yanchor="top",
+            y=1.0,
+            xanchor="left",
+            x=0,
+            entrywidthmode="fraction",
+            entrywidth=1 / legend_columns(presenter),
+        ),
         xaxis=dict(visible=False, range=[-0.6 * col[0] - 2, max(starts[-1] + 0.6 * col[-1] + 2, 40)]),
-        yaxis=dict(visible=False, range=[ys.min() - 0.7 if len(ys) else -1, 1.0]),
-    )  # room for a two-line label
+        yaxis=dict(visible=False, range=[bottom, _top_with_legend(fig, bottom, height, presenter)]),
+    )
     return fig
+
+
+def legend_columns(presenter: bool) -> int:
+    """Legend entries per row, each an equal share of the plot's width whatever that width is (so the
+    rows are known here): two at projector size, where the tree is drawn narrower."""
+    return 2 if presenter else 3
+
+
+def _top_with_legend(fig: go.Figure, bottom: float, height: int, presenter: bool) -> float:
+    """The y axis's top: room for a two-line label over the top row (1.0), and a band above it for the
+    legend, drawn inside the plot so that it never pushes the figure's top margin (plotly would then
+    lay the figure out twice, and the tree would jump between steps)."""
+    entries = sum(1 for tr in fig.data if tr.showlegend is not False and tr.name)
+    if entries < 2:  # plotly shows no legend for a single entry
+        return 1.0
+    font = (PRESENTER_PX if presenter else BASE_PX) - 1  # the legend's font as the figure style sets it
+    band = -(-entries // legend_columns(presenter)) * (font * 1.45 + 6) + 10
+    plot = height * (PRESENTER_GROWTH if presenter else 1.0) - 50  # less the style's top and bottom margins
+    span = 1.0 - bottom
+    return bottom + span * plot / max(plot - band, plot / 2)
 
 
 # Presenter mode draws the tree beside the step's controls and words, in the first screen of a 1366 x 768
@@ -359,6 +390,7 @@ def fig_radix_tree(
         label_px=20 if presenter else 14,
         width_chars=PRESENTER_WIDTH_CHARS if presenter else 100,
         max_height=PRESENTER_MAX_HEIGHT if presenter else 1800,
+        presenter=presenter,
     )
 
 

@@ -29,7 +29,7 @@ VIEWS = [
     ("", ""),
     ("trace", "trace_tree=true"),
     ("eviction", "eviction_points=6"),
-    ("radix", ""),
+    ("radix", "radix_step=5"),  # a step whose tree has a legend (step 0 holds only the root)
     ("radix", "radix_view=Requests"),
     ("radix", "radix_view=Text+dump"),
     ("radix_schedule", ""),

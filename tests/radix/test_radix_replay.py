@@ -6,11 +6,13 @@ from __future__ import annotations
 from dataclasses import asdict
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvviz.common.errors import InputError
+from kvviz.common.style import style_figure
 from kvviz.radix.events import EVICTING, EventKind
 from kvviz.radix.figures import fig_radix_totals, layout_tree, tree_figure
 from kvviz.radix.hiradix_cache import WRITE_POLICIES
@@ -172,8 +174,26 @@ def test_figures_draw_every_step():
         fig = tree_figure(rep.tree(k), clock_range=(0, 10**9))
         assert len(fig.data) >= 3
     names = {t.name for t in tree_figure(rep.tree(2)).data}
-    assert "in flight (being computed)" in names and "locked (lock_ref > 0)" in names
+    assert "in flight" in names and "locked" in names
     assert fig_radix_totals(totals_frame(rep), 2).layout.shapes
+
+
+@pytest.mark.parametrize("presenter", [False, True])
+def test_the_tree_legend_sits_in_a_band_inside_the_plot_so_it_never_pushes_the_margin(presenter):
+    rep = replay(PRESETS["sglang9"].script(), ReplayConfig(cache="radix", device_capacity=120))
+    for k in (0, 5):
+        fig = tree_figure(rep.tree(k), clock_range=(0, 10**9), presenter=presenter)
+        legend, (low, high) = fig.layout.legend, fig.layout.yaxis.range
+        assert (legend.y, legend.yanchor, legend.entrywidthmode) == (1.0, "top", "fraction")
+        entries = [t.name for t in fig.data if t.showlegend is not False and t.name]
+        if len(entries) < 2:
+            assert high == 1.0  # no legend: no band
+            continue
+        rows = -(-len(entries) // (2 if presenter else 3))
+        style = style_figure(go.Figure(fig), presenter)
+        plot_px = style.layout.height - style.layout.margin.t - style.layout.margin.b
+        band_px = (high - 1.0) / (high - low) * plot_px
+        assert band_px >= rows * ((21 if presenter else 13) * 1.45 + 6)
 
 
 def test_layout_collapses_chains_only_when_large():
