@@ -6,8 +6,10 @@ alerts together, the way browser zoom would, while the figure-first wide layout 
 Figures get their own projector fonts from ``ui.redraw.styled(presenter=True)``.
 
 ``st.dataframe`` draws its cells on a canvas (glide-data-grid) with fonts and row heights in
-pixels, which no rem reaches: CSS ``zoom`` scales the whole grid (its width divided by the zoom, so
-its columns are laid out for the width it really gets).
+pixels, which no rem reaches: CSS ``zoom`` scales the whole grid. Chromium resolves a zoomed
+element's percentage widths against its container as drawn, so ``max-width: 100%`` keeps the grid
+as wide as its container and inside it (the grid lays its columns out for that width divided by
+the zoom).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ h1 {{ font-size: 2.2rem !important; }}
 [data-testid="stAlert"] * {{ font-size: 1rem; }}
 [data-testid="stTooltipContent"] * {{ font-size: 0.95rem; }}
 [data-testid="stCode"] code {{ font-size: 0.95rem; }}
-[data-testid="stDataFrame"] {{ zoom: {DATAFRAME_ZOOM}; max-width: calc(100% / {DATAFRAME_ZOOM}) !important; }}
+[data-testid="stDataFrame"] {{ zoom: {DATAFRAME_ZOOM}; max-width: 100% !important; }}
 [data-testid="stDataFrameResizable"] {{ max-width: 100% !important; }}
 """
 

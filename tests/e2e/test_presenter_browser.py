@@ -1,6 +1,6 @@
 """Presenter mode in headless Chromium: ``?presenter=1`` in a fresh context, the link bar, keyboard
-stepping and Play on the radix page, and the stepped views (radix, the prefix cache's worked example) in
-the first screen. The font sizes of every
+stepping and Play on the radix page, the stepped views (radix, the prefix cache's worked example) in
+the first screen, and a zoomed table as wide as its column. The font sizes of every
 view (``projector_faults``) and the presenting screenshots are taken by test_layout_browser.py, which
 opens every view in presenter mode anyway."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.browser import assert_no_exception, open_page, wait_idle
+from tests.e2e.browser import assert_no_exception, open_page, settle, wait_idle
 
 PROJECTOR = {"width": 1920, "height": 1080}
 MIN_PX = 20
@@ -158,3 +158,28 @@ def test_a_stepped_view_fits_the_first_screen_in_presenter_mode(page: Page, app_
         assert {k for k, v in found.items() if v} == parts, found
         outside = {k: v for k, v in found.items() if v and (v["top"] < 0 or v["bottom"] > size["height"])}
         assert not outside, f"below the first screen at {size['width']}×{size['height']}: {outside}"
+
+
+# each shown grid's width as drawn beside its container's, and the width its columns need beside the width
+# they are shown in (its scroll area)
+GRID_WIDTHS = """() => [...document.querySelectorAll('[data-testid=stDataFrame]')]
+  .filter(f => f.offsetParent !== null)
+  .map(f => { const g = f.querySelector('.dvn-scroller');
+    return [f.getBoundingClientRect().width, f.parentElement.getBoundingClientRect().width,
+            g.scrollWidth, g.clientWidth]; })"""
+
+
+def test_a_table_fills_its_width_in_presenter_mode(page: Page, app_url: str):
+    """At 1366 × 768 the Strata page-size table, zoomed to projector size, is as wide as the page's column
+    and shows all its columns (drawn at 69% of it, it needed a sideways scroll)."""
+    page.set_viewport_size({"width": 1366, "height": 768})
+    # a grid sizes its columns once, with the font it has then: the app's font is loaded first
+    open_page(page, app_url, "", "presenter=1")
+    page.evaluate("() => document.fonts.ready")
+    open_page(page, app_url, "strata", "presenter=1&strata_view=Page+size")
+    assert_no_exception(page)
+    page.get_by_test_id("stDataFrame").scroll_into_view_if_needed()
+    settle(page)
+    [(drawn, column, needs, shows)] = page.evaluate(GRID_WIDTHS)
+    assert abs(drawn - column) <= 1, f"the table is {drawn:.0f} px wide in a {column:.0f} px column"
+    assert needs <= shows + 1, f"the table's columns need {needs} px and get {shows}"
