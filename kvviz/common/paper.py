@@ -5,9 +5,9 @@ only from numbers compared when the page runs (a relative tolerance, a range, or
 condition); a number that is fed to the simulation is an *input*, one fitted to the paper is
 *calibrated*; a number from something else than what the paper measured is shown *beside* it, not
 compared. Every row also says in words how its status was decided (``basis``: "off by 4% from
-the paper's 3.15, within the 15% allowed"; "5.1 is outside the paper's range 2.67–4.73, even with
-10% leeway"; "needs …: not met"), and ``problems`` re-checks each basis against its status, so a
-basis is always true of its row.
+the paper's 3.15, within the 15% allowed"; "equals the paper's 256"; "5.1 is outside the paper's
+range 2.67–4.73, even with 10% leeway"; "needs …: not met"), in the numbers its columns show, and
+``problems`` re-checks each basis against its status, so a basis is always true of its row.
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ _AGREES_WHEN = (  # (how a basis is written, the word in it that says the row ag
     (re.compile(r"^off by (\S+) from the paper's .+, (within|more than) the (\S+) allowed(?: \(.+\))?$"), "within"),
     (re.compile(r"^needs .+: ()(met|not met)$"), "met"),
     (re.compile(r"^\S+ is ()(inside|outside) the paper's range .+$"), "inside"),
+    (re.compile(r"^()(equals) the paper's .+$"), "equals"),
 )
+NUMBER = re.compile(r"[+\-−]?\d[\d,]*(?:\.\d+)?%?")
 
 
 def deviation(paper: float, sim: float) -> float:
@@ -58,21 +60,60 @@ def _row(quantity: str, paper: str, sim: str, st: Status, basis: str) -> dict[st
     return dict(zip(COLUMNS, (quantity, paper, sim, st.value, basis), strict=True))
 
 
+def shown(value: float, cell: str) -> tuple[str, float] | None:
+    """How a table cell writes ``value``: the number in ``cell`` that is ``value`` at the cell's own
+    rounding (18% for 0.18187, "1,024" for 1024.0), and what that number is; None if none is."""
+    for m in NUMBER.finditer(cell):
+        text = m.group()
+        digits = text.replace(",", "").replace("−", "-").rstrip("%")
+        decimals = len(digits.partition(".")[2]) + (2 if text.endswith("%") else 0)
+        number = float(digits) / (100 if text.endswith("%") else 1)
+        if not math.isnan(value) and round(value, decimals) == round(number, decimals):
+            return text, number
+    return None
+
+
+def _as_shown(p: float, s: float, paper: str, sim: str) -> tuple[str, float, float]:
+    """The paper's number as its column writes it, and the pair to compare: the numbers the columns
+    show when both are found there (so the words agree with what a reader sees), else the exact ones."""
+    ref, got = shown(p, paper), shown(s, sim)
+    if ref and ref[0].endswith("%"):
+        text = f"{ref[0]} (a relative gap)"
+    else:
+        text = ref[0] if ref else f"{p:.3g}"
+    return (text, ref[1], got[1]) if ref and got else (text, p, s)
+
+
+def _equals(refs: list[str]) -> str:
+    """The basis of an exact match: the paper's numbers, named when there are a few."""
+    if len(refs) <= 3:
+        return "equals the paper's " + " and ".join(dict.fromkeys(refs))
+    return f"equals all {len(refs)} of the paper's numbers"
+
+
 def close(
     quantity: str, paper: str, sim: str, pairs: Iterable[tuple[float, float]] | tuple[float, float], rel_tol: float
 ) -> dict[str, str]:
-    """A row comparing numbers: agrees if every (paper, simulation) pair is within ``rel_tol``."""
+    """A row comparing numbers: agrees if every (paper, simulation) pair is within ``rel_tol``.
+
+    Its basis speaks of the numbers in the paper and simulation columns as they are written there
+    (18%, not 0.18187), and an exact match says so."""
     pairs = [pairs] if isinstance(pairs, tuple) and not isinstance(pairs[0], tuple) else list(pairs)
-    worst, (ref, _) = max((_percent(deviation(float(p), float(s))), (p, s)) for p, s in pairs)
-    st = Status.AGREES if worst <= round(100 * rel_tol, 6) else Status.DIFFERS
-    off = "∞" if math.isinf(worst) else f"{worst:g}"
-    of = (
-        f"the paper's {float(ref):g}"
-        if len(pairs) == 1
-        else f"the paper's {float(ref):g} (the farthest of {len(pairs)})"
-    )
+    seen = [_as_shown(float(p), float(s), paper, sim) for p, s in pairs]
+    worst, ref = max((_percent(deviation(p, s)), text) for text, p, s in seen)
+    allowed = round(100 * rel_tol, 6)
+    st = Status.AGREES if worst <= allowed else Status.DIFFERS
+    if worst == 0:
+        return _row(quantity, paper, sim, st, _equals([text for text, _, _ in seen]))
+    of = f"the paper's {ref}" + ("" if len(pairs) == 1 else f" (the farthest of {len(pairs)})")
     verdict = "within" if st is Status.AGREES else "more than"
-    return _row(quantity, paper, sim, st, f"off by {off}% from {of}, {verdict} the {100 * rel_tol:g}% allowed")
+    return _row(
+        quantity,
+        paper,
+        sim,
+        st,
+        f"off by {'∞' if math.isinf(worst) else f'{worst:g}'}% from {of}, {verdict} the {allowed:g}% allowed",
+    )
 
 
 def check(quantity: str, paper: str, sim: str, holds: bool, condition: str) -> dict[str, str]:
@@ -104,6 +145,8 @@ def within(
     pairs = list(pairs)
     gap, ref = max((abs(s - p), p) for p, s in pairs)
     holds = gap <= tol + 1e-12
+    if gap == 0:
+        return _row(quantity, paper, sim, Status.AGREES, _equals([f"{p:.3g}" for p, _ in pairs]))
     of = f"the paper's {ref:.3g}" + ("" if len(pairs) == 1 else f" (the farthest of {len(pairs)})")
     verdict = "within" if holds else "more than"
     basis = f"off by {gap:.3g} from {of}, {verdict} the {tol:g} allowed" + (f" ({unit})" if unit else "")

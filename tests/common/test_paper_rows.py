@@ -79,3 +79,24 @@ def test_a_basis_says_in_words_how_the_status_was_decided():
 def test_the_checker_catches_a_basis_whose_numbers_contradict_its_words():
     row = {"quantity": "x", "status": "agrees", "basis": "off by 20% from the paper's 3, within the 15% allowed"}
     assert problems([row]) == [f"x: status 'agrees' but {row['basis']}"]
+
+
+def test_an_exact_match_says_it_equals_the_paper():
+    row = close("q", "128 / 256", "128 / 256", [(128, 128), (256, 256)], 0.0)
+    assert (row["status"], row["basis"]) == ("agrees", "equals the paper's 128 and 256")
+    assert close("q", "3.15", "3.15", (3.15, 3.15), 0.1)["basis"] == "equals the paper's 3.15"
+    assert within("q", "", "", [(0.5, 0.5)], 0.01, "")["basis"] == "equals the paper's 0.5"
+    assert not problems([row]) and problems([{**row, "status": "differs"}])
+
+
+def test_a_basis_writes_the_papers_number_as_its_column_does_and_compares_what_is_shown():
+    row = close("q", "4,293 of ~23,608 (18%)", "10,003 of 23,410 (43%)", (0.18187, 0.4273), 0.25)
+    # 43% against 18% as shown: (43 - 18) / 18 = 138.89%, not 134.95% from the unrounded shares
+    assert row["basis"] == "off by 138.89% from the paper's 18% (a relative gap), more than the 25% allowed"
+    assert not problems([row])
+    assert close("q", "+5.2%", "+4.9%", (0.052, 0.0491), 0.1)["basis"] == (
+        "off by 5.77% from the paper's +5.2% (a relative gap), within the 10% allowed"
+    )
+    assert close("q", "about −1/3", "−30.0%", (-1 / 3, -0.3), 0.25)["basis"] == (
+        "off by 10% from the paper's -0.333, within the 25% allowed"
+    )

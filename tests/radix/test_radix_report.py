@@ -68,3 +68,16 @@ def test_marks_and_metrics_of_an_evicting_step():
     cards = {label: value for label, value, _ in step_metrics(rep, other, 7)}
     assert cards == {"On GPU now": 62, "Cache hits this step": 20, "Evicted this step": 58, "Redundant so far": 0}
     assert any("evicts at steps 4, 7, 8" in p for p in notice(rep, other))
+
+
+def test_the_delay_hit_row_is_graded_only_where_deferral_acts():
+    """On the default script no request waits behind more than the threshold of tokens in flight, so
+    deferral on and off are the same run (6 → 6 redundant tokens): that is shown, not called a miss."""
+    rep, other = run(), run(replace(SGLANG9, deferral=False))
+    row = next(r for r in paper_rows(rep, other, True) if "Delay-hit" in r["quantity"])
+    assert (row["this simulation"], row["status"]) == ("redundant prefill 6 → 6 tokens (off → on)", "not compared")
+    assert "no request here waits behind more than 100 tokens being computed" in row["basis"]
+    delay = PRESETS["delay"].script()
+    on, off = (replay(delay, ReplayConfig(device_capacity=1024, host_capacity=2048, deferral=d)) for d in (True, False))
+    row = next(r for r in paper_rows(on, off, False) if "Delay-hit" in r["quantity"])
+    assert (row["this simulation"], row["status"]) == ("redundant prefill 800 → 0 tokens (off → on)", "agrees")
