@@ -10,7 +10,7 @@ from ui.routing import ensure_navigation
 PAGES_DIR = Path(__file__).resolve().parent
 ensure_navigation()
 
-st.title("kvviz: how LLM KV caches behave")
+st.title("kvviz: LLM KV caches")
 st.markdown(
     "Serving a large language model keeps a **key/value (KV) cache** for every token it has read. "
     "Reusing it saves the prefill compute, but it is large, it must live somewhere, and it must "

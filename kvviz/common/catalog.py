@@ -33,21 +33,21 @@ class PageInfo:
 PAGES: tuple[PageInfo, ...] = (
     PageInfo(
         "radix",
-        "Radix cache & HiCache",
+        "Radix tree & HiCache",
         ":material/account_tree:",
         "Cache contents",
         "Where KV lives: SGLang's radix tree and Strata's GPU/CPU HiRadixTree, node by node.",
     ),
     PageInfo(
         "ledger",
-        "Where should KV live?",
+        "Where to keep KV",
         ":material/calculate:",
         "Cache contents",
         "KV size per token, load versus recompute, storage economics, and CPU or SSD tiers.",
     ),
     PageInfo(
         "radix_schedule",
-        "RadixAttention scheduling",
+        "Scheduling for reuse",
         ":material/low_priority:",
         "Cache contents",
         "The order a queue is served in decides the reuse: FCFS, longest prefix match and DFS-weight.",

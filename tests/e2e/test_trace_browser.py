@@ -37,7 +37,7 @@ def test_deep_link_on_a_fresh_server_gets_the_full_frame(page: Page, fresh_app_u
 def test_home_then_trace_page_navigation(page: Page, app_url: str):
     open_page(page, app_url)
     assert_no_exception(page)
-    expect(page.get_by_role("heading", name="kvviz: how LLM KV caches behave")).to_be_visible()
+    expect(page.get_by_role("heading", name="kvviz: LLM KV caches")).to_be_visible()
     screenshot(page, "home")
     page.get_by_test_id("stSidebarNav").get_by_text("Trace").click()
     wait_idle(page)

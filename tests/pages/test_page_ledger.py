@@ -20,7 +20,7 @@ def _titles(at) -> list[str]:
 def test_default_view_is_size():
     at = open_page("ledger")
     assert_clean(at)
-    assert at.title[0].value == "Where should KV live?"
+    assert at.title[0].value == "Where to keep KV"
     assert any("KV grows with every token" in t for t in _titles(at))
     assert "128.0 KiB" in [m.value for m in at.metric]
     assert any("What the paper reports" in s.value for s in at.subheader)
