@@ -105,5 +105,5 @@ frame.explain(R.EXPLAIN)
 frame.what_to_notice(R.NOTICE)
 
 
-frame.terms("lecture 27", "HKVD", "TTFT")
+frame.terms("lecture 27", "HKVD", "TTFT", "MFU")  # one "Terms" for the page, whatever the view
 frame.paper_vs_sim(R.paper_rows(ours), note=R.paper_note(N_DOCS))

@@ -11,7 +11,6 @@ from kvviz.cacheblend.figures import METHOD_NAMES
 from kvviz.cacheblend.record_world import N_RECORDS
 from ui import cacheblend as cached
 from ui import cachegen as shown_figure
-from ui import frame
 from ui.cacheblend import EVAL_SEED, N_DOCS
 from ui.tables import download_csv
 
@@ -31,7 +30,6 @@ def one_document(seed: int, chunk_len: int, ratio: float, variant: str, presente
     )
     st.subheader("KV deviation from full prefill, per token and layer")
     shown_figure.show(heat, f"{STEM}_heat")
-    frame.terms("HKVD")
 
 
 def accuracy(chunk_len: int, ratio: float, variant: str, presenter: bool) -> None:
@@ -59,7 +57,6 @@ def accuracy(chunk_len: int, ratio: float, variant: str, presenter: bool) -> Non
         {"chunk length": chunk_len, "token selection": variant, "documents": N_DOCS, "document seed": EVAL_SEED},
         trace=f"{N_DOCS} record-world documents (seed {EVAL_SEED})",
     )
-    frame.terms("HKVD")
 
 
 def controller(presenter: bool) -> None:
@@ -97,7 +94,6 @@ def controller(presenter: bool) -> None:
         "per-layer examples). "
         "Loading layer l+1 overlaps recomputing layer l, so a layer costs max(load, r × prefill)."
     )
-    frame.terms("TTFT", "MFU")
 
 
 def the_model(net, presenter: bool) -> None:

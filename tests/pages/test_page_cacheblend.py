@@ -14,6 +14,11 @@ def _chart_count(at) -> int:
     return len(at.get("plotly_chart"))
 
 
+def _one_terms(at) -> bool:
+    """The page defines its jargon in one "Terms" popover (a view's own used to repeat it)."""
+    return [p.proto.popover.label for p in at.get("popover")].count("Terms") == 1
+
+
 @trained
 def test_every_view_renders_with_the_paper_table():
     at = open_page("cacheblend")
@@ -24,15 +29,17 @@ def test_every_view_renders_with_the_paper_table():
     paper = paper.reset_index() if "quantity" not in paper.columns else paper
     assert {"quantity", "paper", "this simulation"} <= set(paper.columns) and len(paper) == 9
     assert paper.loc[paper["quantity"].str.startswith("Full prefill"), "this simulation"].item() == "100.0%"
+    assert _one_terms(at)
 
     at.segmented_control(key="cacheblend_view").set_value("Accuracy vs ratio").run()
     assert_clean(at)
     table = at.dataframe[0].value
     assert {"CacheBlend", "Random selection", "Full reuse"} <= set(table["method"]) and 0.2 in set(table["ratio"])
+    assert _one_terms(at)
 
     at.segmented_control(key="cacheblend_view").set_value("Loading controller").run()
     assert_clean(at)
-    assert at.dataframe[0].value["picked r"].min() >= 0.15
+    assert at.dataframe[0].value["picked r"].min() >= 0.15 and _one_terms(at)
 
     at.segmented_control(key="cacheblend_view").set_value("The model").run()
     assert_clean(at)
