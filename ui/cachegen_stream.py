@@ -138,8 +138,12 @@ def stream_view(view: str) -> tuple[list[str], list[dict], str]:
             cached.show(cached.violation_figure(inputs, against, slos, frame.presenter()), f"{STEM}_violation")
         frame.terms("SLO", "TTFT", "AR(1)", "i.i.d.")
         frame.explain(report.sweep_explain(bw.traces, traces))
-    st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({label}):")
-    st.dataframe(summary.drop(columns="slo_s"), hide_index=True, width="stretch", column_config=cached.FORMATS)
+    shown = summary.drop(columns="slo_s")
+    same_quality = "" if figs.quality_differs(summary) else _same_quality(summary)
+    if same_quality:
+        shown = shown.drop(columns="mean_quality")
+    st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({label}){same_quality}:")
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=cached.FORMATS)
     download_csv(summary, STEM, "summary", settings, trace=bw.name)
     if box := frame.folded("The compression levels, as measured", f"{STEM}_levels_table"):
         box.caption(report.levels_caption(setup, levels.SIZE_SOURCES[inputs.sizes]))
@@ -150,3 +154,10 @@ def stream_view(view: str) -> tuple[list[str], list[dict], str]:
         report.paper_rows(setup, summary, label, levels.SIZE_SOURCES[inputs.sizes]),
         report.stream_note(setup, summary),
     )
+
+
+def _same_quality(summary: pd.DataFrame) -> str:
+    """The caption's words for a quality that is the same for every policy (its column, all one
+    number, is left out of the table on screen; the CSV keeps it)."""
+    mean = float(summary["mean_quality"].mean()) if len(summary) else 1.0
+    return f"; quality is {mean:.0%} for every policy, so the table leaves it out"
