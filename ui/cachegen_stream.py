@@ -139,11 +139,16 @@ def stream_view(view: str) -> tuple[list[str], list[dict], str]:
         frame.terms("SLO", "TTFT", "AR(1)", "i.i.d.")
         frame.explain(report.sweep_explain(bw.traces, traces))
     shown = summary.drop(columns="slo_s")
-    same_quality = "" if figs.quality_differs(summary) else _same_quality(summary)
+    same_quality = not figs.quality_differs(summary)
+    st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({label}):")
+    st.dataframe(
+        shown.drop(columns="mean_quality") if same_quality else shown,
+        hide_index=True,
+        width="stretch",
+        column_config=cached.FORMATS,
+    )
     if same_quality:
-        shown = shown.drop(columns="mean_quality")
-    st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({label}){same_quality}:")
-    st.dataframe(shown, hide_index=True, width="stretch", column_config=cached.FORMATS)
+        st.caption(_same_quality(summary))
     download_csv(summary, STEM, "summary", settings, trace=bw.name)
     if box := frame.folded("The compression levels, as measured", f"{STEM}_levels_table"):
         box.caption(report.levels_caption(setup, levels.SIZE_SOURCES[inputs.sizes]))
@@ -160,4 +165,4 @@ def _same_quality(summary: pd.DataFrame) -> str:
     """The caption's words for a quality that is the same for every policy (its column, all one
     number, is left out of the table on screen; the CSV keeps it)."""
     mean = float(summary["mean_quality"].mean()) if len(summary) else 1.0
-    return f"; quality is {mean:.0%} for every policy, so the table leaves it out"
+    return f"Quality is {mean:.0%} for every policy, so the table leaves it out (the CSV keeps it)."

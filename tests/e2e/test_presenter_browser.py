@@ -70,7 +70,7 @@ def test_a_presenter_link_opens_presenter_mode_in_a_fresh_browser(browser, app_u
         expect(page.get_by_test_id("stSidebar")).to_have_attribute("data-collapsed", "true")
         page.get_by_test_id("stExpandSidebarButton").click()
         expect(page.get_by_test_id("stSidebar").get_by_role("switch", name="Presenter mode")).to_be_checked()
-        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Radix cache").click()
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Radix tree").click()
         page.wait_for_url("**/radix**")
         wait_idle(page)
         expect(page.locator("html")).to_have_css("font-size", "22px")
