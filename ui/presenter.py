@@ -5,11 +5,14 @@ enlarges body text, captions, tables, metrics, buttons, widget labels, expander 
 alerts together, the way browser zoom would, while the figure-first wide layout keeps its width.
 Figures get their own projector fonts from ``ui.redraw.styled(presenter=True)``.
 
-``st.dataframe`` draws its cells on a canvas (glide-data-grid) with fonts and row heights in
-pixels, which no rem reaches: CSS ``zoom`` scales the whole grid. Chromium resolves a zoomed
-element's percentage widths against its container as drawn, so ``max-width: 100%`` keeps the grid
-as wide as its container and inside it (the grid lays its columns out for that width divided by
-the zoom).
+``st.dataframe`` draws its cells on a canvas (glide-data-grid) in pixels that Streamlit converts from
+rem once, with the root font size of that moment: a grid drawn before this page's rule applies (most
+grids of a freshly opened page, every grid already shown when presenter mode is switched on) has
+14 px text, one drawn after it 19.25 px, and either is kept. The grid writes its font into its own
+style (``--gdg-base-font-style``), so the rule zooms each grid by what its own font needs to reach
+20 px: every grid then reads the same, and its columns, measured in its own font, need the same
+share of the page. Chromium resolves a zoomed element's percentage widths against its container as
+drawn, so ``max-width: 100%`` keeps the grid as wide as its container and inside it.
 """
 
 from __future__ import annotations
@@ -20,9 +23,16 @@ from ui.routing import set_url_param
 
 PRESENTER_KEY = "presenter"  # the toggle's widget key and URL parameter
 ROOT_PX = 22  # 1 rem in presenter mode: body text 22 px; captions, tables, buttons 21 px
-DATAFRAME_ZOOM = 1.45  # canvas-drawn tables keep their 14 px font: CSS zoom takes them to 20 px
+GRID_FONT_REM = 0.875  # a canvas-drawn table's font: Streamlit's small size, 14 px at its 16 px root
+TABLE_TEXT_PX = 20  # a canvas-drawn table's text in presenter mode, as zoomed
 READING_WIDTH_PX = 1400  # widest main column outside presenter mode: lines stay readable at 1920 px
 _ON = {"1", "true", "yes", "on"}
+
+
+def grid_zoom(root_px: float) -> float:
+    """The zoom that takes a canvas-drawn table, drawn with a ``root_px`` root font size, to projector text."""
+    return round(TABLE_TEXT_PX / (GRID_FONT_REM * root_px), 3)
+
 
 NORMAL_CSS = f"""
 [data-testid="stMainBlockContainer"] {{ max-width: {READING_WIDTH_PX}px; }}
@@ -51,7 +61,9 @@ h1 {{ font-size: 2.2rem !important; }}
 [data-testid="stAlert"] * {{ font-size: 1rem; }}
 [data-testid="stTooltipContent"] * {{ font-size: 0.95rem; }}
 [data-testid="stCode"] code {{ font-size: 0.95rem; }}
-[data-testid="stDataFrame"] {{ zoom: {DATAFRAME_ZOOM}; max-width: 100% !important; }}
+[data-testid="stDataFrame"] {{ zoom: {grid_zoom(16)}; max-width: 100% !important; }}
+[data-testid="stDataFrame"]:has([style*="--gdg-base-font-style:"][style*=" {GRID_FONT_REM * ROOT_PX:g}px;"])
+  {{ zoom: {grid_zoom(ROOT_PX)}; }}
 [data-testid="stDataFrameResizable"] {{ max-width: 100% !important; }}
 """
 

@@ -43,6 +43,16 @@ def test_presenter_in_the_url_turns_presenter_mode_on(value):
     assert at.expander  # explanations folded away
 
 
+def test_a_canvas_table_reads_at_projector_size_whichever_root_size_it_was_drawn_with():
+    """A grid drawn before the presenter rule applies has 14 px text, one drawn after it 19.25 px: each is
+    zoomed by what its own font needs, the second found by the font it writes into its style."""
+    assert presenter.grid_zoom(16) * 14 == pytest.approx(presenter.TABLE_TEXT_PX, abs=0.01)
+    assert presenter.grid_zoom(presenter.ROOT_PX) * 19.25 == pytest.approx(presenter.TABLE_TEXT_PX, abs=0.01)
+    css = presenter.PRESENTER_CSS
+    assert '[data-testid="stDataFrame"] { zoom: 1.429;' in css
+    assert ':has([style*="--gdg-base-font-style:"][style*=" 19.25px;"])\n  { zoom: 1.039; }' in css
+
+
 @pytest.mark.parametrize("value", [None, "0", "false", "zzz"])
 def test_without_it_the_page_keeps_its_reading_width(value):
     at = opened_with({} if value is None else {"presenter": value}, "cacheblend")
