@@ -226,7 +226,7 @@ def _tick_chars(fig: go.Figure, axis, letter: str, name: str) -> int:
     """How many characters the longest tick label of this axis will have, about."""
     labels = _tick_labels(fig, axis, letter, name)
     if labels:
-        return max(map(len, labels))
+        return max(len(line) for label in labels for line in _text_lines(label))  # a <br> label by its longest line
     return 1 if axis.ticktext is not None else NUMBER_CHARS + (axis.tickprefix is not None)
 
 
@@ -266,13 +266,14 @@ def _x_labels_px(fig: go.Figure, axis, name: str, tick: float) -> float:
     """Height of an x axis's tick labels below the plot: one line, or category labels turned when
     the narrowest figure would not fit them side by side. plotly.js turns them 30° when the tick
     spacing is at least √3 × 1.25 font sizes, else 90° (its ``autotickangles`` [0, 30, 90])."""
-    level = tick * 1.75 + 7
     labels = _tick_labels(fig, axis, "x", name)
+    lines = max((len(_text_lines(label)) for label in labels), default=1)  # a label broken with <br>
+    level = tick * (1.75 + LINE_EM * (lines - 1)) + 7
     if not labels or axis.tickangle not in (None, "auto"):
         return level
     low, high = axis.domain or (0, 1)
     spacing = (high - low) * (NARROW_PX - SIDE_MARGINS_PX) / len(set(labels))
-    widest = max(map(len, labels)) * CHAR_EM * tick
+    widest = _tick_chars(fig, axis, "x", name) * CHAR_EM * tick
     if widest <= ROTATE_FILL * spacing:
         return level
     return widest / 2 + tick * 0.87 + 16 if spacing >= math.sqrt(3) * 1.25 * tick else widest + 16

@@ -9,7 +9,7 @@ from plotly.subplots import make_subplots
 
 from kvviz.common.style import color
 from kvviz.mooncake.conductor import PAPER_FIG8_TTFT_S, REJECTED_TBT, REJECTED_TTFT, SCHEDULER_LABELS, ScheduleResult
-from kvviz.mooncake.overload import POLICY_LABELS, OverloadResult
+from kvviz.mooncake.overload import POLICY_LABELS, POLICY_SHORT, OverloadResult
 
 PREFILL, DECODE = color(0), color(1)
 ADMITTED, REJ_EARLY, REJ_DECODE = color(2), "#f2b134", color(3)
@@ -19,6 +19,7 @@ SMOOTH_S = 10.0
 # Points per scheduler on the TTFT distribution: 400 quantiles draw the curve as smoothly as every
 # request on a figure ~1,000 px wide; 2,000 made it a 310 KB figure for 3,000 requests.
 ECDF_POINTS = 400
+LEGEND_HEADROOM = 1.3  # the outcomes' y axis reaches 30% past the tallest bar: room for the legend inside
 
 
 def _samples(loads: pd.DataFrame, seconds: float) -> int:
@@ -161,14 +162,20 @@ def fig_policy_multiples(runs: dict[str, OverloadResult]) -> go.Figure:
 
 
 def fig_totals(table: pd.DataFrame) -> go.Figure:
-    """Completed, rejected-on-arrival and rejected-after-prefill requests per policy (mean, ± 1 sd)."""
-    labels = [POLICY_LABELS[p].replace(" + ", " +<br>").replace(" (", "<br>(") for p in table["policy"]]
+    """Completed, rejected-on-arrival and rejected-after-prefill requests per policy (mean, ± 1 sd).
+
+    The policies go by their short names (the full one in the hover), which stay level under the bars
+    at a laptop's width, and the legend is one row at the top of the plot, in room the y axis leaves
+    above the tallest bar: the figure's margins need hold only one line of labels."""
+    labels = [POLICY_SHORT[p] for p in table["policy"]]
+    full = [POLICY_LABELS[p] for p in table["policy"]]
     fig = go.Figure()
-    for col, name, c in (
+    outcomes = (
         ("completed", "Completed", ADMITTED),
         ("rejected_early", "Rejected on arrival", REJ_EARLY),
         ("rejected_after_prefill", "Rejected after prefill (wasted)", REJ_DECODE),
-    ):
+    )
+    for col, name, c in outcomes:
         fig.add_trace(
             go.Bar(
                 x=labels,
@@ -176,15 +183,18 @@ def fig_totals(table: pd.DataFrame) -> go.Figure:
                 name=name,
                 marker_color=c,
                 error_y=dict(type="data", array=table[f"{col}_sd"], visible=True),
-                hovertemplate="%{y:,.0f}",
+                customdata=full,
+                hovertemplate="%{customdata}: %{y:,.0f}",
             )
         )
     seeds = int(table["seeds"].iloc[0]) if len(table) else 0
-    fig.update_layout(legend=dict(orientation="h", x=0, y=-0.2, yanchor="top"))
+    tallest = max((table[col] + table[f"{col}_sd"].fillna(0)).max() for col, _, _ in outcomes) if len(table) else 0
+    fig.update_yaxes(range=[0, max(tallest, 1) * LEGEND_HEADROOM])
     fig.update_layout(
         barmode="group",
         title=f"Outcomes per policy (mean of {seeds} run{'s' * (seeds != 1)}, ± 1 sd)",
         yaxis_title="Requests",
+        legend=dict(orientation="h", x=0.01, y=0.99, yanchor="top"),
     )
     return fig
 

@@ -229,6 +229,16 @@ def test_margins_follow_plotly_defaults_for_legends_below_and_turned_category_la
     assert fitted_margins(crowded, 13)["b"] >= len("token 00") * 0.62 * 13  # upright: their whole length
 
 
+def test_a_category_label_broken_with_br_is_as_wide_as_its_longest_line_and_as_tall_as_its_lines():
+    from kvviz.common.style import fitted_margins
+
+    broken = go.Figure(go.Bar(x=["Early<br>rejection", "Oracle<br>(true lengths)"], y=[1, 2]))
+    one = go.Figure(go.Bar(x=["Early", "Oracle"], y=[1, 2]))
+    # level, not turned (the whole text with its tag read as one line looked too long to stay level); ticks 14 px
+    assert fitted_margins(broken, 13)["b"] == fitted_margins(one, 13)["b"] + round(1.3 * 14)
+    assert fitted_margins(broken, 13)["r"] == round(len("(true lengths)") * 0.62 * 14 / 2 + 10)
+
+
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.tuples(st.floats(0, 900), st.floats(1, 300)), max_size=12), st.floats(0, 20))
 def test_labels_stacked_in_rows_never_overlap_in_a_row(starts_widths, gap):

@@ -20,6 +20,7 @@ from kvviz.mooncake.overload.config import (
     PLACEMENTS,
     POLICIES,
     POLICY_LABELS,
+    POLICY_SHORT,
     ClusterConfig,
     with_defaults,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "MAX_WINDOWS",
     "POLICIES",
     "POLICY_LABELS",
+    "POLICY_SHORT",
     "REJECTED_AFTER_PREFILL",
     "REJECTED_EARLY",
     "SAMPLES_PER_S",

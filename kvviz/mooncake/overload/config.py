@@ -20,6 +20,8 @@ POLICY_LABELS = {
     "predict": "Early rejection + prediction",
     "oracle": "Oracle (true output lengths)",
 }
+POLICY_SHORT = {"baseline": "Baseline", "early": "Early", "predict": "Prediction", "oracle": "Oracle"}
+"""A policy's name where room is short (a figure's axis, a table's column header)."""
 PLACEMENTS: tuple[str, ...] = ("balance", "kvcentric")
 PLACEMENT_LABELS = {"balance": "Load balancing", "kvcentric": "KVCache-centric"}
 """Where a prefill runs: the instance whose queue clears first, or Algorithm 1 over the instances'
