@@ -25,25 +25,27 @@ from ui.redraw import styled
 
 FIGURES = {"max_entries": 48, "ttl": "1h", "show_spinner": False}
 _FORMAT_OF = (
-    dict.fromkeys(
-        (
-            "bits_per_value",
-            "ideal_bits_per_value",
-            "header_bits_per_value",
-            "start_s",
-            "end_s",
-            "MB",
-            "gbps_seen",
-            "estimate_gbps",
-            "quality",
-        ),
-        "%.3f",
-    )
+    dict.fromkeys(("bits_per_value", "ideal_bits_per_value", "header_bits_per_value"), "%.2f")
+    | dict.fromkeys(("start_s", "end_s", "MB", "gbps_seen", "estimate_gbps", "quality"), "%.3f")
     | dict.fromkeys(("rel_error", "weighted_error", "mse", "kl", "log p(right answer)"), "%.2e")
     | {"accuracy": "percent"}
 )
 SUMMARY_COLUMNS = ("violation_rate", "mean_quality", "mean_ttft_s", "p95_ttft_s")
-FORMATS = tables.readable([*_FORMAT_OF, *SUMMARY_COLUMNS], _FORMAT_OF)
+HEADERS = {
+    "bits_per_value": tables.Header("Bits/value", "Bits per value as sent: the coded values, header and anchors."),
+    "ideal_bits_per_value": tables.Header(
+        "Ideal bits", "Bits per value an ideal entropy coder would send (−Σ log2 p), with the same header."
+    ),
+    "header_bits_per_value": tables.Header("Header bits", "Bits per value spent on tables, scales and anchors."),
+    "rel_error": tables.Header("Rel. error", "Squared error of the decoded KV over the KV's own power."),
+    "weighted_error": tables.Header(
+        "Weighted error", "The relative error of each layer, weighted by its sensitivity (shallow layers count more)."
+    ),
+    "mse": tables.Header("MSE", "Mean squared error per value."),
+    "kl": tables.Header("KL", "Mean KL divergence of the model's answers from its answers over fp16 KV (nats)."),
+}
+"""Short headers where a long one would not let a table fit a projector; each says what it means in its help."""
+FORMATS = tables.readable([*_FORMAT_OF, *SUMMARY_COLUMNS], _FORMAT_OF, HEADERS)
 """Every CacheGen table's columns as the page shows them: in words, numbers formatted."""
 
 

@@ -97,6 +97,29 @@ def encoder_controls() -> tuple[int, int, float]:
     return group, level, sens
 
 
+COLUMNS = (
+    "variant",
+    "level",
+    "bits_per_value",
+    "accuracy",
+    "kl",
+    "ideal_bits_per_value",
+    "header_bits_per_value",
+    "rel_error",
+    "weighted_error",
+)
+"""The ablation's columns on the page: its MSE and round-trip check are in the CSV."""
+PRESENTER_COLUMNS = ("variant", "bits_per_value", "accuracy", "kl", "rel_error", "weighted_error")
+"""What a projector's column holds: the size and the quality of each variant."""
+
+
+def _left_out(table: pd.DataFrame) -> list[str]:
+    """The ablation's columns the page leaves out (in the CSV), as their headers read."""
+    shown = PRESENTER_COLUMNS if frame.presenter() else COLUMNS
+    names = {"roundtrip": "the round-trip check (exact: decoding gives back every value)"}
+    return [names.get(c) or (cached.HEADERS[c].short if c in cached.HEADERS else c) for c in table if c not in shown]
+
+
 def view() -> tuple[list[str], list[dict], str]:
     """Draw the Codec view; its "What to notice" points, paper rows and the note under them."""
     with st.sidebar:
@@ -109,13 +132,20 @@ def view() -> tuple[list[str], list[dict], str]:
     if quality is not None:
         st.caption(
             f"The model answers {table.accuracy.iloc[-1]:.1%} of {documents * 12:,} questions right over "
-            f"its fp16 KV; `accuracy` and `kl` (nats from the fp16 answers) are the same over each decoded KV."
+            f"its fp16 KV; Accuracy and KL (nats from the fp16 answers) are the same over each decoded KV."
         )
         cached.show(quality, f"{STEM}_quality")
     cached.show(pareto, f"{STEM}_pareto")
     st.subheader(f"Ablation at level {level}")
     levels = table.level.map(lambda v: "–" if pd.isna(v) else f"{int(v)}")  # a baseline has no level
-    st.dataframe(table.assign(level=levels), hide_index=True, width="stretch", column_config=cached.FORMATS)
+    st.dataframe(
+        table.assign(level=levels),
+        hide_index=True,
+        width="stretch",
+        column_config=cached.FORMATS,
+        column_order=[c for c in (PRESENTER_COLUMNS if frame.presenter() else COLUMNS) if c in table],
+    )
+    st.caption(f"The CSV also has {', '.join(_left_out(table))}.")
     settings = {
         "KV source": f"record-world model, {documents} documents" if documents else "synthetic",
         **(

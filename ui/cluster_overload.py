@@ -16,9 +16,16 @@ from kvviz.traces import Trace
 from ui import figures, frame, links
 from ui.cluster_controls import slo_sliders
 from ui.errors import user_errors
-from ui.tables import data_table, download_csv
+from ui.tables import Header, download_csv, turned_table
 from ui.traces import trace_picker
 from ui.work import confirm_cost, stepped
+
+SUMMARY_HEADERS = {
+    label: Header(overload.POLICY_SHORT[p], label)
+    for p, label in overload.POLICY_LABELS.items()
+    if overload.POLICY_SHORT[p] != label
+}
+"""The overload summary's columns, one per policy: a short header, the policy's full name in its help."""
 
 
 def make_arrivals(spec: tuple, config: overload.ClusterConfig, seed: int) -> overload.Arrivals:
@@ -264,6 +271,14 @@ def results(
         "cluster.fig_policy_multiples", {p: r[0] for p, r in runs.items()}, cache_key=runs_key, key="cluster_multiples"
     )
     figures.figure("cluster.fig_totals", table, cache_key=runs_key, key="cluster_totals")
-    data_table(overload.display_table(table), "cluster", "overload summary", settings, trace=trace_name)
+    turned_table(
+        overload.display_table(table),
+        "Policy",
+        "cluster",
+        "overload summary",
+        settings,
+        headers=SUMMARY_HEADERS,
+        trace=trace_name,
+    )
     frame.what_to_notice(overload_notes(table))
     frame.paper_vs_sim(overload.paper_rows(table), note=overload_paper_note(table))

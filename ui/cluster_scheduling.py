@@ -12,7 +12,7 @@ from kvviz.traces import Trace
 from ui import figures, frame
 from ui.cluster_controls import slo_sliders
 from ui.errors import user_errors
-from ui.tables import data_table
+from ui.tables import turned_table
 from ui.text import plain
 from ui.traces import HASH_TRACE, trace_picker
 from ui.work import confirm_cost
@@ -145,7 +145,6 @@ def show(
     )
     figures.figure("cluster.fig_ttft_ecdf", results, key="cluster_ecdf")
     figures.figure("cluster.fig_schedule_bars", results, key="cluster_bars")
-    scheduler_table = conductor.display_table(results)
-    data_table(scheduler_table, "cluster", "scheduler table", cfg, trace=trace.name)
+    turned_table(conductor.display_table(results), "Scheduler", "cluster", "scheduler table", cfg, trace=trace.name)
     frame.what_to_notice(scheduling_notes(results, config, trace.block_size))
     frame.paper_vs_sim(conductor.paper_rows(results), note=scheduling_paper_note(results))

@@ -8,9 +8,16 @@ import streamlit as st
 from kvviz.common import glossary
 from kvviz.common import hardware as hw
 from ui.errors import user_errors
-from ui.tables import readable
+from ui.tables import Header, readable
 
 Q = dict(bind="query-params")
+PRESET_HEADERS = {
+    "head_dim": Header("Head dim", "Head dimension."),
+    "bytes_per_value": Header("Bytes/value", "Bytes per KV value: 2 for fp16 or bf16."),
+    "params_b": Header("Params (B)", "The matmul parameters a token goes through, in billions."),
+    "d_attn": Header("Attn width", "Attention width: query heads × head dimension."),
+}
+"""The presets' long column names under short headers, so that the editor fits its box."""
 
 
 def presets() -> tuple[dict[str, hw.ModelSpec], dict[str, hw.GPUSpec], dict[str, hw.LinkSpec]]:
@@ -28,7 +35,7 @@ def presets() -> tuple[dict[str, hw.ModelSpec], dict[str, hw.GPUSpec], dict[str,
                 num_rows="dynamic",
                 hide_index=True,
                 width="stretch",
-                column_config=readable(frame.columns),
+                column_config=readable(frame.columns, headers=PRESET_HEADERS),
             )
             for tab, (k, frame) in zip(
                 st.tabs(["Models", "GPUs", "Links"]),

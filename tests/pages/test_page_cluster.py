@@ -11,6 +11,18 @@ FAST = {"cluster_minutes": "5", "cluster_seeds": "1"}
 UPLOAD = {**FAST, "cluster_arrivals": "Trace replay", "cluster_source": "Upload"}
 
 
+def by_scheduler(at, index: int = 0):
+    """A table shown turned (a column per scheduler or policy) back to a row each, its numbers as read."""
+    return at.dataframe[index].value.set_index("").T.map(_number)
+
+
+def _number(text: str) -> float | str:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return text
+
+
 def _titles(at) -> list[str]:
     """The figures' titles as read, a line break where a long title wraps read as a space."""
     return [
@@ -31,6 +43,11 @@ def test_overload_view_renders_every_section():
         "Wasted prefill",
     ]
     assert "Early rejection: load and admissions over time (10-s windows)" in _titles(at)
+    summary = json.loads(at.dataframe[0].proto.columns)  # a column per policy, under its short name
+    predict = summary["Early rejection + prediction"]
+    assert (predict["label"], predict["help"]) == ("Prediction", "Early rejection + prediction")
+    assert (summary["Baseline"]["label"], summary["Baseline"].get("help")) == ("Baseline", None)
+    assert by_scheduler(at).loc["Early rejection", "Completed"] == float(at.metric[0].value.replace(",", ""))
     paper = at.table[-1].value
     assert any("4,183" in p for p in paper["paper"].tolist())
     assert set(paper["status"]) <= {"agrees", "differs", "input", "calibrated"}
@@ -72,13 +89,13 @@ def test_scheduling_view_compares_four_schedulers():
     assert_clean(at)
     assert len(at.get("plotly_chart")) == 4
     assert "What happened to the requests" in _titles(at)
-    table = at.dataframe[0].value
-    assert table["Scheduler"].tolist() == ["Random", "Load balancing", "Cache-aware", "KVCache-centric"]
+    table = by_scheduler(at)
+    assert table.index.tolist() == ["Random", "Load balancing", "Cache-aware", "KVCache-centric"]
     assert table["Requests"].tolist() == [600] * 4
     assert table["Remote fetches"].iloc[:3].tolist() == [0, 0, 0]
     at.select_slider(key="cluster_bw").set_value(3).run()
     assert_clean(at)
-    assert at.dataframe[0].value["Scheduler"].tolist()[-1] == "KVCache-centric"
+    assert by_scheduler(at).index.tolist()[-1] == "KVCache-centric"
 
 
 def test_a_bad_upload_shows_the_line_that_is_wrong():
@@ -185,8 +202,7 @@ def test_rejection_on_an_overloaded_replay_turns_requests_away_and_keeps_ttft_wi
         },
     )
     assert_clean(at)
-    table = at.dataframe[0].value.set_index("Scheduler")
-    kv = table.loc["KVCache-centric"]
+    kv = by_scheduler(at).loc["KVCache-centric"]
     assert kv["Rejected: TTFT"] > 0 and kv["Accepted"] + kv["Rejected: TTFT"] + kv["Rejected: TBT"] == 600
     assert kv["P90 TTFT (s)"] <= 30 and kv["Over TTFT SLO"] == "0%"
     assert any("With **rejection** on, KVCache-centric admitted" in m.value for m in at.markdown)
