@@ -1,8 +1,9 @@
 """The Radix page's stepped view: the step controls, the tree (or its text dump, or the request
 table), the step's words and the metric cards that say what the step did.
 
-In presenter mode the controls, the step's words and the cards go beside the tree, so that the
-tree, the arrows and what the step did all fit the first screen of a projector.
+The step's heading, the cards (one line each, in one box) and the step's words go beside the tree,
+so that the tree, the arrows and what the step did fit the first screen of a laptop (the controls
+above the tree) and of a projector (the controls beside it too).
 """
 
 from __future__ import annotations
@@ -16,11 +17,24 @@ from kvviz.radix.replay import Replay, ReplayConfig, snapshot_window, totals_fra
 from ui import figures, frame, keys, links
 from ui.errors import user_errors
 from ui.radix_controls import cached_replay
-from ui.tables import data_table
+from ui.tables import Header, data_table
 from ui.text import plain
 
 STEP_KEY = "radix_step"
 VIEWS = ("Tree", "Text dump", "Requests")
+REQUEST_HEADERS = {
+    "device_hit": Header("GPU hit", "Prompt tokens already in GPU memory when the request started."),
+    "host_hit": Header("CPU hit", "Prompt tokens found only in CPU memory: loaded back, or computed again."),
+    "loaded": Header("loaded", "Of the CPU hit, the tokens loaded back into GPU memory."),
+    "in_flight": Header(
+        "in flight", "Prompt tokens another request was still computing when this one started: computed twice."
+    ),
+    "deferrals": Header("deferred", "Rounds the request waited for a span in flight (a delay hit)."),
+}
+"""The request table's columns under short headers (each header's help says what it counts)."""
+PRESENTER_REQUEST_COLUMNS = 6
+"""In presenter mode the request table beside the controls shows the request, its prompt, what it
+computed and at most three other counts: more would not fit a projector's column at 1366 px."""
 
 
 @dataclass(frozen=True)
@@ -67,11 +81,36 @@ def step_words(row) -> None:
     st.markdown("\n".join(f"- {plain(line, 2000, bold=True)}" for line in row.lines))
 
 
-def step_figure(s: Stepped, step: int, row, view: str) -> None:
+def presenter_columns(requests) -> tuple[list[str], list[str], list[str]]:
+    """The request table's columns a projector shows, the counts left out because they are zero for every
+    request, and those left out for room (up to ``PRESENTER_REQUEST_COLUMNS`` in all; the status is in
+    the step's words and the CSV)."""
+    counts = [c for c in REQUEST_HEADERS if c in requests]
+    zero = [c for c in counts if not requests[c].any()]
+    kept = [c for c in counts if c not in zero][: PRESENTER_REQUEST_COLUMNS - 3]
+    shown = [c for c in requests.columns if c in ("request", "prompt", "computed", *kept)]
+    return shown, zero, [c for c in counts if c not in zero and c not in kept]
+
+
+def request_table(s: Stepped, presenting: bool) -> None:
+    """Every request's hits, loads and computation over the whole script (the same at every step)."""
+    settings = {"script": s.name, "source": s.source, **asdict(s.config)}
+    columns = None
+    if presenting:
+        columns, zero, more = presenter_columns(s.rep.requests)
+        left_out = ["each request's status", *([f"{_names(zero)}, zero for every request"] if zero else [])]
+        st.caption(f"Not shown here, in the CSV: {'; '.join([*left_out, *([_names(more)] if more else [])])}.")
+    data_table(s.rep.requests, "radix", "per-request table", settings, headers=REQUEST_HEADERS, columns=columns or None)
+
+
+def _names(columns: list[str]) -> str:
+    return ", ".join(REQUEST_HEADERS[c].short for c in columns)
+
+
+def step_figure(s: Stepped, step: int, row, view: str, presenting: bool) -> None:
     """The tree at this step (or its text dump, or the per-request table)."""
     if view == "Requests":
-        settings = {"script": s.name, "source": s.source, **asdict(s.config)}
-        data_table(s.rep.requests, "radix", "per-request table", settings)
+        request_table(s, presenting)
         return
     with user_errors():
         shots = cached_replay(s.text, s.name, s.values, snapshot_window(s.rep.n_steps, step))
@@ -86,7 +125,7 @@ def step_figure(s: Stepped, step: int, row, view: str) -> None:
         s.rep.steps["clock_to"].to_numpy(),
         marks.ghosts,
         marks.marks,
-        frame.presenter(),
+        presenting,
         cache_key=f"{s.key}:{step}",
         key="radix_tree",
     )
@@ -102,25 +141,22 @@ def view_switch() -> str:
     return st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="radix_view", bind="query-params")
 
 
-def step_cards(s: Stepped, step: int, compact: bool) -> None:
-    """The metric cards: what the cache holds now and what this step hit, evicted and recomputed.
-
-    ``compact`` (beside the tree on a projector): one line each, two to a row, in one box, so that
-    they fit the first screen under the step's heading with the step's caption after them."""
-    with st.container(horizontal=True, border=compact, gap="xsmall" if compact else "small", key="radix_cards"):
+def step_cards(s: Stepped, step: int) -> None:
+    """The metric cards: what the cache holds now and what this step hit, evicted and recomputed, one
+    line each (two to a row where the column is wide enough) in one box, so that they fit the first
+    screen under the step's heading, beside the tree, with the step's words after them."""
+    with st.container(horizontal=True, border=True, gap="xsmall", key="radix_cards"):
         for label, value, tip in report.step_metrics(s.rep, s.other, step):
-            if compact:
-                st.markdown(f"{label}: **{value:,}**", help=tip, width="content")
-            else:
-                st.metric(label, f"{value:,}", border=True, help=tip)
+            st.markdown(f"{label}: **{value:,}**", help=tip, width="content")
 
 
 @links.view_fragment("radix")
 def stepped_view(s: Stepped) -> None:
     """The step controls, the tree, the cards and the totals: a step reruns only this part of the page.
 
-    The step controls sit right above the tree, so every ▶ shows its effect without a scroll; in
-    presenter mode they go beside it, with the cards and the step's words."""
+    The step controls sit right above the tree, so every ▶ shows its effect without a scroll, with the
+    view switch, the step's heading, the cards and the step's words beside the tree; in presenter mode
+    the controls go beside the tree too, and the view switch after the step's words."""
     presenting = frame.presenter()
     if presenting:
         tree_col, say_col = st.columns([3, 2])
@@ -132,13 +168,11 @@ def stepped_view(s: Stepped) -> None:
     st.query_params[STEP_KEY] = str(step)
     row = s.rep.steps.iloc[step]
     with say_col:
+        view = None if presenting else view_switch()
         step_heading(s, step, row)
-        if presenting:
-            step_cards(s, step, compact=True)
+        step_cards(s, step)
         step_words(row)
-        view = view_switch() if presenting else None
+        view = view or view_switch()
     with tree_col:
-        step_figure(s, step, row, view or view_switch())
-    if not presenting:
-        step_cards(s, step, compact=False)
+        step_figure(s, step, row, view, presenting)
     figures.figure("radix.fig_radix_totals", totals_frame(s.rep), step, cache_key=f"{s.key}:{step}", key="radix_totals")

@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
+import json
+import re
+from typing import NamedTuple
+
+import pandas as pd
+
 from tests.conftest import assert_clean, open_page, shown
+from tests.pages.test_presenter import opened_with
+from ui.radix_stepped import presenter_columns
+
+CARD = re.compile(r"(.+): \*\*([\d,]+)\*\*")
+
+
+class Card(NamedTuple):
+    label: str
+    value: str
+    help: str
 
 
 def texts(at) -> str:
     """The page's markdown as a viewer reads it (user words are shown escaped)."""
     return shown(" ".join(m.value for m in at.markdown))
+
+
+def cards(at) -> list[Card]:
+    """The metric cards beside the tree, one line each: "label: **value**" with its help."""
+    return [Card(*m.groups(), e.proto.help) for e in at.markdown if (m := CARD.fullmatch(e.value))]
+
+
+def card(at, label: str) -> Card:
+    return next(c for c in cards(at) if c.label == label)
 
 
 def test_opens_on_the_sglang_example_with_tree_and_totals():
@@ -16,9 +41,9 @@ def test_opens_on_the_sglang_example_with_tree_and_totals():
     assert_clean(at)
     assert "Step 0 of 9" in texts(at)
     assert len(at.get("plotly_chart")) == 2
-    labels = [m.label for m in at.metric]
-    assert {"On GPU now", "Cache hits this step", "Evicted this step", "Redundant so far"} <= set(labels)
-    assert at.metric[0].value == "0" and "of 120 tokens" in at.metric[0].help
+    labels = [c.label for c in cards(at)]
+    assert labels == ["On GPU now", "Cache hits this step", "Evicted this step", "Redundant so far"]
+    assert cards(at)[0].value == "0" and "of 120 tokens" in cards(at)[0].help
     assert not at.error
 
 
@@ -42,8 +67,7 @@ def test_choosing_a_preset_brings_its_settings():
     at.slider(key="radix_step").set_value(1).run()
     assert "deferred (delay hit)" in texts(at)
     assert "Deferral avoids recomputing" in texts(at)
-    red = next(m for m in at.metric if m.label == "Redundant so far")
-    assert red.value == "0"
+    assert card(at, "Redundant so far").value == "0"
 
 
 def test_deferral_off_in_the_url_recomputes_the_document():
@@ -115,7 +139,7 @@ def test_a_link_to_a_preset_opens_with_its_settings_unless_the_link_overrides_th
     assert_clean(at)
     assert at.number_input(key="radix_device").value == 80
     assert at.selectbox(key="radix_write").value == "write_back"
-    assert at.metric[1].label == "On CPU now"
+    assert cards(at)[1].label == "On CPU now"
 
 
 def test_replays_the_session_trace_with_block_ids_as_tokens():
@@ -170,7 +194,7 @@ def test_every_step_says_what_the_cache_did_with_the_presets_caption():
     at.slider(key="radix_step").set_value(7).run()
     said = texts(at)
     assert "evicted leaf 'Assistant : Roses … I have .' (25 tokens, least recently used)" in said
-    evicted = next(m for m in at.metric if m.label == "Evicted this step")
+    evicted = card(at, "Evicted this step")
     assert evicted.value == "58" and "So far: 104 from the GPU" in evicted.help  # 58 this step, cumulative beside
 
 
@@ -228,3 +252,32 @@ def test_acknowledgements_off_stall_the_tiers_preset_as_an_outcome_with_its_caus
     assert box.value.startswith("**The simulation stalls here.** 64 of the GPU's 80 tokens are locked")
     assert "2 copies to CPU memory that nobody acknowledged" in box.value
     assert "Acknowledge transfers every round" in box.value
+
+
+def test_the_request_table_reads_its_counts_under_short_headers_and_a_projector_shows_those_that_count():
+    at = opened_with({"radix_view": "Requests", "radix_preset": "HiCache tiers"}, "radix")
+    table = at.dataframe[0]
+    config = json.loads(table.proto.columns)
+    assert (config["device_hit"]["label"], config["host_hit"]["label"]) == ("GPU hit", "CPU hit")
+    assert config["device_hit"]["help"] == "Prompt tokens already in GPU memory when the request started."
+    assert list(table.proto.column_order) == []  # on a laptop, every column
+    at = opened_with({"presenter": "1", "radix_view": "Requests", "radix_preset": "HiCache tiers"}, "radix")
+    assert_clean(at)
+    table = at.dataframe[0]
+    assert list(table.proto.column_order) == ["request", "prompt", "device_hit", "host_hit", "loaded", "computed"]
+    assert [c.value for c in at.caption if "CSV" in c.value] == [
+        "Not shown here, in the CSV: each request's status; in flight, deferred, zero for every request."
+    ]
+    assert len(table.value.columns) == 9  # the download keeps them all
+
+
+def test_a_projector_shows_at_most_three_counts_besides_the_prompt_and_what_was_computed():
+    counts = {c: [0, 1] for c in ("device_hit", "host_hit", "loaded", "in_flight", "deferrals")}
+    requests = pd.DataFrame({"request": ["R1", "R2"], "prompt": [4, 4], **counts, "computed": [4, 3], "status": "x"})
+    shown, zero, more = presenter_columns(requests)
+    assert shown == ["request", "prompt", "device_hit", "host_hit", "loaded", "computed"]
+    assert (zero, more) == ([], ["in_flight", "deferrals"])
+    assert presenter_columns(requests.assign(host_hit=0))[:2] == (
+        ["request", "prompt", "device_hit", "loaded", "in_flight", "computed"],
+        ["host_hit"],
+    )
