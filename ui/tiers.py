@@ -305,7 +305,6 @@ def notice(summary: dict, config: TierConfig, storage: str) -> list[str]:
     lower = "cut it by " + f"{1 - tiers_s / gpu_s:.0%}" if tiers_s < 0.95 * gpu_s else "barely change it"
     starts = summary["requests_by_start"]
     loaded = summary["requests"] - starts["recompute"]
-    gpu_cost = config.total_gpus * config.prices.gpu_per_hour / summary["cost_per_hour"]
     return [
         f"Of every 100 block accesses, {per_100[0]:.0f} hit GPU memory, {per_100[1]:.0f} host DRAM and "
         f"{per_100[2]:.0f} {storage}; an infinite cache would hit {100 * summary['ceiling_hit_ratio']:.0f}.",
@@ -313,6 +312,17 @@ def notice(summary: dict, config: TierConfig, storage: str) -> list[str]:
         f"with no cache: the lower tiers {lower}.",
         f"{loaded:,} of {summary['requests']:,} requests loaded KV from a lower tier; "
         f"{summary['tokens']['recomputed_hits']:,} tokens found there were recomputed because that was faster.",
-        f"The GPUs are {gpu_cost:.0%} of the ${summary['cost_per_hour']:,.2f} per hour; prefill costs "
-        f"${summary['cost_per_million_input_tokens']:,.3f} per million input tokens at this hit ratio.",
+        _cost_note(summary, config),
     ]
+
+
+def _cost_note(summary: dict, config: TierConfig) -> str:
+    """The GPUs' share of the hourly cost and the price of prefill, or that every price is zero."""
+    per_hour = summary["cost_per_hour"]
+    if per_hour <= 0:
+        return "Every price is set to zero, so this setup costs nothing per hour as priced here."
+    gpu_cost = config.total_gpus * config.prices.gpu_per_hour / per_hour
+    return (
+        f"The GPUs are {gpu_cost:.0%} of the ${per_hour:,.2f} per hour; prefill costs "
+        f"${summary['cost_per_million_input_tokens']:,.3f} per million input tokens at this hit ratio."
+    )

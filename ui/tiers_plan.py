@@ -147,9 +147,10 @@ def notice(plan: Plan, target: float) -> list[str]:
     where = "never, even holding every prefix" if gpu90.gib is None else f"at {gib(gpu90.gib)} GiB per instance"
     prices, front = plan.config.prices, pareto_front(plan.grid)
     hbm, dram = prices.hbm_per_gib_hour(plan.config.gpu), prices.dram_per_gib_hour()
+    ratio = f": {hbm / dram:,.0f} times less" if hbm > 0 and dram > 0 else ""
     points = [
         f"GPU memory alone reaches 90% of an infinite cache's hits {where}. A GiB of it costs ${hbm:.4f} per hour "
-        f"(its share of the GPU-hour), a GiB of host DRAM ${dram:.4f}: {hbm / dram:,.0f} times less.",
+        f"(its share of the GPU-hour), a GiB of host DRAM ${dram:.4f}{ratio}.",
         f"{len(front)} of the {len(plan.grid)} mixes tried are on the cost–TTFT front: every other one is beaten "
         "on both cost and speed by one of them.",
     ]

@@ -87,3 +87,13 @@ def test_a_trace_without_block_ids_is_refused_with_the_reason():
     at = open_with_session_trace("tiers", LENGTHS_ONLY, timeout=300)
     assert_clean(at)
     assert "no block ids" in at.error[0].value and not at.metric
+
+
+def test_free_devices_cost_nothing_and_the_page_says_so():
+    """Every price at zero (hardware already paid for) is a setup like any other, not a crash."""
+    prices = {f"tiers_price_{i}": "0.0" for i in range(4)}
+    at = open_page("tiers", {**SMALL, **prices, "tiers_storage": "Remote pool"}, timeout=300)
+    assert_clean(at)
+    assert _metrics(at)["Cost"] == "$0.00/h"
+    notes = " ".join(m.value for m in at.markdown)
+    assert "Every price is set to zero, so this setup costs nothing per hour as priced here." in notes
