@@ -103,19 +103,27 @@ COLUMNS = (
     "bits_per_value",
     "accuracy",
     "kl",
-    "ideal_bits_per_value",
-    "header_bits_per_value",
     "rel_error",
     "weighted_error",
+    "ideal_bits_per_value",
+    "header_bits_per_value",
 )
-"""The ablation's columns on the page: its MSE and round-trip check are in the CSV."""
+"""The ablation's columns on the page, most telling first: the first ``SHOWN`` it has (its MSE, its
+round-trip check and, beside the model's answers, its ideal and header bits are in the CSV)."""
+SHOWN = 7
 PRESENTER_COLUMNS = ("variant", "bits_per_value", "accuracy", "kl", "rel_error", "weighted_error")
 """What a projector's column holds: the size and the quality of each variant."""
 
 
-def _left_out(table: pd.DataFrame) -> list[str]:
+def shown_columns(table: pd.DataFrame) -> list[str]:
+    """The ablation's columns the page shows, in order."""
+    if frame.presenter():
+        return [c for c in PRESENTER_COLUMNS if c in table]
+    return [c for c in COLUMNS if c in table][:SHOWN]
+
+
+def _left_out(table: pd.DataFrame, shown: list[str]) -> list[str]:
     """The ablation's columns the page leaves out (in the CSV), as their headers read."""
-    shown = PRESENTER_COLUMNS if frame.presenter() else COLUMNS
     names = {"roundtrip": "the round-trip check (exact: decoding gives back every value)"}
     return [names.get(c) or (cached.HEADERS[c].short if c in cached.HEADERS else c) for c in table if c not in shown]
 
@@ -143,9 +151,9 @@ def view() -> tuple[list[str], list[dict], str]:
         hide_index=True,
         width="stretch",
         column_config=cached.FORMATS,
-        column_order=[c for c in (PRESENTER_COLUMNS if frame.presenter() else COLUMNS) if c in table],
+        column_order=(shown := shown_columns(table)),
     )
-    st.caption(f"The CSV also has {', '.join(_left_out(table))}.")
+    st.caption(f"The CSV also has {', '.join(_left_out(table, shown))}.")
     settings = {
         "KV source": f"record-world model, {documents} documents" if documents else "synthetic",
         **(

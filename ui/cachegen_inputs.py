@@ -7,6 +7,7 @@ import streamlit as st
 from kvviz.cachegen.inputs import BandwidthSpec, StreamInputs
 from kvviz.common import glossary
 from ui.cachegen_codec import STEM, slider
+from ui.traces import upload_name
 
 SOURCES = {"Persistent": "persistent", "i.i.d.": "iid", "Step": "step", "Upload": "upload"}  # label -> kind
 SIZES = {"Synthetic KV": "synthetic", "Record-world KV": "model"}
@@ -76,7 +77,7 @@ def stream_inputs(fresh_traces: bool) -> StreamInputs:
                 max_upload_size=1,
                 help="Parsed as numbers only; it stays in your session.",
             )
-            csv, csv_name = (up.getvalue(), up.name) if up else (None, "")
+            csv, csv_name = (up.getvalue(), upload_name(up.name)) if up else (None, "")
         st.header("Context and SLO")
         slo = slider(
             "SLO (s)",

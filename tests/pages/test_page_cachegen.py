@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from tests.conftest import assert_clean, open_page
+from tests.conftest import assert_clean, open_page, shown
 
 
 def table_with(at, column: str):
@@ -81,6 +83,20 @@ def test_codec_view_round_trips():
     assert (table.roundtrip != "MISMATCH").all()
     paper_rows = at.table[-1].value  # frame.paper_vs_sim: indexed by quantity
     assert paper_rows.index.str.contains("global").any()
+    shown = at.dataframe[0].proto  # the size and quality columns; the CSV has the rest
+    assert list(shown.column_order) == [
+        "variant",
+        "level",
+        "bits_per_value",
+        "rel_error",
+        "weighted_error",
+        "ideal_bits_per_value",
+        "header_bits_per_value",
+    ]
+    assert "The CSV also has MSE, the round-trip check (exact: decoding gives back every value)." in [
+        c.value for c in at.caption
+    ]
+    assert json.loads(shown.columns)["bits_per_value"]["label"] == "Bits/value"
 
 
 def test_levels_are_measured_and_every_paper_row_has_a_computed_status():
@@ -151,6 +167,18 @@ def test_upload_source_asks_for_a_file():
     assert any("time_s, gbps" in i.value for i in at.info)
 
 
+def test_an_uploaded_trace_is_named_as_text_never_as_a_link_or_an_image():
+    name = "a(![x](x.png))[click](x).csv"  # a browser sends no folder, and no name with a slash
+    at = open_page("cachegen", {"cachegen_bw": "Upload", "cachegen_k": "100"})
+    at.file_uploader(key="cachegen_csv").upload(f"C:\\Users\\me\\{name}", b"time_s,gbps\n0,5\n1,2\n", "text/csv").run()
+    assert_clean(at)
+    caption = next(c.value for c in at.caption if c.value.startswith("Over 1 trace(s)"))
+    assert caption.endswith(r"(a\(\!\[x\]\(x\.png\)\)\[click\]\(x\)\.csv):")
+    assert shown(caption).endswith(f"({name}):")  # read as the file is named, its folders left out
+    said = [m.value for m in (*at.markdown, *at.caption)] + at.table[-1].value.astype(str).values.ravel().tolist()
+    assert sum(name in shown(s) for s in said) >= 2 and not any("](x" in s for s in said)  # notes, paper rows
+
+
 def test_record_world_source_shows_the_models_answers(monkeypatch):
     """With weights on disk the codec can take the model's KV; a random-init model stands in here."""
     import kvviz.cacheblend.model as model_module
@@ -169,6 +197,8 @@ def test_record_world_source_shows_the_models_answers(monkeypatch):
     assert at.table[-1].value.index.str.contains("Record-world").any()
     assert len(at.get("plotly_chart")) == 2  # the quality curve and the Pareto chart
     assert (table.kl >= 0).all()
+    shown = next(d.proto for d in at.dataframe if "accuracy" in d.value.columns)
+    assert list(shown.column_order)[3:] == ["accuracy", "kl", "rel_error", "weighted_error"]  # not ideal, header
 
 
 def test_violation_against_mean_bandwidth():
