@@ -1,12 +1,17 @@
-"""Browser: nothing in a figure is clipped or drawn over another label, and every figure is drawn once in
-the margins the server sized for it, on every view of every page, at 1366 × 768 and 1920 × 1080, and in
-presenter mode.
+"""Browser: nothing in a figure is clipped or drawn over another label, every figure is drawn once in
+the margins the server sized for it, and no table needs a sideways scroll, on every view of every page, at
+1366 × 768 and 1920 × 1080, and in presenter mode.
 
 What is measured is what Chromium drew: the bounding boxes (``getBoundingClientRect``) of each
 figure's title, annotations (subplot titles, marker labels), legend and text labels must lie inside
 the figure's own box, and no two annotations may overlap. Each view is opened once; the window is
 then resized in the same page and the check waits until every figure has been laid out again at its
 new width (plotly's SVG as wide as its container), not for a time.
+
+A table (``st.dataframe``, ``st.data_editor``) draws its cells on a canvas inside a scroller; its
+columns, measured in its own font once its cells are drawn, must fit that scroller's width. Each is
+brought into view to be measured (a grid below the fold has not laid its columns out), after the page's
+fonts have loaded.
 
 ``kvviz.common.style.fitted_margins`` sizes each figure's margins for its labels, legend and colour bar so
 that plotly's ``automargin`` finds nothing to grow. When a margin is too small, plotly.js lays the whole
@@ -52,6 +57,9 @@ VIEWS = [
     ("eviction", "eviction_requests=1000&eviction_seed=3&eviction_qa=0.6&eviction_chat=0.1&eviction_oneshot=0.8"),
 ]
 
+OPEN = {("ledger", "ledger_view=Size"): "Presets: edit any model"}
+"""Expanders opened on a view before it is checked, so the tables they hold are checked too."""
+
 SIZES = ({"width": 1366, "height": 768}, {"width": 1920, "height": 1080})
 # Each figure's boxes, once every figure is as wide as its container (null while one is not):
 # the figure, and its title, annotations, legend and text labels, each with its text.
@@ -74,6 +82,25 @@ BOXES = """() => {
     const m = gd._fullLayout.margin, s = gd._fullLayout._size;
     out.push({figure: key ? key[1] : String(out.length), ...box(svg), items,
               asked: [m.l, m.r, m.t, m.b], drawn: [s.l, s.r, s.t, s.b].map(Math.round)});
+  }
+  return out;
+}"""
+# every shown table (not one in a closed expander or tab) has drawn its cells (its scroller exists): false
+# while one is still loading
+GRIDS_DRAWN = """() => [...document.querySelectorAll('[data-testid=stDataFrame]')]
+  .filter(f => f.checkVisibility()).every(f => f.querySelector('.dvn-scroller'))"""
+# each shown table, once the fonts have loaded, brought into view: its first headers, the width its columns
+# need and the width its scroller shows
+GRIDS = """async () => {
+  await document.fonts.ready;
+  const out = [];
+  for (const f of document.querySelectorAll('[data-testid=stDataFrame]')) {
+    if (!f.checkVisibility()) continue;
+    f.scrollIntoView({block: 'center'});
+    await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const g = f.querySelector('.dvn-scroller');
+    const heads = [...f.querySelectorAll('th')].map(t => t.innerText.trim()).filter(Boolean).slice(0, 3);
+    out.push({table: heads.join(', ') || `table ${out.length + 1}`, needs: g.scrollWidth, shows: g.clientWidth});
   }
   return out;
 }"""
@@ -112,13 +139,24 @@ def layout_faults(figures: list[dict]) -> list[str]:
     return faults
 
 
+def grid_faults(grids: list[dict]) -> list[str]:
+    """The tables whose columns need more than the width they are shown in (a sideways scroll), one line each."""
+    return [
+        f"table '{g['table']}' needs {g['needs']} px and shows {g['shows']}: it scrolls sideways"
+        for g in grids
+        if g["needs"] > g["shows"] + 1
+    ]
+
+
 def check_layouts(page: Page, where: str) -> list[str]:
     """The faults at each window size, after the figures have been laid out at it."""
     faults = []
     for size in SIZES:
         page.set_viewport_size(size)
         figures = page.wait_for_function(BOXES, timeout=30_000).json_value()
-        faults += [f"{where} at {size['width']}×{size['height']}: {f}" for f in layout_faults(figures)]
+        page.wait_for_function(GRIDS_DRAWN, timeout=30_000)
+        found = layout_faults(figures) + grid_faults(page.evaluate(GRIDS))
+        faults += [f"{where} at {size['width']}×{size['height']}: {f}" for f in found]
     return faults
 
 
@@ -134,18 +172,29 @@ def test_layout_faults_names_a_cut_label_and_an_overlap():
     assert layout_faults([{**figure, "items": [inside, {**over, "x0": 41, "x1": 60}]}]) == []
 
 
+def test_grid_faults_names_a_table_that_scrolls_sideways():
+    fits, edge = {"table": "a, b", "needs": 600, "shows": 600}, {"table": "c", "needs": 601, "shows": 600}
+    wide = {"table": "setup, GPU hit %, CPU hit %", "needs": 1164, "shows": 865}
+    assert grid_faults([fits, edge, wide]) == [
+        "table 'setup, GPU hit %, CPU hit %' needs 1164 px and shows 865: it scrolls sideways"
+    ]
+
+
 @pytest.mark.parametrize("presenter", [False, True], ids=["laptop", "presenter"])
 def test_no_figure_text_is_clipped_or_overlapping(page: Page, app_url: str, presenter: bool):
-    """Every view once per mode, checked at both window sizes; in presenter mode every text is at
-    projector size too, and each page's first view is screenshot at 1920×1080 for a person to look at."""
+    """Every view once per mode, checked at both window sizes (figures and tables); in presenter mode every
+    text is at projector size too, and each page's first view is screenshot at 1920×1080 for a person to
+    look at."""
     faults, shot = [], set()
     for stem, query in VIEWS:
-        query = "&".join(filter(None, [query, "presenter=1" if presenter else ""]))
-        open_page(page, app_url, stem, query, timeout=FIRST_RUN_MS)
+        opened = "&".join(filter(None, [query, "presenter=1" if presenter else ""]))
+        open_page(page, app_url, stem, opened, timeout=FIRST_RUN_MS)
         assert_no_exception(page)
-        faults += check_layouts(page, f"{stem or 'home'}?{query}")
+        if label := OPEN.get((stem, query)):
+            page.get_by_test_id("stExpander").filter(has_text=label).locator("summary").click()
+        faults += check_layouts(page, f"{stem or 'home'}?{opened}")
         if presenter:
-            faults += projector_faults(page, f"{stem or 'home'}?{query}")
+            faults += projector_faults(page, f"{stem or 'home'}?{opened}")
             if stem not in shot:
                 shot.add(stem)
                 screenshot(page, f"presenter_{stem or 'home'}")
