@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,24 @@ APP = str(ROOT / "app.py")
 
 def pytest_configure(config):
     """With pytest-xdist workers, the process that starts them compiles every kernel first (see
-    tests/kernels.py), so that no worker, server or pool process compiles one again."""
+    tests/kernels.py), so that no worker, server or pool process compiles one again. Every process
+    scans the installed packages for Streamlit components once."""
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         from tests.kernels import compile_all
 
         compile_all()
+    scan_for_components_once()
+
+
+def scan_for_components_once() -> None:
+    """Each new AppTest scans the metadata of every installed package for Streamlit components (kvviz
+    uses none): about a quarter of the CPU time of the page tests. Nothing is installed while the tests
+    run, so the first scan's answer serves every later AppTest. The scanner is Streamlit's own, not
+    public: tests/pages/test_streamlit_private.py fails the day AppTest stops calling it."""
+    from streamlit.components.v2 import manifest_scanner
+
+    if not hasattr(manifest_scanner.scan_component_manifests, "cache_info"):
+        manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
 
 
 @pytest.fixture(autouse=True)

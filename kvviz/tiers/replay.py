@@ -60,12 +60,9 @@ def tier_hits(
     prepared: PrefixReplay, caps: Capacities, policy: str, write_policy: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
     """Hit blocks per request in (GPU, DRAM, storage), and the tiers' write and eviction counters."""
+    arrays = (prepared.nodes, prepared.offsets, prepared.parent, prepared.depth, prepared.insert_counts)
     out = tiered_replay(
-        prepared.nodes,
-        prepared.offsets,
-        prepared.parent,
-        prepared.depth,
-        prepared.insert_counts,
+        *map(_read_only, arrays),
         caps.gpu,
         caps.dram,
         caps.storage,
@@ -73,6 +70,15 @@ def tier_hits(
         WRITE_POLICIES.index(write_policy),
     )
     return out[0], out[1], out[2], dict(zip(STATS, map(int, out[3])))
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """A read-only view of ``array``. numba compiles a kernel once per argument type, and a read-only
+    array, as a Ray worker receives the trace, is a type of its own: passing views of one kind from
+    every caller compiles the tiered replay once, not once more on each Ray worker."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
 
 
 def cost(prepared: PrefixReplay, runs: int) -> budget.Cost:

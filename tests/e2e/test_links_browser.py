@@ -109,6 +109,11 @@ def widgets(page: Page, stem: str) -> list[dict]:
     return [w for w in page.evaluate(WIDGETS) if w["key"] is None or owner(w["key"]) == stem]
 
 
+def changeable(page: Page, stem: str) -> set[str]:
+    """The keys of the page's widgets that show and are enabled now."""
+    return {w["key"] for w in widgets(page, stem) if w["key"] and not w["disabled"]}
+
+
 def name(w: dict) -> str:
     return w["key"] or f"{w['kind']} '{w['label']}' (no key)"
 
@@ -139,8 +144,10 @@ def change(page: Page, w: dict) -> None:
             field.fill(field.get_attribute("min") or "1")
             field.press("Enter")
         else:
+            # the arrow keys step it as its + and − do (which a narrow column hides)
             at_max = field.evaluate("i => i.max !== '' && Number(i.value) >= Number(i.max)")
-            box.get_by_test_id("stNumberInputStepDown" if at_max else "stNumberInputStepUp").click()
+            field.focus()
+            page.keyboard.press("ArrowDown" if at_max else "ArrowUp")
     elif kind in ("stSelectbox", "stMultiSelect"):
         listbox = page.get_by_role("listbox")
         for attempt in range(2):
@@ -196,6 +203,8 @@ def change_every_control(page: Page, stem: str) -> dict[str, str]:
         if not todo:
             break
         for w in todo:
+            if w["key"] not in changeable(page, stem):
+                continue  # an earlier change of this round removed or disabled it: the next round sees
             tries[w["key"]] = tries.get(w["key"], 0) + 1
             try:
                 change(page, w)

@@ -164,3 +164,16 @@ def test_the_log_is_streamlits_own():
     log = streamlit_private.log("kvviz")
     assert isinstance(log, logging.Logger) and log.name == "kvviz"
     assert log.handlers and log.propagate is False
+
+
+def test_apptest_scans_for_components_through_the_scanner_the_tests_cache():
+    """tests/conftest.py answers AppTest's scan for installed components once per process; if AppTest
+    stops scanning through this function, the cache is dead code and the page tests slow down unseen."""
+    from streamlit.components.v2 import manifest_scanner
+    from streamlit.components.v2.component_manager import BidiComponentManager
+    from streamlit.testing.v1 import app_test
+
+    assert "discover_and_register_components" in inspect.getsource(app_test.AppTest._run)
+    assert "manifest_scanner import" in inspect.getsource(BidiComponentManager.discover_and_register_components)
+    AppTest.from_string("import streamlit").run()
+    assert manifest_scanner.scan_component_manifests.cache_info().currsize == 1
