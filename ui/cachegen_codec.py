@@ -153,7 +153,8 @@ def view() -> tuple[list[str], list[dict], str]:
         column_config=cached.FORMATS,
         column_order=(shown := shown_columns(table)),
     )
-    st.caption(f"The CSV also has {', '.join(_left_out(table, shown))}.")
+    *others, last = _left_out(table, shown)
+    st.caption(f"The CSV also has {', '.join(others)} and {last}." if others else f"The CSV also has {last}.")
     settings = {
         "KV source": f"record-world model, {documents} documents" if documents else "synthetic",
         **(

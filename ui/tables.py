@@ -137,10 +137,10 @@ def turned_table(
     headers: Mapping[str, Header] | None = None,
     trace: str | None = None,
 ) -> None:
-    """A table with one row per ``key`` shown ``turned`` (each key a column), then its CSV download,
-    which keeps a row per key."""
+    """A table with one row per ``key`` shown ``turned`` (each key a column), every measure in view, then
+    its CSV download, which keeps a row per key."""
     shown, config = turned(table, key, headers or {})
-    st.dataframe(shown, hide_index=True, width="stretch", column_config=config)
+    st.dataframe(shown, hide_index=True, width="stretch", height="content", column_config=config)
     download_csv(table, page, name, settings, trace=trace)
 
 

@@ -93,7 +93,7 @@ def test_codec_view_round_trips():
         "ideal_bits_per_value",
         "header_bits_per_value",
     ]
-    assert "The CSV also has MSE, the round-trip check (exact: decoding gives back every value)." in [
+    assert "The CSV also has MSE and the round-trip check (exact: decoding gives back every value)." in [
         c.value for c in at.caption
     ]
     assert json.loads(shown.columns)["bits_per_value"]["label"] == "Bits/value"
