@@ -38,8 +38,13 @@ def _fresh_streamlit_caches(request):
     """A test that runs the app in AppTest starts with empty Streamlit caches: they are
     process-global, and a page test that met another test's results (a library entry read before
     it was damaged, a replay already drawn) would test nothing. The rest never run a page: their
-    modules use none of this file's AppTest helpers, and they neither import Streamlit nor clear."""
-    if _runs_the_app(request.module):
+    modules use none of this file's AppTest helpers, and they neither import Streamlit nor clear.
+
+    A module marked ``shared_caches`` only opens views from their URLs and reads what they show: no
+    patched function, environment, upload store or clock. Its tests share the worker's caches, as
+    the visitors of one server do, and so meet the cache-hit path, where a cached function's elements
+    are replayed, as often as the miss."""
+    if _runs_the_app(request.module) and not request.node.get_closest_marker("shared_caches"):
         import streamlit as st
 
         st.cache_data.clear()

@@ -12,6 +12,8 @@ from kvviz.cacheblend.model import WEIGHTS
 from tests.conftest import assert_clean, open_page
 from tests.pages.page_controls import assert_every_control_counts, widgets
 
+pytestmark = pytest.mark.shared_caches
+
 SIDEBAR = {"cacheblend_chunk", "cacheblend_ratio", "cacheblend_variant", "cacheblend_seed"}
 VIEWS = [
     ("One document", set(), SIDEBAR),

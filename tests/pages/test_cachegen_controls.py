@@ -13,6 +13,8 @@ import pytest
 from tests.conftest import assert_clean, open_page
 from tests.pages.page_controls import assert_every_control_counts, widgets
 
+pytestmark = pytest.mark.shared_caches
+
 SMALL_CODEC = {"cachegen_view": "Codec", "cachegen_layers": "3", "cachegen_tokens": "256", "cachegen_channels": "16"}
 SIDEBAR = {
     "cachegen_bw",

@@ -13,6 +13,8 @@ import pytest
 from tests.conftest import open_page
 from tests.pages.page_controls import assert_every_control_counts
 
+pytestmark = pytest.mark.shared_caches
+
 EXAMPLE = {"prefix_source": "Example", "prefix_points": "6", "prefix_range": ["100", "10k"]}
 PLAYBACK = ("prefix_step_",)
 VALUES = {"prefix_range": (100, 5000), "prefix_at": 100}  # a range slider; a capacity of the curve's

@@ -14,6 +14,8 @@ import pytest
 from tests.conftest import open_page, open_with_session_trace
 from tests.pages.page_controls import assert_every_control_counts
 
+pytestmark = pytest.mark.shared_caches
+
 SKIP = ("radix_step", "radix_preset")  # the step, ◀ ▶, Play and its speed; the preset
 CACHE = {"radix_cache", "radix_device", "radix_page", "radix_policy", "radix_legacy"}
 HICACHE = {"radix_host", "radix_write", "radix_ack"}

@@ -21,6 +21,8 @@ from kvviz.traces.workload import WorkloadConfig, generate
 from tests.conftest import assert_clean, open_page
 from tests.pages.page_controls import assert_each_changes_the_view, assert_every_control_counts, shown
 
+pytestmark = pytest.mark.shared_caches
+
 SMALL = {"tiers_source": "Synthetic", "tiers_requests": "300", "tiers_gpus": "2"}  # two, so tensor parallel can move
 TRACE = ("tiers_requests", "tiers_seed", "tiers_qa", "tiers_chat", "tiers_oneshot", "tiers_docs", "tiers_zipf")
 REMOTE_PRICE, SSD_PRICE = "tiers_price_3", "tiers_price_2"

@@ -3,8 +3,12 @@ before a replay whose estimate is long."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import assert_clean, open_page
 from ui.traces import share_note
+
+pytestmark = pytest.mark.shared_caches
 
 ISSUE = {"eviction_requests": "1000", "eviction_seed": "3", "eviction_qa": "0.6", "eviction_chat": "0.1"}
 

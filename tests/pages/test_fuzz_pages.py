@@ -19,6 +19,8 @@ from kvviz.common.catalog import PAGES
 from tests.conftest import assert_clean, open_page
 from tests.pages.page_controls import keyed_widgets
 
+pytestmark = pytest.mark.shared_caches
+
 ROOT = Path(__file__).resolve().parents[2]
 BUILT = ["home"] + [p.stem for p in PAGES if (ROOT / "pages" / f"{p.stem}.py").exists()]
 EXAMPLES = 5

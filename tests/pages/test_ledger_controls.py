@@ -13,6 +13,8 @@ import pytest
 from tests.conftest import assert_clean, open_page
 from tests.pages.page_controls import assert_every_control_counts
 
+pytestmark = pytest.mark.shared_caches
+
 VIEW_KEYS = {"ledger_lr"}  # switches the Load-or-recompute view (besides each page's *_view); each is opened
 EDITORS = ("ledger_edit_",)  # the presets tables: edits, not in the URL
 

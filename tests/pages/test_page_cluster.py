@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import assert_clean, open_page
 from tests.pages.page_controls import assert_each_changes_the_view
+
+pytestmark = pytest.mark.shared_caches
 
 FAST = {"cluster_minutes": "5", "cluster_seeds": "1"}
 UPLOAD = {**FAST, "cluster_arrivals": "Trace replay", "cluster_source": "Upload"}

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace
 from tests.pages.page_controls import assert_each_changes_the_view
+
+pytestmark = pytest.mark.shared_caches
 
 SMALL = {
     "eviction_requests": "300",  # a small synthetic trace keeps each run quick

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kvviz.common.catalog import PAGES
 from tests.conftest import assert_clean, open_page, shown
+
+pytestmark = pytest.mark.shared_caches
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = (

@@ -6,6 +6,8 @@ import pytest
 
 from tests.conftest import assert_clean, open_page
 
+pytestmark = pytest.mark.shared_caches
+
 
 def _frame_with(at, column: str):
     """The first table on the page that has ``column`` (the presets editors come first)."""

@@ -9,6 +9,8 @@ import pytest
 from kvviz.traces.workload import WorkloadConfig, generate
 from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace
 
+pytestmark = pytest.mark.shared_caches
+
 EXAMPLE = {"prefix_source": "Example", "prefix_points": "6", "prefix_range": ["100", "10k"]}
 
 

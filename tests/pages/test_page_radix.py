@@ -7,10 +7,13 @@ import re
 from typing import NamedTuple
 
 import pandas as pd
+import pytest
 
 from tests.conftest import assert_clean, open_page, shown
 from tests.pages.test_presenter import opened_with
 from ui.radix_stepped import presenter_columns
+
+pytestmark = pytest.mark.shared_caches
 
 CARD = re.compile(r"(.+): \*\*([\d,]+)\*\*")
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kvviz.traces.workload import WorkloadConfig, generate
 from tests.conftest import assert_clean, open_page
 from tests.pages.page_controls import assert_each_changes_the_view
 from tests.pages.test_page_prefix_cache import uploaded
+
+pytestmark = pytest.mark.shared_caches
 
 
 def _orders(at):

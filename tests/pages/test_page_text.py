@@ -23,6 +23,8 @@ from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_sess
 from tests.e2e.test_layout_browser import VIEWS
 from tests.pages.page_controls import keyed_widgets
 
+pytestmark = pytest.mark.shared_caches
+
 NAMES = {  # a field of a file the reader writes may be named in `code` or in 'quotes' (a CSV's own header)
     "identifier": re.compile(r"\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b"),
     "constant": re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b"),

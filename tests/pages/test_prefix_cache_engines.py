@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import assert_clean, open_page
+
+pytestmark = pytest.mark.shared_caches
 
 EXAMPLE = {"prefix_source": "Example", "prefix_points": "4", "prefix_range": ["100", "1k"]}
 

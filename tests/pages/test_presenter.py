@@ -15,6 +15,8 @@ from tests.common.test_style import parse_label
 from tests.conftest import APP, assert_clean
 from ui import presenter
 
+pytestmark = pytest.mark.shared_caches
+
 ROOT = Path(__file__).resolve().parents[2]
 BUILT = [p.stem for p in PAGES if (ROOT / "pages" / f"{p.stem}.py").exists()]
 

@@ -11,6 +11,8 @@ import pytest
 from kvviz.radix.presets import PRESETS
 from tests.conftest import assert_clean, open_page, shown
 
+pytestmark = pytest.mark.shared_caches
+
 
 @pytest.mark.parametrize("key", list(PRESETS))
 def test_every_preset_opens_and_steps(key: str):

@@ -11,6 +11,8 @@ import pytest
 from tests.conftest import open_page
 from tests.pages.page_controls import assert_every_control_counts
 
+pytestmark = pytest.mark.shared_caches
+
 VIEWS = [
     (
         {},

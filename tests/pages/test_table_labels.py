@@ -7,6 +7,8 @@ import pytest
 
 from ui.tables import Header, label, readable, turned
 
+pytestmark = pytest.mark.shared_caches
+
 
 @pytest.mark.parametrize(
     ("column", "shown"),

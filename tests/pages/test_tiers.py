@@ -13,6 +13,8 @@ from kvviz.traces.workload import WorkloadConfig, generate
 from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace, shown
 from ui.tiers_plan import gib
 
+pytestmark = pytest.mark.shared_caches
+
 SMALL = {"tiers_source": "Synthetic", "tiers_requests": "300"}
 DEFAULTS = dict(model="llama-3-8b", gpu="h100", dram_gib=256.0, ssd_gib=2048.0)  # the sidebar's
 

@@ -10,6 +10,8 @@ from kvviz.tiers.config import TierConfig
 from kvviz.tiers.plan import Plan, Reach
 from ui.tiers_plan import REACH_COLUMNS, gib, mix_columns, reach_table
 
+pytestmark = pytest.mark.shared_caches
+
 
 @pytest.mark.parametrize(
     ("size", "shown"), [(0.0, "0"), (13.156, "13.2"), (83.84, "83.8"), (114.2, "114"), (6220.4, "6,220")]

@@ -3,7 +3,11 @@ and a control the address lost comes back with the next run. (Hostile URLs: test
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import assert_clean, open_page
+
+pytestmark = pytest.mark.shared_caches
 
 
 def test_a_control_the_address_lost_is_written_back_by_the_next_run():
