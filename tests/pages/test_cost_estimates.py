@@ -30,7 +30,14 @@ from ui.eviction import TABLE1_POLICIES, sweep_cost
 FACTOR = 3.0
 
 
-def cpu_seconds(work: Callable[[], object]) -> float:
+def cpu_seconds(work: Callable[[], object], runs: int = 2) -> float:
+    """The least CPU time of ``runs`` runs of ``work``: the process's clock also counts what another
+    thread did meanwhile (the upload sweeper of an earlier page test collecting garbage), and a first run may
+    load code once; the least run is the work's own."""
+    return min(_timed(work) for _ in range(runs))
+
+
+def _timed(work: Callable[[], object]) -> float:
     start = time.process_time()
     work()
     return time.process_time() - start
