@@ -42,10 +42,10 @@ lint: $(VENV)/.dev-deps
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
-# Lint first, then three workers (pytest-xdist) on two cores: the browser tests mostly wait on a
-# server or Chromium, so the core and page tests of the third worker use that time.
+# Lint first, then two workers (pytest-xdist), one per core: the browser tests mostly wait on a
+# server or Chromium, so the core tests run beside them.
 test: lint chromium
-	$(PY) -m pytest -n 3 --dist worksteal
+	$(PY) -m pytest -n 2 --dist worksteal
 
 # The core and AppTest tests only, without the browser.
 test-fast: lint
