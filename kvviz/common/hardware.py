@@ -22,6 +22,7 @@ as ``a·(L − p) + b·(L² − p²)``, the form the Mooncake Conductor predicts
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, fields, replace
 
 import pandas as pd
@@ -249,6 +250,11 @@ def validate_link(k: LinkSpec) -> LinkSpec:
     return k
 
 
+NAME_LENGTH = 40
+NAME = re.compile(rf"[a-z0-9][a-z0-9 .+_/()-]{{0,{NAME_LENGTH - 1}}}")
+"""A preset's name as a reader may type it: the pages write it into their notes and tables as it is."""
+
+
 def to_frame(table: dict) -> pd.DataFrame:
     """A preset table as a DataFrame, one row per entry, ``name`` first (for st.data_editor)."""
     return pd.DataFrame([asdict(v) for v in table.values()])
@@ -262,6 +268,12 @@ def _from_frame(df: pd.DataFrame, cls, validate) -> dict:
         name = row.get("name")
         label = "" if name is None or (isinstance(name, float) and math.isnan(name)) else str(name).strip().lower()
         require(bool(label), f"{kind} table: every row needs a name", field="name")
+        require(
+            NAME.fullmatch(label) is not None,
+            f"{kind} table: the name '{quote(label)}' is not usable: give letters, digits, spaces and . + - _ / ( ), "
+            f"at most {NAME_LENGTH} characters",
+            field="name",
+        )
         require(label not in out, f"{kind} table: the name '{label}' appears twice", field="name")
         values = {}
         for f in names:

@@ -170,3 +170,16 @@ def test_hbm_costs_its_own_gpu_hour_per_gib():
     assert min(per_gib, key=per_gib.get) == "a40" and max(per_gib, key=per_gib.get) == "h100"
     dram = hw.DevicePrices.for_gpu(hw.gpu("a40")).dram_per_gib_hour()
     assert dram == pytest.approx(0.003341 * 2**30 / 1e9) and per_gib["a40"] / dram > 2
+
+
+@pytest.mark.parametrize("name", ["[click](http://x)", "![x](x.png)", "a" * 41, "**bold**", "<b>x</b>", "`code`"])
+def test_a_preset_name_that_would_be_markup_or_too_long_is_refused(name):
+    """The pages write a preset's name into their notes as it is: markup or a paragraph is refused."""
+    df = hw.to_frame(hw.GPUS)
+    df.loc[len(df)] = [name, *df.iloc[0, 1:]]
+    with pytest.raises(InputError, match="is not usable: give letters, digits"):
+        hw.gpus_from_frame(df)
+
+
+def test_every_built_in_preset_name_is_usable():
+    assert all(hw.NAME.fullmatch(n) for table in (hw.MODELS, hw.GPUS, hw.LINKS) for n in table)
