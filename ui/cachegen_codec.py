@@ -13,7 +13,7 @@ from kvviz.common import glossary
 from ui import cachegen as cached
 from ui import frame
 from ui.errors import user_errors
-from ui.tables import download_csv
+from ui.tables import download_csv, label
 from ui.work import confirm_cost
 
 STEM = "cachegen"
@@ -125,7 +125,8 @@ def shown_columns(table: pd.DataFrame) -> list[str]:
 def _left_out(table: pd.DataFrame, shown: list[str]) -> list[str]:
     """The ablation's columns the page leaves out (in the CSV), as their headers read."""
     names = {"roundtrip": "the round-trip check (exact: decoding gives back every value)"}
-    return [names.get(c) or (cached.HEADERS[c].short if c in cached.HEADERS else c) for c in table if c not in shown]
+    headers = {c: h.short for c, h in cached.HEADERS.items()} | names
+    return [headers.get(c) or label(c) for c in table if c not in shown]
 
 
 def view() -> tuple[list[str], list[dict], str]:

@@ -11,7 +11,7 @@ import streamlit as st
 from kvviz.common import hardware as hw
 from kvviz.strata import io as sio
 from ui import figures, frame
-from ui.tables import data_table, download_csv
+from ui.tables import Header, data_table, download_csv, readable
 
 Q = dict(bind="query-params")
 
@@ -39,14 +39,14 @@ def short_headers(columns) -> dict | None:
     """In presenter mode, the headers in ``PRESENTER_WORDS`` (each full name in its header's tooltip)."""
     if not frame.presenter():
         return None
-    config = {}
-    for column in columns:
+    headers = {}
+    for column in map(str, columns):
         short = column
         for long, word in PRESENTER_WORDS.items():
             short = short.replace(long, word)
         if short != column:
-            config[column] = st.column_config.NumberColumn(short, help=column)
-    return config
+            headers[column] = Header(short, column)
+    return readable(columns, headers=headers)
 
 
 def page_size(c: list, s: Shared) -> None:
