@@ -22,15 +22,22 @@ export MALLOC_ARENA_MAX ?= 2
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { apt-get update && apt-get install -y python3-venv && $(PYTHON) -m venv $(VENV); }
 
-$(VENV)/.run-deps: requirements.txt | $(PY)
+# A stamp named after a hash of the pins says the venv holds them: an edit of a requirement file installs
+# again, while a fresh clone beside a venv that holds the same pins (newer files, same text) does not.
+RUN_DEPS := $(VENV)/.run-deps-$(shell cat requirements.txt | sha1sum | cut -c1-12)
+DEV_DEPS := $(VENV)/.dev-deps-$(shell cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)
+
+$(RUN_DEPS): | $(PY)
 	$(PY) -m pip install -q -r requirements.txt
+	rm -f $(VENV)/.run-deps*
 	touch $@
 
-$(VENV)/.dev-deps: requirements.txt requirements-dev.txt | $(PY)
+$(DEV_DEPS): | $(PY)
 	$(PY) -m pip install -q -r requirements-dev.txt
-	touch $@ $(VENV)/.run-deps
+	rm -f $(VENV)/.run-deps* $(VENV)/.dev-deps*
+	touch $@ $(RUN_DEPS)
 
-run: $(VENV)/.run-deps
+run: $(RUN_DEPS)
 	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT)
 
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
@@ -38,7 +45,7 @@ chromium:
 	@test -x /usr/bin/chromium || { apt-get update && apt-get install -y chromium; }
 
 # Ruff (configured in pyproject.toml): the lint rules, and the code as ruff's formatter writes it.
-lint: $(VENV)/.dev-deps
+lint: $(DEV_DEPS)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
@@ -52,7 +59,7 @@ test-fast: lint
 	$(PY) -m pytest -n 2 --dist worksteal --ignore=tests/e2e
 
 # Each benchmark is a module of the bench package, run from here so it imports kvviz and tests.e2e.
-bench: $(VENV)/.dev-deps
+bench: $(DEV_DEPS)
 	@for b in bench/bench_*.py; do m=bench.$$(basename $$b .py); echo "== $$m"; $(PY) -m $$m || exit 1; done
 
 clean:

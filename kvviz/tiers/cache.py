@@ -139,9 +139,12 @@ def _sift_down(heap: np.ndarray, size: int, i: int, k: int, s: int) -> None:
     heap[i, 1] = s
 
 
-@helper
+@kernel
 def _compact(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, policy: int, use: np.ndarray) -> None:
-    """Rebuild a full heap from its candidates, one entry each with its current key."""
+    """Rebuild a full heap from its candidates, one entry each with its current key.
+
+    A call, not inlined: it runs once per heap-full of entries, and inlined into every path that offers a
+    candidate it made the replay's compile (a fresh server's first replay) several times longer."""
     size = 0
     for i in range(st[SIZE]):
         b = heap[i, 1] & _BLOCK
@@ -169,14 +172,15 @@ def offer(
     st[SIZE] += 1
 
 
-@helper
+@kernel
 def _pop_leaf(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, policy: int, use: np.ndarray) -> int:
     """Take the candidate with the smallest current key out of the heap (``NO_NODE``: none left).
 
     An entry is stale when its block stopped being a candidate (dropped) or its key changed since:
     a key that rose takes its current value and sinks; one that fell (MRU) has a fresher entry.
     The top is taken when its key is current: every candidate has an entry at or below its current
-    key, and keys are unique, so it is the smallest."""
+    key, and keys are unique, so it is the smallest. A call, not inlined, for the same reason as
+    ``_compact``: once per eviction, it costs little, and each inlined copy lengthened the compile."""
     while st[SIZE] > 0:
         k, s = heap[0, 0], heap[0, 1]
         b = s & _BLOCK
