@@ -54,7 +54,7 @@ def timeline_part(inputs: StreamInputs, setup: S.StreamSetup, bw: S.Bandwidth, s
         names,
         DEFAULT_POLICIES,
         key=f"{STEM}_policies",
-        bind="query-params",
+        **links.PART,
         format_func=figs.policy_label,
         help="Each row streams the same context over the first trace under one rule. " + glossary.define("TTFT"),
     )

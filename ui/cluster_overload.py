@@ -77,7 +77,7 @@ def policy_part(
             default="early",
             required=True,
             key="cluster_policy",
-            bind="query-params",
+            **links.PART,
             format_func=overload.POLICY_LABELS.get,
         )
         frame.terms("TTFT", "TBT", "SLO", "t_d")

@@ -119,7 +119,7 @@ def over_time_view(
         value=gap_at if gap_at in finite else finite[len(finite) // 2],
         format_func=lambda c: f"{c:,}",
         key="eviction_at",
-        bind="query-params",
+        **links.PART,
         help="Starts where Belady is farthest ahead of the best online policy.",
     )
     lead = leader_at(curve, policies, at) if policies else TIE
@@ -129,7 +129,7 @@ def over_time_view(
         default=TIME_VIEWS[0],
         required=True,
         key="eviction_time_show",
-        bind="query-params",
+        **links.PART,
         help="The leader at this capacity, LRU and Belady; or every policy.",
     )
     smooth = right.slider(
@@ -138,7 +138,7 @@ def over_time_view(
         9,
         5,
         key="eviction_smooth",
-        bind="query-params",
+        **links.PART,
         help="Each point sums the hits and accesses of the last windows: less noise, same totals.",
     )
     if shown_mode == TIME_VIEWS[0]:

@@ -26,6 +26,8 @@ import time
 
 import streamlit as st
 
+from ui import links
+
 SECONDS_PER_STEP = (0.5, 1.0, 2.0, 4.0)
 PLAYBACK_SUFFIXES = ("_play", "_speed")  # autoplay's widget keys: f"{key}_play", f"{key}_speed" (not in the URL)
 
@@ -118,8 +120,10 @@ def step_controls(key: str, n_steps: int, label: str = "Step", *, stacked: bool 
 
 
 def _step_by(key: str, delta: int, last: int) -> None:
-    """A button's callback: the step it shows is read when it is clicked, so it is never stale."""
+    """A button's callback: the step it shows is read when it is clicked, so it is never stale. In a
+    part that reruns alone, a step the part's rerun would drop reruns the page (``keep_part_change``)."""
     st.session_state[key] = min(max(int(st.session_state.get(key, 0)) + delta, 0), last)
+    links.keep_part_change()
 
 
 def autoplay(key: str, n_steps: int) -> None:

@@ -39,15 +39,15 @@ def size_view(models: dict, gpus: dict, links: dict) -> None:
 def size_body(models: dict, name: str, m: hw.ModelSpec) -> None:
     """The Size view under the sidebar: its own inputs rerun only this part of the page."""
     c1, c2, c3 = st.columns(3)
-    context = c1.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", **Q)
-    capacity = c2.number_input("Memory for KV (GB)", 0.1, 100_000.0, 40.0, key="ledger_capacity", **Q)
+    context = c1.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", **links.PART)
+    capacity = c2.number_input("Memory for KV (GB)", 0.1, 100_000.0, 40.0, key="ledger_capacity", **links.PART)
     rate = c3.number_input(
         "Tokens/s a GPU serves",
         1.0,
         1e7,
         2_625.0,
         key="ledger_rate",
-        **Q,
+        **links.PART,
         help="For the KV-per-day figure; the course notes' DeepSeek-R1 on one MI300X does 2,625.",
     )
     with user_errors():

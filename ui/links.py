@@ -92,7 +92,8 @@ def view_fragment(stem: str) -> Callable[[Callable[..., None]], Callable[..., No
     """``st.fragment`` for a part of page ``stem`` that draws controls bound to the URL: each of its
     runs ends, as a full run does, by sending the address with the controls it drew. A full run's
     address that reaches the browser after the viewer changed a control of this part drops it, and a
-    change here reruns only this part: without this, no later run put it back and a copied link lost it."""
+    change here reruns only this part: without this, no later run put it back and a copied link lost it.
+    The part's controls take ``on_change=keep_part_change``."""
 
     def decorate(part: Callable[..., None]) -> Callable[..., None]:
         @functools.wraps(part)
@@ -103,6 +104,21 @@ def view_fragment(stem: str) -> Callable[[Callable[..., None]], Callable[..., No
         return st.fragment(run)
 
     return decorate
+
+
+def keep_part_change() -> None:
+    """The ``on_change`` of every control drawn in a ``view_fragment`` part.
+
+    A part's change reruns only the part, and waits for a full run in progress to end. If that run
+    drew the part lower on the page (a note appeared above it), Streamlit takes the part for a new
+    one and drops the waiting rerun unrun: the page kept the old view under the new value and the
+    address lost it. Then the whole page reruns instead, with the new value."""
+    if streamlit_private.fragment_gone():
+        st.rerun(scope="app")
+
+
+PART = {"bind": "query-params", "on_change": keep_part_change}
+"""The keyword arguments of a control drawn in a ``view_fragment`` part: in the URL, and kept when the part is gone."""
 
 
 def reset_page(stem: str) -> None:

@@ -235,7 +235,7 @@ def _example_step(example: Example, source: str) -> None:
     figure_col, say_col = st.columns([3, 2]) if presenting else (nullcontext(),) * 2
     with say_col:
         step = keys.step_controls(
-            "prefix_step", len(example.steps), "Step (requests served)", stacked=presenting, bind="query-params"
+            "prefix_step", len(example.steps), "Step (requests served)", stacked=presenting, **links.PART
         )
         now = example.steps[step]
         st.markdown(

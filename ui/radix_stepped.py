@@ -138,7 +138,7 @@ def step_figure(s: Stepped, step: int, row, view: str, presenting: bool) -> None
 
 
 def view_switch() -> str:
-    return st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="radix_view", bind="query-params")
+    return st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="radix_view", **links.PART)
 
 
 def step_cards(s: Stepped, step: int) -> None:
@@ -161,9 +161,9 @@ def stepped_view(s: Stepped) -> None:
     if presenting:
         tree_col, say_col = st.columns([3, 2])
         with say_col:
-            step = keys.step_controls(STEP_KEY, s.rep.n_steps, stacked=True)
+            step = keys.step_controls(STEP_KEY, s.rep.n_steps, stacked=True, on_change=links.keep_part_change)
     else:
-        step = keys.step_controls(STEP_KEY, s.rep.n_steps)
+        step = keys.step_controls(STEP_KEY, s.rep.n_steps, on_change=links.keep_part_change)
         tree_col, say_col = st.columns([5, 2])
     st.query_params[STEP_KEY] = str(step)
     row = s.rep.steps.iloc[step]

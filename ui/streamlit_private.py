@@ -25,6 +25,7 @@ __all__ = [
     "close",
     "connected",
     "current",
+    "fragment_gone",
     "hidden_bound_values",
     "log",
     "send_view_url",
@@ -99,6 +100,16 @@ def close(session_id: str, timeout: float = 10.0) -> None:
 
     rt.stopped.get_loop().call_soon_threadsafe(close_if_gone)
     done.wait(timeout)
+
+
+def fragment_gone() -> bool:
+    """Whether this run reruns a fragment that the page no longer has (in a widget callback: the
+    fragment whose control changed). Streamlit names a fragment after its place on the page and,
+    after each full run, forgets the ones that run did not draw in the same place; a rerun of one it
+    forgot runs nothing. No public API says which fragments a run reruns or which exist."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    ids = ctx.fragment_ids_this_run if ctx else None
+    return bool(ids) and not all(ctx.fragment_storage.contains(i) for i in ids)
 
 
 # ---------------------------------------------------------------- widgets bound to the URL

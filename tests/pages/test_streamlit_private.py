@@ -177,3 +177,31 @@ def test_apptest_scans_for_components_through_the_scanner_the_tests_cache():
     assert "manifest_scanner import" in inspect.getsource(BidiComponentManager.discover_and_register_components)
     AppTest.from_string("import streamlit").run()
     assert manifest_scanner.scan_component_manifests.cache_info().currsize == 1
+
+
+def test_a_rerun_of_a_fragment_the_page_no_longer_has_is_told_apart(monkeypatch):
+    """fragment_gone reads the run's fragment ids and the runner's fragment storage: a Streamlit upgrade
+    that renames either fails here, and the answer is true only for a fragment the storage lost."""
+    from types import SimpleNamespace
+
+    from streamlit.runtime.fragment import MemoryFragmentStorage
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
+
+    fields = {f.name for f in dataclasses.fields(ScriptRunContext)}
+    assert {"fragment_ids_this_run", "fragment_storage"} <= fields
+    storage = MemoryFragmentStorage()
+    storage.register("kept", lambda: None)
+    assert storage.contains("kept") and not storage.contains("lost")
+
+    def run_of(ids):
+        ctx = SimpleNamespace(fragment_ids_this_run=ids, fragment_storage=storage)
+        monkeypatch.setattr(streamlit_private, "get_script_run_ctx", lambda suppress_warning=False: ctx)
+
+    run_of(["kept"])
+    assert not streamlit_private.fragment_gone()
+    run_of(["kept", "lost"])
+    assert streamlit_private.fragment_gone()
+    run_of(None)  # a full run
+    assert not streamlit_private.fragment_gone()
+    monkeypatch.setattr(streamlit_private, "get_script_run_ctx", lambda suppress_warning=False: None)
+    assert not streamlit_private.fragment_gone()
