@@ -114,5 +114,5 @@ frame.paper_vs_sim(
     "pool), which you may not have: the right column replays *this* trace at the same capacities, so the two "
     "agree only as far as the workloads do. The public FAST'25 conversation trace is a different sample. On "
     "Mooncake's trace LRU won at 10K–50K blocks, which the authors put down to temporal locality; LengthAware "
-    "follows the rule documented in docs/eviction.md (the paper gives none).",
+    "follows the rule given with the policies above (the paper gives none).",
 )
