@@ -24,5 +24,5 @@ routing.arrival_params()
 page = st.navigation(routing.sections())
 with st.sidebar:
     presenter.apply(presenter.toggle())
-with links.hidden_params_kept(page.url_path), routing.routed():  # a view's controls stay in its link when hidden
+with routing.routed(), links.view_kept(page.url_path):  # a view's controls stay in its link when hidden
     guarded(page.run, page.url_path)

@@ -8,7 +8,7 @@ from kvviz.radix import report
 from kvviz.radix.presets import PRESETS
 from kvviz.radix.script import to_text
 from kvviz.radix.trace_replay import script_from_trace
-from ui import frame, radix_sidebar
+from ui import frame, links, radix_sidebar
 from ui import radix_stepped as stepped
 from ui.errors import user_errors
 from ui.radix_controls import cached_replay, seed_from_preset
@@ -48,7 +48,7 @@ else:
             icon=":material/timeline:",
         )
         st.page_link("pages/trace.py", label="Go to the Trace page", icon=":material/arrow_forward:")
-        st.stop()
+        links.stop()
     c1, c2 = st.columns(2)
     n = c1.number_input("First N requests", 1, 2000, 30, key="radix_n", bind="query-params")
     round_ms = c2.number_input(

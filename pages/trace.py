@@ -6,7 +6,7 @@ import streamlit as st
 from kvviz.traces import UPLOAD_LIMIT_MIB, Trace, fingerprint
 from kvviz.traces.stats import is_mooncake_trace, paper_rows, trace_notes, trace_stats
 from kvviz.traces.timeunits import on_page
-from ui import figures, frame
+from ui import figures, frame, links
 from ui.prefix_views import tree_of
 from ui.tables import download_csv
 from ui.text import plain
@@ -36,7 +36,7 @@ if trace is None:
         f" format, block size and time unit when the defaults do not fit.",
         icon=":material/upload_file:",
     )
-    st.stop()
+    links.stop()
 
 
 @st.cache_data(max_entries=16, ttl="1h", show_spinner=False)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from kvviz.cachegen.inputs import BandwidthSpec, StreamInputs
 from kvviz.common import glossary
+from ui import links
 from ui.cachegen_codec import STEM, slider
 from ui.traces import upload_name
 
@@ -113,6 +114,6 @@ def stream_inputs(fresh_traces: bool) -> StreamInputs:
             "bandwidth > 0), up to 1 MiB.",
             icon=":material/upload_file:",
         )
-        st.stop()
+        links.stop()
     bandwidth = BandwidthSpec(source, int(traces), float(persistence), int(seed), csv, csv_name)
     return StreamInputs(sizes, int(context), int(chunk), float(slo), recompute, bandwidth)

@@ -225,7 +225,7 @@ def view() -> None:
         config = overload.with_defaults(d, **cfg)
         if chosen["source"] != "Poisson" and trace is None:
             st.info("Upload a trace (timestamps and lengths are enough for this view).")
-            st.stop()
+            links.stop()
         spec, seeds, n, span, blocks = _arrivals_spec(chosen, config)
         confirm_cost(overload.cost(n, span, config, len(overload.POLICIES) * len(seeds), blocks), "cluster_overload")
         runs, table, cap = run_overload(spec, config, seeds)

@@ -9,7 +9,7 @@ import streamlit as st
 from kvviz.mooncake import conductor
 from kvviz.mooncake.notes import scheduling_notes, scheduling_paper_note
 from kvviz.traces import Trace
-from ui import figures, frame
+from ui import figures, frame, links
 from ui.cluster_controls import slo_sliders
 from ui.errors import user_errors
 from ui.tables import turned_table
@@ -31,14 +31,14 @@ def view() -> None:
     trace = trace_picker("cluster")
     if trace is None:
         st.info("Upload a trace with `hash_ids` to compare schedulers.")
-        st.stop()
+        links.stop()
     if not trace.has_block_ids:
         st.warning(
             "This trace has no block ids (`hash_ids`), so prefix reuse cannot be simulated. It still drives "
             "the Overload view (timestamps and lengths); load a trace with `hash_ids` for scheduling.",
             icon=":material/warning:",
         )
-        st.stop()
+        links.stop()
     with st.sidebar:
         cfg = {**prefill_controls(trace), **admission_controls()}
     with user_errors():

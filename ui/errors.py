@@ -18,7 +18,7 @@ from contextlib import contextmanager
 import streamlit as st
 
 from kvviz.common.errors import InputError
-from ui import streamlit_private
+from ui import links, streamlit_private
 from ui.text import plain
 
 LOG = streamlit_private.log("kvviz")
@@ -54,4 +54,4 @@ def user_errors() -> Iterator[None]:
         yield
     except InputError as exc:
         st.error(plain(exc, 500), icon=":material/error:")
-        st.stop()
+        links.stop()

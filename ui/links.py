@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import NoReturn
 
 import streamlit as st
 
@@ -64,28 +66,35 @@ def page_prefix(stem: str) -> str:
     return f"{KEY_STEMS.get(stem, stem)}_"
 
 
+_RUN = threading.local()
+"""The page this script thread runs (``stem``): app.py and each part's run set it, ``stop`` reads it."""
+
+
+@contextmanager
+def view_kept(stem: str) -> Iterator[None]:
+    """app.py runs page ``stem`` inside this: once the page has run to its end, its undrawn controls
+    go back into the URL (``keep_hidden_params``). A page that ends early calls ``stop``; a run
+    stopped or restarted by the viewer's next change writes nothing."""
+    _RUN.stem = stem
+    yield
+    keep_hidden_params(stem)
+
+
 def keep_hidden_params(stem: str) -> None:
-    """After page ``stem`` ran: its undrawn bound controls back in the URL (a default stays out).
+    """After page ``stem`` ran to its end: its undrawn bound controls back in the URL (a default stays out).
 
     Each undrawn widget is unbound first (a new binding is made when it is drawn again), so
     Streamlit's end-of-run cleanup, which deletes the parameters of undrawn *bound* widgets,
     leaves the value in the address bar. The drawn ones are written as they show, and the whole
     URL goes to the browser: a late message of an earlier run can have dropped one from the address.
+
+    Only from a run that goes on: at its end (``view_kept``) or as it ends itself early (``stop``).
+    A run that the viewer's next change stopped goes on in its own thread until its next element,
+    while the next run has already started in another: rewriting the session's URL from there would
+    race that run.
     """
     streamlit_private.unbind_into_url(streamlit_private.hidden_bound_values(page_prefix(stem)))
     streamlit_private.send_view_url(page_prefix(stem))
-
-
-@contextmanager
-def hidden_params_kept(stem: str) -> Iterator[None]:
-    """Run page ``stem`` inside this: ``keep_hidden_params`` after it, also when it called
-    ``st.stop`` (a rerun or an error leaves the URL to the next run)."""
-    try:
-        yield
-    except streamlit_private.StopException:
-        keep_hidden_params(stem)
-        raise
-    keep_hidden_params(stem)
 
 
 def view_fragment(stem: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -98,12 +107,27 @@ def view_fragment(stem: str) -> Callable[[Callable[..., None]], Callable[..., No
     def decorate(part: Callable[..., None]) -> Callable[..., None]:
         @functools.wraps(part)
         def run(*args, **kwargs) -> None:
+            _RUN.stem = stem
             part(*args, **kwargs)
             streamlit_private.send_view_url(page_prefix(stem))
 
         return st.fragment(run)
 
     return decorate
+
+
+def stop() -> NoReturn:
+    """``st.stop`` for a page that ends early (an upload awaited, a view to confirm, a refused input).
+
+    The address goes to the browser first, as at the end of any run: Streamlit sends nothing after
+    ``st.stop``, and the address the browser holds can lack a control, dropped by a late message of
+    an earlier run under load. Its copied link then lost that control, shown on the page."""
+    stem = getattr(_RUN, "stem", None)
+    if stem is not None and streamlit_private.in_part_run():
+        streamlit_private.send_view_url(page_prefix(stem))
+    elif stem is not None:
+        keep_hidden_params(stem)
+    st.stop()
 
 
 def keep_part_change() -> None:

@@ -16,6 +16,7 @@ from kvviz import prefix_cache as pc
 from kvviz.common import glossary, hardware
 from kvviz.eviction.grid import INFINITE, log_capacities
 from kvviz.traces import Trace, fingerprint
+from ui import links
 from ui import prefix_views as views
 from ui.errors import user_errors
 from ui.text import plain
@@ -123,7 +124,7 @@ def cache_controls(view: str, engine: str) -> CacheChoice:
         )
     if not policies and why_unused("policies", view, engine) is None:
         st.info("Pick at least one radix eviction policy in the sidebar.")
-        st.stop()
+        links.stop()
     exact = sample == SAMPLES[0] or why_unused("sample", view, engine) is not None
     return CacheChoice(
         tuple(policies), int(low), int(high), int(points), model, gpu, None if exact else float(sample[:-1]) / 100

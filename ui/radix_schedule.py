@@ -11,6 +11,7 @@ import streamlit as st
 from kvviz.common import paper
 from kvviz.radix import schedule_policy as rs
 from kvviz.traces import fingerprint
+from ui import links
 from ui.errors import user_errors
 from ui.text import plain
 from ui.traces import trace_picker
@@ -61,7 +62,7 @@ def queue_of(source: str) -> Queue:
             trace = trace_picker("radix_schedule", sidebar=picker)
             if trace is None:
                 st.info("Upload a trace with block ids (Mooncake JSONL or CSV).", icon=":material/upload_file:")
-                st.stop()
+                links.stop()
             left, mid, right = st.columns(3)
             start = left.number_input(
                 "First request of the queue",

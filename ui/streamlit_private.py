@@ -16,16 +16,15 @@ import streamlit as st
 from streamlit import runtime
 from streamlit.logger import get_logger
 from streamlit.runtime.scriptrunner import get_script_run_ctx
-from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.runtime.state.query_params import QueryParams, _coerce_value_for_query_url
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 __all__ = [
-    "StopException",
     "close",
     "connected",
     "current",
     "fragment_gone",
+    "in_part_run",
     "hidden_bound_values",
     "log",
     "send_view_url",
@@ -34,8 +33,6 @@ __all__ = [
     "uploaded_bytes",
     "widget_defaults",
 ]
-
-# ``st.stop`` raises StopException; no public name lets a page's wrapper tell it from ``st.rerun``.
 
 # Widget state types without a default value (buttons, uploaders, chat input).
 _NO_DEFAULT = {
@@ -100,6 +97,13 @@ def close(session_id: str, timeout: float = 10.0) -> None:
 
     rt.stopped.get_loop().call_soon_threadsafe(close_if_gone)
     done.wait(timeout)
+
+
+def in_part_run() -> bool:
+    """Whether this run reruns fragments only (a part of the page), not the whole page. No public
+    API says which a run is."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return bool(ctx and ctx.fragment_ids_this_run)
 
 
 def fragment_gone() -> bool:
@@ -194,16 +198,22 @@ def unbind_into_url(values: dict[str, str | list[str] | None]) -> None:
 
 def send_view_url(prefix: str) -> None:
     """Write each drawn bound widget of ``prefix`` into the URL as it shows now (a default out of
-    it) and send the whole URL to the browser, changed or not.
+    it) and send the whole URL to the browser, changed or not. In a run of a part of the page
+    (a fragment), every bound widget of ``prefix`` is written, the part's and the rest.
 
     The browser replaces its address with the one the server sends. A run's message that arrives
     after the viewer changed another control drops that control from the address (the run began
     before the change), and the next change's rerun carries the address without it: under load
     a copied link lost controls the page still showed. Sent at the end of every full run, the
     address after the last run is the view again. Streamlit writes a drawn widget into the URL
-    only in the browser, when the viewer changes it.
+    only in the browser, when the viewer changes it. A part's run starts from the address its
+    change carried too, which can lack a control of the rest of the page (the browser sends the
+    address it held before the last full run's message was applied); the part's run draws only
+    its own controls, so it writes the others as they are.
     """
     values = _bound_values(prefix, drawn=True)
+    if in_part_run():
+        values = _bound_values(prefix, drawn=False) | values
     with _query_params() as qp:
         if qp is None:
             return

@@ -34,7 +34,7 @@ from kvviz.traces import (
 )
 from kvviz.traces.timeunits import on_page
 from kvviz.traces.workload import WorkloadConfig, generate
-from ui import streamlit_private, uploads
+from ui import links, streamlit_private, uploads
 from ui.errors import user_errors
 from ui.routing import arrival_params
 from ui.text import plain
@@ -484,7 +484,7 @@ def replay_trace_picker(prefix: str) -> Trace:
             f"Upload a trace with block ids: {WITH_BLOCK_IDS}, up to {UPLOAD_LIMIT_MIB} MiB.",
             icon=":material/upload_file:",
         )
-        st.stop()
+        links.stop()
     if not trace.has_block_ids:
         st.error(
             f"**{plain(trace.name)}** has no block ids (`hash_ids`), only arrival times and lengths, and this "
@@ -493,5 +493,5 @@ def replay_trace_picker(prefix: str) -> Trace:
             f"or {WITH_BLOCK_IDS}.",
             icon=":material/block:",
         )
-        st.stop()
+        links.stop()
     return trace

@@ -8,6 +8,7 @@ from typing import TypeVar
 import streamlit as st
 
 from kvviz.common import budget
+from ui import links
 from ui.text import plain
 
 T = TypeVar("T")
@@ -35,7 +36,7 @@ def confirm_cost(cost: budget.Cost, key: str) -> None:
     # The click is recorded by a callback, before the rerun it causes: a rerun that restarts the
     # script (ensure_navigation) would otherwise lose the button's one-run True.
     st.button("Run it", key=f"{key}_confirm", type="primary", on_click=confirmed.add, args=(token,))
-    st.stop()
+    links.stop()
 
 
 def stepped(label: Callable[[T], str], steps: Sequence[T], run: Callable[[T], R]) -> list[R]:

@@ -67,6 +67,7 @@ def _two_controls() -> None:
     """A page with two bound controls, the first drawn only while ``show``; it records what the
     private functions see, and moves hidden values into the URL when asked."""
     import streamlit as st
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     from ui import streamlit_private as sp
 
@@ -80,6 +81,7 @@ def _two_controls() -> None:
         sp.unbind_into_url(st.session_state["hidden"])
     if st.session_state.get("send"):
         sp.send_view_url("demo_")
+        st.session_state["sent"] = get_script_run_ctx().query_string
     if "flag_to" in st.session_state:
         sp.set_url_param("flag", st.session_state.pop("flag_to"))
 
@@ -121,6 +123,21 @@ def test_the_drawn_controls_are_written_into_the_url_as_they_show():
     assert "demo_m" not in at.query_params  # a default stays out
 
 
+def test_a_part_of_the_page_sends_the_rest_of_the_pages_controls_too(monkeypatch):
+    """A part's run starts from the address its change carried, which can lack a control drawn
+    outside the part; it sends that control as it is (here: the slider, not drawn in this run)."""
+    at = AppTest.from_function(_two_controls, default_timeout=30).run()
+    at.slider(key="demo_n").set_value(5).run()  # not in the address: Streamlit writes it only in a browser
+    at.session_state["show"] = False
+    at.session_state["send"] = True
+    monkeypatch.setattr(streamlit_private, "in_part_run", lambda: True)
+    at.run()
+    assert not at.exception and "demo_n=5" in at.session_state["sent"].split("&")
+    monkeypatch.setattr(streamlit_private, "in_part_run", lambda: False)
+    at.run()  # a full run sends what it drew
+    assert "demo_n" not in at.session_state["sent"]
+
+
 def test_a_bound_url_parameter_can_be_set_and_removed():
     at = AppTest.from_function(_two_controls, default_timeout=30).run()
     at.session_state["flag_to"] = "true"
@@ -136,28 +153,6 @@ def test_set_url_param_outside_a_script_run_does_nothing():
     streamlit_private.set_url_param("anything", "1")
     assert streamlit_private.widget_defaults("demo_") == {}
     assert streamlit_private.hidden_bound_values("demo_") == {}
-
-
-CAUGHT: list[str] = []  # what _stops saw (a stopped run keeps no session state written after the stop)
-
-
-def _stops() -> None:
-    import streamlit as st
-
-    from tests.pages import test_streamlit_private as here
-    from ui import streamlit_private as sp
-
-    try:
-        st.stop()
-    except sp.StopException:
-        here.CAUGHT.append("stopped")
-        raise
-
-
-def test_st_stop_raises_the_exception_a_page_wrapper_catches():
-    CAUGHT.clear()
-    at = AppTest.from_function(_stops, default_timeout=30).run()
-    assert not at.exception and CAUGHT == ["stopped"]
 
 
 def test_the_log_is_streamlits_own():
@@ -181,7 +176,8 @@ def test_apptest_scans_for_components_through_the_scanner_the_tests_cache():
 
 def test_a_rerun_of_a_fragment_the_page_no_longer_has_is_told_apart(monkeypatch):
     """fragment_gone reads the run's fragment ids and the runner's fragment storage: a Streamlit upgrade
-    that renames either fails here, and the answer is true only for a fragment the storage lost."""
+    that renames either fails here, and the answer is true only for a fragment the storage lost.
+    in_part_run reads the same ids: true only in a run of fragments."""
     from types import SimpleNamespace
 
     from streamlit.runtime.fragment import MemoryFragmentStorage
@@ -198,10 +194,10 @@ def test_a_rerun_of_a_fragment_the_page_no_longer_has_is_told_apart(monkeypatch)
         monkeypatch.setattr(streamlit_private, "get_script_run_ctx", lambda suppress_warning=False: ctx)
 
     run_of(["kept"])
-    assert not streamlit_private.fragment_gone()
+    assert not streamlit_private.fragment_gone() and streamlit_private.in_part_run()
     run_of(["kept", "lost"])
     assert streamlit_private.fragment_gone()
     run_of(None)  # a full run
-    assert not streamlit_private.fragment_gone()
+    assert not streamlit_private.fragment_gone() and not streamlit_private.in_part_run()
     monkeypatch.setattr(streamlit_private, "get_script_run_ctx", lambda suppress_warning=False: None)
-    assert not streamlit_private.fragment_gone()
+    assert not streamlit_private.fragment_gone() and not streamlit_private.in_part_run()
