@@ -17,10 +17,10 @@ from kvviz.eviction.replay import replay_of, simulate, sweep
 from kvviz.eviction.shards import REPLICAS, SampledCurve, sampled_curve
 from ui.work import stepped
 
-STEPS_PER_S = 6.0e7
+STEPS_PER_S = 1.2e8
 """(block access x capacity) steps one core replays per CPU second through LRU, FIFO, LFU, SIEVE,
-ARC or S3-FIFO (measured 53M-103M on a 50,000-request synthetic trace at 21 capacities)."""
-SLOWER = {"length_aware": 8.0, BOUND: 1.7}  # measured 7.6M and 35M steps per CPU second there
+ARC or S3-FIFO (measured 113M-529M on a 50,000-request synthetic trace at 21 capacities, LRU fastest)."""
+SLOWER = {"length_aware": 6.0, BOUND: 1.3}  # measured 20M and 94M steps per CPU second there
 TABLE1_POLICIES = ("lru", "lfu", "length_aware")  # the policies the paper table replays
 
 

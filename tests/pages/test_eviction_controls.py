@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import assert_clean, open_page
+from tests.conftest import assert_clean, open_page, open_with_session_trace
 from ui.traces import share_note
 
 pytestmark = pytest.mark.shared_caches
@@ -26,8 +26,20 @@ def test_the_page_shows_how_it_normalised_the_shares():
     assert share_note(0.6, 0.1, 0.8) in [c.value for c in at.sidebar.caption]
 
 
+def long_trace(requests: int = 3_000, blocks: int = 1_000) -> bytes:
+    """A Mooncake JSONL upload of 3M block accesses: every policy at 41 capacities is a long replay
+    (the synthetic workload's largest is not, on this machine)."""
+    lines = (
+        f'{{"timestamp": {i * 100}, "input_length": {blocks * 512}, "output_length": 8, '
+        f'"hash_ids": [{",".join(str(i * 7 + b) for b in range(blocks))}]}}'
+        for i in range(requests)
+    )
+    return ("\n".join(lines) + "\n").encode()
+
+
 def test_a_long_replay_waits_for_a_click_with_its_estimate():
-    at = open_page("eviction", {"eviction_requests": "50000", "eviction_points": "40", "eviction_sample": "exact"})
+    spec = {"kind": "upload", "data": long_trace(), "name": "long"}
+    at = open_with_session_trace("eviction", spec, {"eviction_points": "40", "eviction_sample": "exact"}, timeout=120)
     assert_clean(at)
     assert any("replaying every policy at every capacity" in i.value for i in at.info)
     assert not at.get("plotly_chart")  # nothing replayed yet
