@@ -99,7 +99,7 @@ def keep_hidden_params(stem: str) -> None:
 
 def view_fragment(stem: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """``st.fragment`` for a part of page ``stem`` that draws controls bound to the URL: each of its
-    runs ends, as a full run does, by sending the address with the controls it drew. A full run's
+    runs ends, as a full run does, by sending the address with every control of the page. A full run's
     address that reaches the browser after the viewer changed a control of this part drops it, and a
     change here reruns only this part: without this, no later run put it back and a copied link lost it.
     The part's controls take ``on_change=keep_part_change``."""
