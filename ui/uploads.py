@@ -6,7 +6,8 @@ keeps for reconnecting. Each trace picker of a session (a *slot*) holds at most 
 kept while the viewer looks at another source (so coming back finds it) and replaced by the next.
 
 Every ``SWEEP_S`` seconds a thread looks at the sessions that hold an upload. One whose browser has
-been gone ``GRACE_S`` seconds (a closed tab, not a network blip) is shut down, which frees its
+been gone ``GRACE_S`` seconds (a closed tab, not a network blip; ``$KVVIZ_UPLOAD_GRACE_S`` sets
+another wait) is shut down, which frees its
 uploaded files and its state, and every upload no session shows any more is dropped, with the
 cache entries derived from it (``released_with_upload``). So a closed tab's upload is gone within
 ``GRACE_S + SWEEP_S`` seconds. While uploads are held the sweeper also collects garbage and asks
@@ -32,10 +33,12 @@ import streamlit as st
 
 from kvviz.traces import MIB, Trace, fingerprint
 from kvviz.traces.ingest import return_freed_memory
+from kvviz.traces.library import SettingError, setting
 from ui import streamlit_private
 
 _LOG = logging.getLogger(__name__)
 GRACE_S = 30  # a browser gone this long has closed its tab: its session ends
+GRACE_ENV = "KVVIZ_UPLOAD_GRACE_S"
 SWEEP_S = 10  # how often the sweeper looks
 RUNS_ALONE_BYTES = 2 * MIB
 COMPRESSED = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")  # gzip, zstd: what they inflate to is not known in advance
@@ -64,11 +67,12 @@ class Registry:
         connected: Callable[[str], bool],
         close: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
+        grace_s: float = GRACE_S,
     ) -> None:
         self.uploads: dict[str, Upload] = {}
         self.shown: dict[str, dict[str, str]] = {}  # session -> slot -> digest
         self._gone: dict[str, float] = {}  # session -> when first seen without a browser
-        self._connected, self._close, self._clock = connected, close, clock
+        self._connected, self._close, self._clock, self._grace_s = connected, close, clock, grace_s
         self._lock = threading.Lock()
 
     def show(self, session: str, slot: str, digest: str, data: bytes | None = None) -> list[Upload]:
@@ -112,14 +116,14 @@ class Registry:
                 del upload.traces[old]
 
     def sweep(self) -> list[Upload]:
-        """Shut down the sessions gone ``GRACE_S`` seconds (a session back in time keeps its uploads);
+        """Shut down the sessions gone ``grace_s`` seconds (a session back in time keeps its uploads);
         returns the uploads dropped because no session shows them any more."""
         now, ended = self._clock(), []
         with self._lock:
             for session in list(self.shown):
                 if self._connected(session):
                     self._gone.pop(session, None)
-                elif now - self._gone.setdefault(session, now) >= GRACE_S:
+                elif now - self._gone.setdefault(session, now) >= self._grace_s:
                     del self.shown[session], self._gone[session]
                     ended.append(session)
         for session in ended:
@@ -132,7 +136,18 @@ class Registry:
             return [self.uploads.pop(digest) for digest in list(self.uploads) if digest not in shown]
 
 
-REGISTRY = Registry(streamlit_private.connected, streamlit_private.close)
+def grace_s() -> float:
+    """How long a session's browser must be gone before the session ends: ``$KVVIZ_UPLOAD_GRACE_S``
+    seconds (1 to 86,400), else ``GRACE_S``. A value that is not valid is refused: the server log
+    names it, and the default holds (a viewer's page has nothing to do about it)."""
+    try:
+        return setting(GRACE_ENV, GRACE_S, 1, 86_400, "a number of seconds from 1 to 86,400")
+    except SettingError as exc:
+        _LOG.error("%s; closed tabs' uploads are kept %s seconds", exc, GRACE_S)
+        return GRACE_S
+
+
+REGISTRY = Registry(streamlit_private.connected, streamlit_private.close, grace_s=grace_s())
 _RELEASED_WITH: dict[tuple[str, str], Callable] = {}
 
 

@@ -171,7 +171,7 @@ def root() -> Path:
     return Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT).expanduser()
 
 
-def _setting(name: str, default: float, low: float, high: float, what: str) -> float:
+def setting(name: str, default: float, low: float, high: float, what: str) -> float:
     """A number from the environment within [low, high], or ``default`` when unset; anything else
     (text, nan, inf, out of range) is refused naming the variable, never replaced by the default."""
     raw = os.environ.get(name, "").strip()
@@ -189,9 +189,9 @@ def _setting(name: str, default: float, low: float, high: float, what: str) -> f
 def limits() -> Limits:
     """The size limits from the environment, validated (before anything is stored)."""
     sizes = f"a number of GB above 0 and at most {MAX_GB:,.0f}"
-    cap = _setting(CAP_ENV, DEFAULT_CAP_GB, 1e-9, MAX_GB, sizes)
-    web_entry = _setting(WEB_MAX_ENV, DEFAULT_WEB_MAX_GB, 1e-9, MAX_GB, sizes)
-    share = _setting(WEB_SHARE_ENV, DEFAULT_WEB_SHARE, 0.0, 1.0, "a share of the cap from 0 to 1 (0.5: half)")
+    cap = setting(CAP_ENV, DEFAULT_CAP_GB, 1e-9, MAX_GB, sizes)
+    web_entry = setting(WEB_MAX_ENV, DEFAULT_WEB_MAX_GB, 1e-9, MAX_GB, sizes)
+    share = setting(WEB_SHARE_ENV, DEFAULT_WEB_SHARE, 0.0, 1.0, "a share of the cap from 0 to 1 (0.5: half)")
     return Limits(int(cap * 1e9), int(web_entry * 1e9), int(share * cap * 1e9))
 
 

@@ -9,7 +9,8 @@ worker. Five tests start servers of their own, because what they check needs one
 server's first session (test_trace_browser's deep link), a separate trace library set through
 the server's environment (test_trace_browser's kept upload, test_library_browser's damaged
 entry), a server restart (test_sessions_browser), and the server's upload bytes, which other
-tests' sessions would change (test_sessions_browser's closed tab).
+tests' sessions would change (test_sessions_browser's closed tab, with a short grace period set in
+the server's environment).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import urllib.request
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.browser import assert_no_exception, free_port, open_page, streamlit_server, wait_idle
-from ui.uploads import GRACE_S, SWEEP_S
+from ui.uploads import GRACE_ENV, SWEEP_S
 
 VISITORS = 5
 LOST = "Your upload was kept only in your browser session"
@@ -109,26 +109,29 @@ def upload(page: Page, url: str, data: bytes) -> None:
 
 
 def test_a_closed_tab_releases_its_upload_and_an_open_one_keeps_its_own(
-    browser: Browser, browser_context_args: dict, fresh_app_url: str
+    browser: Browser, browser_context_args: dict, monkeypatch
 ):
     """Streamlit keeps a closed tab's session for reconnecting, and its uploaded files even after:
-    the server ends a session gone GRACE_S seconds, so only the open tab's upload stays."""
+    the server ends a session gone its grace period (set short here), so only the open tab's upload stays."""
+    grace_s = 2
+    monkeypatch.setenv(GRACE_ENV, str(grace_s))  # the server inherits it
     stays, leaves = trace_of(6), trace_of(9)
     staying = browser.new_context(**browser_context_args)
     try:
-        page = staying.new_page()
-        upload(page, fresh_app_url, stays)
-        leaving = browser.new_context(**browser_context_args)
-        upload(leaving.new_page(), fresh_app_url, leaves)
-        wait_for_uploaded_bytes(fresh_app_url, len(stays) + len(leaves), within=30)
-        leaving.close()
-        wait_for_uploaded_bytes(fresh_app_url, len(stays), within=GRACE_S + 2 * SWEEP_S + 30)
-        page.get_by_test_id("stSidebarNav").get_by_text("Home", exact=True).click()
-        wait_idle(page)
-        page.get_by_test_id("stSidebarNav").get_by_text("Trace", exact=True).click()
-        wait_idle(page)
-        assert_no_exception(page)
-        expect(page.get_by_test_id("stMetricValue").first).to_have_text("6")
-        assert uploaded_bytes(fresh_app_url) == len(stays)
+        with streamlit_server() as url:
+            page = staying.new_page()
+            upload(page, url, stays)
+            leaving = browser.new_context(**browser_context_args)
+            upload(leaving.new_page(), url, leaves)
+            wait_for_uploaded_bytes(url, len(stays) + len(leaves), within=30)
+            leaving.close()
+            wait_for_uploaded_bytes(url, len(stays), within=grace_s + 2 * SWEEP_S + 30)
+            page.get_by_test_id("stSidebarNav").get_by_text("Home", exact=True).click()
+            wait_idle(page)
+            page.get_by_test_id("stSidebarNav").get_by_text("Trace", exact=True).click()
+            wait_idle(page)
+            assert_no_exception(page)
+            expect(page.get_by_test_id("stMetricValue").first).to_have_text("6")
+            assert uploaded_bytes(url) == len(stays)
     finally:
         staying.close()

@@ -6,6 +6,7 @@ Time is a fake clock and sessions are connected or not by hand: nothing here sle
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import numpy as np
@@ -35,11 +36,11 @@ class Clock:
 class World:
     """A registry with sessions connected by hand and a fake clock; records the sessions closed."""
 
-    def __init__(self) -> None:
+    def __init__(self, grace_s: float = GRACE_S) -> None:
         self.online: set[str] = set()
         self.closed: list[str] = []
         self.clock = Clock()
-        self.registry = Registry(lambda s: s in self.online, self.closed.append, self.clock)
+        self.registry = Registry(lambda s: s in self.online, self.closed.append, self.clock, grace_s)
 
     def connect(self, *sessions: str) -> None:
         self.online.update(sessions)
@@ -62,6 +63,25 @@ def test_an_upload_is_held_once_and_released_after_its_session_is_gone_grace_sec
     dropped = w.after(1)
     assert [u.data for u in dropped] == [b"bytes"]
     assert w.closed == ["a"] and w.registry.uploads == {} and w.registry.shown == {}
+
+
+def test_a_server_sets_its_grace_in_the_environment_and_a_bad_value_is_refused(monkeypatch, caplog):
+    monkeypatch.setenv(uploads.GRACE_ENV, "5")
+    assert uploads.grace_s() == 5
+    for bad in ("0", "-3", "nan", "inf", "1e9", "half a minute"):
+        monkeypatch.setenv(uploads.GRACE_ENV, bad)
+        caplog.clear()
+        with caplog.at_level(logging.ERROR, logger=uploads.__name__):
+            assert uploads.grace_s() == GRACE_S  # refused: the default holds
+        assert uploads.GRACE_ENV in caplog.text and repr(bad) in caplog.text
+    monkeypatch.delenv(uploads.GRACE_ENV)
+    assert uploads.grace_s() == GRACE_S
+    w = World(grace_s=5)
+    w.connect("a")
+    w.registry.show("a", "trace", "d1", b"bytes")
+    w.leave("a")
+    w.after(0)
+    assert w.after(4) == [] and len(w.after(1)) == 1 and w.closed == ["a"]
 
 
 def test_a_session_back_within_the_grace_keeps_its_upload():
