@@ -6,8 +6,13 @@ import functools
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# No example has a deadline: a test that asserts a time fails on a loaded machine (timings go in bench/).
+settings.register_profile("kvviz", deadline=None)
+settings.load_profile("kvviz")
 APP = str(ROOT / "app.py")
 
 

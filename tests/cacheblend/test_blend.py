@@ -35,7 +35,7 @@ def test_chunk_cache_equals_full_prefill_when_one_chunk_covers_the_document():
     np.testing.assert_array_equal(whole.v, full.v)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=12)
 @given(chunk_len=st.integers(1, 24), seed=st.integers(0, 100))
 def test_rope_shift_makes_the_first_chunk_and_layer_zero_exact(chunk_len, seed):
     tokens = sample_documents(2, seed).tokens
@@ -96,7 +96,7 @@ def test_bad_inputs_are_input_errors():
         blend.setup(RANDOM, sample_documents(1, 0), 0)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(seed=st.integers(0, 10_000))
 def test_spearman_rows_agrees_with_scipy(seed):
     rng = np.random.default_rng(seed)

@@ -86,7 +86,7 @@ def test_document_kv_shape_and_values():
     np.testing.assert_array_equal(kv[1, 1, 5], run.layers[1].v[0, :, 5].reshape(-1))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(p=st.integers(-50, 50), s=st.integers(-50, 50), seed=st.integers(0, 1000))
 def test_rope_rotations_compose_and_keep_relative_scores(p, s, seed):
     rng = np.random.default_rng(seed)
@@ -156,7 +156,7 @@ def test_cut_records_match_the_lecture():
         cut_records(12, 0)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(chunk_len=st.integers(1, 30))
 def test_a_record_is_cut_exactly_when_its_value_starts_a_chunk(chunk_len):
     cut = cut_records(12, chunk_len)

@@ -29,7 +29,7 @@ def _counts(symbols, alphabet):
 # ----------------------------------------------------------------------------- rANS
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(streams=st.integers(1, 40), length=st.integers(1, 300), alphabet=st.integers(1, 70), seed=st.integers(0, 10_000))
 def test_rans_round_trips_bit_for_bit(streams, length, alphabet, seed):
     rng = np.random.default_rng(seed)
@@ -115,7 +115,7 @@ def test_quantizer_is_the_artifacts_symmetric_per_token_rule():
 SMALL = SyntheticKV(layers=3, tokens=57, channels=8, rho=0.9, outliers=1, seed=4)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=12)
 @given(
     delta=st.booleans(),
     layer=st.booleans(),

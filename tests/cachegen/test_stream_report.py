@@ -86,7 +86,7 @@ def test_slo_grid_contains_the_current_slo():
     assert 0.73 in grid and grid[0] == 0.1 and grid[-1] == 5.0 and np.all(np.diff(grid) > 0)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(gbps=st.lists(st.floats(0.1, 10), min_size=7, max_size=7), factor=st.floats(1.0, 5.0), slo=st.floats(0.2, 3.0))
 def test_more_bandwidth_never_hurts_fixed_levels_and_the_oracle_meets_whatever_they_meet(gbps, factor, slo):
     setup = real_setup(slo_s=slo)

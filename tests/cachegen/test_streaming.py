@@ -227,7 +227,7 @@ def test_bandwidth_csv_row_cap_and_size_cap():
         S.load_bandwidth_csv(b"0,5\n" * 300_000)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     st.binary(max_size=300)
     | st.lists(st.tuples(st.floats(allow_nan=True), st.floats(allow_nan=True)), max_size=6).map(

@@ -33,10 +33,7 @@ from kvviz.cli import build_parser, main
 ROOT = Path(__file__).resolve().parents[2]
 CPU_LIMIT_S = 10.0
 FUZZ = settings(
-    max_examples=60,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    max_examples=60, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
 FILES = settings(FUZZ, max_examples=25)
 

@@ -51,7 +51,7 @@ def test_incremental_prefill_adds_up():
     )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(n=st.integers(1, 200_000), c=st.integers(0, 200_000))
 def test_prefill_monotone_in_new_and_cached(n, c):
     m = hw.model("qwen2.5-14b")

@@ -239,7 +239,7 @@ def test_a_category_label_broken_with_br_is_as_wide_as_its_longest_line_and_as_t
     assert fitted_margins(broken, 13)["r"] == round(len("(true lengths)") * 0.62 * 14 / 2 + 10)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(st.lists(st.tuples(st.floats(0, 900), st.floats(1, 300)), max_size=12), st.floats(0, 20))
 def test_labels_stacked_in_rows_never_overlap_in_a_row(starts_widths, gap):
     spans = [(left, left + width) for left, width in starts_widths]

@@ -94,7 +94,7 @@ def test_hits_equal_libcachesim_access_by_access(shape, policy):
         )
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     blocks=st.lists(st.integers(0, 25), min_size=1, max_size=160),
     cap=st.integers(1, 30),
@@ -153,7 +153,7 @@ def test_lru_one_pass_distances_equal_the_foundation_s():
     np.testing.assert_array_equal(replay(blocks).stack_distances, stack_distances(blocks))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(blocks=st.lists(st.integers(0, 40), min_size=1, max_size=200), data=st.data())
 def test_laws_every_policy_obeys(blocks, data):
     cuts = data.draw(st.sets(st.integers(1, len(blocks) - 1), max_size=8)) if len(blocks) > 1 else set()
@@ -251,7 +251,7 @@ def test_log_capacities():
     assert math.isinf(parse_capacities("5,inf")[-1])
 
 
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=5)
 @given(seed=st.integers(0, 1000), capacity=st.integers(1, 3000))
 def test_lru_hits_are_whole_prefixes_on_chained_ids(seed, capacity):
     # A chained block's parent is used right before it every time, so LRU evicts the child first:
@@ -274,7 +274,7 @@ def test_findings_summarise_leaders_gap_and_convergence():
     assert gap == pytest.approx(at["belady"] - max(at["lru"], at["fifo"])) and gap > 0
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(blocks=st.lists(st.integers(0, 30), min_size=1, max_size=300), cap=st.integers(1, 35))
 def test_length_aware_with_all_depths_zero_is_exactly_lfu(blocks, cap):
     from kvviz.eviction.policies.lfu import length_aware_hits
@@ -284,7 +284,7 @@ def test_length_aware_with_all_depths_zero_is_exactly_lfu(blocks, cap):
     np.testing.assert_array_equal(flat, hit_mask(r, "lfu", cap))
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(seed=st.integers(0, 1000), capacity=st.integers(1, 2000), policy=st.sampled_from(sorted(POLICIES)))
 def test_sweep_totals_equal_the_per_request_counts(seed, capacity, policy):
     # The sweep counts totals without per-request arrays; a simulation keeps every request's hits.

@@ -186,7 +186,7 @@ def test_shards_adj_counts_misses_against_n_times_r_when_the_hottest_block_is_le
     assert lru.round(6).tolist() == [0.365342, 0.434327, 0.575055]  # 230, 205 and 154 sampled misses
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(st.floats(0, 0.999), st.floats(0.001, 1.0))
 def test_a_band_is_the_hashes_from_its_start_round_the_space(start, rate):
     ids = np.arange(2000, dtype=np.int64)

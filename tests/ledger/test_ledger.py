@@ -33,7 +33,7 @@ def test_breakeven_rules_of_lecture_9():
     assert be8["break-even GB/s per GPU"].iloc[0] == pytest.approx(ledger.breakeven_bytes_s(l8, H100, 8000) / 1e9)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(c=st.integers(64, 500_000))
 def test_breakeven_falls_with_context(c):
     m = hw.model("llama-3-8b")

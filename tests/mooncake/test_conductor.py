@@ -173,7 +173,7 @@ def _trace_from(reqs):
     return from_records(ts, [len(x) * BS for x in ids], [1] * len(reqs), ids, block_size=BS)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(_requests)
 def test_one_instance_makes_every_scheduler_the_same(reqs):
     runs = compare(_trace_from(reqs), ConductorConfig(instances=1, cache_blocks=8))
@@ -182,7 +182,7 @@ def test_one_instance_makes_every_scheduler_the_same(reqs):
         assert np.allclose(t, ttfts[0])
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(_requests, st.integers(1, 4), st.sampled_from(SCHEDULERS))
 def test_ttft_covers_the_uncached_prefill_and_hits_are_a_ratio(reqs, n, scheduler):
     trace = _trace_from(reqs)
@@ -196,7 +196,7 @@ def test_ttft_covers_the_uncached_prefill_and_hits_are_a_ratio(reqs, n, schedule
     assert np.all(r.fetched_blocks <= r.prefix_blocks)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(_requests, st.integers(2, 4), st.sampled_from([0.2, 1.0, 3.0]))
 def test_kv_is_fetched_only_after_the_prefill_that_computed_it(reqs, n, speedup):
     """Every fetched block was computed on the source instance by an earlier request whose prefill

@@ -117,7 +117,7 @@ def test_decode_model_of_the_cluster_is_the_paper_gpus():
     assert m.per_request_s == pytest.approx(2 * 69.503033344e9 / (8 * 312e12 * 0.5))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(_requests, st.integers(1, 3), st.integers(1, 2), st.floats(0.3, 3.0), st.sampled_from(SCHEDULERS))
 def test_admitted_requests_meet_both_slos_and_every_rejection_names_a_missed_one(reqs, p, d, slo, scheduler):
     trace = _trace_from(reqs)

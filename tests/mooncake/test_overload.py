@@ -179,7 +179,7 @@ def test_default_cluster_reproduces_the_lecture_notes_direction():
     assert table.loc["predict", "prefill_load_std"] < table.loc["early", "prefill_load_std"]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     st.lists(st.tuples(st.floats(0, 60), st.integers(1, 5000), st.integers(1, 300)), min_size=1, max_size=40),
     st.sampled_from(POLICIES),

@@ -73,7 +73,7 @@ def test_the_tbt_slo_caps_the_batch_whatever_the_limit():
 _docs = st.lists(st.tuples(st.floats(0, 30), st.integers(0, 3), st.integers(1, 4), st.integers(1, 50)), max_size=30)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(_docs, st.sampled_from(POLICIES), st.integers(1, 3))
 def test_with_either_placement_every_request_is_accounted_for_and_meets_its_ttft(reqs, policy, p):
     reqs.sort()

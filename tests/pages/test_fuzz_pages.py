@@ -78,7 +78,6 @@ def test_random_url_parameters_end_cleanly_and_in_time(stem):
 
     @settings(
         max_examples=EXAMPLES,
-        deadline=None,
         database=None,
         derandomize=True,
         phases=[Phase.explicit, Phase.generate],  # no shrinking: a failure prints its URL

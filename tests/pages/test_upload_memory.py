@@ -156,7 +156,7 @@ OPS = hs.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(OPS)
 def test_the_uploads_held_are_exactly_those_a_slot_shows(ops):
     """After every step: an upload is held iff some session's slot shows it, and a session is closed

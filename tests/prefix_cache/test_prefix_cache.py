@@ -145,7 +145,7 @@ paths_strategy = st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=7), m
 outputs_strategy = st.lists(st.integers(0, 3), min_size=40, max_size=40)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     paths=paths_strategy, outputs=outputs_strategy, capacity=st.integers(1, 25), policy=st.sampled_from(POLICY_NAMES)
 )
@@ -200,7 +200,7 @@ def test_textbook_case_lru_keeps_the_shared_prefix():
     assert hits.tolist() == [0, 3, 3]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(paths=paths_strategy, policy=st.sampled_from(POLICY_NAMES))
 def test_laws_zero_infinite_and_bounds(paths, policy):
     replay = prepare(chained(paths))

@@ -35,7 +35,7 @@ def test_a_shared_head_is_one_segment_with_its_requests_and_times():
     assert fig_prefix_tree(tree).data[0].type == "icicle"
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(
     paths=st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=6), min_size=1, max_size=30), top=st.integers(1, 40)
 )

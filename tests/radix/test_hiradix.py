@@ -200,7 +200,7 @@ ops = st.lists(
 )
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(
     ops,
     st.sampled_from(["write_through", "write_back", "write_through_selective"]),

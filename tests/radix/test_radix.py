@@ -212,7 +212,7 @@ def test_pretty_print_and_frame():
 keys = st.lists(st.lists(st.integers(0, 3), min_size=0, max_size=8), min_size=1, max_size=12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(keys, st.sampled_from(POLICIES), st.integers(1, 3), st.integers(0, 20))
 def test_laws_sizes_and_matches(seqs, policy, page, evict_n):
     c = RadixCache(page_size=page, eviction_policy=policy)

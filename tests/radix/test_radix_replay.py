@@ -59,7 +59,7 @@ def check_steps(rep) -> None:
         assert len(tree) - 1 == steps["nodes"].iloc[k]
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(
     st.sampled_from(list(PRESETS)),
     st.sampled_from(["radix", "hiradix"]),

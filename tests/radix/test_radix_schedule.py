@@ -64,7 +64,7 @@ def test_lpm_holds_back_duplicates_of_a_cold_prefix():
 queues = st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=6), min_size=1, max_size=14)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(paths=queues, capacity=st.integers(1, 20), budget=st.integers(1, 20), order=st.sampled_from(list(Order)))
 def test_every_request_runs_once_and_blocks_are_conserved(paths, capacity, budget, order):
     ids: dict[tuple, int] = {}

@@ -41,7 +41,7 @@ def test_littles_law_exercise_4():
     assert sio.littles_law(1000, 128, 1e-6) == pytest.approx(128e9)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(page=st.integers(1, 4096), c=st.integers(1, 8))
 def test_layout_ordering(page, c):
     """Page-first never moves less per copy than layer-first; GPU-assisted is flat; nothing beats the link."""

@@ -105,7 +105,7 @@ def reference_tiers(prepared: PrefixReplay, policy: str, gpu: int, host: int, wr
 paths_strategy = st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=6), min_size=1, max_size=30)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(
     paths=paths_strategy,
     outputs=st.lists(st.integers(0, 3), min_size=30, max_size=30),

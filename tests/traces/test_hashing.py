@@ -27,7 +27,7 @@ def test_bad_block_size():
         chain_block_hashes([1, 2], 0)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(st.lists(st.integers(0, 3), max_size=24), st.lists(st.integers(0, 3), max_size=24), st.integers(1, 4))
 def test_equal_kth_hash_iff_equal_prefix(x, y, bs):
     hx, hy = chain_block_hashes(x, bs), chain_block_hashes(y, bs)

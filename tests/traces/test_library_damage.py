@@ -290,7 +290,7 @@ def test_no_trace_exists_with_arrays_the_kernels_would_read_outside_of(offsets, 
             make()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     st.lists(st.integers(-3, 12) | st.sampled_from([2**40, -(2**40), 2**62]), min_size=1, max_size=8),
     st.integers(0, 10),

@@ -37,20 +37,20 @@ def test_hand_made_sequence():
     assert stack_distances(seq).tolist() == [-1, -1, 1, -1, 2, 0, 2]
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(st.lists(st.integers(0, 9), max_size=60))
 def test_stack_distances_match_the_definition(seq):
     assert stack_distances(np.array(seq, dtype=np.int64)).tolist() == naive_stack_distances(seq)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(st.integers(0, 12), min_size=1, max_size=80))
 def test_one_pass_lru_curve_equals_simulation(seq):
     caps = np.array([1, 2, 3, 5, 8, 20])
     assert lru_hits(np.array(seq), caps).tolist() == [lru_simulation(seq, int(c)) for c in caps]
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(
     st.lists(st.integers(-3, 40), max_size=120),
     st.sampled_from([np.int32, np.int64]),

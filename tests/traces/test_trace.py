@@ -155,7 +155,7 @@ def test_head_keeps_the_first_requests():
     assert head.n_requests == 2 and head.blocks.tolist() == [0, 1, 0] and head.offsets.tolist() == [0, 2, 3]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.binary(max_size=300))
 def test_arbitrary_bytes_load_or_raise_input_error(data):
     try:
@@ -174,7 +174,7 @@ records = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.lists(records, min_size=1, max_size=6))
 def test_arbitrary_records_load_or_raise_input_error(recs):
     data = "\n".join(json.dumps(r) for r in recs).encode()

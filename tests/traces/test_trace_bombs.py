@@ -182,7 +182,7 @@ def _members(parts: list[bytes], pack) -> tuple[bytes, int]:
     return head + pack(parts[-1]), len(head)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     parts=st.lists(st.binary(min_size=1, max_size=3000), min_size=1, max_size=4),
     chunk=st.integers(1, 400),
@@ -238,7 +238,7 @@ def test_running_out_of_memory_is_one_line(monkeypatch):
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     st.lists(st.tuples(st.integers(0, 9), st.lists(st.integers(0, 99), max_size=5)), min_size=2, max_size=30),
     st.integers(1, 8),
@@ -256,7 +256,7 @@ def test_sorting_by_arrival_moves_each_request_s_ids_a_slice_at_a_time(requests,
     assert np.diff(new_offsets).tolist() == counts[order].tolist() and frame["timestamp"].tolist() == sorted(times)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     st.lists(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=4), min_size=1, max_size=8),
     st.sampled_from([" ", "  "]),

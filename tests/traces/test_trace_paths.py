@@ -48,7 +48,7 @@ def _outcome(data: bytes, fast: bool, skip: bool):
     return ("trace", trace.requests.to_dict("list"), trace.blocks.tolist(), trace.warnings, trace.how_read)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(st.lists(records, min_size=1, max_size=6), st.booleans())
 @example([{"timestamp": float("nan"), "input_length": 1, "output_length": 1}], False)
 @example([{"timestamp": 0, "input_length": 1, "output_length": 1, "x": [[[[1]]]]}], False)
@@ -57,7 +57,7 @@ def test_fast_and_slow_paths_agree(recs, skip):
     assert _outcome(data, True, skip) == _outcome(data, False, skip)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.binary(max_size=200), st.sampled_from([fx.gz, fx.zst, lambda b: b]))
 def test_arbitrary_bytes_compressed_or_not_load_or_raise_input_error(data, pack):
     try:

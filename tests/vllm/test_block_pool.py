@@ -62,7 +62,7 @@ def requests_of(replay) -> list[list[int]]:
 paths_strategy = st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=7), min_size=1, max_size=40)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(paths=paths_strategy, capacity=st.integers(0, 25))
 def test_equals_a_plain_free_queue(paths, capacity):
     replay = prepare(chained(paths))
@@ -90,7 +90,7 @@ def test_bundled_example_exact_counts():
     assert sum(plain) == 5202
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(paths=paths_strategy)
 def test_laws_zero_infinite_bounds_and_no_orphans(paths):
     """No cache, no hits; a pool as large as the trace hits every prefix seen before; served one at a
