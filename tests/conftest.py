@@ -9,11 +9,11 @@ import pytest
 from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
 
 # No example has a deadline: a test that asserts a time fails on a loaded machine (timings go in bench/).
 settings.register_profile("kvviz", deadline=None)
 settings.load_profile("kvviz")
-APP = str(ROOT / "app.py")
 
 
 def pytest_configure(config):

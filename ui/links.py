@@ -123,10 +123,11 @@ def stop() -> NoReturn:
     ``st.stop``, and the address the browser holds can lack a control, dropped by a late message of
     an earlier run under load. Its copied link then lost that control, shown on the page."""
     stem = getattr(_RUN, "stem", None)
-    if stem is not None and streamlit_private.in_part_run():
-        streamlit_private.send_view_url(page_prefix(stem))
-    elif stem is not None:
-        keep_hidden_params(stem)
+    if stem is not None:
+        if streamlit_private.in_part_run():
+            streamlit_private.send_view_url(page_prefix(stem))
+        else:
+            keep_hidden_params(stem)
     st.stop()
 
 

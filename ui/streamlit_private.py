@@ -155,8 +155,9 @@ def hidden_bound_values(prefix: str) -> dict[str, str | list[str] | None]:
     return _bound_values(prefix, drawn=False)
 
 
-def _bound_values(prefix: str, *, drawn: bool) -> dict[str, str | list[str] | None]:
-    """The URL value of each widget of ``prefix`` bound to the URL and drawn in this run (or not)."""
+def _bound_values(prefix: str, *, drawn: bool | None) -> dict[str, str | list[str] | None]:
+    """The URL value of each widget of ``prefix`` bound to the URL and drawn in this run (or not;
+    ``None``: either)."""
     ctx = get_script_run_ctx(suppress_warning=True)
     if ctx is None:
         return {}
@@ -164,7 +165,7 @@ def _bound_values(prefix: str, *, drawn: bool) -> dict[str, str | list[str] | No
     bound = ctx.session_state._state._query_param_bound_widget_ids
     values = {}
     for key, widget_id, meta in _widgets(prefix):
-        if (widget_id in drawn_ids) != drawn or widget_id not in bound or key not in st.session_state:
+        if drawn not in (None, widget_id in drawn_ids) or widget_id not in bound or key not in st.session_state:
             continue
         value = st.session_state[key]
         serialized = meta.serializer(value)
@@ -211,9 +212,7 @@ def send_view_url(prefix: str) -> None:
     address it held before the last full run's message was applied); the part's run draws only
     its own controls, so it writes the others as they are.
     """
-    values = _bound_values(prefix, drawn=True)
-    if in_part_run():
-        values = _bound_values(prefix, drawn=False) | values
+    values = _bound_values(prefix, drawn=None if in_part_run() else True)
     with _query_params() as qp:
         if qp is None:
             return

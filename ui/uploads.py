@@ -6,12 +6,11 @@ keeps for reconnecting. Each trace picker of a session (a *slot*) holds at most 
 kept while the viewer looks at another source (so coming back finds it) and replaced by the next.
 
 Every ``SWEEP_S`` seconds a thread looks at the sessions that hold an upload. One whose browser has
-been gone ``GRACE_S`` seconds (a closed tab, not a network blip; ``$KVVIZ_UPLOAD_GRACE_S`` sets
-another wait) is shut down, which frees its
-uploaded files and its state, and every upload no session shows any more is dropped, with the
-cache entries derived from it (``released_with_upload``). So a closed tab's upload is gone within
-``GRACE_S + SWEEP_S`` seconds. While uploads are held the sweeper also collects garbage and asks
-glibc to return freed memory to the system (``sweep``).
+been gone ``GRACE_S`` seconds (a closed tab, not a network blip; ``$KVVIZ_UPLOAD_GRACE_S`` sets another
+wait) is shut down, which frees its uploaded files and its state, and every upload no session shows
+any more is dropped, with the cache entries derived from it (``released_with_upload``). So a closed
+tab's upload is gone within ``GRACE_S + SWEEP_S`` seconds. While uploads are held the sweeper also
+collects garbage and asks glibc to return freed memory to the system (``sweep``).
 
 Parsing takes several times a file's size in passing, so large parses (``RUNS_ALONE_BYTES`` and
 more, and every compressed file, which may inflate) run one at a time, in arrival order, and a

@@ -190,8 +190,8 @@ def test_no_figure_text_is_clipped_or_overlapping(page: Page, app_url: str, pres
     """Every view of the page once per mode, checked at both window sizes (figures and tables); in
     presenter mode every text is at projector size too, and the page's first view is screenshot at
     1920×1080 for a person to look at."""
-    faults = []
-    for query in [q for s, q in VIEWS if s == stem]:
+    faults, queries = [], [q for s, q in VIEWS if s == stem]
+    for query in queries:
         opened = "&".join(filter(None, [query, "presenter=1" if presenter else ""]))
         open_page(page, app_url, stem, opened, timeout=FIRST_RUN_MS)
         assert_no_exception(page)
@@ -200,6 +200,6 @@ def test_no_figure_text_is_clipped_or_overlapping(page: Page, app_url: str, pres
         faults += check_layouts(page, f"{stem or 'home'}?{opened}")
         if presenter:
             faults += projector_faults(page, f"{stem or 'home'}?{opened}")
-            if query == next(q for s, q in VIEWS if s == stem):
+            if query == queries[0]:
                 screenshot(page, f"presenter_{stem or 'home'}")
     assert not faults, "\n".join(faults)
