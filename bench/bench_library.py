@@ -1,10 +1,11 @@
 """Benchmark of the trace library's checks on a large entry (default 24,000,000 block accesses).
 
 Prints the time to store the entry (its checksum included), to open it the first time in a
-process (checksum, array headers and invariants), to open it again (the checksum is remembered
-per process), to list the library cheaply and with every entry read whole (``import --list``),
-and the array check every Trace runs when it is built (``array_problem``). Run with ``make bench``
-or ``.venv/bin/python -m bench.bench_library [accesses] [requests]``.
+process (read into memory, checksum, array headers and invariants), to open it again (read and
+checked again: the bytes a process uses are the bytes it checked), its peak memory, to list the
+library cheaply and with every entry read whole (``import --list``), and the array check every
+Trace runs when it is built (``array_problem``). Run with ``make bench`` or
+``.venv/bin/python -m bench.bench_library [accesses] [requests]``.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 OPEN_TWICE = (
     "import sys; from bench.timing import timed; from kvviz.traces import library\n"
-    "for label in ('first open in a process', 'second open (checksum remembered)'):\n"
-    "    timed(label, lambda: library.open_entry(sys.argv[1]))"
+    "import resource\n"
+    "for label in ('first open in a process', 'second open (read and checked again)'):\n"
+    "    timed(label, lambda: library.open_entry(sys.argv[1]))\n"
+    "print(f'peak memory of the opening process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB')"
 )
 
 

@@ -84,8 +84,9 @@ def _parsed(spec: dict) -> Trace:
     return trace
 
 
-@st.cache_resource(max_entries=8, ttl=3600, show_spinner="Opening the library trace…")
+@st.cache_resource(max_entries=8, ttl=3600, show_spinner="Opening the library trace…", validate=library.unchanged)
 def _library_trace(entry_id: str) -> Trace:
+    """A library entry, opened again (or named damaged) once its files change."""
     return library.open_entry(entry_id)
 
 

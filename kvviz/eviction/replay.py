@@ -122,8 +122,11 @@ def replay_of(trace: Trace) -> Replay:
         len(trace.blocks) < MAX_ACCESSES,
         f"{len(trace.blocks):,} block accesses; the simulators take fewer than {MAX_ACCESSES:,}",
     )
-    _, ids = np.unique(trace.blocks, return_inverse=True)
-    ids = ids.astype(np.int64).reshape(-1)
+    if trace.ids_dense:  # a library entry's ids: already what the relabel below would give
+        ids = trace.blocks.astype(np.int64)
+    else:
+        _, ids = np.unique(trace.blocks, return_inverse=True)
+        ids = ids.astype(np.int64).reshape(-1)
     return Replay(
         ids,
         int(ids.max()) + 1,

@@ -1,17 +1,24 @@
-"""The trace library: imported traces stored by content hash, verified before use, opened memory-mapped.
+"""The trace library: imported traces stored by content hash, verified before use, read into memory.
 
 An entry is a folder ``<root>/<id>/`` holding the request table (``requests.parquet``), the
 prepared block ids and offsets (``blocks.npy``, ``offsets.npy``) and ``meta.json``. The id is the
-first 16 hex digits of the trace's content fingerprint, so the same trace imported twice is one
-entry, and an id never comes from a user's path.
+first 16 hex digits of the trace's content fingerprint as imported, so the same trace imported
+twice is one entry, and an id never comes from a user's path. The block ids are stored renumbered
+0, 1, 2, … in order of first use (``Trace.ids_dense``), so no replay relabels them.
 
 Trust: the kernels index the arrays without bounds checks, so an entry is checked before anything
 reads it: ``meta.json`` field by field, the arrays' dtypes and shapes against it (from the ``.npy``
-headers, cheap enough for every listing), a content checksum recorded at import, and the arrays'
-invariants (``kvviz.traces.model.array_problem``). Files are opened relative to the entry's folder
-and never through a link. A damaged entry is listed with its reason and never read; importing the
-trace again replaces it. The checksum is taken once per process and entry (keyed on the files'
-identity, size and modification time), so a server hashes an entry once, not on every rerun.
+headers, cheap enough for every listing), a checksum recorded at import over the data files and
+every ``meta.json`` field the numbers depend on (block size included), the arrays' invariants
+(``kvviz.traces.model.array_problem``, ``dense_problem``) and the request table's (arrival times
+sorted and not negative, lengths in range). The files are read into memory, never mapped, and
+the checksum is taken over the bytes read, so a file cut short or rewritten while a process holds
+the entry can neither crash it nor change its numbers; ``unchanged`` tells a cache whether the
+files are still the ones read. Files are opened relative to the entry's folder and never through
+a link, ``events.log`` included. A damaged entry is listed with its reason and never read;
+importing the trace again replaces it, keeping its owner and pin. An entry of the first layout
+(no ``version`` in ``meta.json``: block ids as imported, a checksum of the data files only) is
+upgraded when opened, once its content matches its id.
 
 Sharing: entries imported from the command line are pinned (never evicted); entries kept from the
 web are not, have a per-upload size limit and together a share of the cap, and a Keep never evicts
@@ -33,8 +40,10 @@ import os
 import re
 import shutil
 import stat
+import threading
 import time
 import uuid
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, replace
@@ -44,8 +53,9 @@ from typing import TYPE_CHECKING, BinaryIO
 import numpy as np
 
 from kvviz.common.errors import InputError
-from kvviz.traces import arrow_input
-from kvviz.traces.model import BASE_COLUMNS, Trace, array_problem, fingerprint
+from kvviz.traces.ingest import MAX_INPUT_LENGTH, MAX_OUTPUT_LENGTH, dense_ids
+from kvviz.traces.model import BASE_COLUMNS, Trace, array_problem, dense_problem, fingerprint
+from kvviz.traces.source import MAX_ACCESSES, MAX_REQUESTS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,7 +74,12 @@ ID_LENGTH = 16
 NAME_LIMIT = 200
 META = "meta.json"
 DATA_FILES = ("requests.parquet", "blocks.npy", "offsets.npy")
-"""The files the checksum covers, in the order it reads them."""
+"""The files the checksum covers, in the order it reads them (after ``meta.json``'s fields)."""
+VERSION = 2
+"""The entry layout: 2 has dense block ids and a checksum over ``meta.json`` too; 1 is upgraded."""
+UNCHECKED = frozenset({"checksum", "name", "origin", "pinned", "bytes", "created"})
+"""The ``meta.json`` fields outside the checksum: the library changes them (a rename, a pin, a
+repair) or they describe the folder, and no number depends on them."""
 EVENTS = "events.log"
 EVENTS_LIMIT = 1 << 20  # bytes; the log is renamed to events.log.1 past this
 LOG = logging.getLogger("kvviz.library")
@@ -79,6 +94,7 @@ _NOTES, _NOTE_LIMIT = 1000, 2000  # how_read and warnings: at most this many not
 _HASH_CHUNK = 1 << 20
 _BLOCK_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _OFFSET_DTYPE = np.dtype(np.int64)
+_MAX_BLOCK_SIZE = 1 << 20  # the largest block size a trace is read with
 
 
 class SettingError(InputError):
@@ -113,6 +129,7 @@ class Entry:
     pinned: bool = True
     how_read: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    version: int = VERSION
     damaged: str | None = None
 
     def label(self) -> str:
@@ -163,7 +180,9 @@ class _Checked:
 
 
 _CHECKED: dict[str, tuple[tuple, str | None]] = {}
-"""Per entry id: the stamp of the files last hashed and checked, and the damage found (None: sound)."""
+"""Per entry id: the stamp of the files last read and checked, and the damage found (None: sound)."""
+_SERVED: dict[int, tuple[str, tuple]] = {}
+"""Per trace ``open_entry`` returned (by ``id``, while it lives): its entry and the stamp read."""
 
 
 def root() -> Path:
@@ -273,14 +292,20 @@ def _checked(eid: str, files: dict[str, BinaryIO]) -> _Checked:
         "blocks.npy": _header(files["blocks.npy"], "blocks.npy", _BLOCK_DTYPES, entry.accesses),
         "offsets.npy": _header(files["offsets.npy"], "offsets.npy", (_OFFSET_DTYPE,), entry.requests + 1),
     }
-    ids = tuple(
-        (s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns) for s in (os.fstat(files[n].fileno()) for n in DATA_FILES)
-    )
-    stamp = (entry.checksum, ids)
+    stamp = _stamp(files)
     known = _CHECKED.get(eid)
     if known and known[0] == stamp and known[1]:
         raise _Damage(known[1])
     return _Checked(entry, arrays, stamp)
+
+
+def _stamp(files: dict[str, BinaryIO]) -> tuple:
+    """Which files these are and as what they were last written: a rewrite in place changes the
+    change time (which no one can set back), a replacement the inode."""
+    return tuple(
+        (s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns)
+        for s in (os.fstat(files[n].fileno()) for n in (META, *DATA_FILES))
+    )
 
 
 def _read_meta(file: BinaryIO) -> object:
@@ -333,10 +358,17 @@ def _entry_from_meta(eid: str, data: object) -> Entry:
             raise _Damage(f"{META} has no field '{key}'")
         if not _is_kind(data[key], kind):
             raise _Damage(f"{META} field '{key}' is not {kind}")
-    fields = {key: data[key] for key in _META_FIELDS}
+    fields = {key: data[key] for key in _META_FIELDS} | {"version": data.get("version", 1)}
     problems = [
+        (
+            type(fields["version"]) is not int or fields["version"] not in (1, VERSION),
+            "gives a layout version this kvviz does not know",
+        ),
         (fields["id"] != eid, "names another id"),
         (fields["block_size"] < 1, "gives a block size below 1"),
+        (fields["block_size"] > _MAX_BLOCK_SIZE, f"gives a block size above {_MAX_BLOCK_SIZE:,}"),
+        (fields["requests"] > MAX_REQUESTS, f"gives more than {MAX_REQUESTS:,} requests"),
+        (fields["accesses"] > MAX_ACCESSES, f"gives more than {MAX_ACCESSES:,} block accesses"),
         (fields["origin"] not in (CLI, WEB), "gives an unknown origin"),
         (not _CHECKSUM.fullmatch(fields["checksum"]), "holds no valid checksum"),
         (len(fields["name"]) > NAME_LIMIT, f"gives a name longer than {NAME_LIMIT} characters"),
@@ -373,60 +405,129 @@ def _header(file: BinaryIO, name: str, dtypes: tuple[np.dtype, ...], length: int
     return _Array(shape, dtype, offset)
 
 
-def _digest(files: dict[str, BinaryIO]) -> str:
-    """The content checksum: blake2b over the data files' names, sizes and bytes, streamed."""
+def _digest(entry: Entry, parts: dict[str, np.ndarray]) -> str:
+    """The checksum: blake2b over ``meta.json``'s checked fields (every one but ``UNCHECKED``;
+    none in the first layout) and the data files' names, sizes and bytes."""
     digest = hashlib.blake2b(digest_size=32)
-    buffer = bytearray(_HASH_CHUNK)
+    if entry.version > 1:
+        covered = {k: v for k, v in asdict(entry).items() if k not in UNCHECKED and k != "damaged"}
+        digest.update(json.dumps(covered, sort_keys=True).encode())
     for name in DATA_FILES:
-        file = files[name]
-        file.seek(0)
-        digest.update(f"{name}:{os.fstat(file.fileno()).st_size}:".encode())
-        while n := file.readinto(buffer):
-            digest.update(memoryview(buffer)[:n])
+        digest.update(f"{name}:{len(parts[name])}:".encode())
+        digest.update(parts[name].data)
     return digest.hexdigest()
 
 
+def _read(file: BinaryIO, name: str) -> np.ndarray:
+    """A whole file's bytes in memory, checked to be as long as it was when opened: a file cut
+    short while it is read is damage, never a fault, as a memory map of it would be."""
+    size = os.fstat(file.fileno()).st_size
+    data = np.empty(size, np.uint8)
+    view, done = memoryview(data), 0
+    file.seek(0)
+    while done < size and (n := file.readinto(view[done : done + _HASH_CHUNK])):
+        done += n
+    if done != size or file.read(1):
+        raise _Damage(f"{name} changed while it was read")
+    return data
+
+
 def _loaded(eid: str, checked: _Checked, files: dict[str, BinaryIO]) -> Trace:
-    """The trace, once its checksum (remembered per stamp) and its arrays' invariants hold."""
+    """The trace, read into memory, once the checksum over the bytes read and every invariant
+    hold. A first-layout entry is checked against its id instead and comes back renumbered."""
     entry = checked.entry
-    if _CHECKED.get(eid) != (checked.stamp, None) and _digest(files) != entry.checksum:
+    parts = {name: _read(files[name], name) for name in DATA_FILES}
+    if _digest(entry, parts) != entry.checksum:
         raise _Damage("its content does not match the checksum taken at import")
-    _CHECKED[eid] = (checked.stamp, None)
-    blocks_at, offsets_at = checked.arrays["blocks.npy"], checked.arrays["offsets.npy"]
-    try:
-        blocks = (
-            np.memmap(files["blocks.npy"], blocks_at.dtype, "r", blocks_at.offset, blocks_at.shape)
-            if entry.accesses
-            else np.zeros(0, blocks_at.dtype)
-        )
-    except ValueError:  # the file shrank since its header was read
-        raise _Damage("blocks.npy is shorter than its header says") from None
-    files["offsets.npy"].seek(offsets_at.offset)  # in memory: small, and fixed once checked
-    offsets = np.frombuffer(files["offsets.npy"].read(offsets_at.shape[0] * 8), _OFFSET_DTYPE).copy()
-    requests = _requests(files["requests.parquet"], entry.requests)
-    if problem := array_problem(blocks, offsets, {len(requests)}):
+    blocks, offsets = (_array(parts[n], checked.arrays[n]) for n in ("blocks.npy", "offsets.npy"))
+    requests = _requests(parts.pop("requests.parquet"), entry)
+    if problem := array_problem(blocks, offsets, {len(requests)}) or (entry.version > 1 and dense_problem(blocks)):
         raise _Damage(problem)
     if not np.array_equal(requests["n_blocks"].to_numpy(), np.diff(offsets)):
         raise _Damage("the request table's block counts do not match the offsets")
-    return Trace(
-        requests, blocks, offsets, entry.block_size, entry.has_block_ids, entry.name, entry.warnings, entry.how_read
+    trace = Trace(
+        requests,
+        blocks,
+        offsets,
+        entry.block_size,
+        entry.has_block_ids,
+        entry.name,
+        entry.warnings,
+        entry.how_read,
+        ids_dense=entry.version > 1,
     )
+    return trace if entry.version > 1 else _upgraded(eid, entry, trace)
 
 
-def _requests(file: BinaryIO, rows: int) -> pd.DataFrame:
-    """The request table, once the columns every view reads are there as whole numbers, one row per request."""
+def _array(data: np.ndarray, at: _Array) -> np.ndarray:
+    """An array in a file's bytes (from its checked header), read-only: sessions share it."""
+    if at.offset % at.dtype.itemsize:
+        raise _Damage("an array file's values are not aligned")
+    return _read_only(data[at.offset :].view(at.dtype))
+
+
+def _requests(data: np.ndarray, entry: Entry) -> pd.DataFrame:
+    """The request table, once the columns every view reads are there as whole numbers, one row
+    per request, with arrival times sorted and not negative and lengths in range."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(arrow_input.from_file(file, os.fstat(file.fileno()).st_size)).to_pandas()
+        table = pq.read_table(pa.BufferReader(pa.py_buffer(data))).to_pandas()
     except Exception:  # noqa: BLE001 - pyarrow raises many types for a bad file; the entry is damaged
         raise _Damage("requests.parquet cannot be read") from None
     for column in (*BASE_COLUMNS, "n_blocks"):
         if column not in table or table[column].dtype != np.int64:
             raise _Damage(f"the request table has no whole-number column '{column}'")
-    if len(table) != rows:
-        raise _Damage(f"the request table has {len(table):,} rows where {META} says {rows:,}")
+    if len(table) != entry.requests:
+        raise _Damage(f"the request table has {len(table):,} rows where {META} says {entry.requests:,}")
+    times, inputs, outputs = (table[c].to_numpy() for c in BASE_COLUMNS)
+    problems = [
+        (bool((times < 0).any()), "arrival times below 0"),
+        (bool((np.diff(times) < 0).any()), "arrival times out of order"),
+        (bool((inputs < 1).any()), "an input length below 1"),
+        (bool((inputs > MAX_INPUT_LENGTH).any()), f"an input length above {MAX_INPUT_LENGTH:,}"),
+        (bool((outputs < 0).any()), "an output length below 0"),
+        (bool((outputs > MAX_OUTPUT_LENGTH).any()), f"an output length above {MAX_OUTPUT_LENGTH:,}"),
+    ]
+    for bad, what in problems:
+        if bad:
+            raise _Damage(f"the request table has {what}")
     return table
+
+
+def _upgraded(eid: str, entry: Entry, trace: Trace) -> Trace:
+    """A first-layout entry, whose checksum left ``meta.json`` out: accepted once the trace it
+    describes (block size included) has the entry's id, then renumbered and, where the library
+    can be written, stored again in the current layout (keeping its name, owner, pin and time)."""
+    if entry_id(trace) != eid:
+        raise _Damage(f"its content or the block size in {META} does not match its id")
+    dense = replace(trace, blocks=_read_only(dense_ids(trace.blocks)), ids_dense=True)
+    try:
+        with _locked(entry.origin) as folder:
+            if _inspect(eid).version == 1:
+                _rewrite(folder, dense, entry)
+    except (InputError, OSError) as exc:  # a read-only library: the entry is upgraded in memory only
+        LOG.info("library entry %s kept in its first layout (%s)", eid, exc)
+    return dense
+
+
+def _rewrite(folder: Path, trace: Trace, entry: Entry) -> None:
+    """Store an entry again in the current layout in place of the one there (under the lock)."""
+    tmp = folder / f".tmp-{entry.id}-{uuid.uuid4().hex}"
+    tmp.mkdir()
+    try:
+        new = _write(tmp, trace, entry.id, entry.name, entry.origin, pinned=entry.pinned, created=entry.created)
+        _discard_entry(folder, entry.id)
+        os.replace(tmp, folder / new.id)
+    finally:
+        _discard(tmp)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """The array, made read-only: a server's sessions share an opened entry."""
+    array.flags.writeable = False
+    return array
 
 
 def _broken(eid: str, reason: str) -> Entry:
@@ -500,22 +601,42 @@ def entries(*, verify: bool = False) -> list[Entry]:
 
 
 def open_entry(eid: str) -> Trace:
-    """The stored trace, verified, its block ids memory-mapped (read-only)."""
+    """The stored trace, verified, in memory (its arrays read-only), its block ids dense."""
     _require_id(eid)
     try:
         with _opened(eid) as files:
             checked = _checked(eid, files)
             try:
-                return _loaded(eid, checked, files)
+                trace = _loaded(eid, checked, files)
             except _Damage as damage:
                 _CHECKED[eid] = (checked.stamp, str(damage))
                 raise
+            _CHECKED[eid] = (checked.stamp, None)
+            _SERVED[id(trace)] = (eid, checked.stamp)
+            weakref.finalize(trace, _SERVED.pop, id(trace), None)
+            return trace
     except _Damage as damage:
         if not os.path.lexists(root() / eid):
             raise _missing(eid) from None
         raise _damaged(eid, str(damage)) from None
     except OSError as exc:
         raise _damaged(eid, f"it cannot be read: {_reason(exc)}") from None
+
+
+def unchanged(trace: Trace) -> bool:
+    """Whether a trace ``open_entry`` returned may be served again: its entry's files are still
+    the ones it was read from (same files, sizes, modification and change times). A cache asks
+    before each use (a few ``stat`` calls); False sends it back to ``open_entry``, which reads
+    the entry again or names its damage. True for a trace that did not come from the library."""
+    known = _SERVED.get(id(trace))
+    if known is None:
+        return True
+    eid, stamp = known
+    try:
+        with _opened(eid) as files:
+            return _stamp(files) == stamp
+    except (_Damage, InputError, OSError):
+        return False
 
 
 def _verified(eid: str) -> Entry | None:
@@ -540,10 +661,17 @@ def _write_error(exc: OSError, origin: str) -> InputError:
     return InputError(f"the trace library could not be written ({_reason(exc)})")
 
 
+_HOLDING = threading.local()  # whether this thread holds the lock (an upgrade inside a store)
+
+
 @contextmanager
 def _locked(origin: str) -> Iterator[Path]:
-    """The library folder, held under the library-wide lock; an unwritable library is refused."""
+    """The library folder, held under the library-wide lock (again by a thread that holds it
+    already); an unwritable library is refused."""
     folder = root()
+    if getattr(_HOLDING, "held", False):
+        yield folder
+        return
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd = os.open(folder / _LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
@@ -551,10 +679,12 @@ def _locked(origin: str) -> Iterator[Path]:
         raise _write_error(exc, origin) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        _HOLDING.held = True
         yield folder
     except OSError as exc:
         raise _write_error(exc, origin) from None
     finally:
+        _HOLDING.held = False
         os.close(fd)
 
 
@@ -613,34 +743,44 @@ def _keep_existing(eid: str, rename: str | None, origin: str) -> Stored | None:
     return Stored(entry, tuple(notes) or (f"already in the library as {eid}; kept as it was",))
 
 
-def _write(tmp: Path, trace: Trace, eid: str, name: str, origin: str) -> Entry:
-    """The entry's files in ``tmp``, its checksum taken from the bytes written."""
+def _write(
+    tmp: Path,
+    trace: Trace,
+    eid: str,
+    name: str,
+    origin: str,
+    *,
+    pinned: bool | None = None,
+    created: float | None = None,
+) -> Entry:
+    """The entry's files in ``tmp``, block ids renumbered in order of first use, its checksum
+    taken from the bytes written. ``pinned`` defaults to the origin's (a command-line import pins)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    blocks = trace.blocks if trace.ids_dense else dense_ids(trace.blocks)
     pq.write_table(pa.Table.from_pandas(trace.requests, preserve_index=False), tmp / "requests.parquet")
-    np.save(tmp / "blocks.npy", np.ascontiguousarray(trace.blocks))
+    np.save(tmp / "blocks.npy", np.ascontiguousarray(blocks))
     np.save(tmp / "offsets.npy", np.ascontiguousarray(trace.offsets, dtype=np.int64))
-    with _opened_tmp(tmp) as files:
-        checksum = _digest(files)
     ts = trace.column("timestamp")
-    size = sum(p.stat().st_size for p in tmp.iterdir()) + 4096
     entry = Entry(
         eid,
         name,
         trace.n_requests,
-        int(len(trace.blocks)),
+        int(len(blocks)),
         float(ts.max() - ts.min()) / 1000 if len(ts) else 0.0,
         trace.block_size,
         trace.has_block_ids,
-        size,
-        time.time(),
-        checksum,
+        sum(p.stat().st_size for p in tmp.iterdir()) + 4096,
+        time.time() if created is None else created,
+        "",
         origin,
-        origin == CLI,
+        origin == CLI if pinned is None else pinned,
         _notes(trace.how_read),
         _notes(trace.warnings),
     )
+    with _opened_tmp(tmp) as files:
+        entry = replace(entry, checksum=_digest(entry, {n: _read(files[n], n) for n in DATA_FILES}))
     _write_meta(tmp, entry)
     return entry
 
@@ -660,11 +800,18 @@ def _opened_tmp(tmp: Path) -> Iterator[dict[str, BinaryIO]]:
 
 
 def _write_meta(folder: Path, entry: Entry) -> None:
-    """``meta.json`` replaced in one rename, so a reader sees the old or the new, whole."""
-    data = {k: v for k, v in asdict(entry).items() if k != "damaged"}
-    part = folder / f".{META}-{uuid.uuid4().hex}"
-    part.write_text(json.dumps(data))
-    os.replace(part, folder / META)
+    """``meta.json`` replaced in one rename, so a reader sees the old or the new, whole; written
+    relative to the entry's folder, opened without following a link (as the readers do)."""
+    data = json.dumps({k: v for k, v in asdict(entry).items() if k != "damaged"}).encode()
+    part = f".{META}-{uuid.uuid4().hex}"
+    at = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=at)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(part, META, src_dir_fd=at, dst_dir_fd=at)
+    finally:
+        os.close(at)
 
 
 def _rewrite_meta(entry: Entry, **changes) -> Entry:
@@ -720,6 +867,9 @@ def _place(tmp: Path, entry: Entry, bounds: Limits, origin: str) -> Stored:
     notes = []
     final = folder / entry.id
     if os.path.lexists(final):
+        if owner := _owner(entry.id):
+            entry = replace(entry, origin=owner[0], pinned=entry.pinned or owner[1])
+            _write_meta(tmp, entry)
         _discard_entry(folder, entry.id)
         notes.append(f"replaced the damaged entry {entry.id}")
         _event("repaired", entry, "imported again")
@@ -732,6 +882,25 @@ def _place(tmp: Path, entry: Entry, bounds: Limits, origin: str) -> Stored:
         for e in evict
     ]
     return Stored(entry, tuple(notes), tuple(evict))
+
+
+def _owner(eid: str) -> tuple[str, bool] | None:
+    """A damaged entry's origin and pin, when its ``meta.json`` still gives them, so that a repair
+    keeps them (a web Keep repairing a command-line entry leaves it pinned); None otherwise."""
+    try:
+        folder = os.open(root() / eid, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        with _open_file(folder, META) as file:
+            data = _read_meta(file)
+    except (_Damage, OSError):
+        return None
+    finally:
+        os.close(folder)
+    if not isinstance(data, dict) or data.get("origin") not in (CLI, WEB) or type(data.get("pinned")) is not bool:
+        return None
+    return data["origin"], data["pinned"]
 
 
 def _discard_entry(folder: Path, eid: str) -> None:
@@ -784,12 +953,22 @@ def _event(kind: str, entry: Entry, why: str) -> None:
     )
     log = root() / EVENTS
     try:
-        if log.is_file() and log.stat().st_size > EVENTS_LIMIT:
-            os.replace(log, log.with_name(EVENTS + ".1"))
-        with open(log, "a", encoding="utf-8") as out:
-            out.write(line)
-    except OSError:
-        LOG.warning("could not append to the library's event log")
+        if os.path.isfile(log) and not os.path.islink(log) and os.lstat(log).st_size > EVENTS_LIMIT:
+            os.replace(log, log.with_name(EVENTS + ".1"))  # a rename moves a link, never its target
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        LOG.warning(
+            "the library's event log %s; nothing was written to it",
+            f"({EVENTS}) is a link, which the library did not make: remove it"
+            if exc.errno == errno.ELOOP
+            else f"could not be opened ({_reason(exc)})",
+        )
+        return
+    with os.fdopen(fd, "a", encoding="utf-8") as out:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            LOG.warning("the library's event log (%s) is not a regular file; nothing was written to it", EVENTS)
+            return
+        out.write(line)
 
 
 def _size(n: int) -> str:

@@ -59,7 +59,9 @@ class Trace:
     ``n_blocks``, plus whatever the format carries (Qwen-Bailian: ``chat_id``,
     ``parent_chat_id``, ``turn``, ``type``). Request ``i`` owns ``blocks[offsets[i]:offsets[i+1]]``;
     a trace without block ids has an empty ``blocks``. ``warnings`` need the reader's attention;
-    ``how_read`` says in plain words how the file was interpreted.
+    ``how_read`` says in plain words how the file was interpreted. ``ids_dense`` is True when
+    ``blocks`` holds 0, 1, 2, … numbered in order of first use, so a replay can index per-block
+    arrays by id without relabelling (a library entry stores its ids so; the Trace checks it).
     """
 
     requests: pd.DataFrame = _LazyTable()  # type: ignore[assignment]
@@ -70,13 +72,14 @@ class Trace:
     name: str = "trace"
     warnings: tuple[str, ...] = field(default=())
     how_read: tuple[str, ...] = field(default=())
+    ids_dense: bool = False
 
     def __post_init__(self) -> None:
         """Refuse arrays the simulation kernels would read outside of: they index ``blocks`` through
         ``offsets`` without bounds checks, so no Trace with inconsistent arrays may exist."""
         table = self.__dict__["_requests"]
         rows = {len(c) for c in table.values()} if isinstance(table, dict) else {len(table)}
-        if problem := array_problem(self.blocks, self.offsets, rows):
+        if problem := array_problem(self.blocks, self.offsets, rows) or (self.ids_dense and dense_problem(self.blocks)):
             raise InputError(f"the trace's arrays are inconsistent ({problem})", field="trace")
 
     @property
@@ -103,6 +106,7 @@ class Trace:
             self.has_block_ids,
             self.name,
             how_read=self.how_read,
+            ids_dense=self.ids_dense,  # the first uses of a prefix come in the same order
         )
 
     def to_jsonl(self) -> str:
@@ -135,6 +139,24 @@ def array_problem(blocks: object, offsets: object, rows: set[int] | None = None)
     if rows is not None and rows != {len(offsets) - 1}:
         return f"the request table's rows do not match its {len(offsets) - 1:,} requests"
     return None
+
+
+def dense_problem(blocks: np.ndarray) -> str | None:
+    """Why ``blocks`` are not 0, 1, 2, … numbered in order of first use (None: they are): none is
+    negative and each is at most one more than every id before it. Read a slice at a time into
+    one buffer, so the check needs no array as large as ``blocks``."""
+    highest = -1
+    run = np.empty(min(len(blocks), DENSE_SLICE), blocks.dtype)
+    for start in range(0, len(blocks), DENSE_SLICE):
+        part = blocks[start : start + DENSE_SLICE]
+        seen = np.maximum(np.maximum.accumulate(part, out=run[: len(part)]), highest, out=run[: len(part)])
+        if part[0] > highest + 1 or part.min() < 0 or bool((part[1:] > seen[:-1] + 1).any()):
+            return "the block ids are not numbered 0, 1, 2, … in order of first use"
+        highest = int(seen[-1])
+    return None
+
+
+DENSE_SLICE = 1 << 20  # ids checked at a time by dense_problem (4 MB of int32: cache-sized)
 
 
 def fingerprint(trace: Trace) -> str:

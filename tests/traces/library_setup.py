@@ -38,6 +38,7 @@ def seal(folder: Path) -> None:
     """Record an entry's current checksum in its meta.json, as if its damage had come before the
     import: what is left to find it are the checks behind the checksum."""
     meta = json.loads((folder / library.META).read_text())
+    entry = library._entry_from_meta(folder.name, meta)
     with library._opened_tmp(folder) as files:
-        meta["checksum"] = library._digest(files)
+        meta["checksum"] = library._digest(entry, {n: library._read(files[n], n) for n in library.DATA_FILES})
     (folder / library.META).write_text(json.dumps(meta))

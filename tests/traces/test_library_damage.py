@@ -209,6 +209,42 @@ CORPUS = [
         "meta.json has no field 'checksum'",
     ),
     ("accesses disagree", _field("accesses", 3), False, "blocks.npy holds"),
+    ("block size 512 to 1", _field("block_size", 1), False, "does not match the checksum"),
+    ("warnings changed", _field("warnings", ["all is well"]), False, "does not match the checksum"),
+    ("block size 2^21", _field("block_size", 2**21), False, "gives a block size above 1,048,576"),
+    ("accesses 2^40", _field("accesses", 2**40), False, "gives more than 1,000,000,000 block accesses"),
+    ("version unknown", _field("version", 3), False, "gives a layout version this kvviz does not know"),
+    ("version true", _field("version", True), False, "gives a layout version this kvviz does not know"),
+    (
+        "input length negative, sealed",
+        _requests(lambda t: t.assign(input_length=-t["input_length"])),
+        True,
+        "the request table has an input length below 1",
+    ),
+    (
+        "output length negative, sealed",
+        _requests(lambda t: t.assign(output_length=t["output_length"] - 10**7)),
+        True,
+        "the request table has an output length below 0",
+    ),
+    (
+        "times reversed, sealed",
+        _requests(lambda t: t.assign(timestamp=t["timestamp"][::-1].to_numpy())),
+        True,
+        "the request table has arrival times out of order",
+    ),
+    (
+        "times negative, sealed",
+        _requests(lambda t: t.assign(timestamp=t["timestamp"] - 10**9)),
+        True,
+        "the request table has arrival times below 0",
+    ),
+    (
+        "block ids not dense, sealed",
+        _array("blocks.npy", lambda b: b + 1),
+        True,
+        "the block ids are not numbered 0, 1, 2, … in order of first use",
+    ),
 ]
 
 

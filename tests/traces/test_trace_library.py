@@ -50,15 +50,18 @@ def cli(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_store_and_open_round_trip_memory_mapped():
+def test_store_and_open_round_trip_in_memory_with_dense_ids():
     trace = load_trace(fx.jsonl(fx.QWEN))
     entry = library.store(trace, "qwen sample").entry
     again = library.open_entry(entry.id)
-    assert isinstance(again.blocks, np.memmap) and not again.blocks.flags.writeable
-    assert np.array_equal(again.blocks, trace.blocks) and np.array_equal(again.offsets, trace.offsets)
+    assert not isinstance(again.blocks, np.memmap) and not again.blocks.flags.writeable
+    assert not again.offsets.flags.writeable and again.ids_dense and not trace.ids_dense
+    first_use = {b: i for i, b in enumerate(dict.fromkeys(trace.blocks.tolist()))}
+    assert again.blocks.tolist() == [first_use[b] for b in trace.blocks.tolist()]
+    assert np.array_equal(again.offsets, trace.offsets)
     assert again.requests.equals(trace.requests) and again.block_size == 16
     assert again.how_read == trace.how_read and again.name == "qwen sample"
-    assert entry.id == library.entry_id(again) and len(entry.id) == 16
+    assert entry.id == library.entry_id(trace) and len(entry.id) == 16 and entry.version == library.VERSION
     assert entry.origin == "cli" and entry.pinned and len(entry.checksum) == 64 and entry.damaged is None
 
 
