@@ -27,6 +27,7 @@ from kvviz.traces.ingest import dense_ids
 from kvviz.traces.model import Trace, dense_problem
 from kvviz.traces.workload import WorkloadConfig, generate
 from tests import fixtures as fx
+from tests.conftest import assert_clean, open_page, shown
 from tests.traces.library_setup import fresh_library, refuse_writes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,6 +88,24 @@ def test_a_server_holding_an_entry_survives_its_file_cut_short_or_rewritten(lib,
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.splitlines() == ["cached", f"library entry '{entry.id}' is damaged ({reason}); {REPAIR}"]
+
+
+def test_the_trace_page_names_an_entry_cut_short_after_it_showed_it_and_shows_it_again_once_repaired(lib, tmp_path):
+    trace, entry = _stored()
+    at = open_page("trace", {"trace_source": "Library", "trace_library": entry.id})
+    assert_clean(at)
+    assert not at.error and at.metric[0].value == "300"
+    blocks = lib / entry.id / "blocks.npy"
+    whole = blocks.read_bytes()
+    os.truncate(blocks, 128)
+    at.run()
+    assert_clean(at)
+    reason = "blocks.npy is not as long as its header says (cut short or extended)"
+    assert [shown(e.value) for e in at.error] == [f"library entry '{entry.id}' is damaged ({reason}); {REPAIR}"]
+    blocks.write_bytes(whole)
+    at.run()
+    assert_clean(at)
+    assert not at.error and at.metric[0].value == "300"
 
 
 def test_an_opened_entry_is_served_again_only_while_its_files_are_unchanged(lib):
