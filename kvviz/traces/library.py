@@ -674,8 +674,12 @@ def _locked(origin: str) -> Iterator[Path]:
         return
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / _LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        fd = os.open(folder / _LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(
+                f"the trace library's lock file ({_LOCK}) is a link, which it did not make: remove it"
+            ) from None
         raise _write_error(exc, origin) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

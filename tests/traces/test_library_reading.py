@@ -214,6 +214,18 @@ def test_events_log_planted_as_a_link_is_reported_and_never_written_through(lib,
     assert capsys.readouterr().out == f"removed {entry.id} ('{entry.name}')\n"
 
 
+def test_a_lock_file_planted_as_a_link_is_reported_and_never_opened(lib, tmp_path, capsys):
+    _, entry = _stored(50, 11)
+    target = tmp_path / "someone-elses-lock"
+    target.write_text("theirs")
+    (lib / ".lock").unlink()
+    (lib / ".lock").symlink_to(target)
+    assert main(["import", "--remove", entry.id]) == 2
+    message = "the trace library's lock file (.lock) is a link, which it did not make: remove it"
+    assert capsys.readouterr().err.strip().endswith(message)
+    assert target.read_text() == "theirs" and library.open_entry(entry.id).n_requests == 50
+
+
 def test_meta_written_by_the_library_never_goes_through_a_planted_link(lib, tmp_path):
     _, entry = _stored(50, 10)
     target = tmp_path / "planted"
