@@ -6,10 +6,10 @@ memory costs.
 
 The trace is ``bench.bench_scale``'s builder, imported into a temporary trace library (neither is
 timed). A fresh process opens the entry (read into memory and verified; its peak memory printed),
-then runs exact LRU and FIFO at ``bench.bench_hitcurve``'s five capacities on it twice: as the
-library gives it (ids already 0, 1, 2, … in order of first use, so the replay uses them as they
+then runs exact LRU and FIFO at ``bench.bench_hitcurve``'s five capacities on it, twice each, in
+turn: as the library gives it (ids already 0, 1, 2, … in order of first use, so the replay uses them as they
 are) and with the flag cleared (the replay relabels them with ``np.unique``, as it does for a
-trace from a file). The hit counts must be equal; the ratio of the two times is printed. The
+trace from a file). The hit counts must be equal; the ratio of the best times is printed. The
 machine may be shared: the load average is printed with each measurement.
 """
 
@@ -45,14 +45,16 @@ trace, wall, cpu = timed(lambda: library.open_entry(sys.argv[1]))
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(f"open (read, checksum, checks): {wall:.2f} s wall {cpu:.2f} s CPU; peak {rss:,.0f} MiB; "
       f"load {os.getloadavg()[0]:.1f}")
-runs = {}
-for label, source in (("dense ids as stored", trace), ("relabelled (np.unique)", replace(trace, ids_dense=False))):
-    runs[label], wall, cpu = timed(lambda: counts(source, ["lru", "fifo"], caps))
-    print(f"LRU+FIFO x {len(caps)} capacities, {label:24s} {wall:6.2f} s wall {cpu:6.2f} s CPU; "
-          f"load {os.getloadavg()[0]:.1f}", flush=True)
-    runs[label + " s"] = wall
-assert runs["dense ids as stored"] == runs["relabelled (np.unique)"], "hit counts differ"
-print(f"relabelled / dense: x{runs['relabelled (np.unique) s'] / runs['dense ids as stored s']:.2f} wall")
+hits, best = {}, {}
+for _ in range(2):  # alternating, best of two: the machine may be shared
+    for label, source in (("dense ids as stored", trace), ("relabelled (np.unique)", replace(trace, ids_dense=False))):
+        hits[label], wall, cpu = timed(lambda: counts(source, ["lru", "fifo"], caps))
+        print(f"LRU+FIFO x {len(caps)} capacities, {label:24s} {wall:6.2f} s wall {cpu:6.2f} s CPU; "
+              f"load {os.getloadavg()[0]:.1f}", flush=True)
+        best[label] = min((wall, cpu), best.get(label, (wall, cpu)))
+assert hits["dense ids as stored"] == hits["relabelled (np.unique)"], "hit counts differ"
+(dw, dc), (rw, rc) = best["dense ids as stored"], best["relabelled (np.unique)"]
+print(f"relabelled / dense, best of two: x{rw / dw:.2f} wall, x{rc / dc:.2f} CPU")
 """
 
 
