@@ -1,10 +1,14 @@
 """Browser: a link to a damaged library entry shows its damage, and the server keeps serving.
 
-The damage is the one that once took the server down for everyone: offsets shifted by 2^40 (under
-a checksum that matches, so only the array checks stand between the kernels and the bad offsets).
+The damages are the ones that once took the server down for everyone: offsets shifted by 2^40
+(under a checksum that matches, so only the array checks stand between the kernels and the bad
+offsets), and an entry's block ids cut short while the server held the entry (read from a memory
+map, they killed it).
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 from playwright.sync_api import expect
@@ -41,3 +45,22 @@ def test_a_damaged_entrys_link_shows_the_damage_and_the_server_serves_the_next_s
         expect(other.get_by_test_id("stAlertContentError")).to_have_count(0)
         assert server.poll() is None
         second.close()
+
+
+def test_an_entry_cut_short_while_the_server_holds_it_is_named_and_the_server_serves_on(browser, tmp_path, monkeypatch):
+    fresh_library(tmp_path, monkeypatch)
+    held = library.store(load_trace(fx.jsonl(fx.MOONCAKE)), "held").entry.id
+    with streamlit_process() as (url, server):
+        context = browser.new_context(viewport=VIEWPORT)
+        page = context.new_page()
+        open_page(page, url, "trace", f"trace_source=Library&trace_library={held}")
+        assert_no_exception(page)
+        expect(page.get_by_test_id("stAlertContentError")).to_have_count(0)
+        os.truncate(library.root() / held / "blocks.npy", 128)
+        open_page(page, url, "prefix_cache", f"prefix_source=Library&prefix_library={held}")
+        assert_no_exception(page)
+        expect(page.get_by_test_id("stAlertContentError")).to_contain_text(
+            f"library entry '{held}' is damaged (blocks.npy is not as long as its header says"
+        )
+        assert server.poll() is None
+        context.close()
