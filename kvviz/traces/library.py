@@ -441,21 +441,24 @@ def _loaded(eid: str, checked: _Checked, files: dict[str, BinaryIO]) -> Trace:
         raise _Damage("its content does not match the checksum taken at import")
     blocks, offsets = (_array(parts[n], checked.arrays[n]) for n in ("blocks.npy", "offsets.npy"))
     requests = _requests(parts.pop("requests.parquet"), entry)
-    if problem := array_problem(blocks, offsets, {len(requests)}) or (entry.version > 1 and dense_problem(blocks)):
+    if problem := array_problem(blocks, offsets, {len(requests)}):
         raise _Damage(problem)
     if not np.array_equal(requests["n_blocks"].to_numpy(), np.diff(offsets)):
         raise _Damage("the request table's block counts do not match the offsets")
-    trace = Trace(
-        requests,
-        blocks,
-        offsets,
-        entry.block_size,
-        entry.has_block_ids,
-        entry.name,
-        entry.warnings,
-        entry.how_read,
-        ids_dense=entry.version > 1,
-    )
+    try:
+        trace = Trace(
+            requests,
+            blocks,
+            offsets,
+            entry.block_size,
+            entry.has_block_ids,
+            entry.name,
+            entry.warnings,
+            entry.how_read,
+            ids_dense=entry.version > 1,
+        )
+    except InputError:  # the Trace checks the dense ids itself, so they are scanned once
+        raise _Damage(dense_problem(blocks) or "its arrays are inconsistent") from None
     return trace if entry.version > 1 else _upgraded(eid, entry, trace)
 
 
