@@ -43,6 +43,8 @@ st.caption(
 )
 
 s = result.summary()
+for warning in s["warnings"]:
+    st.warning(warning[0].upper() + warning[1:] + ".", icon=":material/warning:")
 hits, storage = s["hit_blocks"], tiers.STORAGE_NAMES[config.storage]
 with st.container(horizontal=True):
     st.metric(
@@ -60,7 +62,11 @@ with st.container(horizontal=True):
         "Prefill per GPU", f"{s['tokens_per_gpu_s']:,.0f} tok/s", border=True, help="Input tokens per busy GPU-second."
     )
     st.metric("Cost", f"${s['cost_per_hour']:,.2f}/h", border=True, help=tiers.cost_help(config))
-    st.metric("Per million input tokens", f"${s['cost_per_million_input_tokens']:,.3f}", border=True)
+    st.metric(
+        "Per million input tokens", f"${s['cost_per_million_input_tokens']:,.3f}", border=True,
+        help="The cluster's cost per hour over the input tokens the trace brings in an hour. With every GPU "
+        f"prefilling all the time it would be ${s['cost_per_million_input_tokens_fully_busy']:,.3f}.",
+    )  # fmt: skip
 
 quantiles = tiers.ttft_quantiles(result)
 figures.figure(
@@ -75,6 +81,8 @@ for note in tiers.unchanged_notes(result, prepared(key, trace).n_nodes, trace.bl
     st.caption(note)
 
 frame.what_to_notice(tiers.notice(s, config, storage))
+with st.expander("What is simulated, what is not, and every assumption"):
+    st.markdown("\n".join(f"- {line}" for line in tiers.assumptions(config, target)))
 
 st.subheader("What to buy")
 with user_errors():
