@@ -68,7 +68,10 @@ def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
         help="each instance's network to the pool, GB/s (default 50)",
     )
     hw_group.add_argument(
-        "--instances", type=A.bounded_int(1, 100_000), default=1, help="prefill instances (default 1)"
+        "--instances",
+        type=A.bounded_int(1, 100_000),
+        default=None,
+        help="prefill instances (default 1; plan searches them unless given)",
     )
     mfu = hw_group.add_mutually_exclusive_group()
     mfu.add_argument(
@@ -155,7 +158,7 @@ def config_from_args(args: argparse.Namespace) -> TierConfig:
         gpus=args.gpus,
         hbm_gib=args.hbm,
         dram_gib=args.dram,
-        instances=args.instances,
+        instances=args.instances or 1,
         policy=args.policy,
         write_policy=args.write_policy,
         overlap=args.overlap,
@@ -221,4 +224,51 @@ def tier_words(s: dict) -> list[str]:
         f"per million input tokens at the trace's own rate (${figure(s['cost_per_million_input_tokens_fully_busy'])} "
         "if every GPU were busy).",
         "Decode is not simulated. --json prints every number.",
+    ]
+
+
+def _deployment_words(row: dict, storage_gib: float) -> str:
+    dram = f"{figure(row['dram_gib'])} GiB of host DRAM" if row["dram_gib"] else "no host DRAM"
+    ssd = f"{figure(storage_gib)} GiB of SSD ({row['ssd_drives']} drive(s))" if storage_gib else "no SSD"
+    return f"{row['instances']:,} instance(s) of {row['gpus']} GPU(s), each with {dram} and {ssd}"
+
+
+def search_words(s: dict) -> list[str]:
+    """``kvviz plan``'s search on a terminal: the answer as a sentence, then how it was found."""
+    p99 = "" if s["target_p99_ttft_s"] is None else f" and p99 within {s['target_p99_ttft_s']:g} s"
+    target = f"TTFT p90 within {s['target_p90_ttft_s']:g} s{p99}"
+    gpu = s["deployment"]["gpu"]
+    how = (
+        f"Searched on these steps: {s['steps']}. {s['replayed']:,} deployment(s) replayed, cheapest first; "
+        f"{s['ruled_out_by_bound']:,} instance count(s) ruled out without a replay (even an infinite cache "
+        "could not meet the target on them)."
+    )
+    best = s["best"]
+    if best is None:
+        stop = " (stopped at the search's limit of replays or work)" if s["stopped_at_replay_limit"] else ""
+        return [f"no deployment searched meets {target}{stop}: faster GPUs or a looser target", how]
+    return [
+        f"Cheapest deployment meeting {target}: {_deployment_words(best, best['storage_gib'])} ({gpu}), "
+        f"at ${best['cost_per_hour']:,.2f} per hour for the whole cluster (${best['cost_per_instance_hour']:,.2f} "
+        f"per instance).",
+        f"Its TTFT: p50 {figure(best['ttft_p50_s'])} s, p90 {figure(best['ttft_p90_s'])} s, "
+        f"p99 {figure(best['ttft_p99_s'])} s; hit ratio {figure(100 * best['hit_ratio'])}%.",
+        how,
+        "Decode is not simulated. --json prints every deployment tried.",
+    ]
+
+
+def grid_words(s: dict) -> list[str]:
+    """``kvviz plan``'s grid on a terminal."""
+    best = s["best"]
+    head = f"{s['sizes_tried']} DRAM and storage sizes tried for one deployment; target TTFT p90 within "
+    head += f"{s['target_p90_ttft_s']:g} s."
+    if best is None:
+        return [head, "None of them meets it.", "--json prints every size tried and each tier's reaches."]
+    return [
+        head,
+        f"Cheapest that meets it: {figure(best['dram_gib'])} GiB of DRAM and {figure(best['storage_gib'])} GiB of "
+        f"storage per instance, at ${best['cost_per_hour']:,.2f} per hour for the whole cluster; TTFT p90 "
+        f"{figure(best['ttft_p90_s'])} s, p99 {figure(best['ttft_p99_s'])} s.",
+        "--json prints every size tried and each tier's reaches.",
     ]
