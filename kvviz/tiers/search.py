@@ -194,7 +194,8 @@ def search(
     shapes = sorted(set(gpus or [config.gpus]))
     if config.tp != config.gpus:
         bad = [g for g in shapes if g % config.tp]
-        require(not bad, f"tp ({config.tp}) must divide every GPU count searched, not {bad[0]}", field="tp")
+        if bad:
+            raise InputError(f"tp ({config.tp}) must divide every GPU count searched, not {bad[0]}", field="tp")
     budget.check(cost(prepared, 1, max(counts) * max(shapes) // config.tp if config.tp != config.gpus else max(counts)))
     heap, skipped, bounds = [], 0, {}
     for g in shapes:

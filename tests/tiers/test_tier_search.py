@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from kvviz.cli import main
+from kvviz.common.errors import InputError
 from kvviz.prefix_cache.replay import prepare
 from kvviz.tiers import TierConfig, replay
 from kvviz.tiers.pool import check_address, worker_bytes
@@ -113,3 +114,11 @@ def test_a_worker_is_counted_with_the_trace_it_holds(prepared):
     assert worker_bytes(prepared) > 250 * 2**20 + 3 * prepared.nodes.nbytes
     check_address("ray://head.example:10001")
     assert np.isfinite(worker_bytes(prepared))
+
+
+def test_gpus_per_instance_are_searched_and_must_fit_the_tensor_parallel_size(prepared):
+    """One replica of all its GPUs per instance, or several of a smaller tensor-parallel size that divides them."""
+    whole = search(prepared, TierConfig("llama-3-8b", "h100"), Targets(0.5), gpus=[1, 2], instances=[1, 2])
+    assert set(whole.tried["gpus"]) <= {1, 2} and whole.best is not None
+    with pytest.raises(InputError, match="tp \\(2\\) must divide every GPU count searched, not 3"):
+        search(prepared, TierConfig("llama-3-8b", "h100", gpus=4, tp=2), Targets(0.5), gpus=[2, 3])
