@@ -20,7 +20,8 @@ frame.explain(
     "Each instance keeps KV in three tiers, the way SGLang's HiCache does: **GPU memory** (what the GPUs' HBM "
     "holds after the model's weights), **host DRAM**, and **storage** (a local SSD, or one remote pool for the "
     "cluster). A request reuses the longest cached prefix of its prompt: the part in GPU memory is free, the "
-    "part in DRAM or storage is **loaded only if loading beats recomputing it**, and the rest is computed. "
+    "part in DRAM is **loaded layer by layer while the model computes**, the part in storage is **read while the "
+    "request waits** for a GPU (what has not arrived when it starts is recomputed), and the rest is computed. "
     "Requests queue on the instances in the trace's own arrival order, so the time to first token (TTFT) "
     "includes waiting. Beside every number stand the same trace with **no cache** and with **GPU memory "
     "only**, so you see what each tier buys."
@@ -43,7 +44,7 @@ st.caption(
 )
 
 s = result.summary()
-for warning in s["warnings"]:
+for warning in (w for w in s["warnings"] if w not in config.warnings()):  # those are beside their control
     st.warning(warning[0].upper() + warning[1:] + ".", icon=":material/warning:")
 hits, storage = s["hit_blocks"], tiers.STORAGE_NAMES[config.storage]
 with st.container(horizontal=True):

@@ -353,7 +353,7 @@ def _cost_note(summary: dict, config: TierConfig) -> str:
 
 def assumptions(config: TierConfig, target: float) -> list[str]:
     """Everything the page simulates, leaves out and assumes, in one list (read off the deployment)."""
-    storage = "the remote pool's network" if config.storage == "remote" else f"{config.ssd_drives} NVMe drive(s)"
+    storage = "the network to the remote pool" if config.storage == "remote" else f"{config.ssd_drives} NVMe drive(s)"
     load = (
         "every hit in host DRAM or storage is loaded, as SGLang does"
         if config.load == "load"
@@ -365,7 +365,7 @@ def assumptions(config: TierConfig, target: float) -> list[str]:
         "a time, first come first served, at the trace's arrival times.",
         f"**Loading**: {load}; "
         + ("layer by layer under the compute" if config.overlap else "all layers before the compute")
-        + f". Storage is read into host memory while a request waits, at {storage}' speed, and a request takes "
+        + f". Storage is read into host memory while a request waits, at the speed of {storage}, and a request takes "
         "what has arrived when it starts (SGLang's best-effort prefetch; only hits of 256 tokens or more).",
         f"**Compute**: the model's FLOPs at {config.mfu:g} of the GPUs' peak (MFU). The default "
         f"{hw.PUBLISHED_PREFILL_MFU.value:g} comes from {hw.PUBLISHED_PREFILL_MFU.source}.",

@@ -91,7 +91,7 @@ def cost(prepared: PrefixReplay, runs: int, servers: int = 1) -> budget.Cost:
     return budget.cost(
         "tiered replay",
         (prepared.accesses + scans) * runs,
-        "block accesses (replicas scanned counted as accesses)",
+        "block accesses (the queue's replica scans included)",
         REPLAY_ACCESSES_PER_S,
         "the trace, the sizes tried, or the instances and GPUs",
     )

@@ -107,3 +107,14 @@ def test_free_devices_cost_nothing_and_the_page_says_so():
     assert _metrics(at)["Cost"] == "$0.00/h"
     notes = " ".join(m.value for m in at.markdown)
     assert "Every price is set to zero, so this setup costs nothing per hour as priced here." in notes
+
+
+def test_host_memory_not_larger_than_gpu_memory_is_named_beside_its_control():
+    at = open_page("tiers", {**SMALL, "tiers_dram": "32"}, timeout=300)
+    assert_clean(at)
+    [beside] = at.sidebar.warning
+    hbm = TierConfig(**DEFAULTS).hbm_for_kv_gib
+    assert beside.value.startswith(
+        f"Host DRAM (32 GiB per instance) is not larger than the GPU memory for KV ({hbm:,.4g}"
+    )
+    assert not any("not larger than the GPU memory" in w.value for w in at.main.warning)
