@@ -64,11 +64,7 @@ def cheapest_sentence(found: Found, storage: str) -> tuple[bool, str]:
             "choose faster GPUs or relax the target."
         )
     dram = f"{gib(best['dram_gib'])} GiB of host DRAM" if best["dram_gib"] else "no host DRAM"
-    ssd = (
-        f"{gib(best['storage_gib'])} GiB of {storage} ({best['ssd_drives']} drive(s))"
-        if best["storage_gib"]
-        else "no SSD"
-    )
+    ssd = f"{best['ssd_tb']:g} TB of {storage} ({best['ssd_drives']} drive(s))" if best["storage_gib"] else "no SSD"
     return True, (
         f"**Cheapest deployment that keeps TTFT p90 within {target:g} s: {best['instances']:,} instance(s), each with "
         f"{best['gpus']} GPU(s), {dram} and {ssd}**, at ${best['cost_per_hour']:,.2f} per hour for the whole cluster "

@@ -229,7 +229,7 @@ def tier_words(s: dict) -> list[str]:
 
 def _deployment_words(row: dict, storage_gib: float) -> str:
     dram = f"{figure(row['dram_gib'])} GiB of host DRAM" if row["dram_gib"] else "no host DRAM"
-    ssd = f"{figure(storage_gib)} GiB of SSD ({row['ssd_drives']} drive(s))" if storage_gib else "no SSD"
+    ssd = f"{figure(row['ssd_tb'])} TB of SSD ({row['ssd_drives']} drive(s))" if storage_gib else "no SSD"
     return f"{row['instances']:,} instance(s) of {row['gpus']} GPU(s), each with {dram} and {ssd}"
 
 

@@ -68,15 +68,15 @@ def test_plan_searches_the_instances_and_its_best_replays_to_the_target(capsys):
     out = json.loads(capsys.readouterr().out)
     best = out["best"]
     assert set(best) == {
-        "instances", "gpus", "dram_gib", "storage_gib", "ssd_drives", "cost_per_hour", "cost_per_instance_hour",
-        "hit_ratio", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s",
+        "instances", "gpus", "dram_gib", "storage_gib", "ssd_tb", "ssd_drives", "cost_per_hour",
+        "cost_per_instance_hour", "hit_ratio", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s",
     }  # fmt: skip
     assert best["cost_per_hour"] == pytest.approx(best["instances"] * best["cost_per_instance_hour"])
     argv = ["tiers", *BASE, "--hbm", "1GiB", "--instances", str(best["instances"]), "--json"]
     if best["dram_gib"]:
         argv += ["--dram", f"{best['dram_gib']}GiB"]
     if best["storage_gib"]:
-        argv += ["--ssd", f"{best['storage_gib']}GiB", "--ssd-drives", str(best["ssd_drives"])]
+        argv += ["--ssd", f"{best['ssd_tb']}TB", "--ssd-drives", str(best["ssd_drives"])]
     assert main(argv) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["ttft_s"]["p90"] == pytest.approx(best["ttft_p90_s"]) and again["ttft_s"]["p90"] <= 0.5
