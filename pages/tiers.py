@@ -44,8 +44,9 @@ st.caption(
 )
 
 s = result.summary()
-for warning in (w for w in s["warnings"] if w not in config.warnings()):  # those are beside their control
-    st.warning(warning[0].upper() + warning[1:] + ".", icon=":material/warning:")
+with st.container():  # always drawn, so the elements below keep their places whether or not there is a warning
+    for warning in (w for w in s["warnings"] if w not in config.warnings()):  # those are beside their control
+        st.warning(warning[0].upper() + warning[1:] + ".", icon=":material/warning:")
 hits, storage = s["hit_blocks"], tiers.STORAGE_NAMES[config.storage]
 with st.container(horizontal=True):
     st.metric(

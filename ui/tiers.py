@@ -142,8 +142,9 @@ def dram_warnings(hardware: tuple[str, str, int, int, float], dram: float) -> li
 def _memory(hardware: tuple[str, str, int, int, float]) -> tuple[float, float, float, float]:
     st.header("Memory per instance")
     dram = st.number_input("Host DRAM (GiB)", 0, 1 << 20, 256, 64, key="tiers_dram", **Q)
-    for warning in dram_warnings(hardware, float(dram)):
-        st.warning(warning[0].upper() + warning[1:] + ".", icon=":material/memory:")
+    with st.container():  # always drawn, so the controls below keep their places
+        for warning in dram_warnings(hardware, float(dram)):
+            st.warning(warning[0].upper() + warning[1:] + ".", icon=":material/memory:")
     storage = st.segmented_control(
         "Storage tier", STORAGE, default=STORAGE[0], required=True, key="tiers_storage", **Q,
         help="A local NVMe SSD per instance, or one remote KV pool (Mooncake Store, an LMCache server) for all.",

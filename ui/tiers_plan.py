@@ -143,9 +143,10 @@ def mix_columns(config: TierConfig) -> dict:
 
 def section(key: str, trace: Trace, chosen: Deployment, target: float) -> None:
     """Draw "What to buy": the capacities, the cheapest mix or why there is none, the front, and what they say."""
-    if chosen.remote_gib == 0:
-        ok, sentence = cheapest_sentence(cheapest(key, astuple(chosen), target, trace), TIER_NAMES["ssd"])
-        (st.success if ok else st.warning)(sentence, icon=":material/check_circle:" if ok else ":material/speed:")
+    with st.container():  # always drawn: the elements below keep their places with a remote pool too
+        if chosen.remote_gib == 0:
+            ok, sentence = cheapest_sentence(cheapest(key, astuple(chosen), target, trace), TIER_NAMES["ssd"])
+            (st.success if ok else st.warning)(sentence, icon=":material/check_circle:" if ok else ":material/speed:")
     plan = search(key, trace, chosen, target)
     st.markdown(
         "**Capacity of each tier that reaches a share of an infinite cache's hits** "

@@ -1,8 +1,8 @@
 """The cheapest deployment that meets a TTFT target: instances, GPUs per instance, host DRAM and SSD,
 each in sizes one can buy, found exactly on those steps.
 
-The steps (``Steps``): host DRAM per instance in whole DIMMs (64 GiB each, up to 32 slots: a
-two-socket server's 2 TiB), SSD per instance in whole drives (3.84 TB NVMe, up to 8 bays; each
+The steps (``Steps``): host DRAM per instance in whole DIMMs (32 GiB each, up to 64: 2 TiB a
+server), SSD per instance in whole drives (3.84 TB NVMe, up to 8 bays; each
 drive adds its read bandwidth), instances from one up, and the GPUs per instance given. A step of
 DRAM past the trace's whole footprint holds nothing more (the replay is the same, the price
 higher), so DRAM stops at the first step that holds every prefix of the trace.
@@ -64,8 +64,8 @@ MAX_REPLAYS = 400
 class Steps:
     """The sizes one can buy: DRAM per instance in DIMMs, SSD per instance in drives."""
 
-    dimm_gib: float = 64.0
-    dimm_slots: int = 32
+    dimm_gib: float = 32.0
+    dimm_slots: int = 64
     drive_tb: float = 3.84
     drive_bays: int = 8
 
@@ -81,7 +81,7 @@ class Steps:
 
 
 STEPS = Steps()
-"""The default steps: 64 GiB DIMMs, 3.84 TB drives."""
+"""The default steps: 32 GiB DIMMs, 3.84 TB drives."""
 
 
 @dataclass(frozen=True)
@@ -119,9 +119,20 @@ class Found:
         cheapest = ok[ok["cost_per_hour"] == ok["cost_per_hour"].min()]
         return cheapest.sort_values(["ttft_p90_s", "ttft_p99_s"]).iloc[0]
 
+    def warnings(self) -> list[str]:
+        """The best deployment's own warnings (host DRAM not larger than GPU memory), or that none was found."""
+        best = self.best
+        if best is None:
+            return [
+                "no deployment searched meets the targets" + (" before the search's limit" if self.exhausted else "")
+            ]
+        option = (float(best["dram_gib"]), float(best["storage_gib"]), int(best["ssd_drives"]))
+        return _deployment(self.config, int(best["gpus"]), int(best["instances"]), option).warnings()
+
     def summary(self) -> dict[str, object]:
         best = self.best
         return {
+            "warnings": self.warnings(),
             "target_p90_ttft_s": self.targets.p90_s,
             "target_p99_ttft_s": self.targets.p99_s,
             "steps": self.steps.describe(),
