@@ -48,16 +48,27 @@ def capacities_reaching(key: str, chosen: tuple, _trace: Trace) -> tuple[list[Re
     return reaches(prepared(key, _trace), Deployment(*chosen).config())
 
 
+PAGE_REPLAYS = 40
+"""The most deployments the page replays in its search (asked first when they are long); the command
+line searches on."""
+
+
 @st.cache_data(max_entries=16, ttl=3600, show_spinner="Searching the cheapest deployment…")
 def cheapest(key: str, chosen: tuple, target: float, _trace: Trace) -> Found:
     """The cheapest deployment of this model and GPU meeting the target (instances searched, DRAM and SSD
     in the sizes one buys); SSD only: a remote pool is sized by the mixes below."""
-    return cheapest_search(prepared(key, _trace), Deployment(*chosen).config(), Targets(target))
+    config = Deployment(*chosen).config()
+    return cheapest_search(prepared(key, _trace), config, Targets(target), max_replays=PAGE_REPLAYS)
 
 
 def cheapest_sentence(found: Found, storage: str) -> tuple[bool, str]:
     """The search's answer as one sentence an engineer could forward (and whether there is one)."""
     best, target = found.best, found.targets.p90_s
+    if best is None and found.exhausted:
+        return False, (
+            f"No deployment among the {len(found.tried):,} cheapest tried keeps TTFT p90 within {target:g} s; the "
+            "page stops there: the command line's plan searches further."
+        )
     if best is None:
         return False, (
             f"No deployment of up to 4,096 instances of these GPUs keeps TTFT p90 within {target:g} s on this trace: "
@@ -145,6 +156,7 @@ def section(key: str, trace: Trace, chosen: Deployment, target: float) -> None:
     """Draw "What to buy": the capacities, the cheapest mix or why there is none, the front, and what they say."""
     with st.container():  # always drawn: the elements below keep their places with a remote pool too
         if chosen.remote_gib == 0:
+            confirm_cost(cost(prepared(key, trace), PAGE_REPLAYS), "tiers_cheapest")
             ok, sentence = cheapest_sentence(cheapest(key, astuple(chosen), target, trace), TIER_NAMES["ssd"])
             (st.success if ok else st.warning)(sentence, icon=":material/check_circle:" if ok else ":material/speed:")
     plan = search(key, trace, chosen, target)
