@@ -37,6 +37,7 @@ from kvviz.common.errors import InputError, require
 from kvviz.prefix_cache.replay import PrefixReplay, prepare
 from kvviz.tiers import latency
 from kvviz.tiers.config import GIB, TierConfig
+from kvviz.tiers.plan import smallest_reaching
 from kvviz.tiers.replay import block_bytes, cost, replay
 from kvviz.traces import Trace
 
@@ -256,20 +257,14 @@ def _first_count(
     """Index of the fewest instances whose lower bound meets the targets (``len(counts)``: none does).
     The bound only falls as instances are added (more replicas, same services), so bisection finds it."""
 
-    def meets(i: int) -> bool:
+    def meets(i: int) -> int:
         key = (gpus, counts[i])
         if key not in bounds:
             bounds[key] = lower_bound_ttft(prepared, _deployment(config, gpus, counts[i], (0, 0, 1)))
-        return targets.met(bounds[key])
+        return int(targets.met(bounds[key]))
 
-    lo, hi = 0, len(counts)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if meets(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+    found = smallest_reaching(meets, 1, 0, len(counts) - 1)
+    return len(counts) if found is None else found
 
 
 def _row(config: TierConfig, hit_ratio: float, ttft: dict[str, float], meets: bool) -> tuple:
