@@ -20,7 +20,8 @@ frame.explain(
     "Each instance keeps KV in three tiers, the way SGLang's HiCache does: **GPU memory** (what the GPUs' HBM "
     "holds after the model's weights), **host DRAM**, and **storage** (a local SSD, or one remote pool for the "
     "cluster). A request reuses the longest cached prefix of its prompt: the part in GPU memory is free, the "
-    "part in DRAM or storage is **loaded only if loading beats recomputing it**, and the rest is computed. "
+    "part in DRAM is **loaded layer by layer while the model computes**, the part in storage is **read while the "
+    "request waits** for a GPU (what has not arrived when it starts is recomputed), and the rest is computed. "
     "Requests queue on the instances in the trace's own arrival order, so the time to first token (TTFT) "
     "includes waiting. Beside every number stand the same trace with **no cache** and with **GPU memory "
     "only**, so you see what each tier buys."
@@ -43,6 +44,9 @@ st.caption(
 )
 
 s = result.summary()
+with st.container():  # always drawn, so the elements below keep their places whether or not there is a warning
+    for warning in (w for w in s["warnings"] if w not in config.warnings()):  # those are beside their control
+        st.warning(warning[0].upper() + warning[1:] + ".", icon=":material/warning:")
 hits, storage = s["hit_blocks"], tiers.STORAGE_NAMES[config.storage]
 with st.container(horizontal=True):
     st.metric(
@@ -60,7 +64,11 @@ with st.container(horizontal=True):
         "Prefill per GPU", f"{s['tokens_per_gpu_s']:,.0f} tok/s", border=True, help="Input tokens per busy GPU-second."
     )
     st.metric("Cost", f"${s['cost_per_hour']:,.2f}/h", border=True, help=tiers.cost_help(config))
-    st.metric("Per million input tokens", f"${s['cost_per_million_input_tokens']:,.3f}", border=True)
+    st.metric(
+        "Per million input tokens", f"${s['cost_per_million_input_tokens']:,.3f}", border=True,
+        help="The cluster's cost per hour over the input tokens the trace brings in an hour. With every GPU "
+        f"prefilling all the time it would be ${s['cost_per_million_input_tokens_fully_busy']:,.3f}.",
+    )  # fmt: skip
 
 quantiles = tiers.ttft_quantiles(result)
 figures.figure(
@@ -75,6 +83,8 @@ for note in tiers.unchanged_notes(result, prepared(key, trace).n_nodes, trace.bl
     st.caption(note)
 
 frame.what_to_notice(tiers.notice(s, config, storage))
+with st.expander("What is simulated, what is not, and every assumption"):
+    st.markdown("\n".join(f"- {line}" for line in tiers.assumptions(config, target)))
 
 st.subheader("What to buy")
 with user_errors():

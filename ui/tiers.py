@@ -86,6 +86,8 @@ class Deployment:
     write_policy: str
     overlap: bool
     prices: tuple[float, float, float, float]  # GPU $/GPU·h, DRAM $/GB·h, SSD $/TB·h, remote $/GB·h
+    mfu: float = hw.PUBLISHED_PREFILL_MFU.value
+    load: str = "load"
 
     def config(self, **sizes: float) -> TierConfig:
         """The deployment to replay (validated there: a bad mix is one message naming the setting)."""
@@ -127,9 +129,22 @@ def _hardware() -> tuple[str, str, int, int, float]:
     return model, gpu, int(gpus), int(tp), float(kv_fraction)
 
 
-def _memory() -> tuple[float, float, float, float]:
+def dram_warnings(hardware: tuple[str, str, int, int, float], dram: float) -> list[str]:
+    """The deployment's warnings about its host memory (none when the hardware itself is refused: the
+    page says why there)."""
+    model, gpu, gpus, tp, kv_fraction = hardware
+    try:
+        return TierConfig(model, gpu, gpus=gpus, tp=tp, kv_fraction=kv_fraction, dram_gib=dram).warnings()
+    except InputError:
+        return []
+
+
+def _memory(hardware: tuple[str, str, int, int, float]) -> tuple[float, float, float, float]:
     st.header("Memory per instance")
     dram = st.number_input("Host DRAM (GiB)", 0, 1 << 20, 256, 64, key="tiers_dram", **Q)
+    with st.container():  # always drawn, so the controls below keep their places
+        for warning in dram_warnings(hardware, float(dram)):
+            st.warning(warning[0].upper() + warning[1:] + ".", icon=":material/memory:")
     storage = st.segmented_control(
         "Storage tier", STORAGE, default=STORAGE[0], required=True, key="tiers_storage", **Q,
         help="A local NVMe SSD per instance, or one remote KV pool (Mooncake Store, an LMCache server) for all.",
@@ -142,7 +157,7 @@ def _memory() -> tuple[float, float, float, float]:
     return float(dram), 0.0, float(remote), float(gb_s)
 
 
-def _cache_and_serving() -> tuple[str, str, int, bool, float]:
+def _cache_and_serving() -> tuple[str, str, int, bool, float, float, str]:
     st.header("Cache and serving")
     policy = st.selectbox("Eviction policy", POLICIES, key="tiers_policy", **Q)
     write = st.segmented_control(
@@ -151,14 +166,25 @@ def _cache_and_serving() -> tuple[str, str, int, bool, float]:
     )  # fmt: skip
     instances = st.number_input("Prefill instances", 1, 4096, 1, key="tiers_instances", **Q)
     overlap = st.toggle(
-        "Overlap loading with compute", False, key="tiers_overlap", **Q,
-        help="Load layer by layer while earlier layers compute (Strata, LMCache): the slower of the two sets the pace.",
+        "Overlap loading with compute", True, key="tiers_overlap", **Q,
+        help="Load layer by layer while earlier layers compute, as SGLang loads host memory: the slower of the two "
+        "sets the pace. Off: every layer is loaded before the compute starts.",
+    )  # fmt: skip
+    fastest = st.toggle(
+        "Recompute hits when faster", False, key="tiers_load", **Q,
+        help="Off (as SGLang serves): every hit in host DRAM or storage is loaded. On: a request recomputes its "
+        "lower-tier hits when that is faster than loading them, which SGLang does not do.",
+    )  # fmt: skip
+    mfu = st.number_input(
+        "Prefill MFU", 0.05, 1.0, hw.PUBLISHED_PREFILL_MFU.value, 0.05, key="tiers_mfu", **Q,
+        help=f"Share of the GPUs' peak FLOPs a prefill achieves. Default: {hw.PUBLISHED_PREFILL_MFU.source}.",
     )  # fmt: skip
     slo = st.number_input(
         "TTFT target, p90 (s)", 0.01, 3600.0, 2.0, 0.1, key="tiers_slo", **Q,
         help="The cheapest mix below must keep 90% of first tokens within this.",
     )  # fmt: skip
-    return policy, write or WRITE_POLICIES[0], int(instances), bool(overlap), float(slo)
+    load = "fastest" if fastest else "load"
+    return policy, write or WRITE_POLICIES[0], int(instances), bool(overlap), float(slo), float(mfu), load
 
 
 def price_step(default: float) -> float:
@@ -197,12 +223,13 @@ def _prices(gpu: str, dram: float, ssd: float, remote: float) -> tuple[float, fl
 def deployment() -> tuple[Deployment, float]:
     """The sidebar's deployment, and the TTFT target (p90, seconds)."""
     with st.sidebar:
-        model, gpu, gpus, tp, kv_fraction = _hardware()
-        dram, ssd, remote, gb_s = _memory()
-        policy, write, instances, overlap, slo = _cache_and_serving()
+        hardware = _hardware()
+        model, gpu, gpus, tp, kv_fraction = hardware
+        dram, ssd, remote, gb_s = _memory(hardware)
+        policy, write, instances, overlap, slo, mfu, load = _cache_and_serving()
         prices = _prices(gpu, dram, ssd, remote)
     chosen = Deployment(
-        model, gpu, gpus, tp, kv_fraction, dram, ssd, remote, gb_s, instances, policy, write, overlap, prices
+        model, gpu, gpus, tp, kv_fraction, dram, ssd, remote, gb_s, instances, policy, write, overlap, prices, mfu, load
     )
     return chosen, slo
 
@@ -256,27 +283,17 @@ def cost_help(config: TierConfig) -> str:
     return "; ".join(parts) + "."
 
 
-def _pool_note(result: TierResult, block_size: int, storage: str) -> str | None:
-    """Why the storage tier's link changes nothing: nothing was found there, or every hit there was
-    recomputed because loading it lost (and, for a remote pool, from which bandwidth loading wins)."""
-    config, r = result.config, result.requests
-    remote = config.storage == "remote"
-    if result.hit_blocks[config.storage] == 0:
-        return "Nothing was found in the remote pool, so the network to it changes nothing here." if remote else None
-    if r["loaded_storage_tokens"].sum() > 0:
-        return None
-    if not remote:
-        drives = f"{config.ssd_drives} NVMe drive(s)"
-        return f"Every hit in the SSD was recomputed: from {drives}, loading it is slower than recomputing it."
-    blocks = tuple(r[f"{tier}_blocks"].to_numpy() for tier in ("gpu", "dram", "storage"))
-    wins = latency.pool_wins_from_gb_s(config, block_size, r["input_tokens"].to_numpy(), blocks)
-    lost = (
-        f"Every hit in the remote pool was recomputed: at {config.remote_gb_s:g} GB/s per instance, loading it "
-        "is slower than recomputing it."
+def _storage_note(result: TierResult, storage: str) -> str | None:
+    """How much of what storage held arrived in time: a request reads storage only while it waits, and
+    starts with what has arrived (the rest is recomputed and is no hit)."""
+    found, used = result.found_blocks[result.config.storage], result.hit_blocks[result.config.storage]
+    if found == 0:
+        return f"Nothing was found in {storage}, so its read speed changes nothing here."
+    return (
+        f"{used:,} of the {found:,} blocks found in {storage} were read into host memory while their request "
+        "waited for a GPU and then loaded; the rest were recomputed, because their request started before they "
+        "arrived (SGLang's default best-effort prefetch), and are not counted as hits."
     )
-    if wins is None:
-        return f"{lost} Loading would not win at any network bandwidth."
-    return f"{lost} Loading starts to win from about {wins:,.3g} GB/s: any slower network gives the same result."
 
 
 def unchanged_notes(result: TierResult, n_blocks: int, block_size: int, storage: str) -> list[str]:
@@ -290,7 +307,12 @@ def unchanged_notes(result: TierResult, n_blocks: int, block_size: int, storage:
             "loading change nothing here, and those tiers' sizes only the cost."
         )
         return notes
-    notes.append(_pool_note(result, block_size, storage))
+    notes.append(_storage_note(result, storage))
+    if result.config.load == "load" and not latency.faster_to_recompute(result.config, block_size, result.requests):
+        notes.append(
+            "Every request that loaded KV loaded it faster than it could have recomputed it, so “Recompute hits "
+            "when faster” changes nothing here."
+        )
     if (result.requests["choice"] == 0).all():
         notes.append("No request loads KV from a lower tier, so overlapping loading with compute changes nothing.")
     return [n for n in notes if n]
@@ -305,13 +327,14 @@ def notice(summary: dict, config: TierConfig, storage: str) -> list[str]:
     lower = "cut it by " + f"{1 - tiers_s / gpu_s:.0%}" if tiers_s < 0.95 * gpu_s else "barely change it"
     starts = summary["requests_by_start"]
     loaded = summary["requests"] - starts["recompute"]
+    why = "not read from storage in time" + (", or faster to recompute" if config.load == "fastest" else "")
     return [
         f"Of every 100 block accesses, {per_100[0]:.0f} hit GPU memory, {per_100[1]:.0f} host DRAM and "
         f"{per_100[2]:.0f} {storage}; an infinite cache would hit {100 * summary['ceiling_hit_ratio']:.0f}.",
         f"TTFT p90 is {tiers_s:.3g} s with these tiers, {gpu_s:.3g} s with GPU memory alone and {none_s:.3g} s "
         f"with no cache: the lower tiers {lower}.",
         f"{loaded:,} of {summary['requests']:,} requests loaded KV from a lower tier; "
-        f"{summary['tokens']['recomputed_hits']:,} tokens found there were recomputed because that was faster.",
+        f"{summary['tokens']['recomputed_hits']:,} tokens found there were recomputed instead ({why}).",
         _cost_note(summary, config),
     ]
 
@@ -324,5 +347,32 @@ def _cost_note(summary: dict, config: TierConfig) -> str:
     gpu_cost = config.total_gpus * config.prices.gpu_per_hour / per_hour
     return (
         f"The GPUs are {gpu_cost:.0%} of the ${per_hour:,.2f} per hour; prefill costs "
-        f"${summary['cost_per_million_input_tokens']:,.3f} per million input tokens at this hit ratio."
+        f"${summary['cost_per_million_input_tokens']:,.3f} per million input tokens at the trace's own rate "
+        f"(${summary['cost_per_million_input_tokens_fully_busy']:,.3f} if every GPU were prefilling all the time)."
     )
+
+
+def assumptions(config: TierConfig, target: float) -> list[str]:
+    """Everything the page simulates, leaves out and assumes, in one list (read off the deployment)."""
+    storage = "the network to the remote pool" if config.storage == "remote" else f"{config.ssd_drives} NVMe drive(s)"
+    load = (
+        "every hit in host DRAM or storage is loaded, as SGLang does"
+        if config.load == "load"
+        else "a request recomputes its lower-tier hits when that is faster than loading them (SGLang loads them)"
+    )
+    return [
+        "**Simulated**: the trace's own requests through SGLang 0.5.23's hierarchical cache (GPU memory, host DRAM, "
+        "storage) with the eviction and write policies chosen; each instance's replicas prefilling one request at "
+        "a time, first come first served, at the trace's arrival times.",
+        f"**Loading**: {load}; "
+        + ("layer by layer under the compute" if config.overlap else "all layers before the compute")
+        + f". Storage is read into host memory while a request waits, at the speed of {storage}, and a request takes "
+        "what has arrived when it starts (SGLang's best-effort prefetch; only hits of 256 tokens or more).",
+        f"**Compute**: the model's FLOPs at {config.mfu:g} of the GPUs' peak (MFU). The default "
+        f"{hw.PUBLISHED_PREFILL_MFU.value:g} comes from {hw.PUBLISHED_PREFILL_MFU.source}.",
+        "**Not simulated**: decode (so its memory and time), batching several prefills together, chunked prefill, "
+        "the network between instances; the instances act as one cache, the way a router that sends each prefix "
+        "to the instance holding it would make them.",
+        f"**Target**: TTFT p90 within {target:g} s; p99 is shown but not required. Prices are the hourly list "
+        "prices under Prices, each with its source; the cost is for the whole cluster.",
+    ]

@@ -1,5 +1,6 @@
-"""The Tiers page's "What to buy" section: each tier's exact 80/90/95% capacities, and the cheapest
-DRAM and storage mix that meets the TTFT target, with the cost–TTFT front of the mixes tried.
+"""The Tiers page's "What to buy" section: the cheapest deployment meeting the TTFT target (instances,
+DRAM in DIMMs, SSD in drives, exact on those steps), then each tier's exact 80/90/95% capacities and
+the DRAM and storage mixes for the instances as set, with the cost–TTFT front of the mixes tried.
 
 The search is cut into cached steps (the capacities, then the mixes with one DRAM size at a time)
 so the page draws a progress bar between them and a rerun finds every step cached. The steps run
@@ -16,6 +17,8 @@ import streamlit as st
 from kvviz.tiers.config import TierConfig
 from kvviz.tiers.plan import Plan, Reach, default_sizes, pareto_front, plan, reaches, search_replays
 from kvviz.tiers.replay import cost
+from kvviz.tiers.search import Found, Targets
+from kvviz.tiers.search import search as cheapest_search
 from kvviz.traces import Trace
 from ui import figures
 from ui.prefix_views import prepared
@@ -32,7 +35,9 @@ REACH_COLUMNS = {
         alignment="right",
         help="GiB per instance, with the tiers above it as set: none (reached without it) or never.",
     ),
-    "cost": st.column_config.TextColumn("$ per hour", alignment="right", help="What that capacity costs an hour."),
+    "cost": st.column_config.TextColumn(
+        "Cluster $/h", alignment="right", help="What that capacity costs an hour on every instance together."
+    ),
 }
 """The capacity table's columns, short enough to read in full at projector size."""
 
@@ -41,6 +46,43 @@ REACH_COLUMNS = {
 def capacities_reaching(key: str, chosen: tuple, _trace: Trace) -> tuple[list[Reach], int]:
     """Each tier's capacity at 80/90/95% of the ceiling, found by bisection; and the replays it took."""
     return reaches(prepared(key, _trace), Deployment(*chosen).config())
+
+
+PAGE_REPLAYS = 40
+"""The most deployments the page replays in its search (asked first when they are long); the command
+line searches on."""
+
+
+@st.cache_data(max_entries=16, ttl=3600, show_spinner="Searching the cheapest deployment…")
+def cheapest(key: str, chosen: tuple, target: float, _trace: Trace) -> Found:
+    """The cheapest deployment of this model and GPU meeting the target (instances searched, DRAM and SSD
+    in the sizes one buys); SSD only: a remote pool is sized by the mixes below."""
+    config = Deployment(*chosen).config()
+    return cheapest_search(prepared(key, _trace), config, Targets(target), max_replays=PAGE_REPLAYS)
+
+
+def cheapest_sentence(found: Found, storage: str) -> tuple[bool, str]:
+    """The search's answer as one sentence an engineer could forward (and whether there is one)."""
+    best, target = found.best, found.targets.p90_s
+    if best is None and found.exhausted:
+        return False, (
+            f"No deployment among the {len(found.tried):,} cheapest tried keeps TTFT p90 within {target:g} s; the "
+            "page stops there: the command line's plan searches further."
+        )
+    if best is None:
+        return False, (
+            f"No deployment of up to 4,096 instances of these GPUs keeps TTFT p90 within {target:g} s on this trace: "
+            "choose faster GPUs or relax the target."
+        )
+    dram = f"{gib(best['dram_gib'])} GiB of host DRAM" if best["dram_gib"] else "no host DRAM"
+    ssd = f"{best['ssd_tb']:g} TB of {storage} ({best['ssd_drives']} drive(s))" if best["storage_gib"] else "no SSD"
+    return True, (
+        f"**Cheapest deployment that keeps TTFT p90 within {target:g} s: {best['instances']:,} instance(s), each with "
+        f"{best['gpus']} GPU(s), {dram} and {ssd}**, at ${best['cost_per_hour']:,.2f} per hour for the whole cluster "
+        f"(${best['cost_per_instance_hour']:,.2f} per instance). Its TTFT p50 {best['ttft_p50_s']:.3g} s, p90 "
+        f"{best['ttft_p90_s']:.3g} s, p99 {best['ttft_p99_s']:.3g} s. Searched exactly on {found.steps.describe()}: "
+        f"{len(found.tried):,} deployment(s) replayed, cheapest first."
+    )
 
 
 @st.cache_data(max_entries=128, ttl=3600, show_spinner=False)
@@ -103,7 +145,7 @@ def mix_columns(config: TierConfig) -> dict:
     return {
         "dram_gib": size("DRAM", format="%.4g", help="Host DRAM, GiB per instance."),
         "storage_gib": size(storage.removeprefix("the "), format="%.4g", help=f"{STORAGE_GIB[config.storage]}."),
-        "cost_per_hour": size("$/h", format="$%.2f", help="What the deployment costs an hour."),
+        "cost_per_hour": size("Cluster $/h", format="$%.2f", help="What every instance together costs an hour."),
         "hit_ratio": size("Hits", format="%.0f%%", help="Share of block accesses that hit a tier."),
         **{f"ttft_{q}_s": column for q, column in seconds.items()},
         "front": st.column_config.CheckboxColumn("Front", help="On the cost–TTFT front: no mix is cheaper and faster."),
@@ -112,6 +154,11 @@ def mix_columns(config: TierConfig) -> dict:
 
 def section(key: str, trace: Trace, chosen: Deployment, target: float) -> None:
     """Draw "What to buy": the capacities, the cheapest mix or why there is none, the front, and what they say."""
+    with st.container():  # always drawn: the elements below keep their places with a remote pool too
+        if chosen.remote_gib == 0:
+            confirm_cost(cost(prepared(key, trace), PAGE_REPLAYS), "tiers_cheapest")
+            ok, sentence = cheapest_sentence(cheapest(key, astuple(chosen), target, trace), TIER_NAMES["ssd"])
+            (st.success if ok else st.warning)(sentence, icon=":material/check_circle:" if ok else ":material/speed:")
     plan = search(key, trace, chosen, target)
     st.markdown(
         "**Capacity of each tier that reaches a share of an infinite cache's hits** "
@@ -122,14 +169,16 @@ def section(key: str, trace: Trace, chosen: Deployment, target: float) -> None:
     if best is None:
         fastest = plan.grid.sort_values("ttft_p90_s").iloc[0]
         st.warning(
-            f"No DRAM and {storage} mix tried keeps TTFT p90 within {target:g} s: the fastest reaches "
-            f"{fastest['ttft_p90_s']:.3g} s. Add GPUs or instances, or relax the target.",
+            f"With {plan.config.instances:,} instance(s) as set, no DRAM and {storage} mix tried keeps TTFT p90 within "
+            f"{target:g} s: the fastest reaches {fastest['ttft_p90_s']:.3g} s.",
             icon=":material/speed:",
         )
     else:
         st.success(
-            f"Cheapest mix that keeps TTFT p90 within {target:g} s: **{gib(best['dram_gib'])} GiB of DRAM and "
+            f"With {plan.config.instances:,} instance(s) as set, the cheapest mix that keeps TTFT p90 within "
+            f"{target:g} s: **{gib(best['dram_gib'])} GiB of DRAM and "
             f"{gib(best['storage_gib'])} GiB of {storage} per instance**, at ${best['cost_per_hour']:,.2f} per hour "
+            "for the cluster "
             f"(p90 {best['ttft_p90_s']:.3g} s, hit ratio {best['hit_ratio']:.1%}).",
             icon=":material/check_circle:",
         )

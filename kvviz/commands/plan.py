@@ -1,9 +1,14 @@
-"""``python -m kvviz plan TRACE --model M --gpu G ... --target-p90-ttft S``: what to buy, as JSON."""
+"""``python -m kvviz plan TRACE --model M --gpu G ... --target-p90-ttft S``: what to buy, in words on a
+terminal and as JSON with ``--json`` or when piped.
+
+Without sizes it searches the cheapest deployment (instances, GPUs per instance, DRAM in DIMMs, SSD in
+drives) meeting the targets, exactly on those steps; with ``--dram-sizes``/``--ssd-sizes`` it replays
+that grid for one deployment, with each tier's reaches, on a process pool or a Ray cluster.
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from kvviz.common import args as A
 from kvviz.common.errors import InputError, quote
@@ -11,9 +16,10 @@ from kvviz.traces.cli import add_trace_arguments
 
 NAME = "plan"
 HELP = (
-    "Search tier sizes for a trace: the GPU, DRAM and storage capacity reaching 80/90/95%% of the "
-    "infinite cache's hits (exact, by bisection) and the cheapest DRAM and storage sizes whose TTFT p90 "
-    "meets a target, with the cost-TTFT Pareto front, as JSON; on a local process pool or a Ray cluster."
+    "Find the cheapest deployment whose TTFT p90 (and p99 with --target-p99-ttft) meets a target: instances "
+    "(and GPUs per instance with --search-gpus), host DRAM in 32 GiB DIMMs and SSD in 3.84 TB drives, exact on "
+    "those steps. With --dram-sizes/--ssd-sizes: replay that grid for the deployment given, with the capacity "
+    "of each tier reaching 80/90/95%% of the infinite cache's hits, on a local process pool or a Ray cluster."
 )
 
 
@@ -28,6 +34,17 @@ def sizes(text: str) -> list[float]:
 sizes.__name__ = "sizes"
 
 
+def counts(text: str) -> list[int]:
+    """A comma-separated list of GPU counts (``1,2,4,8``)."""
+    items = [t for t in text.split(",") if t.strip()]
+    if not items or len(items) > 16:
+        raise argparse.ArgumentTypeError(f"expected 1 to 16 comma-separated GPU counts, got '{quote(text)}'")
+    return sorted({A.bounded_int(1, 64)(t) for t in items})
+
+
+counts.__name__ = "GPU counts"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from kvviz.tiers.cli import add_deployment_arguments
 
@@ -38,38 +55,72 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--target-p90-ttft", type=A.positive, required=True, metavar="S", help="TTFT p90 to meet, seconds"
     )
     search.add_argument(
-        "--dram-sizes",
-        type=sizes,
-        default=None,
-        help="DRAM sizes per instance to try (default: shares of the trace's KV)",
+        "--target-p99-ttft", type=A.positive, default=None, metavar="S", help="also meet this TTFT p99, seconds"
     )
+    search.add_argument(
+        "--search-gpus",
+        type=counts,
+        default=None,
+        metavar="N,N,...",
+        help="GPUs per instance to try (default: --gpus); instances are searched unless --instances is given",
+    )
+    search.add_argument("--dram-sizes", type=sizes, default=None, help="a grid instead: DRAM sizes per instance to try")
     search.add_argument(
         "--ssd-sizes",
         type=sizes,
         default=None,
-        help="storage sizes to try (SSD per instance, or the remote pool with --remote)",
+        help="a grid instead: storage sizes to try (SSD per instance, or the remote pool with --remote)",
     )
     search.add_argument(
         "--ray",
         default=None,
         metavar="ADDRESS",
-        help="run the grid on the Ray cluster at ADDRESS ('local': start one here)",
+        help="run the grid on the Ray cluster at ADDRESS ('local': start one here; connecting waits at most 30 s)",
     )
     search.add_argument(
-        "--workers", type=A.bounded_int(1, 1024), default=None, help="local worker processes (default: one per core)"
+        "--workers",
+        type=A.bounded_int(1, 1024),
+        default=None,
+        help="local worker processes for the grid (default: one per core; at most what memory holds)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvviz.tiers import plan
-    from kvviz.tiers.cli import config_from_args, to_json
-    from kvviz.traces.cli import trace_from_args
+    from kvviz.tiers.cli import config_from_args
 
+    grid = args.dram_sizes is not None or args.ssd_sizes is not None
     if args.ray is not None:
         A.refuse(args, ["--workers"], "applies to the local process pool; Ray uses the cluster's CPUs")
+    if grid:
+        A.refuse(args, ["--target-p99-ttft", "--search-gpus"], "applies to the search; a grid is for one deployment")
+    else:
+        A.refuse(args, ["--ray", "--workers"], "applies to a grid of sizes (--dram-sizes, --ssd-sizes)")
     if any(s == float("inf") for s in (args.dram_sizes or []) + (args.ssd_sizes or [])):
         raise InputError("--dram-sizes and --ssd-sizes must be finite: an unbounded tier has no price")
     config = config_from_args(args)
+    return _grid(args, config) if grid else _search(args, config)
+
+
+def _search(args: argparse.Namespace, config) -> int:
+    from kvviz.tiers.cli import emit, search_words
+    from kvviz.tiers.search import Targets, search
+    from kvviz.traces.cli import trace_from_args
+
+    if config.storage == "remote":
+        raise InputError("--remote: the search buys SSD drives; give --ssd-sizes to try remote pool sizes")
+    targets = Targets(args.target_p90_ttft, args.target_p99_ttft)
+    instances = [args.instances] if A.given(args, "instances") else None
+    found = search(trace_from_args(args), config, targets, gpus=args.search_gpus, instances=instances)
+    summary = found.summary()
+    emit(args, summary, search_words(summary))
+    return 0
+
+
+def _grid(args: argparse.Namespace, config) -> int:
+    from kvviz.tiers import plan
+    from kvviz.tiers.cli import emit, grid_words
+    from kvviz.traces.cli import trace_from_args
+
     found = plan(
         trace_from_args(args),
         config,
@@ -79,5 +130,6 @@ def run(args: argparse.Namespace) -> int:
         ray_address=args.ray,
         workers=args.workers,
     )
-    sys.stdout.write(to_json(found.summary()))
+    summary = found.summary()
+    emit(args, summary, grid_words(summary))
     return 0

@@ -1,9 +1,9 @@
-"""``python -m kvviz tiers TRACE --model M --gpu G ...``: a trace through GPU, DRAM and SSD tiers, as JSON."""
+"""``python -m kvviz tiers TRACE --model M --gpu G ...``: a trace through GPU, DRAM and SSD tiers, in
+words on a terminal and as JSON with ``--json`` or when piped."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from kvviz.common import args as A
 from kvviz.traces.cli import add_trace_arguments
@@ -11,7 +11,9 @@ from kvviz.traces.cli import add_trace_arguments
 NAME = "tiers"
 HELP = (
     "Replay a trace through a tiered KV cache (GPU HBM, host DRAM, SSD or a remote pool; SGLang's HiCache) "
-    "on the hardware given, and print hits by tier, TTFT beside no cache, throughput and cost as JSON."
+    "on the hardware given, as SGLang 0.5.23 serves it, and print hits by tier, TTFT beside no cache, throughput, "
+    "cost and any warning (overload, host memory not larger than GPU memory): a summary on a terminal, JSON "
+    "with --json or when piped."
 )
 
 
@@ -31,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kvviz.tiers import replay
-    from kvviz.tiers.cli import config_from_args, to_json
+    from kvviz.tiers.cli import config_from_args, emit, figure, tier_words
     from kvviz.traces.cli import trace_from_args
 
     config = config_from_args(args)
@@ -40,5 +42,9 @@ def run(args: argparse.Namespace) -> int:
     if args.ttft_slo is not None:
         summary["ttft_slo_s"] = args.ttft_slo
         summary["ttft_slo_met"] = float((result.requests["ttft_s"] <= args.ttft_slo).mean())
-    sys.stdout.write(to_json(summary))
+    words = tier_words(summary)
+    if args.ttft_slo is not None:
+        share = figure(100 * summary["ttft_slo_met"])
+        words.append(f"{share}% of requests had their first token within {args.ttft_slo:g} s.")
+    emit(args, summary, words)
     return 0

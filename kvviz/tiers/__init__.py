@@ -4,15 +4,20 @@ The API (stable; the Tiers page and ``kvviz tiers`` / ``kvviz plan`` build on it
 
     TierConfig(model="llama-3-8b", gpu="h100", gpus=1, tp=1, kv_fraction=0.9, hbm_gib=None,
                dram_gib=0, ssd_gib=0, ssd_drives=1, remote_gib=0, remote_gb_s=50, instances=1,
-               policy="lru", write_policy="write_through", overlap=False, mfu=0.735,
+               policy="lru", write_policy="write_through", overlap=True, mfu=0.6, load="load",
                prices=None)                       # sizes in GiB per instance; math.inf: unbounded
-        .hbm_for_kv_gib .derived_hbm_gib .servers .storage ("ssd" | "remote") .cost_per_hour()
+        .hbm_for_kv_gib .derived_hbm_gib .servers .storage ("ssd" | "remote") .cost_per_hour() .warnings()
 
     replay(trace_or_prepared, config, *, baselines=True) -> TierResult
-        .requests (DataFrame, one row per request)  .hit_blocks {gpu, dram, ssd, remote}
-        .hit_ratio  .ceiling_hit_ratio  .ttft(column) {p50, p90, p99}  .tokens()
-        .prefill_gpu_s  .prefill_gpu_s_no_cache  .tokens_per_gpu_s  .cost_per_hour
-        .cost_per_million_input_tokens  .summary() (the CLI's JSON)
+        .requests (DataFrame, one row per request)  .hit_blocks {gpu, dram, ssd, remote} (used)
+        .found_blocks (held)  .hit_ratio  .ceiling_hit_ratio  .ttft(column) {p50, p90, p99}  .tokens()
+        .prefill_gpu_s  .prefill_gpu_s_no_cache  .tokens_per_gpu_s  .cost_per_hour  .offered_load
+        .instances_needed  .cost_per_million_input_tokens (at the trace's rate)
+        .cost_per_million_input_tokens_fully_busy  .warnings()  .summary() (the CLI's JSON)
+
+    search(trace_or_prepared, config, Targets(p90_s, p99_s=None), *, gpus=None, instances=None,
+           steps=Steps()) -> Found            # kvviz.tiers.search: the cheapest deployment
+        .best  .tried (DataFrame)  .summary()
 
     plan(trace_or_prepared, config, target_p90_s, *, dram_sizes=None, storage_sizes=None,
          shares=(0.8, 0.9, 0.95), ray_address=None, workers=None) -> Plan
@@ -21,7 +26,8 @@ The API (stable; the Tiers page and ``kvviz tiers`` / ``kvviz plan`` build on it
 
 Modules, one idea each: ``config`` (the deployment and its prices), ``cache`` (HiCache's tiers as
 a compiled replay), ``latency`` (load or recompute, then the queue), ``replay`` (one answer),
-``plan`` (what to buy), ``pool`` (where a grid runs), ``cli`` (the commands' options), ``figures``
+``plan`` (each tier's reaches, a grid of sizes), ``search`` (the cheapest deployment), ``pool`` (where a
+grid runs), ``cli`` (the commands' options), ``figures``
 (TTFT against its baselines, the cost–TTFT front).
 """
 

@@ -1,7 +1,9 @@
-"""The deployment options ``kvviz tiers`` and ``kvviz plan`` share, and the JSON they print.
+"""The deployment options ``kvviz tiers`` and ``kvviz plan`` share, and how they print their answer.
 
 Sizes take units (``500GiB``, ``2TiB``; ``kvviz.common.args.size_gib``), prices are dollars per
-device-hour; an option that does not apply to the deployment given is refused, naming it.
+device-hour; an option that does not apply to the deployment given is refused, naming it. On a
+terminal the answer is a short summary in words (``--json`` for the JSON); piped, it is JSON.
+Warnings go to stderr as well as into the JSON's ``warnings``.
 """
 
 from __future__ import annotations
@@ -9,12 +11,28 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 
 from kvviz.common import args as A
 from kvviz.common import hardware as hw
+from kvviz.common.errors import quote
 from kvviz.tiers.config import DEFAULT_KV_FRACTION, POLICIES, WRITE_ALIASES, TierConfig
 
 fraction = A.bounded_float(0.0, 1.0, lo_open=True)
+
+
+def measured_ttft(text: str) -> tuple[int, float]:
+    """``TOKENS:SECONDS``: one prompt's length and the TTFT measured for it on an idle server."""
+    tokens, _, seconds = text.partition(":")
+    try:
+        return A.bounded_int(1, 10_000_000)(tokens), A.bounded_float(0.0, 3600.0, lo_open=True)(seconds)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected TOKENS:SECONDS (a prompt's length and its measured TTFT, e.g. 8000:0.25), got '{quote(text)}'"
+        ) from None
+
+
+measured_ttft.__name__ = "TOKENS:SECONDS"
 
 
 def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,10 +68,25 @@ def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
         help="each instance's network to the pool, GB/s (default 50)",
     )
     hw_group.add_argument(
-        "--instances", type=A.bounded_int(1, 100_000), default=1, help="prefill instances (default 1)"
+        "--instances",
+        type=A.bounded_int(1, 100_000),
+        default=None,
+        help="prefill instances (default 1; plan searches them unless given)",
     )
-    hw_group.add_argument(
-        "--mfu", type=fraction, default=hw.DEFAULT_MFU, help=f"model FLOPs utilisation (default {hw.DEFAULT_MFU})"
+    mfu = hw_group.add_mutually_exclusive_group()
+    mfu.add_argument(
+        "--mfu",
+        type=fraction,
+        default=None,
+        help=f"model FLOPs utilisation of prefill (default {hw.PUBLISHED_PREFILL_MFU.value}, a published "
+        "measurement: CacheBlend's per-layer prefill times)",
+    )
+    mfu.add_argument(
+        "--mfu-from-ttft",
+        type=measured_ttft,
+        default=None,
+        metavar="TOKENS:SECONDS",
+        help="fit the MFU to one TTFT you measured on an idle server: a prompt of TOKENS took SECONDS",
     )
     cache = parser.add_argument_group("the cache")
     cache.add_argument("--policy", choices=POLICIES, default="lru", help="eviction policy of every tier (default lru)")
@@ -63,7 +96,20 @@ def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
         default="through",
         help="when KV is copied to host memory (default through)",
     )
-    cache.add_argument("--overlap", action="store_true", help="overlap loads with compute layer by layer")
+    cache.add_argument(
+        "--no-overlap",
+        dest="overlap",
+        action="store_false",
+        help="load every layer before computing (default: layer by layer under the compute, as SGLang loads)",
+    )
+    cache.add_argument(
+        "--load",
+        choices=("all", "fastest"),
+        default="all",
+        help="all: load every hit below GPU memory, as SGLang does (default); fastest: recompute a request's "
+        "lower-tier hits when that is faster",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON on a terminal too (piped output is JSON)")
     prices = parser.add_argument_group("prices (default: each device's list price; docs/tiers.md)")
     prices.add_argument("--gpu-price", type=A.non_negative, default=None, help="$ per GPU-hour")
     prices.add_argument("--dram-price", type=A.non_negative, default=None, help="$ per GB-hour of DRAM")
@@ -101,17 +147,23 @@ def config_from_args(args: argparse.Namespace) -> TierConfig:
         "remote_gib": args.remote or 0.0,
         "remote_gb_s": args.remote_gbps or 50.0,
     }
+    model = hw.model(args.model)
+    mfu = hw.PUBLISHED_PREFILL_MFU.value if args.mfu is None else args.mfu
+    if args.mfu_from_ttft is not None:
+        tp = optional["tp"]
+        mfu = hw.fit_mfu(model, gpu, tp, *args.mfu_from_ttft)
     return TierConfig(
-        args.model,
+        model,
         gpu,
         gpus=args.gpus,
         hbm_gib=args.hbm,
         dram_gib=args.dram,
-        instances=args.instances,
+        instances=args.instances or 1,
         policy=args.policy,
         write_policy=args.write_policy,
         overlap=args.overlap,
-        mfu=args.mfu,
+        mfu=mfu,
+        load="load" if args.load == "all" else "fastest",
         prices=prices,
         **optional,
     )
@@ -130,3 +182,93 @@ def _finite(value: object) -> object:
 
 def to_json(summary: dict[str, object]) -> str:
     return json.dumps(_finite(summary), indent=2) + "\n"
+
+
+def emit(args: argparse.Namespace, summary: dict[str, object], words: list[str]) -> None:
+    """Warnings on stderr, then the answer: JSON when asked or piped, else ``words``, a line each."""
+    for warning in summary.get("warnings", []):
+        sys.stderr.write(f"warning: {warning}\n")
+    if args.json or not sys.stdout.isatty():
+        sys.stdout.write(to_json(summary))
+    else:
+        sys.stdout.write("\n".join(words) + "\n")
+
+
+def figure(value: float | None, digits: int = 3) -> str:
+    """A number to ``digits`` significant figures, thousands separated (``None``: "n/a")."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    if abs(value) >= 10 ** (digits - 1):
+        return f"{value:,.0f}"
+    return f"{value:.{digits}g}"
+
+
+STORAGE_WORDS = {"ssd": "SSD per instance", "remote": "remote pool for the cluster"}
+
+
+def tier_words(s: dict) -> list[str]:
+    """``kvviz tiers``'s summary on a terminal."""
+    d, t, none = s["deployment"], s["ttft_s"], s["ttft_no_cache_s"]
+    storage, name = d["storage"], STORAGE_WORDS[d["storage"]]
+    hits = s["hit_blocks"]
+    per_100 = [100 * hits[k] / max(s["accesses"], 1) for k in ("gpu", "dram", storage)]
+    return [
+        f"{d['instances']:,} instance(s) of {d['gpus']} × {d['gpu']} serving {d['model']}: "
+        f"{figure(d['hbm_gib'])} GiB of GPU memory for KV, {figure(d['dram_gib'])} GiB of DRAM and "
+        f"{figure(d['ssd_gib'] if storage == 'ssd' else d['remote_gib'])} GiB of {name}.",
+        f"Hits: {figure(100 * s['hit_ratio'])}% of block accesses ({per_100[0]:.1f} GPU, {per_100[1]:.1f} DRAM, "
+        f"{per_100[2]:.1f} {name.split(' ')[0]}); an infinite cache: {figure(100 * s['ceiling_hit_ratio'])}%.",
+        f"TTFT p50 {figure(t['p50'])} s, p90 {figure(t['p90'])} s, p99 {figure(t['p99'])} s "
+        f"(no cache: p90 {figure(none['p90'])} s); offered load {figure(s['offered_load'])} of the replicas.",
+        f"Cost: ${s['cost_per_hour']:,.2f} per hour for the cluster; ${figure(s['cost_per_million_input_tokens'])} "
+        f"per million input tokens at the trace's own rate (${figure(s['cost_per_million_input_tokens_fully_busy'])} "
+        "if every GPU were busy).",
+        "Decode is not simulated. --json prints every number.",
+    ]
+
+
+def _deployment_words(row: dict, storage_gib: float) -> str:
+    dram = f"{figure(row['dram_gib'])} GiB of host DRAM" if row["dram_gib"] else "no host DRAM"
+    ssd = f"{figure(row['ssd_tb'])} TB of SSD ({row['ssd_drives']} drive(s))" if storage_gib else "no SSD"
+    return f"{row['instances']:,} instance(s) of {row['gpus']} GPU(s), each with {dram} and {ssd}"
+
+
+def search_words(s: dict) -> list[str]:
+    """``kvviz plan``'s search on a terminal: the answer as a sentence, then how it was found."""
+    p99 = "" if s["target_p99_ttft_s"] is None else f" and p99 within {s['target_p99_ttft_s']:g} s"
+    target = f"TTFT p90 within {s['target_p90_ttft_s']:g} s{p99}"
+    gpu = s["deployment"]["gpu"]
+    how = (
+        f"Searched on these steps: {s['steps']}. {s['replayed']:,} deployment(s) replayed, cheapest first; "
+        f"{s['ruled_out_by_bound']:,} instance count(s) ruled out without a replay (even an infinite cache "
+        "could not meet the target on them)."
+    )
+    best = s["best"]
+    if best is None:
+        stop = " (stopped at the search's limit of replays or work)" if s["stopped_at_replay_limit"] else ""
+        return [f"no deployment searched meets {target}{stop}: faster GPUs or a looser target", how]
+    return [
+        f"Cheapest deployment meeting {target}: {_deployment_words(best, best['storage_gib'])} ({gpu}), "
+        f"at ${best['cost_per_hour']:,.2f} per hour for the whole cluster (${best['cost_per_instance_hour']:,.2f} "
+        f"per instance).",
+        f"Its TTFT: p50 {figure(best['ttft_p50_s'])} s, p90 {figure(best['ttft_p90_s'])} s, "
+        f"p99 {figure(best['ttft_p99_s'])} s; hit ratio {figure(100 * best['hit_ratio'])}%.",
+        how,
+        "Decode is not simulated. --json prints every deployment tried.",
+    ]
+
+
+def grid_words(s: dict) -> list[str]:
+    """``kvviz plan``'s grid on a terminal."""
+    best = s["best"]
+    head = f"{s['sizes_tried']} DRAM and storage sizes tried for one deployment; target TTFT p90 within "
+    head += f"{s['target_p90_ttft_s']:g} s."
+    if best is None:
+        return [head, "None of them meets it.", "--json prints every size tried and each tier's reaches."]
+    return [
+        head,
+        f"Cheapest that meets it: {figure(best['dram_gib'])} GiB of DRAM and {figure(best['storage_gib'])} GiB of "
+        f"storage per instance, at ${best['cost_per_hour']:,.2f} per hour for the whole cluster; TTFT p90 "
+        f"{figure(best['ttft_p90_s'])} s, p99 {figure(best['ttft_p99_s'])} s.",
+        "--json prints every size tried and each tier's reaches.",
+    ]

@@ -25,6 +25,9 @@ DEFAULT_KV_FRACTION = 0.9  # vLLM's default gpu_memory_utilization
 POLICIES = ("lru", "lfu", "fifo", "mru", "filo", "slru")
 WRITE_POLICIES = ("write_through", "write_through_selective", "write_back")
 WRITE_ALIASES = {"through": "write_through", "selective": "write_through_selective", "back": "write_back"}
+LOAD_MODES = ("load", "fastest")
+"""What a request does with the hits below GPU memory: load them all, as SGLang's HiCache does, or take
+whichever of loading and recomputing them is faster (what an engine could do, not what SGLang does)."""
 
 WEIGHT_PARAMS_B = {
     "llama-3-8b": 8.03,
@@ -81,8 +84,9 @@ class TierConfig:
     instances: int = 1
     policy: str = "lru"
     write_policy: str = "write_through"
-    overlap: bool = False
-    mfu: float = hw.DEFAULT_MFU
+    overlap: bool = True
+    mfu: float = hw.PUBLISHED_PREFILL_MFU.value
+    load: str = "load"
     prices: hw.DevicePrices | None = field(default=None)
 
     def __post_init__(self):
@@ -124,6 +128,7 @@ class TierConfig:
             "write_policy",
             _choice(WRITE_ALIASES.get(self.write_policy, self.write_policy), WRITE_POLICIES, "write_policy"),
         )
+        set_(self, "load", _choice(self.load, LOAD_MODES, "load"))
         hw.Compute(self.gpu, self.mfu, self.tp)  # validates the MFU
         if self.prices is None:
             set_(self, "prices", hw.DevicePrices.for_gpu(self.gpu))
@@ -182,6 +187,20 @@ class TierConfig:
         per_instance = self.gpus * p.gpu_per_hour + self.dram_gib * GIB / 1e9 * p.dram_per_gb_hour
         per_instance += self.ssd_gib * GIB / 1e12 * p.ssd_per_tb_hour
         return self.instances * per_instance + self.remote_gib * GIB / 1e9 * p.remote_per_gb_hour
+
+    def warnings(self) -> list[str]:
+        """What the deployment itself gets wrong, in words: host DRAM not larger than the GPU memory for KV.
+
+        SGLang 0.5.23 warns the same at start-up (``HostKVCache._allocate_host_buffer``,
+        mem_cache/pool_host/base.py: a host pool not larger than the device pool reduces L2's effectiveness)."""
+        hbm = self.hbm_for_kv_gib
+        if not 0 < self.dram_gib <= hbm:
+            return []
+        return [
+            f"host DRAM ({self.dram_gib:,.4g} GiB per instance) is not larger than the GPU memory for KV "
+            f"({hbm:,.4g} GiB): host memory keeps copies of what GPU memory holds, so it adds little beyond it; "
+            "SGLang warns the same when it starts (give host memory more than GPU memory)"
+        ]
 
     def describe(self) -> dict[str, object]:
         """The deployment as plain values (for JSON and tables)."""

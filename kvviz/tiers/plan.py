@@ -189,10 +189,16 @@ def plan(
     storage = list(defaults[1] if storage_sizes is None else storage_sizes)
     points = len(dram) * len(storage)
     require(1 <= points <= MAX_POINTS, f"{points} sizes to try; give between 1 and {MAX_POINTS}", field="sizes")
-    budget.check(cost(prepared, search_replays(prepared, points, shares)))
-    found, runs = reaches(prepared, config, shares)
     key = "remote_gib" if config.storage == "remote" else "ssd_gib"
     configs = [config.with_sizes(dram_gib=d, **{key: s}) for d in dram for s in storage if d > 0 or s == 0]
+    require(
+        bool(configs),
+        "nothing to search: every size pairs storage with no host DRAM, and storage is written from host memory; "
+        "give a DRAM size above 0",
+        field="dram_sizes",
+    )
+    budget.check(cost(prepared, search_replays(prepared, points, shares), config.servers))
+    found, runs = reaches(prepared, config, shares)
     rows = run_points(prepared, configs, ray_address=ray_address, workers=workers)
     grid = pd.DataFrame(rows, columns=list(GRID_COLUMNS))
     return Plan(config, float(target_p90_s), tuple(found), grid, runs + len(configs))

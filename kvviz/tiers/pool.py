@@ -9,9 +9,12 @@ has CPUs. Ray is an optional extra (``pip install .[ray]``); it is imported only
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import re
+import socket
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
@@ -23,16 +26,59 @@ from kvviz.tiers.replay import cost, replay
 _TRACE: PrefixReplay | None = None
 POOL_WORTH_S = 5.0
 """Estimated CPU seconds of a grid below which worker processes cost more to start than they save."""
-_ADDRESS = re.compile(r"local|auto|(ray://)?[A-Za-z0-9.-]{1,253}:[0-9]{1,5}")
+_ADDRESS = re.compile(r"local|auto|(ray://)?([A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?):([0-9]{1,5})")
+CONNECT_TIMEOUT_S = 30.0
+"""The longest a connection to a Ray cluster may take, its address reached first (then Ray's own start)."""
+WORKER_BASE_BYTES = 250 * 2**20
+"""A worker process's own memory before the trace: the interpreter, numpy, numba and the compiled replay."""
 
 
 def check_address(address: str | None) -> None:
     """A Ray address: ``local`` (start one here), ``auto`` (the cluster this machine is in) or ``host:port``
-    (``ray://host:port`` through Ray Client); refused before any work otherwise."""
-    if address is not None and not _ADDRESS.fullmatch(address):
+    (``ray://host:port`` through Ray Client) with a port from 1 to 65535; refused before any work otherwise."""
+    if address is None:
+        return
+    match = _ADDRESS.fullmatch(address)
+    if not match:
         raise InputError(
             f"--ray takes local, auto or HOST:PORT (ray://HOST:PORT for Ray Client), got '{quote(address)}'",
             field="ray",
+        )
+    if match.group(3) is not None and not 1 <= int(match.group(3)) <= 65535:
+        raise InputError(f"the port must be from 1 to 65535, got {match.group(3)}", field="ray")
+
+
+def free_memory_bytes() -> int:
+    """Memory this machine can still give (Linux's MemAvailable; else its physical memory)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def worker_bytes(prepared: PrefixReplay) -> int:
+    """One worker's memory: its own, the trace's arrays, and a replay's working copies of them."""
+    arrays = sum(a.nbytes for a in (prepared.nodes, prepared.parent, prepared.depth, prepared.offsets))
+    return WORKER_BASE_BYTES + 3 * (arrays + prepared.input_lengths.nbytes + prepared.timestamps_ms.nbytes)
+
+
+def most_workers(prepared: PrefixReplay) -> int:
+    """The most worker processes the free memory holds (at least one: the calling process)."""
+    return max(1, free_memory_bytes() // worker_bytes(prepared))
+
+
+def check_workers(prepared: PrefixReplay, workers: int | None) -> None:
+    """Refuse more workers than the free memory holds, naming what each needs."""
+    fit = most_workers(prepared)
+    if workers is not None and workers > fit:
+        raise InputError(
+            f"--workers {workers}: each worker needs about {worker_bytes(prepared) / 2**20:,.0f} MiB (the process "
+            f"and this trace's arrays) and {free_memory_bytes() / 2**20:,.0f} MiB are free; give at most {fit}",
+            field="workers",
         )
 
 
@@ -62,8 +108,9 @@ def run_points(
     than starting the workers)."""
     if ray_address is not None:
         return _on_ray(prepared, configs, ray_address)
+    check_workers(prepared, workers)
     short = cost(prepared, len(configs)).seconds < POOL_WORTH_S
-    n = min(workers or (1 if short else os.cpu_count() or 1), len(configs))
+    n = min(workers or (1 if short else min(os.cpu_count() or 1, most_workers(prepared))), len(configs))
     if n <= 1:
         return [point(prepared, c) for c in configs]
     context = multiprocessing.get_context("forkserver")
@@ -71,18 +118,52 @@ def run_points(
         return list(pool.map(_local_point, configs))
 
 
+def _reach(address: str) -> None:
+    """Refuse an address nothing answers at, within the time-out, before Ray tries (and logs) for minutes."""
+    match = _ADDRESS.fullmatch(address)
+    if match is None or match.group(2) is None:
+        return  # local, auto: this machine
+    try:
+        socket.create_connection((match.group(2), int(match.group(3))), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else exc.strerror or type(exc).__name__
+        within = f"within {CONNECT_TIMEOUT_S:g} s"
+        raise InputError(
+            f"cannot reach the Ray cluster at '{quote(address)}' {within}: {quote(str(reason), 80)}", field="ray"
+        ) from None
+
+
+def _connect(ray, address: str) -> None:
+    """``ray.init`` in a thread given at most ``CONNECT_TIMEOUT_S``, Ray's own log kept quiet."""
+    failure: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            ray.init(
+                address=None if address == "local" else address,
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level=logging.ERROR,
+            )
+        except BaseException as exc:  # reported below, in this thread's caller
+            failure.append(exc)
+
+    thread = threading.Thread(target=start, daemon=True)
+    thread.start()
+    thread.join(CONNECT_TIMEOUT_S)
+    if thread.is_alive() or failure:
+        why = f"no answer within {CONNECT_TIMEOUT_S:g} s" if thread.is_alive() else str(failure[0]).splitlines()[0]
+        raise InputError(f"cannot reach the Ray cluster at '{quote(address)}': {quote(why, 120)}", field="ray")
+
+
 def _on_ray(prepared: PrefixReplay, configs: Sequence[TierConfig], address: str) -> list[tuple[float, ...]]:
     try:
         import ray
     except ImportError:
         raise InputError("--ray needs Ray: pip install 'kvviz[ray]'", field="ray") from None
-    try:
-        if not ray.is_initialized():
-            ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=False)
-    except (ConnectionError, ValueError, RuntimeError) as exc:
-        raise InputError(
-            f"cannot reach the Ray cluster at '{quote(address)}': {quote(str(exc), 120)}", field="ray"
-        ) from None
+    if not ray.is_initialized():
+        _reach(address)
+        _connect(ray, address)
     trace = ray.put(prepared)
     task = ray.remote(point)
     return ray.get([task.remote(trace, c) for c in configs])

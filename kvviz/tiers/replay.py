@@ -26,6 +26,9 @@ TIERS = ("gpu", "dram", "ssd", "remote")
 REPLAY_ACCESSES_PER_S = 1e6
 """Block accesses one core replays per CPU second through three tiers with every tier evicting
 (bench_tiers; each access reaches several per-block arrays, so the replay is bound by memory)."""
+QUEUE_STEPS_PER_S = 1e9
+"""Replicas the queue scans per CPU second (each request looks for the replica free first; measured
+about 2e9 on this machine), so a cluster of many replicas is counted in the work before it runs."""
 
 
 @dataclass(frozen=True)
@@ -81,14 +84,16 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return view
 
 
-def cost(prepared: PrefixReplay, runs: int) -> budget.Cost:
-    """The work of ``runs`` tiered replays of this trace, before it starts."""
+def cost(prepared: PrefixReplay, runs: int, servers: int = 1) -> budget.Cost:
+    """The work of ``runs`` tiered replays of this trace queued on ``servers`` replicas, before it starts:
+    the block accesses, and each request's scan of the replicas (three queues a replay) as accesses."""
+    scans = 3 * len(prepared.input_lengths) * servers * REPLAY_ACCESSES_PER_S / QUEUE_STEPS_PER_S
     return budget.cost(
         "tiered replay",
-        prepared.accesses * runs,
-        "block accesses",
+        (prepared.accesses + scans) * runs,
+        "block accesses (the queue's replica scans included)",
         REPLAY_ACCESSES_PER_S,
-        "the trace or the sizes tried",
+        "the trace, the sizes tried, or the instances and GPUs",
     )
 
 
@@ -103,13 +108,28 @@ class TierResult:
     accesses: int
     ceiling_hits: int
     counters: dict[str, int]
+    block_size: int
 
     @property
     def hit_blocks(self) -> dict[str, int]:
+        """Blocks served from each tier: found there and used (a lower-tier block recomputed is no hit)."""
+        r, bs = self.requests, self.block_size
+        used = {
+            "gpu": r["gpu_blocks"].sum(),
+            "dram": np.ceil(r["loaded_dram_tokens"] / bs).sum(),
+            "storage": np.ceil(r["loaded_storage_tokens"] / bs).sum(),
+        }
+        return self._by_tier(used)
+
+    @property
+    def found_blocks(self) -> dict[str, int]:
+        """Blocks each tier held when asked, used or recomputed."""
         r = self.requests
-        storage = int(r["storage_blocks"].sum())
-        out = {"gpu": int(r["gpu_blocks"].sum()), "dram": int(r["dram_blocks"].sum()), "ssd": 0, "remote": 0}
-        out[self.config.storage] = storage
+        return self._by_tier({t: r[f"{t}_blocks"].sum() for t in ("gpu", "dram", "storage")})
+
+    def _by_tier(self, counts: dict[str, float]) -> dict[str, int]:
+        out = {"gpu": int(counts["gpu"]), "dram": int(counts["dram"]), "ssd": 0, "remote": 0}
+        out[self.config.storage] = int(counts["storage"])
         return out
 
     @property
@@ -148,10 +168,50 @@ class TierResult:
         return self.config.cost_per_hour()
 
     @property
+    def span_s(self) -> float:
+        """Seconds from the trace's first arrival to its last."""
+        return float(self.requests["arrival_s"].max() - self.requests["arrival_s"].min()) if len(self.requests) else 0.0
+
+    @property
+    def offered_load(self) -> float:
+        """Prefill work per replica-second the trace asks for (≥ 1: the replicas cannot keep up)."""
+        r = self.requests
+        return latency.offered_load(self.config, r["arrival_s"].to_numpy(), r["prefill_s"].to_numpy())
+
+    @property
+    def instances_needed(self) -> int:
+        """The fewest instances that bring the offered load under 1 at this replay's prefill times."""
+        return (
+            max(1, math.floor(self.offered_load * self.config.instances) + 1) if math.isfinite(self.offered_load) else 0
+        )
+
+    @property
     def cost_per_million_input_tokens(self) -> float:
-        """Dollars per million input tokens with every GPU prefilling at this replay's throughput."""
+        """Dollars per million input tokens at the trace's own rate: the cluster's $/h ÷ the trace's
+        input tokens per hour (its span), whatever share of the time the GPUs are busy."""
+        per_hour = self.input_tokens / self.span_s * 3600 if self.span_s > 0 else math.nan
+        return self.cost_per_hour / per_hour * 1e6 if per_hour > 0 else math.nan
+
+    @property
+    def cost_per_million_input_tokens_fully_busy(self) -> float:
+        """Dollars per million input tokens if every GPU prefilled all the time at this replay's throughput."""
         per_hour = self.tokens_per_gpu_s * self.config.total_gpus * 3600
         return self.cost_per_hour / per_hour * 1e6 if per_hour > 0 else math.nan
+
+    def warnings(self) -> list[str]:
+        """What a reader must know before reading the numbers: the deployment's own warnings, and an
+        overload (the instances cannot prefill the trace as fast as it arrives)."""
+        out = self.config.warnings()
+        load = self.offered_load
+        if load >= 1:
+            n = self.config.instances
+            needed = f"at least {self.instances_needed:,} instances" if math.isfinite(load) else "more instances"
+            out.append(
+                f"overloaded: the trace asks for {load:,.2f} times the prefill the {n:,} instance(s) can do, so "
+                f"requests wait longer and longer and the TTFTs measure the backlog; at these hit ratios it needs "
+                f"{needed} of {self.config.gpus} GPU(s) to keep up"
+            )
+        return out
 
     def tokens(self) -> dict[str, int]:
         """Tokens loaded from each lower tier, lower-tier hits recomputed, tokens computed."""
@@ -182,11 +242,16 @@ class TierResult:
             "ttft_s": self.ttft(),
             "ttft_no_cache_s": self.ttft("ttft_no_cache_s"),
             "ttft_gpu_only_s": self.ttft("ttft_gpu_only_s"),
+            "warnings": self.warnings(),
+            "found_blocks": self.found_blocks,
+            "offered_load": self.offered_load,
             "prefill_gpu_s": self.prefill_gpu_s,
             "prefill_gpu_s_saved": self.prefill_gpu_s_no_cache - self.prefill_gpu_s,
             "tokens_per_gpu_s": self.tokens_per_gpu_s,
             "cost_per_hour": self.cost_per_hour,
             "cost_per_million_input_tokens": self.cost_per_million_input_tokens,
+            "cost_per_million_input_tokens_fully_busy": self.cost_per_million_input_tokens_fully_busy,
+            "input_tokens_per_hour": self.input_tokens / self.span_s * 3600 if self.span_s > 0 else None,
             "tier_counters": self.counters,
             "deployment": self.config.describe(),
         }
@@ -201,12 +266,12 @@ def replay(source: Trace | PrefixReplay, config: TierConfig, *, baselines: bool 
     and with no cache (neither needs another replay), else those columns repeat this replay's."""
     prepared = _prepared(source)
     require(isinstance(config, TierConfig), "config must be a TierConfig", field="config")
-    budget.check(cost(prepared, 1))
+    budget.check(cost(prepared, 1, config.servers))
     caps = capacities(config, prepared)
     gpu, dram, storage, counters = tier_hits(prepared, caps, config.policy, config.write_policy)
     tokens = prepared.input_lengths
-    starts = latency.prefills(config, prepared.block_size, tokens, (gpu, dram, storage))
     arrivals = (prepared.timestamps_ms - prepared.timestamps_ms.min(initial=0)) / 1000.0
+    served = latency.serve(config, prepared.block_size, arrivals, tokens, (gpu, dram, storage))
     none = latency.compute_only(config, tokens, np.zeros_like(tokens))
     frame = pd.DataFrame(
         {
@@ -215,14 +280,14 @@ def replay(source: Trace | PrefixReplay, config: TierConfig, *, baselines: bool 
             "gpu_blocks": gpu,
             "dram_blocks": dram,
             "storage_blocks": storage,
-            "choice": starts.choice,
-            "loaded_dram_tokens": starts.dram_tokens,
-            "loaded_storage_tokens": starts.storage_tokens,
-            "recomputed_hit_tokens": starts.recomputed_hit_tokens,
-            "computed_tokens": starts.computed_tokens,
-            "prefill_s": starts.service_s,
+            "choice": served.choice,
+            "loaded_dram_tokens": served.dram_tokens,
+            "loaded_storage_tokens": served.storage_tokens,
+            "recomputed_hit_tokens": served.recomputed_hit_tokens,
+            "computed_tokens": served.computed_tokens,
+            "prefill_s": served.service_s,
             "prefill_no_cache_s": none,
-            "ttft_s": latency.ttft(config, arrivals, starts.service_s),
+            "ttft_s": served.ttft_s,
             "ttft_no_cache_s": latency.ttft(config, arrivals, none),
         }
     )
@@ -231,4 +296,4 @@ def replay(source: Trace | PrefixReplay, config: TierConfig, *, baselines: bool 
         cached = np.minimum(gpu * prepared.block_size, tokens)
         frame["ttft_gpu_only_s"] = latency.ttft(config, arrivals, latency.compute_only(config, tokens, cached))
     ceiling = int(prepared.seen_before.sum())
-    return TierResult(config, caps, frame, prepared.accesses, ceiling, counters)
+    return TierResult(config, caps, frame, prepared.accesses, ceiling, counters, prepared.block_size)

@@ -9,6 +9,7 @@ from kvviz.common import hardware as hw
 from kvviz.tiers.config import TierConfig
 from kvviz.tiers.plan import plan
 from kvviz.tiers.replay import replay
+from kvviz.tiers.search import Targets, search
 from kvviz.traces.workload import WorkloadConfig, generate
 from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace, shown
 from ui.tiers_plan import gib
@@ -49,7 +50,12 @@ def test_the_page_shows_the_replay_and_the_plan_of_its_trace():
     assert ttft.loc["no cache", "p50"] == s["ttft_no_cache_s"]["p50"]
     assert ttft.loc["GPU memory only", "p99"] == s["ttft_gpu_only_s"]["p99"]
     expected = plan(trace, TierConfig(**DEFAULTS), 2.0, workers=1)
-    [success] = at.success
+    cheapest, success = at.success
+    found = search(trace, TierConfig(**DEFAULTS), Targets(2.0))
+    best = found.best
+    assert cheapest.value.startswith("**Cheapest deployment that keeps TTFT p90 within 2 s: ")
+    assert f"{best['instances']:,} instance(s), each with 1 GPU(s)" in cheapest.value
+    assert f"${best['cost_per_hour']:,.2f} per hour for the whole cluster" in cheapest.value
     assert f"${expected.best['cost_per_hour']:,.2f} per hour" in success.value
     reach = _frame(at, "needs").set_index(["tier", "share"])
     gpu90 = next(r for r in expected.reaches if r.tier == "gpu" and r.share == 0.9)
@@ -68,7 +74,9 @@ def test_every_control_is_in_the_url_and_prices_are_per_device():
     config = TierConfig(**{**DEFAULTS, "gpu": "a40"}, gpus=2, tp=2, prices=hw.DevicePrices(1.5))
     assert f"{config.hbm_for_kv_gib:,.1f} GiB per instance" in " ".join(c.value for c in at.caption)
     assert _metrics(at)["Cost"] == f"${config.cost_per_hour():,.2f}/h"
-    assert at.warning and "No DRAM and SSD mix tried keeps TTFT p90 within 0.5 s" in at.warning[0].value
+    said = [w.value for w in at.warning]
+    assert said[0].startswith("Overloaded: the trace asks for") and "at least 2 instances of 2 GPU(s)" in said[0]
+    assert any("no DRAM and SSD mix tried keeps TTFT p90 within 0.5 s" in w for w in said[1:])
     at.number_input(key="tiers_price_1").set_value(0.01).run()
     assert at.query_params["tiers_price_1"] == "0.01" and at.query_params["tiers_gpu"] == "a40"
     dearer = TierConfig(**{**DEFAULTS, "gpu": "a40"}, gpus=2, tp=2, prices=hw.DevicePrices(1.5, 0.01))
@@ -99,3 +107,14 @@ def test_free_devices_cost_nothing_and_the_page_says_so():
     assert _metrics(at)["Cost"] == "$0.00/h"
     notes = " ".join(m.value for m in at.markdown)
     assert "Every price is set to zero, so this setup costs nothing per hour as priced here." in notes
+
+
+def test_host_memory_not_larger_than_gpu_memory_is_named_beside_its_control():
+    at = open_page("tiers", {**SMALL, "tiers_dram": "32"}, timeout=300)
+    assert_clean(at)
+    [beside] = at.sidebar.warning
+    hbm = TierConfig(**DEFAULTS).hbm_for_kv_gib
+    assert beside.value.startswith(
+        f"Host DRAM (32 GiB per instance) is not larger than the GPU memory for KV ({hbm:,.4g}"
+    )
+    assert not any("not larger than the GPU memory" in w.value for w in at.main.warning)

@@ -41,3 +41,23 @@ def test_the_mixes_say_where_the_storage_is():
     remote = mix_columns(TierConfig("llama-3-8b", "h100", dram_gib=256.0, remote_gib=4096.0))
     assert (ssd["storage_gib"]["label"], remote["storage_gib"]["label"]) == ("SSD", "remote pool")
     assert remote["storage_gib"]["help"] == "The remote pool, GiB for the whole cluster."
+
+
+def test_the_cheapest_deployment_reads_as_a_sentence_or_says_why_there_is_none():
+    from kvviz.tiers.search import COLUMNS, STEPS, Found, Targets
+    from ui.tiers_plan import cheapest_sentence
+
+    config = TierConfig("llama-3-8b", "h100")
+    row = [3, 1, 32.0, 3.84e12 / 2**30, 3.84, 1, 13.43, 4.4767, 0.17, 0.55, 1.89, 5.81, True]
+    found = Found(config, Targets(2.0), STEPS, pd.DataFrame([row], columns=list(COLUMNS)), 2)
+    ok, sentence = cheapest_sentence(found, "SSD")
+    assert ok and sentence.startswith(
+        "**Cheapest deployment that keeps TTFT p90 within 2 s: 3 instance(s), each with 1 GPU(s), 32 GiB of host "
+        "DRAM and 3.84 TB of SSD (1 drive(s))**, at $13.43 per hour for the whole cluster ($4.48 per instance)."
+    )
+    none = Found(config, Targets(2.0), STEPS, pd.DataFrame(columns=list(COLUMNS)), 0, exhausted=True)
+    assert cheapest_sentence(none, "SSD") == (
+        False,
+        "No deployment among the 0 cheapest tried keeps TTFT p90 within 2 s; the page stops there: the command "
+        "line's plan searches further.",
+    )

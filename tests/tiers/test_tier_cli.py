@@ -4,10 +4,12 @@ sizes, prices, SLOs and options that do not apply refused in one line naming the
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from kvviz.cli import main
+from kvviz.common import hardware as hw
 from kvviz.common.args import size_gib
 from kvviz.tiers import TierConfig, replay
 from kvviz.traces import load_trace
@@ -86,5 +88,68 @@ def test_plan_finds_the_cheapest_mix(capsys):
 )
 def test_plan_bad_options(capsys, args, message):
     assert main(["plan", *BASE, *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_a_cluster_of_too_many_replicas_is_refused_before_it_runs(capsys):
+    """409.6M replicas: the queue's scan of every replica is counted in the work budget."""
+    assert main(["tiers", *BASE, "--gpus", "4096", "--tp", "1", "--instances", "100000"]) == 2
+    err = capsys.readouterr().err
+    assert "over the limit" in err and "instances and GPUs" in err and err.count("\n") == 1
+
+
+def test_warnings_go_to_stderr_and_into_the_json(capsys):
+    """One H100 with DRAM smaller than its KV HBM, the trace's times read as microseconds: both warnings."""
+    argv = ["tiers", *BASE, "--dram", "8GiB", "--time-unit", "us"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    dram, overload = out["warnings"]
+    assert dram.startswith("host DRAM (8 GiB per instance) is not larger than the GPU memory for KV (")
+    assert overload.startswith(f"overloaded: the trace asks for {out['offered_load']:,.2f} times the prefill")
+    needed = int(re.search(r"at least ([\d,]+) instances", overload).group(1).replace(",", ""))
+    assert needed == int(out["offered_load"]) + 1
+    assert f"warning: {dram}\nwarning: {overload}\n" in captured.err
+
+
+def test_cost_per_million_input_tokens_is_at_the_traces_own_rate(capsys):
+    assert main(["tiers", *BASE, "--instances", "8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    trace = load_trace(EXAMPLE)
+    span_h = (trace.requests["timestamp"].max() - trace.requests["timestamp"].min()) / 1000 / 3600
+    per_hour = trace.requests["input_length"].sum() / span_h
+    assert out["cost_per_million_input_tokens"] == pytest.approx(out["cost_per_hour"] / per_hour * 1e6, rel=1e-9)
+    assert out["cost_per_million_input_tokens_fully_busy"] < out["cost_per_million_input_tokens"]
+
+
+def test_a_terminal_gets_a_summary_in_words(capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    assert main(["tiers", *BASE, "--hbm", "2GiB", "--dram", "8GiB", "--ssd", "64GiB"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("1 instance(s) of 1 × h100 serving llama-3-8b: 2 GiB of GPU memory for KV, 8 GiB of DRAM")
+    assert "TTFT p50 " in out and "per million input tokens at the trace's own rate" in out
+    assert "Decode is not simulated." in out and "{" not in out
+
+
+def test_the_mfu_is_fitted_to_one_measured_ttft():
+    """8,000 tokens of Llama-3-8B in 0.25 s on one H100: the MFU whose FLOPs take that long."""
+    m, g = hw.model("llama-3-8b"), hw.gpu("h100")
+    flops = 2 * m.params_b * 1e9 * 8000 + 4 * m.layers * m.d_attn * 8000 * 8001 / 2
+    assert hw.fit_mfu(m, g, 1, 8000, 0.25) == pytest.approx(flops / (0.25 * 989.4e12), rel=1e-12)
+    args = ["tiers", *BASE, "--mfu-from-ttft", "8000:0.01"]
+    assert main(args) == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--mfu-from-ttft", "8000"], "argument --mfu-from-ttft: expected TOKENS:SECONDS"),
+        (["--mfu-from-ttft", "8000:0.01"], "more than all of it"),
+        (["--mfu", "0.5", "--mfu-from-ttft", "8000:1"], "not allowed with argument"),
+    ],
+)
+def test_bad_measured_ttfts_are_one_line(capsys, args, message):
+    assert main(["tiers", *BASE, *args]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1

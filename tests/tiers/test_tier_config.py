@@ -76,3 +76,15 @@ def test_bad_prices_are_named():
 def test_write_policy_short_names():
     assert TierConfig(write_policy="selective").write_policy == "write_through_selective"
     assert TierConfig(write_policy="back").write_policy == "write_back"
+
+
+def test_host_memory_not_larger_than_gpu_memory_is_named():
+    """As SGLang 0.5.23's host pool warns when it holds no more tokens than the device pool."""
+    [warning] = TierConfig("llama-3-8b", "h100", gpus=2, dram_gib=16).warnings()
+    hbm = TierConfig("llama-3-8b", "h100", gpus=2).hbm_for_kv_gib
+    assert warning.startswith(
+        f"host DRAM (16 GiB per instance) is not larger than the GPU memory for KV ({hbm:,.4g} GiB)"
+    )
+    assert TierConfig("llama-3-8b", "h100", hbm_gib=16, dram_gib=16).warnings() != []
+    assert TierConfig("llama-3-8b", "h100", hbm_gib=16, dram_gib=16.5).warnings() == []
+    assert TierConfig("llama-3-8b", "h100").warnings() == []  # no host tier: nothing to warn about
