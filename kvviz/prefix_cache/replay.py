@@ -1,27 +1,29 @@
-"""Prefix-cache replay: a trace cached the way a serving engine caches it (SGLang's RadixCache).
+"""Prefix-cache replay: a trace cached the way a serving engine caches it (SGLang 0.5.23's RadixCache).
 
 A block cache (``kvviz.eviction.replay``) sees a trace as a flat sequence of block accesses and evicts
 any block; a serving engine keeps a *prefix tree* and can only reuse a request's KV up to the
 first block it does not hold. This module replays a trace through SGLang's RadixCache
-(RadixAttention, Zheng et al. arXiv 2312.07104 §3; ``python/sglang/srt/mem_cache/radix_cache.py`` and
-``evict_policy.py`` in sgl-project/sglang) with page size = the
+(RadixAttention, Zheng et al. arXiv 2312.07104 §3; release 0.5.23's
+``python/sglang/srt/mem_cache/radix_cache.py`` and ``evict_policy.py``) with page size = the
 trace's block size, request by request in arrival order:
 
-1. **match** the longest cached prefix (hits = matched blocks); a match that ends inside an edge
-   splits it, and every node on the walk is stamped with the walk's time;
+1. **match** the longest cached prefix (hits = matched blocks; ``_match_prefix_helper``); a match
+   that ends inside an edge splits it (``_split_node``), and every node on the walk is stamped with
+   the walk's time;
 2. **lock** the matched path and evict only the shortfall of free blocks for the rest of the
-   prompt, whole leaves in the policy's order, cascading to parents that become leaves;
-3. **insert** the prompt: every node on the path gets the walk's time and ``hit_count + 1``, the
-   uncached rest becomes one new leaf (``hit_count = 1``);
-4. **insert again** when the request generates at least two tokens: SGLang's scheduler inserts a
-   prompt after prefill (``cache_unfinished_req``) and again when the request finishes
-   (``cache_finished_req``), and since SGLang's PR #18843 every insert adds one to the hit count
-   of each node on its path. A request that finishes at its first token skips the first of the
-   two (``process_batch_result_prefill`` releases it at once), so it counts once. Then the lock
-   is released.
+   prompt (``evict_from_tree_cache`` in ``mem_cache/common.py``, then ``evict``), whole leaves in
+   the policy's order, cascading to parents that become leaves;
+3. **insert** the prompt (``checkpoint_kv_cache`` after prefill): every node on the path gets the
+   walk's time and ``hit_count + 1``, the uncached rest becomes one new leaf (``hit_count = 1``);
+4. **insert again** when the request generates at least two tokens (``release_kv_cache`` at
+   finish): the walk stamps the path again but counts nothing, because ``_insert_helper`` counts a
+   node only past the request's ``cache_inserted_len``, which the first insert set to the prompt's
+   length — a request counts each node once. A request that finishes at its first token is
+   released at prefill (``process_batch_result_prefill``) and inserted once. Then the lock is
+   released.
 
 The count matters only for LFU and SLRU, whose keys read it; the second walk's time keeps every
-node's order of last use, so LRU, MRU, FIFO and FILO are as with one insert. Requests complete
+node's order of last use, so every policy is as with one insert. Requests complete
 instantly (a hit-ratio replay): no request holds a lock while the next one is served, and output
 tokens are not inserted (a trace has no ids for them). A prompt longer than the free cache caches
 only the blocks that fit after its matched prefix. Policies are SGLang's eviction keys (smallest evicted
@@ -420,14 +422,17 @@ def drop_edge(tree: np.ndarray, parent: np.ndarray, x: int) -> None:
 
 
 @helper
-def stamp_path(tree: np.ndarray, state: np.ndarray, nodes: np.ndarray, lo: int, hi: int) -> None:
-    """An insert's walk over accesses ``lo .. hi``: each cached node on it gets a new time and one more hit."""
+def stamp_path(tree: np.ndarray, state: np.ndarray, nodes: np.ndarray, lo: int, hi: int, counts: bool) -> None:
+    """An insert's walk over accesses ``lo .. hi``: each cached node on it gets a new time, and one
+    more hit when ``counts`` (the request's first insert; SGLang 0.5.23's ``_insert_helper`` counts
+    only past the request's ``cache_inserted_len``)."""
     t = tick(state)
     for i in range(lo, hi):
         b = nodes[i]
         if tree[OWNER, b] == b:
             tree[LAST, b] = t
-            tree[HITS, b] += 1
+            if counts:
+                tree[HITS, b] += 1
 
 
 @helper
@@ -510,11 +515,11 @@ def finish(
     inserts: int,
     policy: int,
 ) -> None:
-    """A request after its eviction: steps 3-5, its prompt inserted ``inserts`` times."""
-    stamp_path(tree, state, nodes, lo, lo + m)
+    """A request after its eviction: steps 3-5, its prompt inserted ``inserts`` times (1 or 2)."""
+    stamp_path(tree, state, nodes, lo, lo + m, True)
     insert(tree, state, nodes, lo, m, want, deepest)
-    if inserts == 2:  # step 4: the finished request's insert stamps and counts the path again
-        stamp_path(tree, state, nodes, lo, lo + m + want)
+    if inserts == 2:  # step 4: the finished request's insert stamps the path again; it counts nothing
+        stamp_path(tree, state, nodes, lo, lo + m + want, False)
     unlock(tree, keys, slots, state, nodes, lo, m, want, deepest, policy)
 
 

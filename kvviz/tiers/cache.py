@@ -9,8 +9,8 @@ tier (``hicache_storage``), both in sgl-project/sglang, as a compiled replay of 
   tier evolves as a plain RadixCache does, and the lower tiers follow its evictions;
 - **write policies** (``--hicache-write-policy``): ``write_through`` copies a block to host
   memory when it enters L1; ``write_through_selective`` when its hit count reaches 2 (counted
-  as HiCache counts: once per insert of a prompt that walks it in L1, and a request inserts its
-  prompt twice when it generates two tokens or more);
+  as SGLang 0.5.23 counts: once per request whose prompt walks it in L1, however many times the
+  request inserts it, since ``_insert_helper`` counts only past the request's ``cache_inserted_len``);
   ``write_back`` only when L1 evicts it;
 - a block L1 evicts that has a host copy stays in L2 and is found there by later requests;
 - **L2** drops only host-only leaves (a block also in L1 keeps its copy, as ``evict_host``
@@ -367,9 +367,9 @@ def tiered_replay(
         for i in range(lo, end):  # HiCache's hit count; blocks now on the GPU leave the host's candidates
             b = nodes[i]
             if i < lo + m:
-                use[COUNT, b] += inserts[r]
+                use[COUNT, b] += 1
             else:
-                use[COUNT, b] = inserts[r]
+                use[COUNT, b] = 1
                 h_rec[CAND, b] = 0
         # host copies: by the write policy's hit count, and every block prefetched from storage
         for i in range(lo, end):
