@@ -4,7 +4,7 @@ Follows SGLang's HiRadixCache (``python/sglang/srt/mem_cache/hiradix_cache.py``)
 tier (``hicache_storage``), both in sgl-project/sglang, as a compiled replay of a whole trace:
 
 - **L1** is the prefix replay of :mod:`kvviz.prefix_cache.replay` exactly (the same radix tree
-  steps, run by the same compiled functions): whether a request's lower-tier blocks are loaded back
+  steps of :mod:`kvviz.hiradix.tree`): whether a request's lower-tier blocks are loaded back
   or recomputed, its prompt ends up device-resident as HiCache's insert adopts them, so the GPU
   tier evolves as a plain RadixCache does, and the lower tiers follow its evictions;
 - **write policies** (``--hicache-write-policy``): ``write_through`` copies a block to host
@@ -38,25 +38,14 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.common.jit import helper, kernel
-from kvviz.prefix_cache.replay import (
-    HEAD,
-    NO_NODE,
-    OWNER,
-    by_first_use,
-    evict_leaf,
-    finish,
-    match_length,
-    new_tree,
-    start,
-)
+from kvviz.hiradix.keys import FIFO, FILO, LFU, LRU, MRU
+from kvviz.hiradix.tree import HEAD, NO_NODE, OWNER, by_first_use, evict_leaf, finish, match_length, new_tree, start
 
 SELECTIVE_THRESHOLD = 2
 """SGLang's hit count at which write_through_selective copies a node to host memory."""
 STATS = ("l2_writes", "l3_writes", "l2_evictions", "l3_evictions", "l2_write_failures")
 WRITE_BACK = 2
 """``write_back``'s index in ``kvviz.tiers.config.WRITE_POLICIES``."""
-MRU = 3
-"""MRU's code in :class:`kvviz.prefix_cache.replay.PrefixPolicy`: the one key that falls with use."""
 
 SEEN, FREQ, COUNT = 0, 1, 2
 """The rows of ``use``, one value per block: the last request that read it, how many did, HiCache's hit count."""
@@ -84,17 +73,17 @@ def new_tier(n: int, capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 def tier_key(b: int, policy: int, use: np.ndarray, rec: np.ndarray) -> int:
     """A lower-tier block's eviction key, then its last use, in one number (smallest evicted first)."""
     seen = use[SEEN, b]
-    if policy == 0:
+    if policy == LRU:
         k = seen
-    elif policy == 1:
+    elif policy == LFU:
         k = use[FREQ, b]
-    elif policy == 2:
+    elif policy == FIFO:
         k = rec[BORN, b]
-    elif policy == MRU:
+    elif policy == MRU:  # the one key that falls with use
         k = _TOP - seen
-    elif policy == 4:
+    elif policy == FILO:
         k = _TOP - rec[BORN, b]
-    else:
+    else:  # SLRU
         k = 1 if use[FREQ, b] >= 2 else 0
     return (k << 31) | seen
 
@@ -321,8 +310,8 @@ def tiered_replay(
     """Per request, the blocks hit in L1, L2 and L3, and the tier counters (``STATS``).
 
     ``inserts[r]`` is how often request r's prompt is inserted (SGLang's serving flow, as in the
-    prefix replay). Capacities are in blocks; ``policy`` is :class:`kvviz.prefix_cache.replay.PrefixPolicy`'s
-    code, ``write_policy`` an index into ``kvviz.tiers.config.WRITE_POLICIES``. A request reads its
+    prefix replay). Capacities are in blocks; ``policy`` is a code of :mod:`kvviz.hiradix.keys`,
+    ``write_policy`` an index into ``kvviz.tiers.config.WRITE_POLICIES``. A request reads its
     blocks (last use and use count: MRU's key falls with use, so a candidate gets a fresh entry at
     once; the other keys rise and are refreshed lazily), goes through L1 (whose evictions write back
     or leave host copies as candidates), and then writes host copies and offers storage leaves.
