@@ -19,8 +19,9 @@ tier (``hicache_storage``), both in sgl-project/sglang, as a compiled replay of 
 - **L3** receives every block written to L2 (HiCache backs the host copy up to storage) and
   evicts its leaves by the chosen policy (the blocks a request writes become candidates once its
   writes are done); an L3 hit is prefetched into L2;
-- a request's hits are its L1 match, then the run of following blocks found in L2 or L3
-  (each counted in the fastest tier holding it). Whether they are loaded or recomputed is
+- a request's hits are its L1 match, then the run of following blocks found in L2, then the run
+  after that found in L3 — only when the last block matched so far has a host copy or nothing
+  matched (when SGLang 0.5.23 prefetches from storage). Whether they are loaded or recomputed is
   decided afterwards from the hardware model (:mod:`kvviz.tiers.latency`): it does not change
   what the tiers hold.
 
@@ -279,17 +280,21 @@ def _write(
 def _lower_hits(
     nodes: np.ndarray, lo: int, hi: int, m: int, h_rec: np.ndarray, s_rec: np.ndarray, out: np.ndarray, r: int
 ) -> int:
-    """Count the run of blocks after the L1 match found on the host (``out[1, r]``) or in storage
-    (``out[2, r]``); returns where the run ends."""
+    """Count the run of blocks after the L1 match found on the host (``out[1, r]``), then the run after
+    it found in storage (``out[2, r]``); returns where the run ends.
+
+    Storage is asked only when the match's deepest block has a host copy or nothing matched, as SGLang
+    0.5.23's scheduler gates a prefetch (``Scheduler._prefetch_kvcache``: ``is_backuped(last_host_node)
+    or is_root(last_host_node)``): a match that ends on a block held only on the GPU (write-back keeps
+    no host copy of it) prefetches nothing, and the blocks after it are recomputed."""
     run = m
-    while lo + run < hi:
-        b = nodes[lo + run]
-        if h_rec[HELD, b] == 1:
-            out[1, r] += 1
-        elif s_rec[HELD, b] == 1:
-            out[2, r] += 1
-        else:
-            break
+    while lo + run < hi and h_rec[HELD, nodes[lo + run]] == 1:
+        out[1, r] += 1
+        run += 1
+    if run > 0 and h_rec[HELD, nodes[lo + run - 1]] == 0:
+        return run
+    while lo + run < hi and s_rec[HELD, nodes[lo + run]] == 1:
+        out[2, r] += 1
         run += 1
     return run
 

@@ -169,3 +169,18 @@ def test_the_gpu_tier_is_the_prefix_replay_whatever_lies_below(synthetic, write_
         g, d, s, _ = tier_hits(synthetic, Capacities(60, 80, 300), policy, write_policy)
         assert (g == request_hits(synthetic, policy, 60)).all()
         assert d.sum() + s.sum() > 0
+
+
+def test_storage_is_asked_only_past_a_host_copy_or_the_root():
+    """SGLang 0.5.23's prefetch gate (``Scheduler._prefetch_kvcache``: ``is_backuped(last_host_node)
+    or is_root(last_host_node)``), write-back, LRU, 4 GPU / 1 host / 10 storage blocks. [K,L]'s leaf L
+    is written back when [Q] needs room and then pushed off the host by [M,N]'s write-back, so L is
+    only in storage while K stays on the GPU with no host copy: [K,L] matches K and asks storage
+    nothing. [A] alone, written back and pushed off the host the same way, matches nothing, so
+    storage is asked (at the root) and holds it."""
+    paths = [[1], [1, 2], [3, 4], [1], [5], [6], [1, 2]]
+    g, d, s, _ = tier_hits(prepare(chained(paths)), Capacities(4, 1, 10), "lru", "write_back")
+    assert (g.tolist(), d.tolist(), s.tolist()) == ([0, 1, 0, 1, 0, 0, 1], [0] * 7, [0] * 7)
+    paths = [[1], [2], [3], [1]]
+    g, d, s, _ = tier_hits(prepare(chained(paths)), Capacities(1, 1, 10), "lru", "write_back")
+    assert (g.tolist(), d.tolist(), s.tolist()) == ([0, 0, 0, 0], [0] * 4, [0, 0, 0, 1])
