@@ -14,6 +14,7 @@ from kvviz.prefix_cache import (
     POLICY_NAMES,
     PrefixReplay,
     cached_tokens,
+    final_state,
     parse_policies,
     prefix_nodes,
     prepare,
@@ -26,13 +27,16 @@ from kvviz.traces import from_records
 from kvviz.traces.workload import WorkloadConfig, generate
 
 
-def reference_hits(replay: PrefixReplay, policy: str, capacity: int, page: int = 1) -> np.ndarray:
+def reference_hits(
+    replay: PrefixReplay, policy: str, capacity: int, page: int = 1, cached: set | None = None
+) -> np.ndarray:
     """Each request through RadixCache as SGLang's scheduler serves it: match, lock, allocate the shortfall,
     insert after prefill, insert again at finish (only when the output has two tokens or more) counting
     only past what the first inserted, unlock.
 
     A block is ``page`` tokens (block id × page + k), the tree's page size is ``page`` and the
-    capacity is in blocks; a prompt caches at most what fits after its matched prefix.
+    capacity is in blocks; a prompt caches at most what fits after its matched prefix. ``cached``
+    receives the tokens the tree holds at the end.
     """
     nodes, offsets = replay.nodes, replay.offsets
     cache = RadixCache(page_size=page, eviction_policy=policy, capacity=capacity * page)
@@ -51,6 +55,8 @@ def reference_hits(replay: PrefixReplay, policy: str, capacity: int, page: int =
         cache.dec_lock_ref(found.last_node)
         cache.release_device(want * page)
         out.append(m)
+    if cached is not None:
+        cached.update(t for node in cache.nodes() if node.value is not None for t in node.key)
     return np.array(out, dtype=np.int64)
 
 
@@ -161,11 +167,15 @@ outputs_strategy = st.lists(st.integers(0, 3), min_size=40, max_size=40)
     paths=paths_strategy, outputs=outputs_strategy, capacity=st.integers(1, 25), policy=st.sampled_from(POLICY_NAMES)
 )
 def test_equals_radix_cache_and_a_plain_tree_on_random_trees(paths, outputs, capacity, policy):
-    """Requests with outputs of 0–3 tokens: one insert or two, as SGLang's scheduler does them."""
+    """Requests with outputs of 0–3 tokens: one insert or two, as SGLang's scheduler does them. The
+    compiled replay and the object model the Radix page steps through agree on every request's hits
+    and on what the tree holds at the end."""
     trace = chained(paths, outputs[: len(paths)])
     replay = prepare(trace)
-    ours = request_hits(replay, policy, capacity)
-    assert (ours == reference_hits(replay, policy, capacity)).all()
+    ours, held = final_state(replay, policy, capacity)
+    cached: set = set()
+    assert (ours == reference_hits(replay, policy, capacity, cached=cached)).all()
+    assert set(np.flatnonzero(held).tolist()) == cached
     plain = plain_hits(
         [trace.hash_ids(i).tolist() for i in range(trace.n_requests)], replay.insert_counts.tolist(), policy, capacity
     )
