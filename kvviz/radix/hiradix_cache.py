@@ -1,7 +1,9 @@
 """SGLang's HiRadixCache (HiCache): the radix tree over GPU (L1) and host (L2) memory.
 
 Follows ``python/sglang/srt/mem_cache/hiradix_cache.py`` and the HiCache design doc
-(``docs/advanced_features/hicache_design.md``), both in the sgl-project/sglang repository:
+(``docs/advanced_features/hicache_design.md``), both in the sgl-project/sglang repository, as they
+were before release 0.5.23 moved HiCache into ``mem_cache/unified_radix_cache.py``; hit counts
+follow 0.5.23 (a request counts each node once, ``inserted_len``):
 
 - a node is **D** (device only), **D+H** (both) or **H** (host only, ``value`` None);
 - write policies: ``write_through`` backs a node up when its ``hit_count`` reaches 1,
