@@ -53,7 +53,7 @@ def test_independent_trees_each_equal_the_replay_of_their_requests(paths, instan
         got[r % instances].append(
             serve(tree, heap, slots, state, nodes, lo, hi, capacity, parent, depth, inserts, code)
         )
-    for k in range(instances):
+    for k in range(min(instances, len(reqs))):  # an instance given no request holds nothing to compare
         mine = list(range(k, len(reqs), instances))
         sub = from_records(
             np.arange(len(mine)),
