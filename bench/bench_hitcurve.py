@@ -5,7 +5,8 @@
 
 The trace is ``bench.bench_scale``'s builder (ten generator pieces of 100,000 requests whose blocks
 come back every ten pieces), imported into a temporary trace library; neither is timed. The grid is
-libCacheSim's seven policies (LRU, FIFO, LFU, SIEVE, ARC, S3-FIFO, Belady) at five capacities.
+LRU and FIFO at five capacities (``--policies`` adds any of libCacheSim's seven: LFU, SIEVE, ARC,
+S3-FIFO, Belady).
 
 kvviz's side is one fresh process, ``kvviz hitcurve <library id> --sample exact``: interpreter
 start, opening and verifying the library entry (its block ids memory-mapped), preparing the replay,
@@ -14,7 +15,7 @@ binary format (oracleGeneral, written beforehand) with its hash table sized for 
 (``hashpower``: the next power of two above the distinct blocks), one simulation per (policy,
 capacity) in one process, and only ``process_trace`` is timed: its simulation alone. So neither
 side's parsing counts. The ratio is libCacheSim's simulation wall seconds over kvviz's (target: at
-least 10), with the CPU ratio beside it (kvviz runs one simulation per core, libCacheSim one
+least 15 for LRU and FIFO), with the CPU ratio beside it (kvviz runs one simulation per core, libCacheSim one
 thread), and every hit count must be equal: a difference ends the run with an error.
 
 Last, ``kvviz hitcurve`` on the bundled example trace with its defaults, run once to warm the
@@ -43,10 +44,11 @@ from kvviz.traces import library
 
 ROOT = Path(__file__).resolve().parents[1]
 POLICIES = ("lru", "fifo", "lfu", "sieve", "arc", "s3fifo", "belady")
+DEFAULT_POLICIES = ("lru", "fifo")
 CAPACITIES = (10_000, 100_000, 300_000, 1_000_000, 3_000_000)
 REQUESTS = 1_500_000
 MIN_ACCESSES = 20_000_000
-TARGET_RATIO = 10.0
+TARGET_RATIO = 15.0
 EXAMPLE = "assets/example_trace.jsonl"
 EXAMPLE_TARGET_S = 2.0
 LIBCACHESIM = """
@@ -97,7 +99,7 @@ def kvviz_hits(csv: str) -> dict[tuple[str, int], int]:
     return {(p, int(c)): int(h) for p, c, h, *_ in rows}
 
 
-def hitcurve_command(trace: str) -> list[str]:
+def hitcurve_command(trace: str, policies: tuple[str, ...]) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -107,20 +109,22 @@ def hitcurve_command(trace: str) -> list[str]:
         "--sample",
         "exact",
         "--policies",
-        ",".join(POLICIES),
+        ",".join(policies),
         "--capacities",
         ",".join(map(str, CAPACITIES)),
     ]
 
 
-def libcachesim_side(trace_ids: np.ndarray, folder: Path) -> tuple[dict[tuple[str, int], int], float, float]:
+def libcachesim_side(
+    trace_ids: np.ndarray, folder: Path, policies: tuple[str, ...]
+) -> tuple[dict[tuple[str, int], int], float, float]:
     """libCacheSim over the same accesses: its hits, and its simulation's wall and CPU seconds."""
     path = folder / "trace.oracleGeneral"
     write_oracle_general(trace_ids, path)
     hashpower = max(16, math.ceil(math.log2(int(trace_ids.max()) + 1)))
     print(f"libCacheSim's hash table: hashpower {hashpower}; load average {os.getloadavg()[0]:.1f}", flush=True)
     out = timed_process(
-        [sys.executable, "-c", LIBCACHESIM, str(path), str(hashpower), json.dumps(CAPACITIES), ",".join(POLICIES)]
+        [sys.executable, "-c", LIBCACHESIM, str(path), str(hashpower), json.dumps(CAPACITIES), ",".join(policies)]
     )[0]
     result = json.loads(out)
     path.unlink()
@@ -128,7 +132,7 @@ def libcachesim_side(trace_ids: np.ndarray, folder: Path) -> tuple[dict[tuple[st
     return hits, result["seconds"], result["cpu"]
 
 
-def at_scale(requests: int, with_libcachesim: bool) -> None:
+def at_scale(requests: int, with_libcachesim: bool, policies: tuple[str, ...]) -> None:
     """The grid on the library entry of a ``requests``-request trace, both sides, and the comparison."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -139,17 +143,17 @@ def at_scale(requests: int, with_libcachesim: bool) -> None:
         os.environ["KVVIZ_TRACES"] = str(library)
         print(
             f"trace: {requests:,} requests, {accesses:,} block accesses, library entry {eid}; "
-            f"{len(POLICIES)} policies x capacities {', '.join(f'{c:,}' for c in CAPACITIES)}; "
+            f"{', '.join(policies)} x capacities {', '.join(f'{c:,}' for c in CAPACITIES)}; "
             f"cores {os.cpu_count()}",
             flush=True,
         )
         if accesses < MIN_ACCESSES:
             print(f"(below the {MIN_ACCESSES:,} accesses the comparison is specified for)")
         print(f"kvviz, whole process; load average {os.getloadavg()[0]:.1f}", flush=True)
-        out, wall, cpu = timed_process(hitcurve_command(eid))
+        out, wall, cpu = timed_process(hitcurve_command(eid, policies))
         print(f"  kvviz hitcurve <entry> --sample exact   {wall:7.2f} s wall {cpu:7.2f} s CPU", flush=True)
         if with_libcachesim:
-            compare(kvviz_hits(out), (wall, cpu), *libcachesim_side(_dense_ids(eid), folder))
+            compare(kvviz_hits(out), (wall, cpu), *libcachesim_side(_dense_ids(eid), folder, policies))
 
 
 def _dense_ids(eid: str) -> np.ndarray:
@@ -186,8 +190,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=REQUESTS, help="requests in the trace (default: %(default)s)")
     parser.add_argument("--no-libcachesim", action="store_true", help="time kvviz's side only")
+    parser.add_argument(
+        "--policies",
+        default=",".join(DEFAULT_POLICIES),
+        help=f"comma-separated, of {', '.join(POLICIES)} (default: %(default)s)",
+    )
     args = parser.parse_args()
-    at_scale(args.requests, not args.no_libcachesim)
+    policies = tuple(p.strip() for p in args.policies.split(",") if p.strip())
+    if not policies or set(policies) - set(POLICIES):
+        parser.error(f"--policies: choose from {', '.join(POLICIES)}")
+    at_scale(args.requests, not args.no_libcachesim, policies)
     example_warm()
     print(f"peak memory of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
     return 0

@@ -4,8 +4,8 @@
     .venv/bin/python -m bench.bench_tiers --requests 200000
 
 The trace is generated here: each request reads the first blocks of a document drawn by Zipf's law
-(shared prefixes) and then blocks of its own, arriving as a Poisson stream. Targets (issue 27): the
-replay in at most 30 s wall and 4 GiB, the search on the bundled example in at most 10 s. Wall and
+(shared prefixes) and then blocks of its own, arriving as a Poisson stream. Targets: the replay in
+at most 15 s wall (kernels compiled) and 3 GiB, the search on the bundled example in at most 10 s. Wall and
 CPU seconds are printed (the machine is shared), and the peak resident memory of this process.
 """
 

@@ -24,9 +24,10 @@ EXPLAIN = (
     + "\n".join(f"- **{p.label}**: {p.rule}." for p in pc.PrefixPolicy)
     + "\n- **priority** is left out: a trace carries no request priorities, so it would be LRU.\n\n"
     "SGLang's scheduler inserts a prompt into the tree twice — after prefill, so that other requests can "
-    "share it, and again when the request finishes — and each insert adds one to the hit count of every node "
-    "on the path, which LFU and SLRU read. A request that finishes at its first token is inserted once. The "
-    "replay does the same.\n\n"
+    "share it, and again when the request finishes. As of SGLang 0.5.23 a request adds one to the hit count "
+    "of every node on its path once (the second insert counts only what lies past the first); LFU and SLRU "
+    "read that count. A request that finishes at its first token is inserted once. The replay does the same."
+    "\n\n"
     "**vLLM** (engine choice above) keeps no tree: each full block has a hash that also covers its parent's, "
     "a request's lookup stops at the first block whose hash is not cached, and blocks that no running request "
     "holds wait in one free queue. A finished request returns its blocks to the queue's tail, its last block "

@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--cache",
         choices=("block", "prefix", "vllm"),
         default="block",
-        help="block: every block is an entry (libCacheSim-style); prefix: SGLang's RadixCache as its "
+        help="block: every block is an entry (libCacheSim-style); prefix: SGLang 0.5.23's RadixCache as its "
         "scheduler drives it, evicting leaves of the prefix tree (policies lru, lfu, fifo, mru, filo, "
         "slru; default all six); vllm: vLLM's block pool, evicting single blocks from its free queue "
         "(one curve, named vllm)",

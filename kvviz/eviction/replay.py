@@ -41,6 +41,7 @@ from kvviz.eviction.policies.lfu import length_aware_hits, lfu_hits
 from kvviz.eviction.policies.lru import lru_hits_from_distances
 from kvviz.eviction.policies.s3fifo import s3fifo_hits
 from kvviz.eviction.policies.sieve import sieve_hits
+from kvviz.hiradix.ids import dense_block_ids
 from kvviz.traces import Trace
 from kvviz.traces.reuse import stack_distances_of_ids
 
@@ -122,11 +123,7 @@ def replay_of(trace: Trace) -> Replay:
         len(trace.blocks) < MAX_ACCESSES,
         f"{len(trace.blocks):,} block accesses; the simulators take fewer than {MAX_ACCESSES:,}",
     )
-    if trace.ids_dense:  # a library entry's ids: already what the relabel below would give
-        ids = trace.blocks.astype(np.int64)
-    else:
-        _, ids = np.unique(trace.blocks, return_inverse=True)
-        ids = ids.astype(np.int64).reshape(-1)
+    ids = dense_block_ids(trace)
     return Replay(
         ids,
         int(ids.max()) + 1,

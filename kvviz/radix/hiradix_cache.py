@@ -1,7 +1,9 @@
 """SGLang's HiRadixCache (HiCache): the radix tree over GPU (L1) and host (L2) memory.
 
 Follows ``python/sglang/srt/mem_cache/hiradix_cache.py`` and the HiCache design doc
-(``docs/advanced_features/hicache_design.md``), both in the sgl-project/sglang repository:
+(``docs/advanced_features/hicache_design.md``), both in the sgl-project/sglang repository, as they
+were before release 0.5.23 moved HiCache into ``mem_cache/unified_radix_cache.py``; hit counts
+follow 0.5.23 (a request counts each node once, ``inserted_len``):
 
 - a node is **D** (device only), **D+H** (both) or **H** (host only, ``value`` None);
 - write policies: ``write_through`` backs a node up when its ``hit_count`` reaches 1,
@@ -109,8 +111,8 @@ class HiRadixCache(RadixCache):
         self._emit(EventKind.BACKUP, node, n)
         return n
 
-    def _inc_hit_count(self, node: TreeNode, chunked: bool) -> None:
-        if self.write_policy == "write_back" or not self._counts(chunked):
+    def _inc_hit_count(self, node: TreeNode, chunked: bool, counted: bool = True) -> None:
+        if self.write_policy == "write_back" or not self._counts(chunked) or not counted:
             return
         node.hit_count += 1
         if not node.backuped and node.hit_count >= self.write_through_threshold:
@@ -141,9 +143,17 @@ class HiRadixCache(RadixCache):
         return self._stamp
 
     def insert(
-        self, key: Any, value: Any = None, *, extra_key: str | None = None, priority: int = 0, chunked: bool = False
+        self,
+        key: Any,
+        value: Any = None,
+        *,
+        extra_key: str | None = None,
+        priority: int = 0,
+        chunked: bool = False,
+        inserted_len: int = 0,
     ) -> int:
-        """Insert ``key``; returns the device-resident part that was already cached."""
+        """Insert ``key``; returns the device-resident part that was already cached. A node ending
+        within ``inserted_len`` (what the request inserted before) is not counted again."""
         tokens, extra = self._norm(key, extra_key)
         values = self._values(tokens, value)
         self._tick()
@@ -153,19 +163,19 @@ class HiRadixCache(RadixCache):
         for child, i, n in self._descend(tokens, extra, self._stamp):
             child.priority = max(child.priority, priority)
             if self._materialised(child, values[i : i + n]):
-                self._inc_hit_count(child, chunked)
+                self._inc_hit_count(child, chunked, i + n > inserted_len)
             elif child.evicted:
                 child.value = values[i : i + n]
                 self._add_device(child, n)
                 self._emit(EventKind.ADOPT, child, n)
             else:
                 total += n
-                self._inc_hit_count(child, chunked)
+                self._inc_hit_count(child, chunked, i + n > inserted_len)
             node, i = child, i + n
         if i < len(tokens):
             node = self._add_leaf(node, tokens[i:], values[i:], extra)
             node.priority = priority
-            self._inc_hit_count(node, chunked)
+            self._inc_hit_count(node, chunked, len(tokens) > inserted_len)
         self._inserted(node, total, len(tokens), i < len(tokens))
         return total
 

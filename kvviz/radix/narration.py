@@ -36,7 +36,10 @@ def finished_line(r: RequestState, sched: Scheduler) -> str:
             f"**{r.rid}** finished: its prompt went into the tree after prefill, so that others could share it, "
             "and again with its output at finish (the inserts above)"
         )
-        moved = "each insert added 1 to the hit count of every node on its path: 2 in all"
+        moved = (
+            "the first insert added 1 to the hit count of every node on its path; the second counted only "
+            "what lay past the prompt, since a request counts each node once"
+        )
     else:
         line = (
             f"**{r.rid}** finished at its first token, so its prompt went into the tree once, at finish "

@@ -448,9 +448,20 @@ class RadixCache:
         return value
 
     def insert(
-        self, key: Any, value: Any = None, *, extra_key: str | None = None, priority: int = 0, chunked: bool = False
+        self,
+        key: Any,
+        value: Any = None,
+        *,
+        extra_key: str | None = None,
+        priority: int = 0,
+        chunked: bool = False,
+        inserted_len: int = 0,
     ) -> int:
-        """Insert ``key`` (with its KV slots ``value``); returns the number of tokens already cached."""
+        """Insert ``key`` (with its KV slots ``value``); returns the number of tokens already cached.
+
+        ``inserted_len`` is how much of ``key`` the same request inserted before (SGLang 0.5.23's
+        ``req.kv.cache_inserted_len``): a node whose end lies within it is not counted again, so a
+        request counts each node once (``_insert_helper``)."""
         tokens, extra = self._norm(key, extra_key)
         values = self._values(tokens, value)
         self._tick()
@@ -464,12 +475,12 @@ class RadixCache:
             if not self._materialised(child, values[i : i + n]):
                 total += n
             child.priority = max(child.priority, priority)
-            child.hit_count += count
+            child.hit_count += count and i + n > inserted_len
             node, i = child, i + n
         if i < len(tokens):
             node = self._add_leaf(node, tokens[i:], values[i:], extra)
             node.priority = priority
-            node.hit_count = int(count)
+            node.hit_count = int(count and len(tokens) > inserted_len)
         self._inserted(node, total, len(tokens), i < len(tokens))
         return total
 

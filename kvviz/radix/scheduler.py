@@ -139,8 +139,9 @@ class Scheduler:
         return log
 
     def complete(self, log: dict | None = None) -> None:
-        """Every running request finishes: its prompt, then prompt + output, enter the tree. A request
-        whose output is one token finishes at prefill and is inserted once (SGLang releases it at once)."""
+        """Every running request finishes: its prompt, then prompt + output, enter the tree; the second
+        insert counts only the output's nodes (SGLang 0.5.23's ``cache_inserted_len``). A request whose
+        output is one token finishes at prefill and is inserted once (SGLang releases it at once)."""
         c = self.cache
         for req in self.running:
             r = req.request
@@ -148,8 +149,13 @@ class Scheduler:
             prompt = r.tokens[: c.page_align(len(r.tokens))]
             full = r.tokens + r.output
             req.already_cached = c.insert(prompt, extra_key=r.extra_key, priority=r.priority)
-            if r.inserted_twice:
-                c.insert(full[: c.page_align(len(full))], extra_key=r.extra_key, priority=r.priority)
+            if r.inserted_twice:  # counts only past the prompt, which this request counted already
+                c.insert(
+                    full[: c.page_align(len(full))],
+                    extra_key=r.extra_key,
+                    priority=r.priority,
+                    inserted_len=len(prompt),
+                )
             c.release_in_flight(r.rid)
             c.dec_lock_ref(req.lock_node)
             c.release_device(req.reserved)

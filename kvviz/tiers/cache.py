@@ -4,13 +4,13 @@ Follows SGLang's HiRadixCache (``python/sglang/srt/mem_cache/hiradix_cache.py``)
 tier (``hicache_storage``), both in sgl-project/sglang, as a compiled replay of a whole trace:
 
 - **L1** is the prefix replay of :mod:`kvviz.prefix_cache.replay` exactly (the same radix tree
-  steps, run by the same compiled functions): whether a request's lower-tier blocks are loaded back
+  steps of :mod:`kvviz.hiradix.tree`): whether a request's lower-tier blocks are loaded back
   or recomputed, its prompt ends up device-resident as HiCache's insert adopts them, so the GPU
   tier evolves as a plain RadixCache does, and the lower tiers follow its evictions;
 - **write policies** (``--hicache-write-policy``): ``write_through`` copies a block to host
   memory when it enters L1; ``write_through_selective`` when its hit count reaches 2 (counted
-  as HiCache counts: once per insert of a prompt that walks it in L1, and a request inserts its
-  prompt twice when it generates two tokens or more);
+  as SGLang 0.5.23 counts: once per request whose prompt walks it in L1, however many times the
+  request inserts it, since ``_insert_helper`` counts only past the request's ``cache_inserted_len``);
   ``write_back`` only when L1 evicts it;
 - a block L1 evicts that has a host copy stays in L2 and is found there by later requests;
 - **L2** drops only host-only leaves (a block also in L1 keeps its copy, as ``evict_host``
@@ -19,8 +19,9 @@ tier (``hicache_storage``), both in sgl-project/sglang, as a compiled replay of 
 - **L3** receives every block written to L2 (HiCache backs the host copy up to storage) and
   evicts its leaves by the chosen policy (the blocks a request writes become candidates once its
   writes are done); an L3 hit is prefetched into L2;
-- a request's hits are its L1 match, then the run of following blocks found in L2 or L3
-  (each counted in the fastest tier holding it). Whether they are loaded or recomputed is
+- a request's hits are its L1 match, then the run of following blocks found in L2, then the run
+  after that found in L3 — only when the last block matched so far has a host copy or nothing
+  matched (when SGLang 0.5.23 prefetches from storage). Whether they are loaded or recomputed is
   decided afterwards from the hardware model (:mod:`kvviz.tiers.latency`): it does not change
   what the tiers hold.
 
@@ -38,25 +39,14 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.common.jit import helper, kernel
-from kvviz.prefix_cache.replay import (
-    HEAD,
-    NO_NODE,
-    OWNER,
-    by_first_use,
-    evict_leaf,
-    finish,
-    match_length,
-    new_tree,
-    start,
-)
+from kvviz.hiradix.keys import FIFO, FILO, LFU, LRU, MRU
+from kvviz.hiradix.tree import HEAD, NO_NODE, OWNER, by_first_use, evict_leaf, finish, match_length, new_tree, start
 
 SELECTIVE_THRESHOLD = 2
 """SGLang's hit count at which write_through_selective copies a node to host memory."""
 STATS = ("l2_writes", "l3_writes", "l2_evictions", "l3_evictions", "l2_write_failures")
 WRITE_BACK = 2
 """``write_back``'s index in ``kvviz.tiers.config.WRITE_POLICIES``."""
-MRU = 3
-"""MRU's code in :class:`kvviz.prefix_cache.replay.PrefixPolicy`: the one key that falls with use."""
 
 SEEN, FREQ, COUNT = 0, 1, 2
 """The rows of ``use``, one value per block: the last request that read it, how many did, HiCache's hit count."""
@@ -84,17 +74,17 @@ def new_tier(n: int, capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 def tier_key(b: int, policy: int, use: np.ndarray, rec: np.ndarray) -> int:
     """A lower-tier block's eviction key, then its last use, in one number (smallest evicted first)."""
     seen = use[SEEN, b]
-    if policy == 0:
+    if policy == LRU:
         k = seen
-    elif policy == 1:
+    elif policy == LFU:
         k = use[FREQ, b]
-    elif policy == 2:
+    elif policy == FIFO:
         k = rec[BORN, b]
-    elif policy == MRU:
+    elif policy == MRU:  # the one key that falls with use
         k = _TOP - seen
-    elif policy == 4:
+    elif policy == FILO:
         k = _TOP - rec[BORN, b]
-    else:
+    else:  # SLRU
         k = 1 if use[FREQ, b] >= 2 else 0
     return (k << 31) | seen
 
@@ -290,17 +280,21 @@ def _write(
 def _lower_hits(
     nodes: np.ndarray, lo: int, hi: int, m: int, h_rec: np.ndarray, s_rec: np.ndarray, out: np.ndarray, r: int
 ) -> int:
-    """Count the run of blocks after the L1 match found on the host (``out[1, r]``) or in storage
-    (``out[2, r]``); returns where the run ends."""
+    """Count the run of blocks after the L1 match found on the host (``out[1, r]``), then the run after
+    it found in storage (``out[2, r]``); returns where the run ends.
+
+    Storage is asked only when the match's deepest block has a host copy or nothing matched, as SGLang
+    0.5.23's scheduler gates a prefetch (``Scheduler._prefetch_kvcache``: ``is_backuped(last_host_node)
+    or is_root(last_host_node)``): a match that ends on a block held only on the GPU (write-back keeps
+    no host copy of it) prefetches nothing, and the blocks after it are recomputed."""
     run = m
-    while lo + run < hi:
-        b = nodes[lo + run]
-        if h_rec[HELD, b] == 1:
-            out[1, r] += 1
-        elif s_rec[HELD, b] == 1:
-            out[2, r] += 1
-        else:
-            break
+    while lo + run < hi and h_rec[HELD, nodes[lo + run]] == 1:
+        out[1, r] += 1
+        run += 1
+    if run > 0 and h_rec[HELD, nodes[lo + run - 1]] == 0:
+        return run
+    while lo + run < hi and s_rec[HELD, nodes[lo + run]] == 1:
+        out[2, r] += 1
         run += 1
     return run
 
@@ -321,8 +315,8 @@ def tiered_replay(
     """Per request, the blocks hit in L1, L2 and L3, and the tier counters (``STATS``).
 
     ``inserts[r]`` is how often request r's prompt is inserted (SGLang's serving flow, as in the
-    prefix replay). Capacities are in blocks; ``policy`` is :class:`kvviz.prefix_cache.replay.PrefixPolicy`'s
-    code, ``write_policy`` an index into ``kvviz.tiers.config.WRITE_POLICIES``. A request reads its
+    prefix replay). Capacities are in blocks; ``policy`` is a code of :mod:`kvviz.hiradix.keys`,
+    ``write_policy`` an index into ``kvviz.tiers.config.WRITE_POLICIES``. A request reads its
     blocks (last use and use count: MRU's key falls with use, so a candidate gets a fresh entry at
     once; the other keys rise and are refreshed lazily), goes through L1 (whose evictions write back
     or leave host copies as candidates), and then writes host copies and offers storage leaves.
@@ -367,9 +361,9 @@ def tiered_replay(
         for i in range(lo, end):  # HiCache's hit count; blocks now on the GPU leave the host's candidates
             b = nodes[i]
             if i < lo + m:
-                use[COUNT, b] += inserts[r]
+                use[COUNT, b] += 1
             else:
-                use[COUNT, b] = inserts[r]
+                use[COUNT, b] = 1
                 h_rec[CAND, b] = 0
         # host copies: by the write policy's hit count, and every block prefetched from storage
         for i in range(lo, end):

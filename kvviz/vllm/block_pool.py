@@ -41,8 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kvviz.common.jit import helper, kernel
+from kvviz.common.jit import kernel
 from kvviz.eviction.grid import INFINITE, parse_capacities, parse_capacity
+from kvviz.hiradix.lists import SIZE, TAIL, new_queues, pop_tail, push_head, unlink
 from kvviz.prefix_cache.replay import PrefixReplay, curve_of_table, per_capacity, prepare
 from kvviz.traces import Trace
 
@@ -51,21 +52,8 @@ POLICY = "vllm"
 NONE = -1
 
 
-@helper
-def _unlink(prev: np.ndarray, nxt: np.ndarray, x: int) -> None:
-    """Take ``x`` out of the doubly linked list it is in."""
-    nxt[prev[x]] = nxt[x]
-    prev[nxt[x]] = prev[x]
-
-
-@helper
-def _append(prev: np.ndarray, nxt: np.ndarray, tail: int, x: int) -> None:
-    """Put ``x`` last in the list whose sentinel is ``tail``."""
-    before = prev[tail]
-    nxt[before] = x
-    prev[x] = before
-    nxt[x] = tail
-    prev[tail] = x
+FREE = 0
+"""The pool's one free queue (index in its ``ends``)."""
 
 
 @kernel
@@ -73,25 +61,16 @@ def pool_replay(nodes: np.ndarray, offsets: np.ndarray, n_nodes: int, capacity: 
     """Hit blocks of every request through a vLLM block pool of ``capacity`` blocks, and the final
     ``held`` array (the prefix each block holds, -1: none).
 
-    The free queue is a doubly linked list over blocks ``0 .. capacity-1`` with sentinels
-    ``capacity`` (head) and ``capacity + 1`` (tail). The blocks holding one prefix form a second
-    list, in caching order: ``first[n]`` is the block a lookup of prefix ``n`` gets (-1: not cached).
+    Two sets of queues of :mod:`kvviz.hiradix.lists` over blocks ``0 .. capacity-1``: the free queue
+    (vLLM appends at its tail, the lists' newest end, and allocates from its head, the oldest), and
+    one queue per prefix of the blocks holding it in caching order, whose oldest block is the one a
+    lookup gets.
     """
-    head, tail = capacity, capacity + 1
-    qprev = np.empty(capacity + 2, np.int64)
-    qnext = np.empty(capacity + 2, np.int64)
-    qnext[head] = tail
-    qprev[tail] = head
+    free, free_ends = new_queues(capacity, 1)
     for b in range(capacity):
-        _append(qprev, qnext, tail, b)
+        push_head(free, free_ends, FREE, b)
     held = np.full(capacity, NONE, np.int64)
-    # the blocks of each prefix: a list per prefix with sentinels n_nodes + 2n (head), + 2n + 1 (tail)
-    dprev = np.empty(capacity + 2 * n_nodes, np.int64)
-    dnext = np.empty(capacity + 2 * n_nodes, np.int64)
-    for n in range(n_nodes):
-        h = capacity + 2 * n
-        dnext[h] = h + 1
-        dprev[h + 1] = h
+    holders, holder_ends = new_queues(capacity, n_nodes)
     longest = 0
     for r in range(len(offsets) - 1):
         longest = max(longest, offsets[r + 1] - offsets[r])
@@ -101,26 +80,25 @@ def pool_replay(nodes: np.ndarray, offsets: np.ndarray, n_nodes: int, capacity: 
         lo, hi = offsets[r], offsets[r + 1]
         m = 0
         while lo + m < hi:  # 1. lookup, stopping at the first prefix no block holds
-            h = capacity + 2 * nodes[lo + m]
-            if dnext[h] == h + 1:
+            n = nodes[lo + m]
+            if holder_ends[n, SIZE] == 0:
                 break
-            table[m] = dnext[h]
+            table[m] = holder_ends[n, TAIL]
             m += 1
         hits[r] = m
         for i in range(m):  # 2. touch: a hit block leaves the free queue while the request runs
-            _unlink(qprev, qnext, table[i])
+            unlink(free, free_ends, table[i])
         k = min(hi - lo - m, capacity - m)
         for j in range(k):  # 3. allocate from the head, dropping the hash a block held
-            b = qnext[head]
-            _unlink(qprev, qnext, b)
+            b = pop_tail(free, free_ends, FREE)
             if held[b] != NONE:
-                _unlink(dprev, dnext, b)
+                unlink(holders, holder_ends, b)
             n = nodes[lo + m + j]
             held[b] = n
-            _append(dprev, dnext, capacity + 2 * n + 1, b)
+            push_head(holders, holder_ends, n, b)
             table[m + j] = b
         for i in range(m + k - 1, -1, -1):  # 4. free at finish, the last block first
-            _append(qprev, qnext, tail, table[i])
+            push_head(free, free_ends, FREE, table[i])
     return hits, held
 
 

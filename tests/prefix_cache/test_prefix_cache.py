@@ -14,6 +14,7 @@ from kvviz.prefix_cache import (
     POLICY_NAMES,
     PrefixReplay,
     cached_tokens,
+    final_state,
     parse_policies,
     prefix_nodes,
     prepare,
@@ -26,12 +27,16 @@ from kvviz.traces import from_records
 from kvviz.traces.workload import WorkloadConfig, generate
 
 
-def reference_hits(replay: PrefixReplay, policy: str, capacity: int, page: int = 1) -> np.ndarray:
+def reference_hits(
+    replay: PrefixReplay, policy: str, capacity: int, page: int = 1, cached: set | None = None
+) -> np.ndarray:
     """Each request through RadixCache as SGLang's scheduler serves it: match, lock, allocate the shortfall,
-    insert after prefill, insert again at finish (only when the output has two tokens or more), unlock.
+    insert after prefill, insert again at finish (only when the output has two tokens or more) counting
+    only past what the first inserted, unlock.
 
     A block is ``page`` tokens (block id × page + k), the tree's page size is ``page`` and the
-    capacity is in blocks; a prompt caches at most what fits after its matched prefix.
+    capacity is in blocks; a prompt caches at most what fits after its matched prefix. ``cached``
+    receives the tokens the tree holds at the end.
     """
     nodes, offsets = replay.nodes, replay.offsets
     cache = RadixCache(page_size=page, eviction_policy=policy, capacity=capacity * page)
@@ -43,11 +48,15 @@ def reference_hits(replay: PrefixReplay, policy: str, capacity: int, page: int =
         want = min(hi - lo - m, capacity - m)
         cache.inc_lock_ref(found.last_node)
         assert cache.alloc_device(want * page)
+        inserted = 0
         for _ in range(int(replay.insert_counts[r])):
-            cache.insert(key[: (m + want) * page])
+            cache.insert(key[: (m + want) * page], inserted_len=inserted)
+            inserted = (m + want) * page
         cache.dec_lock_ref(found.last_node)
         cache.release_device(want * page)
         out.append(m)
+    if cached is not None:
+        cached.update(t for node in cache.nodes() if node.value is not None for t in node.key)
     return np.array(out, dtype=np.int64)
 
 
@@ -70,14 +79,19 @@ KEYS = {
 }
 
 
-def plain_hits(paths: list[list[int]], inserts: list[int], policy: str, capacity: int) -> list[int]:
+def plain_hits(
+    paths: list[list[int]], inserts: list[int], policy: str, capacity: int, *, once: bool = True
+) -> list[int]:
     """SGLang's serving flow written out plainly: a tree of edges, the smallest-keyed unlocked leaf
-    evicted whole until the prompt fits, then ``inserts`` counting inserts of the prompt."""
+    evicted whole until the prompt fits, then ``inserts`` inserts of the prompt. With ``once``
+    (SGLang 0.5.23, ``RadixCache._insert_helper``) an insert counts a node only when its end lies
+    past ``inserted_len``, what the request inserted before (``_insert_cache`` sets
+    ``req.kv.cache_inserted_len``); without, every insert counts (0.5.20-0.5.21)."""
     clock = iter(range(10**9))
     root = Node((), None, next(clock))
     used, out = 0, []
 
-    def walk(key: tuple, count: bool) -> tuple[Node, int]:
+    def walk(key: tuple, count: bool, inserted_len: int = 0) -> tuple[Node, int]:
         node, i, now = root, 0, next(clock)
         while i < len(key) and key[i] in node.children:
             child = node.children[key[i]]
@@ -94,7 +108,7 @@ def plain_hits(paths: list[list[int]], inserts: list[int], policy: str, capacity
                 child = front
             else:
                 child.last = now
-            child.hits += count
+            child.hits += count and i + n > inserted_len
             node, i = child, i + n
         return node, i
 
@@ -120,13 +134,16 @@ def plain_hits(paths: list[list[int]], inserts: list[int], policy: str, capacity
             victim = min(leaves(locked), key=KEYS[policy])
             del victim.parent.children[victim.key[0]]
             used -= len(victim.key)
+        inserted = 0
         for _ in range(times):
-            node, i = walk(key[: m + want], True)
+            node, i = walk(key[: m + want], True, inserted)
             if i < m + want:
                 leaf = Node(key[i : m + want], node, next(clock))
                 leaf.hits = 1
                 node.children[key[i]] = leaf
                 used += m + want - i
+            if once:
+                inserted = m + want
         out.append(m)
     return out
 
@@ -150,26 +167,41 @@ outputs_strategy = st.lists(st.integers(0, 3), min_size=40, max_size=40)
     paths=paths_strategy, outputs=outputs_strategy, capacity=st.integers(1, 25), policy=st.sampled_from(POLICY_NAMES)
 )
 def test_equals_radix_cache_and_a_plain_tree_on_random_trees(paths, outputs, capacity, policy):
-    """Requests with outputs of 0–3 tokens: one insert or two, as SGLang's scheduler does them."""
+    """Requests with outputs of 0–3 tokens: one insert or two, as SGLang's scheduler does them. The
+    compiled replay and the object model the Radix page steps through agree on every request's hits
+    and on what the tree holds at the end."""
     trace = chained(paths, outputs[: len(paths)])
     replay = prepare(trace)
-    ours = request_hits(replay, policy, capacity)
-    assert (ours == reference_hits(replay, policy, capacity)).all()
+    ours, held = final_state(replay, policy, capacity)
+    cached: set = set()
+    assert (ours == reference_hits(replay, policy, capacity, cached=cached)).all()
+    assert set(np.flatnonzero(held).tolist()) == cached
     plain = plain_hits(
         [trace.hash_ids(i).tolist() for i in range(trace.n_requests)], replay.insert_counts.tolist(), policy, capacity
     )
     assert ours.tolist() == plain
 
 
-def test_sglang_flow_counts_two_inserts_per_request():
-    """The repro: with two inserts, the first prompt reaches SLRU's protected segment after one reuse and the
-    third request's prompt is protected too, so the fourth evicts the first and the fifth hits; with one
-    insert per request (one-token outputs) the third's prompt is still probationary and goes instead."""
+def test_sglang_0_5_23_counts_a_request_once():
+    """The repro: when every insert counted (0.5.20-0.5.21) the first prompt reached SLRU's protected
+    segment after one reuse and the third request's prompt was protected too, so the fourth evicted the
+    first and the fifth hit. Since 0.5.22 a request counts each node once, however many times it
+    inserts, so the third's prompt is still probationary and goes: as with one insert per request."""
     paths = [[1, 2, 3], [1, 2, 3], [4, 5, 6], [7, 8, 9], [4, 5, 6]]
-    assert request_hits(prepare(chained(paths)), "slru", 6).tolist() == [0, 3, 0, 0, 3]
+    assert request_hits(prepare(chained(paths)), "slru", 6).tolist() == [0, 3, 0, 0, 0]
     assert request_hits(prepare(chained(paths, [1] * 5)), "slru", 6).tolist() == [0, 3, 0, 0, 0]
-    assert plain_hits(paths, [2] * 5, "slru", 6) == [0, 3, 0, 0, 3]
-    assert plain_hits(paths, [1] * 5, "slru", 6) == [0, 3, 0, 0, 0]
+    assert plain_hits(paths, [2] * 5, "slru", 6) == [0, 3, 0, 0, 0]
+    assert plain_hits(paths, [2] * 5, "slru", 6, once=False) == [0, 3, 0, 0, 3]
+
+
+def test_lfu_counts_a_two_insert_request_once():
+    """[4] finishes after two tokens (two inserts), [2] and [1] at their first (one insert each), through
+    two blocks. [1] must evict one of [4] and [2]: both were counted once, so the older [4] goes and its
+    return misses. Counting every insert, [4] would hold 2 against 1 and stay."""
+    paths, outputs = [[4], [2], [1], [4]], [2, 1, 1, 2]
+    ours = request_hits(prepare(chained(paths, outputs)), "lfu", 2).tolist()
+    assert ours == plain_hits(paths, [2, 1, 1, 2], "lfu", 2) == [0, 0, 0, 0]
+    assert plain_hits(paths, [2, 1, 1, 2], "lfu", 2, once=False) == [0, 0, 0, 1]
 
 
 def test_inserts_follow_the_output_length():

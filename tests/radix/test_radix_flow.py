@@ -24,13 +24,16 @@ def _count(sched: Scheduler, first: int) -> int:
     return sched.cache.root.children[first].hit_count
 
 
-def test_two_inserts_unless_the_output_is_one_token():
+def test_two_inserts_unless_the_output_is_one_token_and_each_request_counts_once():
+    """SGLang 0.5.23 (``RadixCache._insert_helper`` with ``cache_inserted_len``): the insert at finish
+    counts only the output's node, past the prompt the request inserted after prefill."""
     sched, _ = _served(Request("R1", (1, 2, 3), (9, 9)), Request("R2", (4, 5)), Request("R3", (6, 7), (8,)))
-    assert _count(sched, 1) == 2  # after prefill and at finish (with its output)
-    assert _count(sched, 4) == 2  # no output given: as a request that decodes
+    assert _count(sched, 1) == 1  # after prefill; the insert at finish does not count it again
+    assert sched.cache.root.children[1].children[9].hit_count == 1  # the output, counted at finish
+    assert _count(sched, 4) == 1  # no output given: as a request that decodes
     assert _count(sched, 6) == 1  # finished at its first token: only at finish
     sched, _ = _served(Request("R4", (6, 7), generates=1), Request("R5", (1, 2), generates=40))
-    assert (_count(sched, 6), _count(sched, 1)) == (1, 2)
+    assert (_count(sched, 6), _count(sched, 1)) == (1, 1)
 
 
 def test_a_trace_request_generates_its_output_length():
@@ -46,8 +49,9 @@ def test_the_step_says_how_the_counts_moved_and_why():
     said = round_lines(sched.round([]), sched)
     assert said["R2"] == [
         "**R2** finished: its prompt went into the tree after prefill, so that others could share it, and again "
-        "with its output at finish (the inserts above); each insert added 1 to the hit count of every node on "
-        "its path: 2 in all; the deepest node of the prefix it found cached now has hit count 4"
+        "with its output at finish (the inserts above); the first insert added 1 to the hit count of every node "
+        "on its path; the second counted only what lay past the prompt, since a request counts each node once; "
+        "the deepest node of the prefix it found cached now has hit count 2"
     ]
     assert said["R3"][0].startswith("**R3** finished at its first token, so its prompt went into the tree once")
     assert "the insert added 1 to the hit count of every node on its path" in said["R3"][0]
@@ -58,9 +62,9 @@ def test_the_step_says_how_the_counts_moved_and_why():
 
 
 def test_counts_match_the_compiled_replay_flow():
-    """The scheduler's counts equal the prefix replay's rule: a shared prompt served twice reaches 4."""
+    """The scheduler's counts equal the prefix replay's rule: a shared prompt served by two requests reaches 2."""
     sched, _ = _served(Request("R1", (1, 2, 3), (9, 9)))
     sched.round([Request("R2", (1, 2, 3, 4), (9, 9))])
     sched.round([])
     node = sched.cache.root.children[1]
-    assert np.array([node.hit_count]).tolist() == [4]
+    assert np.array([node.hit_count]).tolist() == [2]

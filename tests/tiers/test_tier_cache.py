@@ -58,7 +58,8 @@ class HostTier:
 
 def reference_tiers(prepared: PrefixReplay, policy: str, gpu: int, host: int, write_policy: str):
     """(GPU hits, host hits) per request: RadixCache for the GPU (match, lock, allocate the shortfall,
-    insert once or twice), its evictions in the order it makes them, and a HostTier."""
+    insert once or twice, counting once: ``_insert_helper``'s ``inserted_len``), its evictions in the
+    order it makes them, and a HostTier."""
     nodes, offsets = prepared.nodes, prepared.offsets
     cache = RadixCache(page_size=1, eviction_policy=policy, capacity=gpu)
     tier = HostTier(prepared, policy, host)
@@ -88,15 +89,16 @@ def reference_tiers(prepared: PrefixReplay, policy: str, gpu: int, host: int, wr
                     on_gpu.discard(b)
                     if threshold is None:
                         tier.write(b, r, on_gpu)
-        inserts = int(prepared.insert_counts[r])
-        for i, b in enumerate(path[: m + max(want, 0)]):
-            count[b] = count.get(b, 0) + inserts if i < m else inserts
+        for i, b in enumerate(path[: m + max(want, 0)]):  # a request counts each block once (SGLang 0.5.23)
+            count[b] = count.get(b, 0) + 1 if i < m else 1
         on_gpu.update(path[: m + max(want, 0)])
         for b in path[: m + max(want, 0)]:
             if threshold is not None and count[b] >= threshold:
                 tier.write(b, r, on_gpu)
-        for _ in range(inserts):
-            cache.insert(path[: m + max(want, 0)])
+        inserted = 0
+        for _ in range(int(prepared.insert_counts[r])):
+            cache.insert(path[: m + max(want, 0)], inserted_len=inserted)
+            inserted = m + max(want, 0)
         cache.dec_lock_ref(found.last_node)
         cache.release_device(max(want, 0))
     return out1, out2
@@ -149,8 +151,10 @@ def test_unbounded_tiers_reach_the_ceiling(synthetic):
 
 @pytest.mark.parametrize("write_policy", WRITE_POLICIES)
 def test_the_tier_split_sums_to_the_total(synthetic, write_policy):
-    """A request's hits by tier are a prefix of it; the split adds up and never exceeds an infinite cache."""
-    g, d, s, counters = tier_hits(synthetic, Capacities(40, 80, 300), "lru", write_policy)
+    """A request's hits by tier are a prefix of it; the split adds up and never exceeds an infinite cache.
+    The host is small enough that selective write-through, which backs up only blocks a later request
+    reuses on the GPU, still fills it and spills to storage."""
+    g, d, s, counters = tier_hits(synthetic, Capacities(40, 10, 300), "lru", write_policy)
     total = g + d + s
     assert (total <= np.diff(synthetic.offsets)).all()
     assert total.sum() <= synthetic.seen_before.sum()
@@ -165,3 +169,18 @@ def test_the_gpu_tier_is_the_prefix_replay_whatever_lies_below(synthetic, write_
         g, d, s, _ = tier_hits(synthetic, Capacities(60, 80, 300), policy, write_policy)
         assert (g == request_hits(synthetic, policy, 60)).all()
         assert d.sum() + s.sum() > 0
+
+
+def test_storage_is_asked_only_past_a_host_copy_or_the_root():
+    """SGLang 0.5.23's prefetch gate (``Scheduler._prefetch_kvcache``: ``is_backuped(last_host_node)
+    or is_root(last_host_node)``), write-back, LRU, 4 GPU / 1 host / 10 storage blocks. [K,L]'s leaf L
+    is written back when [Q] needs room and then pushed off the host by [M,N]'s write-back, so L is
+    only in storage while K stays on the GPU with no host copy: [K,L] matches K and asks storage
+    nothing. [A] alone, written back and pushed off the host the same way, matches nothing, so
+    storage is asked (at the root) and holds it."""
+    paths = [[1], [1, 2], [3, 4], [1], [5], [6], [1, 2]]
+    g, d, s, _ = tier_hits(prepare(chained(paths)), Capacities(4, 1, 10), "lru", "write_back")
+    assert (g.tolist(), d.tolist(), s.tolist()) == ([0, 1, 0, 1, 0, 0, 1], [0] * 7, [0] * 7)
+    paths = [[1], [2], [3], [1]]
+    g, d, s, _ = tier_hits(prepare(chained(paths)), Capacities(1, 1, 10), "lru", "write_back")
+    assert (g.tolist(), d.tolist(), s.tolist()) == ([0, 0, 0, 0], [0] * 4, [0, 0, 0, 1])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.common.jit import kernel
-from kvviz.eviction.policies._lists import NOWHERE, SIZE, WHERE, new_queues, pop_tail, push_head
+from kvviz.hiradix.lists import NOWHERE, SIZE, WHERE, new_queues, pop_tail, push_head
 
 QUEUE = 0
 

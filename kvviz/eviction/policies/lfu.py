@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.common.jit import kernel
-from kvviz.eviction.policies._heap import ABSENT, SLOT, new_heap, pop, push, rekey
-from kvviz.eviction.policies._lists import NOWHERE, SIZE, WHERE, new_queues, pop_tail, push_head, unlink
+from kvviz.hiradix.heap import ABSENT, SLOT, new_heap, pop, push, rekey
+from kvviz.hiradix.lists import NOWHERE, SIZE, WHERE, new_queues, pop_tail, push_head, unlink
 
 
 @kernel

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.common.jit import kernel
-from kvviz.eviction.policies._lists import NONE, NOWHERE, PREV, SIZE, TAIL, WHERE, new_queues, push_head, unlink
+from kvviz.hiradix.lists import NONE, NOWHERE, PREV, SIZE, TAIL, WHERE, new_queues, push_head, unlink
 
 QUEUE = 0
 

@@ -1,0 +1,13 @@
+"""The compiled engine under every radix replay: SGLang 0.5.23's radix tree as arrays.
+
+- :mod:`kvviz.hiradix.tree`: the array radix tree and the steps that serve one request
+  (``new_tree``, ``match_length``, ``start``, ``evict_leaf``, ``drop_edge``, ``finish``, ``serve``);
+- :mod:`kvviz.hiradix.keys`: the eviction keys, named as the object model
+  (``kvviz.radix.radix_cache.STRATEGY``) names them;
+- :mod:`kvviz.hiradix.heap` and :mod:`kvviz.hiradix.lists`: the indexed heap and the linked
+  queues, shared with the block-cache policies of ``kvviz.eviction``;
+- :mod:`kvviz.hiradix.ids`: block ids numbered densely, as every compiled replay indexes them.
+
+The prefix replay (``kvviz.prefix_cache``) and the tiered replay (``kvviz.tiers.cache``) run on
+it. Importing this package imports nothing else: each module is imported where it is used.
+"""
