@@ -1,0 +1,258 @@
+"""A trace served by N instances, each with its own radix cache, behind a router.
+
+Requests arrive in trace order. At each arrival the router (:mod:`kvviz.cluster.routers`) sees the
+cluster as it is then and picks an instance; the request is served by that instance's cache
+(:class:`kvviz.cluster.instance.InstanceCache`: its hits are the leading blocks that cache holds,
+and its prompt is cached from then on, as in the hit-ratio replays) and queues for that instance's
+prefill, first come first served:
+
+- prefill time is Mooncake's f(len, prefix) (:class:`kvviz.mooncake.prefill.PrefillModel`) for the
+  model on one GPU at the MFU, with no fixed overhead: the paper GPU's time to compute the prompt
+  after its cached (or fetched) prefix; the last prompt token is always computed;
+- TTFT = the wait for the instance's earlier prefills + the request's own fetch and prefill;
+- a request is in flight from its arrival until its prefill ends plus ``decode_s_per_token`` per
+  output token (an input: decode is not simulated, only how long a request holds its place in the
+  routers' loads).
+
+Load imbalance is the busiest instance's prefill seconds over the mean. One cache of N × C blocks
+replaying the whole trace is the reference the instances would reach if they were one cache; no
+router reaches it.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from kvviz.cluster.instance import InstanceCache, numbered
+from kvviz.cluster.routers import MAX_INSTANCES, ROUTERS, Route, RouterKnobs, View, make_router, parse_router
+from kvviz.common import budget
+from kvviz.common import hardware as hw
+from kvviz.common.errors import require
+from kvviz.mooncake.prefill import PrefillModel
+from kvviz.prefix_cache.replay import PrefixReplay, parse_policy, prepare, request_hits
+from kvviz.traces import Trace
+
+REFERENCE = "one shared cache (reference)"
+SUMMARY_COLUMNS = (
+    "router",
+    "hits",
+    "fetched",
+    "accesses",
+    "hit_ratio",
+    "ttft_p50_s",
+    "ttft_p90_s",
+    "ttft_p99_s",
+    "imbalance",
+    "dollars_per_hour",
+    "dollars_per_m_input_tokens",
+)
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """N instances of ``blocks`` GPU blocks each (one GPU of ``gpu`` each), the cache's eviction
+    policy, the model that sets prefill time, and the routers' knobs."""
+
+    instances: int = 4
+    blocks: int = 4096
+    policy: str = "lru"
+    model: str = "llama-3-8b"
+    gpu: str = "h100"
+    mfu: float = hw.DEFAULT_MFU
+    decode_s_per_token: float = 0.02
+    fetch_gb_s: float = 100.0  # the Conductor's fetch between instances (800 Gbps RDMA)
+    knobs: RouterKnobs = field(default_factory=RouterKnobs)
+
+    def validate(self) -> None:
+        require(1 <= self.instances <= MAX_INSTANCES, f"instances must be in 1..{MAX_INSTANCES}", field="instances")
+        require(self.blocks >= 1, "blocks per instance must be at least 1", field="blocks")
+        require(0 < self.mfu <= 1, "MFU must be in (0, 1]", field="mfu")
+        require(self.decode_s_per_token >= 0, "decode seconds per token must be ≥ 0", field="decode_s_per_token")
+        require(self.fetch_gb_s > 0, "the fetch bandwidth must be > 0 GB/s", field="fetch_gb_s")
+        parse_policy(self.policy)
+
+    @property
+    def model_spec(self) -> hw.ModelSpec:
+        return hw.model(self.model)
+
+    @property
+    def prefill(self) -> PrefillModel:
+        return PrefillModel.for_hardware(self.model_spec, hw.Compute(hw.gpu(self.gpu), self.mfu), overhead_s=0.0)
+
+    def dollars_per_hour(self) -> float:
+        return self.instances * hw.gpu_price(hw.gpu(self.gpu)).value
+
+    def knobs_for(self, block_size: int) -> RouterKnobs:
+        """The knobs with the Conductor's fetch cost from the link and the model's KV per block."""
+        per_block = block_size * self.model_spec.kv_bytes_per_token / (self.fetch_gb_s * hw.GB)
+        return replace(self.knobs, transfer_s_per_block=per_block)
+
+
+DEFAULT = ClusterConfig()
+"""Four instances of 4,096 blocks: llama-3-8b's 256 GiB of 512-token blocks each."""
+
+
+@dataclass(frozen=True)
+class ClusterRun:
+    """One router's run: per request its instance, blocks hit in that instance's cache, blocks
+    fetched from another instance, and TTFT; per instance its prefill seconds."""
+
+    router: str
+    instance: np.ndarray
+    hits: np.ndarray
+    fetched: np.ndarray
+    ttft_s: np.ndarray
+    busy_s: np.ndarray
+    accesses: int
+    input_tokens: int
+    span_s: float
+
+    @property
+    def hit_ratio(self) -> float:
+        return float(self.hits.sum()) / self.accesses if self.accesses else 0.0
+
+    @property
+    def imbalance(self) -> float:
+        """The busiest instance's prefill seconds over the mean (1 = even)."""
+        mean = float(self.busy_s.mean())
+        return float(self.busy_s.max()) / mean if mean > 0 else 1.0
+
+
+PREFILLED, COMPLETED = 0, 1
+
+
+def run(
+    source: Trace | PrefixReplay, router: str, config: ClusterConfig = DEFAULT, *, trace: Trace | None = None
+) -> ClusterRun:
+    """Serve the trace over ``config.instances`` caches behind ``router``."""
+    config.validate()
+    name = parse_router(router)
+    replay = source if isinstance(source, PrefixReplay) else prepare(source)
+    shape = numbered(replay)
+    n, bs = config.instances, replay.block_size
+    lengths = replay.input_lengths
+    outputs = _outputs(source if isinstance(source, Trace) else trace, replay)
+    model = config.prefill
+    caches = [InstanceCache(shape, config.blocks, config.policy) for _ in range(n)]
+    rule = make_router(
+        name, shape=shape, lengths=lengths, block_size=bs, instances=n, knobs=config.knobs_for(bs), model=model
+    )
+    view = View(caches, *(np.zeros(n, t) for t in (np.int64, np.int64, np.int64, float, float)))
+    free_at = np.zeros(n)
+    arrivals = replay.timestamps_ms / 1000.0
+    out = {k: np.zeros(replay.n_requests, t) for k, t in (("i", np.int64), ("h", np.int64), ("f", np.int64))}
+    ttft = np.zeros(replay.n_requests)
+    computed = np.zeros(replay.n_requests, np.int64)
+    events: list[tuple[float, int, int, int]] = []
+    for r in range(replay.n_requests):
+        now = float(arrivals[r])
+        while events and events[0][0] <= now:
+            _, kind, q, i = heapq.heappop(events)
+            _settle(view, rule, kind, q, i, int(lengths[q]), int(computed[q]))
+        np.maximum(free_at - now, 0.0, out=view.queue_s)
+        route: Route = rule.choose(r, view)
+        i = route.instance
+        hit = caches[i].serve(r)
+        cached = max(0, min((hit + route.fetched) * bs, int(lengths[r]) - 1))
+        service = route.transfer_s + model.time(int(lengths[r]), cached)
+        end = max(now, free_at[i]) + service
+        free_at[i] = end
+        view.busy_s[i] += service
+        computed[r] = int(lengths[r]) - cached
+        view.running[i] += 1
+        view.prompt_tokens[i] += int(lengths[r])
+        view.prefill_tokens[i] += computed[r]
+        heapq.heappush(events, (end, PREFILLED, r, i))
+        heapq.heappush(events, (end + outputs[r] * config.decode_s_per_token, COMPLETED, r, i))
+        out["i"][r], out["h"][r], out["f"][r], ttft[r] = i, hit, route.fetched, end - now
+    span = float(free_at.max() - arrivals[0]) if replay.n_requests else 0.0
+    return ClusterRun(
+        name, out["i"], out["h"], out["f"], ttft, view.busy_s.copy(), replay.accesses, int(lengths.sum()), span
+    )
+
+
+def _outputs(trace: Trace | None, replay: PrefixReplay) -> np.ndarray:
+    if trace is not None:
+        return trace.requests["output_length"].to_numpy(np.int64)
+    return np.zeros(replay.n_requests, np.int64)
+
+
+def _settle(view: View, rule, kind: int, r: int, i: int, length: int, computed: int) -> None:
+    """A request's prefill ended, or the request did: the loads the routers read drop."""
+    if kind == PREFILLED:
+        view.prefill_tokens[i] -= computed
+        rule.prefilled(r, i)
+    else:
+        view.running[i] -= 1
+        view.prompt_tokens[i] -= length
+        rule.completed(r, i)
+
+
+def shared_hits(replay: PrefixReplay, config: ClusterConfig) -> int:
+    """Hits of one cache of instances × blocks replaying the whole trace (the reference)."""
+    return int(request_hits(replay, config.policy, config.instances * config.blocks).sum())
+
+
+def summary_row(result: ClusterRun, config: ClusterConfig) -> dict:
+    p50, p90, p99 = np.percentile(result.ttft_s, [50, 90, 99]) if len(result.ttft_s) else (np.nan,) * 3
+    per_hour = config.dollars_per_hour()
+    dollars = per_hour * result.span_s / 3600
+    return {
+        "router": result.router,
+        "hits": int(result.hits.sum()),
+        "fetched": int(result.fetched.sum()),
+        "accesses": result.accesses,
+        "hit_ratio": result.hit_ratio,
+        "ttft_p50_s": float(p50),
+        "ttft_p90_s": float(p90),
+        "ttft_p99_s": float(p99),
+        "imbalance": result.imbalance,
+        "dollars_per_hour": per_hour,
+        "dollars_per_m_input_tokens": dollars / (result.input_tokens / 1e6) if result.input_tokens else np.nan,
+    }
+
+
+def compare(
+    trace: Trace,
+    routers: Sequence[str] = ROUTERS,
+    config: ClusterConfig = DEFAULT,
+    *,
+    progress: Callable[[float], None] | None = None,
+) -> pd.DataFrame:
+    """One row per router (``SUMMARY_COLUMNS``), then the shared cache's row, labelled as the reference."""
+    config.validate()
+    names = [parse_router(r) for r in routers]
+    require(bool(names), "no router given; choose from " + ", ".join(ROUTERS), field="router")
+    replay = prepare(trace)
+    rows = []
+    for done, name in enumerate(names, start=1):
+        rows.append(summary_row(run(replay, name, config, trace=trace), config))
+        if progress is not None:
+            progress(done / (len(names) + 1))
+    hits = shared_hits(replay, config)
+    rows.append(
+        {
+            "router": REFERENCE,
+            "hits": hits,
+            "fetched": 0,
+            "accesses": replay.accesses,
+            "hit_ratio": hits / replay.accesses,
+        }
+    )
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+
+
+SERVED_ACCESSES_PER_S = 1.0e6
+"""Block accesses the cluster serves per CPU second, routing included (a Python step per request)."""
+
+
+def cost(replay: PrefixReplay, runs: int) -> budget.Cost:
+    """The work of ``runs`` cluster runs of this trace, before it starts."""
+    return budget.cost(
+        "cluster replay", replay.accesses * runs, "block accesses", SERVED_ACCESSES_PER_S, "the number of routers"
+    )
