@@ -14,6 +14,13 @@ prefill, first come first served:
   output token (an input: decode is not simulated, only how long a request holds its place in the
   routers' loads).
 
+With a shared KV pool (``pool_blocks`` > 0: Mooncake Store, or an LMCache server every instance
+uses as its remote backend), an instance looks a prompt up in the pool past what its own cache holds
+(LMCache's lookup: the leading blocks the pool holds, hits touched) and loads those blocks over its
+link at ``pool_gb_s`` instead of computing them; after prefill it puts every block of the prompt
+there, so one instance's prefill is another's hit. The pool evicts its least recently used blocks
+(:class:`kvviz.lmcache.store.LruBackend`, the one pool model both stacks use).
+
 Load imbalance is the busiest instance's prefill seconds over the mean. One cache of N × C blocks
 replaying the whole trace is the reference the instances would reach if they were one cache; no
 router reaches it.
@@ -33,6 +40,7 @@ from kvviz.cluster.routers import MAX_INSTANCES, ROUTERS, Route, RouterKnobs, Vi
 from kvviz.common import budget
 from kvviz.common import hardware as hw
 from kvviz.common.errors import require
+from kvviz.lmcache.store import LruBackend
 from kvviz.mooncake.prefill import PrefillModel
 from kvviz.prefix_cache.replay import PrefixReplay, parse_policy, prepare, request_hits
 from kvviz.traces import Trace
@@ -42,6 +50,7 @@ SUMMARY_COLUMNS = (
     "router",
     "hits",
     "fetched",
+    "pooled",
     "accesses",
     "hit_ratio",
     "ttft_p50_s",
@@ -66,6 +75,8 @@ class ClusterConfig:
     mfu: float = hw.DEFAULT_MFU
     decode_s_per_token: float = 0.02
     fetch_gb_s: float = 100.0  # the Conductor's fetch between instances (800 Gbps RDMA)
+    pool_blocks: float = 0.0  # a shared KV pool (0: none; math.inf: unbounded)
+    pool_gb_s: float = 50.0  # each instance's link to the pool (400 Gbps RDMA)
     knobs: RouterKnobs = field(default_factory=RouterKnobs)
 
     def validate(self) -> None:
@@ -74,6 +85,8 @@ class ClusterConfig:
         require(0 < self.mfu <= 1, "MFU must be in (0, 1]", field="mfu")
         require(self.decode_s_per_token >= 0, "decode seconds per token must be ≥ 0", field="decode_s_per_token")
         require(self.fetch_gb_s > 0, "the fetch bandwidth must be > 0 GB/s", field="fetch_gb_s")
+        require(self.pool_blocks >= 0, "the shared pool's blocks must be ≥ 0", field="pool_blocks")
+        require(self.pool_gb_s > 0, "the pool's link must be > 0 GB/s", field="pool_gb_s")
         parse_policy(self.policy)
 
     @property
@@ -92,6 +105,10 @@ class ClusterConfig:
         per_block = block_size * self.model_spec.kv_bytes_per_token / (self.fetch_gb_s * hw.GB)
         return replace(self.knobs, transfer_s_per_block=per_block)
 
+    def pool_s_per_block(self, block_size: int) -> float:
+        """Seconds to load one block from the shared pool."""
+        return block_size * self.model_spec.kv_bytes_per_token / (self.pool_gb_s * hw.GB)
+
 
 DEFAULT = ClusterConfig()
 """Four instances of 4,096 blocks: llama-3-8b's 256 GiB of 512-token blocks each."""
@@ -100,12 +117,14 @@ DEFAULT = ClusterConfig()
 @dataclass(frozen=True)
 class ClusterRun:
     """One router's run: per request its instance, blocks hit in that instance's cache, blocks
-    fetched from another instance, and TTFT; per instance its prefill seconds."""
+    fetched from another instance, blocks loaded from the shared pool, and TTFT; per instance its
+    prefill seconds."""
 
     router: str
     instance: np.ndarray
     hits: np.ndarray
     fetched: np.ndarray
+    pooled: np.ndarray
     ttft_s: np.ndarray
     busy_s: np.ndarray
     accesses: int
@@ -145,7 +164,9 @@ def run(
     view = View(caches, *(np.zeros(n, t) for t in (np.int64, np.int64, np.int64, float, float)))
     free_at = np.zeros(n)
     arrivals = replay.timestamps_ms / 1000.0
-    out = {k: np.zeros(replay.n_requests, t) for k, t in (("i", np.int64), ("h", np.int64), ("f", np.int64))}
+    out = {k: np.zeros(replay.n_requests, np.int64) for k in "ihfp"}
+    pool = LruBackend("pool", config.pool_blocks) if config.pool_blocks > 0 else None
+    pool_s = config.pool_s_per_block(bs)
     ttft = np.zeros(replay.n_requests)
     computed = np.zeros(replay.n_requests, np.int64)
     events: list[tuple[float, int, int, int]] = []
@@ -158,8 +179,9 @@ def run(
         route: Route = rule.choose(r, view)
         i = route.instance
         hit = caches[i].serve(r)
-        cached = max(0, min((hit + route.fetched) * bs, int(lengths[r]) - 1))
-        service = route.transfer_s + model.time(int(lengths[r]), cached)
+        pooled = _from_pool(pool, shape.blocks(r).tolist(), hit + route.fetched)
+        cached = max(0, min((hit + route.fetched + pooled) * bs, int(lengths[r]) - 1))
+        service = route.transfer_s + pooled * pool_s + model.time(int(lengths[r]), cached)
         end = max(now, free_at[i]) + service
         free_at[i] = end
         view.busy_s[i] += service
@@ -169,11 +191,31 @@ def run(
         view.prefill_tokens[i] += computed[r]
         heapq.heappush(events, (end, PREFILLED, r, i))
         heapq.heappush(events, (end + outputs[r] * config.decode_s_per_token, COMPLETED, r, i))
-        out["i"][r], out["h"][r], out["f"][r], ttft[r] = i, hit, route.fetched, end - now
+        out["i"][r], out["h"][r], out["f"][r], out["p"][r], ttft[r] = i, hit, route.fetched, pooled, end - now
     span = float(free_at.max() - arrivals[0]) if replay.n_requests else 0.0
     return ClusterRun(
-        name, out["i"], out["h"], out["f"], ttft, view.busy_s.copy(), replay.accesses, int(lengths.sum()), span
+        name,
+        out["i"],
+        out["h"],
+        out["f"],
+        out["p"],
+        ttft,
+        view.busy_s.copy(),
+        replay.accesses,
+        int(lengths.sum()),
+        span,
     )
+
+
+def _from_pool(pool: LruBackend | None, blocks: list[int], have: int) -> int:
+    """Look the prompt up in the shared pool (hits touched), put it there after prefill; returns the
+    blocks the pool holds past the ``have`` the instance already has."""
+    if pool is None:
+        return 0
+    found = pool.leading(blocks)
+    pool.touch(blocks[:found])
+    pool.put(blocks)
+    return max(0, found - have)
 
 
 def _outputs(trace: Trace | None, replay: PrefixReplay) -> np.ndarray:
@@ -206,6 +248,7 @@ def summary_row(result: ClusterRun, config: ClusterConfig) -> dict:
         "router": result.router,
         "hits": int(result.hits.sum()),
         "fetched": int(result.fetched.sum()),
+        "pooled": int(result.pooled.sum()),
         "accesses": result.accesses,
         "hit_ratio": result.hit_ratio,
         "ttft_p50_s": float(p50),
@@ -240,6 +283,7 @@ def compare(
             "router": REFERENCE,
             "hits": hits,
             "fetched": 0,
+            "pooled": 0,
             "accesses": replay.accesses,
             "hit_ratio": hits / replay.accesses,
         }

@@ -12,7 +12,7 @@
   remote (``CreateStorageBackends``) — each for the run of leading keys it holds from where the
   previous one stopped; a backend holding none is skipped, and the lookup ends at the first chunk no
   later backend holds. Hit chunks are touched (``LocalCPUBackend.touch_cache`` → the LRU policy's
-  ``update_on_hit``: moved to the recent end).
+  ``update_on_hit``: moved to the recent end, last chunk first, so a prompt's head ends most recent).
 - **Store** after prefill (``LMCacheEngine.store`` → ``StorageManager.batched_put``): every chunk of
   the prompt is put into every backend; a backend skips a key it already holds and, when full, evicts
   its least recently used chunks (``cache_policy/lru.py``, ``get_evict_candidates``: the default
@@ -81,7 +81,8 @@ class LruBackend:
         return n
 
     def touch(self, keys: list[int]) -> None:
-        for k in keys:
+        """Hit keys become the most recent, the first of them last (``touch_cache``)."""
+        for k in reversed(keys):
             self.keys.move_to_end(k)
 
     def put(self, keys: list[int]) -> None:

@@ -209,3 +209,22 @@ def test_routers_and_settings_are_checked():
     with pytest.raises(InputError, match="instances must be in 1..63"):
         run(trace_of([(0, 16, 1, [1])]), "round-robin", ClusterConfig(instances=64))
     assert len(ROUTERS) == 6
+
+
+# ---- a shared KV pool ------------------------------------------------------------------------------
+
+
+def test_one_instances_prefill_is_anothers_hit_through_the_shared_pool():
+    trace = trace_of([(0, 48, 2, [1, 2, 3]), (1000, 64, 2, [1, 2, 3, 4])])
+    alone = run(trace, "round-robin", ClusterConfig(instances=2))
+    pooled = run(trace, "round-robin", ClusterConfig(instances=2, pool_blocks=8))
+    assert alone.pooled.tolist() == [0, 0] and pooled.pooled.tolist() == [0, 3]
+    assert pooled.hits.tolist() == [0, 0] and pooled.ttft_s[1] < alone.ttft_s[1]
+
+
+@pytest.mark.parametrize("router", ROUTERS)
+def test_an_unbounded_pool_tops_every_router_up_to_the_traces_ceiling(router):
+    trace = load_trace(CONVERSATION).head(400)
+    result = run(trace, router, ClusterConfig(instances=3, blocks=64, pool_blocks=float("inf")))
+    ceiling = request_hits(prepare(trace), "lru", float("inf"))
+    assert np.array_equal(result.hits + result.fetched + result.pooled, ceiling)

@@ -70,12 +70,12 @@ def test_lookup_walks_the_backends_in_order(held, keys):
     assert store.lookup(keys) == reference_lookup(held, keys)
 
 
-def test_a_hit_chunk_is_touched_and_the_least_recent_goes_first():
-    store = ChunkStore(LMCacheConfig(cpu_chunks=2))
-    store.store([1, 2])
-    assert store.lookup([1]) == [1]
-    store.store([3])
-    assert list(store.backends[0].keys) == [1, 3]
+def test_hit_chunks_are_touched_head_last_and_the_least_recent_goes_first():
+    store = ChunkStore(LMCacheConfig(cpu_chunks=3))
+    store.store([1, 2, 3])
+    assert store.lookup([1, 2]) == [2]
+    store.store([4])
+    assert list(store.backends[0].keys) == [2, 1, 4]  # 3 went; 1 and 2 touched, the head last
 
 
 def test_sizes_are_checked():
