@@ -88,6 +88,8 @@ class ClusterConfig:
         require(self.pool_blocks >= 0, "the shared pool's blocks must be ≥ 0", field="pool_blocks")
         require(self.pool_gb_s > 0, "the pool's link must be > 0 GB/s", field="pool_gb_s")
         parse_policy(self.policy)
+        hw.model(self.model)
+        hw.gpu(self.gpu)
 
     @property
     def model_spec(self) -> hw.ModelSpec:
@@ -272,6 +274,7 @@ def compare(
     names = [parse_router(r) for r in routers]
     require(bool(names), "no router given; choose from " + ", ".join(ROUTERS), field="router")
     replay = prepare(trace)
+    budget.check(cost(replay, len(names)))
     rows = []
     for done, name in enumerate(names, start=1):
         rows.append(summary_row(run(replay, name, config, trace=trace), config))
