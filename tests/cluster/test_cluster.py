@@ -228,3 +228,18 @@ def test_an_unbounded_pool_tops_every_router_up_to_the_traces_ceiling(router):
     result = run(trace, router, ClusterConfig(instances=3, blocks=64, pool_blocks=float("inf")))
     ceiling = request_hits(prepare(trace), "lru", float("inf"))
     assert np.array_equal(result.hits + result.fetched + result.pooled, ceiling)
+
+
+def test_kv_aware_counts_the_prefills_still_running_on_an_instance():
+    """Both arrive at once: on instance 0 the second request's 10 cached blocks are offset by the first
+    request's 160 tokens still being computed (16 + 160 tokens = 11 blocks, + 11 decode blocks), the same
+    cost as computing everything on the empty instance 1, which wins the tie by its smaller cache."""
+    first = list(range(1, 11))
+    trace = trace_of([(0, 160, 50, first), (0, 176, 50, first + [11])])
+    assert run(trace, "kv-aware", ClusterConfig(instances=2)).instance.tolist() == [0, 1]
+
+
+def test_loads_fall_when_requests_complete():
+    """least-load: the first request (long prompt) has completed when the third arrives: instance 0 is empty again."""
+    trace = trace_of([(0, 160, 1, [1]), (1, 32, 1000, [2]), (60_000, 48, 1, [3])])
+    assert run(trace, "least-load", ClusterConfig(instances=2)).instance.tolist() == [0, 1, 0]
