@@ -48,6 +48,7 @@ from kvviz.traces import Trace
 REFERENCE = "one shared cache (reference)"
 SUMMARY_COLUMNS = (
     "router",
+    "instances",
     "hits",
     "fetched",
     "pooled",
@@ -248,6 +249,7 @@ def summary_row(result: ClusterRun, config: ClusterConfig) -> dict:
     dollars = per_hour * result.span_s / 3600
     return {
         "router": result.router,
+        "instances": config.instances,
         "hits": int(result.hits.sum()),
         "fetched": int(result.fetched.sum()),
         "pooled": int(result.pooled.sum()),
@@ -267,31 +269,55 @@ def compare(
     routers: Sequence[str] = ROUTERS,
     config: ClusterConfig = DEFAULT,
     *,
+    instance_counts: Sequence[int] | None = None,
+    target_p90_s: float | None = None,
     progress: Callable[[float], None] | None = None,
 ) -> pd.DataFrame:
-    """One row per router (``SUMMARY_COLUMNS``), then the shared cache's row, labelled as the reference."""
-    config.validate()
+    """One row per router (``SUMMARY_COLUMNS``) and then the shared cache's row, labelled as the
+    reference, for each number of instances (default: ``config.instances``). With a TTFT target, two
+    more columns: whether a row's p90 TTFT meets it, and the cheapest row that does (ties: more hits)."""
+    counts = list(instance_counts or [config.instances])
+    for n in counts:
+        replace(config, instances=n).validate()
     names = [parse_router(r) for r in routers]
     require(bool(names), "no router given; choose from " + ", ".join(ROUTERS), field="router")
     replay = prepare(trace)
-    budget.check(cost(replay, len(names)))
-    rows = []
-    for done, name in enumerate(names, start=1):
-        rows.append(summary_row(run(replay, name, config, trace=trace), config))
-        if progress is not None:
-            progress(done / (len(names) + 1))
+    budget.check(cost(replay, len(names) * len(counts)))
+    rows, runs = [], len(names) * len(counts)
+    for n in counts:
+        cfg = replace(config, instances=n)
+        for name in names:
+            rows.append(summary_row(run(replay, name, cfg, trace=trace), cfg))
+            if progress is not None:
+                progress(len(rows) / runs)
+        rows.append(reference_row(replay, cfg))
+    table = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+    return table if target_p90_s is None else with_target(table, target_p90_s)
+
+
+def reference_row(replay: PrefixReplay, config: ClusterConfig) -> dict:
+    """The shared cache's row: hits only (it is no deployment, so no time or cost)."""
     hits = shared_hits(replay, config)
-    rows.append(
-        {
-            "router": REFERENCE,
-            "hits": hits,
-            "fetched": 0,
-            "pooled": 0,
-            "accesses": replay.accesses,
-            "hit_ratio": hits / replay.accesses,
-        }
-    )
-    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+    return {
+        "router": REFERENCE,
+        "instances": config.instances,
+        "hits": hits,
+        "fetched": 0,
+        "pooled": 0,
+        "accesses": replay.accesses,
+        "hit_ratio": hits / replay.accesses,
+    }
+
+
+def with_target(table: pd.DataFrame, target_p90_s: float) -> pd.DataFrame:
+    """``meets_target`` (p90 TTFT ≤ the target) and ``cheapest`` (the lowest cost per hour that meets it,
+    then the most hits) for each row."""
+    meets = (table["ttft_p90_s"] <= target_p90_s) & (table["router"] != REFERENCE)
+    cheapest = pd.Series(False, index=table.index)
+    if meets.any():
+        best = table[meets].sort_values(["dollars_per_hour", "hits"], ascending=[True, False], kind="stable")
+        cheapest[best.index[0]] = True
+    return table.assign(meets_target=meets, cheapest=cheapest)
 
 
 SERVED_ACCESSES_PER_S = 1.0e6

@@ -19,10 +19,25 @@ ROUTER_NAMES = "round-robin,least-load,prefix-hash,cache-aware,kv-aware,conducto
 MAX_INSTANCES = 63  # kvviz.cluster.routers.MAX_INSTANCES, without importing numba to build the parser
 
 
+def instance_counts(text: str) -> list[int]:
+    """``4`` or ``2,4,8``: each a whole number in 1..MAX_INSTANCES, duplicates dropped, order kept."""
+    one = A.bounded_int(1, MAX_INSTANCES)
+    out: list[int] = []
+    for part in text.split(","):
+        n = one(part.strip())
+        if n not in out:
+            out.append(n)
+    return out
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_trace_arguments(parser)
     parser.add_argument(
-        "--instances", type=A.bounded_int(1, MAX_INSTANCES), default=4, help="serving instances (default: 4)"
+        "--instances",
+        type=instance_counts,
+        default=[4],
+        metavar="N[,N...]",
+        help=f"serving instances, 1..{MAX_INSTANCES}, or several to compare, e.g. 2,4,8 (default: 4)",
     )
     parser.add_argument("--blocks", type=A.count, default=4096, help="GPU cache blocks per instance (default: 4096)")
     parser.add_argument("--router", default="all", help=f"comma-separated routers, or all (default): {ROUTER_NAMES}")
@@ -41,6 +56,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a shared KV pool every instance reads and writes, in blocks (default: 0, none; inf: unbounded)",
     )
     parser.add_argument(
+        "--target-p90-ttft",
+        type=A.positive,
+        default=None,
+        metavar="S",
+        help="add meets_target (p90 TTFT ≤ S seconds) and cheapest (the lowest $/h that meets it) to each row",
+    )
+    parser.add_argument(
         "--decode-s-per-token",
         type=A.non_negative,
         default=0.02,
@@ -55,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
     names = ROUTERS if args.router.strip().lower() == "all" else [parse_router(r) for r in args.router.split(",")]
     config = ClusterConfig(
-        instances=args.instances,
+        instances=args.instances[0],
         blocks=args.blocks,
         policy=args.policy,
         model=args.model,
@@ -63,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
         pool_blocks=args.pool_blocks,
         decode_s_per_token=args.decode_s_per_token,
     )
-    table = compare(trace_from_args(args), names, config)
+    table = compare(
+        trace_from_args(args), names, config, instance_counts=args.instances, target_p90_s=args.target_p90_ttft
+    )
     sys.stdout.write(table.to_csv(index=False, float_format="%.6g"))
     return 0
