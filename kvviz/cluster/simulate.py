@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from kvviz.cluster.instance import InstanceCache, numbered
-from kvviz.cluster.routers import MAX_INSTANCES, ROUTERS, Route, RouterKnobs, View, make_router, parse_router
+from kvviz.cluster.routers import MAX_INSTANCES, ROUTERS, Router, RouterKnobs, View, make_router, parse_router
 from kvviz.common import budget
 from kvviz.common import hardware as hw
 from kvviz.common.errors import require
@@ -148,54 +148,79 @@ class ClusterRun:
 PREFILLED, COMPLETED = 0, 1
 
 
+@dataclass
+class Serving:
+    """The cluster while a trace is served: the routers' view, when each instance's prefill queue
+    empties, the shared pool, and the prefills and requests still to end (a heap of events)."""
+
+    view: View
+    free_at: np.ndarray
+    pool: LruBackend | None
+    events: list[tuple[float, int, int, int]] = field(default_factory=list)
+
+    def settle(self, now: float, rule: Router, lengths: np.ndarray, computed: np.ndarray) -> None:
+        """Every prefill and request that ended by ``now`` leaves the loads the routers read."""
+        view = self.view
+        while self.events and self.events[0][0] <= now:
+            _, kind, r, i = heapq.heappop(self.events)
+            if kind == PREFILLED:
+                view.prefill_tokens[i] -= computed[r]
+                rule.prefilled(r, i)
+            else:
+                view.running[i] -= 1
+                view.prompt_tokens[i] -= lengths[r]
+                rule.completed(r, i)
+        np.maximum(self.free_at - now, 0.0, out=view.queue_s)
+
+    def start(self, r: int, i: int, now: float, service: float, computed: int, length: int, decode_s: float) -> float:
+        """Request r joins instance i's prefill queue; returns when its prefill ends."""
+        view = self.view
+        end = max(now, self.free_at[i]) + service
+        self.free_at[i] = end
+        view.busy_s[i] += service
+        view.running[i] += 1
+        view.prompt_tokens[i] += length
+        view.prefill_tokens[i] += computed
+        heapq.heappush(self.events, (end, PREFILLED, r, i))
+        heapq.heappush(self.events, (end + decode_s, COMPLETED, r, i))
+        return end
+
+
 def run(
     source: Trace | PrefixReplay, router: str, config: ClusterConfig = DEFAULT, *, trace: Trace | None = None
 ) -> ClusterRun:
-    """Serve the trace over ``config.instances`` caches behind ``router``."""
+    """Serve the trace over ``config.instances`` caches behind ``router``. When ``source`` is a prepared
+    replay, ``trace`` gives the output lengths (without it a request leaves at its first token)."""
     config.validate()
     name = parse_router(router)
     replay = source if isinstance(source, PrefixReplay) else prepare(source)
     shape = numbered(replay)
-    n, bs = config.instances, replay.block_size
+    n, bs, model = config.instances, replay.block_size, config.prefill
     lengths = replay.input_lengths
-    outputs = _outputs(source if isinstance(source, Trace) else trace, replay)
-    model = config.prefill
+    decode_s = _outputs(source if isinstance(source, Trace) else trace, replay) * config.decode_s_per_token
     caches = [InstanceCache(shape, config.blocks, config.policy) for _ in range(n)]
     rule = make_router(
         name, shape=shape, lengths=lengths, block_size=bs, instances=n, knobs=config.knobs_for(bs), model=model
     )
     view = View(caches, *(np.zeros(n, t) for t in (np.int64, np.int64, np.int64, float, float)))
-    free_at = np.zeros(n)
-    arrivals = replay.timestamps_ms / 1000.0
-    out = {k: np.zeros(replay.n_requests, np.int64) for k in "ihfp"}
-    pool = LruBackend("pool", config.pool_blocks) if config.pool_blocks > 0 else None
+    cluster = Serving(view, np.zeros(n), LruBackend("pool", config.pool_blocks) if config.pool_blocks > 0 else None)
     pool_s = config.pool_s_per_block(bs)
+    arrivals = replay.timestamps_ms / 1000.0
+    out = {k: np.zeros(replay.n_requests, np.int64) for k in "ihfpc"}
     ttft = np.zeros(replay.n_requests)
-    computed = np.zeros(replay.n_requests, np.int64)
-    events: list[tuple[float, int, int, int]] = []
     for r in range(replay.n_requests):
-        now = float(arrivals[r])
-        while events and events[0][0] <= now:
-            _, kind, q, i = heapq.heappop(events)
-            _settle(view, rule, kind, q, i, int(lengths[q]), int(computed[q]))
-        np.maximum(free_at - now, 0.0, out=view.queue_s)
-        route: Route = rule.choose(r, view)
+        now, length = float(arrivals[r]), int(lengths[r])
+        cluster.settle(now, rule, lengths, out["c"])
+        route = rule.choose(r, view)
         i = route.instance
         hit = caches[i].serve(r)
-        pooled = _from_pool(pool, shape.blocks(r).tolist(), hit + route.fetched)
-        cached = max(0, min((hit + route.fetched + pooled) * bs, int(lengths[r]) - 1))
-        service = route.transfer_s + pooled * pool_s + model.time(int(lengths[r]), cached)
-        end = max(now, free_at[i]) + service
-        free_at[i] = end
-        view.busy_s[i] += service
-        computed[r] = int(lengths[r]) - cached
-        view.running[i] += 1
-        view.prompt_tokens[i] += int(lengths[r])
-        view.prefill_tokens[i] += computed[r]
-        heapq.heappush(events, (end, PREFILLED, r, i))
-        heapq.heappush(events, (end + outputs[r] * config.decode_s_per_token, COMPLETED, r, i))
-        out["i"][r], out["h"][r], out["f"][r], out["p"][r], ttft[r] = i, hit, route.fetched, pooled, end - now
-    span = float(free_at.max() - arrivals[0]) if replay.n_requests else 0.0
+        pooled = _from_pool(cluster.pool, shape.blocks(r).tolist(), hit + route.fetched)
+        cached = max(0, min((hit + route.fetched + pooled) * bs, length - 1))
+        service = route.transfer_s + pooled * pool_s + model.time(length, cached)
+        end = cluster.start(r, i, now, service, length - cached, length, float(decode_s[r]))
+        out["i"][r], out["h"][r], out["f"][r], out["p"][r], out["c"][r] = i, hit, route.fetched, pooled, length - cached
+        ttft[r] = end - now
+    span = float(cluster.free_at.max() - arrivals[0]) if replay.n_requests else 0.0
     return ClusterRun(
         name,
         out["i"],
@@ -225,17 +250,6 @@ def _outputs(trace: Trace | None, replay: PrefixReplay) -> np.ndarray:
     if trace is not None:
         return trace.requests["output_length"].to_numpy(np.int64)
     return np.zeros(replay.n_requests, np.int64)
-
-
-def _settle(view: View, rule, kind: int, r: int, i: int, length: int, computed: int) -> None:
-    """A request's prefill ended, or the request did: the loads the routers read drop."""
-    if kind == PREFILLED:
-        view.prefill_tokens[i] -= computed
-        rule.prefilled(r, i)
-    else:
-        view.running[i] -= 1
-        view.prompt_tokens[i] -= length
-        rule.completed(r, i)
 
 
 def shared_hits(replay: PrefixReplay, config: ClusterConfig) -> int:
