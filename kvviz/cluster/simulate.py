@@ -194,6 +194,7 @@ def run(
     config.validate()
     name = parse_router(router)
     replay = source if isinstance(source, PrefixReplay) else prepare(source)
+    check_memory(replay, config)
     shape = numbered(replay)
     n, bs, model = config.instances, replay.block_size, config.prefill
     lengths = replay.input_lengths
@@ -232,6 +233,22 @@ def run(
         replay.accesses,
         int(lengths.sum()),
         span,
+    )
+
+
+BYTES_PER_PREFIX = 76
+"""Bytes each instance keeps per prefix of the trace: its radix cache's arrays (68) and a router's tree (8)."""
+MEMORY_LIMIT_GIB = 6.0
+
+
+def check_memory(replay: PrefixReplay, config: ClusterConfig) -> None:
+    """Refuse, before allocating, instances whose caches would take more than ``MEMORY_LIMIT_GIB``."""
+    gib = config.instances * replay.n_nodes * BYTES_PER_PREFIX / 2**30
+    require(
+        gib <= MEMORY_LIMIT_GIB,
+        f"{config.instances} instances over this trace's {replay.n_nodes:,} prefixes would take {gib:,.1f} GiB, "
+        f"over the limit of {MEMORY_LIMIT_GIB:.0f} GiB; use fewer instances or a shorter trace",
+        field="instances",
     )
 
 

@@ -243,3 +243,13 @@ def test_loads_fall_when_requests_complete():
     """least-load: the first request (long prompt) has completed when the third arrives: instance 0 is empty again."""
     trace = trace_of([(0, 160, 1, [1]), (1, 32, 1000, [2]), (60_000, 48, 1, [3])])
     assert run(trace, "least-load", ClusterConfig(instances=2)).instance.tolist() == [0, 1, 0]
+
+
+def test_memory_is_bounded_before_it_is_spent(monkeypatch):
+    from kvviz.cluster import simulate
+
+    monkeypatch.setattr(simulate, "MEMORY_LIMIT_GIB", 1e-9)
+    with pytest.raises(
+        InputError, match=r"2 instances over this trace's 2 prefixes would take 0.0 GiB, over the limit"
+    ):
+        run(trace_of([(0, 32, 1, [1, 2])]), "round-robin", ClusterConfig(instances=2))
