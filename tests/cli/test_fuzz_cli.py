@@ -69,6 +69,7 @@ BASES: dict[str, list[str]] = {
     "tiers": [TRACE, "--model", "llama-3-8b", "--gpu", "h100", "--hbm", "1GiB", "--dram", "2GiB"],
     "plan": [TRACE, "--model", "llama-3-8b", "--gpu", "h100", "--hbm", "1GiB", "--target-p90-ttft", "1"]
     + ["--dram-sizes", "0,1GiB", "--ssd-sizes", "0", "--workers", "1"],
+    "cluster": [TRACE, "--instances", "2", "--blocks", "64", "--router", "round-robin,cache-aware"],
 }
 
 

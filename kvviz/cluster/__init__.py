@@ -1,0 +1,22 @@
+"""A trace served by a cluster: instances with their own radix caches, behind a router.
+
+``instance`` is each instance's cache (the one place the cluster uses the compiled radix engine),
+``routers`` the routing rules as their sources decide, ``simulate`` the run over time and its summary.
+"""
+
+from kvviz.cluster.routers import ROUTER_RULES, ROUTERS, RouterKnobs, parse_router
+from kvviz.cluster.simulate import REFERENCE, SUMMARY_COLUMNS, ClusterConfig, ClusterRun, compare, run, shared_hits
+
+__all__ = [
+    "REFERENCE",
+    "ROUTERS",
+    "ROUTER_RULES",
+    "SUMMARY_COLUMNS",
+    "ClusterConfig",
+    "ClusterRun",
+    "RouterKnobs",
+    "compare",
+    "parse_router",
+    "run",
+    "shared_hits",
+]

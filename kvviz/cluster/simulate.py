@@ -1,0 +1,363 @@
+"""A trace served by N instances, each with its own radix cache, behind a router.
+
+Requests arrive in trace order. At each arrival the router (:mod:`kvviz.cluster.routers`) sees the
+cluster as it is then and picks an instance; the request is served by that instance's cache
+(:class:`kvviz.cluster.instance.InstanceCache`: its hits are the leading blocks that cache holds,
+and its prompt is cached from then on, as in the hit-ratio replays) and queues for that instance's
+prefill, first come first served:
+
+- prefill time is Mooncake's f(len, prefix) (:class:`kvviz.mooncake.prefill.PrefillModel`) for the
+  model on one GPU at the MFU, with no fixed overhead: the paper GPU's time to compute the prompt
+  after its cached (or fetched) prefix; the last prompt token is always computed;
+- TTFT = the wait for the instance's earlier prefills + the request's own fetch and prefill;
+- a request is in flight from its arrival until its prefill ends plus ``decode_s_per_token`` per
+  output token (an input: decode is not simulated, only how long a request holds its place in the
+  routers' loads).
+
+With a shared KV pool (``pool_blocks`` > 0: Mooncake Store, or an LMCache server every instance
+uses as its remote backend), an instance looks a prompt up in the pool past what its own cache holds
+(LMCache's lookup: the leading blocks the pool holds, hits touched) and loads those blocks over its
+link at ``pool_gb_s`` instead of computing them; after prefill it puts every block of the prompt
+there, so one instance's prefill is another's hit. The pool evicts its least recently used blocks
+(:class:`kvviz.lmcache.store.LruBackend`, the one pool model both stacks use).
+
+Load imbalance is the busiest instance's prefill seconds over the mean. One cache of N × C blocks
+replaying the whole trace is the reference the instances would reach if they were one cache; no
+router reaches it.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from kvviz.cluster.instance import InstanceCache, numbered
+from kvviz.cluster.routers import MAX_INSTANCES, ROUTERS, Router, RouterKnobs, View, make_router, parse_router
+from kvviz.common import budget
+from kvviz.common import hardware as hw
+from kvviz.common.errors import require
+from kvviz.lmcache.store import LruBackend
+from kvviz.mooncake.prefill import PrefillModel
+from kvviz.prefix_cache.replay import PrefixReplay, parse_policy, prepare, request_hits
+from kvviz.traces import Trace
+
+REFERENCE = "one shared cache (reference)"
+SUMMARY_COLUMNS = (
+    "router",
+    "instances",
+    "hits",
+    "fetched",
+    "pooled",
+    "accesses",
+    "hit_ratio",
+    "ttft_p50_s",
+    "ttft_p90_s",
+    "ttft_p99_s",
+    "imbalance",
+    "dollars_per_hour",
+    "dollars_per_m_input_tokens",
+)
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """N instances of ``blocks`` GPU blocks each (one GPU of ``gpu`` each), the cache's eviction
+    policy, the model that sets prefill time, and the routers' knobs."""
+
+    instances: int = 4
+    blocks: int = 4096
+    policy: str = "lru"
+    model: str = "llama-3-8b"
+    gpu: str = "h100"
+    mfu: float = hw.DEFAULT_MFU
+    decode_s_per_token: float = 0.02
+    fetch_gb_s: float = 100.0  # the Conductor's fetch between instances (800 Gbps RDMA)
+    pool_blocks: float = 0.0  # a shared KV pool (0: none; math.inf: unbounded)
+    pool_gb_s: float = 50.0  # each instance's link to the pool (400 Gbps RDMA)
+    knobs: RouterKnobs = field(default_factory=RouterKnobs)
+
+    def validate(self) -> None:
+        require(1 <= self.instances <= MAX_INSTANCES, f"instances must be in 1..{MAX_INSTANCES}", field="instances")
+        require(self.blocks >= 1, "blocks per instance must be at least 1", field="blocks")
+        require(0 < self.mfu <= 1, "MFU must be in (0, 1]", field="mfu")
+        require(self.decode_s_per_token >= 0, "decode seconds per token must be ≥ 0", field="decode_s_per_token")
+        require(self.fetch_gb_s > 0, "the fetch bandwidth must be > 0 GB/s", field="fetch_gb_s")
+        require(self.pool_blocks >= 0, "the shared pool's blocks must be ≥ 0", field="pool_blocks")
+        require(self.pool_gb_s > 0, "the pool's link must be > 0 GB/s", field="pool_gb_s")
+        parse_policy(self.policy)
+        hw.model(self.model)
+        hw.gpu(self.gpu)
+
+    @property
+    def model_spec(self) -> hw.ModelSpec:
+        return hw.model(self.model)
+
+    @property
+    def prefill(self) -> PrefillModel:
+        return PrefillModel.for_hardware(self.model_spec, hw.Compute(hw.gpu(self.gpu), self.mfu), overhead_s=0.0)
+
+    def dollars_per_hour(self) -> float:
+        return self.instances * hw.gpu_price(hw.gpu(self.gpu)).value
+
+    def knobs_for(self, block_size: int) -> RouterKnobs:
+        """The knobs with the Conductor's fetch cost from the link and the model's KV per block."""
+        per_block = block_size * self.model_spec.kv_bytes_per_token / (self.fetch_gb_s * hw.GB)
+        return replace(self.knobs, transfer_s_per_block=per_block)
+
+    def pool_s_per_block(self, block_size: int) -> float:
+        """Seconds to load one block from the shared pool."""
+        return block_size * self.model_spec.kv_bytes_per_token / (self.pool_gb_s * hw.GB)
+
+
+DEFAULT = ClusterConfig()
+"""Four instances of 4,096 blocks: llama-3-8b's 256 GiB of 512-token blocks each."""
+
+
+@dataclass(frozen=True)
+class ClusterRun:
+    """One router's run: per request its instance, blocks hit in that instance's cache, blocks
+    fetched from another instance, blocks loaded from the shared pool, and TTFT; per instance its
+    prefill seconds."""
+
+    router: str
+    instance: np.ndarray
+    hits: np.ndarray
+    fetched: np.ndarray
+    pooled: np.ndarray
+    ttft_s: np.ndarray
+    busy_s: np.ndarray
+    accesses: int
+    input_tokens: int
+    span_s: float
+
+    @property
+    def hit_ratio(self) -> float:
+        return float(self.hits.sum()) / self.accesses if self.accesses else 0.0
+
+    @property
+    def imbalance(self) -> float:
+        """The busiest instance's prefill seconds over the mean (1 = even)."""
+        mean = float(self.busy_s.mean())
+        return float(self.busy_s.max()) / mean if mean > 0 else 1.0
+
+
+PREFILLED, COMPLETED = 0, 1
+
+
+@dataclass
+class Serving:
+    """The cluster while a trace is served: the routers' view, when each instance's prefill queue
+    empties, the shared pool, and the prefills and requests still to end (a heap of events)."""
+
+    view: View
+    free_at: np.ndarray
+    pool: LruBackend | None
+    events: list[tuple[float, int, int, int]] = field(default_factory=list)
+
+    def settle(self, now: float, rule: Router, lengths: np.ndarray, computed: np.ndarray) -> None:
+        """Every prefill and request that ended by ``now`` leaves the loads the routers read."""
+        view = self.view
+        while self.events and self.events[0][0] <= now:
+            _, kind, r, i = heapq.heappop(self.events)
+            if kind == PREFILLED:
+                view.prefill_tokens[i] -= computed[r]
+                rule.prefilled(r, i)
+            else:
+                view.running[i] -= 1
+                view.prompt_tokens[i] -= lengths[r]
+                rule.completed(r, i)
+        np.maximum(self.free_at - now, 0.0, out=view.queue_s)
+
+    def start(self, r: int, i: int, now: float, service: float, computed: int, length: int, decode_s: float) -> float:
+        """Request r joins instance i's prefill queue; returns when its prefill ends."""
+        view = self.view
+        end = max(now, self.free_at[i]) + service
+        self.free_at[i] = end
+        view.busy_s[i] += service
+        view.running[i] += 1
+        view.prompt_tokens[i] += length
+        view.prefill_tokens[i] += computed
+        heapq.heappush(self.events, (end, PREFILLED, r, i))
+        heapq.heappush(self.events, (end + decode_s, COMPLETED, r, i))
+        return end
+
+
+def run(
+    source: Trace | PrefixReplay, router: str, config: ClusterConfig = DEFAULT, *, trace: Trace | None = None
+) -> ClusterRun:
+    """Serve the trace over ``config.instances`` caches behind ``router``. When ``source`` is a prepared
+    replay, ``trace`` gives the output lengths (without it a request leaves at its first token)."""
+    config.validate()
+    name = parse_router(router)
+    replay = source if isinstance(source, PrefixReplay) else prepare(source)
+    check_memory(replay, config)
+    shape = numbered(replay)
+    n, bs, model = config.instances, replay.block_size, config.prefill
+    lengths = replay.input_lengths
+    decode_s = _outputs(source if isinstance(source, Trace) else trace, replay) * config.decode_s_per_token
+    caches = [InstanceCache(shape, config.blocks, config.policy) for _ in range(n)]
+    rule = make_router(
+        name, shape=shape, lengths=lengths, block_size=bs, instances=n, knobs=config.knobs_for(bs), model=model
+    )
+    view = View(caches, *(np.zeros(n, t) for t in (np.int64, np.int64, np.int64, float, float)))
+    cluster = Serving(view, np.zeros(n), LruBackend("pool", config.pool_blocks) if config.pool_blocks > 0 else None)
+    pool_s = config.pool_s_per_block(bs)
+    arrivals = replay.timestamps_ms / 1000.0
+    out = {k: np.zeros(replay.n_requests, np.int64) for k in "ihfpc"}
+    ttft = np.zeros(replay.n_requests)
+    for r in range(replay.n_requests):
+        now, length = float(arrivals[r]), int(lengths[r])
+        cluster.settle(now, rule, lengths, out["c"])
+        route = rule.choose(r, view)
+        i = route.instance
+        hit = caches[i].serve(r)
+        pooled = _from_pool(cluster.pool, shape.blocks(r).tolist(), hit + route.fetched)
+        cached = max(0, min((hit + route.fetched + pooled) * bs, length - 1))
+        service = route.transfer_s + pooled * pool_s + model.time(length, cached)
+        end = cluster.start(r, i, now, service, length - cached, length, float(decode_s[r]))
+        out["i"][r], out["h"][r], out["f"][r], out["p"][r], out["c"][r] = i, hit, route.fetched, pooled, length - cached
+        ttft[r] = end - now
+    span = float(cluster.free_at.max() - arrivals[0]) if replay.n_requests else 0.0
+    return ClusterRun(
+        name,
+        out["i"],
+        out["h"],
+        out["f"],
+        out["p"],
+        ttft,
+        view.busy_s.copy(),
+        replay.accesses,
+        int(lengths.sum()),
+        span,
+    )
+
+
+BYTES_PER_PREFIX = 76
+"""Bytes each instance keeps per prefix of the trace: its radix cache's arrays (68) and a router's tree (8)."""
+MEMORY_LIMIT_GIB = 6.0
+
+
+def check_memory(replay: PrefixReplay, config: ClusterConfig) -> None:
+    """Refuse, before allocating, instances whose caches would take more than ``MEMORY_LIMIT_GIB``."""
+    gib = config.instances * replay.n_nodes * BYTES_PER_PREFIX / 2**30
+    require(
+        gib <= MEMORY_LIMIT_GIB,
+        f"{config.instances} instances over this trace's {replay.n_nodes:,} prefixes would take {gib:,.1f} GiB, "
+        f"over the limit of {MEMORY_LIMIT_GIB:.0f} GiB; use fewer instances or a shorter trace",
+        field="instances",
+    )
+
+
+def _from_pool(pool: LruBackend | None, blocks: list[int], have: int) -> int:
+    """Look the prompt up in the shared pool (hits touched), put it there after prefill; returns the
+    blocks the pool holds past the ``have`` the instance already has."""
+    if pool is None:
+        return 0
+    found = pool.leading(blocks)
+    pool.touch(blocks[:found])
+    pool.put(blocks)
+    return max(0, found - have)
+
+
+def _outputs(trace: Trace | None, replay: PrefixReplay) -> np.ndarray:
+    if trace is not None:
+        return trace.requests["output_length"].to_numpy(np.int64)
+    return np.zeros(replay.n_requests, np.int64)
+
+
+def shared_hits(replay: PrefixReplay, config: ClusterConfig) -> int:
+    """Hits of one cache of instances × blocks replaying the whole trace (the reference)."""
+    return int(request_hits(replay, config.policy, config.instances * config.blocks).sum())
+
+
+def summary_row(result: ClusterRun, config: ClusterConfig) -> dict:
+    p50, p90, p99 = np.percentile(result.ttft_s, [50, 90, 99]) if len(result.ttft_s) else (np.nan,) * 3
+    per_hour = config.dollars_per_hour()
+    dollars = per_hour * result.span_s / 3600
+    return {
+        "router": result.router,
+        "instances": config.instances,
+        "hits": int(result.hits.sum()),
+        "fetched": int(result.fetched.sum()),
+        "pooled": int(result.pooled.sum()),
+        "accesses": result.accesses,
+        "hit_ratio": result.hit_ratio,
+        "ttft_p50_s": float(p50),
+        "ttft_p90_s": float(p90),
+        "ttft_p99_s": float(p99),
+        "imbalance": result.imbalance,
+        "dollars_per_hour": per_hour,
+        "dollars_per_m_input_tokens": dollars / (result.input_tokens / 1e6) if result.input_tokens else np.nan,
+    }
+
+
+def compare(
+    trace: Trace,
+    routers: Sequence[str] = ROUTERS,
+    config: ClusterConfig = DEFAULT,
+    *,
+    instance_counts: Sequence[int] | None = None,
+    target_p90_s: float | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> pd.DataFrame:
+    """One row per router (``SUMMARY_COLUMNS``) and then the shared cache's row, labelled as the
+    reference, for each number of instances (default: ``config.instances``). With a TTFT target, two
+    more columns: whether a row's p90 TTFT meets it, and the cheapest row that does (ties: more hits)."""
+    counts = list(instance_counts or [config.instances])
+    for n in counts:
+        replace(config, instances=n).validate()
+    names = [parse_router(r) for r in routers]
+    require(bool(names), "no router given; choose from " + ", ".join(ROUTERS), field="router")
+    replay = prepare(trace)
+    budget.check(cost(replay, len(names) * len(counts)))
+    rows, runs = [], len(names) * len(counts)
+    for n in counts:
+        cfg = replace(config, instances=n)
+        for name in names:
+            rows.append(summary_row(run(replay, name, cfg, trace=trace), cfg))
+            if progress is not None:
+                progress(len(rows) / runs)
+        rows.append(reference_row(replay, cfg))
+    table = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+    return table if target_p90_s is None else with_target(table, target_p90_s)
+
+
+def reference_row(replay: PrefixReplay, config: ClusterConfig) -> dict:
+    """The shared cache's row: hits only (it is no deployment, so no time or cost)."""
+    hits = shared_hits(replay, config)
+    return {
+        "router": REFERENCE,
+        "instances": config.instances,
+        "hits": hits,
+        "fetched": 0,
+        "pooled": 0,
+        "accesses": replay.accesses,
+        "hit_ratio": hits / replay.accesses,
+    }
+
+
+def with_target(table: pd.DataFrame, target_p90_s: float) -> pd.DataFrame:
+    """``meets_target`` (p90 TTFT ≤ the target) and ``cheapest`` (the lowest cost per hour that meets it,
+    then the most hits) for each row."""
+    meets = (table["ttft_p90_s"] <= target_p90_s) & (table["router"] != REFERENCE)
+    cheapest = pd.Series(False, index=table.index)
+    if meets.any():
+        best = table[meets].sort_values(["dollars_per_hour", "hits"], ascending=[True, False], kind="stable")
+        cheapest[best.index[0]] = True
+    return table.assign(meets_target=meets, cheapest=cheapest)
+
+
+SERVED_ACCESSES_PER_S = 0.5e6
+"""Block accesses the cluster serves per CPU second, routing included (bench.bench_routers: 16.5M accesses
+behind cache-aware over 8 instances in 30 CPU s, rounded down)."""
+
+
+def cost(replay: PrefixReplay, runs: int) -> budget.Cost:
+    """The work of ``runs`` cluster runs of this trace, before it starts."""
+    return budget.cost(
+        "cluster replay", replay.accesses * runs, "block accesses", SERVED_ACCESSES_PER_S, "the number of routers"
+    )
