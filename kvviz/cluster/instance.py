@@ -6,8 +6,8 @@ SGLang's RadixCache (``python/sglang/srt/mem_cache/radix_cache.py``: ``match_pre
 two things: how many leading blocks of a request it holds (:meth:`InstanceCache.match`, which
 changes nothing), and to serve a request (:meth:`InstanceCache.serve`: match and lock, evict the
 shortfall, insert the prompt as the scheduler does after prefill and at finish, unlock). The steps
-are those of :func:`kvviz.prefix_cache.replay.prefix_replay`, one request at a time, so an instance
-fed a sub-trace hits exactly what the prefix replay of that sub-trace hits.
+are the engine's (:func:`kvviz.hiradix.tree.serve`, which the prefix replay runs), one request at a
+time, so an instance fed a sub-trace hits exactly what the prefix replay of that sub-trace hits.
 """
 
 from __future__ import annotations
@@ -17,19 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kvviz.common.jit import kernel
-from kvviz.prefix_cache.replay import (
-    NO_NODE,
-    USED,
-    PrefixReplay,
-    by_first_use,
-    drop_edge,
-    evict_leaf,
-    finish,
-    match_length,
-    new_tree,
-    parse_policy,
-    start,
-)
+from kvviz.hiradix.tree import USED, by_first_use, match_length, new_tree, serve
+from kvviz.prefix_cache.replay import PrefixReplay, parse_policy
 
 
 @dataclass(frozen=True)
@@ -74,14 +63,7 @@ def _serve(
     policy: int,
 ) -> int:
     """One request through the cache (the body of the prefix replay's loop); returns its matched blocks."""
-    m = match_length(tree, nodes, lo, hi)
-    deepest, want = start(tree, keys, slots, state, nodes, lo, hi, m, capacity, parent, policy)
-    x = evict_leaf(tree, keys, slots, state, deepest, parent, depth, policy)
-    while x != NO_NODE:
-        drop_edge(tree, parent, x)
-        x = evict_leaf(tree, keys, slots, state, deepest, parent, depth, policy)
-    finish(tree, keys, slots, state, nodes, lo, m, want, deepest, inserts, policy)
-    return m
+    return serve(tree, keys, slots, state, nodes, lo, hi, capacity, parent, depth, inserts, policy)
 
 
 @kernel
