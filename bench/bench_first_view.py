@@ -13,7 +13,7 @@ comparison. Printed per page: wall seconds in the browser, the server's CPU seco
 for the view alone, and the load average. Target: at most 5 s per first view on the 2-core
 reference machine. Last, the kernels a page had to compile although the start-up had compiled
 everything (numba's disk cache gained an index file): the start-up's list of commands
-(``kvviz.common.precompile.COMMANDS``) must grow when this names one.
+(``kvviz.precompile.COMMANDS``) must grow when this names one.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from playwright.sync_api import sync_playwright
 from bench.bench_classroom import cpu_seconds
 from kvviz.common import jit
 from kvviz.common.catalog import PAGES
-from kvviz.common.precompile import compile_all
+from kvviz.precompile import compile_all
 from tests.e2e.browser import LAUNCH, ROOT, VIEWPORT, free_port, open_page, streamlit_process
 
 STEMS = ("home", *(p.stem for p in PAGES))

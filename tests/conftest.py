@@ -18,10 +18,10 @@ settings.load_profile("kvviz")
 
 def pytest_configure(config):
     """With pytest-xdist workers, the process that starts them compiles every kernel first (as
-    ``make run`` does, ``kvviz.common.precompile``), so that no worker, server or pool process compiles
+    ``make run`` does, ``kvviz.precompile``), so that no worker, server or pool process compiles
     one again. Every process scans the installed packages for Streamlit components once."""
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
-        from kvviz.common.precompile import compile_all
+        from kvviz.precompile import compile_all
 
         compile_all()
     scan_for_components_once()

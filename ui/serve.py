@@ -3,7 +3,7 @@
     .venv/bin/python -m ui.serve [streamlit run options]
 
 1. Every numba kernel is compiled (on a fresh checkout) or loaded from the disk cache
-   (``kvviz.common.precompile``), saying how long it took; the server starts only after it, so no
+   (``kvviz.precompile``), saying how long it took; the server starts only after it, so no
    visitor waits for a compile.
 2. Streamlit serves ``app.py`` in this process, through its own command line (``streamlit run``).
 3. Once the server answers its health check, every view module is imported and the replay kernels
@@ -26,7 +26,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from kvviz.common.precompile import compile_with_progress, say
+from kvviz.precompile import compile_with_progress, say
 
 ROOT = Path(__file__).resolve().parents[1]
 HEALTH_TIMEOUT_S = 120.0

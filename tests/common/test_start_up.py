@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvviz.common import precompile
+from kvviz import precompile
 from ui.serve import port_of
 
 
