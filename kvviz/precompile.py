@@ -6,7 +6,7 @@ cache is empty, and without this the first visitor of a page that replays a trac
 compile. ``compile_all`` runs each command that calls a kernel once, on a tiny trace, in two
 processes side by side (the tiered replay's kernel compiles for about as long as all the others
 together, so it has a process of its own); with a filled cache it only loads them. ``make run``
-(``ui.serve``) calls ``compile_with_progress`` before the server starts, so a visitor never meets a
+(``ui.serve``) calls ``compile_with_progress`` in the server's process before the server starts, so a visitor never meets a
 page whose kernel is still compiling; the test run calls ``compile_all`` before its workers start, so
 that no worker, test server or pool process compiles a kernel again.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import io
 import multiprocessing
+import sys
 import tempfile
 import threading
 import time
@@ -45,8 +46,13 @@ FRESH_ESTIMATE = "one to three minutes on two cores"
 TICK_S = 15.0
 
 
-def compile_all() -> None:
-    """Compile (or, with a filled disk cache, load) every kernel, the two groups side by side."""
+def compile_all(in_process: bool = False) -> None:
+    """Compile (or, with a filled disk cache, load) every kernel, the two groups side by side; or, with
+    ``in_process``, one after the other in this process, which then holds them loaded."""
+    if in_process:
+        for commands in COMMANDS:
+            run_commands(commands)
+        return
     with ProcessPoolExecutor(len(COMMANDS), mp_context=multiprocessing.get_context("spawn")) as pool:
         list(pool.map(run_commands, COMMANDS))
 
@@ -86,14 +92,18 @@ def cached_kernels() -> int:
 
 
 def say(line: str) -> None:
-    """One line on stdout, at once (``make`` pipes it, which would otherwise hold it back)."""
-    print(line, flush=True)
+    """One line on the process's stdout, at once (``make`` pipes it, which would otherwise hold it back),
+    also while ``run_commands`` discards what the commands print."""
+    print(line, file=sys.__stdout__, flush=True)
 
 
 def compile_with_progress() -> tuple[float, bool]:
     """``compile_all``, saying what it does and, every ``TICK_S`` seconds, how long it has been going.
 
-    Returns the seconds it took and whether it compiled anything (rather than only loading).
+    An empty cache compiles in two processes side by side; a filled one is loaded in this process (the
+    server's, which then needs no second load), since loading costs a process less than starting two
+    (a kernel whose cached code numba finds stale is compiled here then). Returns the seconds it took
+    and whether it compiled anything (rather than only loading).
     """
     before = cached_kernels()
     if before == 0:
@@ -108,7 +118,7 @@ def compile_with_progress() -> tuple[float, bool]:
     ticker = threading.Thread(target=tick, daemon=True)
     ticker.start()
     try:
-        compile_all()
+        compile_all(in_process=before > 0)
     finally:
         done.set()
     return time.monotonic() - start, cached_kernels() > before

@@ -36,7 +36,7 @@ def test_the_start_up_says_what_it_did(monkeypatch):
     """A cache that gained kernels means a compile; one that did not, only loading."""
     counts = iter([0, 40])
     monkeypatch.setattr(precompile, "cached_kernels", lambda: next(counts))
-    monkeypatch.setattr(precompile, "compile_all", lambda: None)
+    monkeypatch.setattr(precompile, "compile_all", lambda in_process: None)
     said = []
     monkeypatch.setattr(precompile, "say", said.append)
     seconds, compiled = precompile.compile_with_progress()
