@@ -111,9 +111,11 @@ def compile_with_progress() -> tuple[float, bool]:
     start = time.monotonic()
     done = threading.Event()
 
+    doing = "loading" if before else "compiling"
+
     def tick() -> None:
         while not done.wait(TICK_S):
-            say(f"kvviz: still compiling, {time.monotonic() - start:.0f} s so far")
+            say(f"kvviz: still {doing}, {time.monotonic() - start:.0f} s so far")
 
     ticker = threading.Thread(target=tick, daemon=True)
     ticker.start()
