@@ -17,11 +17,11 @@ settings.load_profile("kvviz")
 
 
 def pytest_configure(config):
-    """With pytest-xdist workers, the process that starts them compiles every kernel first (see
-    tests/kernels.py), so that no worker, server or pool process compiles one again. Every process
-    scans the installed packages for Streamlit components once."""
+    """With pytest-xdist workers, the process that starts them compiles every kernel first (as
+    ``make run`` does, ``kvviz.precompile``), so that no worker, server or pool process compiles
+    one again. Every process scans the installed packages for Streamlit components once."""
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
-        from tests.kernels import compile_all
+        from kvviz.precompile import compile_all
 
         compile_all()
     scan_for_components_once()

@@ -2,7 +2,8 @@
 
 Layers, from the bottom: ``kvviz.common`` (what every page shares), ``kvviz.traces``, the mechanism
 packages (which may use one another, as a prefix cache uses SGLang's radix cache, but never in a circle),
-then the command line (``kvviz.commands``, ``kvviz.cli``). The core never imports the UI or Streamlit.
+then the command line (``kvviz.commands``, ``kvviz.cli``, and ``kvviz.precompile``, which runs commands).
+The core never imports the UI or Streamlit.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from scipy.sparse.csgraph import connected_components
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "kvviz"
-TOP = ("kvviz.cli", "kvviz.commands", "kvviz.__main__")
+TOP = ("kvviz.cli", "kvviz.commands", "kvviz.__main__", "kvviz.precompile")
 
 
 def _module(path: Path) -> str:

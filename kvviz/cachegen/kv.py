@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.signal import lfilter
 
 from kvviz.common.errors import require
 
@@ -67,11 +66,7 @@ def synthetic_kv(spec: SyntheticKV) -> np.ndarray:
     rng = np.random.default_rng(spec.seed)
     shape = (spec.layers, 2, spec.tokens, spec.channels)
     noise = np.random.default_rng([spec.seed, spec.context]).standard_normal(shape, dtype=np.float32)
-    innovation = np.sqrt(1.0 - spec.rho**2)
-    # AR(1) along the tokens, started in its stationary distribution: z_t = rho z_{t-1} + e_t.
-    z = lfilter([innovation], [1.0, -spec.rho], noise, axis=2, zi=(spec.rho * noise[:, :, :1, :]).astype(np.float64))[
-        0
-    ].astype(np.float32)
+    z = _ar1(noise, spec.rho)
     scale = rng.lognormal(0.0, 0.3, (spec.layers, 2, 1, spec.channels)).astype(np.float32)
     offset = (spec.offset * rng.standard_normal((spec.layers, 2, 1, spec.channels))).astype(np.float32)
     if spec.outliers:
@@ -81,6 +76,22 @@ def synthetic_kv(spec: SyntheticKV) -> np.ndarray:
         scale = scale * boost[:, :, None, :]
         offset = offset * boost[:, :, None, :]
     return offset + scale * z
+
+
+def _ar1(noise: np.ndarray, rho: float) -> np.ndarray:
+    """AR(1) along the tokens (axis 2), started in its stationary distribution: z_t = rho z_{t-1} + e_t
+    with innovations e_t = sqrt(1 - rho^2) noise_t, and z_0 = e_0 + rho noise_0 in float64, float32 out.
+
+    One vector step per token over every (layer, K/V, channel) at once, in the order of operations of
+    scipy.signal.lfilter([sqrt(1 - rho^2)], [1, -rho], ...), so it draws the same values without
+    importing scipy.signal, which the page that first meets it would wait for.
+    """
+    z = np.moveaxis(noise, 2, 0).astype(np.float64)  # tokens first: each step is one contiguous row
+    z *= np.sqrt(1.0 - rho**2)
+    z[0] += (rho * noise[:, :, 0, :]).astype(np.float64)
+    for t in range(1, len(z)):
+        z[t] += rho * z[t - 1]
+    return np.moveaxis(z, 0, 2).astype(np.float32)
 
 
 def profile_context(spec: SyntheticKV) -> SyntheticKV:
