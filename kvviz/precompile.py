@@ -35,6 +35,7 @@ COMMANDS = [
         ["hitcurve", "@", "--capacities", "2,inf", "--sample", "0.5"],
         ["hitcurve", "@", "--capacities", "2,inf", "--cache", "prefix"],
         ["hitcurve", "@", "--capacities", "2", "--cache", "vllm"],
+        ["cluster", "@", "--instances", "2", "--blocks", "2", "--pool-blocks", "2"],
         ["stats", "@"],
     ],
 ]

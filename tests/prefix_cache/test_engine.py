@@ -3,8 +3,6 @@ independent caches, each equal to the prefix replay of the requests it was given
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,14 +12,16 @@ from kvviz.hiradix.keys import TREE_POLICIES
 from kvviz.hiradix.tree import by_first_use, new_tree, serve
 from kvviz.prefix_cache import POLICY_NAMES, PrefixPolicy, prepare, request_hits
 from kvviz.radix.radix_cache import STRATEGY
-from kvviz.traces import from_records
+from kvviz.traces import Trace, from_records
 
 
 def test_dense_ids_are_relabelled_unless_the_trace_says_they_are_dense():
+    offsets = np.array([0, 2, 4], np.int64)
+    table = {"timestamp": np.zeros(2), "input_length": np.full(2, 1024), "output_length": np.ones(2)}
     blocks = np.array([907, 3, 907, 55], np.int64)
-    assert dense_block_ids(SimpleNamespace(blocks=blocks)).tolist() == [2, 0, 2, 1]
+    assert dense_block_ids(Trace(table, blocks, offsets)).tolist() == [2, 0, 2, 1]
     stored = np.array([0, 1, 0, 2], np.int32)  # a library entry's ids, numbered in first-use order
-    assert dense_block_ids(SimpleNamespace(blocks=stored, ids_dense=True)).tolist() == [0, 1, 0, 2]
+    assert dense_block_ids(Trace(table, stored, offsets, ids_dense=True)).tolist() == [0, 1, 0, 2]
 
 
 def test_the_eviction_keys_are_the_object_models_names_in_its_order():
