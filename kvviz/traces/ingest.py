@@ -356,8 +356,8 @@ class _Reader:
     def _unit(self) -> tuple[TimeUnit, bool]:
         if self.opts.time_unit is not None:
             return self.opts.time_unit, True
-        if self.fmt is Format.CSV:
-            return self.layout.unit or TimeUnit.MS, self.layout.unit_known
+        if self.fmt is Format.CSV:  # a column's name implies a unit, as a format does: assumed, and checked
+            return self.layout.unit or TimeUnit.MS, False
         return self.spec.time_unit, False
 
     def _format_note(self) -> str:

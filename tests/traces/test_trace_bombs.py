@@ -293,7 +293,7 @@ HUGE = [
         "32 million years)",
     ),
     (
-        b"arrival_time,num_prefill_tokens,num_decode_tokens\n0,1,1\n2e15,1,1\n",
+        b"arrival_time,num_prefill_tokens,num_decode_tokens\n0,1,1\n2000000000000000,1,1\n",
         None,
         "line 3, field 'arrival_time': 2e+15 seconds is out of range for a time (at most 1e+15 seconds, "
         "32 million years)",
