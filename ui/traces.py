@@ -14,6 +14,7 @@ the viewer keeps it in the library ("Keep in the trace library").
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import fields
 from pathlib import PurePath
 
@@ -32,12 +33,15 @@ from kvviz.traces import (
     library,
     load_trace,
 )
+from kvviz.traces.ingest import reading_cost, refuse_if_too_large
+from kvviz.traces.source import Survey, survey
 from kvviz.traces.timeunits import on_page
 from kvviz.traces.workload import WorkloadConfig, generate
 from ui import links, streamlit_private, uploads
 from ui.errors import user_errors
 from ui.routing import arrival_params
 from ui.text import plain
+from ui.work import confirm_cost
 
 EXAMPLE = PurePath(__file__).parents[1] / "assets" / "example_trace.jsonl"
 SESSION_KEY = "kvviz_trace_spec"
@@ -80,10 +84,27 @@ def _parsed(spec: dict) -> Trace:
     options = _upload_options(spec)
     name = spec.get("name", "uploaded trace")
     spec = {**spec, "options": options, "name": name}
+    if (data := uploads.unparsed(spec)) is not None:
+        _confirm_reading(spec.get("digest") or hashlib.blake2b(data, digest_size=16).hexdigest(), data)
     trace = uploads.trace(spec, lambda data: load_trace(data, name=name, options=_options(options), limits=UPLOADS))
     if trace is None:
         raise InputError(f"Your upload {SESSION_ENDED}: upload the file again.")
     return trace
+
+
+def _confirm_reading(digest: str, data: bytes) -> None:
+    """Before an upload is parsed: refuse it when reading it needs more memory than the server has
+    free, and ask first when it would take long, naming its block ids and the memory they need
+    (counted from its text, which a small compressed file can expand into a great deal of)."""
+    counted = _counted(digest, data)
+    refuse_if_too_large(counted)
+    confirm_cost(reading_cost(counted), "read_upload")
+
+
+@st.cache_data(max_entries=64, ttl="1h", show_spinner="Counting what the upload holds…")
+def _counted(digest: str, _data: bytes) -> Survey:
+    """An upload's text counted without parsing it (cached on its digest)."""
+    return survey(_data, UPLOADS)
 
 
 @st.cache_resource(max_entries=8, ttl=3600, show_spinner="Opening the library trace…")

@@ -181,8 +181,7 @@ class Text:
         for magic, what in _UNSUPPORTED.items():
             if self.head.startswith(magic):
                 raise InputError(f"the file is {what}; kvviz reads plain text, .gz and .zst")
-        zstd = self.head.startswith(_ZSTD) or _SKIPPABLE.match(self.head) is not None
-        self.compression = "gzip" if self.head.startswith(_GZIP) else "zstd" if zstd else ""
+        self.compression = compression_of(self.head)
         self.taken = self.given = 0
 
     def __iter__(self) -> Iterator[bytes]:
@@ -263,6 +262,27 @@ class Text:
         return out
 
 
+def compression_of(head: bytes) -> str:
+    """ "gzip", "zstd" or "" (plain) from a stream's first bytes."""
+    if head.startswith(_GZIP):
+        return "gzip"
+    return "zstd" if head.startswith(_ZSTD) or _SKIPPABLE.match(head) is not None else ""
+
+
+def text_bound(source: Source, limits: Limits) -> int | None:
+    """The most text ``source`` can give under ``limits`` (decompressed, past which it is refused),
+    from its size and first bytes alone; None for a stream, whose size is not known."""
+    if isinstance(source, (bytes, bytearray)):
+        size, head = len(source), bytes(source[:8])
+    elif isinstance(source, (str, Path)):
+        with open_regular(source, "trace file") as file:
+            size, head = os.fstat(file.fileno()).st_size, file.read(8)
+    else:
+        return None
+    packed = compression_of(head)
+    return min(limits.text_bytes, RATIO_ALLOWANCE + MAX_RATIO[packed] * size if packed else size)
+
+
 def _zstd_problem(exc: Exception) -> str:
     if "too much memory" in str(exc):
         return (
@@ -327,3 +347,27 @@ def _check_line_lengths(chunk: bytes, line_no: int) -> None:
                 f"a line of {_size(end - low)}, longer than {MAX_LINE_BYTES // MIB} MiB (no trace record is that long)",
                 line=line_no + chunk.count(b"\n", 0, low),
             )
+
+
+@dataclass(frozen=True)
+class Survey:
+    """What a trace's text holds, counted without parsing it: its bytes once decompressed, its lines,
+    and an upper estimate of its block ids (per piece, its commas or its spaces, whichever are more:
+    JSONL separates ids by commas, CSV by spaces; a record's other fields add a few per line)."""
+
+    text_bytes: int
+    lines: int
+    ids: int
+
+
+def survey(source: Source, limits: Limits) -> Survey:
+    """Count a trace's text (decompressing it under every limit, and refusing an over-long line, as
+    reading it does; keeping none of it), so that what reading it needs is known before that memory
+    is spent."""
+    raw, _ = open_source(source, limits)
+    size = lines = ids = 0
+    with raw:
+        for _, chunk in line_chunks(iter(Text(raw, limits))):  # refusing what reading refuses first
+            size, lines = size + len(chunk), lines + chunk.count(b"\n")
+            ids += max(chunk.count(b","), chunk.count(b" "))
+    return Survey(size, lines, ids)

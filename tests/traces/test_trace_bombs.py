@@ -43,7 +43,8 @@ def _bomb(compression: str, content: str) -> bytes:
 
 
 def _texts(monkeypatch) -> list[Text]:
-    """Every ``Text`` load_trace makes from now on, to read its counts afterwards."""
+    """Every ``Text`` load_trace makes from now on (counting a trace before it is read, then reading
+    it), to read its counts afterwards."""
     made: list[Text] = []
 
     class Counted(Text):
@@ -52,6 +53,7 @@ def _texts(monkeypatch) -> list[Text]:
             made.append(self)
 
     monkeypatch.setattr(ingest, "Text", Counted)
+    monkeypatch.setattr(source, "Text", Counted)
     return made
 
 
