@@ -140,13 +140,13 @@ def reading_need(counted: Survey) -> int:
 
 def reading_cost(counted: Survey) -> budget.Cost:
     """The work of reading a trace of these counts, naming its size and the memory it needs."""
-    what = f"{_reading(counted)[:-1]}, {reading_need(counted) / budget.GIB:,.1f} GiB of memory)"
+    what = _reading(counted, f", {reading_need(counted) / budget.GIB:,.1f} GiB of memory")
     work = max(counted.ids, counted.text_bytes * IDS_PER_CPU_S / TEXT_PER_CPU_S)
     return budget.cost(what, work, "block ids to parse (or their text's worth)", IDS_PER_CPU_S, TRACE_KNOB)
 
 
-def _reading(counted: Survey) -> str:
-    return f"reading this trace (about {counted.ids:,} block ids in {counted.lines:,} requests)"
+def _reading(counted: Survey, more: str = "") -> str:
+    return f"reading this trace (about {counted.ids:,} block ids in {counted.lines:,} requests{more})"
 
 
 def check_memory(source: Source, limits: Limits) -> None:
