@@ -84,21 +84,25 @@ def _parsed(spec: dict) -> Trace:
     options = _upload_options(spec)
     name = spec.get("name", "uploaded trace")
     spec = {**spec, "options": options, "name": name}
+    counted = None
     if (data := uploads.unparsed(spec)) is not None:
-        _confirm_reading(spec.get("digest") or hashlib.blake2b(data, digest_size=16).hexdigest(), data)
-    trace = uploads.trace(spec, lambda data: load_trace(data, name=name, options=_options(options), limits=UPLOADS))
+        counted = _confirm_reading(spec.get("digest") or hashlib.blake2b(data, digest_size=16).hexdigest(), data)
+    trace = uploads.trace(
+        spec, lambda data: load_trace(data, name=name, options=_options(options), limits=UPLOADS, counted=counted)
+    )
     if trace is None:
         raise InputError(f"Your upload {SESSION_ENDED}: upload the file again.")
     return trace
 
 
-def _confirm_reading(digest: str, data: bytes) -> None:
+def _confirm_reading(digest: str, data: bytes) -> Survey:
     """Before an upload is parsed: refuse it when reading it needs more memory than the server has
     free, and ask first when it would take long, naming its block ids and the memory they need
     (counted from its text, which a small compressed file can expand into a great deal of)."""
     counted = _counted(digest, data)
     refuse_if_too_large(counted)
     confirm_cost(reading_cost(counted), "read_upload")
+    return counted
 
 
 @st.cache_data(max_entries=64, ttl="1h", show_spinner="Counting what the upload holds…")

@@ -109,10 +109,16 @@ def load_trace(
     name: str | None = None,
     options: ReadOptions | None = None,
     limits: Limits = FILES,
+    counted: Survey | None = None,
 ) -> Trace:
-    """Load a trace from a path, bytes or a binary/text file object (format detected, or chosen)."""
+    """Load a trace from a path, bytes or a binary/text file object (format detected, or chosen).
+    ``counted``: the source's ``survey`` when the caller has it (the memory check then needs no
+    second count)."""
     opts = options or ReadOptions()
-    check_memory(source, limits)
+    if counted is None:
+        check_memory(source, limits)
+    else:
+        refuse_if_too_large(counted)
     size = block_size if block_size is not None else opts.block_size
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= MAX_BLOCK_SIZE):
         raise InputError(

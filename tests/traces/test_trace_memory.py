@@ -91,3 +91,12 @@ def test_a_page_refuses_what_memory_cannot_hold(monkeypatch):
     at.sidebar.file_uploader(key="trace_upload").upload("more-ids.zst", _many_ids(), "application/zstd").run()
     assert_clean(at)
     assert not at.metric and "needs about 0.3 GiB of memory and 0.2 GiB is free" in at.error[0].value.replace("\\", "")
+
+
+def test_a_page_counts_an_upload_once(monkeypatch):
+    monkeypatch.setattr(budget, "free_memory", lambda: 300 * MIB)  # enough, though its size cannot say so
+    monkeypatch.setattr(ingest, "survey", lambda *a: pytest.fail("counted the upload a second time"))
+    at = open_page("trace", {"trace_source": "Upload"})
+    at.sidebar.file_uploader(key="trace_upload").upload("once.zst", _many_ids(), "application/zstd").run()
+    assert_clean(at)
+    assert at.metric[0].value == f"{REQUESTS:,}"
