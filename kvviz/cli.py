@@ -17,8 +17,11 @@ tests call it in-process.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
 import pkgutil
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +31,9 @@ from kvviz import commands
 from kvviz.common.errors import InputError, quote
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 128 + signal.SIGINT  # 130, as a shell reports a command stopped by Ctrl-C
+WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS})
+"""Errors of writing the output (standard output, ``--timeline``, ``--per-request``) that carry no file name."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -96,15 +102,55 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser(argv).parse_args(argv)
     except SystemExit as exc:  # a bad argument (already printed on one line), or --help
         return int(exc.code or 0)
+    except KeyboardInterrupt:
+        return _interrupted("kvviz")
+    try:
+        return _run(args)
+    except KeyboardInterrupt:  # also one raised while an error above was being reported
+        return _interrupted(f"kvviz {args.command}")
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the parsed command, turning bad input and what the machine refuses into one line."""
     try:
         return int(args.run(args) or 0)
     except InputError as exc:
         _say(f"kvviz {args.command}: {exc}")
         return EXIT_BAD_INPUT
-    except BrokenPipeError:  # e.g. piped into `head`
+    except BrokenPipeError:  # the reader left (piped into `head`): nothing more to say to it
+        _silence_stdout()
         return 0
-    except OSError as exc:
-        if exc.filename is None:  # not about a file the user named: a bug, keep the traceback
-            raise
-        _say(f"kvviz {args.command}: {exc.filename}: {exc.strerror or exc}")
+    except MemoryError:  # numpy's _ArrayMemoryError too: a trace or a run larger than this machine's memory
+        _say(
+            f"kvviz {args.command}: not enough free memory for this run on this machine; "
+            "give a smaller trace (or fewer requests) or free memory, and run it again"
+        )
         return EXIT_BAD_INPUT
+    except OSError as exc:
+        if exc.filename is not None:
+            _say(f"kvviz {args.command}: {exc.filename}: {exc.strerror or exc}")
+        elif exc.errno in WRITE_ERRORS:  # writing the output failed: a full disk, /dev/full, a quota
+            _silence_stdout()
+            _say(f"kvviz {args.command}: cannot write the output: {exc.strerror or exc}")
+        else:  # not about a file the user named nor about writing: a bug, keep the traceback
+            raise
+        return EXIT_BAD_INPUT
+
+
+def _interrupted(prog: str) -> int:
+    """Ctrl-C: one line and the shell's code for SIGINT, never a traceback."""
+    _silence_stdout()
+    _say(f"{prog}: interrupted")
+    return EXIT_INTERRUPTED
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so that what is still buffered for a closed pipe or a
+    full disk is not flushed again at exit (Python would print "Exception ignored" and a traceback)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's capture): nothing buffered at exit
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)

@@ -14,6 +14,7 @@ the viewer keeps it in the library ("Keep in the trace library").
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import fields
 from pathlib import PurePath
 
@@ -32,17 +33,21 @@ from kvviz.traces import (
     library,
     load_trace,
 )
+from kvviz.traces.ingest import reading_cost, refuse_if_too_large
+from kvviz.traces.source import Survey, survey
 from kvviz.traces.timeunits import on_page
 from kvviz.traces.workload import WorkloadConfig, generate
 from ui import links, streamlit_private, uploads
 from ui.errors import user_errors
 from ui.routing import arrival_params
 from ui.text import plain
+from ui.work import confirm_cost
 
 EXAMPLE = PurePath(__file__).parents[1] / "assets" / "example_trace.jsonl"
 SESSION_KEY = "kvviz_trace_spec"
 VERSION_KEY = "kvviz_trace_version"  # how many choices the session has made (each one on some page)
 SYNCED_KEY = "kvviz_trace_synced"  # picker prefix -> the session's choice it last showed
+SET_KEY = "kvviz_trace_set"  # picker controls whose value this module set, until they are drawn
 SESSION_ENDED = (
     "was kept only in your browser session, which has ended (the page was closed or offline for more "
     f"than {uploads.GRACE_S} seconds, the server restarted, or this link comes from another session)"
@@ -66,6 +71,7 @@ KNOB_KEYS = {
 READING_KEYS = ("format", "block_size", "time_unit", "skip_bad", "rechain")
 FORMAT_DEFAULT = "the format's"
 UPLOADED_SUFFIX = "_uploaded"  # + a picker's prefix: the last upload it showed (digest and name)
+LIBRARY_SUFFIX = "_library_shown"  # + a picker's prefix: the library id it last showed
 UPLOAD_TYPES = ["jsonl", "json", "csv", "txt", "gz", "zst"]
 WITH_BLOCK_IDS = (
     "Mooncake JSONL (`timestamp`, `input_length`, `output_length`, `hash_ids`), Qwen-Bailian JSONL, "
@@ -78,10 +84,31 @@ def _parsed(spec: dict) -> Trace:
     options = _upload_options(spec)
     name = spec.get("name", "uploaded trace")
     spec = {**spec, "options": options, "name": name}
-    trace = uploads.trace(spec, lambda data: load_trace(data, name=name, options=_options(options), limits=UPLOADS))
+    counted = None
+    if (data := uploads.unparsed(spec)) is not None:
+        counted = _confirm_reading(spec.get("digest") or hashlib.blake2b(data, digest_size=16).hexdigest(), data)
+    trace = uploads.trace(
+        spec, lambda data: load_trace(data, name=name, options=_options(options), limits=UPLOADS, counted=counted)
+    )
     if trace is None:
         raise InputError(f"Your upload {SESSION_ENDED}: upload the file again.")
     return trace
+
+
+def _confirm_reading(digest: str, data: bytes) -> Survey:
+    """Before an upload is parsed: refuse it when reading it needs more memory than the server has
+    free, and ask first when it would take long, naming its block ids and the memory they need
+    (counted from its text, which a small compressed file can expand into a great deal of)."""
+    counted = _counted(digest, data)
+    refuse_if_too_large(counted)
+    confirm_cost(reading_cost(counted), "read_upload")
+    return counted
+
+
+@st.cache_data(max_entries=64, ttl="1h", show_spinner="Counting what the upload holds…")
+def _counted(digest: str, _data: bytes) -> Survey:
+    """An upload's text counted without parsing it (cached on its digest)."""
+    return survey(_data, UPLOADS)
 
 
 @st.cache_resource(max_entries=8, ttl=3600, show_spinner="Opening the library trace…", validate=library.unchanged)
@@ -159,14 +186,31 @@ def _follow(prefix: str) -> None:
         return
     synced[prefix] = version
     _chosen(prefix)  # an arrival's source is replaced: it needs no explaining
-    state = st.session_state
-    state[f"{prefix}_source"] = SOURCE_OF[spec["kind"]]
+    values = {f"{prefix}_source": SOURCE_OF[spec["kind"]]}
     if spec["kind"] == "synthetic":
-        state.update({f"{prefix}_{suffix}": spec["knobs"][name] for name, suffix in KNOB_KEYS.items()})
+        values |= {f"{prefix}_{suffix}": spec["knobs"][name] for name, suffix in KNOB_KEYS.items()}
     elif spec["kind"] == "library":
-        state[f"{prefix}_library"] = spec["id"]
+        values[f"{prefix}_library"] = spec["id"]
     elif spec["kind"] == "upload":
-        state.update({f"{prefix}_{k}": v for k, v in zip(READING_KEYS, _reading_values(_upload_options(spec)))})
+        values |= {f"{prefix}_{k}": v for k, v in zip(READING_KEYS, _reading_values(_upload_options(spec)))}
+    _set_controls(values)
+
+
+def _set_controls(values: dict) -> None:
+    """Set picker controls' values through the Session State API, and note them for ``_default``."""
+    st.session_state.update(values)
+    st.session_state.setdefault(SET_KEY, set()).update(values)
+
+
+def _default(key: str, value, unset=None):
+    """``value`` as the default of the control ``key``, or ``unset`` (no default) in the run that
+    draws it after ``_set_controls`` set its value: the value set wins either way, and Streamlit logs
+    a warning with a stack trace for a control that has both."""
+    set_here = st.session_state.get(SET_KEY, set())
+    if key in set_here:
+        set_here.discard(key)
+        return unset
+    return value
 
 
 def _upload_options(spec: dict) -> tuple:
@@ -189,17 +233,18 @@ def _synthetic_knobs(prefix: str) -> dict:
     st.caption("Synthetic workload")
 
     def keep(name: str) -> dict:
-        return {"key": f"{prefix}_{KNOB_KEYS[name]}", **KEEP}
+        key = f"{prefix}_{KNOB_KEYS[name]}"
+        return {"key": key, "value": _default(key, getattr(d, name)), **KEEP}
 
     knobs = dict(
-        requests=st.number_input("Requests", 100, 50_000, d.requests, 100, **keep("requests")),
-        seed=st.number_input("Seed", 0, 10**6, d.seed, **keep("seed")),
-        share_doc_qa=st.slider("Share: document QA", 0.0, 1.0, d.share_doc_qa, 0.05, **keep("share_doc_qa")),
-        share_chat=st.slider("Share: multi-turn chat", 0.0, 1.0, d.share_chat, 0.05, **keep("share_chat")),
-        share_oneshot=st.slider("Share: one-shot", 0.0, 1.0, d.share_oneshot, 0.05, **keep("share_oneshot")),
-        documents=st.number_input("Documents in the pool", 1, 100_000, d.documents, **keep("documents")),
-        doc_zipf=st.slider("Document popularity skew (Zipf)", 0.0, 2.0, d.doc_zipf, 0.05, **keep("doc_zipf")),
-        rate=st.number_input("Arrival rate (requests/s)", 0.1, 1000.0, d.rate, 0.5, **keep("rate")),
+        requests=st.number_input("Requests", 100, 50_000, step=100, **keep("requests")),
+        seed=st.number_input("Seed", 0, 10**6, **keep("seed")),
+        share_doc_qa=st.slider("Share: document QA", 0.0, 1.0, step=0.05, **keep("share_doc_qa")),
+        share_chat=st.slider("Share: multi-turn chat", 0.0, 1.0, step=0.05, **keep("share_chat")),
+        share_oneshot=st.slider("Share: one-shot", 0.0, 1.0, step=0.05, **keep("share_oneshot")),
+        documents=st.number_input("Documents in the pool", 1, 100_000, **keep("documents")),
+        doc_zipf=st.slider("Document popularity skew (Zipf)", 0.0, 2.0, step=0.05, **keep("doc_zipf")),
+        rate=st.number_input("Arrival rate (requests/s)", 0.1, 1000.0, step=0.5, **keep("rate")),
     )
     if note := share_note(knobs["share_doc_qa"], knobs["share_chat"], knobs["share_oneshot"]):
         st.caption(note)
@@ -227,9 +272,11 @@ def _library(prefix: str) -> dict | None:
         st.error(plain(exc), icon=":material/error:")
         return None
     # The URL names the trace by its id (a bound selectbox would put the long label there), so a
-    # copied link opens the same trace in any browser.
+    # copied link opens the same trace in any browser. The browser drops the id from the address
+    # on another page and Streamlit the selectbox's state, so the picker keeps the id it showed
+    # (``LIBRARY_SUFFIX``) to come back to.
     key = f"{prefix}_library"
-    wanted = st.session_state.get(key) or st.query_params.get(key)
+    wanted = st.session_state.get(key) or st.query_params.get(key) or st.session_state.get(prefix + LIBRARY_SUFFIX)
     if library.is_entry_id(wanted) and wanted not in entries:
         st.warning(
             f"The trace {wanted} is not in the library (it was removed, or kept on another server).",
@@ -254,9 +301,10 @@ def _library(prefix: str) -> dict | None:
         **first,
     )
     if eid in entries:
-        st.query_params[key] = eid
+        st.query_params[key] = st.session_state[prefix + LIBRARY_SUFFIX] = eid
         return {"kind": "library", "id": eid}
     st.query_params.pop(key, None)
+    st.session_state.pop(prefix + LIBRARY_SUFFIX, None)
     return None
 
 
@@ -282,7 +330,7 @@ def _reading_controls(prefix: str) -> tuple:
         unit = st.segmented_control(
             "Time unit",
             (FORMAT_DEFAULT, "ms", "s", "us"),
-            default=FORMAT_DEFAULT,
+            default=_default(f"{prefix}_time_unit", FORMAT_DEFAULT),
             required=True,
             key=f"{prefix}_time_unit",
             **KEEP,
@@ -297,7 +345,7 @@ def _reading_controls(prefix: str) -> tuple:
         )
         rechain = st.toggle(
             "Re-chain per-block ids",
-            True,
+            _default(f"{prefix}_rechain", True, unset=False),
             key=f"{prefix}_rechain",
             **KEEP,
             help="Qwen-Bailian hashes each block on its own; re-chaining makes equal ids mean "
@@ -398,7 +446,7 @@ def trace_picker(prefix: str, *, sidebar: DeltaGenerator | None = None) -> Trace
         source = st.segmented_control(
             "Source",
             SOURCES,
-            default=SOURCES[0],
+            default=_default(f"{prefix}_source", SOURCES[0]),
             required=True,
             key=f"{prefix}_source",
             on_change=_chosen,
@@ -470,8 +518,7 @@ def _keep(prefix: str, spec: dict) -> None:
         st.session_state[f"{prefix}_keep_error"] = str(exc)[:300]
         return
     st.session_state[f"{prefix}_keep_notes"] = stored.notes
-    st.session_state[f"{prefix}_source"] = "Library"
-    st.session_state[f"{prefix}_library"] = stored.entry.id
+    _set_controls({f"{prefix}_source": "Library", f"{prefix}_library": stored.entry.id})
     _publish(prefix, {"kind": "library", "id": stored.entry.id})
 
 

@@ -244,6 +244,17 @@ def trace(spec: dict, parse: Callable[[bytes], Trace]) -> Trace | None:
     return parsed
 
 
+def unparsed(spec: dict) -> bytes | None:
+    """The bytes of an upload spec that ``trace`` has not parsed yet with its name and reading
+    options, for what must come before the parse; None when parsed already, or no longer held."""
+    if "data" in spec:
+        return spec["data"]
+    upload = REGISTRY.upload(spec["digest"])
+    if upload is None or (spec.get("name"), tuple(spec["options"])) in upload.traces:
+        return None
+    return upload.data
+
+
 def runs_alone(data: bytes) -> bool:
     """Whether parsing ``data`` waits for the other large parses: big, or compressed."""
     return len(data) >= RUNS_ALONE_BYTES or data.startswith(COMPRESSED)

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     from kvviz.common import budget
     from kvviz.mooncake import overload
-    from kvviz.traces.cli import trace_from_args
+    from kvviz.traces.cli import trace_from_args, with_warnings
 
     policies = overload.POLICIES if args.policy == "all" else (args.policy,)
     if "predict" not in policies:
@@ -110,11 +110,14 @@ def run(args: argparse.Namespace) -> int:
     cap = overload.capacity(config, arrivals.input_length, arrivals.output_length)
     print(
         json.dumps(
-            {
-                "arrivals": arrivals.source,
-                "capacity_rps": {"prefill": round(cap.prefill_rps, 4), "decode": round(cap.decode_rps, 4)},
-                "results": [r.totals for r in results],
-            },
+            with_warnings(
+                {
+                    "arrivals": arrivals.source,
+                    "capacity_rps": {"prefill": round(cap.prefill_rps, 4), "decode": round(cap.decode_rps, 4)},
+                    "results": [r.totals for r in results],
+                },
+                trace,
+            ),
             indent=2,
         )
     )

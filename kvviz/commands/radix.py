@@ -15,7 +15,8 @@ from pathlib import Path
 
 from kvviz.common import args as A
 from kvviz.common.errors import InputError, quote
-from kvviz.traces.cli import add_trace_arguments, refuse_reading_options, trace_from_args
+from kvviz.traces.cli import add_trace_arguments, refuse_reading_options, trace_from_args, with_warnings
+from kvviz.traces.source import read_regular
 
 NAME = "radix"
 TRACE_DEVICE = 10_000  # blocks: the default device pool of a whole-trace replay
@@ -84,17 +85,10 @@ def _trace_totals(args: argparse.Namespace) -> int:
         hit_count_rule="legacy" if args.legacy_hit_count else "upstream",
     )
     config = ReplayConfig(**{k: v for k, v in chosen.items() if v is not None})
-    result = replay_trace(trace_from_args(args), config, args.requests)
-    print(
-        json.dumps(
-            {
-                "rounds": result.rounds,
-                "hit_ratio": round(result.hit_ratio, 6),
-                "finished": result.finished,
-                **result.totals,
-            }
-        )
-    )
+    trace = trace_from_args(args)
+    result = replay_trace(trace, config, args.requests)
+    totals = {"rounds": result.rounds, "hit_ratio": round(result.hit_ratio, 6), "finished": result.finished}
+    print(json.dumps(with_warnings(totals | result.totals, trace)))
     return 0 if result.finished else 2
 
 
@@ -114,13 +108,8 @@ def _script(arg: str):
         if key not in PRESETS:
             raise InputError(f"unknown preset '{quote(key)}'; choose one of {', '.join(PRESETS)}", field="script")
         return PRESETS[key].script(), PRESETS[key].suggested
-    try:
-        path = Path(A.input_file(arg))
-    except argparse.ArgumentTypeError as exc:
-        raise InputError(str(exc), field="script") from None
-    if path.stat().st_size > 4 * MAX_TEXT_BYTES:
-        raise InputError(f"{quote(arg)} is larger than {4 * MAX_TEXT_BYTES // 2**20} MiB", field="script")
-    data = path.read_bytes()
+    path = Path(arg)
+    data = read_regular(path, "script", 4 * MAX_TEXT_BYTES)
     if path.suffix == ".json" or data.lstrip()[:1] in (b"[", b"{"):
         return parse_json(data), {}
     try:

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from kvviz.mooncake import conductor
-    from kvviz.traces.cli import trace_from_args
+    from kvviz.traces.cli import trace_from_args, with_warnings
     from kvviz.traces.workload import WorkloadConfig, generate
 
     schedulers = conductor.SCHEDULERS if args.scheduler == "all" else (args.scheduler,)
@@ -84,12 +84,15 @@ def run(args: argparse.Namespace) -> int:
     results = conductor.compare(trace, config, schedulers)
     print(
         json.dumps(
-            {
-                "trace": trace.name,
-                "requests": trace.n_requests,
-                "offered_load": round(conductor.offered_load(trace, config), 4),
-                "results": [r.summary() for r in results.values()],
-            },
+            with_warnings(
+                {
+                    "trace": trace.name,
+                    "requests": trace.n_requests,
+                    "offered_load": round(conductor.offered_load(trace, config), 4),
+                    "results": [r.summary() for r in results.values()],
+                },
+                trace,
+            ),
             indent=2,
         )
     )

@@ -22,5 +22,7 @@ def run(args: argparse.Namespace) -> int:
     out = trace_stats(trace).to_dict()
     if args.how_read:
         out |= {"how_read": list(trace.how_read), "warnings": list(trace.warnings)}
+    elif trace.warnings:  # said on stderr too (kvviz.traces.cli), and kept with the numbers they qualify
+        out |= {"warnings": list(trace.warnings)}
     print(json.dumps(out, indent=2))
     return 0

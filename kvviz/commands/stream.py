@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from kvviz.common import args as A
 
@@ -78,9 +79,18 @@ def bandwidth_from(args: argparse.Namespace, chunks: int):
         chunks,
         PERSISTENCE if args.persistence is None else args.persistence,
         args.seed,
-        csv=None if named else args.bandwidth,
-        name=args.bandwidth,
+        csv=None if named else _bandwidth_file(args.bandwidth),
+        name=args.bandwidth if named else Path(args.bandwidth).name,
     )
+
+
+def _bandwidth_file(path: str) -> bytes:
+    """A bandwidth CSV's bytes, read only if it is a regular file (a pipe or a device is refused
+    rather than waited on, even one put in its place after the argument was checked)."""
+    from kvviz.cachegen.streaming import MAX_CSV_BYTES
+    from kvviz.traces.source import read_regular
+
+    return read_regular(path, "bandwidth file", MAX_CSV_BYTES)
 
 
 def _traces(args: argparse.Namespace) -> int:

@@ -9,7 +9,9 @@ a message naming the knob to turn.
 
 from __future__ import annotations
 
+import resource
 from dataclasses import dataclass
+from pathlib import Path
 
 from kvviz.common.errors import InputError
 
@@ -52,3 +54,41 @@ def check(c: Cost, limit_s: float = LIMIT_S) -> None:
     """Refuse work over the limit, before it starts, naming the knob that reduces it."""
     if c.seconds > limit_s:
         raise InputError(f"{c.describe()}, over the limit of {limit_s:,.0f} s; reduce {c.knob}")
+
+
+GIB = 2**30
+
+
+def free_memory() -> int | None:
+    """Bytes this process may still allocate: the system's available memory, less where a control
+    group's limit or an address-space limit (``ulimit -v``) is nearer; None when none can be read."""
+    found = []
+    try:
+        info = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+        found.append(int(info["MemAvailable"].split()[0]) * 1024)
+    except (OSError, KeyError, ValueError):
+        pass
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit != "max":
+            found.append(int(limit) - int(Path("/sys/fs/cgroup/memory.current").read_text()))
+    except (OSError, ValueError):
+        pass
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        try:
+            pages = int(Path("/proc/self/statm").read_text().split()[0])
+            found.append(soft - pages * resource.getpagesize())
+        except (OSError, ValueError):
+            pass
+    return max(0, min(found)) if found else None
+
+
+def check_memory(need: int, what: str, advice: str) -> None:
+    """Refuse work that needs more memory than is free, before it allocates, in one line naming
+    what needs it and what to do (``advice``)."""
+    free = free_memory()
+    if free is not None and need > free:
+        raise InputError(
+            f"{what} needs about {need / GIB:,.1f} GiB of memory and {free / GIB:,.1f} GiB is free here; {advice}"
+        )

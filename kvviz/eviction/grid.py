@@ -97,6 +97,10 @@ def parse_capacity(raw: str | float | int) -> float | int:
                 f"capacity '{quote(raw)}' is not a number of blocks (e.g. 1000, 10k, inf)", field="capacities"
             )
         value = float(match.group(1)) * _SUFFIX[match.group(2).lower()]
+        if math.isinf(value):  # 1e400 overflows to inf: a typo, not "unbounded" (that is written inf)
+            raise InputError(
+                f"capacity '{quote(raw)}' is too large a number; write inf for no limit", field="capacities"
+            )
     if value == INFINITE:
         return INFINITE
     if not math.isfinite(value) or value != int(value):

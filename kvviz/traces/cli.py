@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from kvviz.common import args as A
 from kvviz.common.errors import InputError, quote
@@ -93,7 +94,23 @@ def trace_from_args(args: argparse.Namespace) -> Trace | None:
         return None
     if not _is_file(args.trace) and library.is_entry_id(args.trace):
         A.refuse(args, READING_FLAGS, "applies to files; a library entry was read when it was imported")
-    return resolve(args.trace, read_options(args))
+    trace = resolve(args.trace, read_options(args))
+    say_warnings(trace, f"kvviz {getattr(args, 'command', None) or 'trace'}")
+    return trace
+
+
+def say_warnings(trace: Trace, prog: str) -> None:
+    """Print each of the trace's warnings on stderr, one line each: a time unit that was assumed
+    and looks wrong, rows skipped by reason, requests sorted … Every command that reads a trace
+    says them (``stats --how-read`` also puts them in its JSON), so nothing is dropped or read
+    differently without a word."""
+    for warning in trace.warnings:
+        print(f"{prog}: warning: {' '.join(warning.splitlines())}", file=sys.stderr)
+
+
+def with_warnings(summary: dict, trace: Trace | None) -> dict:
+    """A command's JSON summary with the trace's warnings under ``trace_warnings`` when it has any."""
+    return summary | {"trace_warnings": list(trace.warnings)} if trace is not None and trace.warnings else summary
 
 
 def refuse_reading_options(args: argparse.Namespace) -> None:

@@ -23,6 +23,7 @@ import io
 import itertools
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
@@ -159,9 +160,21 @@ def _no_constant(text: str) -> None:
     raise ValueError(f"{text} is not a JSON number")
 
 
+def _one_value_per_key(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object's pairs as a dict, refusing a key given twice (the standard library would keep
+    the last silently, pyarrow refuses it: a record means one thing)."""
+    rec = dict(pairs)
+    if len(rec) != len(pairs):
+        twice = next(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
+        raise ValueError(f"the key '{quote(twice)}' is given twice")
+    return rec
+
+
 def _json_line(line: str, line_no: int) -> dict:
     try:
-        rec = json.loads(line, parse_int=_bounded_int, parse_constant=_no_constant)
+        rec = json.loads(
+            line, parse_int=_bounded_int, parse_constant=_no_constant, object_pairs_hook=_one_value_per_key
+        )
     except json.JSONDecodeError as exc:
         raise RowError(
             f"not valid JSON ({exc.msg} at column {exc.colno})", line=line_no, reason="not valid JSON"
@@ -169,7 +182,10 @@ def _json_line(line: str, line_no: int) -> dict:
     except RecursionError:
         raise RowError("nested too deeply (a trace record is flat)", line=line_no, reason="nested too deeply") from None
     except ValueError as exc:
-        raise RowError(quote(exc, 80), line=line_no, reason="number too long") from None
+        twice = "given twice" in str(exc)
+        raise RowError(
+            quote(exc, 80), line=line_no, reason="a key given twice" if twice else "number too long"
+        ) from None
     if not isinstance(rec, dict):
         raise RowError("expected a JSON object {...}", line=line_no, reason="not an object")
     return rec
@@ -370,7 +386,7 @@ def _id_lists(chunks: list) -> tuple[np.ndarray, np.ndarray] | None:
 
 # ---------------------------------------------------------------- CSV
 
-_NUMBER = re.compile(r"[+-]?(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})(?:[eE][+-]?[0-9]{1,3})?", re.ASCII)
+_NUMBER = re.compile(r"[+-]?(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})", re.ASCII)  # no exponent: 1e3 is refused
 _IDS = re.compile(r"(?:-?[0-9]{1,19}(?: +-?[0-9]{1,19})*)?", re.ASCII)
 _DATETIME = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?)?"
@@ -386,7 +402,6 @@ class CsvLayout:
     header: tuple[str, ...]
     columns: dict[str, str]
     unit: TimeUnit | None
-    unit_known: bool
 
     def describe(self) -> str:
         return ", ".join(f"{role} = '{quote(col)}'" for role, col in self.columns.items())
@@ -406,6 +421,11 @@ def parse_column_map(text: str) -> dict[str, str]:
             raise InputError(f"--columns gives {role} no column name")
         if role in out:
             raise InputError(f"--columns gives {role} twice ('{quote(out[role])}', then '{quote(column)}')")
+        if column in out.values():
+            other = next(r for r, c in out.items() if c == column)
+            raise InputError(
+                f"--columns gives the column '{quote(column)}' to both {other} and {role}; each role needs its own"
+            )
         out[role] = column
     missing = [r for r in ROLES[:3] if r not in out]
     if missing:
@@ -440,7 +460,8 @@ def csv_header(reader) -> tuple[str, ...]:
 
 
 def csv_layout(header: tuple[str, ...], column_map: dict[str, str] | None, unit: TimeUnit | None) -> CsvLayout:
-    """Find the roles' columns by the map, else by the known names."""
+    """Find the roles' columns by the map, else by the known names. A role's column named twice in
+    the header is refused: which of the two holds the values cannot be told."""
     shown = ", ".join(quote(h, 20) for h in header[:5]) + (f", … ({len(header)} columns)" if len(header) > 5 else "")
     if column_map:
         for role, col in column_map.items():
@@ -450,7 +471,8 @@ def csv_layout(header: tuple[str, ...], column_map: dict[str, str] | None, unit:
                     line=1,
                     field="columns",
                 )
-        return CsvLayout(header, dict(column_map), unit or TimeUnit.MS, unit is not None)
+        _once(header, column_map)
+        return CsvLayout(header, dict(column_map), unit or TimeUnit.MS)
     columns = {
         "arrival": _pick(header, ARRIVAL_COLUMNS, "arrival time", shown),
         "input": _pick(header, INPUT_COLUMNS, "prompt length", shown),
@@ -458,8 +480,19 @@ def csv_layout(header: tuple[str, ...], column_map: dict[str, str] | None, unit:
     }
     if "hash_ids" in header:
         columns["hash_ids"] = "hash_ids"
+    _once(header, columns)
     named = ARRIVAL_COLUMNS[columns["arrival"]]
-    return CsvLayout(header, columns, unit or named, unit is not None or named is not None)
+    return CsvLayout(header, columns, unit or named)
+
+
+def _once(header: tuple[str, ...], columns: dict[str, str]) -> None:
+    for role, col in columns.items():
+        if header.count(col) > 1:
+            raise InputError(
+                f"the CSV header names the column '{quote(col)}' ({role}) {header.count(col)} times; "
+                "which one holds the values cannot be told",
+                line=1,
+            )
 
 
 def _pick(header: tuple[str, ...], names, what: str, shown: str) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kvviz.common import budget
 from kvviz.common.errors import InputError
 from kvviz.traces import formats as F
 from kvviz.traces.formats import Format, FormatSpec, RawChunk, RowError
@@ -29,11 +30,15 @@ from kvviz.traces.source import (  # noqa: F401  (kvviz.traces exports them from
     FILES,
     MAX_ACCESSES,
     MAX_REQUESTS,
+    MIB,
     Limits,
     Source,
+    Survey,
     Text,
     line_chunks,
     open_source,
+    survey,
+    text_bound,
 )
 from kvviz.traces.timeunits import TimeUnit, out_of_range, range_problem, to_ms
 
@@ -43,6 +48,17 @@ LINES_SHOWN = 3
 MAX_BLOCK_SIZE = 1 << 20
 SMALL_TEXT = 65_536  # a first chunk this short is parsed line by line (no pyarrow start-up)
 RELEASE_BYTES = 16 << 20  # column bytes _concat copies between handing freed memory back
+# What reading a trace holds at its peak (docs/traces.md, *Scale*: 11.4 bytes per access measured at
+# 500.7M accesses), and how fast it goes: by its text (226 MB of Mooncake JSONL, 16.5M ids, in 2.4 CPU s)
+# or by its ids, whichever takes longer (19M ids of one digit, 38 MB, in 2.25 CPU s):
+BYTES_PER_ID = 12  # int32 ids as chunks stream in, then the whole column while the chunks are released
+BYTES_PER_REQUEST = 64  # arrival, lengths, id count, offset and line per request, and the request table
+PARSE_BYTES = 256 * MIB  # one chunk's parse: pyarrow holds ~14 bytes per byte of id-dense text
+TEXT_PER_CPU_S = 94e6  # bytes of text parsed per CPU second
+IDS_PER_CPU_S = 8.4e6  # block ids parsed per CPU second
+MIN_LINE = 6  # bytes of the shortest record ("0,1,1" and its line break): at most this many requests per byte
+TRACE_KNOB = "the trace's size (fewer requests)"  # what reduces the reading's work and memory
+TRACE_ADVICE = "cut the trace (fewer requests), or read it where more memory is free"
 
 
 @dataclass(frozen=True)
@@ -93,9 +109,16 @@ def load_trace(
     name: str | None = None,
     options: ReadOptions | None = None,
     limits: Limits = FILES,
+    counted: Survey | None = None,
 ) -> Trace:
-    """Load a trace from a path, bytes or a binary/text file object (format detected, or chosen)."""
+    """Load a trace from a path, bytes or a binary/text file object (format detected, or chosen).
+    ``counted``: the source's ``survey`` when the caller has it (the memory check then needs no
+    second count)."""
     opts = options or ReadOptions()
+    if counted is None:
+        check_memory(source, limits)
+    else:
+        refuse_if_too_large(counted)
     size = block_size if block_size is not None else opts.block_size
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= MAX_BLOCK_SIZE):
         raise InputError(
@@ -114,6 +137,39 @@ def load_trace(
             ) from None
         finally:
             _release_parse_buffers()
+
+
+def reading_need(counted: Survey) -> int:
+    """Bytes of memory reading a trace of these counts holds at its peak."""
+    return BYTES_PER_ID * counted.ids + BYTES_PER_REQUEST * counted.lines + PARSE_BYTES
+
+
+def reading_cost(counted: Survey) -> budget.Cost:
+    """The work of reading a trace of these counts, naming its size and the memory it needs."""
+    what = _reading(counted, f", {reading_need(counted) / budget.GIB:,.1f} GiB of memory")
+    work = max(counted.ids, counted.text_bytes * IDS_PER_CPU_S / TEXT_PER_CPU_S)
+    return budget.cost(what, work, "block ids to parse (or their text's worth)", IDS_PER_CPU_S, TRACE_KNOB)
+
+
+def _reading(counted: Survey, more: str = "") -> str:
+    return f"reading this trace (about {counted.ids:,} block ids in {counted.lines:,} requests{more})"
+
+
+def check_memory(source: Source, limits: Limits) -> None:
+    """Refuse, before parsing, a trace whose reading needs more memory than is free. The bound from
+    its size alone settles most files; a larger one is counted first (``survey``: decompressed and
+    counted, never kept), so a small compressed file that expands into hundreds of millions of ids
+    is refused in the time its decompression takes, not after its parse has filled the memory."""
+    free, bound = budget.free_memory(), text_bound(source, limits)
+    worst = Survey(bound or 0, (bound or 0) // MIN_LINE, (bound or 0) // 2)
+    if free is None or bound is None or reading_need(worst) <= free:
+        return
+    refuse_if_too_large(survey(source, limits))
+
+
+def refuse_if_too_large(counted: Survey) -> None:
+    """Refuse a trace of these counts when reading it needs more memory than is free."""
+    budget.check_memory(reading_need(counted), _reading(counted), TRACE_ADVICE)
 
 
 class _Reader:
@@ -356,8 +412,8 @@ class _Reader:
     def _unit(self) -> tuple[TimeUnit, bool]:
         if self.opts.time_unit is not None:
             return self.opts.time_unit, True
-        if self.fmt is Format.CSV:
-            return self.layout.unit or TimeUnit.MS, self.layout.unit_known
+        if self.fmt is Format.CSV:  # a column's name implies a unit, as a format does: assumed, and checked
+            return self.layout.unit or TimeUnit.MS, False
         return self.spec.time_unit, False
 
     def _format_note(self) -> str:

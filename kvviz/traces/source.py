@@ -13,6 +13,8 @@ output too: zlib's by its ``max_length``, zstd's by the input it is fed (``ZSTD_
 from __future__ import annotations
 
 import io
+import os
+import re
 import stat
 import zlib
 from collections.abc import Iterator
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from kvviz.common.errors import InputError
+from kvviz.common.errors import InputError, quote
 
 MB = 1_000_000
 MIB = 2**20
@@ -73,6 +75,7 @@ FILES = Limits(64 * GIB, 64 * GIB)
 """Files named on the command line (``import``, ``stats``, ...)."""
 
 _GZIP, _ZSTD = b"\x1f\x8b", b"\x28\xb5\x2f\xfd"
+_SKIPPABLE = re.compile(rb"[\x50-\x5f]\x2a\x4d\x18", re.DOTALL)  # a zstd skippable frame (pzstd puts one first)
 _UNSUPPORTED = {b"PK\x03\x04": "a zip archive", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"7z\xbc\xaf": "7-zip"}
 
 
@@ -83,21 +86,44 @@ def open_source(source: Source, limits: Limits) -> tuple[IO[bytes], str]:
         return io.BytesIO(bytes(source)), "uploaded trace"
     if isinstance(source, (str, Path)):
         path = Path(source)
+        file = open_regular(path, "trace file")
         try:
-            info = path.stat()
-        except OSError as exc:
-            raise InputError(f"cannot open trace file '{path.name}': {exc.strerror or exc}") from None
-        if stat.S_ISDIR(info.st_mode):
-            raise InputError(f"'{path.name}' is a folder, not a trace file")
-        if stat.S_ISREG(info.st_mode):
-            _check_size(info.st_size, limits)
-        try:
-            return _Capped(path.open("rb"), limits), path.name  # pipes and devices: capped as they read
-        except OSError as exc:
-            raise InputError(f"cannot read trace file '{path.name}': {exc.strerror or exc}") from None
+            _check_size(os.fstat(file.fileno()).st_size, limits)
+        except InputError:
+            file.close()
+            raise
+        return _Capped(file, limits), path.name
     if hasattr(source, "read"):
         return _Capped(_BinaryView(source), limits), "trace"
     raise InputError(f"cannot load a trace from a {type(source).__name__}")
+
+
+def open_regular(path: str | Path, what: str) -> IO[bytes]:
+    """``path`` opened for reading if it is a regular file; a folder, a pipe (FIFO), a device or a
+    socket is refused in one line naming ``what``, never waited on: the file is opened without
+    blocking (a FIFO with no writer would block ``open`` itself) and checked on what was opened,
+    so nothing can swap it in between."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise InputError(f"cannot open {what} '{quote(path.name)}': {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(mode) else "a pipe" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise InputError(f"'{quote(path.name)}' is {kind}, not a regular file: a {what} must be a file")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def read_regular(path: str | Path, what: str, limit: int) -> bytes:
+    """The bytes of the regular file ``path`` (``open_regular``), refused past ``limit`` bytes."""
+    with open_regular(path, what) as file:
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(f"the {what} '{quote(Path(path).name)}' is larger than {_size(limit)}, the limit")
+    return data
 
 
 def _check_size(size: int, limits: Limits) -> None:
@@ -155,7 +181,7 @@ class Text:
         for magic, what in _UNSUPPORTED.items():
             if self.head.startswith(magic):
                 raise InputError(f"the file is {what}; kvviz reads plain text, .gz and .zst")
-        self.compression = "gzip" if self.head.startswith(_GZIP) else "zstd" if self.head.startswith(_ZSTD) else ""
+        self.compression = compression_of(self.head)
         self.taken = self.given = 0
 
     def __iter__(self) -> Iterator[bytes]:
@@ -196,7 +222,8 @@ class Text:
 
     def _unzstd(self) -> Iterator[bytes]:
         """zstd, frame after frame, fed ZSTD_STEP bytes per call; a frame the file ends inside is
-        refused as truncated."""
+        refused as truncated. A skippable frame (``pzstd`` writes one first, giving its frames'
+        sizes) is passed over as the ``zstd`` tool does: the decompressor ends it with no output."""
         import zstandard
 
         dctx, frame = zstandard.ZstdDecompressor(), None
@@ -235,6 +262,27 @@ class Text:
         return out
 
 
+def compression_of(head: bytes) -> str:
+    """ "gzip", "zstd" or "" (plain) from a stream's first bytes."""
+    if head.startswith(_GZIP):
+        return "gzip"
+    return "zstd" if head.startswith(_ZSTD) or _SKIPPABLE.match(head) is not None else ""
+
+
+def text_bound(source: Source, limits: Limits) -> int | None:
+    """The most text ``source`` can give under ``limits`` (decompressed, past which it is refused),
+    from its size and first bytes alone; None for a stream, whose size is not known."""
+    if isinstance(source, (bytes, bytearray)):
+        size, head = len(source), bytes(source[:8])
+    elif isinstance(source, (str, Path)):
+        with open_regular(source, "trace file") as file:
+            size, head = os.fstat(file.fileno()).st_size, file.read(8)
+    else:
+        return None
+    packed = compression_of(head)
+    return min(limits.text_bytes, RATIO_ALLOWANCE + MAX_RATIO[packed] * size if packed else size)
+
+
 def _zstd_problem(exc: Exception) -> str:
     if "too much memory" in str(exc):
         return (
@@ -260,8 +308,8 @@ def _gathered(outputs: Iterator[bytes]) -> Iterator[bytes]:
 def line_chunks(pieces: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
     """Whole-line chunks of about CHUNK_BYTES, each with the number of its first line.
 
-    A run of more than MAX_LINE_BYTES without a line break is refused as soon as it is seen (no
-    trace has one; a device such as /dev/zero or a binary file would otherwise be read to the end).
+    A line of more than MAX_LINE_BYTES is refused as soon as it is seen (no trace has one; a
+    binary file would otherwise be read to the end), inside a chunk as at its end.
     """
     carry, line_no = b"", 1
     for piece in pieces:
@@ -275,9 +323,51 @@ def line_chunks(pieces: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
             carry = buf
             continue
         chunk, carry = buf[:cut], buf[cut:]
+        _check_line_lengths(chunk, line_no)
         yield line_no, chunk
         line_no += chunk.count(b"\n")
     if carry:
         if len(carry) > MAX_LINE_BYTES:
             raise InputError(f"longer than {MAX_LINE_BYTES // MIB} MiB without a line break", line=line_no)
         yield line_no, carry + b"\n"
+
+
+def _check_line_lengths(chunk: bytes, line_no: int) -> None:
+    """Refuse a line of ``chunk`` (whole lines, from line ``line_no``) longer than MAX_LINE_BYTES.
+    Every window of half that length holds a line break unless a line there is that long, so only
+    such a window's neighbourhood is measured exactly."""
+    half = MAX_LINE_BYTES // 2
+    for start in range(0, len(chunk) - half, half):
+        if chunk.find(b"\n", start, start + half) >= 0:
+            continue
+        low = chunk.rfind(b"\n", 0, start) + 1
+        end = chunk.find(b"\n", start)
+        if end - low > MAX_LINE_BYTES:
+            raise InputError(
+                f"a line of {_size(end - low)}, longer than {MAX_LINE_BYTES // MIB} MiB (no trace record is that long)",
+                line=line_no + chunk.count(b"\n", 0, low),
+            )
+
+
+@dataclass(frozen=True)
+class Survey:
+    """What a trace's text holds, counted without parsing it: its bytes once decompressed, its lines,
+    and an upper estimate of its block ids (per piece, its commas or its spaces, whichever are more:
+    JSONL separates ids by commas, CSV by spaces; a record's other fields add a few per line)."""
+
+    text_bytes: int
+    lines: int
+    ids: int
+
+
+def survey(source: Source, limits: Limits) -> Survey:
+    """Count a trace's text (decompressing it under every limit, and refusing an over-long line, as
+    reading it does; keeping none of it), so that what reading it needs is known before that memory
+    is spent."""
+    raw, _ = open_source(source, limits)
+    size = lines = ids = 0
+    with raw:
+        for _, chunk in line_chunks(iter(Text(raw, limits))):  # refusing what reading refuses first
+            size, lines = size + len(chunk), lines + chunk.count(b"\n")
+            ids += max(chunk.count(b","), chunk.count(b" "))
+    return Survey(size, lines, ids)

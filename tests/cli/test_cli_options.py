@@ -176,7 +176,7 @@ REFUSED = [
         f"cannot open trace file '{'b' * 40}… (200 characters)': no such file, nor "
         "a library id (python -m kvviz import --list)",
     ),
-    (["radix", LONG], f"field 'script': cannot read {CUT}: File name too long"),
+    (["radix", LONG], f"cannot open script '{CUT}': File name too long"),
     (
         ["hitcurve", EXAMPLE, "--policies", LONG],
         f"field 'policies': unknown policy '{CUT}'; choose from lru, fifo, "

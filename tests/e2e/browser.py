@@ -16,6 +16,7 @@ import urllib.request
 import weakref
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from playwright.sync_api import BrowserContext, Locator, Page, WebSocket, expect
 
@@ -55,14 +56,15 @@ def streamlit_server(port: int | None = None):
 
 
 @contextmanager
-def streamlit_process(port: int | None = None, root: Path = ROOT):
+def streamlit_process(port: int | None = None, root: Path = ROOT, log: IO[str] | None = None):
     """Like :func:`streamlit_server`, yielding ``(url, process)`` (benchmarks read its CPU time).
 
     ``port`` defaults to a free one; a test that restarts the server passes the same port again.
-    ``root`` is the checkout whose app.py is served (a paired benchmark serves two).
+    ``root`` is the checkout whose app.py is served (a paired benchmark serves two). ``log``: a
+    text file the server's output goes to, for a test that reads it (default: a temporary one).
     """
     port = port or free_port()
-    log = tempfile.TemporaryFile("w+")
+    log = log or tempfile.TemporaryFile("w+")
     proc = subprocess.Popen(
         [
             sys.executable,

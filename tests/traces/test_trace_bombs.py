@@ -43,7 +43,8 @@ def _bomb(compression: str, content: str) -> bytes:
 
 
 def _texts(monkeypatch) -> list[Text]:
-    """Every ``Text`` load_trace makes from now on, to read its counts afterwards."""
+    """Every ``Text`` load_trace makes from now on (counting a trace before it is read, then reading
+    it), to read its counts afterwards."""
     made: list[Text] = []
 
     class Counted(Text):
@@ -52,6 +53,7 @@ def _texts(monkeypatch) -> list[Text]:
             made.append(self)
 
     monkeypatch.setattr(ingest, "Text", Counted)
+    monkeypatch.setattr(source, "Text", Counted)
     return made
 
 
@@ -293,7 +295,7 @@ HUGE = [
         "32 million years)",
     ),
     (
-        b"arrival_time,num_prefill_tokens,num_decode_tokens\n0,1,1\n2e15,1,1\n",
+        b"arrival_time,num_prefill_tokens,num_decode_tokens\n0,1,1\n2000000000000000,1,1\n",
         None,
         "line 3, field 'arrival_time': 2e+15 seconds is out of range for a time (at most 1e+15 seconds, "
         "32 million years)",

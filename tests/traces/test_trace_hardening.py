@@ -116,16 +116,22 @@ def test_an_unknown_header_is_quoted_briefly():
     assert err.line == 1 and "arrival time" in str(err)
 
 
-def test_a_device_is_read_with_a_cap():
-    assert os.path.exists("/dev/zero")
-    with pytest.raises(InputError, match="line break"):
-        load_trace("/dev/zero")
+@pytest.mark.parametrize("path, kind", [("/dev/zero", "a device or socket"), ("/dev/null", "a device or socket")])
+def test_a_device_is_refused_unread(path, kind):
+    with pytest.raises(InputError, match=f"'{path[5:]}' is {kind}, not a regular file"):
+        load_trace(path)
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    os.mkfifo(tmp_path / "pipe")  # no writer: a blocking open() would wait for ever
+    with pytest.raises(InputError, match="'pipe' is a pipe, not a regular file"):
+        load_trace(tmp_path / "pipe")
 
 
 def test_hitcurve_on_dev_zero_is_one_line_exit_2(capsys):
     assert main(["hitcurve", "/dev/zero", "--policies", "lru", "--capacities", "10"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "line break" in err
+    assert "\n" not in err and "not a regular file" in err
 
 
 def test_a_folder_is_not_a_trace(tmp_path):
