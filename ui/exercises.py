@@ -18,6 +18,8 @@ from ui.text import plain
 
 PARAM = "exercise"
 """The URL parameter naming the exercise shown beside a page's view."""
+PER_ROW = 3
+"""Answer boxes side by side, so the panel leaves the view in the first screen."""
 
 
 def address(exercise: ex.Exercise) -> dict[str, str]:
@@ -54,20 +56,27 @@ def panel(stem: str) -> None:
         link(exercise)
         return
     with st.container(border=True, key="kvviz_exercise_panel"):
-        st.markdown(f"##### Exercise {exercise.id} · {exercise.title}")
-        st.markdown(exercise.question)
-        for part in exercise.parts:
-            answer_box(exercise, part)
-        with st.expander("Hint", icon=":material/lightbulb:"):
-            st.markdown(exercise.hint)
-        reveal(exercise)
+        st.markdown(f"**Exercise {exercise.id} · {exercise.title}.** {exercise.question}")
+        for row in range(0, len(exercise.parts), PER_ROW):
+            for column, part in zip(
+                st.columns(PER_ROW, vertical_alignment="bottom"), exercise.parts[row : row + PER_ROW], strict=False
+            ):
+                with column:
+                    answer_box(exercise, part)
+        with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+            with st.popover("Hint", icon=":material/lightbulb:"):
+                st.markdown(exercise.hint)
+            label = "Show the lecture's points" if exercise.discussion else "Show the worked answer"
+            shown = st.toggle(label, key=f"kvviz_exercise_{exercise.id}_reveal")
+        if shown:
+            reveal(exercise)
 
 
 def answer_box(exercise: ex.Exercise, part: ex.Part) -> None:
-    """One numeric part: a box for the answer, then whether it is right."""
+    """One numeric part: a box for the answer, then one line saying whether it is right."""
     unit = f" ({part.unit})" if part.unit else ""
     text = st.text_input(
-        f"{part.ask[0].upper()}{part.ask[1:]}{unit}",
+        f"{part.ask}{unit}",
         key=f"kvviz_exercise_{exercise.id}_{part.key}",
         placeholder="a number",
         help=f"Checked against kvviz's own computation from the exercise's inputs, {part.tolerance}.",
@@ -76,13 +85,13 @@ def answer_box(exercise: ex.Exercise, part: ex.Part) -> None:
         return
     value = parse_number(text)
     if value is None:
-        st.error(f"'{plain(text, 40)}' is not a number: type digits, such as 4.5 or 1,260.", icon=":material/error:")
+        st.markdown(f":red[:material/error: '{plain(text, 40)}' is not a number: type digits, such as 4.5 or 1,260.]")
         return
     verdict = ex.check(exercise, part.key, value)
     if verdict.correct:
-        st.success(verdict.message, icon=":material/check_circle:")
+        st.markdown(f":green[:material/check_circle: {verdict.message}]")
     else:
-        st.warning(f"{verdict.message} Answers {part.tolerance} of kvviz's value count.", icon=":material/cancel:")
+        st.markdown(f":orange[:material/cancel: {verdict.message} Answers {part.tolerance} of kvviz's value count.]")
 
 
 def parse_number(text: str) -> float | None:
@@ -95,10 +104,7 @@ def parse_number(text: str) -> float | None:
 
 
 def reveal(exercise: ex.Exercise) -> None:
-    """The worked answer and the lecture's points, hidden until the toggle shows them."""
-    label = "Show the lecture's points" if exercise.discussion else "Show the worked answer"
-    if not st.toggle(label, key=f"kvviz_exercise_{exercise.id}_reveal"):
-        return
+    """The worked answer and the lecture's points, once the toggle shows them."""
     if not exercise.discussion:
         st.markdown(exercise.worked_text())
     if exercise.points:

@@ -98,7 +98,7 @@ def check(exercise: Exercise, key: str, answer: float) -> Verdict:
     part = exercise.part(key)
     expected = exercise.values()[key]
     if not math.isfinite(answer):
-        raise InputError(f"the answer to {part.ask} must be a finite number")
+        raise InputError(f"an answer must be a finite number, got {answer}")
     ok = (
         answer == expected if part.rel_tol == 0 else math.isclose(answer, expected, rel_tol=part.rel_tol, abs_tol=1e-12)
     )

@@ -75,7 +75,7 @@ EXERCISES: tuple[Exercise, ...] = (
         {"ledger_view": "Size", "ledger_model": "llama-3.1-70b", "ledger_context": "32768"},
         "Every layer keeps a key and a value vector per KV head: layers × 2 × KV heads × head dim × bytes.",
         "2 × 80 × 8 × 128 × 2 = {per_token_bytes} bytes = {kib} KiB per token; 32K tokens take {ctx_gb} GB.",
-        (Part("kib", "KV per token", "KiB"), Part("ctx_gb", "a 32K-token context", "GB")),
+        (Part("kib", "KV per token", "KiB"), Part("ctx_gb", "A 32K-token context", "GB")),
         kv_size,
     ),
     Exercise(
@@ -94,7 +94,7 @@ EXERCISES: tuple[Exercise, ...] = (
         "Fetching wins when the compressed KV arrives in less time than the recompute takes.",
         "The KV is 16,000 × 327,680 bytes = {kv_gb} GB, {compressed_gb} GB compressed; {compressed_gb} GB / "
         "0.97 s = {gb_s} GB/s = {gbit_s} Gb/s.",
-        (Part("gbit_s", "the lowest bandwidth", "Gb/s"),),
+        (Part("gbit_s", "The lowest bandwidth", "Gb/s"),),
         fetch_or_compute,
     ),
     Exercise(
@@ -126,8 +126,8 @@ EXERCISES: tuple[Exercise, ...] = (
         "H = −(0.7 log₂ 0.7 + 2 × 0.12 log₂ 0.12 + 2 × 0.03 log₂ 0.03) = {bits} bits; a fixed-length code for 5 "
         "symbols needs {fixed_bits} bits. An arithmetic (range) coder, as CacheGen's, comes close to {bits}.",
         (
-            Part("bits", "the entropy", "bits per value", 0.02),
-            Part("fixed_bits", "the bits of a fixed-length code", "bits", 0),
+            Part("bits", "The entropy", "bits per value", 0.02),
+            Part("fixed_bits", "The bits of a fixed-length code", "bits", 0),
         ),
         entropy,
     ),
@@ -161,7 +161,7 @@ EXERCISES: tuple[Exercise, ...] = (
         "are cut (at 5 there are {cut_five}), and full reuse answers {reuse_accuracy}% of the questions on "
         "{documents} fresh documents, as full prefill does. Where the boundaries cut dependencies decides what "
         "reuse loses; real text has dependencies everywhere, so any cut breaks some.",
-        (Part("cut_six", "the records cut", "records", 0), Part("reuse_accuracy", "full reuse's accuracy", "%", 0.02)),
+        (Part("cut_six", "The records cut", "records", 0), Part("reuse_accuracy", "Full reuse's accuracy", "%", 0.02)),
         cut_records_six,
     ),
     Exercise(
@@ -195,7 +195,7 @@ EXERCISES: tuple[Exercise, ...] = (
         "The controller makes recompute hide under loading: r × prefill ≈ load, never below 15%.",
         "r × 20 ms = 10 ms gives r = {ratio}% (above the 15% floor). Each layer costs max(10, r × 20) ms, so the "
         "time to first token is 32 × 10 = {ttft_ms} ms, against {full_ms} ms for a full prefill.",
-        (Part("ratio", "the recompute ratio", "%"), Part("ttft_ms", "the time to first token", "ms")),
+        (Part("ratio", "The recompute ratio", "%"), Part("ttft_ms", "The time to first token", "ms")),
         controller,
     ),
     Exercise(

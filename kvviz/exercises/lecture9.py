@@ -250,7 +250,7 @@ EXERCISES: tuple[Exercise, ...] = (
         (
             Part("a_local", "A computing alone", "s"),
             Part("a_fetch", "A fetching 14 blocks from B", "s"),
-            Part("to_b", "sending the request to B", "s"),
+            Part("to_b", "Sending the request to B", "s"),
         ),
         kvcentric,
     ),
@@ -314,7 +314,7 @@ EXERCISES: tuple[Exercise, ...] = (
         "over PCIe.",
         "At Llama-3-8B's KV, a million tokens take {kv_gb} GB: no single GPU holds it. Bringing it back over PCIe "
         "5.0 ({pcie_gb_s} GB/s effective) takes {load_s} s, so no step should reload it.",
-        (Part("kv_gb", "the KV of a million tokens", "GB"), Part("load_s", "the time to load it over PCIe 5.0", "s")),
+        (Part("kv_gb", "The KV of a million tokens", "GB"), Part("load_s", "The time to load it over PCIe 5.0", "s")),
         agent,
         points=(
             "It does not fit one GPU: split it over several GPUs (sharded KV) or keep it in CPU memory.",
