@@ -130,9 +130,8 @@ def step_figure(s: Stepped, step: int, row, view: str, presenting: bool) -> None
         key="radix_tree",
     )
     st.caption(
-        "Gold halo: used in this step. Dark ring: locked (lock_ref > 0: a running request or a "
-        "pending transfer). Grey outline: evicted this step, where it was. Dotted edges: spans being "
-        "computed."
+        "Gold halo: used in this step. Dark ring: locked (held by a running request or a pending "
+        "transfer). Grey outline: evicted this step, where it was. Dotted edges: spans being computed."
     )
     frame.terms("lock_ref", "D/H")
 
@@ -156,7 +155,8 @@ def stepped_view(s: Stepped) -> None:
 
     The step controls sit right above the tree, so every ▶ shows its effect without a scroll, with the
     view switch, the step's heading, the cards and the step's words beside the tree; in presenter mode
-    the controls go beside the tree too, and the view switch after the step's words."""
+    the controls go beside the tree too, the step's words before the cards (in the first screen of a
+    1366 × 768 projector), and the view switch last."""
     presenting = frame.presenter()
     if presenting:
         tree_col, say_col = st.columns([3, 2])
@@ -170,8 +170,12 @@ def stepped_view(s: Stepped) -> None:
     with say_col:
         view = None if presenting else view_switch()
         step_heading(s, step, row)
-        step_cards(s, step)
-        step_words(row)
+        if presenting:  # the step's words first, so the projector's first screen shows them
+            step_words(row)
+            step_cards(s, step)
+        else:
+            step_cards(s, step)
+            step_words(row)
         view = view or view_switch()
     with tree_col:
         step_figure(s, step, row, view, presenting)
