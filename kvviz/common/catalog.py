@@ -79,7 +79,8 @@ PAGES: tuple[PageInfo, ...] = (
         "Prefix-cache replay",
         ":material/account_tree:",
         "Reuse and eviction",
-        "A trace cached the way serving engines cache it: SGLang's radix tree beside a block cache, in GiB.",
+        "A trace cached the way serving engines cache it: SGLang's radix tree or vLLM's block pool beside a "
+        "block cache, in GiB.",
     ),
     PageInfo(
         "tiers",
