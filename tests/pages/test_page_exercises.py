@@ -7,6 +7,7 @@ import pytest
 
 from kvviz import exercises as ex
 from tests.conftest import assert_clean, open_page, shown
+from tests.pages.test_page_text import internal_names
 from ui.exercises import address
 
 pytestmark = pytest.mark.shared_caches
@@ -33,6 +34,7 @@ def test_each_exercise_address_opens_its_page_with_the_exercise_beside_the_view(
     assert panel_title(at) == [f"**Exercise {exercise.id} · {exercise.title}"]
     assert len(at.text_input) == len(exercise.parts)
     assert at.toggle(key=f"kvviz_exercise_{exercise.id}_reveal").value is False
+    assert not internal_names(at)  # the exercise speaks the reader's words too
 
 
 @pytest.mark.parametrize("name", ["9.4", "27.7"])
@@ -45,6 +47,7 @@ def test_the_answer_or_the_lectures_points_stay_hidden_until_revealed(name):
     assert not [m for m in at.markdown if hidden in m.value]
     toggle.set_value(True).run()
     assert_clean(at)
+    assert not internal_names(at)
     assert [m for m in at.markdown if hidden in m.value]
 
 
