@@ -75,7 +75,7 @@ def timeline_part(inputs: StreamInputs, setup: S.StreamSetup, bw: S.Bandwidth, s
     frame.terms("TTFT", "SLO", "AR(1)", "i.i.d.")
     table = pd.concat([S.timeline(setup, r) for r in runs], ignore_index=True)
     if box := frame.folded("Per-chunk table: each chunk's level, size, bandwidth and times", f"{STEM}_chunk_table"):
-        box.dataframe(table, hide_index=True, width="stretch", column_config=cached.FORMATS)
+        box.dataframe(named(table), hide_index=True, width="stretch", column_config=cached.FORMATS)
     download_csv(
         table, STEM, "per-chunk table", settings | {"policies": ", ".join(chosen)}, trace=f"{bw.name} (trace 0)"
     )
@@ -142,7 +142,7 @@ def stream_view(view: str) -> tuple[list[str], list[dict], str]:
     same_quality = not figs.quality_differs(summary)
     st.caption(f"Over {bw.traces:,} trace(s) at SLO {setup.slo_s:g} s ({label}):")
     st.dataframe(
-        shown.drop(columns="mean_quality") if same_quality else shown,
+        named(shown.drop(columns="mean_quality") if same_quality else shown),
         hide_index=True,
         width="stretch",
         column_config=cached.FORMATS,
@@ -152,7 +152,7 @@ def stream_view(view: str) -> tuple[list[str], list[dict], str]:
     download_csv(summary, STEM, "summary", settings, trace=bw.name)
     if box := frame.folded("The compression levels, as measured", f"{STEM}_levels_table"):
         box.caption(report.levels_caption(setup, levels.SIZE_SOURCES[inputs.sizes]))
-        box.dataframe(measured.table, hide_index=True, width="stretch", column_config=cached.FORMATS)
+        box.dataframe(named(measured.table), hide_index=True, width="stretch", column_config=cached.FORMATS)
     download_csv(measured.table, STEM, "measured levels", settings)
     return (
         report.stream_notice(summary, label) + extra,
@@ -166,3 +166,9 @@ def _same_quality(summary: pd.DataFrame) -> str:
     number, is left out of the table on screen; the CSV keeps it)."""
     mean = float(summary["mean_quality"].mean()) if len(summary) else 1.0
     return f"Quality is {mean:.0%} for every policy, so the table leaves it out (the CSV keeps it)."
+
+
+def named(table: pd.DataFrame) -> pd.DataFrame:
+    """A table as shown: its policies and configurations named as the chips and legends name them ("8-bit
+    quant", "level 2"), not by their short names (the CSV keeps those)."""
+    return table.assign(**{c: table[c].map(figs.policy_label) for c in ("policy", "config") if c in table})

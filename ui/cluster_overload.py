@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from kvviz.common import glossary
+from kvviz.common.style import readable
 from kvviz.mooncake import overload
 from kvviz.mooncake.overload.report import overload_notes, overload_paper_note
 from kvviz.traces import Trace
@@ -151,7 +152,7 @@ def placement_control(trace: Trace | None) -> str:
         help="KVCache-centric: the Conductor's Algorithm 1 sends each request to the prefill instance "
         "with the smallest predicted TTFT, counting the prefix cached there or fetched from another "
         "instance; the admission policies then decide as before. "
-        + ("" if reuse else "It needs a trace with block ids (`hash_ids`), so this run balances the load."),
+        + ("" if reuse else "It needs a trace that lists each request's block ids, so this run balances the load."),
     )
     return chosen if reuse else "balance"
 
@@ -247,7 +248,7 @@ def results(
     st.caption(
         f"Capacity without reuse: prefill pool {cap.prefill_rps:.2f} req/s, decode pool {cap.decode_rps:.2f} "
         f"req/s (the **{cap.bottleneck}** pool is the bottleneck); offered ≈ {rate:.2f} req/s. "
-        f"t_d = {runs['baseline'][0].totals['t_d_s']:.1f} s. Prefill placement: "
+        f"Predicted decode time of a request: {readable(runs['baseline'][0].totals['t_d_s'])} s. Prefill placement: "
         f"**{overload.PLACEMENT_LABELS[config.placement]}**."
     )
     arrivals = (

@@ -30,12 +30,12 @@ def view() -> None:
     """The Scheduling view: its trace and prefill pool in the sidebar, then the four schedulers compared."""
     trace = trace_picker("cluster")
     if trace is None:
-        st.info("Upload a trace with `hash_ids` to compare schedulers.")
+        st.info("Load a trace that lists each request's block ids to compare schedulers.")
         links.stop()
     if not trace.has_block_ids:
         st.warning(
-            "This trace has no block ids (`hash_ids`), so prefix reuse cannot be simulated. It still drives "
-            "the Overload view (timestamps and lengths); load a trace with `hash_ids` for scheduling.",
+            "This trace has no block ids, so prefix reuse cannot be simulated. It still drives the Overload "
+            "view (timestamps and lengths); load a trace that lists each request's block ids for scheduling.",
             icon=":material/warning:",
         )
         links.stop()

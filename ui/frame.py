@@ -20,7 +20,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from kvviz.common import glossary
 from kvviz.common.catalog import page_info
-from ui import links
+from ui import exercises, links
 from ui.presenter import PRESENTER_KEY
 from ui.routing import ensure_navigation
 
@@ -31,11 +31,12 @@ def presenter() -> bool:
 
 
 def header(stem: str, what: str) -> None:
-    """The page title from the catalog and one line saying what the page shows."""
+    """The page title from the catalog, one line saying what the page shows, and the exercise its link names."""
     ensure_navigation()
     st.title(page_info(stem).title)
     links.link_bar(stem)
     st.markdown(f"**{what}**" if presenter() else what)
+    exercises.panel(stem)
 
 
 def explain(markdown: str, label: str = "How it works") -> None:

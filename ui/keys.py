@@ -97,24 +97,35 @@ def keyboard_steps(prev_label: str, next_label: str) -> None:
     st.iframe(_KEYS_HTML.format(labels=labels), height=1)
 
 
-def step_controls(key: str, n_steps: int, label: str = "Step", *, stacked: bool = False, **slider_kw) -> int:
+def step_controls(
+    key: str, n_steps: int, label: str = "Step", *, stacked: bool = False, play: bool = True, **slider_kw
+) -> int:
     """◀, the step slider (``key``, steps 0 … ``n_steps - 1``), ▶, Play and its speed, and ← → for ◀ ▶;
     the step shown. ``slider_kw`` goes to ``st.slider`` (``bind="query-params"`` for a fixed range).
-    ``stacked`` puts Play and its speed on a row of their own, for a narrow column beside a figure."""
+    ``stacked`` puts Play and its speed on a row of their own and leaves out the slider's label (the
+    view's heading names the step), for a narrow column beside a figure; without ``play`` the caller draws
+    them (``autoplay``) further down, where the first screen has room."""
     last = max(n_steps - 1, 0)
     take_tick(key, n_steps)
-    if stacked:
-        left, mid, right = st.columns([1, 5, 1], vertical_alignment="bottom")
-        play = st.container()
-    else:
-        left, mid, right, play = st.columns([1, 7, 1, 3], vertical_alignment="bottom")
-    left.button(
-        "◀", key=f"{key}_prev", on_click=_step_by, args=(key, -1, last), help="Previous step (←)", width="stretch"
-    )
-    step = mid.slider(label, 0, max(last, 1), key=key, disabled=last == 0, **slider_kw)
-    right.button("▶", key=f"{key}_next", on_click=_step_by, args=(key, 1, last), help="Next step (→)", width="stretch")
-    with play:
-        autoplay(key, n_steps)
+    # ◀ and ▶ as wide as their glyphs, the slider taking the rest: in a narrow column (presenter mode
+    # beside the tree, the sidebar open) a column share would squeeze a glyph to a sliver
+    row = st.container() if stacked else st.container(horizontal=True, vertical_alignment="bottom", gap="medium")
+    with row, st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
+        st.button("◀", key=f"{key}_prev", on_click=_step_by, args=(key, -1, last), help="Previous step (←)")
+        step = st.slider(
+            label,
+            0,
+            max(last, 1),
+            key=key,
+            disabled=last == 0,
+            width="stretch",
+            label_visibility="collapsed" if stacked else "visible",  # the heading beside it names the step
+            **slider_kw,
+        )
+        st.button("▶", key=f"{key}_next", on_click=_step_by, args=(key, 1, last), help="Next step (→)")
+    if play:
+        with row:
+            autoplay(key, n_steps)
     keyboard_steps("◀", "▶")
     return int(step)
 

@@ -122,16 +122,16 @@ def scheduler(q: Queue) -> rs.ScheduleConfig:
             bind="query-params",
             disabled=inert,
             help="Hold back requests that share ≥ 32 tokens of a cold prefix with an earlier one."
-            + (
-                " Off here: LPM serves this queue with the same hits and rounds either way, at this capacity "
-                "and budget."
-                if inert
-                else ""
-            ),
+            + (f" Off here: {INERT}" if inert else ""),
         )
+        if inert:  # a disabled control says why in words, not only in its help
+            st.caption(f"In-batch prefix caching is off here: {INERT}")
     with user_errors():
         return rs.ScheduleConfig(int(capacity), int(budget), block_tokens, bool(in_batch))
 
+
+INERT = "LPM serves this queue with the same hits and rounds either way, at this capacity and budget."
+"""Why in-batch prefix caching is switched off for a queue where it changes nothing."""
 
 PAPER_NOTE = (
     "SGLang's paper proves that serving a batch in DFS order of the radix tree is optimal when the cache holds "

@@ -73,11 +73,14 @@ def step_heading(s: Stepped, step: int, row) -> None:
     st.markdown(f"#### Step {step} of {s.rep.n_steps - 1}: {plain(row.op)}")
 
 
-def step_words(row) -> None:
-    """The step's caption and the cache's own events in words."""
+def step_caption(row) -> None:
+    """The step's explanation: the script's caption for it, if it has one."""
     if row.caption:
         st.markdown(f"*{plain(row.caption, 2000)}*")
-    # The lines narrate the cache's own events; they quote the script's words, kept as text (bold ids stay).
+
+
+def step_events(row) -> None:
+    """The cache's own events of the step, in words. They quote the script's words, kept as text (bold ids stay)."""
     st.markdown("\n".join(f"- {plain(line, 2000, bold=True)}" for line in row.lines))
 
 
@@ -130,9 +133,8 @@ def step_figure(s: Stepped, step: int, row, view: str, presenting: bool) -> None
         key="radix_tree",
     )
     st.caption(
-        "Gold halo: used in this step. Dark ring: locked (lock_ref > 0: a running request or a "
-        "pending transfer). Grey outline: evicted this step, where it was. Dotted edges: spans being "
-        "computed."
+        "Gold halo: used in this step. Dark ring: locked (held by a running request or a pending "
+        "transfer). Grey outline: evicted this step, where it was. Dotted edges: spans being computed."
     )
     frame.terms("lock_ref", "D/H")
 
@@ -156,12 +158,15 @@ def stepped_view(s: Stepped) -> None:
 
     The step controls sit right above the tree, so every ▶ shows its effect without a scroll, with the
     view switch, the step's heading, the cards and the step's words beside the tree; in presenter mode
-    the controls go beside the tree too, and the view switch after the step's words."""
+    the arrows and slider go beside the tree too, the step's explanation before the cards (both in the
+    first screen of a 1366 × 768 projector), then Play and the view switch."""
     presenting = frame.presenter()
     if presenting:
         tree_col, say_col = st.columns([3, 2])
         with say_col:
-            step = keys.step_controls(STEP_KEY, s.rep.n_steps, stacked=True, on_change=links.keep_part_change)
+            step = keys.step_controls(
+                STEP_KEY, s.rep.n_steps, stacked=True, play=False, on_change=links.keep_part_change
+            )
     else:
         step = keys.step_controls(STEP_KEY, s.rep.n_steps, on_change=links.keep_part_change)
         tree_col, say_col = st.columns([5, 2])
@@ -170,8 +175,15 @@ def stepped_view(s: Stepped) -> None:
     with say_col:
         view = None if presenting else view_switch()
         step_heading(s, step, row)
-        step_cards(s, step)
-        step_words(row)
+        if presenting:  # the step's explanation before the cards, so the projector's first screen shows both
+            step_caption(row)
+            step_cards(s, step)
+        else:
+            step_cards(s, step)
+            step_caption(row)
+        step_events(row)
+        if presenting:
+            keys.autoplay(STEP_KEY, s.rep.n_steps)
         view = view or view_switch()
     with tree_col:
         step_figure(s, step, row, view, presenting)

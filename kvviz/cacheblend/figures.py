@@ -96,8 +96,9 @@ def token_strip(
     for start in range(chunk_len, n, chunk_len):
         fig.add_vline(x=start - 0.5, line=dict(color=INK, width=2, dash="dot"))
     for j in np.flatnonzero(cut_value):
-        fig.add_annotation(
-            x=j - 0.5,
+        fig.add_annotation(  # over the value cut from its key, in the token axis's own coordinates
+            x=j,
+            xref="x",
             y=1.0,
             yref="paper",
             yanchor="bottom",

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SECTIONS: tuple[str, ...] = ("Cache contents", "Reuse and eviction", "Moving KV", "Serving cluster", "Model")
+SECTIONS: tuple[str, ...] = (
+    "Cache contents",
+    "Reuse and eviction",
+    "Moving KV",
+    "Serving cluster",
+    "Model",
+    "In class",
+)
 
 SECTION_BLURBS: dict[str, str] = {
     "Cache contents": "Where KV lives: which tokens' KV sits on the GPU, in CPU memory, or nowhere.",
@@ -16,6 +23,7 @@ SECTION_BLURBS: dict[str, str] = {
     "Moving KV": "How KV moves: compressed, streamed, and adapted to the bandwidth at hand.",
     "Serving cluster": "How a cluster schedules around KV: prefill and decode pools, overload, placement.",
     "Model": "What reuse does to a real model's answers, on a tiny LLaMA trained for this dashboard.",
+    "In class": "The lectures' exercises, each opened on the page that answers it.",
 }
 
 
@@ -71,7 +79,8 @@ PAGES: tuple[PageInfo, ...] = (
         "Prefix-cache replay",
         ":material/account_tree:",
         "Reuse and eviction",
-        "A trace cached the way serving engines cache it: SGLang's radix tree beside a block cache, in GiB.",
+        "A trace cached the way serving engines cache it: SGLang's radix tree or vLLM's block pool beside a "
+        "block cache, in GiB.",
     ),
     PageInfo(
         "tiers",
@@ -107,6 +116,13 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/join:",
         "Model",
         "Reusing non-prefix KV on a tiny trained LLaMA: which tokens must be recomputed.",
+    ),
+    PageInfo(
+        "exercises",
+        "Exercises",
+        ":material/school:",
+        "In class",
+        "The exercises of lectures 9 and 27, each beside the live view that answers it, your answers checked.",
     ),
 )
 

@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterable
 from enum import Enum
 
+from kvviz.common.style import readable
+
 
 class Status(str, Enum):
     AGREES = "agrees"
@@ -80,7 +82,7 @@ def _as_shown(p: float, s: float, paper: str, sim: str) -> tuple[str, float, flo
     if ref and ref[0].endswith("%"):
         text = f"{ref[0]} (a relative gap)"
     else:
-        text = ref[0] if ref else f"{p:.3g}"
+        text = ref[0] if ref else readable(p)
     return (text, ref[1], got[1]) if ref and got else (text, p, s)
 
 
@@ -112,7 +114,8 @@ def close(
         paper,
         sim,
         st,
-        f"off by {'∞' if math.isinf(worst) else f'{worst:g}'}% from {of}, {verdict} the {allowed:g}% allowed",
+        f"off by {'∞' if math.isinf(worst) else readable(worst, 6)}% from {of}, {verdict} the "
+        f"{readable(allowed, 6)}% allowed",
     )
 
 
@@ -128,11 +131,11 @@ def in_range(
 ) -> dict[str, str]:
     """A row that agrees when ``value`` lies in the paper's range [low, high] widened by ``rel_tol``."""
     holds = bool(low * (1 - rel_tol) <= value <= high * (1 + rel_tol))
-    span = f"the paper's range {low:g}–{high:g}"
+    span = f"the paper's range {readable(low, 6)}–{readable(high, 6)}"
     basis = (
-        f"{value:.3g} is inside {span}" + ("" if low <= value <= high else f" widened by {rel_tol:.0%}")
+        f"{readable(value)} is inside {span}" + ("" if low <= value <= high else f" widened by {rel_tol:.0%}")
         if holds
-        else f"{value:.3g} is outside {span}, even with {rel_tol:.0%} leeway"
+        else f"{readable(value)} is outside {span}, even with {rel_tol:.0%} leeway"
     )
     return _row(quantity, paper, sim, Status.AGREES if holds else Status.DIFFERS, basis)
 
@@ -146,10 +149,12 @@ def within(
     gap, ref = max((abs(s - p), p) for p, s in pairs)
     holds = gap <= tol + 1e-12
     if gap == 0:
-        return _row(quantity, paper, sim, Status.AGREES, _equals([f"{p:.3g}" for p, _ in pairs]))
-    of = f"the paper's {ref:.3g}" + ("" if len(pairs) == 1 else f" (the farthest of {len(pairs)})")
+        return _row(quantity, paper, sim, Status.AGREES, _equals([readable(p) for p, _ in pairs]))
+    of = f"the paper's {readable(ref)}" + ("" if len(pairs) == 1 else f" (the farthest of {len(pairs)})")
     verdict = "within" if holds else "more than"
-    basis = f"off by {gap:.3g} from {of}, {verdict} the {tol:g} allowed" + (f" ({unit})" if unit else "")
+    basis = f"off by {readable(gap)} from {of}, {verdict} the {readable(tol, 6)} allowed" + (
+        f" ({unit})" if unit else ""
+    )
     return _row(quantity, paper, sim, Status.AGREES if holds else Status.DIFFERS, basis)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from kvviz.common.hardware import LinkSpec, ModelSpec
+from kvviz.common.style import readable
 
 BREAKEVEN = "break-even GB/s per GPU"
 # What each view's paper rows compare, and where the inputs come from (the notes under "paper vs simulation").
@@ -41,8 +42,9 @@ TIERS_PAPER_NOTE = (
 APART = 2.0  # KV and parameter ratios this far apart: size "does not follow" parameters
 
 
-def _span(low: float, high: float, fmt: str = ".3g") -> str:
-    return f"{low:{fmt}}" if f"{low:{fmt}}" == f"{high:{fmt}}" else f"{low:{fmt}}–{high:{fmt}}"
+def _span(low: float, high: float, digits: int = 3) -> str:
+    a, b = readable(low, digits), readable(high, digits)
+    return a if a == b else f"{a}–{b}"
 
 
 def _names(items: list[str]) -> str:
@@ -63,7 +65,7 @@ def size_notes(
     fits = int(row["tokens in capacity"])
     many = fits // max(context, 1)
     notes.append(
-        f"At {context:,} tokens one context of {model} is {row['GB per context']:.3g} GB of KV: "
+        f"At {context:,} tokens one context of {model} is {readable(row['GB per context'])} GB of KV: "
         f"{capacity_gb:g} GB holds {fits:,} tokens, "
         + (
             f"{many:,} such context{'s' * (many != 1)}."
@@ -100,7 +102,7 @@ def breakeven_notes(be: pd.DataFrame, links: Mapping[str, LinkSpec]) -> list[str
         way = "falls" if fall.min() > 1 else "changes"
         notes.append(
             f"From {lo_ctx:,} to {hi_ctx:,} tokens of context the bar {way} "
-            f"{_span(fall.min(), fall.max(), '.2g')}× (attention makes recompute grow faster than the bytes)."
+            f"{_span(fall.min(), fall.max(), 2)}× (attention makes recompute grow faster than the bytes)."
         )
     at = min(be["context"].unique(), key=lambda c: abs(math.log(c / 8192)))
     ref = be[be["context"] == at].set_index("model")
@@ -108,8 +110,8 @@ def breakeven_notes(be: pd.DataFrame, links: Mapping[str, LinkSpec]) -> list[str
     if top != bottom:
         notes.append(
             f"At {at:,} tokens the bar is highest for {top} ({ref.at[top, 'attention']}, "
-            f"{ref.at[top, BREAKEVEN]:.3g} GB/s) and lowest for {bottom} ({ref.at[bottom, 'attention']}, "
-            f"{ref.at[bottom, BREAKEVEN]:.3g} GB/s), "
+            f"{readable(ref.at[top, BREAKEVEN])} GB/s) and lowest for {bottom} ({ref.at[bottom, 'attention']}, "
+            f"{readable(ref.at[bottom, BREAKEVEN])} GB/s), "
             f"{ref.at[top, BREAKEVEN] / ref.at[bottom, BREAKEVEN]:.0f}× apart."
         )
     low, high = be[BREAKEVEN].min(), be[BREAKEVEN].max()
@@ -120,10 +122,10 @@ def breakeven_notes(be: pd.DataFrame, links: Mapping[str, LinkSpec]) -> list[str
     }
     for name, ln in links.items():
         bw = ln.gb_s * ln.efficiency
-        groups[list(groups)[0 if bw > high else 2 if bw < low else 1]].append(f"{name} ({bw:.3g} GB/s)")
+        groups[list(groups)[0 if bw > high else 2 if bw < low else 1]].append(f"{name} ({readable(bw)} GB/s)")
     said = [f"{_names(v)} {k}" for k, v in groups.items() if v]
     if said:
-        notes.append("; ".join(said) + f" (the curves span {low:.3g}–{high:.3g} GB/s).")
+        notes.append("; ".join(said) + f" (the curves span {readable(low)}–{readable(high)} GB/s).")
     return notes
 
 
@@ -135,7 +137,7 @@ def load_notes(lr: pd.DataFrame, model: str, context: int) -> list[str]:
     load = lr[lr["verdict"] == "load"].sort_values("load speed-up", ascending=False)
     slow = lr[lr["verdict"] != "load"]
     notes = [
-        f"{model} recomputes {context:,} tokens in {recompute:.3g} ms; "
+        f"{model} recomputes {context:,} tokens in {readable(recompute)} ms; "
         + (
             f"loading them is faster over {_names(list(load['link']))} (up to {load['load speed-up'].iloc[0]:.2g}×)"
             if len(load)
@@ -145,8 +147,8 @@ def load_notes(lr: pd.DataFrame, model: str, context: int) -> list[str]:
     ]
     near = lr.iloc[(lr["load speed-up"].map(math.log).abs()).argsort().iloc[0]]
     notes.append(
-        f"{near['link']} is nearest break-even: {near['load ms']:.3g} ms to load against {recompute:.3g} ms "
-        "to recompute, so a small change of context, model or MFU flips its verdict."
+        f"{near['link']} is nearest break-even: {readable(near['load ms'])} ms to load against "
+        f"{readable(recompute)} ms to recompute, so a small change of context, model or MFU flips its verdict."
     )
     return notes
 
@@ -158,12 +160,12 @@ def chat_notes(last: pd.DataFrame, turns: int) -> list[str]:
     links = t.drop(["no cache", "GPU hit"], errors="ignore")
     notes = [
         f"At turn {turns} the history is {history:,} tokens: the turn's TTFT is {t['no cache']:.4g} ms with no "
-        f"cache (all recomputed), {t['GPU hit']:.3g} ms with a GPU hit."
+        f"cache (all recomputed), {readable(t['GPU hit'])} ms with a GPU hit."
     ]
     if len(links):
         slower = list(links[links > t["no cache"]].index)
         notes.append(
-            f"Loading it over {links.idxmin()} takes {links.min():.3g} ms"
+            f"Loading it over {links.idxmin()} takes {readable(links.min())} ms"
             + (
                 f"; over {_names(slower)} it is slower than recomputing."
                 if slower
@@ -177,7 +179,7 @@ def economics_notes(econ: pd.DataFrame) -> list[str]:
     """Storage economics (``kvviz.ledger.ledger.economics_curve``): the reuse rate that pays for keeping KV."""
     hits = econ["break-even hits/h"]
     notes = [
-        f"Keeping a context pays once it is reused {_span(hits.min(), hits.max(), '.2g')} times an hour "
+        f"Keeping a context pays once it is reused {_span(hits.min(), hits.max(), 2)} times an hour "
         f"(every model and context on the figure); below one reuse an hour for {(hits < 1).mean():.0%} of them."
     ]
     soon, late = econ.loc[hits.idxmin()], econ.loc[hits.idxmax()]

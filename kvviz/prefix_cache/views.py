@@ -19,6 +19,7 @@ import pandas as pd
 from kvviz.common import paper
 from kvviz.common.errors import require
 from kvviz.common.hardware import DevicePrices, GPUSpec, ModelSpec
+from kvviz.common.style import readable
 from kvviz.eviction.curves import curve_of, nice_window
 from kvviz.eviction.grid import INFINITE
 from kvviz.ledger.ledger import Prices
@@ -170,7 +171,7 @@ def by_turn(requests: pd.DataFrame, fractions: np.ndarray, column: str = "turn")
 
 def _where(capacity: float, bytes_per_block: float | None) -> str:
     blocks = f"{int(capacity):,} blocks"
-    return f"{blocks} ({capacity * bytes_per_block / GIB:,.3g} GiB)" if bytes_per_block else blocks
+    return f"{blocks} ({readable(capacity * bytes_per_block / GIB)} GiB)" if bytes_per_block else blocks
 
 
 def curve_notes(comp: pd.DataFrame, bytes_per_block: float | None = None) -> list[str]:
@@ -210,7 +211,7 @@ def reach_notes(table: pd.DataFrame) -> list[str]:
         return ["No policy reaches 90% of the infinite-cache ceiling in the swept range: widen the capacity range."]
     best = at.sort_values("GiB").iloc[0]
     return [
-        f"**{best['policy']}** reaches 90% of the ceiling with the least memory: {best['GiB']:,.3g} GiB, about "
+        f"**{best['policy']}** reaches 90% of the ceiling with the least memory: {readable(best['GiB'])} GiB, about "
         f"${best['HBM $/h']:,.2f} an hour as GPU HBM against ${best['DRAM $/h']:,.4f} as CPU DRAM — the HBM "
         "price is the GPU-hour the memory comes with."
     ]

@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from kvviz.common.style import BASE_PX, INK, PALETTE, PRESENTER_GROWTH, PRESENTER_PX
+from kvviz.common.style import BASE_PX, INK, LINE_EM, PALETTE, PRESENTER_GROWTH, PRESENTER_PX
 
 STATE_STYLE: dict[str, tuple[str, str]] = {  # state -> (legend name, colour)
     "D": ("GPU only (D)", PALETTE[0]),
@@ -230,15 +230,36 @@ def tree_figure(
     ys = nodes["y"].to_numpy()
     rows = int(-ys.min()) + 1 if len(ys) else 1
     height = int(np.clip(150 + 56 * rows, 300, max_height))  # room for two-line labels
-    px_row = (height - 150) / rows
+    touched = (
+        (nodes["last_access"] >= clock_range[0]) & (nodes["last_access"] <= clock_range[1]) & (nodes["id"] > 0)
+    ).to_numpy()
+    locked = ((nodes["lock_ref"] > 0) & (nodes["id"] > 0)).to_numpy()
+    hits = {mark: nodes["id"].isin(ids).to_numpy() for mark, ids in (marks or {}).items()}
+    entries = nodes.loc[nodes["id"] > 0, "state"].nunique() + touched.any() + locked.any()
+    entries += sum(hit.any() for hit in hits.values())
+    size = np.clip(8 + 4 * np.sqrt(nodes["length"].to_numpy(float)), 10, 40)
+    bottom = ys.min() - 0.7 if len(ys) else -1
+    line_px = label_px * LINE_EM
+    px_row, top = _rows_px(height, bottom, _legend_band(entries, presenter), 2 * line_px + size.max() / 2, presenter)
+    size *= min(1.0, px_row / 40)
     records = nodes.to_dict("records")
-    show = _labelled(nodes, max_labels, 16 / px_row)
-    labels = [_label(r, i in show, room) for i, r in enumerate(records)]
+    texts = [_label(r, True, room) for r in records]
+    widths = np.array([max(len(line) for line in text.split("<br>")) for text in texts], dtype=float)
+    low = ys - size / 2 / px_row
+    high = ys + (size / 2 + line_px * np.array([t.count("<br>") + 1 for t in texts])) / px_row
+    order, forced = _label_order(nodes, max_labels), _forced(nodes)
+    show = _labelled(
+        order, forced, texts, nodes["x"].to_numpy(), np.zeros(len(texts)), low, high
+    )  # clear in its column
     col = np.zeros(levels)
-    for d, text in zip(depth, labels):
-        col[d] = max([col[d], *(len(line) for line in text.split("<br>"))])
+    for d, i in zip(depth[sorted(show)], sorted(show)):
+        col[d] = max(col[d], widths[i])
     starts = np.concatenate([[0.0], np.cumsum(0.55 * (col[:-1] + col[1:]) + 4)]) if levels > 1 else np.zeros(1)
     xs = starts[depth]
+    x_range = [-0.6 * col[0] - 2, max(starts[-1] + 0.6 * col[-1] + 2, 40)]
+    char = max(1.0, (x_range[1] - x_range[0]) / width_chars)  # x units a character takes in the figure
+    show = _labelled([i for i in order if i in show], forced, texts, xs, 0.55 * widths * char, low, high)  # and beside
+    labels = [text if i in show else "" for i, text in enumerate(texts)]
     fig = go.Figure()
     for dashed in (False, True):
         ex, ey = [], []
@@ -256,10 +277,6 @@ def tree_figure(
                 line=dict(color="#9aa3b2", width=1.5, dash="dot" if dashed else "solid"),
             )
         )
-    size = np.clip(8 + 4 * np.sqrt(nodes["length"].to_numpy(float)), 10, 40) * min(1.0, px_row / 40)
-    touched = (
-        (nodes["last_access"] >= clock_range[0]) & (nodes["last_access"] <= clock_range[1]) & (nodes["id"] > 0)
-    ).to_numpy()
     if touched.any():
         fig.add_trace(
             go.Scatter(
@@ -299,8 +316,7 @@ def tree_figure(
                 ),
             )
         )
-    for mark, ids in (marks or {}).items():
-        hit = nodes["id"].isin(ids).to_numpy()
+    for mark, hit in hits.items():
         if hit.any():
             name, symbol, colour = MARKS[mark]
             fig.add_trace(
@@ -313,7 +329,6 @@ def tree_figure(
                     marker=dict(size=size[hit] + 14, symbol=symbol, color=colour, line=dict(width=3, color=colour)),
                 )
             )
-    locked = ((nodes["lock_ref"] > 0) & (nodes["id"] > 0)).to_numpy()
     if locked.any():
         fig.add_trace(
             go.Scatter(
@@ -325,7 +340,6 @@ def tree_figure(
                 marker=dict(size=size[locked] + 6, symbol="circle-open", color=LOCK_COLOR, line=dict(width=3)),
             )
         )
-    bottom = ys.min() - 0.7 if len(ys) else -1
     fig.update_layout(
         title=title,
         height=height,
@@ -339,8 +353,8 @@ def tree_figure(
             entrywidthmode="fraction",
             entrywidth=1 / legend_columns(presenter),
         ),
-        xaxis=dict(visible=False, range=[-0.6 * col[0] - 2, max(starts[-1] + 0.6 * col[-1] + 2, 40)]),
-        yaxis=dict(visible=False, range=[bottom, _top_with_legend(fig, bottom, height, presenter)]),
+        xaxis=dict(visible=False, range=x_range),
+        yaxis=dict(visible=False, range=[bottom, top]),
     )
     return fig
 
@@ -351,23 +365,26 @@ def legend_columns(presenter: bool) -> int:
     return 2 if presenter else 3
 
 
-def _top_with_legend(fig: go.Figure, bottom: float, height: int, presenter: bool) -> float:
-    """The y axis's top: room for a two-line label over the top row (1.0), and a band above it for the
-    legend, drawn inside the plot so that it never pushes the figure's top margin (plotly would then
-    lay the figure out twice, and the tree would jump between steps)."""
-    entries = sum(1 for tr in fig.data if tr.showlegend is not False and tr.name)
+def _legend_band(entries: int, presenter: bool) -> float:
+    """Pixels of the legend's band at the plot's top: drawn inside the plot so that it never pushes the
+    figure's top margin (plotly would then lay the figure out twice, and the tree would jump between steps)."""
     if entries < 2:  # plotly shows no legend for a single entry
-        return 1.0
+        return 0.0
     font = (PRESENTER_PX if presenter else BASE_PX) - 1  # the legend's font as the figure style sets it
-    band = -(-entries // legend_columns(presenter)) * (font * 1.45 + 6) + 10
+    return -(-entries // legend_columns(presenter)) * (font * 1.45 + 6) + 10
+
+
+def _rows_px(height: int, bottom: float, band_px: float, label_px: float, presenter: bool) -> tuple[float, float]:
+    """Pixels per row of the tree, and the y axis's top: the rows from ``bottom`` to the top row (y = 0),
+    ``label_px`` above it for the top row's label, and the legend's band above that."""
     plot = height * (PRESENTER_GROWTH if presenter else 1.0) - 50  # less the style's top and bottom margins
-    span = 1.0 - bottom
-    return bottom + span * plot / max(plot - band, plot / 2)
+    px_row = max(plot - band_px - label_px, plot / 4) / -bottom
+    return px_row, (label_px + band_px) / px_row
 
 
 # Presenter mode draws the tree beside the step's controls and words, in the first screen of a 1366 x 768
 # projector: a narrower figure, and one at most this tall before presenter mode's 25% growth (450 px).
-PRESENTER_WIDTH_CHARS = 80
+PRESENTER_WIDTH_CHARS = 64
 PRESENTER_MAX_HEIGHT = 360
 
 
@@ -394,19 +411,41 @@ def fig_radix_tree(
     )
 
 
-def _labelled(nodes: pd.DataFrame, most: int, gap_rows: float) -> set[int]:
-    """The largest nodes, at most ``most``, skipping any within ``gap_rows`` of a labelled one in its column."""
-    chosen: dict[float, list[float]] = {}
-    out: set[int] = set()
-    xs, ys, ids = nodes["x"].to_numpy(), nodes["y"].to_numpy(), nodes["id"].to_numpy()
-    for i in np.argsort(-nodes["length"].to_numpy(), kind="stable"):
-        if ids[i] == 0 or len(out) >= most:
+def _forced(nodes: pd.DataFrame) -> set[int]:
+    """The nodes whose labels are always drawn: the root's and a waiting span's."""
+    return {i for i, r in enumerate(nodes.to_dict("records")) if r["id"] == 0 or r.get("waiting")}
+
+
+def _label_order(nodes: pd.DataFrame, most: int) -> list[int]:
+    """The nodes that may be labelled, in the order they are given room: those always labelled first, then
+    the ``most`` largest nodes."""
+    forced = _forced(nodes)
+    rest = [int(i) for i in np.argsort(-nodes["length"].to_numpy(), kind="stable") if int(i) not in forced]
+    return sorted(forced) + rest[:most]
+
+
+def _labelled(
+    order: list[int],
+    forced: set[int],
+    texts: list[str],
+    x: np.ndarray,
+    half: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+) -> set[int]:
+    """The labels drawn, taken in ``order``: each where its box (``x`` ± ``half`` across, ``low`` to ``high``
+    up: its marker and its lines above it) clears every box taken before; the root's and a waiting span's
+    always (``forced``)."""
+    out: list[int] = []
+    for i in order:
+        if not texts[i]:
             continue
-        x, y = xs[i], ys[i]
-        if all(abs(y - other) >= gap_rows for other in chosen.get(x, [])):
-            chosen.setdefault(x, []).append(y)
-            out.add(int(i))
-    return out
+        if i in forced or all(
+            x[i] - half[i] > x[j] + half[j] or x[j] - half[j] > x[i] + half[i] or high[i] <= low[j] or high[j] <= low[i]
+            for j in out
+        ):
+            out.append(i)
+    return set(out)
 
 
 def _label(row: dict, show: bool, room: int = 22) -> str:

@@ -117,7 +117,7 @@ def notice(rep: Replay, other: Replay) -> list[str]:
         points.append(
             "Write-through versus write-back changes what survives eviction: under write-through every "
             "node is on CPU (green) from its first insert, so GPU eviction only turns it orange; under "
-            "write_through_selective a node seen once has no CPU copy and is simply deleted; "
+            "selective write-through a node seen once has no CPU copy and is simply deleted; "
             "write-back copies at eviction time."
         )
     points.append(

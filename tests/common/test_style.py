@@ -27,6 +27,7 @@ from kvviz.common.style import (
     color,
     log_ticks,
     magnitude_label,
+    readable,
     series_style,
     series_styles,
     stack_rows,
@@ -281,3 +282,23 @@ def test_a_long_title_is_wrapped_at_spaces_to_fit_the_narrowest_figure():
     assert fig.layout.margin.t == round(pad + 2 * (BASE_PX + 4) * LINE_EM + 8)
     short = style_figure(go.Figure(go.Scatter(x=[1, 2], y=[1, 2]), layout=dict(title="Hit ratio")))
     assert short.layout.title.text == "Hit ratio" and short.layout.margin.t == BASE_PX * 3 + 10
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (2490.3, "2,490"),
+        (1.05e3, "1,050"),
+        (327_680, "327,680"),
+        (131.072, "131"),
+        (0.728, "0.728"),
+        (0.5, "0.5"),
+        (9.996, "10"),
+        (0.00012345, "0.000123"),
+        (1_234_567.8, "1,230,000"),
+        (-3.14159, "-3.14"),
+        (0, "0"),
+    ],
+)
+def test_readable_numbers_never_use_scientific_notation(value, text):
+    assert readable(value) == text

@@ -4,8 +4,8 @@ the margins the server sized for it, and no table needs a sideways scroll, on ev
 
 What is measured is what Chromium drew: the bounding boxes (``getBoundingClientRect``) of each
 figure's title, annotations (subplot titles, marker labels), legend and text labels must lie inside
-the figure's own box, and no two annotations may overlap. Each view is opened once; the window is
-then resized in the same page and the check waits until every figure has been laid out again at its
+the figure's own box, and no two of them may overlap (a tree's node labels included). Each view is opened
+once; the window is then resized in the same page and the check waits until every figure has been laid out again at its
 new width (plotly's SVG as wide as its container), not for a time.
 
 A table (``st.dataframe``, ``st.data_editor``) draws its cells on a canvas inside a scroller; its
@@ -35,6 +35,7 @@ VIEWS = [
     ("trace", "trace_tree=true"),
     ("eviction", "eviction_points=6"),
     ("radix", "radix_step=5"),  # a step whose tree has a legend (step 0 holds only the root)
+    ("radix", "radix_step=7"),  # evicted ghosts under live nodes: where two-line labels crowded each other
     ("radix", "radix_view=Requests"),
     ("radix", "radix_view=Text+dump"),
     ("radix_schedule", ""),
@@ -115,8 +116,9 @@ def _overlap(a: dict, b: dict) -> bool:
 
 
 def layout_faults(figures: list[dict]) -> list[str]:
-    """What is clipped (a box past its figure's edge), overlapping (two annotations) or drawn twice (a
-    margin plotly grew), one line each."""
+    """What is clipped (a box past its figure's edge), overlapping (any two of its title, annotations,
+    legend and text labels: a tree's node labels, a marker's words) or drawn twice (a margin plotly grew),
+    one line each."""
     faults = []
     for fig in figures:
         if fig.get("asked", []) != fig.get("drawn", []):
@@ -129,11 +131,11 @@ def layout_faults(figures: list[dict]) -> list[str]:
                 or item["y1"] > fig["y1"] + SLACK_PX
             ):
                 faults.append(f"{fig['figure']}: {item['kind']} {item['text']!r} is cut by the figure's edge")
-        notes = [i for i in fig["items"] if i["kind"] == "annotation"]
+        texts = fig["items"]
         faults += [
-            f"{fig['figure']}: annotations {a['text']!r} and {b['text']!r} overlap"
-            for i, a in enumerate(notes)
-            for b in notes[i + 1 :]
+            f"{fig['figure']}: {a['kind']} {a['text']!r} and {b['kind']} {b['text']!r} overlap"
+            for i, a in enumerate(texts)
+            for b in texts[i + 1 :]
             if _overlap(a, b)
         ]
     return faults
@@ -164,10 +166,14 @@ def test_layout_faults_names_a_cut_label_and_an_overlap():
     figure = {"figure": "f", "x0": 0, "y0": 0, "x1": 100, "y1": 100}
     inside = {"kind": "annotation", "text": "a", "x0": 10, "y0": 10, "x1": 40, "y1": 20}
     over = {**inside, "text": "b", "x0": 30, "x1": 60}
-    cut = {**inside, "kind": "title", "text": "t", "x1": 120}
+    cut = {**inside, "kind": "title", "text": "t", "y0": 80, "y1": 90, "x1": 120}
+    label = {**inside, "kind": "label", "text": "Hello ! (2)", "y0": 15, "y1": 30}
     assert layout_faults([{**figure, "items": [inside, over, cut]}]) == [
         "f: title 't' is cut by the figure's edge",
-        "f: annotations 'a' and 'b' overlap",
+        "f: annotation 'a' and annotation 'b' overlap",
+    ]
+    assert layout_faults([{**figure, "items": [inside, label]}]) == [
+        "f: annotation 'a' and label 'Hello ! (2)' overlap"
     ]
     assert layout_faults([{**figure, "items": [inside, {**over, "x0": 41, "x1": 60}]}]) == []
 

@@ -129,25 +129,33 @@ def test_play_steps_the_radix_page_by_itself_and_stops(projector: Page, app_url:
 
 
 # Where a stepped view's parts are on the screen: the step's words (the first heading or paragraph matching
-# ``words``), ▶, the figure and the radix page's metric cards (null where absent).
+# ``words``), ▶, the figure, and the radix page's metric cards and the step's explanation under its heading
+# (null where absent).
 STEPPED_PARTS = """(words) => {
   const box = e => { if (!e) return null; const b = e.getBoundingClientRect(); return {top: b.top, bottom: b.bottom}; };
   const main = document.querySelector('[data-testid=stMain]');
   const said = [...main.querySelectorAll('h4, p')].find(e => new RegExp(words).test(e.innerText));
   const next = [...main.querySelectorAll('button')].find(b => b.innerText.trim() === '▶');
   return {words: box(said), next: box(next), figure: box(main.querySelector('.js-plotly-plot')),
-          cards: box(main.querySelector('.st-key-radix_cards'))};
+          cards: box(main.querySelector('.st-key-radix_cards')),
+          explanation: box(said && said.tagName === 'H4' ? main.querySelector('p em') : null)};
 }"""
 STEPPED = [
-    ("radix", "radix_step=5", "^Step \\d+ of", {"words", "next", "figure", "cards"}),
+    ("radix", "radix_step=5", "^Step \\d+ of", {"words", "next", "figure", "cards", "explanation"}),
+    (
+        "radix",
+        "radix_step=7&radix_cache=HiRadixCache",
+        "^Step \\d+ of",
+        {"words", "next", "figure", "cards", "explanation"},
+    ),
     ("prefix_cache", "prefix_view=Worked+example&prefix_step=3", "^After request 3", {"words", "next", "figure"}),
 ]
 
 
-@pytest.mark.parametrize(("stem", "query", "words", "parts"), STEPPED, ids=[s for s, *_ in STEPPED])
+@pytest.mark.parametrize(("stem", "query", "words", "parts"), STEPPED, ids=["radix", "hiradix", "prefix_cache"])
 def test_a_stepped_view_fits_the_first_screen_in_presenter_mode(page: Page, app_url: str, stem, query, words, parts):
-    """At 1366 × 768 and 1920 × 1080: the figure, the step's words, the arrows and (radix) the cards that
-    say what the step did, with no scroll."""
+    """At 1366 × 768 and 1920 × 1080: the figure, the step's words, the arrows and (radix) the step's
+    explanation and the cards that say what the step did, with no scroll (HiRadixCache's too)."""
     page.set_viewport_size({"width": 1366, "height": 768})
     open_page(page, app_url, stem, f"presenter=1&{query}")
     assert_no_exception(page)

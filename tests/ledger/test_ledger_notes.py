@@ -57,7 +57,7 @@ def test_breakeven_notes_group_the_links_by_the_curves():
         f"only (the curves span {low:.3g}–{high:.3g} GB/s)."
     )
     slow = {"dial-up": hw.LinkSpec("dial-up", 1e-6, 1.0)}
-    assert notes.breakeven_notes(be, slow)[-1].startswith("dial-up (1e-06 GB/s) stay below it everywhere")
+    assert notes.breakeven_notes(be, slow)[-1].startswith("dial-up (0.000001 GB/s) stay below it everywhere")
     assert notes.breakeven_notes(be.iloc[:0], LINKS) == [rule]
 
 

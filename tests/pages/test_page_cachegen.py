@@ -26,7 +26,15 @@ def test_timeline_view_renders_every_policy_row():
     assert at.multiselect(key="cachegen_policies").value == ["paper", "artifact", "level2", "quant8", "text", "oracle"]
     assert any("What to notice" in s.value for s in at.subheader)
     timeline = table_with(at, "chunk")
-    assert set(timeline.policy) == {"paper", "artifact", "level2", "quant8", "text", "oracle"}
+    # named as the policy chips name them
+    assert set(timeline.policy) == {
+        "paper rule",
+        "artifact rule",
+        "level 2",
+        "8-bit quant",
+        "text only",
+        "oracle (bound)",
+    }
     summary = table_with(at, "violation_rate")
     assert len(summary) == 8
 
@@ -64,7 +72,7 @@ def test_widget_changes_rerun_cleanly():
     at.slider(key="cachegen_slo").set_value(0.5).run()
     assert_clean(at)
     summary = table_with(at, "violation_rate")
-    assert summary.set_index("policy").loc["quant8", "violation_rate"] == 1.0  # 8-bit never fits 0.5 s
+    assert summary.set_index("policy").loc["8-bit quant", "violation_rate"] == 1.0  # 8-bit never fits 0.5 s
 
 
 def test_violation_view():
@@ -72,7 +80,7 @@ def test_violation_view():
     assert_clean(at)
     assert len(at.get("plotly_chart")) == 1
     summary = table_with(at, "violation_rate")
-    assert set(summary.policy) >= {"paper", "artifact", "oracle"}
+    assert set(summary.policy) >= {"paper rule", "artifact rule", "oracle (bound)"}
 
 
 def test_codec_view_round_trips():
@@ -103,7 +111,7 @@ def test_levels_are_measured_and_every_paper_row_has_a_computed_status():
     at = open_page("cachegen", {"cachegen_sizes": "Record-world KV", **TABLES})
     assert_clean(at)
     levels = table_with(at, "same answer as fp16")
-    assert levels.config.tolist() == ["level1", "level2", "level3", "quant8"]
+    assert levels.config.tolist() == ["level 1", "level 2", "level 3", "8-bit quant"]
     assert levels.bits_per_value.is_monotonic_increasing
     rows = at.table[-1].value
     assert "622 MB (Table 1)" in rows["paper"].iloc[0]

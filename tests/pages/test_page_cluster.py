@@ -235,4 +235,4 @@ def test_kvcentric_placement_on_a_trace_with_block_ids_and_disabled_without():
     at.file_uploader(key="cluster_upload").upload("t.csv", csv, "text/csv").run()
     assert_clean(at)
     placement = at.segmented_control(key="cluster_placement")
-    assert placement.disabled and "needs a trace with block ids" in placement.help
+    assert placement.disabled and "needs a trace that lists each request's block ids" in placement.help

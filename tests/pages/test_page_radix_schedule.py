@@ -59,6 +59,7 @@ def test_a_trace_window_on_the_example_and_on_an_upload():
 def test_every_control_changes_what_is_shown():
     at = open_page("radix_schedule")
     assert at.toggle(key="radix_schedule_inbatch").disabled  # the teaching queue is served the same either way
+    assert any(c.value.startswith("In-batch prefix caching is off here: LPM serves") for c in at.sidebar.caption)
     assert_each_changes_the_view(
         at,
         [
