@@ -15,7 +15,7 @@ import sys
 
 from kvviz.common import args as A
 from kvviz.common import hardware as hw
-from kvviz.common.errors import quote
+from kvviz.common.errors import InputError, quote
 from kvviz.tiers.config import DEFAULT_KV_FRACTION, POLICIES, WRITE_ALIASES, TierConfig
 
 fraction = A.bounded_float(0.0, 1.0, lo_open=True)
@@ -224,6 +224,50 @@ def tier_words(s: dict) -> list[str]:
         f"per million input tokens at the trace's own rate (${figure(s['cost_per_million_input_tokens_fully_busy'])} "
         "if every GPU were busy).",
         "Decode is not simulated. --json prints every number.",
+    ]
+
+
+ROUTER_ONLY_GPU = (
+    "does not apply with --router: each instance behind a router keeps its own GPU memory only "
+    "(host DRAM and storage per instance are not modelled behind a router yet)"
+)
+
+
+def refuse_for_router(args: argparse.Namespace) -> None:
+    """With ``--router``: at least two instances, and no option of a tier or a load the routed cluster
+    does not model (refused, naming it, rather than ignored)."""
+    if (args.instances or 1) < 2:
+        raise InputError("--router needs --instances 2 or more: with one instance there is nothing to choose")
+    offtier = {
+        "--dram": args.dram != 0,
+        "--ssd": args.ssd is not None,
+        "--remote": args.remote is not None,
+        "--dram-price": args.dram_price is not None,
+        "--ssd-price": args.ssd_price is not None,
+        "--write-policy": args.write_policy != "through",
+        "--no-overlap": not args.overlap,
+        "--load": args.load != "all",
+    }
+    for flag, given in offtier.items():
+        if given:
+            raise InputError(f"{flag} {ROUTER_ONLY_GPU}")
+
+
+def routed_words(s: dict) -> list[str]:
+    """``kvviz tiers --router``'s summary on a terminal: the router's numbers, then the reference."""
+    d, t, ref = s["deployment"], s["ttft_s"], s["reference"]
+    return [
+        f"{s['instances']:,} instances of {d['gpus']} × {d['gpu']} serving {d['model']} behind {s['router']}, each "
+        f"with its own {figure(d['hbm_gib'])} GiB of GPU memory for KV ({s['gpu_blocks_per_instance']:,} blocks).",
+        f"Hits: {figure(100 * s['hit_ratio'])}% of block accesses. Reference, which no router reaches: one shared "
+        f"cache of all {ref['gpu_blocks']:,} blocks would hit {figure(100 * ref['hit_ratio'])}%.",
+        f"TTFT p50 {figure(t['p50'])} s, p90 {figure(t['p90'])} s, p99 {figure(t['p99'])} s; load imbalance "
+        f"{s['load_imbalance']:.2f} (the busiest instance's prefill time over the mean); offered load "
+        f"{figure(s['offered_load'])} of the instances.",
+        f"Cost: ${s['cost_per_hour']:,.2f} per hour for the cluster; ${figure(s['cost_per_million_input_tokens'])} "
+        "per million input tokens at the trace's own rate.",
+        f"Decode is not simulated (a request holds its place {s['decode_s_per_token']:g} s per output token). "
+        "--json prints every number.",
     ]
 
 
