@@ -259,8 +259,8 @@ def routed_words(s: dict) -> list[str]:
     return [
         f"{s['instances']:,} instances of {d['gpus']} × {d['gpu']} serving {d['model']} behind {s['router']}, each "
         f"with its own {figure(d['hbm_gib'])} GiB of GPU memory for KV ({s['gpu_blocks_per_instance']:,} blocks).",
-        f"Hits: {figure(100 * s['hit_ratio'])}% of block accesses. Reference, which no router reaches: one shared "
-        f"cache of all {ref['gpu_blocks']:,} blocks would hit {figure(100 * ref['hit_ratio'])}%.",
+        f"Hits: {figure(100 * s['hit_ratio'])}% of block accesses. Reference (not a deployment): one shared cache "
+        f"of all {ref['gpu_blocks']:,} blocks would hit {figure(100 * ref['hit_ratio'])}%.",
         f"TTFT p50 {figure(t['p50'])} s, p90 {figure(t['p90'])} s, p99 {figure(t['p99'])} s; load imbalance "
         f"{s['load_imbalance']:.2f} (the busiest instance's prefill time over the mean); offered load "
         f"{figure(s['offered_load'])} of the instances.",

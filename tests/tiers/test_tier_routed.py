@@ -55,7 +55,7 @@ def test_round_robin_is_the_clusters_round_robin(round_robin):
 def test_the_terminal_summary_labels_the_reference(round_robin):
     words = routed_words(round_robin)
     assert "behind round-robin" in words[0] and f"({BLOCKS:,} blocks)" in words[0]
-    assert "Reference, which no router reaches" in words[1] and f"{4 * BLOCKS:,} blocks" in words[1]
+    assert "Reference (not a deployment): one shared cache" in words[1] and f"{4 * BLOCKS:,} blocks" in words[1]
     assert "load imbalance" in words[2] and "Decode is not simulated" in words[-1]
 
 
