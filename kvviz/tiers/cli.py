@@ -233,10 +233,10 @@ ROUTER_ONLY_GPU = (
 )
 
 
-def refuse_for_router(args: argparse.Namespace) -> None:
-    """With ``--router``: at least two instances, and no option of a tier or a load the routed cluster
-    does not model (refused, naming it, rather than ignored)."""
-    if (args.instances or 1) < 2:
+def refuse_for_router(args: argparse.Namespace, searched: bool = False) -> None:
+    """With ``--router``: at least two instances (unless ``searched`` and not given), and no option of a
+    tier or a load the routed cluster does not model (refused, naming it, rather than ignored)."""
+    if not (searched and args.instances is None) and (args.instances or 1) < 2:
         raise InputError("--router needs --instances 2 or more: with one instance there is nothing to choose")
     offtier = {
         "--dram": args.dram != 0,
@@ -271,6 +271,33 @@ def routed_words(s: dict) -> list[str]:
     ]
 
 
+def target_words(s: dict) -> str:
+    """The search's targets in words: "TTFT p90 within 2 s" (and p99 when given)."""
+    p99 = "" if s["target_p99_ttft_s"] is None else f" and p99 within {s['target_p99_ttft_s']:g} s"
+    return f"TTFT p90 within {s['target_p90_ttft_s']:g} s{p99}"
+
+
+def routed_search_words(s: dict) -> list[str]:
+    """``kvviz plan --router``'s answer on a terminal."""
+    target = target_words(s)
+    how = f"{s['runs']:,} deployment(s) run behind {s['router']}, cheapest first."
+    best = s["best"]
+    if best is None:
+        stop = " (stopped at the search's limit of runs)" if s["stopped_at_run_limit"] else ""
+        return [f"No instance count behind {s['router']} meets {target}{stop}: faster GPUs or a looser target.", how]
+    shared = figure(100 * best["shared_hit_ratio"])
+    return [
+        f"Cheapest behind {s['router']} meeting {target}: {best['instances']:,} instances of {best['gpus']} GPU(s), "
+        f"each with its own GPU memory, at ${best['cost_per_hour']:,.2f} per hour for the whole cluster "
+        f"(${best['cost_per_instance_hour']:,.2f} per instance); hit ratio {figure(100 * best['hit_ratio'])}% "
+        f"(one shared cache of the same GPU memory, a reference and not a deployment: {shared}%).",
+        f"TTFT p50 {figure(best['ttft_p50_s'])} s, p90 {figure(best['ttft_p90_s'])} s, p99 "
+        f"{figure(best['ttft_p99_s'])} s; load imbalance {best['load_imbalance']:.2f}.",
+        how,
+        "Decode is not simulated. --json prints every deployment run.",
+    ]
+
+
 def _deployment_words(row: dict, storage_gib: float) -> str:
     dram = f"{figure(row['dram_gib'])} GiB of host DRAM" if row["dram_gib"] else "no host DRAM"
     ssd = f"{figure(row['ssd_tb'])} TB of SSD ({row['ssd_drives']} drive(s))" if storage_gib else "no SSD"
@@ -279,8 +306,7 @@ def _deployment_words(row: dict, storage_gib: float) -> str:
 
 def search_words(s: dict) -> list[str]:
     """``kvviz plan``'s search on a terminal: the answer as a sentence, then how it was found."""
-    p99 = "" if s["target_p99_ttft_s"] is None else f" and p99 within {s['target_p99_ttft_s']:g} s"
-    target = f"TTFT p90 within {s['target_p90_ttft_s']:g} s{p99}"
+    target = target_words(s)
     gpu = s["deployment"]["gpu"]
     how = (
         f"Searched on these steps: {s['steps']}. {s['replayed']:,} deployment(s) replayed, cheapest first; "

@@ -15,15 +15,19 @@ any of them is refused, naming them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
+import pandas as pd
 
 from kvviz.cluster import REFERENCE, ClusterConfig, cost, parse_router, reference_row, run, summary_row
+from kvviz.cluster.routers import MAX_INSTANCES
 from kvviz.common import budget
 from kvviz.common.errors import require
 from kvviz.prefix_cache.replay import PrefixReplay, prepare
 from kvviz.tiers.config import GIB, TierConfig
+from kvviz.tiers.search import Targets, _plain, cheapest_meeting
 from kvviz.traces import Trace
 
 DECODE_S_PER_TOKEN = 0.02
@@ -128,10 +132,11 @@ class Routed:
         }
 
 
-def routed(trace: Trace, config: TierConfig, router: str) -> Routed:
-    """Serve ``trace`` with ``config``'s instances behind ``router``, and the shared cache beside it."""
+def routed(trace: Trace, config: TierConfig, router: str, replay: PrefixReplay | None = None) -> Routed:
+    """Serve ``trace`` (``replay``: its prepared form, when the caller has it) with ``config``'s instances
+    behind ``router``, and the shared cache beside it."""
     name = parse_router(router)
-    replay = prepare(trace)
+    replay = prepare(trace) if replay is None else replay
     cluster = cluster_config(config, replay)
     budget.check(cost(replay, 2))
     result = run(replay, name, cluster, trace=trace)
@@ -151,3 +156,94 @@ def _offered_load(replay: PrefixReplay, busy_s: float, instances: int) -> float:
     stamps = replay.timestamps_ms
     span = (float(stamps.max()) - float(stamps.min())) / 1000 if len(stamps) else 0.0
     return busy_s / (instances * span) if span > 0 else 0.0
+
+
+MAX_RUNS = 64
+"""The most cluster runs one search makes (it stops there, saying so)."""
+
+
+@dataclass(frozen=True)
+class RoutedSearch:
+    """The cheapest instance count (and GPUs per instance) behind one router meeting the targets: every
+    deployment run, cheapest first."""
+
+    router: str
+    targets: Targets
+    tried: pd.DataFrame
+    exhausted: bool
+
+    @property
+    def best(self) -> pd.Series | None:
+        """The cheapest that meets the targets; at equal cost, the fastest."""
+        return cheapest_meeting(self.tried)
+
+    def summary(self) -> dict[str, object]:
+        best = self.best
+        warnings = []
+        if best is None:
+            warnings.append(
+                "no deployment searched meets the targets" + (" before the search's limit" if self.exhausted else "")
+            )
+        return {
+            "router": self.router,
+            "target_p90_ttft_s": self.targets.p90_s,
+            "target_p99_ttft_s": self.targets.p99_s,
+            "best": None if best is None else {k: _plain(v) for k, v in best.items() if k != "meets"},
+            "best_cost_per_hour_is": "the whole cluster's; cost_per_instance_hour is one instance's",
+            "shared_hit_ratio_is": f"{REFERENCE}: the instances' GPU memory as one cache, not a deployment",
+            "runs": len(self.tried),
+            "stopped_at_run_limit": self.exhausted,
+            "tried": [{k: _plain(v) for k, v in row.items()} for _, row in self.tried.iterrows()],
+            "warnings": warnings,
+        }
+
+
+def candidates(config: TierConfig, gpus: Sequence[int], instances: Sequence[int]) -> list[TierConfig]:
+    """Every deployment to try, cheapest first (each instance one replica of all its GPUs)."""
+    out = [replace(config, gpus=g, tp=g, instances=n) for g in gpus for n in instances]
+    return sorted(out, key=lambda c: (c.cost_per_hour(), c.instances))
+
+
+def search_routed(
+    trace: Trace,
+    config: TierConfig,
+    router: str,
+    targets: Targets,
+    *,
+    gpus: Sequence[int] | None = None,
+    instances: Sequence[int] | None = None,
+    max_runs: int = MAX_RUNS,
+) -> RoutedSearch:
+    """The cheapest deployment behind ``router`` meeting ``targets``: instances (``instances``, default 2 to
+    the cluster's limit) and GPUs per instance (``gpus``, default the config's), each run in full, cheapest
+    first, so the first cost at which one meets the targets is the cheapest (its equals run too)."""
+    name = parse_router(router)
+    replay = prepare(trace)
+    todo = candidates(config, gpus or [config.gpus], instances or range(2, MAX_INSTANCES + 1))
+    for c in todo:
+        require(not refusals(c), "; ".join(refusals(c)), field="router")
+    rows, met_at = [], None
+    for c in todo:
+        if len(rows) == max_runs or (met_at is not None and c.cost_per_hour() > met_at):
+            break
+        s = routed(trace, c, name, replay).summary()
+        ttft = s["ttft_s"]
+        row = {
+            "instances": c.instances,
+            "gpus": c.gpus,
+            "hit_ratio": s["hit_ratio"],
+            "shared_hit_ratio": s["reference"]["hit_ratio"],
+            "ttft_p50_s": ttft["p50"],
+            "ttft_p90_s": ttft["p90"],
+            "ttft_p99_s": ttft["p99"],
+            "load_imbalance": s["load_imbalance"],
+            "cost_per_hour": s["cost_per_hour"],
+            "cost_per_instance_hour": s["cost_per_hour"] / c.instances,
+            "cost_per_million_input_tokens": s["cost_per_million_input_tokens"],
+            "meets": targets.met(ttft),
+        }
+        rows.append(row)
+        if row["meets"] and met_at is None:
+            met_at = row["cost_per_hour"]
+    exhausted = met_at is None and len(rows) < len(todo)
+    return RoutedSearch(name, targets, pd.DataFrame(rows), exhausted)

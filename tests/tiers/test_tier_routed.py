@@ -86,3 +86,49 @@ def test_what_a_routed_cluster_does_not_model_is_refused(capsys, args, message):
     assert main([*ROUTED, *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
+
+
+def test_plan_behind_a_router_is_the_cheapest_count_that_meets_the_target():
+    from kvviz.tiers import TierConfig
+    from kvviz.tiers.routed import routed, search_routed
+    from kvviz.tiers.search import Targets
+
+    trace = load_trace(EXAMPLE)
+    config = TierConfig("llama-3-8b", "h100", hbm_gib=2, mfu=0.6)
+    counts = [2, 3, 4, 5]
+    brute = {n: routed(trace, TierConfig("llama-3-8b", "h100", hbm_gib=2, mfu=0.6, instances=n), "kv-aware").summary()
+             for n in counts}  # fmt: skip
+    target = brute[4]["ttft_s"]["p90"]
+    found = search_routed(trace, config, "kv-aware", Targets(target), instances=counts)
+    meeting = [n for n in counts if brute[n]["ttft_s"]["p90"] <= target]
+    best = found.best
+    assert best is not None and best["instances"] == min(meeting)
+    assert best["ttft_p90_s"] == pytest.approx(brute[min(meeting)]["ttft_s"]["p90"])
+    assert found.tried["instances"].tolist() == counts[: counts.index(min(meeting)) + 1]  # cheapest first, then stop
+    missed = search_routed(trace, config, "kv-aware", Targets(1e-6), instances=counts)
+    assert missed.best is None and len(missed.tried) == len(counts)
+    assert missed.summary()["warnings"] == ["no deployment searched meets the targets"]
+
+
+def test_plan_with_a_router_prints_its_answer(capsys):
+    argv = ["plan", *ROUTED[1:], "--router", "round-robin", "--instances", "3", "--target-p90-ttft", "100", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["router"] == "round-robin" and out["runs"] == 1
+    assert out["best"]["instances"] == 3 and out["best"]["cost_per_hour"] == pytest.approx(3 * 3.99)
+    assert 0 < out["best"]["hit_ratio"] <= out["best"]["shared_hit_ratio"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--instances", "1"], "--router needs --instances 2 or more"),
+        (["--dram-sizes", "0,8GiB"], "--dram-sizes does not apply with --router"),
+        (["--tp", "1"], "--tp does not apply with --router"),
+        (["--dram", "8GiB"], "--dram does not apply with --router"),
+    ],
+)
+def test_plan_refuses_what_a_router_search_does_not_model(capsys, args, message):
+    assert main(["plan", *ROUTED[1:], "--router", "cache-aware", "--target-p90-ttft", "1", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
