@@ -30,7 +30,9 @@ DEFAULT_COUNTS = (2, 4, 8)
 COLUMNS = {
     "router": st.column_config.TextColumn("Router"),
     "instances": st.column_config.NumberColumn("Inst."),
-    "hits_pct": st.column_config.NumberColumn("Hits", format="%.1f%%", help="Share of block accesses."),
+    "hits_pct": st.column_config.NumberColumn(
+        "Hits", format="%.1f%%", help="Share of block accesses found in the instance's own cache."
+    ),
     "shared_pct": st.column_config.NumberColumn(
         "One cache",
         format="%.1f%%",
@@ -146,6 +148,13 @@ def notice(table: pd.DataFrame, target: float) -> list[str]:
         + (f" and {worst['router']} {worst['hit_ratio']:.1%}" if len(at_top) > 1 else "")
         + f"; one shared cache of all their GPU memory, the reference, would hit {shared:.1%}."
     )
+    fetching = served[served["fetched"] > 0]
+    if len(fetching):
+        most = fetching.sort_values("fetched").iloc[-1]
+        lines.append(
+            f"{most['router']} at {most['instances']} instances also copied {most['fetched'] / most['accesses']:.1%} "
+            "of block accesses from another instance's cache instead of computing them (not counted in Hits)."
+        )
     uneven = served.sort_values("imbalance").iloc[-1]
     lines.append(
         f"The most uneven is {uneven['router']} at {uneven['instances']} instances: its busiest instance prefills "

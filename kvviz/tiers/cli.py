@@ -253,13 +253,20 @@ def refuse_for_router(args: argparse.Namespace, searched: bool = False) -> None:
             raise InputError(f"{flag} {ROUTER_ONLY_GPU}")
 
 
+def _fetched(s: dict) -> str:
+    """The blocks the router had copied from another instance's cache (the Conductor's fetch), if any."""
+    n = s["fetched_blocks"]
+    return f", and {100 * n / max(s['accesses'], 1):.1f}% fetched from another instance" if n else ""
+
+
 def routed_words(s: dict) -> list[str]:
     """``kvviz tiers --router``'s summary on a terminal: the router's numbers, then the reference."""
     d, t, ref = s["deployment"], s["ttft_s"], s["reference"]
     return [
         f"{s['instances']:,} instances of {d['gpus']} × {d['gpu']} serving {d['model']} behind {s['router']}, each "
         f"with its own {figure(d['hbm_gib'])} GiB of GPU memory for KV ({s['gpu_blocks_per_instance']:,} blocks).",
-        f"Hits: {figure(100 * s['hit_ratio'])}% of block accesses. Reference (not a deployment): one shared cache "
+        f"Hits: {figure(100 * s['hit_ratio'])}% of block accesses{_fetched(s)}. Reference (not a deployment): one "
+        "shared cache "
         f"of all {ref['gpu_blocks']:,} blocks would hit {figure(100 * ref['hit_ratio'])}%.",
         f"TTFT p50 {figure(t['p50'])} s, p90 {figure(t['p90'])} s, p99 {figure(t['p99'])} s; load imbalance "
         f"{s['load_imbalance']:.2f} (the busiest instance's prefill time over the mean); offered load "

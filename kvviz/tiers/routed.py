@@ -115,6 +115,7 @@ class Routed:
             "accesses": r["accesses"],
             "hit_blocks": r["hits"],
             "hit_ratio": r["hit_ratio"],
+            "fetched_blocks": r["fetched"],
             "ttft_s": {"p50": r["ttft_p50_s"], "p90": r["ttft_p90_s"], "p99": r["ttft_p99_s"]},
             "load_imbalance": r["imbalance"],
             "offered_load": self.offered_load,

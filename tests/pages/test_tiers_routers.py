@@ -48,6 +48,17 @@ def test_the_comparison_is_the_clusters_and_the_notes_read_it():
     assert ("The cheapest that keeps TTFT p90 within 2 s" in said) == bool(expected["cheapest"].any())
 
 
+def test_the_conductors_copies_are_said_apart_from_its_hits():
+    at = open_page("tiers", {**ROUTED, "tiers_routers": ["conductor"], "tiers_router_counts": ["4"]}, timeout=300)
+    assert_clean(at)
+    trace = generate(WorkloadConfig(requests=300))
+    config = cluster_config(TierConfig("llama-3-8b", "h100", instances=4), prepare(trace))
+    row = compare(trace, ["conductor"], config).iloc[0]
+    said = " ".join(m.value for m in at.markdown)
+    copied = f"conductor at 4 instances also copied {row['fetched'] / row['accesses']:.1%} of block accesses"
+    assert (copied in said) == (row["fetched"] > 0)
+
+
 def test_several_replicas_per_instance_are_not_routed_and_the_page_says_why():
     at = open_page("tiers", {**ROUTED, "tiers_gpus": "2", "tiers_tp": "1"}, timeout=300)
     assert_clean(at)

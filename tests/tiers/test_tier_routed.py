@@ -35,7 +35,7 @@ def test_round_robin_is_the_clusters_round_robin(round_robin):
     table = compare(load_trace(EXAMPLE), ["round-robin"], ClusterConfig(4, BLOCKS, model="llama-3-8b", mfu=0.6))
     row, ref = table.iloc[0], table.iloc[1]
     assert round_robin["gpu_blocks_per_instance"] == BLOCKS
-    assert round_robin["hit_blocks"] == row["hits"]
+    assert round_robin["hit_blocks"] == row["hits"] and round_robin["fetched_blocks"] == 0
     assert round_robin["ttft_s"] == pytest.approx(
         {"p50": row["ttft_p50_s"], "p90": row["ttft_p90_s"], "p99": row["ttft_p99_s"]}
     )
@@ -57,6 +57,15 @@ def test_the_terminal_summary_labels_the_reference(round_robin):
     assert "behind round-robin" in words[0] and f"({BLOCKS:,} blocks)" in words[0]
     assert "Reference (not a deployment): one shared cache" in words[1] and f"{4 * BLOCKS:,} blocks" in words[1]
     assert "load imbalance" in words[2] and "Decode is not simulated" in words[-1]
+
+
+def test_the_conductors_fetched_blocks_are_counted_apart(capsys):
+    assert main([*ROUTED, "--instances", "4", "--router", "conductor", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    table = compare(load_trace(EXAMPLE), ["conductor"], ClusterConfig(4, BLOCKS, model="llama-3-8b", mfu=0.6))
+    assert (out["hit_blocks"], out["fetched_blocks"]) == (table["hits"].iloc[0], table["fetched"].iloc[0])
+    fetched = 100 * out["fetched_blocks"] / out["accesses"]
+    assert out["fetched_blocks"] > 0 and f"{fetched:.1f}% fetched from another instance" in routed_words(out)[1]
 
 
 def test_the_gpu_price_and_tensor_parallel_reach_the_cluster(capsys):
