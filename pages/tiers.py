@@ -5,7 +5,7 @@ import streamlit as st
 from kvviz.tiers.config import GIB, weight_bytes
 from kvviz.tiers.replay import cost
 from kvviz.traces import fingerprint
-from ui import figures, frame, tiers, tiers_plan
+from ui import figures, frame, tiers, tiers_plan, tiers_routers
 from ui.errors import user_errors
 from ui.prefix_views import prepared
 from ui.traces import replay_trace_picker
@@ -85,6 +85,12 @@ for note in tiers.unchanged_notes(result, prepared(key, trace).n_nodes, trace.bl
 frame.what_to_notice(tiers.notice(s, config, storage))
 with st.expander("What is simulated, what is not, and every assumption"):
     st.markdown("\n".join(f"- {line}" for line in tiers.assumptions(config, target)))
+
+st.subheader("Which router, how many instances")
+with user_errors():
+    router_notes = tiers_routers.section(key, trace, chosen, target)
+if router_notes:
+    frame.what_to_notice(router_notes)
 
 st.subheader("What to buy")
 with user_errors():

@@ -17,6 +17,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from kvviz.cluster import figures as routers
 from kvviz.eviction import figures as eviction
 from kvviz.ledger import figures as ledger
 from kvviz.mooncake import figures as cluster
@@ -36,6 +37,7 @@ MODULES = {
     "prefix_cache": prefix_cache,
     "radix": radix,
     "radix_schedule": radix_schedule,
+    "routers": routers,
     "strata": strata,
     "tiers": tiers,
     "trace": trace,

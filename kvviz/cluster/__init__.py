@@ -5,7 +5,18 @@
 """
 
 from kvviz.cluster.routers import ROUTER_RULES, ROUTERS, RouterKnobs, parse_router
-from kvviz.cluster.simulate import REFERENCE, SUMMARY_COLUMNS, ClusterConfig, ClusterRun, compare, run, shared_hits
+from kvviz.cluster.simulate import (
+    REFERENCE,
+    SUMMARY_COLUMNS,
+    ClusterConfig,
+    ClusterRun,
+    compare,
+    cost,
+    reference_row,
+    run,
+    shared_hits,
+    summary_row,
+)
 
 __all__ = [
     "REFERENCE",
@@ -16,7 +27,10 @@ __all__ = [
     "ClusterRun",
     "RouterKnobs",
     "compare",
+    "cost",
     "parse_router",
+    "reference_row",
     "run",
     "shared_hits",
+    "summary_row",
 ]

@@ -29,6 +29,7 @@ router reaches it.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -65,14 +66,17 @@ SUMMARY_COLUMNS = (
 
 @dataclass(frozen=True)
 class ClusterConfig:
-    """N instances of ``blocks`` GPU blocks each (one GPU of ``gpu`` each), the cache's eviction
-    policy, the model that sets prefill time, and the routers' knobs."""
+    """N instances of ``blocks`` GPU blocks each (one model replica over ``tp`` GPUs of ``gpu`` each,
+    at ``gpu_price`` dollars per GPU-hour, default its list price), the cache's eviction policy, the
+    model that sets prefill time, and the routers' knobs."""
 
     instances: int = 4
     blocks: int = 4096
     policy: str = "lru"
     model: str = "llama-3-8b"
     gpu: str = "h100"
+    tp: int = 1
+    gpu_price: float | None = None
     mfu: float = hw.DEFAULT_MFU
     decode_s_per_token: float = 0.02
     fetch_gb_s: float = 100.0  # the Conductor's fetch between instances (800 Gbps RDMA)
@@ -84,6 +88,9 @@ class ClusterConfig:
         require(1 <= self.instances <= MAX_INSTANCES, f"instances must be in 1..{MAX_INSTANCES}", field="instances")
         require(self.blocks >= 1, "blocks per instance must be at least 1", field="blocks")
         require(0 < self.mfu <= 1, "MFU must be in (0, 1]", field="mfu")
+        require(isinstance(self.tp, int) and self.tp >= 1, "tensor parallel must be a whole number ≥ 1", field="tp")
+        price = self.gpu_price
+        require(price is None or 0 <= price < math.inf, "the GPU price must be ≥ 0 $/h", field="gpu_price")
         require(self.decode_s_per_token >= 0, "decode seconds per token must be ≥ 0", field="decode_s_per_token")
         require(self.fetch_gb_s > 0, "the fetch bandwidth must be > 0 GB/s", field="fetch_gb_s")
         require(self.pool_blocks >= 0, "the shared pool's blocks must be ≥ 0", field="pool_blocks")
@@ -98,10 +105,12 @@ class ClusterConfig:
 
     @property
     def prefill(self) -> PrefillModel:
-        return PrefillModel.for_hardware(self.model_spec, hw.Compute(hw.gpu(self.gpu), self.mfu), overhead_s=0.0)
+        compute = hw.Compute(hw.gpu(self.gpu), self.mfu, self.tp)
+        return PrefillModel.for_hardware(self.model_spec, compute, overhead_s=0.0)
 
     def dollars_per_hour(self) -> float:
-        return self.instances * hw.gpu_price(hw.gpu(self.gpu)).value
+        price = hw.gpu_price(hw.gpu(self.gpu)).value if self.gpu_price is None else self.gpu_price
+        return self.instances * self.tp * price
 
     def knobs_for(self, block_size: int) -> RouterKnobs:
         """The knobs with the Conductor's fetch cost from the link and the model's KV per block."""

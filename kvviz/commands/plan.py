@@ -64,6 +64,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N,N,...",
         help="GPUs per instance to try (default: --gpus); instances are searched unless --instances is given",
     )
+    search.add_argument(
+        "--router",
+        default=None,
+        help="search the instances behind this router, each with its own GPU cache (round-robin, least-load, "
+        "prefix-hash, cache-aware, kv-aware, conductor); default: the instances act as one cache",
+    )
     search.add_argument("--dram-sizes", type=sizes, default=None, help="a grid instead: DRAM sizes per instance to try")
     search.add_argument(
         "--ssd-sizes",
@@ -89,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     from kvviz.tiers.cli import config_from_args
 
     grid = args.dram_sizes is not None or args.ssd_sizes is not None
+    if args.router is not None:
+        return _routed(args)
     if args.ray is not None:
         A.refuse(args, ["--workers"], "applies to the local process pool; Ray uses the cluster's CPUs")
     if grid:
@@ -113,6 +121,30 @@ def _search(args: argparse.Namespace, config) -> int:
     found = search(trace_from_args(args), config, targets, gpus=args.search_gpus, instances=instances)
     summary = found.summary()
     emit(args, summary, search_words(summary))
+    return 0
+
+
+def _routed(args: argparse.Namespace) -> int:
+    from kvviz.tiers.cli import config_from_args, emit, refuse_for_router, routed_search_words
+    from kvviz.tiers.routed import search_routed
+    from kvviz.tiers.search import Targets
+    from kvviz.traces.cli import trace_from_args
+
+    A.refuse(
+        args,
+        ["--dram-sizes", "--ssd-sizes", "--ray", "--workers", "--tp"],
+        "does not apply with --router: the search runs each instance count behind the router, each instance "
+        "one replica of all its GPUs",
+    )
+    refuse_for_router(args, searched=True)
+    config = config_from_args(args)
+    targets = Targets(args.target_p90_ttft, args.target_p99_ttft)
+    instances = [args.instances] if A.given(args, "instances") else None
+    found = search_routed(
+        trace_from_args(args), config, args.router, targets, gpus=args.search_gpus, instances=instances
+    )
+    summary = found.summary()
+    emit(args, summary, routed_search_words(summary))
     return 0
 
 

@@ -29,20 +29,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="also report the share of requests with TTFT ≤ S seconds",
     )
+    parser.add_argument(
+        "--router",
+        default=None,
+        help="serve the --instances (2 or more) each with its own GPU cache behind this router: round-robin, "
+        "least-load, prefix-hash, cache-aware, kv-aware or conductor (default: the instances act as one cache)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from kvviz.tiers import replay
-    from kvviz.tiers.cli import config_from_args, emit, figure, tier_words
+    from kvviz.tiers.cli import config_from_args, emit, figure, refuse_for_router, routed_words, tier_words
+    from kvviz.tiers.routed import routed
     from kvviz.traces.cli import trace_from_args
 
+    if args.router is not None:
+        refuse_for_router(args)
     config = config_from_args(args)
-    result = replay(trace_from_args(args), config)
-    summary = result.summary()
+    if args.router is not None:
+        answer = routed(trace_from_args(args), config, args.router)
+        summary, ttft, describe = answer.summary(), answer.ttft_s, routed_words
+    else:
+        result = replay(trace_from_args(args), config)
+        summary, ttft, describe = result.summary(), result.requests["ttft_s"].to_numpy(), tier_words
     if args.ttft_slo is not None:
         summary["ttft_slo_s"] = args.ttft_slo
-        summary["ttft_slo_met"] = float((result.requests["ttft_s"] <= args.ttft_slo).mean())
-    words = tier_words(summary)
+        summary["ttft_slo_met"] = float((ttft <= args.ttft_slo).mean())
+    words = describe(summary)
     if args.ttft_slo is not None:
         share = figure(100 * summary["ttft_slo_met"])
         words.append(f"{share}% of requests had their first token within {args.ttft_slo:g} s.")

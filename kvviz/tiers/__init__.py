@@ -24,10 +24,15 @@ The API (stable; the Tiers page and ``kvviz tiers`` / ``kvviz plan`` build on it
         .reaches (Reach: tier, share, blocks, gib, cost_per_hour)  .grid (DataFrame)  .front
         .best  .summary()
 
+    routed(trace, config, router) -> Routed        # kvviz.tiers.routed: the instances each with its own
+        .row .reference .ttft_s .summary()          # GPU cache behind a router (kvviz.cluster), GPU memory only
+    search_routed(trace, config, router, Targets(...), *, gpus=None, instances=None) -> RoutedSearch
+        .best  .tried  .summary()                   # the cheapest instance count behind that router
+
 Modules, one idea each: ``config`` (the deployment and its prices), ``cache`` (HiCache's tiers as
 a compiled replay), ``latency`` (load or recompute, then the queue), ``replay`` (one answer),
-``plan`` (each tier's reaches, a grid of sizes), ``search`` (the cheapest deployment), ``pool`` (where a
-grid runs), ``cli`` (the commands' options), ``figures``
+``plan`` (each tier's reaches, a grid of sizes), ``search`` (the cheapest deployment), ``routed``
+(instances behind a router), ``pool`` (where a grid runs), ``cli`` (the commands' options), ``figures``
 (TTFT against its baselines, the cost–TTFT front).
 """
 

@@ -15,7 +15,7 @@ import sys
 
 from kvviz.common import args as A
 from kvviz.common import hardware as hw
-from kvviz.common.errors import quote
+from kvviz.common.errors import InputError, quote
 from kvviz.tiers.config import DEFAULT_KV_FRACTION, POLICIES, WRITE_ALIASES, TierConfig
 
 fraction = A.bounded_float(0.0, 1.0, lo_open=True)
@@ -227,6 +227,84 @@ def tier_words(s: dict) -> list[str]:
     ]
 
 
+ROUTER_ONLY_GPU = (
+    "does not apply with --router: each instance behind a router keeps its own GPU memory only "
+    "(host DRAM and storage per instance are not modelled behind a router yet)"
+)
+
+
+def refuse_for_router(args: argparse.Namespace, searched: bool = False) -> None:
+    """With ``--router``: at least two instances (unless ``searched`` and not given), and no option of a
+    tier or a load the routed cluster does not model (refused, naming it, rather than ignored)."""
+    if not (searched and args.instances is None) and (args.instances or 1) < 2:
+        raise InputError("--router needs --instances 2 or more: with one instance there is nothing to choose")
+    offtier = {
+        "--dram": args.dram != 0,
+        "--ssd": args.ssd is not None,
+        "--remote": args.remote is not None,
+        "--dram-price": args.dram_price is not None,
+        "--ssd-price": args.ssd_price is not None,
+        "--write-policy": args.write_policy != "through",
+        "--no-overlap": not args.overlap,
+        "--load": args.load != "all",
+    }
+    for flag, given in offtier.items():
+        if given:
+            raise InputError(f"{flag} {ROUTER_ONLY_GPU}")
+
+
+def _fetched(s: dict) -> str:
+    """The blocks the router had copied from another instance's cache (the Conductor's fetch), if any."""
+    n = s["fetched_blocks"]
+    return f", and {100 * n / max(s['accesses'], 1):.1f}% fetched from another instance" if n else ""
+
+
+def routed_words(s: dict) -> list[str]:
+    """``kvviz tiers --router``'s summary on a terminal: the router's numbers, then the reference."""
+    d, t, ref = s["deployment"], s["ttft_s"], s["reference"]
+    return [
+        f"{s['instances']:,} instances of {d['gpus']} × {d['gpu']} serving {d['model']} behind {s['router']}, each "
+        f"with its own {figure(d['hbm_gib'])} GiB of GPU memory for KV ({s['gpu_blocks_per_instance']:,} blocks).",
+        f"Hits: {figure(100 * s['hit_ratio'])}% of block accesses{_fetched(s)}. Reference (not a deployment): one "
+        "shared cache "
+        f"of all {ref['gpu_blocks']:,} blocks would hit {figure(100 * ref['hit_ratio'])}%.",
+        f"TTFT p50 {figure(t['p50'])} s, p90 {figure(t['p90'])} s, p99 {figure(t['p99'])} s; load imbalance "
+        f"{s['load_imbalance']:.2f} (the busiest instance's prefill time over the mean); offered load "
+        f"{figure(s['offered_load'])} of the instances.",
+        f"Cost: ${s['cost_per_hour']:,.2f} per hour for the cluster; ${figure(s['cost_per_million_input_tokens'])} "
+        "per million input tokens at the trace's own rate.",
+        f"Decode is not simulated (a request holds its place {s['decode_s_per_token']:g} s per output token). "
+        "--json prints every number.",
+    ]
+
+
+def target_words(s: dict) -> str:
+    """The search's targets in words: "TTFT p90 within 2 s" (and p99 when given)."""
+    p99 = "" if s["target_p99_ttft_s"] is None else f" and p99 within {s['target_p99_ttft_s']:g} s"
+    return f"TTFT p90 within {s['target_p90_ttft_s']:g} s{p99}"
+
+
+def routed_search_words(s: dict) -> list[str]:
+    """``kvviz plan --router``'s answer on a terminal."""
+    target = target_words(s)
+    how = f"{s['runs']:,} deployment(s) run behind {s['router']}, cheapest first."
+    best = s["best"]
+    if best is None:
+        stop = " (stopped at the search's limit of runs)" if s["stopped_at_run_limit"] else ""
+        return [f"No instance count behind {s['router']} meets {target}{stop}: faster GPUs or a looser target.", how]
+    shared = figure(100 * best["shared_hit_ratio"])
+    return [
+        f"Cheapest behind {s['router']} meeting {target}: {best['instances']:,} instances of {best['gpus']} GPU(s), "
+        f"each with its own GPU memory, at ${best['cost_per_hour']:,.2f} per hour for the whole cluster "
+        f"(${best['cost_per_instance_hour']:,.2f} per instance); hit ratio {figure(100 * best['hit_ratio'])}% "
+        f"(one shared cache of the same GPU memory, a reference and not a deployment: {shared}%).",
+        f"TTFT p50 {figure(best['ttft_p50_s'])} s, p90 {figure(best['ttft_p90_s'])} s, p99 "
+        f"{figure(best['ttft_p99_s'])} s; load imbalance {best['load_imbalance']:.2f}.",
+        how,
+        "Decode is not simulated. --json prints every deployment run.",
+    ]
+
+
 def _deployment_words(row: dict, storage_gib: float) -> str:
     dram = f"{figure(row['dram_gib'])} GiB of host DRAM" if row["dram_gib"] else "no host DRAM"
     ssd = f"{figure(row['ssd_tb'])} TB of SSD ({row['ssd_drives']} drive(s))" if storage_gib else "no SSD"
@@ -235,8 +313,7 @@ def _deployment_words(row: dict, storage_gib: float) -> str:
 
 def search_words(s: dict) -> list[str]:
     """``kvviz plan``'s search on a terminal: the answer as a sentence, then how it was found."""
-    p99 = "" if s["target_p99_ttft_s"] is None else f" and p99 within {s['target_p99_ttft_s']:g} s"
-    target = f"TTFT p90 within {s['target_p90_ttft_s']:g} s{p99}"
+    target = target_words(s)
     gpu = s["deployment"]["gpu"]
     how = (
         f"Searched on these steps: {s['steps']}. {s['replayed']:,} deployment(s) replayed, cheapest first; "

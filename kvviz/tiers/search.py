@@ -101,6 +101,16 @@ class Targets:
         return ttft["p90"] <= self.p90_s and (self.p99_s is None or ttft["p99"] <= self.p99_s)
 
 
+def cheapest_meeting(tried: pd.DataFrame) -> pd.Series | None:
+    """The row of ``tried`` that meets the targets (``meets``) at the lowest ``cost_per_hour``; at equal
+    cost, the fastest (p90, then p99). None when no row meets them."""
+    ok = tried[tried["meets"]]
+    if ok.empty:
+        return None
+    cheapest = ok[ok["cost_per_hour"] == ok["cost_per_hour"].min()]
+    return cheapest.sort_values(["ttft_p90_s", "ttft_p99_s"]).iloc[0]
+
+
 @dataclass(frozen=True)
 class Found:
     """The search's answer: every deployment replayed (cheapest first), the cheapest meeting the targets."""
@@ -114,11 +124,7 @@ class Found:
 
     @property
     def best(self) -> pd.Series | None:
-        ok = self.tried[self.tried["meets"]]
-        if ok.empty:
-            return None
-        cheapest = ok[ok["cost_per_hour"] == ok["cost_per_hour"].min()]
-        return cheapest.sort_values(["ttft_p90_s", "ttft_p99_s"]).iloc[0]
+        return cheapest_meeting(self.tried)
 
     def warnings(self) -> list[str]:
         """The best deployment's own warnings (host DRAM not larger than GPU memory), or that none was found."""

@@ -22,7 +22,7 @@ from tests.e2e.browser import (
 
 QUERY = "tiers_source=Synthetic&tiers_requests=300&tiers_gpu=a100"
 CHART_WAIT = 180_000  # a new browser loads plotly's and the tables' bundles slowly on a loaded shared machine
-TABLES = ("TTFT", "where the prompts came from", "capacity of each tier", "every mix tried")
+TABLES = ("TTFT", "where the prompts came from", "routers", "capacity of each tier", "every mix tried")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -48,8 +48,9 @@ def _cost(page: Page) -> str:
 def test_rerun_second_visitor_and_copied_link(page: Page, browser: Browser, app_url: str):
     open_page(page, app_url, "tiers", QUERY, timeout=CHART_WAIT)  # the first replay and search of the server
     assert_no_exception(page)
-    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2, timeout=CHART_WAIT)  # TTFT and the front
-    expect(page.get_by_text("What to notice")).to_be_visible()
+    # TTFT, the routers and the front
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3, timeout=CHART_WAIT)
+    expect(page.get_by_text("What to notice").first).to_be_visible()  # the tiers', then the routers'
     one = _cost(page)
     instances = page.get_by_label("Prefill instances", exact=True)
     instances.fill("2")

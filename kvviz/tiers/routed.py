@@ -1,0 +1,250 @@
+"""A deployment of several instances behind a router: each instance keeps its own GPU cache.
+
+The tiered replay (:mod:`kvviz.tiers.replay`) lets the instances act as one cache of their summed
+capacity. Here they do not: the deployment's instances, each with the GPU memory for KV the
+deployment gives it, are served by :mod:`kvviz.cluster` (its instances, routers and prefill queues;
+nothing of it is repeated here), and the one shared cache of the same total stands beside the
+router's answer as the reference no router reaches.
+
+What the cluster models is what applies: GPU memory per instance, one model replica per instance
+(its GPUs all tensor parallel), the eviction policy, the model, GPU, MFU and GPU price. Host DRAM,
+storage and a remote pool per instance are not modelled behind a router yet, so a deployment with
+any of them is refused, naming them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from kvviz.cluster import REFERENCE, ClusterConfig, cost, parse_router, reference_row, run, summary_row
+from kvviz.cluster.routers import MAX_INSTANCES
+from kvviz.common import budget
+from kvviz.common.errors import require
+from kvviz.prefix_cache.replay import PrefixReplay, prepare
+from kvviz.tiers.config import GIB, TierConfig
+from kvviz.tiers.search import Targets, _plain, cheapest_meeting
+from kvviz.traces import Trace
+
+DECODE_S_PER_TOKEN = 0.02
+"""How long a request stays in flight per output token, for the routers' loads (decode is not simulated)."""
+
+
+DEPLOYMENT_KEYS = ("model", "gpu", "gpus", "tp", "kv_fraction", "hbm_gib", "instances", "policy", "mfu")
+"""What of the deployment applies behind a router (the rest is refused)."""
+
+
+def refusals(config: TierConfig) -> list[str]:
+    """What of ``config`` a cluster behind a router does not model, in words (empty: it can be routed)."""
+    out = []
+    if config.instances < 2:
+        out.append("a router needs at least 2 instances to choose between")
+    if config.replicas != 1:
+        out.append(
+            f"each instance behind a router is one model replica: tensor parallel must equal the GPUs ({config.gpus})"
+        )
+    lower = [
+        name
+        for name, gib in (("host DRAM", config.dram_gib), ("SSD", config.ssd_gib), ("a remote pool", config.remote_gib))
+        if gib
+    ]
+    if lower:
+        out.append(f"{' and '.join(lower)} per instance behind a router are not modelled yet (GPU memory only)")
+    return out
+
+
+def cluster_config(
+    config: TierConfig, replay: PrefixReplay, decode_s_per_token: float = DECODE_S_PER_TOKEN
+) -> ClusterConfig:
+    """The cluster the deployment is: its instances, each with the blocks its GPU memory for KV holds
+    (at most every block of the trace)."""
+    why = refusals(config)
+    require(not why, "; ".join(why), field="router")
+    block_size, hbm = replay.block_size, config.hbm_for_kv_gib
+    per_block = block_size * config.model.kv_bytes_per_token
+    blocks = replay.n_nodes if math.isinf(hbm) else min(replay.n_nodes, int(hbm * GIB // per_block))
+    require(blocks >= 1, f"{hbm:.4g} GiB of GPU memory for KV holds no block of {block_size} tokens", field="hbm_gib")
+    return ClusterConfig(
+        instances=config.instances,
+        blocks=blocks,
+        policy=config.policy,
+        model=config.model.name,
+        gpu=config.gpu.name,
+        tp=config.tp,
+        gpu_price=config.prices.gpu_per_hour,
+        mfu=config.mfu,
+        decode_s_per_token=decode_s_per_token,
+    )
+
+
+@dataclass(frozen=True)
+class Routed:
+    """One router's answer (the cluster's summary row, its TTFTs) and the shared cache's reference row."""
+
+    config: TierConfig
+    cluster: ClusterConfig
+    row: dict
+    reference: dict
+    ttft_s: np.ndarray
+    requests: int
+    offered_load: float
+
+    def warnings(self) -> list[str]:
+        if self.offered_load < 1:
+            return []
+        needed = math.ceil(self.offered_load * self.cluster.instances)
+        return [
+            f"overloaded: the trace offers {self.offered_load:.2f} times what {self.cluster.instances} instances "
+            f"behind "
+            f"{self.row['router']} can prefill, so requests queue without end; about {needed} instances carry it at "
+            "these hits"
+        ]
+
+    def summary(self) -> dict[str, object]:
+        """The answer as JSON-ready values: the router's numbers, and the reference labelled as such."""
+        r = self.row
+        return {
+            "router": r["router"],
+            "instances": self.cluster.instances,
+            "gpu_blocks_per_instance": self.cluster.blocks,
+            "requests": self.requests,
+            "accesses": r["accesses"],
+            "hit_blocks": r["hits"],
+            "hit_ratio": r["hit_ratio"],
+            "fetched_blocks": r["fetched"],
+            "ttft_s": {"p50": r["ttft_p50_s"], "p90": r["ttft_p90_s"], "p99": r["ttft_p99_s"]},
+            "load_imbalance": r["imbalance"],
+            "offered_load": self.offered_load,
+            "cost_per_hour": r["dollars_per_hour"],
+            "cost_per_million_input_tokens": r["dollars_per_m_input_tokens"],
+            "reference": {
+                "label": REFERENCE,
+                "gpu_blocks": self.cluster.instances * self.cluster.blocks,
+                "hit_blocks": self.reference["hits"],
+                "hit_ratio": self.reference["hit_ratio"],
+            },
+            "decode_s_per_token": self.cluster.decode_s_per_token,
+            "warnings": self.warnings(),
+            "deployment": {k: v for k, v in self.config.describe().items() if k in DEPLOYMENT_KEYS},
+        }
+
+
+def routed(trace: Trace, config: TierConfig, router: str, replay: PrefixReplay | None = None) -> Routed:
+    """Serve ``trace`` (``replay``: its prepared form, when the caller has it) with ``config``'s instances
+    behind ``router``, and the shared cache beside it."""
+    name = parse_router(router)
+    replay = prepare(trace) if replay is None else replay
+    cluster = cluster_config(config, replay)
+    budget.check(cost(replay, 2))
+    result = run(replay, name, cluster, trace=trace)
+    return Routed(
+        config,
+        cluster,
+        summary_row(result, cluster),
+        reference_row(replay, cluster),
+        result.ttft_s,
+        replay.n_requests,
+        _offered_load(replay, float(result.busy_s.sum()), cluster.instances),
+    )
+
+
+def _offered_load(replay: PrefixReplay, busy_s: float, instances: int) -> float:
+    """Prefill seconds asked of the instances over the seconds they had while the trace arrived."""
+    stamps = replay.timestamps_ms
+    span = (float(stamps.max()) - float(stamps.min())) / 1000 if len(stamps) else 0.0
+    return busy_s / (instances * span) if span > 0 else 0.0
+
+
+MAX_RUNS = 64
+"""The most cluster runs one search makes (it stops there, saying so)."""
+
+
+@dataclass(frozen=True)
+class RoutedSearch:
+    """The cheapest instance count (and GPUs per instance) behind one router meeting the targets: every
+    deployment run, cheapest first."""
+
+    router: str
+    targets: Targets
+    tried: pd.DataFrame
+    exhausted: bool
+
+    @property
+    def best(self) -> pd.Series | None:
+        """The cheapest that meets the targets; at equal cost, the fastest."""
+        return cheapest_meeting(self.tried)
+
+    def summary(self) -> dict[str, object]:
+        best = self.best
+        warnings = []
+        if best is None:
+            warnings.append(
+                "no deployment searched meets the targets" + (" before the search's limit" if self.exhausted else "")
+            )
+        return {
+            "router": self.router,
+            "target_p90_ttft_s": self.targets.p90_s,
+            "target_p99_ttft_s": self.targets.p99_s,
+            "best": None if best is None else {k: _plain(v) for k, v in best.items() if k != "meets"},
+            "best_cost_per_hour_is": "the whole cluster's; cost_per_instance_hour is one instance's",
+            "shared_hit_ratio_is": f"{REFERENCE}: the instances' GPU memory as one cache, not a deployment",
+            "runs": len(self.tried),
+            "stopped_at_run_limit": self.exhausted,
+            "tried": [{k: _plain(v) for k, v in row.items()} for _, row in self.tried.iterrows()],
+            "warnings": warnings,
+        }
+
+
+def candidates(config: TierConfig, gpus: Sequence[int], instances: Sequence[int]) -> list[TierConfig]:
+    """Every deployment to try, cheapest first (each instance one replica of all its GPUs)."""
+    out = [replace(config, gpus=g, tp=g, instances=n) for g in gpus for n in instances]
+    return sorted(out, key=lambda c: (c.cost_per_hour(), c.instances))
+
+
+def search_routed(
+    trace: Trace,
+    config: TierConfig,
+    router: str,
+    targets: Targets,
+    *,
+    gpus: Sequence[int] | None = None,
+    instances: Sequence[int] | None = None,
+    max_runs: int = MAX_RUNS,
+) -> RoutedSearch:
+    """The cheapest deployment behind ``router`` meeting ``targets``: instances (``instances``, default 2 to
+    the cluster's limit) and GPUs per instance (``gpus``, default the config's), each run in full, cheapest
+    first, so the first cost at which one meets the targets is the cheapest (its equals run too)."""
+    name = parse_router(router)
+    replay = prepare(trace)
+    todo = candidates(config, gpus or [config.gpus], instances or range(2, MAX_INSTANCES + 1))
+    for c in todo:
+        require(not refusals(c), "; ".join(refusals(c)), field="router")
+    rows, met_at = [], None
+    for c in todo:
+        if len(rows) == max_runs or (met_at is not None and c.cost_per_hour() > met_at):
+            break
+        s = routed(trace, c, name, replay).summary()
+        ttft = s["ttft_s"]
+        row = {
+            "instances": c.instances,
+            "gpus": c.gpus,
+            "hit_ratio": s["hit_ratio"],
+            "shared_hit_ratio": s["reference"]["hit_ratio"],
+            "ttft_p50_s": ttft["p50"],
+            "ttft_p90_s": ttft["p90"],
+            "ttft_p99_s": ttft["p99"],
+            "load_imbalance": s["load_imbalance"],
+            "cost_per_hour": s["cost_per_hour"],
+            "cost_per_instance_hour": s["cost_per_hour"] / c.instances,
+            "cost_per_million_input_tokens": s["cost_per_million_input_tokens"],
+            "meets": targets.met(ttft),
+        }
+        rows.append(row)
+        if row["meets"] and met_at is None:
+            met_at = row["cost_per_hour"]
+    exhausted = met_at is None and len(rows) < len(todo)
+    return RoutedSearch(name, targets, pd.DataFrame(rows), exhausted)

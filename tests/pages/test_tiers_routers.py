@@ -1,0 +1,79 @@
+"""AppTest: the Tiers page's router comparison is the cluster's, its controls are in the URL, and
+"What to notice" says what its table shows."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from kvviz.cluster import REFERENCE, compare
+from kvviz.prefix_cache.replay import prepare
+from kvviz.tiers.config import TierConfig
+from kvviz.tiers.routed import cluster_config
+from kvviz.traces.workload import WorkloadConfig, generate
+from tests.conftest import assert_clean, open_page
+
+pytestmark = pytest.mark.shared_caches
+
+ROUTED = {
+    "tiers_source": "Synthetic",
+    "tiers_requests": "300",
+    "tiers_routers": ["round-robin", "kv-aware"],
+    "tiers_router_counts": ["2", "4"],
+}
+SHOWN = ["router", "instances", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "imbalance", "dollars_per_hour"]
+
+
+def test_the_comparison_is_the_clusters_and_the_notes_read_it():
+    at = open_page("tiers", ROUTED, timeout=300)
+    assert_clean(at)
+    assert at.multiselect(key="tiers_routers").value == ["round-robin", "kv-aware"]
+    assert at.multiselect(key="tiers_router_counts").value == [2, 4]
+    table = next(d.value for d in at.dataframe if "imbalance" in d.value.columns)
+    trace = generate(WorkloadConfig(requests=300))
+    config = cluster_config(TierConfig("llama-3-8b", "h100", instances=2), prepare(trace))
+    expected = compare(trace, ["round-robin", "kv-aware"], config, instance_counts=[2, 4], target_p90_s=2.0)
+    served = expected[expected["router"] != REFERENCE].reset_index(drop=True)
+    shared = expected[expected["router"] == REFERENCE].set_index("instances")["hit_ratio"]
+    assert table["router"].tolist() == ["round-robin", "kv-aware"] * 2
+    pd.testing.assert_frame_equal(table[SHOWN], served[SHOWN], check_dtype=False)
+    assert table["hits_pct"].tolist() == pytest.approx((100 * served["hit_ratio"]).tolist())
+    assert table["shared_pct"].tolist() == pytest.approx([100 * shared[n] for n in served["instances"]])
+    said = " ".join(m.value for m in at.markdown)
+    assert f"one shared cache of all their GPU memory, the reference, would hit {shared[4]:.1%}" in said
+    words = [
+        "cheapest" if c else "meets" if m else "misses" for c, m in zip(served["cheapest"], served["meets_target"])
+    ]
+    assert table["target"].tolist() == words
+    assert ("The cheapest that keeps TTFT p90 within 2 s" in said) == bool(expected["cheapest"].any())
+
+
+def test_the_conductors_copies_are_said_apart_from_its_hits():
+    at = open_page("tiers", {**ROUTED, "tiers_routers": ["conductor"], "tiers_router_counts": ["4"]}, timeout=300)
+    assert_clean(at)
+    trace = generate(WorkloadConfig(requests=300))
+    config = cluster_config(TierConfig("llama-3-8b", "h100", instances=4), prepare(trace))
+    row = compare(trace, ["conductor"], config).iloc[0]
+    said = " ".join(m.value for m in at.markdown)
+    copied = f"conductor at 4 instances also copied {row['fetched'] / row['accesses']:.1%} of block accesses"
+    assert (copied in said) == (row["fetched"] > 0)
+
+
+def test_several_replicas_per_instance_are_not_routed_and_the_page_says_why():
+    at = open_page("tiers", {**ROUTED, "tiers_gpus": "2", "tiers_tp": "1"}, timeout=300)
+    assert_clean(at)
+    assert any("each instance is one model replica" in i.value for i in at.info)
+    assert not any("imbalance" in d.value.columns for d in at.dataframe)
+    assert at.multiselect(key="tiers_routers").disabled and at.multiselect(key="tiers_router_counts").disabled
+
+
+def test_each_control_changes_the_comparison():
+    at = open_page("tiers", ROUTED, timeout=300)
+    before = next(d.value for d in at.dataframe if "imbalance" in d.value.columns)
+    at.multiselect(key="tiers_routers").set_value(["least-load"]).run()
+    assert_clean(at)
+    table = next(d.value for d in at.dataframe if "imbalance" in d.value.columns)
+    assert table["router"].tolist() == ["least-load"] * 2 and not table.equals(before)
+    at.multiselect(key="tiers_router_counts").set_value([3]).run()
+    table = next(d.value for d in at.dataframe if "imbalance" in d.value.columns)
+    assert table["instances"].tolist() == [3]

@@ -1,0 +1,143 @@
+"""``kvviz tiers --router``: the instances keep their own GPU caches and the cluster's router chooses.
+
+Round-robin through ``kvviz tiers`` is the cluster's round-robin (one implementation), the shared cache
+stands beside it labelled as the reference, and what a routed cluster does not model is refused in one
+line naming it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvviz.cli import main
+from kvviz.cluster import REFERENCE, ClusterConfig, compare
+from kvviz.tiers.cli import routed_words
+from kvviz.traces import load_trace
+
+EXAMPLE = "assets/example_trace.jsonl"
+ROUTED = ["tiers", EXAMPLE, "--model", "llama-3-8b", "--gpu", "h100", "--hbm", "2GiB", "--mfu", "0.6"]
+BLOCKS = 32  # 2 GiB of llama-3-8b's KV in the example's 512-token blocks (64 MiB each)
+
+
+@pytest.fixture(scope="module")
+def round_robin() -> dict:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([*ROUTED, "--instances", "4", "--router", "round-robin", "--ttft-slo", "0.3", "--json"]) == 0
+    return json.loads(out.getvalue())
+
+
+def test_round_robin_is_the_clusters_round_robin(round_robin):
+    table = compare(load_trace(EXAMPLE), ["round-robin"], ClusterConfig(4, BLOCKS, model="llama-3-8b", mfu=0.6))
+    row, ref = table.iloc[0], table.iloc[1]
+    assert round_robin["gpu_blocks_per_instance"] == BLOCKS
+    assert round_robin["hit_blocks"] == row["hits"] and round_robin["fetched_blocks"] == 0
+    assert round_robin["ttft_s"] == pytest.approx(
+        {"p50": row["ttft_p50_s"], "p90": row["ttft_p90_s"], "p99": row["ttft_p99_s"]}
+    )
+    assert round_robin["load_imbalance"] == pytest.approx(row["imbalance"])
+    assert round_robin["cost_per_hour"] == pytest.approx(row["dollars_per_hour"])
+    assert round_robin["cost_per_million_input_tokens"] == pytest.approx(row["dollars_per_m_input_tokens"])
+    assert round_robin["reference"] == {
+        "label": REFERENCE,
+        "gpu_blocks": 4 * BLOCKS,
+        "hit_blocks": ref["hits"],
+        "hit_ratio": pytest.approx(ref["hit_ratio"]),
+    }
+    assert round_robin["hit_blocks"] < ref["hits"]  # four small caches hit less than one cache of all four
+    assert 0 <= round_robin["ttft_slo_met"] <= 1
+
+
+def test_the_terminal_summary_labels_the_reference(round_robin):
+    words = routed_words(round_robin)
+    assert "behind round-robin" in words[0] and f"({BLOCKS:,} blocks)" in words[0]
+    assert "Reference (not a deployment): one shared cache" in words[1] and f"{4 * BLOCKS:,} blocks" in words[1]
+    assert "load imbalance" in words[2] and "Decode is not simulated" in words[-1]
+
+
+def test_the_conductors_fetched_blocks_are_counted_apart(capsys):
+    assert main([*ROUTED, "--instances", "4", "--router", "conductor", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    table = compare(load_trace(EXAMPLE), ["conductor"], ClusterConfig(4, BLOCKS, model="llama-3-8b", mfu=0.6))
+    assert (out["hit_blocks"], out["fetched_blocks"]) == (table["hits"].iloc[0], table["fetched"].iloc[0])
+    fetched = 100 * out["fetched_blocks"] / out["accesses"]
+    assert out["fetched_blocks"] > 0 and f"{fetched:.1f}% fetched from another instance" in routed_words(out)[1]
+
+
+def test_the_gpu_price_and_tensor_parallel_reach_the_cluster(capsys):
+    argv = [*ROUTED, "--instances", "2", "--router", "least-load", "--gpus", "2", "--gpu-price", "1.5", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["cost_per_hour"] == pytest.approx(2 * 2 * 1.5)
+    assert out["deployment"]["tp"] == 2 and "dram_gib" not in out["deployment"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--router", "round-robin"], "--router needs --instances 2 or more"),
+        (["--instances", "1", "--router", "kv-aware"], "--router needs --instances 2 or more"),
+        (["--instances", "2", "--router", "random"], "unknown router 'random'"),
+        (["--instances", "2", "--router", "cache-aware", "--dram", "8GiB"], "--dram does not apply with --router"),
+        (["--instances", "2", "--router", "cache-aware", "--dram", "8GiB", "--ssd", "1TiB"], "--dram does not apply"),
+        (["--instances", "2", "--router", "conductor", "--no-overlap"], "--no-overlap does not apply with --router"),
+        (["--instances", "2", "--router", "conductor", "--load", "fastest"], "--load does not apply with --router"),
+        (["--instances", "2", "--router", "prefix-hash", "--write-policy", "back"], "--write-policy does not apply"),
+        (["--instances", "2", "--router", "prefix-hash", "--dram-price", "1"], "--dram-price does not apply"),
+        (["--instances", "2", "--router", "prefix-hash", "--gpus", "2", "--tp", "1"], "one model replica"),
+    ],
+)
+def test_what_a_routed_cluster_does_not_model_is_refused(capsys, args, message):
+    assert main([*ROUTED, *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+
+
+def test_plan_behind_a_router_is_the_cheapest_count_that_meets_the_target():
+    from kvviz.tiers import TierConfig
+    from kvviz.tiers.routed import routed, search_routed
+    from kvviz.tiers.search import Targets
+
+    trace = load_trace(EXAMPLE)
+    config = TierConfig("llama-3-8b", "h100", hbm_gib=2, mfu=0.6)
+    counts = [2, 3, 4, 5]
+    brute = {n: routed(trace, TierConfig("llama-3-8b", "h100", hbm_gib=2, mfu=0.6, instances=n), "kv-aware").summary()
+             for n in counts}  # fmt: skip
+    target = brute[4]["ttft_s"]["p90"]
+    found = search_routed(trace, config, "kv-aware", Targets(target), instances=counts)
+    meeting = [n for n in counts if brute[n]["ttft_s"]["p90"] <= target]
+    best = found.best
+    assert best is not None and best["instances"] == min(meeting)
+    assert best["ttft_p90_s"] == pytest.approx(brute[min(meeting)]["ttft_s"]["p90"])
+    assert found.tried["instances"].tolist() == counts[: counts.index(min(meeting)) + 1]  # cheapest first, then stop
+    missed = search_routed(trace, config, "kv-aware", Targets(1e-6), instances=counts)
+    assert missed.best is None and len(missed.tried) == len(counts)
+    assert missed.summary()["warnings"] == ["no deployment searched meets the targets"]
+
+
+def test_plan_with_a_router_prints_its_answer(capsys):
+    argv = ["plan", *ROUTED[1:], "--router", "round-robin", "--instances", "3", "--target-p90-ttft", "100", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["router"] == "round-robin" and out["runs"] == 1
+    assert out["best"]["instances"] == 3 and out["best"]["cost_per_hour"] == pytest.approx(3 * 3.99)
+    assert 0 < out["best"]["hit_ratio"] <= out["best"]["shared_hit_ratio"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--instances", "1"], "--router needs --instances 2 or more"),
+        (["--dram-sizes", "0,8GiB"], "--dram-sizes does not apply with --router"),
+        (["--tp", "1"], "--tp does not apply with --router"),
+        (["--dram", "8GiB"], "--dram does not apply with --router"),
+    ],
+)
+def test_plan_refuses_what_a_router_search_does_not_model(capsys, args, message):
+    assert main(["plan", *ROUTED[1:], "--router", "cache-aware", "--target-p90-ttft", "1", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
