@@ -112,14 +112,15 @@ def run(args: argparse.Namespace) -> int:
 def _search(args: argparse.Namespace, config) -> int:
     from kvviz.tiers.cli import emit, search_words
     from kvviz.tiers.search import Targets, search
-    from kvviz.traces.cli import trace_from_args
+    from kvviz.traces.cli import trace_from_args, with_warnings
 
     if config.storage == "remote":
         raise InputError("--remote: the search buys SSD drives; give --ssd-sizes to try remote pool sizes")
     targets = Targets(args.target_p90_ttft, args.target_p99_ttft)
     instances = [args.instances] if A.given(args, "instances") else None
-    found = search(trace_from_args(args), config, targets, gpus=args.search_gpus, instances=instances)
-    summary = found.summary()
+    trace = trace_from_args(args)
+    found = search(trace, config, targets, gpus=args.search_gpus, instances=instances)
+    summary = with_warnings(found.summary(), trace)
     emit(args, summary, search_words(summary))
     return 0
 
@@ -128,7 +129,7 @@ def _routed(args: argparse.Namespace) -> int:
     from kvviz.tiers.cli import config_from_args, emit, refuse_for_router, routed_search_words
     from kvviz.tiers.routed import search_routed
     from kvviz.tiers.search import Targets
-    from kvviz.traces.cli import trace_from_args
+    from kvviz.traces.cli import trace_from_args, with_warnings
 
     A.refuse(
         args,
@@ -140,10 +141,9 @@ def _routed(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     targets = Targets(args.target_p90_ttft, args.target_p99_ttft)
     instances = [args.instances] if A.given(args, "instances") else None
-    found = search_routed(
-        trace_from_args(args), config, args.router, targets, gpus=args.search_gpus, instances=instances
-    )
-    summary = found.summary()
+    trace = trace_from_args(args)
+    found = search_routed(trace, config, args.router, targets, gpus=args.search_gpus, instances=instances)
+    summary = with_warnings(found.summary(), trace)
     emit(args, summary, routed_search_words(summary))
     return 0
 
@@ -151,10 +151,11 @@ def _routed(args: argparse.Namespace) -> int:
 def _grid(args: argparse.Namespace, config) -> int:
     from kvviz.tiers import plan
     from kvviz.tiers.cli import emit, grid_words
-    from kvviz.traces.cli import trace_from_args
+    from kvviz.traces.cli import trace_from_args, with_warnings
 
+    trace = trace_from_args(args)
     found = plan(
-        trace_from_args(args),
+        trace,
         config,
         args.target_p90_ttft,
         dram_sizes=args.dram_sizes,
@@ -162,6 +163,6 @@ def _grid(args: argparse.Namespace, config) -> int:
         ray_address=args.ray,
         workers=args.workers,
     )
-    summary = found.summary()
+    summary = with_warnings(found.summary(), trace)
     emit(args, summary, grid_words(summary))
     return 0

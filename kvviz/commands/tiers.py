@@ -41,16 +41,17 @@ def run(args: argparse.Namespace) -> int:
     from kvviz.tiers import replay
     from kvviz.tiers.cli import config_from_args, emit, figure, refuse_for_router, routed_words, tier_words
     from kvviz.tiers.routed import routed
-    from kvviz.traces.cli import trace_from_args
+    from kvviz.traces.cli import trace_from_args, with_warnings
 
     if args.router is not None:
         refuse_for_router(args)
     config = config_from_args(args)
+    trace = trace_from_args(args)
     if args.router is not None:
-        answer = routed(trace_from_args(args), config, args.router)
+        answer = routed(trace, config, args.router)
         summary, ttft, describe = answer.summary(), answer.ttft_s, routed_words
     else:
-        result = replay(trace_from_args(args), config)
+        result = replay(trace, config)
         summary, ttft, describe = result.summary(), result.requests["ttft_s"].to_numpy(), tier_words
     if args.ttft_slo is not None:
         summary["ttft_slo_s"] = args.ttft_slo
@@ -59,5 +60,5 @@ def run(args: argparse.Namespace) -> int:
     if args.ttft_slo is not None:
         share = figure(100 * summary["ttft_slo_met"])
         words.append(f"{share}% of requests had their first token within {args.ttft_slo:g} s.")
-    emit(args, summary, words)
+    emit(args, with_warnings(summary, trace), words)
     return 0

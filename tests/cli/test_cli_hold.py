@@ -202,3 +202,43 @@ def test_what_the_docs_refuse_is_refused(argv, line, capsys):
     command = ["hitcurve", str(EXAMPLE)] + (["--format", "csv"] if "--columns" in argv else [])
     assert main(command + argv) == 2
     assert _one_line(capsys.readouterr().err) == f"kvviz hitcurve: {line}"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["tiers", "@", "--model", "llama-3-8b", "--gpu", "h100", "--json"],
+        [
+            "tiers",
+            "@",
+            "--model",
+            "llama-3-8b",
+            "--gpu",
+            "h100",
+            "--json",
+            "--instances",
+            "2",
+            "--router",
+            "round-robin",
+        ],
+        [
+            "plan",
+            "@",
+            "--model",
+            "llama-3-8b",
+            "--gpu",
+            "h100",
+            "--json",
+            "--target-p90-ttft",
+            "60",
+            "--instances",
+            "1",
+        ],
+    ],
+)
+def test_the_sizing_commands_carry_the_trace_warnings_in_their_json(argv, tmp_path, capsys):
+    (tmp_path / "t.jsonl").write_bytes(DOUBTFUL)
+    main([str(tmp_path / "t.jsonl") if a == "@" else a for a in argv] + ["--skip-bad-rows"])
+    out, err = capsys.readouterr()
+    assert f"kvviz {argv[0]}: warning: {SKIPPED}" in err.splitlines()
+    assert json.loads(out)["trace_warnings"][1] == SKIPPED
