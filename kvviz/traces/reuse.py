@@ -4,9 +4,10 @@ The stack distance of an access is the number of *distinct other* blocks touched
 previous access to the same block. An LRU cache of C blocks hits exactly the accesses whose stack
 distance is below C, so one pass gives the whole LRU hit curve (Mattson, Gecsei, Slutz and
 Traiger, "Evaluation techniques for storage hierarchies", IBM Systems Journal 1970). The pass
-keeps a Fenwick tree over access positions that marks each block's latest access; the distance
-is the number of marks strictly between the two accesses. The loop is compiled by numba, like
-the eviction policies (``kvviz.eviction.policies``), whose LRU reads its curve from here.
+gives each access the next slot, marks the slots blocks have since left, and counts the marks
+with a Fenwick tree: the distance is the slots after the previous access less the marks among
+them (``_window_pass``). The loop is compiled by numba, like the eviction policies
+(``kvviz.eviction.policies``), whose LRU reads its curve from here.
 
 ``lru_hit_counts`` is a pass for traces of any length (the exact LRU curve beside a SHARDS
 sample, ``kvviz.eviction.shards``): it keeps only a histogram of the distances below the largest finite
@@ -47,24 +48,6 @@ def _fenwick_count(tree: np.ndarray, pos: int) -> int:
 
 
 @kernel
-def stack_distances_of_ids(ids: np.ndarray, n_ids: int) -> np.ndarray:
-    """Stack distances of a sequence of dense ids (0 .. n_ids-1); ``FIRST`` for a first access."""
-    n = len(ids)
-    distance = np.full(n, FIRST, np.int64)
-    latest = np.full(n_ids, -1, np.int64)
-    tree = np.zeros(n + 1, np.int64)
-    for i in range(n):
-        b = ids[i]
-        p = latest[b]
-        if p >= 0:
-            distance[i] = _fenwick_count(tree, i) - _fenwick_count(tree, p + 1)
-            _fenwick_add(tree, p, -1)
-        _fenwick_add(tree, i, 1)
-        latest[b] = i
-    return distance
-
-
-@kernel
 def _compact(latest: np.ndarray, owner: np.ndarray, used: int) -> int:
     """Move the live slots (each block's latest access) to slots 0 .. live-1 in the same order
     and return how many are live."""
@@ -84,8 +67,10 @@ OUT = -2  # ``latest`` of a block seen before but pushed out of the window (dist
 
 
 @kernel
-def _distance_histogram(ids: np.ndarray, n_ids: int, limit: int, slots: int) -> tuple[np.ndarray, int]:
-    """How many accesses have each stack distance below ``limit``, and how many reuse a block.
+def _window_pass(ids: np.ndarray, n_ids: int, limit: int, slots: int, distance: np.ndarray) -> tuple[np.ndarray, int]:
+    """How many accesses have each stack distance below ``limit``, and how many reuse a block; or,
+    given a ``distance`` array as long as ``ids``, each access's distance instead of the histogram
+    (``FIRST`` for a block's first access, ``limit`` for one at ``limit`` or more).
 
     Only the ``limit`` most recently used blocks can have a distance below ``limit``, so only
     theirs are tracked (the *window*): when a new block makes ``limit + 1`` of them, the least
@@ -95,10 +80,12 @@ def _distance_histogram(ids: np.ndarray, n_ids: int, limit: int, slots: int) -> 
     window too). The Fenwick tree counts vacated slots; all of them lie before the current slot,
     so one prefix query gives those after ``p``, and a new mark needs no update. When the slots
     run out the live ones are compacted to the front (order, hence every distance, unchanged).
-    The tree is about twice ``limit`` entries whatever the number of distinct blocks: small
-    enough for the processor's caches.
+    The tree is about twice ``limit`` entries whatever the trace's length: with ``limit`` the
+    distinct blocks, every distance is exact at one query and one update an access, over a tree
+    a third the size of one over every access.
     """
-    counts = np.zeros(limit, np.int32)
+    record = len(distance) > 0
+    counts = np.zeros(0 if record else limit, np.int32)
     latest = np.full(n_ids, -1, np.int32)
     owner = np.full(slots, -1, np.int32)
     vacated = np.zeros(slots + 1, np.int32)
@@ -115,7 +102,11 @@ def _distance_histogram(ids: np.ndarray, n_ids: int, limit: int, slots: int) -> 
         b = ids[i]
         p = latest[b]
         if p >= 0:
-            counts[slot - p - 1 - n_vacated + _fenwick_count(vacated, p + 1)] += 1
+            d = slot - p - 1 - n_vacated + _fenwick_count(vacated, p + 1)
+            if record:
+                distance[i] = d
+            else:
+                counts[d] += 1
             reused += 1
             _fenwick_add(vacated, p, 1)
             n_vacated += 1
@@ -123,6 +114,10 @@ def _distance_histogram(ids: np.ndarray, n_ids: int, limit: int, slots: int) -> 
             live -= 1
         elif p == OUT:
             reused += 1
+            if record:
+                distance[i] = limit
+        elif record:
+            distance[i] = FIRST
         owner[slot] = b
         latest[b] = slot
         slot += 1
@@ -136,6 +131,14 @@ def _distance_histogram(ids: np.ndarray, n_ids: int, limit: int, slots: int) -> 
             owner[oldest] = -1
             live -= 1
     return counts, reused
+
+
+def stack_distances_of_ids(ids: np.ndarray, n_ids: int) -> np.ndarray:
+    """Stack distances of a sequence of dense ids (0 .. n_ids-1); ``FIRST`` for a first access: the
+    window pass with every distinct block in the window."""
+    distance = np.empty(len(ids), np.int64)
+    _window_pass(ids, n_ids, n_ids, min(len(ids), SLOTS_PER_WINDOW * n_ids) + 1, distance)
+    return distance
 
 
 def dense_ids(blocks: np.ndarray) -> tuple[np.ndarray, int]:
@@ -159,7 +162,7 @@ def lru_hit_counts(ids: np.ndarray, n_ids: int, capacities: np.ndarray, *, slots
     finite = caps[np.isfinite(caps)]
     limit = int(min(max(np.ceil(finite.max()), 0), n_ids)) if len(finite) else 0
     slots = max(limit + 1, min(len(ids), SLOTS_PER_WINDOW * limit + 1) if slots is None else slots)
-    counts, reused = _distance_histogram(ids, n_ids, limit, slots)
+    counts, reused = _window_pass(ids, n_ids, limit, slots, np.empty(0, np.int64))
     below = np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))
     hits = np.where(caps > 0, reused, 0).astype(np.int64)
     # distances are whole numbers, so "below c" means below ceil(c)
