@@ -134,9 +134,9 @@ def _window_pass(ids: np.ndarray, n_ids: int, limit: int, slots: int, distance: 
 
 
 def stack_distances_of_ids(ids: np.ndarray, n_ids: int) -> np.ndarray:
-    """Stack distances of a sequence of dense ids (0 .. n_ids-1); ``FIRST`` for a first access: the
-    window pass with every distinct block in the window."""
-    distance = np.empty(len(ids), np.int64)
+    """Stack distances (int32) of a sequence of dense ids (0 .. n_ids-1); ``FIRST`` for a first
+    access: the window pass with every distinct block in the window."""
+    distance = np.empty(len(ids), np.int32)
     _window_pass(ids, n_ids, n_ids, min(len(ids), SLOTS_PER_WINDOW * n_ids) + 1, distance)
     return distance
 
@@ -162,7 +162,7 @@ def lru_hit_counts(ids: np.ndarray, n_ids: int, capacities: np.ndarray, *, slots
     finite = caps[np.isfinite(caps)]
     limit = int(min(max(np.ceil(finite.max()), 0), n_ids)) if len(finite) else 0
     slots = max(limit + 1, min(len(ids), SLOTS_PER_WINDOW * limit + 1) if slots is None else slots)
-    counts, reused = _window_pass(ids, n_ids, limit, slots, np.empty(0, np.int64))
+    counts, reused = _window_pass(ids, n_ids, limit, slots, np.empty(0, np.int32))
     below = np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))
     hits = np.where(caps > 0, reused, 0).astype(np.int64)
     # distances are whole numbers, so "below c" means below ceil(c)

@@ -19,9 +19,10 @@ from kvviz.traces import from_records
 
 def test_dense_ids_are_relabelled_unless_the_trace_says_they_are_dense():
     blocks = np.array([907, 3, 907, 55], np.int64)
-    assert dense_block_ids(SimpleNamespace(blocks=blocks)).tolist() == [2, 0, 2, 1]
+    assert dense_block_ids(SimpleNamespace(blocks=blocks, ids_dense=False)).tolist() == [2, 0, 2, 1]
     stored = np.array([0, 1, 0, 2], np.int32)  # a library entry's ids, numbered in first-use order
     assert dense_block_ids(SimpleNamespace(blocks=stored, ids_dense=True)).tolist() == [0, 1, 0, 2]
+    assert np.shares_memory(dense_block_ids(SimpleNamespace(blocks=stored, ids_dense=True), np.int32), stored)
 
 
 def test_the_eviction_keys_are_the_object_models_names_in_its_order():
