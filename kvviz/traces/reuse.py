@@ -12,11 +12,12 @@ them (``_window_pass``). The loop is compiled by numba, like the eviction polici
 ``lru_hit_counts`` is a pass for traces of any length (the exact LRU curve beside a SHARDS
 sample, ``kvviz.eviction.shards``): it keeps only a histogram of the distances below the largest finite
 capacity ``L`` instead of one distance per access, and tracks only the ``L`` most recently used
-blocks (a *window*, since no other block can have a distance below ``L``), with a Fenwick tree
-of the slots they vacated (about 2·L entries, compacted when full), on the trace's own ids when
-they are already dense (a library entry's int32 ids). Its memory is 4 bytes per distinct block
-plus 8 per window slot, whatever the trace's length; on the 164.6M-access library trace of
-docs/traces.md it took 4.1–4.7 CPU s (L = 100,000) where the tree over every distinct block took 15.7.
+blocks (a *window*, since no other block can have a distance below ``L``), with a bit for each
+of the slots they vacated (about 2·L slots, compacted when full) and a Fenwick tree over 64-slot
+words of them, on the trace's own ids when they are already dense (a library entry's int32 ids).
+Its memory is 4 bytes per distinct block plus about 4 per window slot, whatever the trace's
+length; on the 164.6M-access library trace of docs/traces.md it took 4.1–4.7 CPU s (L = 100,000,
+with a Fenwick tree over every slot) where the tree over every distinct block took 15.7.
 """
 
 from __future__ import annotations
@@ -45,6 +46,36 @@ def _fenwick_count(tree: np.ndarray, pos: int) -> int:
         total += tree[pos]
         pos -= pos & -pos
     return total
+
+
+_M1, _M2, _M4, _H01 = (
+    np.uint64(m) for m in (0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x0101010101010101)
+)
+_ONE = np.uint64(1)
+
+
+@kernel
+def _popcount(x: np.uint64) -> int:
+    """Set bits of a 64-bit word (the SWAR sum, which the compiler turns into one instruction)."""
+    x = x - ((x >> _ONE) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return int((x * _H01) >> np.uint64(56))
+
+
+@kernel
+def _mark(bits: np.ndarray, words: np.ndarray, pos: int) -> None:
+    """Mark slot ``pos``: its bit, and one more mark in its 64-slot word's Fenwick count."""
+    w = pos >> 6
+    bits[w] |= _ONE << np.uint64(pos & 63)
+    _fenwick_add(words, w, 1)
+
+
+@kernel
+def _marked_before(bits: np.ndarray, words: np.ndarray, pos: int) -> int:
+    """Marked slots among 0 .. pos-1: the whole words before ``pos``'s word, then its bits below ``pos``."""
+    w = pos >> 6
+    return _fenwick_count(words, w) + _popcount(bits[w] & ((_ONE << np.uint64(pos & 63)) - _ONE))
 
 
 @kernel
@@ -77,8 +108,9 @@ def _window_pass(ids: np.ndarray, n_ids: int, limit: int, slots: int, distance: 
     recently used one leaves, remembered as ``OUT`` (a reuse at a distance of ``limit`` or more).
     Each access takes the next slot, so a block in the window at slot ``p`` has a distance of
     the slots after ``p`` minus the *vacated* ones among them (every more recent block is in the
-    window too). The Fenwick tree counts vacated slots; all of them lie before the current slot,
-    so one prefix query gives those after ``p``, and a new mark needs no update. When the slots
+    window too). Vacated slots are bits, and a Fenwick tree counts them per 64-slot word (a tree a
+    64th the size, held in the processor's caches); all of them lie before the current slot, so
+    one prefix query gives those after ``p``, and a new mark needs no update. When the slots
     run out the live ones are compacted to the front (order, hence every distance, unchanged).
     The tree is about twice ``limit`` entries whatever the trace's length: with ``limit`` the
     distinct blocks, every distance is exact at one query and one update an access, over a tree
@@ -88,7 +120,8 @@ def _window_pass(ids: np.ndarray, n_ids: int, limit: int, slots: int, distance: 
     counts = np.zeros(0 if record else limit, np.int32)
     latest = np.full(n_ids, -1, np.int32)
     owner = np.full(slots, -1, np.int32)
-    vacated = np.zeros(slots + 1, np.int32)
+    bits = np.zeros(slots // 64 + 1, np.uint64)
+    words = np.zeros(slots // 64 + 2, np.int32)
     live = 0
     n_vacated = 0
     reused = 0
@@ -97,18 +130,19 @@ def _window_pass(ids: np.ndarray, n_ids: int, limit: int, slots: int, distance: 
     for i in range(len(ids)):
         if slot == slots:
             slot = live = _compact(latest, owner, slot)
-            vacated[:] = 0
+            bits[:] = 0
+            words[:] = 0
             n_vacated = oldest = 0
         b = ids[i]
         p = latest[b]
         if p >= 0:
-            d = slot - p - 1 - n_vacated + _fenwick_count(vacated, p + 1)
+            d = slot - p - 1 - n_vacated + _marked_before(bits, words, p + 1)
             if record:
                 distance[i] = d
             else:
                 counts[d] += 1
             reused += 1
-            _fenwick_add(vacated, p, 1)
+            _mark(bits, words, p)
             n_vacated += 1
             owner[p] = -1
             live -= 1
@@ -126,7 +160,7 @@ def _window_pass(ids: np.ndarray, n_ids: int, limit: int, slots: int, distance: 
             while owner[oldest] < 0:
                 oldest += 1
             latest[owner[oldest]] = OUT
-            _fenwick_add(vacated, oldest, 1)
+            _mark(bits, words, oldest)
             n_vacated += 1
             owner[oldest] = -1
             live -= 1
