@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -123,7 +123,7 @@ def replay_of(trace: Trace) -> Replay:
         len(trace.blocks) < MAX_ACCESSES,
         f"{len(trace.blocks):,} block accesses; the simulators take fewer than {MAX_ACCESSES:,}",
     )
-    ids = dense_block_ids(trace)
+    ids = dense_block_ids(trace, np.int32)  # the policies' own width (``MAX_ACCESSES``): half the reads of int64
     return Replay(
         ids,
         int(ids.max()) + 1,
@@ -188,18 +188,24 @@ def counts(
     replay = source if isinstance(source, Replay) else replay_of(source)
     names = parse_policies(policies)
     caps = parse_capacities(capacities)
-    if "lru" in names:
-        replay.stack_distances  # noqa: B018 -- one pass for the whole LRU curve, before the pool
     jobs = [(p, c) for p in names for c in caps]
+    lru = [job for job in jobs if job[0] == "lru"]
     results: dict[tuple[str, float | int], Count] = {}
     workers = workers or min(len(jobs), os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(_count, replay, p, c) for p, c in jobs]
-        for done, future in enumerate(as_completed(futures), start=1):
-            result = future.result()
-            results[(result.policy, result.capacity)] = result
-            if progress is not None:
-                progress(done / len(jobs))
+        # LRU's one pass for its whole curve runs first, beside the other policies; its capacities follow it
+        pending = {pool.submit(lambda: replay.stack_distances)} if lru else set()
+        pending |= {pool.submit(_count, replay, p, c) for p, c in jobs if p != "lru"}
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                result = future.result()
+                if not isinstance(result, Count):
+                    pending |= {pool.submit(_count, replay, p, c) for p, c in lru}
+                    continue
+                results[(result.policy, result.capacity)] = result
+                if progress is not None:
+                    progress(len(results) / len(jobs))
     return [results[job] for job in jobs]
 
 

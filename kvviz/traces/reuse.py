@@ -4,18 +4,20 @@ The stack distance of an access is the number of *distinct other* blocks touched
 previous access to the same block. An LRU cache of C blocks hits exactly the accesses whose stack
 distance is below C, so one pass gives the whole LRU hit curve (Mattson, Gecsei, Slutz and
 Traiger, "Evaluation techniques for storage hierarchies", IBM Systems Journal 1970). The pass
-keeps a Fenwick tree over access positions that marks each block's latest access; the distance
-is the number of marks strictly between the two accesses. The loop is compiled by numba, like
-the eviction policies (``kvviz.eviction.policies``), whose LRU reads its curve from here.
+gives each access the next slot, marks the slots blocks have since left, and counts the marks
+with a Fenwick tree: the distance is the slots after the previous access less the marks among
+them (``_window_pass``). The loop is compiled by numba, like the eviction policies
+(``kvviz.eviction.policies``), whose LRU reads its curve from here.
 
 ``lru_hit_counts`` is a pass for traces of any length (the exact LRU curve beside a SHARDS
 sample, ``kvviz.eviction.shards``): it keeps only a histogram of the distances below the largest finite
 capacity ``L`` instead of one distance per access, and tracks only the ``L`` most recently used
-blocks (a *window*, since no other block can have a distance below ``L``), with a Fenwick tree
-of the slots they vacated (about 2·L entries, compacted when full), on the trace's own ids when
-they are already dense (a library entry's int32 ids). Its memory is 4 bytes per distinct block
-plus 8 per window slot, whatever the trace's length; on the 164.6M-access library trace of
-docs/traces.md it took 4.1–4.7 CPU s (L = 100,000) where the tree over every distinct block took 15.7.
+blocks (a *window*, since no other block can have a distance below ``L``), with a bit for each
+of the slots they vacated (about 2·L slots, compacted when full) and a Fenwick tree over 64-slot
+words of them, on the trace's own ids when they are already dense (a library entry's int32 ids).
+Its memory is 4 bytes per distinct block plus about 4 per window slot, whatever the trace's
+length; on the 164.6M-access library trace of docs/traces.md it took 4.1–4.7 CPU s (L = 100,000,
+with a Fenwick tree over every slot) where the tree over every distinct block took 15.7.
 """
 
 from __future__ import annotations
@@ -46,22 +48,34 @@ def _fenwick_count(tree: np.ndarray, pos: int) -> int:
     return total
 
 
+_M1, _M2, _M4, _H01 = (
+    np.uint64(m) for m in (0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x0101010101010101)
+)
+_ONE = np.uint64(1)
+
+
 @kernel
-def stack_distances_of_ids(ids: np.ndarray, n_ids: int) -> np.ndarray:
-    """Stack distances of a sequence of dense ids (0 .. n_ids-1); ``FIRST`` for a first access."""
-    n = len(ids)
-    distance = np.full(n, FIRST, np.int64)
-    latest = np.full(n_ids, -1, np.int64)
-    tree = np.zeros(n + 1, np.int64)
-    for i in range(n):
-        b = ids[i]
-        p = latest[b]
-        if p >= 0:
-            distance[i] = _fenwick_count(tree, i) - _fenwick_count(tree, p + 1)
-            _fenwick_add(tree, p, -1)
-        _fenwick_add(tree, i, 1)
-        latest[b] = i
-    return distance
+def _popcount(x: np.uint64) -> int:
+    """Set bits of a 64-bit word (the SWAR sum, which the compiler turns into one instruction)."""
+    x = x - ((x >> _ONE) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return int((x * _H01) >> np.uint64(56))
+
+
+@kernel
+def _mark(bits: np.ndarray, words: np.ndarray, pos: int) -> None:
+    """Mark slot ``pos``: its bit, and one more mark in its 64-slot word's Fenwick count."""
+    w = pos >> 6
+    bits[w] |= _ONE << np.uint64(pos & 63)
+    _fenwick_add(words, w, 1)
+
+
+@kernel
+def _marked_before(bits: np.ndarray, words: np.ndarray, pos: int) -> int:
+    """Marked slots among 0 .. pos-1: the whole words before ``pos``'s word, then its bits below ``pos``."""
+    w = pos >> 6
+    return _fenwick_count(words, w) + _popcount(bits[w] & ((_ONE << np.uint64(pos & 63)) - _ONE))
 
 
 @kernel
@@ -84,24 +98,30 @@ OUT = -2  # ``latest`` of a block seen before but pushed out of the window (dist
 
 
 @kernel
-def _distance_histogram(ids: np.ndarray, n_ids: int, limit: int, slots: int) -> tuple[np.ndarray, int]:
-    """How many accesses have each stack distance below ``limit``, and how many reuse a block.
+def _window_pass(ids: np.ndarray, n_ids: int, limit: int, slots: int, distance: np.ndarray) -> tuple[np.ndarray, int]:
+    """How many accesses have each stack distance below ``limit``, and how many reuse a block; or,
+    given a ``distance`` array as long as ``ids``, each access's distance instead of the histogram
+    (``FIRST`` for a block's first access, ``limit`` for one at ``limit`` or more).
 
     Only the ``limit`` most recently used blocks can have a distance below ``limit``, so only
     theirs are tracked (the *window*): when a new block makes ``limit + 1`` of them, the least
     recently used one leaves, remembered as ``OUT`` (a reuse at a distance of ``limit`` or more).
     Each access takes the next slot, so a block in the window at slot ``p`` has a distance of
     the slots after ``p`` minus the *vacated* ones among them (every more recent block is in the
-    window too). The Fenwick tree counts vacated slots; all of them lie before the current slot,
-    so one prefix query gives those after ``p``, and a new mark needs no update. When the slots
+    window too). Vacated slots are bits, and a Fenwick tree counts them per 64-slot word (a tree a
+    64th the size, held in the processor's caches); all of them lie before the current slot, so
+    one prefix query gives those after ``p``, and a new mark needs no update. When the slots
     run out the live ones are compacted to the front (order, hence every distance, unchanged).
-    The tree is about twice ``limit`` entries whatever the number of distinct blocks: small
-    enough for the processor's caches.
+    The tree is about twice ``limit`` entries whatever the trace's length: with ``limit`` the
+    distinct blocks, every distance is exact at one query and one update an access, over a tree
+    a third the size of one over every access.
     """
-    counts = np.zeros(limit, np.int32)
+    record = len(distance) > 0
+    counts = np.zeros(0 if record else limit, np.int32)
     latest = np.full(n_ids, -1, np.int32)
     owner = np.full(slots, -1, np.int32)
-    vacated = np.zeros(slots + 1, np.int32)
+    bits = np.zeros(slots // 64 + 1, np.uint64)
+    words = np.zeros(slots // 64 + 2, np.int32)
     live = 0
     n_vacated = 0
     reused = 0
@@ -110,19 +130,28 @@ def _distance_histogram(ids: np.ndarray, n_ids: int, limit: int, slots: int) -> 
     for i in range(len(ids)):
         if slot == slots:
             slot = live = _compact(latest, owner, slot)
-            vacated[:] = 0
+            bits[:] = 0
+            words[:] = 0
             n_vacated = oldest = 0
         b = ids[i]
         p = latest[b]
         if p >= 0:
-            counts[slot - p - 1 - n_vacated + _fenwick_count(vacated, p + 1)] += 1
+            d = slot - p - 1 - n_vacated + _marked_before(bits, words, p + 1)
+            if record:
+                distance[i] = d
+            else:
+                counts[d] += 1
             reused += 1
-            _fenwick_add(vacated, p, 1)
+            _mark(bits, words, p)
             n_vacated += 1
             owner[p] = -1
             live -= 1
         elif p == OUT:
             reused += 1
+            if record:
+                distance[i] = limit
+        elif record:
+            distance[i] = FIRST
         owner[slot] = b
         latest[b] = slot
         slot += 1
@@ -131,11 +160,19 @@ def _distance_histogram(ids: np.ndarray, n_ids: int, limit: int, slots: int) -> 
             while owner[oldest] < 0:
                 oldest += 1
             latest[owner[oldest]] = OUT
-            _fenwick_add(vacated, oldest, 1)
+            _mark(bits, words, oldest)
             n_vacated += 1
             owner[oldest] = -1
             live -= 1
     return counts, reused
+
+
+def stack_distances_of_ids(ids: np.ndarray, n_ids: int) -> np.ndarray:
+    """Stack distances (int32) of a sequence of dense ids (0 .. n_ids-1); ``FIRST`` for a first
+    access: the window pass with every distinct block in the window."""
+    distance = np.empty(len(ids), np.int32)
+    _window_pass(ids, n_ids, n_ids, min(len(ids), SLOTS_PER_WINDOW * n_ids) + 1, distance)
+    return distance
 
 
 def dense_ids(blocks: np.ndarray) -> tuple[np.ndarray, int]:
@@ -159,7 +196,7 @@ def lru_hit_counts(ids: np.ndarray, n_ids: int, capacities: np.ndarray, *, slots
     finite = caps[np.isfinite(caps)]
     limit = int(min(max(np.ceil(finite.max()), 0), n_ids)) if len(finite) else 0
     slots = max(limit + 1, min(len(ids), SLOTS_PER_WINDOW * limit + 1) if slots is None else slots)
-    counts, reused = _distance_histogram(ids, n_ids, limit, slots)
+    counts, reused = _window_pass(ids, n_ids, limit, slots, np.empty(0, np.int32))
     below = np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))
     hits = np.where(caps > 0, reused, 0).astype(np.int64)
     # distances are whole numbers, so "below c" means below ceil(c)

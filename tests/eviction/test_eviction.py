@@ -306,3 +306,17 @@ def test_exact_csv_without_pandas_equals_the_curve_csv():
 
 def test_every_named_policy_has_a_simulation_and_no_other():
     assert tuple(HITS) == tuple(POLICIES)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_counts_on_a_pool_equal_each_simulation_alone_and_report_progress(workers):
+    """LRU's distance pass runs in the pool beside the other policies, its capacities after it."""
+    rng = np.random.default_rng(3)
+    r = replay(rng.integers(0, 60, 400).tolist(), [0, 150, 400])
+    seen: list[float] = []
+    got = counts(r, ["fifo", "lru", "sieve"], [3, 10, 30], workers=workers, progress=seen.append)
+    assert [(c.policy, c.capacity) for c in got] == [(p, c) for p in ("fifo", "lru", "sieve") for c in (3, 10, 30)]
+    for c in got:
+        hit = hit_mask(r, c.policy, c.capacity)
+        assert (c.hits, c.prefix_hits) == (int(hit.sum()), int(hit[:150].cumprod().sum() + hit[150:].cumprod().sum()))
+    assert seen == sorted(seen) and len(seen) == 9 and seen[-1] == 1.0

@@ -22,6 +22,7 @@ def test_dense_ids_are_relabelled_unless_the_trace_says_they_are_dense():
     assert dense_block_ids(Trace(table, blocks, offsets)).tolist() == [2, 0, 2, 1]
     stored = np.array([0, 1, 0, 2], np.int32)  # a library entry's ids, numbered in first-use order
     assert dense_block_ids(Trace(table, stored, offsets, ids_dense=True)).tolist() == [0, 1, 0, 2]
+    assert np.shares_memory(dense_block_ids(Trace(table, stored, offsets, ids_dense=True), np.int32), stored)
 
 
 def test_the_eviction_keys_are_the_object_models_names_in_its_order():

@@ -13,5 +13,6 @@ import numpy as np
 
 
 def lru_hits_from_distances(distance: np.ndarray, capacity: int) -> np.ndarray:
-    """Per-access hits of an LRU cache of ``capacity`` blocks, read off the stack distances."""
-    return (distance >= 0) & (distance < capacity)
+    """Per-access hits of an LRU cache of ``capacity`` blocks, read off the stack distances: read as
+    unsigned, a first access's -1 is above every capacity, so one comparison, without a copy, decides."""
+    return distance.view(f"u{distance.itemsize}") < capacity
