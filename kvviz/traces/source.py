@@ -365,9 +365,10 @@ def survey(source: Source, limits: Limits) -> Survey:
     reading it does; keeping none of it), so that what reading it needs is known before that memory
     is spent."""
     raw, _ = open_source(source, limits)
-    size = lines = ids = 0
+    size = ids = 0
+    first_of_last, last = 1, b""  # the lines are the last chunk's first line number and its own
     with raw:
-        for _, chunk in line_chunks(iter(Text(raw, limits))):  # refusing what reading refuses first
-            size, lines = size + len(chunk), lines + chunk.count(b"\n")
+        for line_no, chunk in line_chunks(iter(Text(raw, limits))):  # refusing what reading refuses first
+            size, first_of_last, last = size + len(chunk), line_no, chunk
             ids += max(chunk.count(b","), chunk.count(b" "))
-    return Survey(size, lines, ids)
+    return Survey(size, first_of_last - 1 + last.count(b"\n"), ids)

@@ -14,6 +14,7 @@ from kvviz.eviction.replay import hit_curve
 from kvviz.traces import ReadOptions, load_trace
 from kvviz.traces.ingest import dense_ids
 from kvviz.traces.model import dense_problem
+from kvviz.traces.source import FILES, survey
 from tests import fixtures as fx
 
 
@@ -91,3 +92,16 @@ def test_the_prefix_replays_ids_are_the_same_with_or_without_the_mark():
     trace = load_trace(fx.jsonl(fx.QWEN))
     unmarked = type(trace)(trace.requests, trace.blocks, trace.offsets, trace.block_size, ids_dense=False)
     assert np.array_equal(dense_block_ids(trace), dense_block_ids(unmarked))
+
+
+@given(st.lists(st.text("ab, 1{", max_size=12), max_size=30), st.booleans(), st.integers(1, 40))
+def test_the_survey_counts_every_line_and_id_separator_whatever_the_chunking(lines, closed, chunk_bytes):
+    text = "\n".join(lines) + ("\n" if closed and lines else "")
+    data = text.encode()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("kvviz.traces.source.CHUNK_BYTES", chunk_bytes)
+        counted = survey(data, FILES)
+    assert counted.text_bytes == len(data) + (bool(data) and not data.endswith(b"\n"))
+    assert counted.lines == data.count(b"\n") + (bool(data) and not data.endswith(b"\n"))
+    if chunk_bytes > len(data):  # one chunk: the larger of its two separators' counts
+        assert counted.ids == max(data.count(b","), data.count(b" "))
