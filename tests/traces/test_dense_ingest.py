@@ -14,7 +14,7 @@ from kvviz.eviction.replay import hit_curve
 from kvviz.traces import ReadOptions, load_trace
 from kvviz.traces.ingest import dense_ids
 from kvviz.traces.model import dense_problem
-from kvviz.traces.source import FILES, survey
+from kvviz.traces.source import FILES, line_chunks, survey
 from tests import fixtures as fx
 
 
@@ -105,3 +105,13 @@ def test_the_survey_counts_every_line_and_id_separator_whatever_the_chunking(lin
     assert counted.lines == data.count(b"\n") + (bool(data) and not data.endswith(b"\n"))
     if chunk_bytes > len(data):  # one chunk: the larger of its two separators' counts
         assert counted.ids == max(data.count(b","), data.count(b" "))
+
+
+@given(st.lists(st.binary(max_size=9).map(lambda b: b.replace(b"\r", b"")), max_size=12), st.text("a\n", max_size=30))
+def test_line_chunks_give_whole_lines_numbered_whatever_the_pieces(pieces, extra):
+    pieces = [*pieces, extra.encode()]
+    text = b"".join(pieces)
+    chunks = list(line_chunks(iter(pieces)))
+    assert b"".join(c for _, c in chunks) == text + (b"\n" if text and not text.endswith(b"\n") else b"")
+    assert all(c.endswith(b"\n") for _, c in chunks)
+    assert [n for n, _ in chunks] == [1 + sum(c.count(b"\n") for _, c in chunks[:k]) for k in range(len(chunks))]
