@@ -394,9 +394,9 @@ class _Reader:
         notes = [self._format_note(), *self._time_notes(arrivals.notes, datetimes)]
         warnings = list(arrivals.warnings)
         counts = _concat(parts, "counts") if self.with_ids else np.zeros(len(arrivals.ms), np.int64)
-        ids = None
+        ids, dense = None, False
         if self.with_ids:
-            ids, id_notes = self._ids(_concat(parts, "ids"), counts)
+            ids, id_notes, dense = self._ids(_concat(parts, "ids"), counts)
             notes += id_notes
         else:
             notes.append("no block ids: arrivals and lengths only")
@@ -406,7 +406,14 @@ class _Reader:
         else:
             notes.append("no rows skipped")
         return from_arrays(
-            frame, ids, counts, block_size=self.block_size, name=name, warnings=tuple(warnings), how_read=tuple(notes)
+            frame,
+            ids,
+            counts,
+            block_size=self.block_size,
+            name=name,
+            warnings=tuple(warnings),
+            how_read=tuple(notes),
+            ids_dense=dense,
         )
 
     def _unit(self) -> tuple[TimeUnit, bool]:
@@ -428,7 +435,10 @@ class _Reader:
             return list(notes)
         return ["times are date-times, kept relative to the first request", *notes[1:]]
 
-    def _ids(self, flat: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    def _ids(self, flat: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, list[str], bool]:
+        """The flat ids as kept, the notes saying how, and whether they were renumbered 0, 1, 2, …
+        in order of first use (re-chained ids, and ids beyond 32 bits, are)."""
+        dense = False
         offsets = np.zeros(len(counts) + 1, np.int64)
         np.cumsum(counts, out=offsets[1:])
         notes = []
@@ -439,7 +449,7 @@ class _Reader:
             from kvviz.traces.hashing import rechain  # compiled: numba only for traces that need re-chaining
 
             before = len(flat) - distinct_count(flat)
-            flat = dense_ids(rechain(flat, offsets))
+            flat, dense = dense_ids(rechain(flat, offsets)), True
             after = len(flat) - int(flat.max(initial=-1)) - 1
             lost = before - after
             notes.append(
@@ -452,9 +462,9 @@ class _Reader:
                 "block ids: hashed per block, NOT chained (re-chaining off): an equal id does not mean an equal prefix"
             )
         if flat.dtype != np.int32 and len(flat) and (flat.min() < 0 or flat.max() >= 2**31):
-            flat = dense_ids(flat)
+            flat, dense = dense_ids(flat), True
             notes.append("block ids renumbered 0, 1, 2, … in order of first appearance (they did not fit 32 bits)")
-        return flat, notes
+        return flat, notes, dense
 
 
 def _concat(parts: list[RawChunk], column: str) -> np.ndarray:
@@ -567,8 +577,35 @@ def distinct_count(ids: np.ndarray) -> int:
 
 
 def dense_ids(ids: np.ndarray) -> np.ndarray:
-    """Ids renumbered 0, 1, 2, … in order of first appearance (int32 while they fit)."""
+    """Ids renumbered 0, 1, 2, … in order of first appearance (int32 while they fit). Small
+    non-negative ids (a trace's usual case) are renumbered through a table indexed by id
+    (``_dense_small``); any others through a hash table (pandas' ``factorize``)."""
+    if 0 < len(ids) < 2**31 and ids.dtype.kind in "iu" and ids.min() >= 0 and ids.max() < 4 * len(ids) + 1024:
+        return _dense_small(ids)
     import pandas as pd
 
     codes, uniques = pd.factorize(ids, sort=False)
     return codes.astype(np.int32 if len(uniques) < 2**31 else np.int64, copy=False)
+
+
+def _dense_small(ids: np.ndarray) -> np.ndarray:
+    """``dense_ids`` of non-negative ids below 4 per id, through one int32 table indexed by id,
+    a slice of DENSE_SLICE ids at a time: each id's first position (``minimum.at``), then its
+    rank among the first positions, read back per id. Needs 4 bytes per possible id and the
+    int32 result, where a hash table's factorize holds 8-byte codes and the table besides."""
+    n, table = len(ids), np.full(int(ids.max()) + 1, len(ids), np.int32)
+    for start in range(0, n, DENSE_SLICE):
+        part = ids[start : start + DENSE_SLICE]
+        np.minimum.at(table, part, np.arange(start, start + len(part), dtype=np.int32))
+    is_first = np.zeros(n, bool)
+    is_first[table[table < n]] = True
+    firsts = np.flatnonzero(is_first)
+    del is_first
+    table[ids[firsts]] = np.arange(len(firsts), dtype=np.int32)  # now each id's new number
+    out = np.empty(n, np.int32)
+    for start in range(0, n, DENSE_SLICE):  # a slice at a time: take would widen all indices at once
+        np.take(table, ids[start : start + DENSE_SLICE], out=out[start : start + DENSE_SLICE])
+    return out
+
+
+DENSE_SLICE = 1 << 22  # ids renumbered at a time by _dense_small

@@ -768,13 +768,14 @@ def _write(
     blocks = trace.blocks if trace.ids_dense else dense_ids(trace.blocks)
     pq.write_table(pa.Table.from_pandas(trace.requests, preserve_index=False), tmp / "requests.parquet")
     np.save(tmp / "blocks.npy", np.ascontiguousarray(blocks))
+    del blocks  # a renumbered copy: not held while the files are read back for the checksum
     np.save(tmp / "offsets.npy", np.ascontiguousarray(trace.offsets, dtype=np.int64))
     ts = trace.column("timestamp")
     entry = Entry(
         eid,
         name,
         trace.n_requests,
-        int(len(blocks)),
+        int(len(trace.blocks)),
         float(ts.max() - ts.min()) / 1000 if len(ts) else 0.0,
         trace.block_size,
         trace.has_block_ids,

@@ -232,16 +232,20 @@ def from_arrays(
     name: str = "trace",
     warnings: tuple[str, ...] = (),
     how_read: tuple[str, ...] = (),
+    ids_dense: bool = False,
 ) -> Trace:
     """A Trace from a request table (a DataFrame or its columns) and flat block ids (``counts[i]``
-    ids for request ``i``), sorted by arrival (stable) if it is not."""
+    ids for request ``i``), sorted by arrival (stable) if it is not. ``ids_dense``: the ids are
+    numbered 0, 1, 2, … in order of first use as given; the Trace says so only when the sort moved
+    no request (a move can change which id is used first)."""
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     ids = compact_ids(np.asarray(blocks)) if blocks is not None else np.zeros(0, np.int32)
     n_blocks = np.asarray(counts, np.int64)
     frame = {**frame, "n_blocks": n_blocks} if isinstance(frame, dict) else frame.assign(n_blocks=n_blocks)
     frame, ids, offsets, moved = sort_by_arrival(frame, ids, offsets)
-    return Trace(frame, ids, offsets, block_size, blocks is not None, name, warnings + moved, how_read)
+    dense = ids_dense and blocks is not None and not moved
+    return Trace(frame, ids, offsets, block_size, blocks is not None, name, warnings + moved, how_read, dense)
 
 
 def from_records(

@@ -313,16 +313,17 @@ def line_chunks(pieces: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
     """
     carry, line_no = b"", 1
     for piece in pieces:
-        buf = carry + piece if carry else piece
-        cut = buf.rfind(b"\n") + 1
+        cut = piece.rfind(b"\n") + 1  # the carry holds no line break
         if cut == 0:
-            if len(buf) > MAX_LINE_BYTES:
+            carry += piece
+            if len(carry) > MAX_LINE_BYTES:
                 raise InputError(
                     f"longer than {MAX_LINE_BYTES // MIB} MiB without a line break (not a text trace?)", line=line_no
                 )
-            carry = buf
             continue
-        chunk, carry = buf[:cut], buf[cut:]
+        # the carry and the piece's whole lines copied once (a piece of whole lines not at all)
+        chunk = b"".join((carry, memoryview(piece)[:cut])) if carry or cut < len(piece) else piece
+        carry = piece[cut:]
         _check_line_lengths(chunk, line_no)
         yield line_no, chunk
         line_no += chunk.count(b"\n")
@@ -365,9 +366,10 @@ def survey(source: Source, limits: Limits) -> Survey:
     reading it does; keeping none of it), so that what reading it needs is known before that memory
     is spent."""
     raw, _ = open_source(source, limits)
-    size = lines = ids = 0
+    size = ids = 0
+    first_of_last, last = 1, b""  # the lines are the last chunk's first line number and its own
     with raw:
-        for _, chunk in line_chunks(iter(Text(raw, limits))):  # refusing what reading refuses first
-            size, lines = size + len(chunk), lines + chunk.count(b"\n")
+        for line_no, chunk in line_chunks(iter(Text(raw, limits))):  # refusing what reading refuses first
+            size, first_of_last, last = size + len(chunk), line_no, chunk
             ids += max(chunk.count(b","), chunk.count(b" "))
-    return Survey(size, lines, ids)
+    return Survey(size, first_of_last - 1 + last.count(b"\n"), ids)

@@ -55,7 +55,7 @@ def test_store_and_open_round_trip_in_memory_with_dense_ids():
     entry = library.store(trace, "qwen sample").entry
     again = library.open_entry(entry.id)
     assert not isinstance(again.blocks, np.memmap) and not again.blocks.flags.writeable
-    assert not again.offsets.flags.writeable and again.ids_dense and not trace.ids_dense
+    assert not again.offsets.flags.writeable and again.ids_dense and trace.ids_dense  # re-chained ids are read dense
     first_use = {b: i for i, b in enumerate(dict.fromkeys(trace.blocks.tolist()))}
     assert again.blocks.tolist() == [first_use[b] for b in trace.blocks.tolist()]
     assert np.array_equal(again.offsets, trace.offsets)
