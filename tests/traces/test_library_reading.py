@@ -268,3 +268,14 @@ def test_renumbered_ids_are_dense_and_only_first_use_numbering_is(ids, slice_len
         first_use = list(dict.fromkeys(ids))
         is_dense = first_use == list(range(len(first_use)))
         assert (dense_problem(blocks) is None) == is_dense
+
+
+def test_a_trace_read_from_a_file_and_its_library_copy_hand_the_kernels_the_same_kind_of_array(lib):
+    """numba compiles a kernel once per kind of array (a read-only one is another kind): the library's
+    arrays are read-only, so a file's must be too, or the first library trace a visitor opens
+    compiles every kernel again."""
+    trace, entry = _stored()
+    opened = library.open_entry(entry.id)
+    for array in (trace.blocks, trace.offsets, opened.blocks, opened.offsets):
+        assert not array.flags.writeable
+    assert (trace.blocks.dtype, trace.offsets.dtype) == (opened.blocks.dtype, opened.offsets.dtype)
