@@ -112,7 +112,7 @@ def compile_with_progress() -> tuple[float, bool]:
     start = time.monotonic()
     done = threading.Event()
 
-    doing = "loading" if before else "compiling"
+    doing = "loading (and compiling any simulator whose code changed)" if before else "compiling"
 
     def tick() -> None:
         while not done.wait(TICK_S):

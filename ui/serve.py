@@ -82,7 +82,7 @@ def main(options: list[str] | None = None) -> None:
     options = sys.argv[1:] if options is None else options
     start = time.monotonic()
     seconds, compiled = compile_with_progress()
-    what = "compiled the simulators (once for this checkout)" if compiled else "loaded the compiled simulators"
+    what = "compiled the simulators (once for this code)" if compiled else "loaded the compiled simulators"
     say(f"kvviz: {what} in {seconds:.1f} s")
     url = f"http://localhost:{port_of(options)}"
     threading.Thread(target=announce_ready, args=(url, start), daemon=True).start()
