@@ -21,6 +21,7 @@ from kvviz.tiers import latency
 from kvviz.tiers.cache import STATS, tiered_replay
 from kvviz.tiers.config import GIB, WRITE_POLICIES, TierConfig
 from kvviz.traces import Trace
+from kvviz.traces.model import read_only
 
 TIERS = ("gpu", "dram", "ssd", "remote")
 REPLAY_ACCESSES_PER_S = 1e6
@@ -65,7 +66,7 @@ def tier_hits(
     """Hit blocks per request in (GPU, DRAM, storage), and the tiers' write and eviction counters."""
     arrays = (prepared.nodes, prepared.offsets, prepared.parent, prepared.depth, prepared.insert_counts)
     out = tiered_replay(
-        *map(_read_only, arrays),
+        *map(read_only, arrays),
         caps.gpu,
         caps.dram,
         caps.storage,
@@ -73,15 +74,6 @@ def tier_hits(
         WRITE_POLICIES.index(write_policy),
     )
     return out[0], out[1], out[2], dict(zip(STATS, map(int, out[3])))
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    """A read-only view of ``array``. numba compiles a kernel once per argument type, and a read-only
-    array, as a Ray worker receives the trace, is a type of its own: passing views of one kind from
-    every caller compiles the tiered replay once, not once more on each Ray worker."""
-    view = array.view()
-    view.flags.writeable = False
-    return view
 
 
 def cost(prepared: PrefixReplay, runs: int, servers: int = 1) -> budget.Cost:

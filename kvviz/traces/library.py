@@ -54,7 +54,7 @@ import numpy as np
 
 from kvviz.common.errors import InputError
 from kvviz.traces.ingest import MAX_INPUT_LENGTH, MAX_OUTPUT_LENGTH, dense_ids
-from kvviz.traces.model import BASE_COLUMNS, Trace, array_problem, dense_problem, fingerprint
+from kvviz.traces.model import BASE_COLUMNS, Trace, array_problem, dense_problem, fingerprint, read_only
 from kvviz.traces.source import MAX_ACCESSES, MAX_REQUESTS
 
 if TYPE_CHECKING:
@@ -466,7 +466,7 @@ def _array(data: np.ndarray, at: _Array) -> np.ndarray:
     """An array in a file's bytes (from its checked header), read-only: sessions share it."""
     if at.offset % at.dtype.itemsize:
         raise _Damage("an array file's values are not aligned")
-    return _read_only(data[at.offset :].view(at.dtype))
+    return read_only(data[at.offset :].view(at.dtype))
 
 
 def _requests(data: np.ndarray, entry: Entry) -> pd.DataFrame:
@@ -505,7 +505,7 @@ def _upgraded(eid: str, entry: Entry, trace: Trace) -> Trace:
     can be written, stored again in the current layout (keeping its name, owner, pin and time)."""
     if entry_id(trace) != eid:
         raise _Damage(f"its content or the block size in {META} does not match its id")
-    dense = replace(trace, blocks=_read_only(dense_ids(trace.blocks)), ids_dense=True)
+    dense = replace(trace, blocks=dense_ids(trace.blocks), ids_dense=True)  # a Trace keeps read-only views
     try:
         with _locked(entry.origin) as folder:
             if _inspect(eid).version == 1:
@@ -525,12 +525,6 @@ def _rewrite(folder: Path, trace: Trace, entry: Entry) -> None:
         os.replace(tmp, folder / new.id)
     finally:
         _discard(tmp)
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    """The array, made read-only: a server's sessions share an opened entry."""
-    array.flags.writeable = False
-    return array
 
 
 def _broken(eid: str, reason: str) -> Entry:

@@ -50,11 +50,11 @@ class _LazyTable:
         trace.__dict__[self.slot] = table
 
 
-def _read_only(array: np.ndarray) -> np.ndarray:
-    """A read-only view of ``array``: a trace's arrays are shared by every session that opens it,
-    and numba compiles a kernel once per kind of array it is given, so every trace — read from a
-    file or opened from the library, whose arrays are read-only — hands the kernels the same kind
-    and none of them compiles a second time in front of a visitor."""
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A read-only view of ``array``. A trace's arrays are shared by every session that opens it, and
+    numba compiles a kernel once per kind of array it is given (a read-only array, as the library
+    opens an entry or a Ray worker receives one, is a kind of its own): every caller hands the
+    kernels this one kind, so none of them compiles a second time in front of a visitor."""
     view = array.view()
     view.flags.writeable = False
     return view
@@ -91,8 +91,8 @@ class Trace:
         rows = {len(c) for c in table.values()} if isinstance(table, dict) else {len(table)}
         if problem := array_problem(self.blocks, self.offsets, rows) or (self.ids_dense and dense_problem(self.blocks)):
             raise InputError(f"the trace's arrays are inconsistent ({problem})", field="trace")
-        object.__setattr__(self, "blocks", _read_only(self.blocks))
-        object.__setattr__(self, "offsets", _read_only(self.offsets))
+        object.__setattr__(self, "blocks", read_only(self.blocks))
+        object.__setattr__(self, "offsets", read_only(self.offsets))
 
     @property
     def n_requests(self) -> int:
