@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, BinaryIO
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
 
-def from_bytes(data: bytes) -> pa.BufferReader:
-    """A reader over a copy of ``data`` in Arrow's memory."""
+def from_bytes(data: bytes | np.ndarray) -> pa.BufferReader:
+    """A reader over a copy of ``data`` (bytes, or a file's bytes read into numpy) in Arrow's memory."""
     import numpy as np
     import pyarrow as pa
 

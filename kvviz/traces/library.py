@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import numpy as np
 
 from kvviz.common.errors import InputError
+from kvviz.traces import arrow_input
 from kvviz.traces.ingest import MAX_INPUT_LENGTH, MAX_OUTPUT_LENGTH, dense_ids
 from kvviz.traces.model import BASE_COLUMNS, Trace, array_problem, dense_problem, fingerprint, read_only
 from kvviz.traces.source import MAX_ACCESSES, MAX_REQUESTS
@@ -472,11 +473,10 @@ def _array(data: np.ndarray, at: _Array) -> np.ndarray:
 def _requests(data: np.ndarray, entry: Entry) -> pd.DataFrame:
     """The request table, once the columns every view reads are there as whole numbers, one row
     per request, with arrival times sorted and not negative and lengths in range."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(pa.BufferReader(pa.py_buffer(data))).to_pandas()
+        table = pq.read_table(arrow_input.from_bytes(data)).to_pandas()
     except Exception:  # noqa: BLE001 - pyarrow raises many types for a bad file; the entry is damaged
         raise _Damage("requests.parquet cannot be read") from None
     for column in (*BASE_COLUMNS, "n_blocks"):
