@@ -79,8 +79,9 @@ def cheapest_sentence(found: Found, storage: str) -> tuple[bool, str]:
     return True, (
         f"**Cheapest deployment that keeps TTFT p90 within {target:g} s: {best['instances']:,} instance(s), each with "
         f"{best['gpus']} GPU(s), {dram} and {ssd}**, at ${best['cost_per_hour']:,.2f} per hour for the whole cluster "
-        f"(${best['cost_per_instance_hour']:,.2f} per instance). Its TTFT p50 {best['ttft_p50_s']:.3g} s, p90 "
-        f"{best['ttft_p90_s']:.3g} s, p99 {best['ttft_p99_s']:.3g} s. Searched exactly on {found.steps.describe()}: "
+        f"(${best['cost_per_instance_hour']:,.2f} per instance; {found.config.prices.basis}). Its TTFT p50 "
+        f"{best['ttft_p50_s']:.3g} s, p90 {best['ttft_p90_s']:.3g} s, p99 {best['ttft_p99_s']:.3g} s. Searched exactly "
+        f"on {found.steps.describe()}: "
         f"{len(found.tried):,} deployment(s) replayed, cheapest first."
     )
 

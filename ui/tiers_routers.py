@@ -142,9 +142,12 @@ def answer(table: pd.DataFrame, chosen: Deployment, target: float) -> str:
         )
     c = table[table["cheapest"]].iloc[0]
     each = f"{chosen.gpus} × {chosen.gpu.upper()}"
+    where = "one instance of " + each + " (with one instance there is no router to choose)"
+    if c["instances"] > 1:
+        where = f"{c['instances']:,} instances of {each} behind {c['router']}"
     return (
         f"Behind a router, each instance keeping its own GPU memory, the cheapest that keeps TTFT p90 within "
-        f"{target:g} s is {c['instances']:,} instance(s) of {each} behind {c['router']}, at "
+        f"{target:g} s is {where}, at "
         f"${c['dollars_per_hour']:,.2f} per hour for the whole cluster (TTFT p90 {c['ttft_p90_s']:.3g} s, "
         f"p99 {c['ttft_p99_s']:.3g} s)."
     )

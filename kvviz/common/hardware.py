@@ -430,7 +430,7 @@ class DevicePrices:
     dram_per_gb_hour: float = DRAM_PRICE.value
     ssd_per_tb_hour: float = SSD_PRICE.value
     remote_per_gb_hour: float = DRAM_PRICE.value
-    basis: str = "rented: hourly list prices"
+    basis: str = "rented at hourly list prices"
 
     def __post_init__(self):
         for f in fields(self)[:4]:

@@ -170,7 +170,7 @@ def test_bought_hardware_is_priced_as_its_purchase_over_the_years_plus_power(cap
     assert out["deployment"]["prices"]["basis"].startswith("bought: purchase prices over 4 years")
     assert main(["tiers", *BASE, "--dram", "128GiB", "--json"]) == 0
     rented = json.loads(capsys.readouterr().out)
-    assert rented["deployment"]["prices"]["basis"] == "rented: hourly list prices"
+    assert rented["deployment"]["prices"]["basis"] == "rented at hourly list prices"
     assert rented["cost_per_hour"] > 3 * out["cost_per_hour"]
 
 
