@@ -56,6 +56,7 @@ CONTROL_NAMES = {
     "remote_gib": "Remote pool",
     "remote_gb_s": "Network to the pool",
     "instances": "Prefill instances",
+    "years": "Written off over",
 }
 """The deployment's settings by the name of the control that sets them (messages name the control)."""
 _SETTING = re.compile(r"\b(" + "|".join(CONTROL_NAMES) + r")\b")
