@@ -190,26 +190,6 @@ def test_searching_every_router_agrees_with_brute_force(brute):
     assert answers[overall["router"]] == (overall["cost_per_hour"], overall["ttft_p90_s"])
 
 
-def test_the_routers_runs_on_ray_are_those_of_one_process():
-    """As the grid's: Ray at a local instance of one CPU gives what this process gives (the process pool runs
-    the same tasks, tested with the grid's)."""
-    from kvviz.tiers import TierConfig
-    from kvviz.tiers.routed import search_routers
-    from kvviz.tiers.search import Targets
-
-    trace, config = load_trace(EXAMPLE), TierConfig("llama-3-8b", "h100", hbm_gib=2)
-    args = (trace, config, ["round-robin", "cache-aware"], Targets(1e-6))  # met by none: every count runs
-    here = search_routers(*args, instances=[2, 3], workers=1)
-    assert all(len(s.tried) == 2 for s in here.searches.values())
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
-    try:
-        on_ray = search_routers(*args, instances=[2, 3], ray_address="local")
-    finally:
-        ray.shutdown()
-    assert all(on_ray.searches[r].tried.equals(here.searches[r].tried) for r in here.searches)
-
-
 def test_plan_searches_every_router_and_names_the_cheapest(capsys, monkeypatch):
     argv = ["plan", *ROUTED[1:], "--router", "round-robin,kv-aware", "--target-p90-ttft", "100", "--json"]
     assert main([*argv, "--instances", "3"]) == 0
