@@ -433,7 +433,7 @@ class DevicePrices:
     basis: str = "rented at hourly list prices"
 
     def __post_init__(self):
-        for f in fields(self)[:4]:
+        for f in (f for f in fields(self) if f.name != "basis"):
             v = getattr(self, f.name)
             ok = isinstance(v, (int, float)) and math.isfinite(v) and v >= 0
             require(ok, f"price {f.name} must be a number ≥ 0, got {v!r}", field=f.name)
