@@ -86,12 +86,16 @@ frame.what_to_notice(tiers.notice(s, config, storage))
 with st.expander("What is simulated, what is not, and every assumption"):
     st.markdown("\n".join(f"- {line}" for line in tiers.assumptions(config, target)))
 
+st.subheader("What to buy")
+with user_errors():
+    start = tiers_plan.answer(key, trace, chosen, target)  # a long search asks first, and stops the page there
+
 st.subheader("Which router, how many instances")
 with user_errors():
-    router_notes = tiers_routers.section(key, trace, chosen, target)
+    router_notes = tiers_routers.section(key, trace, chosen, target, start)
 if router_notes:
     frame.what_to_notice(router_notes)
 
-st.subheader("What to buy")
+st.subheader("Each tier's capacity, and the mixes for the instances as set")
 with user_errors():
-    tiers_plan.section(key, trace, chosen, target)  # last: a long search asks first, and stops the page there
+    tiers_plan.section(key, trace, chosen, target)

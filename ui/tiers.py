@@ -56,6 +56,7 @@ CONTROL_NAMES = {
     "remote_gib": "Remote pool",
     "remote_gb_s": "Network to the pool",
     "instances": "Prefill instances",
+    "years": "Written off over",
 }
 """The deployment's settings by the name of the control that sets them (messages name the control)."""
 _SETTING = re.compile(r"\b(" + "|".join(CONTROL_NAMES) + r")\b")
@@ -66,6 +67,16 @@ PRICE_LABELS = (
     "SSD ($ per TB-hour)",
     "Remote pool ($ per GB-hour)",
 )
+PRICING = ("Rent", "Buy")
+BUY_LABELS = (
+    "GPU, bought ($ per GPU)",
+    "GPU power (W per GPU)",
+    "Host DRAM, bought ($ per GB)",
+    "SSD, bought ($ per TB)",
+    "Electricity ($ per kWh)",
+    "Written off over (years)",
+)
+"""Buying's inputs, in ``hw.Purchase``'s order (the GPU's price and power: its share of the server)."""
 
 
 @dataclass(frozen=True)
@@ -88,11 +99,25 @@ class Deployment:
     prices: tuple[float, float, float, float]  # GPU $/GPU·h, DRAM $/GB·h, SSD $/TB·h, remote $/GB·h
     mfu: float = hw.PUBLISHED_PREFILL_MFU.value
     load: str = "load"
+    purchase: tuple[float | None, ...] | None = None  # bought instead of rented: BUY_LABELS' values
 
     def config(self, **sizes: float) -> TierConfig:
         """The deployment to replay (validated there: a bad mix is one message naming the setting)."""
-        values = {**{k: v for k, v in self.__dict__.items() if k != "prices"}, **sizes}
-        return TierConfig(**values, prices=hw.DevicePrices(*self.prices))
+        values = {**{k: v for k, v in self.__dict__.items() if k not in ("prices", "purchase")}, **sizes}
+        prices = hw.DevicePrices(*self.prices) if self.purchase is None else bought(self.gpu, self.purchase)
+        return TierConfig(**values, prices=prices)
+
+
+def bought(gpu: str, purchase: tuple[float | None, ...]) -> hw.DevicePrices:
+    """The hourly prices of hardware bought at ``purchase`` (``BUY_LABELS``' values); a GPU with no
+    sourced purchase price or power needs them given, said in the control's words."""
+    for what, label, value in zip(("purchase price", "power draw"), BUY_LABELS, purchase):
+        if value is None:
+            raise InputError(
+                f"No published {what} is stored for {gpu.upper()} servers: give “{label}” under Prices (per GPU, "
+                "its share of the server), or rent it."
+            )
+    return hw.Purchase(*purchase).hourly()
 
 
 def deployed(chosen: Deployment) -> TierConfig:
@@ -107,6 +132,11 @@ def deployed(chosen: Deployment) -> TierConfig:
 def default_prices(gpu: str) -> tuple[hw.Price, ...]:
     """Each device's default price and where it comes from, in ``PRICE_LABELS`` order."""
     return (hw.gpu_price(hw.gpu(gpu)), hw.DRAM_PRICE, hw.SSD_PRICE, hw.DRAM_PRICE)
+
+
+def buy_defaults(gpu: str) -> tuple[hw.Price | None, ...]:
+    """Buying's defaults, in ``BUY_LABELS`` order (None: no source stored for this GPU)."""
+    return (*hw.purchase_defaults(hw.gpu(gpu)), hw.DRAM_PURCHASE, hw.SSD_PURCHASE, hw.ELECTRICITY, hw.SERVER_LIFE)
 
 
 def _hardware() -> tuple[str, str, int, int, float]:
@@ -205,19 +235,45 @@ def unused_prices(dram: float, ssd: float, remote: float) -> dict[int, str]:
     return {i: f"Not used here: {reason}." for i, reason in why.items()}
 
 
-def _prices(gpu: str, dram: float, ssd: float, remote: float) -> tuple[float, float, float, float]:
-    """Editable prices, each empty for its default; the default and its source are labelled. Shown
-    with six significant digits (a DRAM price of $0.003341 is not rounded to 0.0033)."""
-    chosen, unused = [], unused_prices(dram, ssd, remote)
+def unused_purchases(dram: float, ssd: float, remote: float) -> dict[int, str]:
+    """Why a purchase price changes nothing, by its place in ``BUY_LABELS`` (a remote pool is bought DRAM)."""
+    why = {}
+    if not (ssd and not remote):
+        why[3] = "the storage tier is the remote pool, priced as DRAM" if remote else "this deployment has no SSD"
+    if not (dram or remote):
+        why[2] = "this deployment has no host DRAM"
+    return {i: f"Not used here: {reason}." for i, reason in why.items()}
+
+
+def _price_inputs(labels, defaults, unused: dict[int, str], stem: str) -> list[float | None]:
+    """One input per price, each empty for its default (labelled with its source), None where no default."""
+    chosen = []
+    for i, (label, default) in enumerate(zip(labels, defaults)):
+        source = f"Default: {hw.cited(default)}." if default else "No published figure is stored: give it."
+        value = st.number_input(
+            label, 0.0, 1e7, None, price_step(default.value if default else 1.0), key=f"{stem}_{i}", format="%g",
+            **Q, placeholder=f"{default.value:g} (default)" if default else "required", disabled=i in unused,
+            help="\n\n".join(filter(None, (unused.get(i), source))),
+        )  # fmt: skip
+        chosen.append(float(value) if value is not None else default.value if default else None)
+    return chosen
+
+
+def _prices(gpu: str, dram: float, ssd: float, remote: float) -> tuple[tuple, tuple | None]:
+    """Rent (hourly list prices) or buy (purchase prices written off over years, plus power), switchable;
+    every price editable, each empty for its default and labelled with its source. Shown with six
+    significant digits (a DRAM price of $0.003341 is not rounded to 0.0033)."""
     with st.expander("Prices"):
-        for i, (label, default) in enumerate(zip(PRICE_LABELS, default_prices(gpu))):
-            value = st.number_input(
-                label, 0.0, 1000.0, None, price_step(default.value), key=f"tiers_price_{i}", format="%g", **Q,
-                placeholder=f"{default.value:g} (default)", disabled=i in unused,
-                help="\n\n".join(filter(None, (unused.get(i), f"Default: {default.source}."))),
-            )  # fmt: skip
-            chosen.append(default.value if value is None else float(value))
-    return tuple(chosen)
+        mode = st.segmented_control(
+            "Rent or buy", PRICING, default=PRICING[0], required=True, key="tiers_pricing", **Q,
+            help="Rent: each device's hourly list price. Buy: purchase prices written off evenly over the years, "
+            "plus the GPUs' electricity.",
+        )  # fmt: skip
+        if mode == PRICING[1]:
+            purchase = _price_inputs(BUY_LABELS, buy_defaults(gpu), unused_purchases(dram, ssd, remote), "tiers_buy")
+            return tuple(d.value for d in default_prices(gpu)), tuple(purchase)
+        rent = _price_inputs(PRICE_LABELS, default_prices(gpu), unused_prices(dram, ssd, remote), "tiers_price")
+    return tuple(rent), None
 
 
 def deployment() -> tuple[Deployment, float]:
@@ -227,10 +283,11 @@ def deployment() -> tuple[Deployment, float]:
         model, gpu, gpus, tp, kv_fraction = hardware
         dram, ssd, remote, gb_s = _memory(hardware)
         policy, write, instances, overlap, slo, mfu, load = _cache_and_serving()
-        prices = _prices(gpu, dram, ssd, remote)
+        prices, purchase = _prices(gpu, dram, ssd, remote)
     chosen = Deployment(
-        model, gpu, gpus, tp, kv_fraction, dram, ssd, remote, gb_s, instances, policy, write, overlap, prices, mfu, load
-    )
+        model, gpu, gpus, tp, kv_fraction, dram, ssd, remote, gb_s, instances, policy, write, overlap, prices, mfu,
+        load, purchase,
+    )  # fmt: skip
     return chosen, slo
 
 
@@ -273,13 +330,13 @@ def token_table(result: TierResult, storage: str) -> pd.DataFrame:
 def cost_help(config: TierConfig) -> str:
     """What the hourly cost is made of, device by device."""
     p, n = config.prices, config.instances
-    parts = [f"{config.total_gpus} GPUs at ${p.gpu_per_hour:g}/h"]
+    parts = [f"Prices {p.basis}: {config.total_gpus} GPUs at ${p.gpu_per_hour:.4g}/h"]
     if config.dram_gib:
-        parts.append(f"{n} × {config.dram_gib:g} GiB DRAM at ${p.dram_per_gb_hour:g}/GB·h")
+        parts.append(f"{n} × {config.dram_gib:g} GiB DRAM at ${p.dram_per_gb_hour:.4g}/GB·h")
     if config.ssd_gib:
-        parts.append(f"{n} × {config.ssd_gib:g} GiB SSD at ${p.ssd_per_tb_hour:g}/TB·h")
+        parts.append(f"{n} × {config.ssd_gib:g} GiB SSD at ${p.ssd_per_tb_hour:.4g}/TB·h")
     if config.remote_gib:
-        parts.append(f"a {config.remote_gib:g} GiB remote pool at ${p.remote_per_gb_hour:g}/GB·h")
+        parts.append(f"a {config.remote_gib:g} GiB remote pool at ${p.remote_per_gb_hour:.4g}/GB·h")
     return "; ".join(parts) + "."
 
 
@@ -373,6 +430,6 @@ def assumptions(config: TierConfig, target: float) -> list[str]:
         "**Not simulated**: decode (so its memory and time), batching several prefills together, chunked prefill, "
         "the network between instances; the instances act as one cache, the way a router that sends each prefix "
         "to the instance holding it would make them.",
-        f"**Target**: TTFT p90 within {target:g} s; p99 is shown but not required. Prices are the hourly list "
-        "prices under Prices, each with its source; the cost is for the whole cluster.",
+        f"**Target**: TTFT p90 within {target:g} s; p99 is shown but not required. Prices are {config.prices.basis} "
+        "(under Prices, each with its source); the cost is for the whole cluster.",
     ]

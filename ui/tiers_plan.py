@@ -79,8 +79,9 @@ def cheapest_sentence(found: Found, storage: str) -> tuple[bool, str]:
     return True, (
         f"**Cheapest deployment that keeps TTFT p90 within {target:g} s: {best['instances']:,} instance(s), each with "
         f"{best['gpus']} GPU(s), {dram} and {ssd}**, at ${best['cost_per_hour']:,.2f} per hour for the whole cluster "
-        f"(${best['cost_per_instance_hour']:,.2f} per instance). Its TTFT p50 {best['ttft_p50_s']:.3g} s, p90 "
-        f"{best['ttft_p90_s']:.3g} s, p99 {best['ttft_p99_s']:.3g} s. Searched exactly on {found.steps.describe()}: "
+        f"(${best['cost_per_instance_hour']:,.2f} per instance; {found.config.prices.basis}). Its TTFT p50 "
+        f"{best['ttft_p50_s']:.3g} s, p90 {best['ttft_p90_s']:.3g} s, p99 {best['ttft_p99_s']:.3g} s. Searched exactly "
+        f"on {found.steps.describe()}: "
         f"{len(found.tried):,} deployment(s) replayed, cheapest first."
     )
 
@@ -152,13 +153,23 @@ def mix_columns(config: TierConfig) -> dict:
     }
 
 
-def section(key: str, trace: Trace, chosen: Deployment, target: float) -> None:
-    """Draw "What to buy": the capacities, the cheapest mix or why there is none, the front, and what they say."""
+def answer(key: str, trace: Trace, chosen: Deployment, target: float) -> int:
+    """Draw the cheapest deployment as a sentence (searched with a local SSD; a remote pool is sized by the
+    mixes below); returns the instance count the sections below start from (the sidebar's, when the search
+    finds none or does not run)."""
     with st.container():  # always drawn: the elements below keep their places with a remote pool too
-        if chosen.remote_gib == 0:
-            confirm_cost(cost(prepared(key, trace), PAGE_REPLAYS), "tiers_cheapest")
-            ok, sentence = cheapest_sentence(cheapest(key, astuple(chosen), target, trace), TIER_NAMES["ssd"])
-            (st.success if ok else st.warning)(sentence, icon=":material/check_circle:" if ok else ":material/speed:")
+        if chosen.remote_gib:
+            return chosen.instances
+        confirm_cost(cost(prepared(key, trace), PAGE_REPLAYS), "tiers_cheapest")
+        found = cheapest(key, astuple(chosen), target, trace)
+        ok, sentence = cheapest_sentence(found, TIER_NAMES["ssd"])
+        (st.success if ok else st.warning)(sentence, icon=":material/check_circle:" if ok else ":material/speed:")
+    return chosen.instances if found.best is None else int(found.best["instances"])
+
+
+def section(key: str, trace: Trace, chosen: Deployment, target: float) -> None:
+    """Draw the capacities and the mixes for the instances as set: the cheapest mix or why there is none,
+    the front, and what they say."""
     plan = search(key, trace, chosen, target)
     st.markdown(
         "**Capacity of each tier that reaches a share of an infinite cache's hits** "

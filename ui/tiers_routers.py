@@ -8,7 +8,7 @@ a progress bar; the one shared cache of the same GPU memory stands beside them, 
 
 from __future__ import annotations
 
-from dataclasses import astuple
+from dataclasses import astuple, replace
 
 import pandas as pd
 import streamlit as st
@@ -27,6 +27,7 @@ Q = {"bind": "query-params"}
 DEFAULT_ROUTERS = ("round-robin", "cache-aware", "kv-aware")
 COUNTS = (2, 3, 4, 6, 8, 12, 16)
 DEFAULT_COUNTS = (2, 4, 8)
+"""Instance counts to compare beside the one the search chose (the comparison starts there)."""
 COLUMNS = {
     "router": st.column_config.TextColumn("Router"),
     "instances": st.column_config.NumberColumn("Inst."),
@@ -84,12 +85,19 @@ def gpu_only(chosen: Deployment, instances: int) -> TierConfig:
 
 @st.cache_data(max_entries=256, ttl=3600, show_spinner=False)
 def router_row(key: str, chosen: tuple, router: str, instances: int, _trace: Trace) -> dict:
-    """One router at one instance count (``REFERENCE``: the shared cache of their GPU memory)."""
+    """One router at one instance count (``REFERENCE``: the shared cache of their GPU memory). One
+    instance is the cluster of two with one left: every router sends it every request."""
     replay = prepared(key, _trace)
-    cluster = cluster_config(gpu_only(Deployment(*chosen), instances), replay)
+    cluster = cluster_config(gpu_only(Deployment(*chosen), max(instances, 2)), replay)
+    cluster = replace(cluster, instances=instances)
     if router == REFERENCE:
         return reference_row(replay, cluster)
     return summary_row(run(replay, router, cluster, trace=_trace), cluster)
+
+
+def starting_at(start: int, counts: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The counts to compare, from ``start`` (the search's answer) up, and those chosen below it (left out)."""
+    return tuple(sorted({start, *(c for c in counts if c > start)})), tuple(c for c in counts if c < start)
 
 
 def compared(key: str, trace: Trace, chosen: Deployment, routers: tuple, counts: tuple, target: float) -> pd.DataFrame:
@@ -123,26 +131,36 @@ def target_words(table: pd.DataFrame) -> list[str]:
     return words
 
 
-def notice(table: pd.DataFrame, target: float) -> list[str]:
+def answer(table: pd.DataFrame, chosen: Deployment, target: float) -> str:
+    """The comparison's answer as one sentence an engineer could forward."""
+    served = table[table["router"] != REFERENCE]
+    if not table["cheapest"].any():
+        fast = served.sort_values("ttft_p90_s").iloc[0]
+        return (
+            f"None of these routers and instance counts keeps TTFT p90 within {target:g} s; the fastest is "
+            f"{fast['router']} at {fast['instances']:,} instance(s) (p90 {fast['ttft_p90_s']:.3g} s): add instances."
+        )
+    c = table[table["cheapest"]].iloc[0]
+    each = f"{chosen.gpus} × {chosen.gpu.upper()}"
+    where = "one instance of " + each + " (with one instance there is no router to choose)"
+    if c["instances"] > 1:
+        where = f"{c['instances']:,} instances of {each} behind {c['router']}"
+    return (
+        f"Behind a router, each instance keeping its own GPU memory, the cheapest that keeps TTFT p90 within "
+        f"{target:g} s is {where}, at "
+        f"${c['dollars_per_hour']:,.2f} per hour for the whole cluster (TTFT p90 {c['ttft_p90_s']:.3g} s, "
+        f"p99 {c['ttft_p99_s']:.3g} s)."
+    )
+
+
+def notice(table: pd.DataFrame, chosen: Deployment, target: float) -> list[str]:
     """ "What to notice" read off the comparison shown."""
     served = table[table["router"] != REFERENCE]
     top = int(served["instances"].max())
     at_top = served[served["instances"] == top].sort_values("hits", ascending=False)
     shared = table[(table["router"] == REFERENCE) & (table["instances"] == top)]["hit_ratio"].iloc[0]
     best, worst = at_top.iloc[0], at_top.iloc[-1]
-    lines = []
-    if table["cheapest"].any():
-        c = table[table["cheapest"]].iloc[0]
-        lines.append(
-            f"The cheapest that keeps TTFT p90 within {target:g} s: {c['router']} at {c['instances']} instances, "
-            f"${c['dollars_per_hour']:,.2f} per hour (p90 {c['ttft_p90_s']:.3g} s, p99 {c['ttft_p99_s']:.3g} s)."
-        )
-    else:
-        fast = served.sort_values("ttft_p90_s").iloc[0]
-        lines.append(
-            f"None of these routers and instance counts keeps TTFT p90 within {target:g} s; the fastest is "
-            f"{fast['router']} at {fast['instances']} instances (p90 {fast['ttft_p90_s']:.3g} s): add instances."
-        )
+    lines = [answer(table, chosen, target)]
     lines.append(
         f"At {top} instances {best['router']} hits {best['hit_ratio']:.1%} of block accesses"
         + (f" and {worst['router']} {worst['hit_ratio']:.1%}" if len(at_top) > 1 else "")
@@ -163,25 +181,32 @@ def notice(table: pd.DataFrame, target: float) -> list[str]:
     return lines
 
 
-def section(key: str, trace: Trace, chosen: Deployment, target: float) -> list[str] | None:
-    """The controls, the table and the figure; returns what to notice (None: nothing compared)."""
+def section(key: str, trace: Trace, chosen: Deployment, target: float, start: int) -> list[str] | None:
+    """The controls, the table and the figure, the instance counts starting at ``start`` (the count the
+    search above chose); returns what to notice (None: nothing compared)."""
     st.caption(
         "Here each instance keeps **its own GPU memory** and a router chooses which instance serves each request, "
         "as real clusters do. Host DRAM and storage are not modelled behind a router yet: the comparison uses the "
         "sidebar's GPU memory, model, GPU, MFU, eviction policy and GPU price. Prefill is first come first served "
         f"per instance; decode is not simulated (a request holds its place {DECODE_S_PER_TOKEN:g} s per output "
-        "token in the routers' loads)."
+        f"token in the routers' loads). The instance counts start at the {start:,} the search above chose."
     )
     off = chosen.gpus != chosen.tp
-    routers, counts = controls(off)
+    routers, picked = controls(off)
     if off:
         st.info("Behind a router each instance is one model replica: set Tensor parallel to the GPUs per instance.")
         return None
-    if not routers or not counts:
-        st.info("Choose at least one router and one instance count to compare.")
+    if not routers:
+        st.info("Choose at least one router to compare.")
         return None
+    counts, below = starting_at(start, picked)
     table = compared(key, trace, chosen, routers, counts, target)
     st.dataframe(shown(table), width="stretch", hide_index=True, column_config=COLUMNS)
+    if below:
+        st.caption(
+            f"Left out: {', '.join(map(str, below))} instance(s), fewer than the {start:,} the search chose; "
+            "the comparison starts there."
+        )
     figures.figure(
         "routers.fig_routers",
         table,
@@ -189,4 +214,4 @@ def section(key: str, trace: Trace, chosen: Deployment, target: float) -> list[s
         cache_key=f"{key}|{chosen}|{routers}|{counts}|{target}",
         key="tiers_routers_fig",
     )
-    return notice(table, target)
+    return notice(table, chosen, target)

@@ -77,7 +77,7 @@ class ClusterConfig:
     gpu: str = "h100"
     tp: int = 1
     gpu_price: float | None = None
-    mfu: float = hw.DEFAULT_MFU
+    mfu: float = hw.PUBLISHED_PREFILL_MFU.value
     decode_s_per_token: float = 0.02
     fetch_gb_s: float = 100.0  # the Conductor's fetch between instances (800 Gbps RDMA)
     pool_blocks: float = 0.0  # a shared KV pool (0: none; math.inf: unbounded)

@@ -19,7 +19,8 @@ HELP = (
     "Find the cheapest deployment whose TTFT p90 (and p99 with --target-p99-ttft) meets a target: instances "
     "(and GPUs per instance with --search-gpus), host DRAM in 32 GiB DIMMs and SSD in 3.84 TB drives, exact on "
     "those steps. With --dram-sizes/--ssd-sizes: replay that grid for the deployment given, with the capacity "
-    "of each tier reaching 80/90/95%% of the infinite cache's hits, on a local process pool or a Ray cluster."
+    "of each tier reaching 80/90/95%% of the infinite cache's hits, on a local process pool or a Ray cluster. With "
+    "--router R (or several, or all): each router's cheapest instance count, each instance with its own GPU cache."
 )
 
 
@@ -68,7 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--router",
         default=None,
         help="search the instances behind this router, each with its own GPU cache (round-robin, least-load, "
-        "prefix-hash, cache-aware, kv-aware, conductor); default: the instances act as one cache",
+        "prefix-hash, cache-aware, kv-aware, conductor), several (comma-separated) or all: each router's "
+        "cheapest deployment and the cheapest of them; default: the instances act as one cache",
     )
     search.add_argument("--dram-sizes", type=sizes, default=None, help="a grid instead: DRAM sizes per instance to try")
     search.add_argument(
@@ -81,13 +83,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ray",
         default=None,
         metavar="ADDRESS",
-        help="run the grid on the Ray cluster at ADDRESS ('local': start one here; connecting waits at most 30 s)",
+        help="run the grid, or the routers' runs, on the Ray cluster at ADDRESS ('local': start one here; "
+        "connecting waits at most 30 s)",
     )
     search.add_argument(
         "--workers",
         type=A.bounded_int(1, 1024),
         default=None,
-        help="local worker processes for the grid (default: one per core; at most what memory holds)",
+        help="local worker processes for the grid (default: one per core; at most what memory holds) or the "
+        "routers' runs (default: this process)",
     )
 
 
@@ -125,26 +129,49 @@ def _search(args: argparse.Namespace, config) -> int:
     return 0
 
 
+def routers_from(text: str) -> list[str]:
+    """``--router``'s routers: one, several comma-separated, or ``all``."""
+    from kvviz.cluster import ROUTERS
+
+    return list(ROUTERS) if text.strip().lower() == "all" else [r for r in text.split(",") if r.strip()]
+
+
 def _routed(args: argparse.Namespace) -> int:
-    from kvviz.tiers.cli import config_from_args, emit, refuse_for_router, routed_search_words
-    from kvviz.tiers.routed import search_routed
+    from kvviz.tiers.cli import config_from_args, emit, refuse_for_router, routed_search_words, routers_search_words
+    from kvviz.tiers.routed import search_routers
     from kvviz.tiers.search import Targets
     from kvviz.traces.cli import trace_from_args, with_warnings
 
     A.refuse(
         args,
-        ["--dram-sizes", "--ssd-sizes", "--ray", "--workers", "--tp"],
+        ["--dram-sizes", "--ssd-sizes", "--tp"],
         "does not apply with --router: the search runs each instance count behind the router, each instance "
         "one replica of all its GPUs",
     )
+    if args.ray is not None:
+        A.refuse(args, ["--workers"], "applies to the local process pool; Ray uses the cluster's CPUs")
     refuse_for_router(args, searched=True)
     config = config_from_args(args)
     targets = Targets(args.target_p90_ttft, args.target_p99_ttft)
     instances = [args.instances] if A.given(args, "instances") else None
+    routers = routers_from(args.router)
     trace = trace_from_args(args)
-    found = search_routed(trace, config, args.router, targets, gpus=args.search_gpus, instances=instances)
-    summary = with_warnings(found.summary(), trace)
-    emit(args, summary, routed_search_words(summary))
+    found = search_routers(
+        trace,
+        config,
+        routers,
+        targets,
+        gpus=args.search_gpus,
+        instances=instances,
+        ray_address=args.ray,
+        workers=args.workers,
+    )
+    if len(found.searches) == 1:
+        summary, words = next(iter(found.searches.values())).summary(), routed_search_words
+    else:
+        summary, words = found.summary(), routers_search_words
+    summary = with_warnings(summary, trace)
+    emit(args, summary, words(summary))
     return 0
 
 

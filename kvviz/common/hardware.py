@@ -33,7 +33,10 @@ GB = 1e9
 TB = 1e12
 KIB = 1024
 ATTENTION_TYPES = ("MHA", "GQA", "MLA")
-DEFAULT_MFU = 0.735  # fitted to the lecture notes' three prefill times (module docstring)
+DEFAULT_MFU = 0.735
+"""The lecture notes' own MFU, fitted to their three prefill times (module docstring): the default where a page
+reproduces the notes' examples. A simulation of serving (the tiers, the cluster) assumes
+``PUBLISHED_PREFILL_MFU`` instead, the one default from a published measurement."""
 
 
 @dataclass(frozen=True)
@@ -353,25 +356,34 @@ def with_variant(m: ModelSpec, **changes) -> ModelSpec:
 
 @dataclass(frozen=True)
 class Price:
-    """A default price and where it comes from (every price is editable; the source says what to check)."""
+    """A default price and where it comes from: the page or filing (``url``) and the month it was read
+    (every price is editable; the source says what to check)."""
 
     value: float
     unit: str
     source: str
+    url: str = ""
+    month: str = ""
 
 
+RUNPOD, LAMBDA, DIGITALOCEAN = (
+    "https://www.runpod.io/pricing",
+    "https://lambda.ai/pricing",
+    "https://www.digitalocean.com/pricing/gpu-droplets",
+)
 GPU_PRICES: dict[str, Price] = {
-    "h100": Price(3.99, "$/GPU·h", "RunPod Secure Cloud, H100 SXM 80 GB on demand, as listed Nov 2026"),
-    "h200": Price(4.59, "$/GPU·h", "RunPod Secure Cloud, H200 141 GB on demand, as listed Oct 2026"),
-    "a100": Price(1.79, "$/GPU·h", "RunPod Secure Cloud, A100 SXM 80 GB on demand, as listed Nov 2026"),
-    "a40": Price(0.44, "$/GPU·h", "RunPod Secure Cloud, A40 48 GB on demand, as listed Aug 2026"),
-    "gh200": Price(2.29, "$/GPU·h", "Lambda, 1× GH200 96 GB on demand, as listed Sep 2026"),
-    "mi300x": Price(2.59, "$/GPU·h", "DigitalOcean, 1× MI300X 192 GB GPU Droplet on demand, as listed Oct 2026"),
+    "h100": Price(3.99, "$/GPU·h", "RunPod Secure Cloud, H100 SXM 80 GB on demand", RUNPOD, "Nov 2026"),
+    "h200": Price(4.59, "$/GPU·h", "RunPod Secure Cloud, H200 141 GB on demand", RUNPOD, "Oct 2026"),
+    "a100": Price(1.79, "$/GPU·h", "RunPod Secure Cloud, A100 SXM 80 GB on demand", RUNPOD, "Nov 2026"),
+    "a40": Price(0.44, "$/GPU·h", "RunPod Secure Cloud, A40 48 GB on demand", RUNPOD, "Aug 2026"),
+    "gh200": Price(2.29, "$/GPU·h", "Lambda, 1× GH200 96 GB on demand", LAMBDA, "Sep 2026"),
+    "mi300x": Price(2.59, "$/GPU·h", "DigitalOcean, 1× MI300X 192 GB GPU Droplet on demand", DIGITALOCEAN, "Oct 2026"),
 }
 """Dollars per GPU-hour, per device: an A40 does not cost what an H100 does. One provider's list
 (RunPod's Secure Cloud) wherever it rents the GPU, so the GPUs compare at one provider's prices."""
 
 # AWS EC2 on-demand, us-east-1, Linux: an instance with the extra device less the same instance without it.
+EC2_PRICES = "https://aws.amazon.com/ec2/pricing/on-demand/"
 _R7I_XLARGE, _C7I_XLARGE, _EXTRA_DRAM_GIB = 0.2646, 0.1785, 24  # 4 vCPUs each: 32 GiB and 8 GiB of memory
 _I4I_XLARGE, _R6I_XLARGE, _NVME_GB = 0.343, 0.252, 937  # 4 vCPUs and 32 GiB each; i4i adds 937 GB of NVMe
 
@@ -379,7 +391,9 @@ DRAM_PRICE = Price(
     round((_R7I_XLARGE - _C7I_XLARGE) / (_EXTRA_DRAM_GIB * 2**30 / GB), 6),
     "$/GB·h",
     f"AWS EC2 on demand, us-east-1: r7i.xlarge (${_R7I_XLARGE}/h) less c7i.xlarge (${_C7I_XLARGE}/h) "
-    f"for {_EXTRA_DRAM_GIB} GiB more memory, as listed Apr 2026",
+    f"for {_EXTRA_DRAM_GIB} GiB more memory",
+    EC2_PRICES,
+    "Apr 2026",
 )
 """Host DRAM, priced as memory in a server (not as secondary storage)."""
 
@@ -387,11 +401,19 @@ SSD_PRICE = Price(
     round((_I4I_XLARGE - _R6I_XLARGE) / (_NVME_GB * GB / TB), 4),
     "$/TB·h",
     f"AWS EC2 on demand, us-east-1: i4i.xlarge (${_I4I_XLARGE}/h) less r6i.xlarge (${_R6I_XLARGE}/h) "
-    f"for {_NVME_GB} GB of local NVMe, as listed Sep 2026",
+    f"for {_NVME_GB} GB of local NVMe",
+    EC2_PRICES,
+    "Sep 2026",
 )
 """Local NVMe SSD."""
 
 UNKNOWN_GPU_PRICE = Price(2.0, "$/GPU·h", "estimate: the course notes' round $2 per GPU-hour (no list price found)")
+
+
+def cited(price: Price) -> str:
+    """A price's source in words: what it is, the month it was read and the address."""
+    month = f", as listed {price.month}" if price.month else ""
+    return f"{price.source}{month}" + (f" ({price.url})" if price.url else "")
 
 
 def gpu_price(g: GPUSpec) -> Price:
@@ -401,15 +423,17 @@ def gpu_price(g: GPUSpec) -> Price:
 
 @dataclass(frozen=True)
 class DevicePrices:
-    """Dollars per hour of each device a deployment rents: GPUs, host DRAM, SSD, a remote pool's DRAM."""
+    """Dollars per hour of each device a deployment uses: GPUs, host DRAM, SSD, a remote pool's DRAM.
+    ``basis`` says where the hourly figures come from (rented by the hour, or bought and amortised)."""
 
     gpu_per_hour: float
     dram_per_gb_hour: float = DRAM_PRICE.value
     ssd_per_tb_hour: float = SSD_PRICE.value
     remote_per_gb_hour: float = DRAM_PRICE.value
+    basis: str = "rented at hourly list prices"
 
     def __post_init__(self):
-        for f in fields(self):
+        for f in (f for f in fields(self) if f.name != "basis"):
             v = getattr(self, f.name)
             ok = isinstance(v, (int, float)) and math.isfinite(v) and v >= 0
             require(ok, f"price {f.name} must be a number ≥ 0, got {v!r}", field=f.name)
@@ -425,3 +449,104 @@ class DevicePrices:
 
     def dram_per_gib_hour(self) -> float:
         return self.dram_per_gb_hour * 2**30 / GB
+
+
+# ---- buying instead of renting --------------------------------------------------------------------
+
+HOURS_PER_YEAR = 24 * 365
+
+GPU_PURCHASE: dict[str, Price] = {
+    "h100": Price(
+        317_000 / 8,
+        "$/GPU",
+        "Thinkmate's quotation for an 8× H100 SXM server with 8 × 400 Gb/s InfiniBand, $317,000, divided by its 8 GPUs",
+        "https://web.archive.org/web/20240822233446/https://www.thinkmate.com/quotation-request?a=YToxOntzOjI6ImlkIjtpOjc0OTY2Mzt9",
+        "Aug 2024",
+    )
+}
+"""What one GPU costs to buy: its share of an 8-GPU server's price (CPUs, chassis and network included).
+Only where a public quotation was found; any other GPU needs the price given."""
+
+GPU_POWER: dict[str, Price] = {
+    "h100": Price(
+        10_200 / 8,
+        "W/GPU",
+        "NVIDIA DGX H100's maximum system power, 10.2 kW, divided by its 8 GPUs",
+        "https://www.supercluster.blog/p/6-ai-supercluster-nvidia-dgx-h100",
+        "Jan 2025",
+    )
+}
+"""What one GPU draws: its share of its server's maximum power (the server's CPUs, fans and NICs included)."""
+
+DRAM_PURCHASE = Price(
+    round(76_999 / (16 * 256), 4),
+    "$/GB",
+    "NEMIX 4 TB server memory kit (16 × 256 GB DDR5-6400 ECC RDIMM) listed at $76,999",
+    "https://www.tuttotech.net/news/2025/12/29/shortage-ram-ddr5-rdimm-aumento-prezzo.html",
+    "Dec 2025",
+)
+"""Server DRAM bought by the module, during the 2025–26 memory shortage (so a high price, not a low one)."""
+
+SSD_PURCHASE = Price(
+    round(10_000 / 30, 2),
+    "$/TB",
+    "a 30 TB TLC enterprise NVMe SSD at $9,000 to $11,000 (the middle taken) in the first quarter of 2026",
+    "https://www.oscoo.com/kr/news/enterprise-ssd-buying-guide-2026",
+    "Mar 2026",
+)
+"""Enterprise NVMe flash bought by the drive, per TB."""
+
+ELECTRICITY = Price(
+    0.0895,
+    "$/kWh",
+    "U.S. EIA Electric Power Annual 2023: average commercial revenue per kWh in Virginia (8.95 cents), the "
+    "largest data-centre market",
+    "https://www.eia.gov/electricity/annual/secrev-map.php",
+    "Oct 2024",
+)
+
+SERVER_LIFE = Price(
+    5.0,
+    "years",
+    "Amazon's 2024 annual report (10-K): a subset of its servers' useful life shortened from six years to five",
+    "https://deepquarry.substack.com/p/amazon-revises-server-lifespan-amid",
+    "Feb 2025",
+)
+"""The years a bought server is written off over."""
+
+
+@dataclass(frozen=True)
+class Purchase:
+    """Buying the hardware instead of renting it: purchase prices written off evenly over ``years``, plus
+    the GPUs' electricity. The power of the DIMMs and drives added for KV is not counted (no source found)."""
+
+    gpu_cost: float  # $ per GPU, its share of the server
+    gpu_watts: float  # W per GPU, its share of the server's draw
+    dram_per_gb: float = DRAM_PURCHASE.value  # $ per GB
+    ssd_per_tb: float = SSD_PURCHASE.value  # $ per TB
+    kwh: float = ELECTRICITY.value  # $ per kWh
+    years: float = SERVER_LIFE.value
+
+    def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+            require(ok, f"{f.name} must be a number ≥ 0, got {v!r}", field=f.name)
+        require(self.years > 0, f"years must be > 0, got {self.years!r}", field="years")
+
+    @property
+    def hours(self) -> float:
+        return self.years * HOURS_PER_YEAR
+
+    def hourly(self) -> DevicePrices:
+        """The same hardware in dollars per hour: each purchase over the hours it is written off over, and
+        the GPUs' power at the electricity price. A remote pool is DRAM in other servers, bought alike."""
+        gpu = self.gpu_cost / self.hours + self.gpu_watts / 1000 * self.kwh
+        dram = self.dram_per_gb / self.hours
+        basis = f"bought: purchase prices over {self.years:g} years, plus the GPUs' power at ${self.kwh:g}/kWh"
+        return DevicePrices(gpu, dram, self.ssd_per_tb / self.hours, dram, basis)
+
+
+def purchase_defaults(g: GPUSpec) -> tuple[Price | None, Price | None]:
+    """The GPU's sourced purchase price and power (None: no public source stored; the user gives it)."""
+    return GPU_PURCHASE.get(g.name), GPU_POWER.get(g.name)

@@ -28,12 +28,19 @@ The API (stable; the Tiers page and ``kvviz tiers`` / ``kvviz plan`` build on it
         .row .reference .ttft_s .summary()          # GPU cache behind a router (kvviz.cluster), GPU memory only
     search_routed(trace, config, router, Targets(...), *, gpus=None, instances=None) -> RoutedSearch
         .best  .tried  .summary()                   # the cheapest instance count behind that router
+    search_routers(trace, config, routers, Targets(...), *, gpus=None, instances=None, ray_address=None,
+                   workers=None) -> RoutersSearch   # each router's search, on a pool or Ray
+        .searches {router: RoutedSearch}  .best (the cheapest of them, naming its router)  .summary()
+
+Prices (``config.prices``, ``kvviz.common.hardware.DevicePrices``) are dollars per device-hour, rented
+(the default) or bought (``hardware.Purchase(...).hourly()``: purchase prices over years plus power);
+``.basis`` says which.
 
 Modules, one idea each: ``config`` (the deployment and its prices), ``cache`` (HiCache's tiers as
 a compiled replay), ``latency`` (load or recompute, then the queue), ``replay`` (one answer),
 ``plan`` (each tier's reaches, a grid of sizes), ``search`` (the cheapest deployment), ``routed``
-(instances behind a router), ``pool`` (where a grid runs), ``cli`` (the commands' options), ``figures``
-(TTFT against its baselines, the cost–TTFT front).
+(instances behind a router, one router or all searched), ``pool`` (where a grid or the routers' runs
+go), ``cli`` (the commands' options), ``figures`` (TTFT against its baselines, the cost–TTFT front).
 """
 
 from kvviz.tiers.config import POLICIES, WRITE_POLICIES, TierConfig

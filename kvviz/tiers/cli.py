@@ -35,6 +35,20 @@ def measured_ttft(text: str) -> tuple[int, float]:
 measured_ttft.__name__ = "TOKENS:SECONDS"
 
 
+PRICE_FLAGS = {
+    "--gpu-price": "rent: $ per GPU-hour",
+    "--dram-price": "rent: $ per GB-hour of DRAM",
+    "--ssd-price": "rent: $ per TB-hour of SSD",
+    "--remote-price": "rent: $ per GB-hour of the remote pool",
+    "--gpu-cost": "buy: $ per GPU, its share of the server (default: the H100's, sourced; other GPUs: required)",
+    "--gpu-watts": "buy: watts per GPU, its share of the server's draw (default: the H100's; others: required)",
+    "--dram-cost": f"buy: $ per GB of DRAM (default {hw.DRAM_PURCHASE.value:g}; the remote pool is DRAM too)",
+    "--ssd-cost": f"buy: $ per TB of SSD (default {hw.SSD_PURCHASE.value:g})",
+    "--electricity": f"buy: $ per kWh (default {hw.ELECTRICITY.value:g})",
+}
+"""The price options, each a number ≥ 0: hourly when renting, purchase prices (and power) when buying."""
+
+
 def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
     """The hardware, the tier sizes, the cache's policies and the prices."""
     hw_group = parser.add_argument_group("the hardware")
@@ -110,11 +124,59 @@ def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
         "lower-tier hits when that is faster",
     )
     parser.add_argument("--json", action="store_true", help="print JSON on a terminal too (piped output is JSON)")
-    prices = parser.add_argument_group("prices (default: each device's list price; docs/tiers.md)")
-    prices.add_argument("--gpu-price", type=A.non_negative, default=None, help="$ per GPU-hour")
-    prices.add_argument("--dram-price", type=A.non_negative, default=None, help="$ per GB-hour of DRAM")
-    prices.add_argument("--ssd-price", type=A.non_negative, default=None, help="$ per TB-hour of SSD")
-    prices.add_argument("--remote-price", type=A.non_negative, default=None, help="$ per GB-hour of the remote pool")
+    prices = parser.add_argument_group("prices (default: rented, each device's hourly list price; docs/tiers.md)")
+    prices.add_argument(
+        "--prices",
+        choices=("rent", "buy"),
+        default="rent",
+        help="rent: hourly list prices (default); buy: purchase prices written off over --years, plus the GPUs' power",
+    )
+    for flag, words in PRICE_FLAGS.items():
+        prices.add_argument(flag, type=A.non_negative, default=None, help=words)
+    prices.add_argument(
+        "--years",
+        type=A.bounded_float(0.0, 50.0, lo_open=True),
+        default=None,
+        help=f"buy: years the hardware is written off over (default {hw.SERVER_LIFE.value:g})",
+    )
+
+
+RENT_FLAGS = ("--gpu-price", "--dram-price", "--ssd-price", "--remote-price")
+BUY_FLAGS = ("--gpu-cost", "--gpu-watts", "--dram-cost", "--ssd-cost", "--electricity", "--years")
+
+
+def prices_from_args(args: argparse.Namespace, gpu: hw.GPUSpec) -> hw.DevicePrices:
+    """Hourly prices as rented (each default its list price) or as bought (purchase prices over the years,
+    plus power); the other mode's options are refused, and a GPU with no sourced purchase price needs it."""
+    if args.prices == "rent":
+        A.refuse(args, BUY_FLAGS, "applies to bought hardware: give --prices buy")
+        base = hw.DevicePrices.for_gpu(gpu)
+        return hw.DevicePrices(
+            base.gpu_per_hour if args.gpu_price is None else args.gpu_price,
+            base.dram_per_gb_hour if args.dram_price is None else args.dram_price,
+            base.ssd_per_tb_hour if args.ssd_price is None else args.ssd_price,
+            base.remote_per_gb_hour if args.remote_price is None else args.remote_price,
+        )
+    A.refuse(
+        args, RENT_FLAGS, "is an hourly rent: with --prices buy give purchase prices (--gpu-cost, --dram-cost, ...)"
+    )
+    price, power = hw.purchase_defaults(gpu)
+    for flag, value, default in (("--gpu-cost", args.gpu_cost, price), ("--gpu-watts", args.gpu_watts, power)):
+        if value is None and default is None:
+            what = "purchase price" if flag == "--gpu-cost" else "power draw"
+            raise InputError(
+                f"--prices buy: no published {what} is stored for {gpu.name} servers; give {flag} "
+                "(per GPU, its share of the server)"
+            )
+    chosen = {
+        "gpu_cost": args.gpu_cost if args.gpu_cost is not None else price.value,
+        "gpu_watts": args.gpu_watts if args.gpu_watts is not None else power.value,
+        "dram_per_gb": args.dram_cost,
+        "ssd_per_tb": args.ssd_cost,
+        "kwh": args.electricity,
+        "years": args.years,
+    }
+    return hw.Purchase(**{k: v for k, v in chosen.items() if v is not None}).hourly()
 
 
 def _refuse_what_does_not_apply(args: argparse.Namespace) -> None:
@@ -132,13 +194,7 @@ def config_from_args(args: argparse.Namespace) -> TierConfig:
     """The deployment the options describe (an option that does not apply is refused first)."""
     _refuse_what_does_not_apply(args)
     gpu = hw.gpu(args.gpu)
-    base = hw.DevicePrices.for_gpu(gpu)
-    prices = hw.DevicePrices(
-        base.gpu_per_hour if args.gpu_price is None else args.gpu_price,
-        base.dram_per_gb_hour if args.dram_price is None else args.dram_price,
-        base.ssd_per_tb_hour if args.ssd_price is None else args.ssd_price,
-        base.remote_per_gb_hour if args.remote_price is None else args.remote_price,
-    )
+    prices = prices_from_args(args, gpu)
     optional = {
         "tp": args.tp if args.tp is not None else args.gpus,
         "kv_fraction": args.kv_fraction if args.kv_fraction is not None else DEFAULT_KV_FRACTION,
@@ -220,9 +276,9 @@ def tier_words(s: dict) -> list[str]:
         f"{per_100[2]:.1f} {name.split(' ')[0]}); an infinite cache: {figure(100 * s['ceiling_hit_ratio'])}%.",
         f"TTFT p50 {figure(t['p50'])} s, p90 {figure(t['p90'])} s, p99 {figure(t['p99'])} s "
         f"(no cache: p90 {figure(none['p90'])} s); offered load {figure(s['offered_load'])} of the replicas.",
-        f"Cost: ${s['cost_per_hour']:,.2f} per hour for the cluster; ${figure(s['cost_per_million_input_tokens'])} "
-        f"per million input tokens at the trace's own rate (${figure(s['cost_per_million_input_tokens_fully_busy'])} "
-        "if every GPU were busy).",
+        f"Cost ({d['prices']['basis']}): ${s['cost_per_hour']:,.2f} per hour for the cluster; "
+        f"${figure(s['cost_per_million_input_tokens'])} per million input tokens at the trace's own rate "
+        f"(${figure(s['cost_per_million_input_tokens_fully_busy'])} if every GPU were busy).",
         "Decode is not simulated. --json prints every number.",
     ]
 
@@ -244,6 +300,8 @@ def refuse_for_router(args: argparse.Namespace, searched: bool = False) -> None:
         "--remote": args.remote is not None,
         "--dram-price": args.dram_price is not None,
         "--ssd-price": args.ssd_price is not None,
+        "--dram-cost": args.dram_cost is not None,
+        "--ssd-cost": args.ssd_cost is not None,
         "--write-policy": args.write_policy != "through",
         "--no-overlap": not args.overlap,
         "--load": args.load != "all",
@@ -305,6 +363,29 @@ def routed_search_words(s: dict) -> list[str]:
     ]
 
 
+def routers_search_words(s: dict) -> list[str]:
+    """``kvviz plan --router all``'s answer on a terminal: the cheapest overall, then each router's."""
+    target, best, searches = target_words(s), s["best"], s["routers"]
+    each = []
+    for name, r in searches.items():
+        b = r["best"]
+        each.append(
+            f"{name}: none within the search" if b is None else
+            f"{name}: {b['instances']:,} at ${b['cost_per_hour']:,.2f}/h (p90 {figure(b['ttft_p90_s'])} s)"
+        )  # fmt: skip
+    how = f"{s['runs']:,} deployment(s) run, each router's cheapest first. Each router's cheapest: {'; '.join(each)}."
+    if best is None:
+        return [f"No router and instance count searched meets {target}: faster GPUs or a looser target.", how]
+    return [
+        f"Cheapest of {len(searches)} routers meeting {target}: {best['instances']:,} instances of {best['gpus']} "
+        f"GPU(s) behind {best['router']}, each with its own GPU memory, at ${best['cost_per_hour']:,.2f} per hour for "
+        f"the whole cluster (${best['cost_per_instance_hour']:,.2f} per instance); TTFT p50 "
+        f"{figure(best['ttft_p50_s'])} s, p90 {figure(best['ttft_p90_s'])} s, p99 {figure(best['ttft_p99_s'])} s.",
+        how,
+        "Decode is not simulated. --json prints every deployment run.",
+    ]
+
+
 def _deployment_words(row: dict, storage_gib: float) -> str:
     dram = f"{figure(row['dram_gib'])} GiB of host DRAM" if row["dram_gib"] else "no host DRAM"
     ssd = f"{figure(row['ssd_tb'])} TB of SSD ({row['ssd_drives']} drive(s))" if storage_gib else "no SSD"
@@ -327,7 +408,7 @@ def search_words(s: dict) -> list[str]:
     return [
         f"Cheapest deployment meeting {target}: {_deployment_words(best, best['storage_gib'])} ({gpu}), "
         f"at ${best['cost_per_hour']:,.2f} per hour for the whole cluster (${best['cost_per_instance_hour']:,.2f} "
-        f"per instance).",
+        f"per instance; {s['deployment']['prices']['basis']}).",
         f"Its TTFT: p50 {figure(best['ttft_p50_s'])} s, p90 {figure(best['ttft_p90_s'])} s, "
         f"p99 {figure(best['ttft_p99_s'])} s; hit ratio {figure(100 * best['hit_ratio'])}%.",
         how,

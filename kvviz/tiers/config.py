@@ -203,9 +203,10 @@ class TierConfig:
         ]
 
     def describe(self) -> dict[str, object]:
-        """The deployment as plain values (for JSON and tables)."""
+        """The deployment as plain values (for JSON and tables), its hourly prices and their basis among them."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("model", "gpu", "prices")}
         out.update(model=self.model.name, gpu=self.gpu.name, hbm_gib=self.hbm_for_kv_gib, storage=self.storage)
+        out["prices"] = {f.name: getattr(self.prices, f.name) for f in fields(self.prices)}
         return out
 
 

@@ -4,7 +4,8 @@ Each point of a size search is one replay of the same prepared trace with other 
 points share nothing but the trace. Locally the trace goes to each worker process once (the pool's
 initializer) and the points are spread over the cores; on Ray it is put in the object store once
 (``ray.put``) and every task reads it from there, so a cluster runs as many points at a time as it
-has CPUs. Ray is an optional extra (``pip install .[ray]``); it is imported only when asked for.
+has CPUs. The routers' search runs its cluster runs the same way (``run_tasks``: any task over one
+shared trace). Ray is an optional extra (``pip install .[ray]``); it is imported only when asked for.
 """
 
 from __future__ import annotations
@@ -15,15 +16,17 @@ import os
 import re
 import socket
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from typing import TypeVar
 
 from kvviz.common.errors import InputError, quote
 from kvviz.prefix_cache.replay import PrefixReplay
 from kvviz.tiers.config import TierConfig
 from kvviz.tiers.replay import cost, replay
 
-_TRACE: PrefixReplay | None = None
+_SHARED: object = None
+_TASK: Callable | None = None
 POOL_WORTH_S = 5.0
 """Estimated CPU seconds of a grid below which worker processes cost more to start than they save."""
 _ADDRESS = re.compile(r"local|auto|(ray://)?([A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?):([0-9]{1,5})")
@@ -90,14 +93,18 @@ def point(prepared: PrefixReplay, config: TierConfig) -> tuple[float, ...]:
     return (config.dram_gib, storage, result.cost_per_hour, result.hit_ratio, ttft["p50"], ttft["p90"], ttft["p99"])
 
 
-def _keep(prepared: PrefixReplay) -> None:
-    global _TRACE
-    _TRACE = prepared
+T = TypeVar("T")
+R = TypeVar("R")
 
 
-def _local_point(config: TierConfig) -> tuple[float, ...]:
-    assert _TRACE is not None
-    return point(_TRACE, config)
+def _keep(shared: object, task: Callable) -> None:
+    global _SHARED, _TASK
+    _SHARED, _TASK = shared, task
+
+
+def _local(item: object) -> object:
+    assert _TASK is not None
+    return _TASK(_SHARED, item)
 
 
 def run_points(
@@ -106,16 +113,32 @@ def run_points(
     """Every config's point, in order: on Ray at ``ray_address`` ("local" starts one here), else
     on ``workers`` processes (default: one per core, or this process alone for a grid shorter
     than starting the workers)."""
-    if ray_address is not None:
-        return _on_ray(prepared, configs, ray_address)
-    check_workers(prepared, workers)
     short = cost(prepared, len(configs)).seconds < POOL_WORTH_S
-    n = min(workers or (1 if short else min(os.cpu_count() or 1, most_workers(prepared))), len(configs))
+    return run_tasks(prepared, prepared, point, configs, ray_address=ray_address, workers=workers, short=short)
+
+
+def run_tasks(
+    prepared: PrefixReplay,
+    shared: object,
+    task: Callable[[object, T], R],
+    items: Sequence[T],
+    *,
+    ray_address: str | None = None,
+    workers: int | None = None,
+    short: bool = False,
+) -> list[R]:
+    """``task(shared, item)`` for every item, in order, where ``run_points`` runs its points (``shared``
+    goes to each worker once; ``prepared`` is the trace it holds, which sets a worker's memory). ``short``:
+    the work is less than starting worker processes costs, so this process does it unless told otherwise."""
+    if ray_address is not None:
+        return _on_ray(shared, task, items, ray_address)
+    check_workers(prepared, workers)
+    n = min(workers or (1 if short else min(os.cpu_count() or 1, most_workers(prepared))), len(items))
     if n <= 1:
-        return [point(prepared, c) for c in configs]
+        return [task(shared, item) for item in items]
     context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(n, mp_context=context, initializer=_keep, initargs=(prepared,)) as pool:
-        return list(pool.map(_local_point, configs))
+    with ProcessPoolExecutor(n, mp_context=context, initializer=_keep, initargs=(shared, task)) as pool:
+        return list(pool.map(_local, items))
 
 
 def _reach(address: str) -> None:
@@ -156,7 +179,7 @@ def _connect(ray, address: str) -> None:
         raise InputError(f"cannot reach the Ray cluster at '{quote(address)}': {quote(why, 120)}", field="ray")
 
 
-def _on_ray(prepared: PrefixReplay, configs: Sequence[TierConfig], address: str) -> list[tuple[float, ...]]:
+def _on_ray(shared: object, task: Callable[[object, T], R], items: Sequence[T], address: str) -> list[R]:
     try:
         import ray
     except ImportError:
@@ -164,6 +187,6 @@ def _on_ray(prepared: PrefixReplay, configs: Sequence[TierConfig], address: str)
     if not ray.is_initialized():
         _reach(address)
         _connect(ray, address)
-    trace = ray.put(prepared)
-    task = ray.remote(point)
-    return ray.get([task.remote(trace, c) for c in configs])
+    stored = ray.put(shared)
+    remote = ray.remote(task)
+    return ray.get([remote.remote(stored, item) for item in items])

@@ -141,12 +141,17 @@ def test_fp8_variant_halves_kv():
 
 # ---- prices ---------------------------------------------------------------------------------------
 
-LISTED = r"as listed (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) 20\d\d$"
+MONTH = r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) 20\d\d"
+SOURCED = [
+    *hw.GPU_PRICES.values(), hw.DRAM_PRICE, hw.SSD_PRICE, *hw.GPU_PURCHASE.values(), *hw.GPU_POWER.values(),
+    hw.DRAM_PURCHASE, hw.SSD_PURCHASE, hw.ELECTRICITY, hw.SERVER_LIFE,
+]  # fmt: skip
 
 
-@pytest.mark.parametrize("price", [*hw.GPU_PRICES.values(), hw.DRAM_PRICE, hw.SSD_PRICE], ids=lambda p: p.source)
-def test_every_default_price_names_where_and_when_it_was_listed(price):
-    assert re.search(LISTED, price.source)
+@pytest.mark.parametrize("price", SOURCED, ids=lambda p: p.source[:40])
+def test_every_default_price_names_where_and_when_it_was_read(price):
+    assert re.fullmatch(MONTH, price.month) and price.url.startswith("https://") and price.source
+    assert f"as listed {price.month} ({price.url})" in hw.cited(price)
 
 
 def test_a_price_without_a_source_says_it_is_an_estimate():
@@ -183,3 +188,39 @@ def test_a_preset_name_that_would_be_markup_or_too_long_is_refused(name):
 
 def test_every_built_in_preset_name_is_usable():
     assert all(hw.NAME.fullmatch(n) for table in (hw.MODELS, hw.GPUS, hw.LINKS) for n in table)
+
+
+# ---- buying instead of renting --------------------------------------------------------------------
+
+
+def test_a_purchase_is_written_off_evenly_over_its_years_plus_the_gpus_power():
+    bought = hw.Purchase(gpu_cost=43_800, gpu_watts=1000, dram_per_gb=8.76, ssd_per_tb=87.6, kwh=0.1, years=5)
+    hourly = bought.hourly()
+    assert bought.hours == 5 * 8760
+    assert hourly.gpu_per_hour == pytest.approx(43_800 / 43_800 + 1.0 * 0.1)  # $1/h written off, 1 kW at $0.1
+    assert hourly.dram_per_gb_hour == pytest.approx(8.76 / 43_800) == hourly.remote_per_gb_hour
+    assert hourly.ssd_per_tb_hour == pytest.approx(87.6 / 43_800)
+    assert hourly.basis.startswith("bought: purchase prices over 5 years")
+
+
+def test_the_h100s_purchase_defaults_are_their_sources_numbers():
+    price, power = hw.purchase_defaults(hw.gpu("h100"))
+    assert price.value == 317_000 / 8 and power.value == 10_200 / 8
+    assert hw.DRAM_PURCHASE.value == round(76_999 / 4096, 4) and hw.SSD_PURCHASE.value == round(10_000 / 30, 2)
+    assert hw.purchase_defaults(hw.gpu("a40")) == (None, None)  # no public source: the user gives them
+
+
+def test_bought_dram_costs_far_less_an_hour_than_rented():
+    bought = hw.Purchase(hw.GPU_PURCHASE["h100"].value, hw.GPU_POWER["h100"].value).hourly()
+    assert hw.DRAM_PRICE.value / bought.dram_per_gb_hour > 5
+    assert bought.gpu_per_hour < hw.GPU_PRICES["h100"].value
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [({"years": 0}, "years must be > 0"), ({"kwh": -1}, "kwh must be a number ≥ 0"),
+     ({"gpu_cost": math.nan}, "gpu_cost must be a number ≥ 0")],
+)  # fmt: skip
+def test_bad_purchase_inputs_are_refused(changes, message):
+    with pytest.raises(InputError, match=message):
+        hw.Purchase(**{"gpu_cost": 1.0, "gpu_watts": 1.0, **changes})

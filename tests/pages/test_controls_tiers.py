@@ -42,6 +42,7 @@ COMMON = {
     "tiers_overlap",
     "tiers_mfu",
     "tiers_slo",
+    "tiers_pricing",
     *(f"tiers_price_{i}" for i in range(3)),
 }
 # another model that fits beside its KV on two GPUs (the last, DeepSeek-R1, does not); tensor parallel over
@@ -110,3 +111,19 @@ def test_storage_hits_read_in_time_are_counted_and_recomputing_when_faster_is_an
     at.toggle(key="tiers_load").set_value(True).run()
     assert_clean(at)
     assert replayed(at) == before
+
+
+def test_bought_hardware_is_priced_as_bought_and_a_gpu_without_a_source_asks_for_its_price():
+    at = open_page("tiers", {**SMALL, "tiers_pricing": "Buy"}, timeout=300)
+    assert_clean(at)
+    assert at.number_input(key="tiers_buy_3").disabled is False and not at.number_input(key="tiers_buy_2").disabled
+    said = " ".join(m.value for m in at.markdown)
+    assert "Prices are bought: purchase prices over 5 years" in said
+    cost = next(m for m in at.metric if m.label == "Cost")
+    rented = open_page("tiers", SMALL, timeout=300)
+    assert cost.value != next(m for m in rented.metric if m.label == "Cost").value
+    at = open_page("tiers", {**SMALL, "tiers_pricing": "Buy", "tiers_gpu": "a40"}, timeout=300)
+    assert [e.value.replace("\\", "") for e in at.error] == [  # the message as shown, markdown escapes aside
+        "No published purchase price is stored for A40 servers: give “GPU, bought ($ per GPU)” under Prices (per "
+        "GPU, its share of the server), or rent it."
+    ]

@@ -1,5 +1,6 @@
-"""AppTest: the Tiers page's router comparison is the cluster's, its controls are in the URL, and
-"What to notice" says what its table shows."""
+"""AppTest: the Tiers page's router comparison is the cluster's, it starts at the instance count the
+search above it chose (one included), its controls are in the URL, and "What to notice" opens with its
+answer as one sentence."""
 
 from __future__ import annotations
 
@@ -32,10 +33,13 @@ def test_the_comparison_is_the_clusters_and_the_notes_read_it():
     table = next(d.value for d in at.dataframe if "imbalance" in d.value.columns)
     trace = generate(WorkloadConfig(requests=300))
     config = cluster_config(TierConfig("llama-3-8b", "h100", instances=2), prepare(trace))
-    expected = compare(trace, ["round-robin", "kv-aware"], config, instance_counts=[2, 4], target_p90_s=2.0)
+    # the search above answers one instance on this trace, so the comparison starts there
+    expected = compare(trace, ["round-robin", "kv-aware"], config, instance_counts=[1, 2, 4], target_p90_s=2.0)
     served = expected[expected["router"] != REFERENCE].reset_index(drop=True)
     shared = expected[expected["router"] == REFERENCE].set_index("instances")["hit_ratio"]
-    assert table["router"].tolist() == ["round-robin", "kv-aware"] * 2
+    assert table["router"].tolist() == ["round-robin", "kv-aware"] * 3
+    assert table["instances"].tolist() == [1, 1, 2, 2, 4, 4]
+    assert "Cheapest deployment that keeps TTFT p90 within 2 s: 1 instance(s)" in at.success[0].value
     pd.testing.assert_frame_equal(table[SHOWN], served[SHOWN], check_dtype=False)
     assert table["hits_pct"].tolist() == pytest.approx((100 * served["hit_ratio"]).tolist())
     assert table["shared_pct"].tolist() == pytest.approx([100 * shared[n] for n in served["instances"]])
@@ -45,7 +49,13 @@ def test_the_comparison_is_the_clusters_and_the_notes_read_it():
         "cheapest" if c else "meets" if m else "misses" for c, m in zip(served["cheapest"], served["meets_target"])
     ]
     assert table["target"].tolist() == words
-    assert ("The cheapest that keeps TTFT p90 within 2 s" in said) == bool(expected["cheapest"].any())
+    cheapest = served[served["cheapest"]].iloc[0]
+    assert cheapest["instances"] == 1  # the search's answer meets the target behind any router
+    assert (
+        "Behind a router, each instance keeping its own GPU memory, the cheapest that keeps TTFT p90 within 2 s is "
+        "one instance of 1 × H100 (with one instance there is no router to choose), at "
+        f"${cheapest['dollars_per_hour']:,.2f} per hour for the whole cluster"
+    ) in said
 
 
 def test_the_conductors_copies_are_said_apart_from_its_hits():
@@ -73,7 +83,15 @@ def test_each_control_changes_the_comparison():
     at.multiselect(key="tiers_routers").set_value(["least-load"]).run()
     assert_clean(at)
     table = next(d.value for d in at.dataframe if "imbalance" in d.value.columns)
-    assert table["router"].tolist() == ["least-load"] * 2 and not table.equals(before)
+    assert table["router"].tolist() == ["least-load"] * 3 and not table.equals(before)
     at.multiselect(key="tiers_router_counts").set_value([3]).run()
     table = next(d.value for d in at.dataframe if "imbalance" in d.value.columns)
-    assert table["instances"].tolist() == [3]
+    assert table["instances"].tolist() == [1, 3]  # from the search's one instance
+
+
+def test_the_counts_start_at_the_searchs_and_those_below_it_are_said_left_out():
+    from ui.tiers_routers import starting_at
+
+    assert starting_at(3, (2, 4, 8)) == ((3, 4, 8), (2,))
+    assert starting_at(1, ()) == ((1,), ())
+    assert starting_at(8, (2, 4, 8)) == ((8,), (2, 4))

@@ -53,7 +53,8 @@ def test_the_cheapest_deployment_reads_as_a_sentence_or_says_why_there_is_none()
     ok, sentence = cheapest_sentence(found, "SSD")
     assert ok and sentence.startswith(
         "**Cheapest deployment that keeps TTFT p90 within 2 s: 3 instance(s), each with 1 GPU(s), 32 GiB of host "
-        "DRAM and 3.84 TB of SSD (1 drive(s))**, at $13.43 per hour for the whole cluster ($4.48 per instance)."
+        "DRAM and 3.84 TB of SSD (1 drive(s))**, at $13.43 per hour for the whole cluster ($4.48 per instance; "
+        "rented at hourly list prices)."
     )
     none = Found(config, Targets(2.0), STEPS, pd.DataFrame(columns=list(COLUMNS)), 0, exhausted=True)
     assert cheapest_sentence(none, "SSD") == (

@@ -153,3 +153,40 @@ def test_bad_measured_ttfts_are_one_line(capsys, args, message):
     assert main(["tiers", *BASE, *args]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+# ---- rented or bought ----------------------------------------------------------------------------
+
+
+def test_bought_hardware_is_priced_as_its_purchase_over_the_years_plus_power(capsys):
+    argv = ["tiers", *BASE, "--dram", "128GiB", "--prices", "buy", "--years", "4", "--electricity", "0.1", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    hours = 4 * 8760
+    gpu = 317_000 / 8 / hours + 10_200 / 8 / 1000 * 0.1  # the H100's sourced price and power
+    dram = hw.DRAM_PURCHASE.value / hours
+    assert out["deployment"]["prices"]["gpu_per_hour"] == pytest.approx(gpu)
+    assert out["cost_per_hour"] == pytest.approx(gpu + 128 * 2**30 / 1e9 * dram)
+    assert out["deployment"]["prices"]["basis"].startswith("bought: purchase prices over 4 years")
+    assert main(["tiers", *BASE, "--dram", "128GiB", "--json"]) == 0
+    rented = json.loads(capsys.readouterr().out)
+    assert rented["deployment"]["prices"]["basis"] == "rented at hourly list prices"
+    assert rented["cost_per_hour"] > 3 * out["cost_per_hour"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--prices", "buy", "--gpu-price", "2"], "--gpu-price is an hourly rent: with --prices buy give purchase"),
+        (["--gpu-cost", "30000"], "--gpu-cost applies to bought hardware: give --prices buy"),
+        (["--years", "3"], "--years applies to bought hardware"),
+        (["--prices", "buy", "--years", "0"], "argument --years: must be in"),
+        (["--prices", "buy", "--gpu", "a40"], "no published purchase price is stored for a40 servers; give --gpu-cost"),
+        (["--prices", "buy", "--gpu", "a40", "--gpu-cost", "9000"], "no published power draw is stored for a40"),
+    ],
+)
+def test_prices_of_the_other_mode_and_unsourced_purchases_are_refused(capsys, args, message):
+    argv = ["tiers", EXAMPLE, "--model", "llama-3-8b", *(["--gpu", "h100"] if "--gpu" not in args else []), *args]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

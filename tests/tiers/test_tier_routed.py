@@ -141,3 +141,63 @@ def test_plan_refuses_what_a_router_search_does_not_model(capsys, args, message)
     assert main(["plan", *ROUTED[1:], "--router", "cache-aware", "--target-p90-ttft", "1", *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
+
+
+# ---- every router searched ----------------------------------------------------------------------
+
+COUNTS = [2, 3, 4, 5]
+
+
+@pytest.fixture(scope="module")
+def brute() -> dict:
+    """Every router at every count, each run alone: the brute force the search must agree with."""
+    from kvviz.cluster import ROUTERS
+    from kvviz.tiers import TierConfig
+    from kvviz.tiers.routed import routed
+
+    trace = load_trace(EXAMPLE)
+    return {
+        (r, n): routed(trace, TierConfig("llama-3-8b", "h100", hbm_gib=2, instances=n), r).summary()
+        for r in ROUTERS
+        for n in COUNTS
+    }
+
+
+def cheapest_by_brute_force(brute: dict, router: str, target: float) -> int | None:
+    meeting = [n for n in COUNTS if brute[(router, n)]["ttft_s"]["p90"] <= target]
+    return min(meeting) if meeting else None
+
+
+def test_searching_every_router_agrees_with_brute_force(brute):
+    from kvviz.cluster import ROUTERS
+    from kvviz.tiers import TierConfig
+    from kvviz.tiers.routed import search_routers
+    from kvviz.tiers.search import Targets
+
+    target = sorted(s["ttft_s"]["p90"] for s in brute.values())[len(brute) // 2]  # some routers meet it sooner
+    config = TierConfig("llama-3-8b", "h100", hbm_gib=2)
+    found = search_routers(load_trace(EXAMPLE), config, list(ROUTERS), Targets(target), instances=COUNTS)
+    answers = {}
+    for r in ROUTERS:
+        expected, best = cheapest_by_brute_force(brute, r, target), found.searches[r].best
+        assert (None if best is None else int(best["instances"])) == expected, r
+        if best is not None:
+            assert best["ttft_p90_s"] == pytest.approx(brute[(r, expected)]["ttft_s"]["p90"])
+            answers[r] = (best["cost_per_hour"], best["ttft_p90_s"])
+    overall = found.best
+    assert overall is not None
+    assert (overall["cost_per_hour"], overall["ttft_p90_s"]) == min(answers.values())
+    assert answers[overall["router"]] == (overall["cost_per_hour"], overall["ttft_p90_s"])
+
+
+def test_plan_searches_every_router_and_names_the_cheapest(capsys, monkeypatch):
+    argv = ["plan", *ROUTED[1:], "--router", "round-robin,kv-aware", "--target-p90-ttft", "100", "--json"]
+    assert main([*argv, "--instances", "3"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out["routers"]) == {"round-robin", "kv-aware"} and out["runs"] == 2
+    assert out["best"]["router"] in out["routers"] and out["best"]["instances"] == 3
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    assert main(["plan", *ROUTED[1:], "--router", "all", "--target-p90-ttft", "100", "--instances", "2"]) == 0
+    words = capsys.readouterr().out
+    assert words.startswith("Cheapest of 6 routers meeting TTFT p90 within 100 s: 2 instances of 1 GPU(s) behind ")
+    assert "6 deployment(s) run, each router's cheapest first. Each router's cheapest: round-robin: 2 at $" in words

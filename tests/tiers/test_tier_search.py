@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from kvviz.cli import main
+from kvviz.common import hardware as hw
 from kvviz.common.errors import InputError
 from kvviz.prefix_cache.replay import prepare
 from kvviz.tiers import TierConfig, replay
@@ -122,3 +123,20 @@ def test_gpus_per_instance_are_searched_and_must_fit_the_tensor_parallel_size(pr
     assert set(whole.tried["gpus"]) <= {1, 2} and whole.best is not None
     with pytest.raises(InputError, match="tp \\(2\\) must divide every GPU count searched, not 3"):
         search(prepared, TierConfig("llama-3-8b", "h100", gpus=4, tp=2), Targets(0.5), gpus=[2, 3])
+
+
+def test_buying_makes_dram_cheap_enough_to_change_the_cheapest_deployment(prepared):
+    """Two instances meet the target only with host DRAM, three without: rented, a DIMM of 640 GiB costs more
+    an hour than the third GPU, so the third GPU wins; bought, the DIMM costs less and DRAM wins."""
+    steps = Steps(dimm_gib=640, dimm_slots=1, drive_tb=1.0, drive_bays=0)
+    h100 = hw.gpu("h100")
+    bought = hw.Purchase(*(p.value for p in hw.purchase_defaults(h100))).hourly()
+    best = {}
+    for name, prices in (("rent", hw.DevicePrices.for_gpu(h100)), ("buy", bought)):
+        config = TierConfig("llama-3-8b", "h100", hbm_gib=0.25, prices=prices)
+        found = search(prepared, config, Targets(2.45), instances=range(1, 5), steps=steps).best
+        best[name] = (int(found["instances"]), float(found["dram_gib"]))
+        assert found["cost_per_hour"] == pytest.approx(
+            found["instances"] * (prices.gpu_per_hour + found["dram_gib"] * 2**30 / 1e9 * prices.dram_per_gb_hour)
+        )
+    assert best == {"rent": (3, 0.0), "buy": (2, 640.0)}
