@@ -16,9 +16,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kvviz.common.errors import InputError, quote
 from kvviz.common.jit import kernel
 from kvviz.hiradix.tree import USED, by_first_use, match_length, new_tree, serve
 from kvviz.prefix_cache.replay import PrefixReplay, parse_policy
+
+ENGINES: tuple[str, ...] = ("sglang", "vllm-lmcache")
+"""The serving stacks an instance runs: SGLang's radix cache (here), or vLLM's block pool with LMCache
+behind it (:class:`kvviz.lmcache.StackInstance`)."""
+
+
+def parse_engine(name: str) -> str:
+    key = str(name).strip().lower()
+    if key not in ENGINES:
+        raise InputError(
+            f"unknown engine '{quote(str(name).strip())}'; choose from {', '.join(ENGINES)}", field="engine"
+        )
+    return key
 
 
 @dataclass(frozen=True)
