@@ -273,14 +273,16 @@ def run(
         i = route.instance
         hit = caches[i].serve(r)
         have = hit + route.fetched
+        pooled, extra, load = 0, 0, 0.0
         if lmcache:
             for backend, tokens in caches[i].load(r, min(have * bs, length)).items():
                 loaded[r, BACKENDS.index(backend)] = tokens
-            pooled = 0
-        else:
+            extra, load = int(loaded[r].sum()), float(loaded[r] @ load_s)
+        elif cluster.pool is not None:
             pooled = _from_pool(cluster.pool, shape.blocks(r).tolist(), have)
-        cached = max(0, min((have + pooled) * bs + int(loaded[r].sum()), length - 1))
-        service = route.transfer_s + pooled * pool_s + float(loaded[r] @ load_s) + model.time(length, cached)
+            load = pooled * pool_s
+        cached = max(0, min((have + pooled) * bs + extra, length - 1))
+        service = route.transfer_s + load + model.time(length, cached)
         end = cluster.start(r, i, now, service, length - cached, length, float(decode_s[r]))
         out["i"][r], out["h"][r], out["f"][r], out["p"][r], out["c"][r] = i, hit, route.fetched, pooled, length - cached
         ttft[r] = end - now
@@ -312,14 +314,32 @@ def make_caches(config: ClusterConfig, shape: Nodes, lengths: np.ndarray, block_
     return [StackInstance(keys, shape.n_nodes, config.blocks, lm, shared) for _ in range(n)]
 
 
-BYTES_PER_PREFIX = 76
-"""Bytes each instance keeps per prefix of the trace: its radix cache's arrays (68) and a router's tree (8)."""
+ROUTER_BYTES_PER_PREFIX = 8
+"""A router's tree: one word per prefix of the trace (SGLang's router: which instances it sent it to)."""
+RADIX_BYTES = (4, 2 * 68)
+"""An SGLang instance: per prefix of the trace, its number there (4 bytes); per block it has seen, its radix
+cache's arrays (68), with room to grow as much again."""
+POOL_BYTES = (24, 20)
+"""A vLLM instance: per prefix of the trace, its holders' queue (24 bytes); per block of its pool, 20."""
 MEMORY_LIMIT_GIB = 6.0
+
+
+def memory_gib(replay: PrefixReplay, config: ClusterConfig) -> float:
+    """At most the memory the instances and the router take over this trace. An SGLang instance grows with
+    the blocks it sees, and all of them together see at most one block per access."""
+    n, many = replay.n_nodes, config.instances
+    if config.engine == "sglang":
+        per_prefix, per_block = RADIX_BYTES
+        blocks = min(many * n, replay.accesses)
+    else:
+        per_prefix, per_block = POOL_BYTES
+        blocks = many * min(config.blocks, n)
+    return (n * (ROUTER_BYTES_PER_PREFIX + many * per_prefix) + blocks * per_block) / 2**30
 
 
 def check_memory(replay: PrefixReplay, config: ClusterConfig) -> None:
     """Refuse, before allocating, instances whose caches would take more than ``MEMORY_LIMIT_GIB``."""
-    gib = config.instances * replay.n_nodes * BYTES_PER_PREFIX / 2**30
+    gib = memory_gib(replay, config)
     require(
         gib <= MEMORY_LIMIT_GIB,
         f"{config.instances} instances over this trace's {replay.n_nodes:,} prefixes would take {gib:,.1f} GiB, "
@@ -328,11 +348,9 @@ def check_memory(replay: PrefixReplay, config: ClusterConfig) -> None:
     )
 
 
-def _from_pool(pool: LruBackend | None, blocks: list[int], have: int) -> int:
+def _from_pool(pool: LruBackend, blocks: list[int], have: int) -> int:
     """Look the prompt up in the shared pool (hits touched), put it there after prefill; returns the
     blocks the pool holds past the ``have`` the instance already has."""
-    if pool is None:
-        return 0
     found = pool.leading(blocks)
     pool.touch(blocks[:found])
     pool.put(blocks)
@@ -434,7 +452,7 @@ def with_target(table: pd.DataFrame, target_p90_s: float) -> pd.DataFrame:
 
 SERVED_ACCESSES_PER_S = 0.5e6
 """Block accesses the cluster serves per CPU second, routing included (bench.bench_routers: 16.5M accesses
-behind cache-aware over 8 instances in 30 CPU s, rounded down)."""
+behind cache-aware over 8 instances in 25 CPU s, rounded down)."""
 
 
 def cost(replay: PrefixReplay, runs: int) -> budget.Cost:
