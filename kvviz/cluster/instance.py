@@ -19,7 +19,7 @@ import numpy as np
 from kvviz.common.errors import InputError, quote
 from kvviz.common.jit import kernel
 from kvviz.hiradix.tree import NO_NODE, OWNER, USED, by_first_use, new_tree, serve
-from kvviz.prefix_cache.replay import PrefixReplay, parse_policy
+from kvviz.prefix_cache.replay import PrefixReplay, inserts_of, parse_policy, prefix_nodes
 
 ENGINES: tuple[str, ...] = ("sglang", "vllm-lmcache")
 """The serving stacks an instance runs: SGLang's radix cache (here), or vLLM's block pool with LMCache
@@ -172,3 +172,37 @@ class InstanceCache:
     def used(self) -> int:
         """Blocks cached."""
         return int(self.state[USED])
+
+
+def nodes_of(blocks: np.ndarray, offsets: np.ndarray, output_lengths: np.ndarray) -> Nodes:
+    """Requests given by their block ids (request r's are ``blocks[offsets[r]:offsets[r + 1]]``) as prefix
+    nodes, as :func:`kvviz.prefix_cache.replay.prepare` numbers a trace's."""
+    offsets = np.asarray(offsets, np.int64)
+    ids = np.unique(np.asarray(blocks), return_inverse=True)[1].reshape(-1)
+    nodes, parent, depth, _ = by_first_use(*prefix_nodes(ids, offsets))
+    return Nodes(nodes, parent, depth, offsets, inserts_of(output_lengths))
+
+
+class TimedCache:
+    """An instance's cache (:class:`InstanceCache`) that also knows when each block's KV exists, for
+    Mooncake's Conductor: a request's blocks enter the cache when it is dispatched and exist from the
+    end of its prefill (KV is causal); a block already cached keeps its time."""
+
+    def __init__(self, shape: Nodes, capacity: int, policy: str = "lru"):
+        self.cache = InstanceCache(shape, capacity, policy)
+        self.ready = np.zeros(0)  # per block in the cache's numbering: when its KV exists
+
+    def match(self, r: int) -> tuple[int, float]:
+        """Leading blocks of request ``r`` cached here, and when the last of them exists."""
+        m = self.cache.match(r)
+        if not m:
+            return 0, 0.0
+        return m, float(self.ready[self.cache.local[self.cache.shape.blocks(r)[:m]]].max())
+
+    def store(self, r: int, ready_at: float) -> None:
+        """Dispatch request ``r`` here: its blocks not cached yet exist from ``ready_at``."""
+        cache = self.cache
+        m = cache.serve(r)
+        if len(self.ready) < cache.room:
+            self.ready = np.concatenate([self.ready, np.zeros(cache.room - len(self.ready))])
+        self.ready[cache.local[cache.shape.blocks(r)[m:]]] = ready_at
