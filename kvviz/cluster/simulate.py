@@ -411,7 +411,7 @@ def compare(
     names = [parse_router(r) for r in routers]
     require(bool(names), "no router given; choose from " + ", ".join(ROUTERS), field="router")
     replay = prepare(trace)
-    budget.check(cost(replay, len(names) * len(counts)))
+    budget.check(cost(replay, len(names) * len(counts), config))
     rows, runs = [], len(names) * len(counts)
     for n in counts:
         cfg = replace(config, instances=n)
@@ -455,8 +455,13 @@ SERVED_ACCESSES_PER_S = 0.5e6
 behind cache-aware over 8 instances in 25 CPU s, rounded down)."""
 
 
-def cost(replay: PrefixReplay, runs: int) -> budget.Cost:
-    """The work of ``runs`` cluster runs of this trace, before it starts."""
-    return budget.cost(
-        "cluster replay", replay.accesses * runs, "block accesses", SERVED_ACCESSES_PER_S, "the number of routers"
-    )
+LMCACHE_ACCESSES_PER_S = 0.2e6
+"""The same with LMCache's backends on, whose chunk keys and lookups run in Python (bench.bench_routers
+--engine vllm-lmcache --remote-chunks inf: 3.3M accesses over 8 instances in 12.9 CPU s, rounded down)."""
+
+
+def cost(replay: PrefixReplay, runs: int, config: ClusterConfig | None = None) -> budget.Cost:
+    """The work of ``runs`` cluster runs of this trace (of ``config``'s engine), before it starts."""
+    lmcache = config is not None and config.engine != "sglang" and bool(config.lmcache.capacities())
+    rate = LMCACHE_ACCESSES_PER_S if lmcache else SERVED_ACCESSES_PER_S
+    return budget.cost("cluster replay", replay.accesses * runs, "block accesses", rate, "the number of routers")

@@ -56,6 +56,8 @@ class StackInstance:
     def load(self, r: int, have: int) -> dict[str, int]:
         """LMCache's part of request ``r``, whose first ``have`` tokens the instance already has: the
         tokens loaded from each backend past them; then the prompt's chunks are stored."""
+        if not self.names:
+            return {}
         ends = self.keys.ends(r)
         ids = self.keys.keys(r, ends)
         loaded = dict.fromkeys(self.names, 0)

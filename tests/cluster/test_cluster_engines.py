@@ -170,3 +170,12 @@ def test_tiers_behind_a_router_runs_vllm_pools(capsys):
     config = ClusterConfig(instances=2, blocks=out["gpu_blocks_per_instance"], engine=VLLM)
     assert out["engine"] == VLLM
     assert out["hit_blocks"] == int(run(load_trace(EXAMPLE), "round-robin", config).hits.sum())
+
+
+def test_lmcaches_python_lookups_are_counted_slower_in_the_work_budget():
+    from kvviz.cluster import cost
+
+    replay = prepare(trace_of([(0, 32, 1, [1, 2])]))
+    with_backends = ClusterConfig(engine=VLLM, lmcache=LMCacheConfig(cpu_chunks=8))
+    gpu_only = ClusterConfig(engine=VLLM)
+    assert cost(replay, 1, with_backends).seconds > cost(replay, 1, gpu_only).seconds == cost(replay, 1).seconds
