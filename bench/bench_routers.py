@@ -1,11 +1,13 @@
 """Benchmark: a large trace served by 8 instances behind SGLang's cache-aware router.
 
-    .venv/bin/python -m bench.bench_routers                      # 1M requests (~24M block accesses)
+    .venv/bin/python -m bench.bench_routers                      # 1M requests (16.5M block accesses)
     .venv/bin/python -m bench.bench_routers --requests 200000 --router round-robin
+    .venv/bin/python -m bench.bench_routers --keep trace.jsonl    # build it there once, then reuse it
 
 The trace is ``bench.bench_scale``'s builder (pieces of 100,000 generated requests whose blocks come
 back every ten pieces), read and prepared for replay untimed. Timed: ``kvviz.cluster.run`` over 8
-instances of ``--blocks`` blocks (one warm-up run on the first 2,000 requests first, so numba's
+instances of ``--blocks`` blocks (``--engine vllm-lmcache``: vLLM pools, with ``--remote-chunks`` an LMCache
+remote backend they share; one warm-up run on the first 2,000 requests first, so numba's
 compile is not counted). Prints wall and CPU seconds, the process's peak RSS, the hit ratio and
 TTFT percentiles, beside the targets: ≤ 60 s and ≤ 4 GiB for 1M requests.
 """
@@ -22,6 +24,7 @@ import numpy as np
 from bench.bench_scale import build_trace_file
 from bench.timing import timed
 from kvviz.cluster import ClusterConfig, run
+from kvviz.lmcache import LMCacheConfig
 from kvviz.prefix_cache import prepare
 from kvviz.traces import load_trace
 
@@ -39,14 +42,19 @@ def main() -> None:
     parser.add_argument("--instances", type=int, default=8)
     parser.add_argument("--blocks", type=int, default=100_000)
     parser.add_argument("--router", default="cache-aware")
+    parser.add_argument("--engine", default="sglang", help="sglang or vllm-lmcache")
+    parser.add_argument("--remote-chunks", type=float, default=0.0, help="vllm-lmcache: the shared remote backend")
+    parser.add_argument("--keep", type=Path, default=None, help="the trace file: built there if missing, else read")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "trace.jsonl"
-        timed(f"build {args.requests:,} requests", lambda: build_trace_file(args.requests, path))
+        path = args.keep or Path(tmp) / "trace.jsonl"
+        if not path.exists():
+            timed(f"build {args.requests:,} requests", lambda: build_trace_file(args.requests, path))
         trace = timed("read", lambda: load_trace(path))
     replay = timed("prepare", lambda: prepare(trace))
     print(f"{replay.n_requests:,} requests, {replay.accesses:,} block accesses, {replay.n_nodes:,} prefixes")
-    config = ClusterConfig(instances=args.instances, blocks=args.blocks)
+    lmcache = LMCacheConfig(remote_chunks=args.remote_chunks)
+    config = ClusterConfig(instances=args.instances, blocks=args.blocks, engine=args.engine, lmcache=lmcache)
     timed("warm-up (2,000 requests)", lambda: run(trace.head(2000), args.router, config))
     before = peak_gib()
     result = timed(

@@ -134,8 +134,9 @@ def show(
     figures.figure("cluster.fig_fig8", results, key="cluster_fig8")
     figures.figure("cluster.fig_admission", results, key="cluster_admission")
     frame.explain(
-        f"Each prefill instance keeps an LRU cache of {trace.block_size}-token KV blocks named by chained hashes, "
-        "so a request's reusable prefix there is its run of leading block ids found in that cache. "
+        f"Each prefill instance keeps its own cache of {trace.block_size}-token KV blocks, SGLang's radix cache "
+        "evicting the least recently used leaves (the same cache the Tiers page's routers run), so a request's "
+        "reusable prefix there is its run of leading blocks found in that cache. "
         "**Algorithm 1** costs every instance: if the longest prefix anywhere is at least *threshold* × its own, "
         "TTFT = transfer + queue + prefill of the rest of the prompt; otherwise queue + prefill from its own prefix. "
         "The smallest TTFT wins and fetched blocks stay there. KV exists only once the prefill computing it ends: "

@@ -4,6 +4,7 @@
 ``routers`` the routing rules as their sources decide, ``simulate`` the run over time and its summary.
 """
 
+from kvviz.cluster.instance import ENGINES, parse_engine
 from kvviz.cluster.routers import ROUTER_RULES, ROUTERS, RouterKnobs, parse_router
 from kvviz.cluster.simulate import (
     REFERENCE,
@@ -19,6 +20,7 @@ from kvviz.cluster.simulate import (
 )
 
 __all__ = [
+    "ENGINES",
     "REFERENCE",
     "ROUTERS",
     "ROUTER_RULES",
@@ -27,6 +29,7 @@ __all__ = [
     "ClusterRun",
     "RouterKnobs",
     "compare",
+    "parse_engine",
     "cost",
     "parse_router",
     "reference_row",

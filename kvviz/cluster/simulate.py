@@ -36,12 +36,14 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from kvviz.cluster.instance import InstanceCache, numbered
+from kvviz import vllm
+from kvviz.cluster.instance import InstanceCache, Nodes, numbered, parse_engine
 from kvviz.cluster.routers import MAX_INSTANCES, ROUTERS, Router, RouterKnobs, View, make_router, parse_router
 from kvviz.common import budget
 from kvviz.common import hardware as hw
 from kvviz.common.errors import require
-from kvviz.lmcache.store import LruBackend
+from kvviz.lmcache.stack import StackInstance
+from kvviz.lmcache.store import BACKENDS, ChunkKeys, LMCacheConfig, LruBackend
 from kvviz.mooncake.prefill import PrefillModel
 from kvviz.prefix_cache.replay import PrefixReplay, parse_policy, prepare, request_hits
 from kvviz.traces import Trace
@@ -53,6 +55,9 @@ SUMMARY_COLUMNS = (
     "hits",
     "fetched",
     "pooled",
+    "lmcache_cpu_tokens",
+    "lmcache_disk_tokens",
+    "lmcache_remote_tokens",
     "accesses",
     "hit_ratio",
     "ttft_p50_s",
@@ -83,6 +88,8 @@ class ClusterConfig:
     pool_blocks: float = 0.0  # a shared KV pool (0: none; math.inf: unbounded)
     pool_gb_s: float = 50.0  # each instance's link to the pool (400 Gbps RDMA)
     knobs: RouterKnobs = field(default_factory=RouterKnobs)
+    engine: str = "sglang"
+    lmcache: LMCacheConfig = field(default_factory=LMCacheConfig)  # vllm-lmcache: per instance; remote shared
 
     def validate(self) -> None:
         require(1 <= self.instances <= MAX_INSTANCES, f"instances must be in 1..{MAX_INSTANCES}", field="instances")
@@ -96,8 +103,31 @@ class ClusterConfig:
         require(self.pool_blocks >= 0, "the shared pool's blocks must be ≥ 0", field="pool_blocks")
         require(self.pool_gb_s > 0, "the pool's link must be > 0 GB/s", field="pool_gb_s")
         parse_policy(self.policy)
+        self.check_engine()
         hw.model(self.model)
         hw.gpu(self.gpu)
+
+    def check_engine(self) -> None:
+        """The engine is known, and what applies only to the other engine is not given."""
+        engine = parse_engine(self.engine)
+        if engine == "sglang":
+            require(
+                not self.lmcache.capacities(),
+                "LMCache's backends apply to the vllm-lmcache engine; SGLang's shared pool is pool blocks",
+                field="lmcache",
+            )
+            return
+        self.lmcache.validate()
+        require(
+            self.policy == "lru",
+            "vLLM's block pool has no eviction policy to choose (it frees blocks in the order they were freed)",
+            field="policy",
+        )
+        require(
+            self.pool_blocks == 0,
+            "with vllm-lmcache the shared pool is LMCache's remote backend, given in chunks, not pool blocks",
+            field="pool_blocks",
+        )
 
     @property
     def model_spec(self) -> hw.ModelSpec:
@@ -119,7 +149,20 @@ class ClusterConfig:
 
     def pool_s_per_block(self, block_size: int) -> float:
         """Seconds to load one block from the shared pool."""
-        return block_size * self.model_spec.kv_bytes_per_token / (self.pool_gb_s * hw.GB)
+        return block_size * self.pool_s_per_token()
+
+    def pool_s_per_token(self) -> float:
+        return self.model_spec.kv_bytes_per_token / (self.pool_gb_s * hw.GB)
+
+    def load_s_per_token(self) -> dict[str, float]:
+        """Seconds to load one token's KV from each LMCache backend: local CPU memory over PCIe 5.0,
+        local disk from one NVMe SSD, the remote (shared) backend over the pool's link."""
+        per = self.model_spec.kv_bytes_per_token
+        return {
+            "cpu": per / hw.link("pcie5-x16").effective_bytes_s,
+            "disk": per / hw.link("nvme").effective_bytes_s,
+            "remote": self.pool_s_per_token(),
+        }
 
 
 DEFAULT = ClusterConfig()
@@ -128,15 +171,17 @@ DEFAULT = ClusterConfig()
 
 @dataclass(frozen=True)
 class ClusterRun:
-    """One router's run: per request its instance, blocks hit in that instance's cache, blocks
-    fetched from another instance, blocks loaded from the shared pool, and TTFT; per instance its
-    prefill seconds."""
+    """One router's run: per request its instance, blocks hit in that instance's GPU cache, blocks
+    fetched from another instance, blocks loaded from SGLang's shared pool, tokens loaded from each
+    LMCache backend (``loaded``: columns CPU, disk, remote; vllm-lmcache only), and TTFT; per instance
+    its prefill seconds."""
 
     router: str
     instance: np.ndarray
     hits: np.ndarray
     fetched: np.ndarray
     pooled: np.ndarray
+    loaded: np.ndarray
     ttft_s: np.ndarray
     busy_s: np.ndarray
     accesses: int
@@ -208,7 +253,9 @@ def run(
     n, bs, model = config.instances, replay.block_size, config.prefill
     lengths = replay.input_lengths
     decode_s = _outputs(source if isinstance(source, Trace) else trace, replay) * config.decode_s_per_token
-    caches = [InstanceCache(shape, config.blocks, config.policy) for _ in range(n)]
+    caches = make_caches(config, shape, lengths, bs)
+    lmcache = config.engine != "sglang"
+    load_s = np.array(list(config.load_s_per_token().values()))
     rule = make_router(
         name, shape=shape, lengths=lengths, block_size=bs, instances=n, knobs=config.knobs_for(bs), model=model
     )
@@ -217,6 +264,7 @@ def run(
     pool_s = config.pool_s_per_block(bs)
     arrivals = replay.timestamps_ms / 1000.0
     out = {k: np.zeros(replay.n_requests, np.int64) for k in "ihfpc"}
+    loaded = np.zeros((replay.n_requests, len(BACKENDS)), np.int64)
     ttft = np.zeros(replay.n_requests)
     for r in range(replay.n_requests):
         now, length = float(arrivals[r]), int(lengths[r])
@@ -224,9 +272,17 @@ def run(
         route = rule.choose(r, view)
         i = route.instance
         hit = caches[i].serve(r)
-        pooled = _from_pool(cluster.pool, shape.blocks(r).tolist(), hit + route.fetched)
-        cached = max(0, min((hit + route.fetched + pooled) * bs, length - 1))
-        service = route.transfer_s + pooled * pool_s + model.time(length, cached)
+        have = hit + route.fetched
+        pooled, extra, load = 0, 0, 0.0
+        if lmcache:
+            for backend, tokens in caches[i].load(r, min(have * bs, length)).items():
+                loaded[r, BACKENDS.index(backend)] = tokens
+            extra, load = int(loaded[r].sum()), float(loaded[r] @ load_s)
+        elif cluster.pool is not None:
+            pooled = _from_pool(cluster.pool, shape.blocks(r).tolist(), have)
+            load = pooled * pool_s
+        cached = max(0, min((have + pooled) * bs + extra, length - 1))
+        service = route.transfer_s + load + model.time(length, cached)
         end = cluster.start(r, i, now, service, length - cached, length, float(decode_s[r]))
         out["i"][r], out["h"][r], out["f"][r], out["p"][r], out["c"][r] = i, hit, route.fetched, pooled, length - cached
         ttft[r] = end - now
@@ -237,6 +293,7 @@ def run(
         out["h"],
         out["f"],
         out["p"],
+        loaded,
         ttft,
         view.busy_s.copy(),
         replay.accesses,
@@ -245,14 +302,44 @@ def run(
     )
 
 
-BYTES_PER_PREFIX = 76
-"""Bytes each instance keeps per prefix of the trace: its radix cache's arrays (68) and a router's tree (8)."""
+def make_caches(config: ClusterConfig, shape: Nodes, lengths: np.ndarray, block_size: int) -> list:
+    """Each instance's cache: SGLang's radix cache, or vLLM's block pool with LMCache behind it (its
+    CPU and disk backends its own, the remote backend one for the cluster)."""
+    n = config.instances
+    if config.engine == "sglang":
+        return [InstanceCache(shape, config.blocks, config.policy) for _ in range(n)]
+    lm = config.lmcache
+    keys = ChunkKeys(shape.nodes, shape.offsets, lengths, block_size, lm)
+    shared = LruBackend("remote", lm.remote_chunks) if lm.remote_chunks > 0 else None
+    return [StackInstance(keys, shape.n_nodes, config.blocks, lm, shared) for _ in range(n)]
+
+
+ROUTER_BYTES_PER_PREFIX = 8
+"""A router's tree: one word per prefix of the trace (SGLang's router: which instances it sent it to)."""
+RADIX_BYTES = (4, 2 * 68)
+"""An SGLang instance: per prefix of the trace, its number there (4 bytes); per block it has seen, its radix
+cache's arrays (68), with room to grow as much again."""
+POOL_BYTES = (24, 20)
+"""A vLLM instance: per prefix of the trace, its holders' queue (24 bytes); per block of its pool, 20."""
 MEMORY_LIMIT_GIB = 6.0
+
+
+def memory_gib(replay: PrefixReplay, config: ClusterConfig) -> float:
+    """At most the memory the instances and the router take over this trace. An SGLang instance grows with
+    the blocks it sees, and all of them together see at most one block per access."""
+    n, many = replay.n_nodes, config.instances
+    if config.engine == "sglang":
+        per_prefix, per_block = RADIX_BYTES
+        blocks = min(many * n, replay.accesses)
+    else:
+        per_prefix, per_block = POOL_BYTES
+        blocks = many * min(config.blocks, n)
+    return (n * (ROUTER_BYTES_PER_PREFIX + many * per_prefix) + blocks * per_block) / 2**30
 
 
 def check_memory(replay: PrefixReplay, config: ClusterConfig) -> None:
     """Refuse, before allocating, instances whose caches would take more than ``MEMORY_LIMIT_GIB``."""
-    gib = config.instances * replay.n_nodes * BYTES_PER_PREFIX / 2**30
+    gib = memory_gib(replay, config)
     require(
         gib <= MEMORY_LIMIT_GIB,
         f"{config.instances} instances over this trace's {replay.n_nodes:,} prefixes would take {gib:,.1f} GiB, "
@@ -261,11 +348,9 @@ def check_memory(replay: PrefixReplay, config: ClusterConfig) -> None:
     )
 
 
-def _from_pool(pool: LruBackend | None, blocks: list[int], have: int) -> int:
+def _from_pool(pool: LruBackend, blocks: list[int], have: int) -> int:
     """Look the prompt up in the shared pool (hits touched), put it there after prefill; returns the
     blocks the pool holds past the ``have`` the instance already has."""
-    if pool is None:
-        return 0
     found = pool.leading(blocks)
     pool.touch(blocks[:found])
     pool.put(blocks)
@@ -279,8 +364,11 @@ def _outputs(trace: Trace | None, replay: PrefixReplay) -> np.ndarray:
 
 
 def shared_hits(replay: PrefixReplay, config: ClusterConfig) -> int:
-    """Hits of one cache of instances × blocks replaying the whole trace (the reference)."""
-    return int(request_hits(replay, config.policy, config.instances * config.blocks).sum())
+    """Hits of one GPU cache of instances × blocks (the engine's) replaying the whole trace (the reference)."""
+    capacity = config.instances * config.blocks
+    if config.engine == "sglang":
+        return int(request_hits(replay, config.policy, capacity).sum())
+    return int(vllm.request_hits(replay, capacity).sum())
 
 
 def summary_row(result: ClusterRun, config: ClusterConfig) -> dict:
@@ -293,6 +381,7 @@ def summary_row(result: ClusterRun, config: ClusterConfig) -> dict:
         "hits": int(result.hits.sum()),
         "fetched": int(result.fetched.sum()),
         "pooled": int(result.pooled.sum()),
+        **{f"lmcache_{name}_tokens": int(result.loaded[:, k].sum()) for k, name in enumerate(BACKENDS)},
         "accesses": result.accesses,
         "hit_ratio": result.hit_ratio,
         "ttft_p50_s": float(p50),
@@ -322,7 +411,7 @@ def compare(
     names = [parse_router(r) for r in routers]
     require(bool(names), "no router given; choose from " + ", ".join(ROUTERS), field="router")
     replay = prepare(trace)
-    budget.check(cost(replay, len(names) * len(counts)))
+    budget.check(cost(replay, len(names) * len(counts), config))
     rows, runs = [], len(names) * len(counts)
     for n in counts:
         cfg = replace(config, instances=n)
@@ -344,6 +433,7 @@ def reference_row(replay: PrefixReplay, config: ClusterConfig) -> dict:
         "hits": hits,
         "fetched": 0,
         "pooled": 0,
+        **{f"lmcache_{name}_tokens": 0 for name in BACKENDS},
         "accesses": replay.accesses,
         "hit_ratio": hits / replay.accesses,
     }
@@ -362,11 +452,16 @@ def with_target(table: pd.DataFrame, target_p90_s: float) -> pd.DataFrame:
 
 SERVED_ACCESSES_PER_S = 0.5e6
 """Block accesses the cluster serves per CPU second, routing included (bench.bench_routers: 16.5M accesses
-behind cache-aware over 8 instances in 30 CPU s, rounded down)."""
+behind cache-aware over 8 instances in 25 CPU s, rounded down)."""
 
 
-def cost(replay: PrefixReplay, runs: int) -> budget.Cost:
-    """The work of ``runs`` cluster runs of this trace, before it starts."""
-    return budget.cost(
-        "cluster replay", replay.accesses * runs, "block accesses", SERVED_ACCESSES_PER_S, "the number of routers"
-    )
+LMCACHE_ACCESSES_PER_S = 0.2e6
+"""The same with LMCache's backends on, whose chunk keys and lookups run in Python (bench.bench_routers
+--engine vllm-lmcache --remote-chunks inf: 3.3M accesses over 8 instances in 12.9 CPU s, rounded down)."""
+
+
+def cost(replay: PrefixReplay, runs: int, config: ClusterConfig | None = None) -> budget.Cost:
+    """The work of ``runs`` cluster runs of this trace (of ``config``'s engine), before it starts."""
+    lmcache = config is not None and config.engine != "sglang" and bool(config.lmcache.capacities())
+    rate = LMCACHE_ACCESSES_PER_S if lmcache else SERVED_ACCESSES_PER_S
+    return budget.cost("cluster replay", replay.accesses * runs, "block accesses", rate, "the number of routers")

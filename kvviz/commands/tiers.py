@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from kvviz.common import args as A
+from kvviz.common.errors import InputError
 from kvviz.traces.cli import add_trace_arguments
 
 NAME = "tiers"
@@ -35,6 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve the --instances (2 or more) each with its own GPU cache behind this router: round-robin, "
         "least-load, prefix-hash, cache-aware, kv-aware or conductor (default: the instances act as one cache)",
     )
+    parser.add_argument(
+        "--engine",
+        choices=("sglang", "vllm-lmcache"),
+        default=None,
+        help="with --router, each instance's stack: SGLang's radix cache (default) or vLLM's block pool",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,10 +52,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.router is not None:
         refuse_for_router(args)
+    elif args.engine is not None:
+        raise InputError("--engine applies with --router; the tiered replay is SGLang's HiCache")
     config = config_from_args(args)
     trace = trace_from_args(args)
     if args.router is not None:
-        answer = routed(trace, config, args.router)
+        answer = routed(trace, config, args.router, engine=args.engine or "sglang")
         summary, ttft, describe = answer.summary(), answer.ttft_s, routed_words
     else:
         result = replay(trace, config)

@@ -3,7 +3,7 @@
 ``store`` is LMCache's chunk keys, lookup and backends; ``stack`` a trace through both.
 """
 
-from kvviz.lmcache.stack import StackRun, replay
+from kvviz.lmcache.stack import StackInstance, StackRun, replay
 from kvviz.lmcache.store import BACKENDS, ChunkStore, LMCacheConfig, chunks_of_gib
 
-__all__ = ["BACKENDS", "ChunkStore", "LMCacheConfig", "StackRun", "chunks_of_gib", "replay"]
+__all__ = ["BACKENDS", "ChunkStore", "LMCacheConfig", "StackInstance", "StackRun", "chunks_of_gib", "replay"]

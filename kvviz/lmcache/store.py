@@ -97,11 +97,16 @@ class LruBackend:
 
 
 class ChunkStore:
-    """The backends that are on, in lookup order."""
+    """The backends that are on, in lookup order. A ``shared`` backend (one every instance of a cluster
+    uses) stands in for the remote one."""
 
-    def __init__(self, config: LMCacheConfig):
+    def __init__(self, config: LMCacheConfig, shared: LruBackend | None = None):
         config.validate()
-        self.backends = [LruBackend(name, size) for name, size in config.capacities().items()]
+        sizes = config.capacities()
+        self.backends = [
+            shared if name == "remote" and shared is not None else LruBackend(name, size)
+            for name, size in sizes.items()
+        ]
 
     def lookup(self, keys: list[int]) -> list[int]:
         """Chunks hit in each backend (in order), walking the keys as ``batched_contains`` does;

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from kvviz.cluster.instance import TimedCache, nodes_of
 from kvviz.common import budget, paper
 from kvviz.common.errors import require
 from kvviz.mooncake.decode_pool import DecodeModel, DecodePool
@@ -271,19 +272,19 @@ def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), schedule
         config.balancing_threshold, config.transfer_s_per_block(trace.block_size), config.transfer_latency_s
     )
     picks = np.random.default_rng(config.seed).integers(config.instances, size=n).tolist()
-    placer = Placer(scheduler, config.instances, config.cache_blocks, trace.block_size, config.prefill, fetching, picks)
+    caches = instance_caches(trace.blocks, trace.offsets, output, config.instances, config.cache_blocks)
+    placer = Placer(scheduler, caches, trace.block_size, config.prefill, fetching, picks)
     pool = DecodePool(config.decode_instances, config.decode, n)
     free_at = [0.0] * config.instances
     rec = _Record(n)
-    blocks, offsets = trace.blocks.tolist(), trace.offsets.tolist()
     for r in range(n):
-        t, ids, L = arrival[r], blocks[offsets[r] : offsets[r + 1]], length[r]
+        t, L = arrival[r], length[r]
         pool.advance(t)
-        c = placer.choose(r, ids, L, t, [max(f - t, 0.0) for f in free_at])
+        c = placer.choose(r, L, t, [max(f - t, 0.0) for f in free_at])
         d, tbt = pool.choose(L)
         rec.ttft[r], rec.tbt[r], rec.outcome[r] = c.ttft_s, tbt, config.verdict(c.ttft_s, tbt)
         if rec.outcome[r] == ACCEPTED:
-            placer.commit(c, ids, t)
+            placer.commit(c, r, t)
             free_at[c.instance] = t + c.ttft_s
             pool.admit(d, r, t + c.ttft_s, L, output[r])
             rec.place(r, c, t)
@@ -308,6 +309,13 @@ def schedule(trace: Trace, config: ConductorConfig = ConductorConfig(), schedule
         threshold_ratios=placer.threshold_ratios(),
         threshold_requests=placer.decided,
     )
+
+
+def instance_caches(blocks: np.ndarray, offsets: np.ndarray, outputs, instances: int, capacity: int) -> list:
+    """Each prefill instance's cache of ``capacity`` blocks: the cluster's (SGLang's radix cache, LRU),
+    knowing when each block's KV exists."""
+    shape = nodes_of(blocks, offsets, np.asarray(outputs, np.int64))
+    return [TimedCache(shape, capacity) for _ in range(instances)]
 
 
 def cost(trace: Trace, config: ConductorConfig, schedulers: int = 1) -> budget.Cost:

@@ -1,7 +1,9 @@
 """Where a request's prefill runs: the four placements of the Conductor over the instances' caches.
 
-Each prefill instance keeps a local LRU cache of KV blocks (named by chained prefix hashes, so a
-request's reusable prefix on an instance is its longest run of leading block ids found there).
+Each prefill instance keeps its own cache of KV blocks: the cluster's instance cache
+(:class:`kvviz.cluster.instance.TimedCache`, SGLang's radix cache as the cluster's routers and the tiered
+replay see it), so a request's reusable prefix on an instance is its longest run of leading blocks
+cached there.
 
 * ``random``: any instance; it still reuses whatever prefix it happens to hold;
 * ``balance``: the instance with the shortest queue (load balancing);
@@ -17,13 +19,12 @@ taken) but exist only when its prefill finishes. A later request on the same ins
 behind that prefill, so its local prefix is always there when it starts; a fetch from another
 instance must first wait for the blocks to exist. While the best prefix does not exist yet,
 Algorithm 1's fetch branch includes the wait, and the instance computes from its own prefix instead
-when that is sooner. Blocks are touched tail first, so LRU evicts the tail of a prefix before its
-head (as vLLM's free-block queue does).
+when that is sooner. Evicting, the cache frees whole leaves of its radix tree, so the tail of a prefix
+goes before its head.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -131,33 +132,6 @@ def cache_aware_choice(
     return Choice(i, times[i], prefix_blocks[i], 0, None, queue_s=queue_s[i])
 
 
-class LocalCache:
-    """One instance's LRU block cache: block id -> the time its KV exists (its prefill's end)."""
-
-    def __init__(self, capacity: int):
-        self.capacity = capacity
-        self.blocks: OrderedDict[int, float] = OrderedDict()
-
-    def match(self, ids: list[int]) -> tuple[int, float]:
-        """Leading blocks of ``ids`` held here, and when the last of them exists."""
-        n, ready, blocks = 0, 0.0, self.blocks
-        for h in ids:
-            at = blocks.get(h)
-            if at is None:
-                break
-            n += 1
-            ready = max(ready, at)
-        return n, ready
-
-    def store(self, ids: list[int], ready_at: float = 0.0) -> None:
-        blocks = self.blocks
-        for h in reversed(ids):  # the head of the prefix ends most recently used
-            at = blocks.pop(h, ready_at)
-            blocks[h] = min(at, ready_at)
-        while len(blocks) > self.capacity:
-            blocks.popitem(last=False)
-
-
 def partial_ratios(prefix_blocks: list[int]) -> list[float]:
     """best / own for each instance holding part of the longest prefix (0 < own < best): the only
     ones whose branch in Algorithm 1 depends on the balancing threshold."""
@@ -177,35 +151,30 @@ class Fetching:
 class Placer:
     """One scheduler's placements over a run: the instances' caches and the work each has done.
 
-    ``choose`` costs a request on every instance (or picks one, for random and load balancing)
-    without changing anything, so an admission check may still refuse it; ``commit`` dispatches it.
+    ``caches`` are the instances' caches (:class:`kvviz.cluster.instance.TimedCache`: the cluster's
+    radix caches, which also know when a block's KV exists). ``choose`` costs a request on every
+    instance (or picks one, for random and load balancing) without changing anything, so an admission
+    check may still refuse it; ``commit`` dispatches it.
     """
 
     def __init__(
-        self,
-        scheduler: str,
-        instances: int,
-        cache_blocks: int,
-        block_size: int,
-        model: PrefillModel,
-        fetching: Fetching,
-        picks: list[int],
+        self, scheduler: str, caches: list, block_size: int, model: PrefillModel, fetching: Fetching, picks: list[int]
     ):
         self.scheduler, self.block_size, self.model, self.fetching = scheduler, block_size, model, fetching
-        self.caches = [LocalCache(cache_blocks) for _ in range(instances)]
-        self.busy = [0.0] * instances
+        self.caches = caches
+        self.busy = [0.0] * len(caches)
         self.picks = picks  # the random scheduler's instance for each request
         self.ratios: list[float] = []  # every prefix ratio the balancing threshold decided
         self.decided = 0  # requests with at least one such ratio
 
-    def choose(self, r: int, ids: list[int], length: int, t: float, queue: list[float]) -> Choice:
-        """Where request ``r`` (blocks ``ids``, ``length`` tokens, arriving at ``t``) would go."""
+    def choose(self, r: int, length: int, t: float, queue: list[float]) -> Choice:
+        """Where request ``r`` (``length`` tokens, arriving at ``t``) would go."""
         bs, model = self.block_size, self.model
         if self.scheduler in ("random", "balance"):
             i = self.picks[r] if self.scheduler == "random" else argmin(queue, self.busy)
-            own = self.caches[i].match(ids)[0]
+            own = self.caches[i].match(r)[0]
             return Choice(i, queue[i] + model.time(length, prefix_tokens(own, length, bs)), own, 0, None, 0.0, queue[i])
-        matches = [cache.match(ids) for cache in self.caches]
+        matches = [cache.match(r) for cache in self.caches]
         prefixes = [n for n, _ in matches]
         if self.scheduler == "cache":
             return cache_aware_choice(prefixes, queue, length, bs, model, self.busy)
@@ -218,9 +187,9 @@ class Placer:
             prefixes, queue, length, bs, model, f.threshold, f.s_per_block, f.latency_s, self.busy, ready
         )
 
-    def commit(self, c: Choice, ids: list[int], t: float) -> None:
-        """Dispatch: the request's blocks join the chosen instance's cache, existing once its prefill ends."""
-        self.caches[c.instance].store(ids, t + c.ttft_s)
+    def commit(self, c: Choice, r: int, t: float) -> None:
+        """Dispatch: request r's blocks join the chosen instance's cache, existing once its prefill ends."""
+        self.caches[c.instance].store(r, t + c.ttft_s)
         self.busy[c.instance] += c.work_s
 
     def threshold_ratios(self) -> np.ndarray:

@@ -59,10 +59,10 @@ def refusals(config: TierConfig) -> list[str]:
 
 
 def cluster_config(
-    config: TierConfig, replay: PrefixReplay, decode_s_per_token: float = DECODE_S_PER_TOKEN
+    config: TierConfig, replay: PrefixReplay, decode_s_per_token: float = DECODE_S_PER_TOKEN, engine: str = "sglang"
 ) -> ClusterConfig:
     """The cluster the deployment is: its instances, each with the blocks its GPU memory for KV holds
-    (at most every block of the trace)."""
+    (at most every block of the trace), running ``engine``."""
     why = refusals(config)
     require(not why, "; ".join(why), field="router")
     block_size, hbm = replay.block_size, config.hbm_for_kv_gib
@@ -79,6 +79,7 @@ def cluster_config(
         gpu_price=config.prices.gpu_per_hour,
         mfu=config.mfu,
         decode_s_per_token=decode_s_per_token,
+        engine=engine,
     )
 
 
@@ -110,6 +111,7 @@ class Routed:
         r = self.row
         return {
             "router": r["router"],
+            "engine": self.cluster.engine,
             "instances": self.cluster.instances,
             "gpu_blocks_per_instance": self.cluster.blocks,
             "requests": self.requests,
@@ -134,12 +136,14 @@ class Routed:
         }
 
 
-def routed(trace: Trace, config: TierConfig, router: str, replay: PrefixReplay | None = None) -> Routed:
-    """Serve ``trace`` (``replay``: its prepared form, when the caller has it) with ``config``'s instances
-    behind ``router``, and the shared cache beside it."""
+def routed(
+    trace: Trace, config: TierConfig, router: str, replay: PrefixReplay | None = None, *, engine: str = "sglang"
+) -> Routed:
+    """Serve ``trace`` (``replay``: its prepared form, when the caller has it) with ``config``'s instances,
+    each running ``engine``, behind ``router``, and the shared cache beside it."""
     name = parse_router(router)
     replay = prepare(trace) if replay is None else replay
-    cluster = cluster_config(config, replay)
+    cluster = cluster_config(config, replay, engine=engine)
     budget.check(cost(replay, 2))
     result = run(replay, name, cluster, trace=trace)
     return Routed(

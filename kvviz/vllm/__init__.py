@@ -5,7 +5,7 @@
 the worked example where they do.
 """
 
-from kvviz.vllm.block_pool import POLICY, PoolState, final_state, hits_table, request_hits, sweep, warm_up
+from kvviz.vllm.block_pool import POLICY, BlockPool, PoolState, final_state, hits_table, request_hits, sweep, warm_up
 from kvviz.vllm.compare import engine_gaps, engine_notes
 from kvviz.vllm.example import EDGE_CAPACITY, EDGE_SCRIPT, engines_example
 
@@ -13,6 +13,7 @@ __all__ = [
     "EDGE_CAPACITY",
     "EDGE_SCRIPT",
     "POLICY",
+    "BlockPool",
     "PoolState",
     "engine_gaps",
     "engine_notes",

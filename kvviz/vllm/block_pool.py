@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kvviz.common.jit import kernel
+from kvviz.common.jit import helper, kernel
 from kvviz.eviction.grid import INFINITE, parse_capacities, parse_capacity
 from kvviz.hiradix.lists import SIZE, TAIL, new_queues, pop_tail, push_head, unlink
 from kvviz.prefix_cache.replay import PrefixReplay, curve_of_table, per_capacity, prepare
@@ -56,55 +56,120 @@ FREE = 0
 """The pool's one free queue (index in its ``ends``)."""
 
 
-@kernel
-def pool_replay(nodes: np.ndarray, offsets: np.ndarray, n_nodes: int, capacity: int) -> tuple[np.ndarray, np.ndarray]:
-    """Hit blocks of every request through a vLLM block pool of ``capacity`` blocks, and the final
-    ``held`` array (the prefix each block holds, -1: none).
+@helper
+def new_pool(capacity: int, n_nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """An empty pool of ``capacity`` blocks over ``n_nodes`` prefixes: ``(free, free_ends, held,
+    holders, holder_ends)``.
 
     Two sets of queues of :mod:`kvviz.hiradix.lists` over blocks ``0 .. capacity-1``: the free queue
     (vLLM appends at its tail, the lists' newest end, and allocates from its head, the oldest), and
     one queue per prefix of the blocks holding it in caching order, whose oldest block is the one a
-    lookup gets.
+    lookup gets. ``held`` is the prefix each block holds (-1: none).
     """
     free, free_ends = new_queues(capacity, 1)
     for b in range(capacity):
         push_head(free, free_ends, FREE, b)
     held = np.full(capacity, NONE, np.int64)
     holders, holder_ends = new_queues(capacity, n_nodes)
-    longest = 0
-    for r in range(len(offsets) - 1):
-        longest = max(longest, offsets[r + 1] - offsets[r])
-    table = np.empty(max(longest, 1), np.int64)
+    return free, free_ends, held, holders, holder_ends
+
+
+@kernel
+def pool_match(holder_ends: np.ndarray, nodes: np.ndarray, lo: int, hi: int) -> int:
+    """Leading blocks of the request ``nodes[lo:hi]`` the pool holds (``find_longest_cache_hit``; nothing changes)."""
+    m = 0
+    while lo + m < hi and holder_ends[nodes[lo + m], SIZE] > 0:
+        m += 1
+    return m
+
+
+@kernel
+def pool_serve(
+    free: np.ndarray,
+    free_ends: np.ndarray,
+    held: np.ndarray,
+    holders: np.ndarray,
+    holder_ends: np.ndarray,
+    table: np.ndarray,
+    nodes: np.ndarray,
+    lo: int,
+    hi: int,
+) -> int:
+    """One request ``nodes[lo:hi]`` through the pool, in vLLM's four moves; returns its hit blocks.
+    ``table`` is scratch room for the request's blocks (at least ``hi - lo``)."""
+    capacity = len(held)
+    m = pool_match(holder_ends, nodes, lo, hi)  # 1. lookup, stopping at the first prefix no block holds
+    for i in range(m):  # 2. touch: a hit block leaves the free queue while the request runs
+        table[i] = holder_ends[nodes[lo + i], TAIL]
+        unlink(free, free_ends, table[i])
+    k = min(hi - lo - m, capacity - m)
+    for j in range(k):  # 3. allocate from the head, dropping the hash a block held
+        b = pop_tail(free, free_ends, FREE)
+        if held[b] != NONE:
+            unlink(holders, holder_ends, b)
+        n = nodes[lo + m + j]
+        held[b] = n
+        push_head(holders, holder_ends, n, b)
+        table[m + j] = b
+    for i in range(m + k - 1, -1, -1):  # 4. free at finish, the last block first
+        push_head(free, free_ends, FREE, table[i])
+    return m
+
+
+@kernel
+def pool_replay(nodes: np.ndarray, offsets: np.ndarray, n_nodes: int, capacity: int) -> tuple[np.ndarray, np.ndarray]:
+    """Hit blocks of every request through a vLLM block pool of ``capacity`` blocks, served one by one
+    (:func:`pool_serve`), and the final ``held`` array (the prefix each block holds, -1: none)."""
+    free, free_ends, held, holders, holder_ends = new_pool(capacity, n_nodes)
+    table = np.empty(max(longest_request(offsets), 1), np.int64)
     hits = np.zeros(len(offsets) - 1, np.int64)
     for r in range(len(offsets) - 1):
-        lo, hi = offsets[r], offsets[r + 1]
-        m = 0
-        while lo + m < hi:  # 1. lookup, stopping at the first prefix no block holds
-            n = nodes[lo + m]
-            if holder_ends[n, SIZE] == 0:
-                break
-            table[m] = holder_ends[n, TAIL]
-            m += 1
-        hits[r] = m
-        for i in range(m):  # 2. touch: a hit block leaves the free queue while the request runs
-            unlink(free, free_ends, table[i])
-        k = min(hi - lo - m, capacity - m)
-        for j in range(k):  # 3. allocate from the head, dropping the hash a block held
-            b = pop_tail(free, free_ends, FREE)
-            if held[b] != NONE:
-                unlink(holders, holder_ends, b)
-            n = nodes[lo + m + j]
-            held[b] = n
-            push_head(holders, holder_ends, n, b)
-            table[m + j] = b
-        for i in range(m + k - 1, -1, -1):  # 4. free at finish, the last block first
-            push_head(free, free_ends, FREE, table[i])
+        hits[r] = pool_serve(free, free_ends, held, holders, holder_ends, table, nodes, offsets[r], offsets[r + 1])
     return hits, held
 
 
-def _capacity(replay: PrefixReplay, capacity: float | int) -> int:
+@helper
+def longest_request(offsets: np.ndarray) -> int:
+    longest = 0
+    for r in range(len(offsets) - 1):
+        longest = max(longest, offsets[r + 1] - offsets[r])
+    return longest
+
+
+class BlockPool:
+    """One vLLM block pool of ``capacity`` blocks (``INFINITE``: never evict), served request by request:
+    the steps of :func:`pool_replay`, so a pool fed a sub-trace hits exactly what the replay of that sub-trace hits.
+    ``nodes[offsets[r]:offsets[r + 1]]`` are request r's prefixes, numbered below ``n_nodes``."""
+
+    def __init__(self, nodes: np.ndarray, offsets: np.ndarray, n_nodes: int, capacity: float | int):
+        self.nodes, self.offsets = nodes, offsets
+        blocks = pool_blocks(int(n_nodes), capacity)
+        self.free, self.free_ends, self.held, self.holders, self.holder_ends = new_pool(blocks, int(n_nodes))
+        self.table = np.empty(max(int(longest_request(offsets)), 1), np.int64)
+
+    def match(self, r: int) -> int:
+        """Leading blocks of request ``r`` cached here now (nothing changes)."""
+        return int(pool_match(self.holder_ends, self.nodes, self.offsets[r], self.offsets[r + 1]))
+
+    def serve(self, r: int) -> int:
+        """Serve request ``r``: its hit blocks; its blocks are cached afterwards (room permitting)."""
+        state = (self.free, self.free_ends, self.held, self.holders, self.holder_ends, self.table)
+        return int(pool_serve(*state, self.nodes, self.offsets[r], self.offsets[r + 1]))
+
+    @property
+    def used(self) -> int:
+        """Blocks holding a prefix."""
+        return int((self.held != NONE).sum())
+
+
+def pool_blocks(n_nodes: int, capacity: float | int) -> int:
+    """The blocks a pool of ``capacity`` (``INFINITE``: never evict) needs over ``n_nodes`` prefixes (one each)."""
     capacity = parse_capacity(capacity) if capacity != 0 else 0
-    return replay.n_nodes if capacity == INFINITE else min(int(capacity), replay.n_nodes)
+    return n_nodes if capacity == INFINITE else min(int(capacity), n_nodes)
+
+
+def _capacity(replay: PrefixReplay, capacity: float | int) -> int:
+    return pool_blocks(replay.n_nodes, capacity)
 
 
 def request_hits(replay: PrefixReplay, capacity: float | int) -> np.ndarray:

@@ -253,3 +253,16 @@ def test_memory_is_bounded_before_it_is_spent(monkeypatch):
         InputError, match=r"2 instances over this trace's 2 prefixes would take 0.0 GiB, over the limit"
     ):
         run(trace_of([(0, 32, 1, [1, 2])]), "round-robin", ClusterConfig(instances=2))
+
+
+def test_an_instance_keeps_room_only_for_the_blocks_it_meets():
+    """Half the requests of 3,000 distinct blocks: the instance numbers the 1,500 it meets, its arrays
+    doubling from 1,024, and hits what the prefix replay of its sub-trace hits (checked above)."""
+    from kvviz.cluster.instance import InstanceCache, numbered
+
+    shape = numbered(prepare(trace_of([(k, 32, 1, [2 * k, 2 * k + 1]) for k in range(1500)])))
+    cache = InstanceCache(shape, 64)
+    for r in range(0, 1500, 2):
+        cache.serve(r)
+    assert (cache.count, cache.room, shape.n_nodes) == (1500, 2048, 3000)
+    assert cache.used == 64 and cache.match(0) == 0 and cache.match(1498) == 2

@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kvviz.cluster.instance import TimedCache, nodes_of
 from kvviz.common.errors import InputError
 from kvviz.mooncake.conductor import SCHEDULERS, ConductorConfig, PrefillModel, compare, offered_load, schedule
-from kvviz.mooncake.placement import LocalCache, cache_aware_choice, kvcentric_choice
+from kvviz.mooncake.placement import cache_aware_choice, kvcentric_choice
 from kvviz.traces import from_records
 
 BS = 512
@@ -59,11 +60,17 @@ def test_ties_go_to_the_instance_with_less_work_done():
     assert c.instance == 1
 
 
-def test_lru_evicts_the_tail_of_a_prefix_first():
-    cache = LocalCache(3)
-    cache.store([1, 2, 3, 4], ready_at=2.0)
-    assert cache.match([1, 2, 3, 4]) == (3, 2.0)
-    assert 4 not in cache.blocks
+def test_an_instances_cache_is_the_clusters_and_knows_when_its_kv_exists():
+    """Three blocks of room: SGLang's radix cache keeps the first three blocks of a four-block prompt
+    (a prompt longer than the cache caches what fits); they exist from the end of the prefill that
+    computed them, and a block already cached keeps its time."""
+    shape = nodes_of(np.array([1, 2, 3, 4, 1, 2, 5]), np.array([0, 4, 7]), np.array([10, 10]))
+    cache = TimedCache(shape, 3)
+    cache.store(0, ready_at=2.0)
+    assert cache.match(0) == (3, 2.0) and cache.cache.used == 3
+    assert cache.match(1) == (2, 2.0)
+    cache.store(1, ready_at=5.0)
+    assert cache.match(1) == (3, 5.0) and cache.match(0) == (2, 2.0)  # 3 evicted for 5; 1 and 2 kept at 2 s
 
 
 def _two_request_trace():
@@ -210,3 +217,22 @@ def test_kv_is_fetched_only_after_the_prefill_that_computed_it(reqs, n, speedup)
         j, start = r.fetch_from[i], r.fetch_start_s[i]
         for block in ids[i][: r.prefix_blocks[i]]:
             assert any(r.instance[q] == j and block in ids[q] and done[q] <= start + 1e-9 for q in range(i)), (i, block)
+
+
+@pytest.mark.parametrize("scheduler", ["random", "balance", "cache"])
+def test_each_instances_hits_are_the_clusters_radix_cache_over_what_it_was_sent(scheduler):
+    """The Scheduling view's instances are the cluster's caches: without fetches, the prefix each request
+    reuses is what SGLang's radix cache (the prefix replay, LRU) hits over the requests sent to that instance."""
+    from kvviz.prefix_cache import prepare, request_hits
+    from kvviz.traces.workload import WorkloadConfig, generate
+    from tests.cluster.test_cluster import sub_trace
+
+    trace = generate(WorkloadConfig(requests=300, seed=1))
+    r = schedule(trace, ConductorConfig(instances=3, cache_blocks=40, speedup=3.0), scheduler)
+    evicting = 0
+    for i in range(3):
+        rows = np.flatnonzero(r.instance == i)
+        alone = request_hits(prepare(sub_trace(trace, rows)), "lru", 40)
+        assert r.prefix_blocks[rows].tolist() == alone.tolist()
+        evicting += int(alone.sum()) < int(request_hits(prepare(sub_trace(trace, rows)), "lru", float("inf")).sum())
+    assert evicting  # the caches are small enough to evict

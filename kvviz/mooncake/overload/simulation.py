@@ -47,7 +47,7 @@ import pandas as pd
 
 from kvviz.common import budget
 from kvviz.common.errors import quote, require
-from kvviz.mooncake.conductor import BLOCK_VISITS_PER_S, ConductorConfig
+from kvviz.mooncake.conductor import BLOCK_VISITS_PER_S, ConductorConfig, instance_caches
 from kvviz.mooncake.overload.arrivals import Arrivals
 from kvviz.mooncake.overload.config import POLICIES, ClusterConfig
 from kvviz.mooncake.overload.stats import oscillation
@@ -147,7 +147,10 @@ def _placer(arrivals: Arrivals, cfg: ClusterConfig) -> Placer | None:
         return None
     c = ConductorConfig()
     fetching = Fetching(c.balancing_threshold, c.transfer_s_per_block(arrivals.block_size), c.transfer_latency_s)
-    return Placer("kvcentric", cfg.prefill_instances, cfg.cache_blocks, arrivals.block_size, cfg.prefill, fetching, [])
+    caches = instance_caches(
+        arrivals.blocks, arrivals.offsets, arrivals.output_length, cfg.prefill_instances, cfg.cache_blocks
+    )
+    return Placer("kvcentric", caches, arrivals.block_size, cfg.prefill, fetching, [])
 
 
 class _Sim:
@@ -161,8 +164,6 @@ class _Sim:
         self.tp = np.asarray(cfg.prefill.time(arrivals.input_length), dtype=np.float64).reshape(-1).tolist()
         self.work = [0.0] * len(self.t_in)  # per admitted request: its prefill (and fetch) seconds
         self.placer = _placer(arrivals, cfg)
-        if self.placer:
-            self.blocks, self.offsets = arrivals.blocks.tolist(), arrivals.offsets.tolist()
         self.t_d = cfg.t_d_s or auto_t_d(arrivals, cfg)
         self.free_at = [0.0] * cfg.prefill_instances
         self.dec = [_Decode() for _ in range(cfg.decode_instances)]
@@ -260,9 +261,8 @@ class _Sim:
         if self.placer is None:
             free = min(self.free_at)
             return self.free_at.index(free), (free - t if free > t else 0.0) + self.tp[r], self.tp[r], None
-        ids = self.blocks[self.offsets[r] : self.offsets[r + 1]]
-        c = self.placer.choose(r, ids, self.L[r], t, [f - t if f > t else 0.0 for f in self.free_at])
-        return c.instance, c.ttft_s, c.work_s, (c, ids)
+        c = self.placer.choose(r, self.L[r], t, [f - t if f > t else 0.0 for f in self.free_at])
+        return c.instance, c.ttft_s, c.work_s, (c, r)
 
     def arrive(self, r: int, t: float) -> None:
         cfg = self.cfg
