@@ -1,10 +1,10 @@
-"""Scale benchmark (issue 11): a 10M-request synthetic trace through ``import``, ``stats`` and an
+"""Scale benchmark: a 10M-request synthetic trace through ``import``, ``stats`` and an
 8-policy SHARDS-sampled hit curve, and the sampled-vs-exact error table on a 1M-request trace.
 
 Builds the trace with ``kvviz.traces.workload.generate`` in pieces of 100,000 requests (see
 ``build_trace_file``) as Mooncake JSONL, or reuses one (``--trace FILE``). Each step runs in its own
 process and prints wall time, that process's CPU seconds and its peak RSS beside its target:
-``import`` ≤ 60 s, ``stats <id>`` ≤ 10 s, the sampled curve ≤ 30 s, every step ≤ 4 GiB.
+``import`` ≤ 30 s, ``stats <id>`` ≤ 10 s, the sampled curve ≤ 30 s, every step ≤ 4 GiB.
 A step past 6 GiB of RSS or 30 minutes is stopped (the machine is shared).
 
 The sampled curve is ``kvviz.eviction.shards.sampled_curve`` on the library entry, what ``hitcurve --sample
@@ -219,7 +219,7 @@ def _build(requests: int, path: Path) -> None:
 def scale(path: Path, library: Path) -> None:
     """Import, stats and the sampled curve of ``path``, each in its own process."""
     eid, wall, cpu, peak = import_trace(path, library)
-    _line("import", wall, cpu, peak, 60)
+    _line("import", wall, cpu, peak, 30)
     curves(eid, library)
 
 

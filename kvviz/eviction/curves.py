@@ -1,8 +1,8 @@
 """A sweep's counts read as a hit curve: its table and CSV, who wins where, and Mooncake's Table 1 beside it.
 
-Nothing here replays a trace (``kvviz.eviction.replay`` does), and pandas is imported only by the
-functions that build a DataFrame: ``counts_csv`` is the ``hitcurve`` command's exact path, which
-never needs one.
+Nothing here replays a trace (``kvviz.eviction.replay`` does), and pandas (and, through the paper
+rows, plotly) is imported only by the functions that build a DataFrame or grade Table 1:
+``counts_csv`` is the ``hitcurve`` command's exact path, which needs neither.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kvviz.common import paper
 from kvviz.eviction.grid import BOUND, INFINITE, ONLINE, POLICIES, format_capacity
 
 if TYPE_CHECKING:
@@ -132,6 +131,8 @@ def paper_rows(curve: pd.DataFrame, block_size: int, graded: bool) -> list[dict[
     paper's. Another trace, or other blocks (the same count is then another memory size), is shown
     beside the paper's numbers, not graded.
     """
+    from kvviz.common import paper
+
     policies = tuple(MOONCAKE_TABLE1)
     at = curve.set_index(["policy", "capacity"])["hit_ratio"]
     why = _not_comparable(block_size, graded)

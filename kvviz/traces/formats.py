@@ -33,6 +33,7 @@ import numpy as np
 
 from kvviz.common.errors import InputError, quote
 from kvviz.traces import arrow_input
+from kvviz.traces.source import MAX_LINE_BYTES
 from kvviz.traces.timeunits import TimeUnit
 
 MAX_DIGITS = 20  # per number: int64 has 19, a float's mantissa fewer
@@ -41,6 +42,11 @@ MAX_COLUMNS = 1_000
 MAX_TEXT_FIELD = 200  # characters of a string field kept (Qwen's ``type``)
 CSV_BATCH_ROWS = 1 << 18  # CSV records checked together (the column-wise checks' batch)
 CSV_BATCH_CHARS = 1 << 25  # ... or this many characters of their role fields, whichever comes first
+JSON_BLOCK_BYTES = MAX_LINE_BYTES + 1
+"""Text pyarrow's JSON reader parses as one block, each block on a core of its own: a chunk of text
+(``kvviz.traces.source.CHUNK_BYTES``) is several blocks, so its parse uses every core. A block holds
+the longest line a trace may have (longer ones are refused before they are parsed), since a record
+that no block holds whole fails the read."""
 
 
 class Format(Enum):
@@ -312,7 +318,7 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
     try:
         table = pj.read_json(
             arrow_input.from_bytes(chunk),
-            read_options=pj.ReadOptions(block_size=min(max(len(chunk) + 1, 1 << 20), 1 << 30)),
+            read_options=pj.ReadOptions(block_size=JSON_BLOCK_BYTES),
             parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):

@@ -16,7 +16,8 @@ import itertools
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,7 +54,7 @@ RELEASE_BYTES = 16 << 20  # column bytes _concat copies between handing freed me
 # or by its ids, whichever takes longer (19M ids of one digit, 38 MB, in 2.25 CPU s):
 BYTES_PER_ID = 12  # int32 ids as chunks stream in, then the whole column while the chunks are released
 BYTES_PER_REQUEST = 64  # arrival, lengths, id count, offset and line per request, and the request table
-PARSE_BYTES = 256 * MIB  # one chunk's parse: pyarrow holds ~14 bytes per byte of id-dense text
+PARSE_BYTES = 320 * MIB  # a chunk's parse (pyarrow holds ~14 bytes per byte of id-dense text) and the one before
 TEXT_PER_CPU_S = 94e6  # bytes of text parsed per CPU second
 IDS_PER_CPU_S = 8.4e6  # block ids parsed per CPU second
 MIN_LINE = 6  # bytes of the shortest record ("0,1,1" and its line break): at most this many requests per byte
@@ -217,16 +218,13 @@ class _Reader:
     # ------------------------------------------------------------ formats
 
     def _read_jsonl(self, line_no: int, chunk: bytes) -> None:
-        self._add(
-            F.jsonl_slow(_decode(chunk, line_no), line_no, self.spec, self.rejects)
-            if len(chunk) < SMALL_TEXT
-            else self._jsonl_chunk(chunk, line_no)
-        )
-        for line_no, chunk in self.chunks:
-            self._add(self._jsonl_chunk(chunk, line_no))
+        fast = None if len(chunk) < SMALL_TEXT else F.jsonl_fast(chunk, line_no, self.spec)
+        self._add(self._jsonl_chunk(chunk, line_no, fast))
+        for line_no, chunk, fast in _parsed_ahead(self.chunks, self.spec):
+            self._add(self._jsonl_chunk(chunk, line_no, fast))
 
-    def _jsonl_chunk(self, chunk: bytes, line_no: int) -> RawChunk:
-        fast = F.jsonl_fast(chunk, line_no, self.spec)
+    def _jsonl_chunk(self, chunk: bytes, line_no: int, fast: RawChunk | None) -> RawChunk:
+        """pyarrow's parse of the chunk, or (None) the line-by-line parser's, which counts the rejects."""
         return fast if fast is not None else F.jsonl_slow(_decode(chunk, line_no), line_no, self.spec, self.rejects)
 
     def _read_csv(self, line_no: int, text: str) -> None:
@@ -465,6 +463,34 @@ class _Reader:
             flat, dense = dense_ids(flat), True
             notes.append("block ids renumbered 0, 1, 2, … in order of first appearance (they did not fit 32 bits)")
         return flat, notes, dense
+
+
+def _parsed_ahead(
+    chunks: Iterator[tuple[int, bytes]], spec: FormatSpec
+) -> Iterator[tuple[int, bytes, RawChunk | None]]:
+    """Each chunk with pyarrow's parse of it (None: the chunk needs the line-by-line parser), in
+    order, the next chunk read and parsed on a thread while the caller checks this one: pyarrow
+    parses without the interpreter's lock, so the checks of one chunk run beside the parse of the
+    next, and one more chunk is in memory at a time (``PARSE_BYTES``). What reading the next chunk
+    raises (a line too long, a decompression error) is raised after this chunk is handed over, as
+    reading chunk by chunk would, so a bad row before it is still the one reported."""
+    with ThreadPoolExecutor(1, thread_name_prefix="kvviz-parse") as pool:
+
+        def ahead() -> tuple[int, bytes, Future] | None:
+            for line_no, chunk in chunks:
+                return line_no, chunk, pool.submit(F.jsonl_fast, chunk, line_no, spec)
+            return None
+
+        current = ahead()
+        while current is not None:
+            line_no, chunk, parsed = current
+            try:
+                current, failed = ahead(), None
+            except Exception as exc:  # re-raised below, once this chunk is checked
+                current, failed = None, exc
+            yield line_no, chunk, parsed.result()
+            if failed is not None:
+                raise failed
 
 
 def _concat(parts: list[RawChunk], column: str) -> np.ndarray:

@@ -42,10 +42,10 @@ def test_a_module_whose_kernels_run_imports_numba():
     assert _run("import sys, kvviz.eviction.replay\nprint('numba' in sys.modules)") == ["True"]
 
 
-def test_the_exact_curve_on_the_command_line_builds_no_data_frame():
+def test_the_exact_curve_on_the_command_line_builds_no_data_frame_and_draws_nothing():
     code = (
         "import contextlib, io, sys\nfrom kvviz.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n"
         f"    assert main(['hitcurve', {EXAMPLE!r}, '--sample', 'exact', '--capacities', '10,inf']) == 0\n"
-        "print('numba' in sys.modules, 'pandas' in sys.modules)"
+        "print('numba' in sys.modules, 'pandas' in sys.modules, 'plotly' in sys.modules)"
     )
-    assert _run(code) == ["True False"]
+    assert _run(code) == ["True False False"]

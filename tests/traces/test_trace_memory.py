@@ -34,7 +34,7 @@ def test_a_survey_counts_without_parsing():
 
 def test_the_need_and_the_work_follow_the_counts():
     counted = Survey(text_bytes=900_000_000, lines=1_000, ids=190_000_000)
-    assert ingest.reading_need(counted) == 12 * 190_000_000 + 64 * 1_000 + 256 * MIB
+    assert ingest.reading_need(counted) == 12 * 190_000_000 + 64 * 1_000 + 320 * MIB
     cost = ingest.reading_cost(counted)
     assert cost.seconds == pytest.approx(190_000_000 / 8.4e6) and budget.needs_confirmation(cost)
     assert ingest.reading_cost(Survey(226_000_000, 1_000_000, 16_500_000)).seconds == pytest.approx(226 / 94)
@@ -94,7 +94,7 @@ def test_a_page_refuses_what_memory_cannot_hold(monkeypatch):
 
 
 def test_a_page_counts_an_upload_once(monkeypatch):
-    monkeypatch.setattr(budget, "free_memory", lambda: 300 * MIB)  # enough, though its size cannot say so
+    monkeypatch.setattr(budget, "free_memory", lambda: 400 * MIB)  # enough, though its size cannot say so
     monkeypatch.setattr(ingest, "survey", lambda *a: pytest.fail("counted the upload a second time"))
     at = open_page("trace", {"trace_source": "Upload"})
     at.sidebar.file_uploader(key="trace_upload").upload("once.zst", _many_ids(), "application/zstd").run()

@@ -73,3 +73,21 @@ def test_the_fast_path_is_taken_for_clean_chunks(monkeypatch):
     monkeypatch.setattr(ingest, "SMALL_TEXT", 0)
     trace = load_trace(fx.jsonl(fx.QWEN))
     assert calls and np.array_equal(trace.requests["chat_id"], [1, 2, 3, 4])
+
+
+def test_a_chunk_of_several_blocks_and_the_longest_line_take_the_fast_path():
+    # pyarrow parses a chunk in blocks of JSON_BLOCK_BYTES, one per core: rows keep their lines
+    # across the blocks' seams, and a line of the longest length a trace may have is still one record.
+    n = (formats.MAX_LINE_BYTES - 200) // 3
+    longest = f'{{"timestamp": 5, "input_length": 1, "output_length": 2, "hash_ids": [{", ".join(["7"] * n)}]}}'
+    assert formats.MAX_LINE_BYTES - 300 < len(longest) <= formats.MAX_LINE_BYTES
+    many = [f'{{"timestamp": {t}, "input_length": 2, "output_length": 3, "hash_ids": [{t}]}}' for t in range(20_000)]
+    lines = [*many[:3], longest, *many, longest, *many[:3]]
+    chunk = "\n".join(lines).encode() + b"\n"
+    assert len(chunk) > 2 * formats.JSON_BLOCK_BYTES
+    fast = formats.jsonl_fast(chunk, 10, formats.SPECS[formats.Format.MOONCAKE])
+    assert fast is not None
+    np.testing.assert_array_equal(fast.lines, np.arange(10, 10 + len(lines)))
+    np.testing.assert_array_equal(fast.times, [0, 1, 2, 5, *range(20_000), 5, 0, 1, 2])
+    np.testing.assert_array_equal(fast.counts, [1, 1, 1, n, *[1] * 20_000, n, 1, 1, 1])
+    np.testing.assert_array_equal(fast.ids, [0, 1, 2, *[7] * n, *range(20_000), *[7] * n, 0, 1, 2])
