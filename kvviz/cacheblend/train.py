@@ -98,7 +98,7 @@ def _block_backward(
     grads[prefix + "wo"] = _outer(rec.o, dh_mid)
     do = split_heads(dh_mid @ layer["wo"].T, config.n_heads)  # [B, H, T, hd]
     dv = rec.attn.swapaxes(-1, -2) @ do
-    dweights = do @ rec.v.swapaxes(-1, -2)
+    dweights = do @ np.ascontiguousarray(rec.v.swapaxes(-1, -2))
     dscores = rec.attn * (dweights - np.sum(dweights * rec.attn, axis=-1, keepdims=True))
     dscores /= np.sqrt(rec.q.shape[-1]).astype(dscores.dtype)
     dq = rope(dscores @ rec.k, -positions, config.rope_base)
