@@ -42,12 +42,15 @@ def size_body(models: dict, name: str, m: hw.ModelSpec) -> None:
     """The Size view under the sidebar: its own inputs rerun only this part of the page."""
     c1, c2, c3 = st.columns(3)
     context = c1.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", **links.PART)
-    capacity = c2.number_input("Memory for KV (GiB)", 0.1, 100_000.0, 40.0, key="ledger_capacity", **links.PART)
+    capacity = c2.number_input(
+        "Memory for KV (GiB)", 0.1, 100_000.0, 40.0, format="%g", key="ledger_capacity", **links.PART
+    )
     rate = c3.number_input(
         "Tokens/s a GPU serves",
         1.0,
         1e7,
         2_625.0,
+        format="%.0f",
         key="ledger_rate",
         **links.PART,
         help="For the KV-per-day figure; the course notes' DeepSeek-R1 on one MI300X does 2,625.",
