@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from kvviz.common.style import GRID, INK, color
+from kvviz.common.style import GRID, INK, color, readable
 
 KEY, VALUE, CUT, IDLE, RECOMPUTED, RIGHT, WRONG = range(7)
 _STRIP_COLORS = ("#cde6f7", "#fbe3b3", color(4), "#f3f5f9", color(0), color(2), color(3))  # Okabe-Ito based
@@ -65,7 +65,7 @@ def token_strip(
         z[1 + layer] = np.where(computed[layer], RECOMPUTED, IDLE)
         for j in range(n):
             s = scores[layer, j]
-            dev = "" if np.isnan(s) else f"; ranked by deviation {s:.3g}"
+            dev = "" if np.isnan(s) else f"; ranked by deviation {readable(s)}"
             hover[1 + layer, j] = (
                 f"{texts[j]}: {'recomputed' if computed[layer, j] else 'reused'} at layer {layer}{dev}"
             )
@@ -127,17 +127,18 @@ def deviation_heatmap(texts: list[str], reuse: np.ndarray, blended: np.ndarray, 
         subplot_titles=("Full reuse (plain concatenation)", "After CacheBlend"),
     )
     labels = [f"{j}:{t}" for j, t in enumerate(texts)]
+    rounding = max(float(reuse.max()), 1e-12) * 1e-6  # below this a deviation is float rounding
     for row, dev in ((1, reuse), (2, blended)):
         fig.add_trace(
             go.Heatmap(
                 z=np.clip(dev / scale, 0, 1),
                 x=labels,
                 y=[f"layer {i}" for i in range(dev.shape[0])],
-                customdata=dev,
+                customdata=[[readable(x) if x >= rounding else "0 (float rounding)" for x in line] for line in dev],
                 zmin=0,
                 zmax=1,
                 colorscale="Blues",
-                hovertemplate="%{x} %{y}: deviation %{customdata:.3g}<extra></extra>",
+                hovertemplate="%{x} %{y}: deviation %{customdata}<extra></extra>",
                 colorbar=dict(title="share of the<br>layer's max", len=0.9, tickformat=".0%"),
                 showscale=row == 1,
                 xgap=1,

@@ -35,6 +35,9 @@ def test_deviation_heatmap_shares_one_scale():
     fig = figs.deviation_heatmap(view.texts, view.dev_reuse, view.dev_blend, 5)
     assert len(fig.data) == 2 and fig.data[0].zmax == fig.data[1].zmax == 1
     assert np.nanmax(np.asarray(fig.data[0].z, dtype=float)) == 1.0
+    shown = [text for line in fig.data[0].customdata for text in line]  # the hover's deviations, as words
+    assert fig.data[0].customdata[0][7] == "0 (float rounding)"  # layer 0's cache is exact
+    assert not any("e-" in text or "e+" in text for text in shown)
 
 
 def test_accuracy_figure_has_lines_for_swept_methods_and_points_for_the_rest():
