@@ -278,14 +278,15 @@ def controller_figure(
 
 def loss_curve(loss: np.ndarray, formed_below: float = 0.2) -> go.Figure:
     """The training loss per step and its centred 100-step mean, with the step where the mean
-    first falls below ``formed_below`` nats marked: the induction head has formed."""
+    first falls below ``formed_below`` nats marked: the induction head has formed. Steps count
+    from 1 on a log axis, so the plateau and the drop stay visible beside a long tail of training."""
     if len(loss) == 0:
         fig = go.Figure()
         fig.add_annotation(
             text="these weights carry no loss curve", showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper"
         )
         return fig
-    steps = np.arange(len(loss))
+    steps = np.arange(1, len(loss) + 1)
     window = min(100, len(loss))
     smooth = np.convolve(loss, np.ones(window) / window, mode="valid")
     centre = steps[: len(smooth)] + window // 2
@@ -301,16 +302,26 @@ def loss_curve(loss: np.ndarray, formed_below: float = 0.2) -> go.Figure:
     below = np.flatnonzero(smooth < formed_below)
     if below.size:
         step = int(centre[below[0]])
-        fig.add_vline(x=step, line=dict(color=color(1), dash="dash"))
+        top = float(np.max(smooth))
+        fig.add_trace(
+            go.Scatter(
+                x=[step, step],
+                y=[0, top],
+                mode="lines",
+                line=dict(color=color(1), dash="dash"),
+                hoverinfo="skip",
+                showlegend=False,
+            )
+        )
         fig.add_annotation(
-            x=step,
-            y=float(np.max(smooth)),
+            x=np.log10(step),  # an annotation on a log axis is placed by the exponent
+            y=top,
             text=f"induction head formed (~step {step})",
             xanchor="left",
             showarrow=False,
             font=dict(color=color(1)),
         )
-    fig.update_xaxes(title="training step")
+    fig.update_xaxes(title="training step (log scale)", type="log")
     fig.update_yaxes(title="loss (nats)", rangemode="tozero")
     fig.update_layout(height=340, legend=dict(orientation="h", y=-0.3))
     return fig

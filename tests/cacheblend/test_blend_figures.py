@@ -59,5 +59,6 @@ def test_controller_and_loss_figures():
     fig = figs.controller_figure("m", 20.0, {"NVMe": 10.0}, {"NVMe": 0.5}, 0.15)
     assert fig.data[-1].x[0] == 0.5 and fig.data[-1].y[0] == 10.0
     fig = figs.loss_curve(np.r_[np.full(300, 2.0), np.full(300, 0.01)].astype(np.float32))
-    assert len(fig.data) == 2 and "step 3" in fig.layout.annotations[0].text  # the drop, near step 300
+    assert len(fig.data) == 3 and "step 3" in fig.layout.annotations[0].text  # the drop, near step 300
+    assert fig.layout.xaxis.type == "log" and fig.data[0].x[0] == 1 and fig.data[2].x[0] == fig.data[2].x[1]
     assert len(figs.loss_curve(np.zeros(0)).data) == 0
