@@ -102,8 +102,8 @@ with st.container():
             ours = cached.lecture()
 
 frame.explain(R.EXPLAIN)
-frame.what_to_notice(R.NOTICE)
+frame.what_to_notice(R.notices(ours))
 
 
 frame.terms("lecture 27", "HKVD", "TTFT", "MFU")  # one "Terms" for the page, whatever the view
-frame.paper_vs_sim(R.paper_rows(ours), note=R.paper_note(N_DOCS))
+frame.paper_vs_sim(R.paper_rows(ours), note=R.paper_note(N_DOCS, ours))

@@ -9,6 +9,7 @@ from kvviz.cacheblend import blend
 from kvviz.cacheblend import report as R
 from kvviz.cacheblend.figures import METHOD_NAMES
 from kvviz.cacheblend.record_world import N_RECORDS
+from kvviz.common.style import readable
 from ui import cacheblend as cached
 from ui import cachegen as shown_figure
 from ui.cacheblend import EVAL_SEED, N_DOCS
@@ -96,15 +97,35 @@ def controller(presenter: bool) -> None:
     )
 
 
+RECIPE_WORDS = {
+    "steps": "steps",
+    "batch": "documents a step",
+    "n_questions": "questions a document",
+    "min_records": "records a document at least",
+    "repeat_share": "share of documents repeating records",
+    "lr": "peak learning rate",
+    "warmup": "warm-up steps",
+    "min_lr_frac": "final learning rate as a share of the peak",
+    "clip": "gradient norm clipped at",
+    "weight_decay": "weight decay",
+    "seed": "seed",
+}
+"""The training recipe's settings (``kvviz.cacheblend.train.Recipe``) in words."""
+
+
 def the_model(net, presenter: bool) -> None:
     """How the record-world model was trained: its loss curve and its recipe."""
-    recipe = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in net.info.get("recipe", {}).items())
+    recipe = ", ".join(
+        f"{RECIPE_WORDS.get(k, k.replace('_', ' '))} {readable(v) if isinstance(v, (int, float)) else v}"
+        for k, v in net.info.get("recipe", {}).items()
+    )
+    seconds = readable(net.info["train_seconds"]) if "train_seconds" in net.info else "?"
     st.subheader("Training the record-world model")
     shown_figure.show(cached.loss_figure(presenter), f"{STEM}_loss")
     st.caption(
         f"{net.config.n_layers} layers, d = {net.config.d_model}, {net.config.n_heads} heads, SwiGLU "
         f"{net.config.d_ff}, RoPE; {sum(p.size for p in net.params.values()):,} parameters. "
-        f"Recipe: {recipe}; trained in {net.info.get('train_seconds', '?')} s. "
+        f"Recipe: {recipe}; trained in {seconds} s. "
         "Full-prefill accuracy on fresh documents: "
         f"{net.info.get('full_prefill_accuracy', float('nan')):.1%}. "
         "Retraining is a command-line step (see the CacheBlend notes in the project's documentation)."

@@ -14,6 +14,8 @@ from ui.ledger_inputs import Q
 from ui.tables import data_table
 
 CONTEXTS = np.unique(np.r_[np.geomspace(256, 1_048_576, 49).astype(int), 2 ** np.arange(8, 21), 8_000])
+SLIDE_TIB_PRICE = round(ledger.Prices().storage_per_tb_hour * ledger.TIB / hw.TB, 4)
+"""The slide's storage price ($ per decimal TB-hour) per TiB-hour: the page counts memory in binary units."""
 
 
 def h100(gpus: dict, mfu: float, n_gpus: int = 1) -> hw.Compute:
@@ -40,12 +42,15 @@ def size_body(models: dict, name: str, m: hw.ModelSpec) -> None:
     """The Size view under the sidebar: its own inputs rerun only this part of the page."""
     c1, c2, c3 = st.columns(3)
     context = c1.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", **links.PART)
-    capacity = c2.number_input("Memory for KV (GB)", 0.1, 100_000.0, 40.0, key="ledger_capacity", **links.PART)
+    capacity = c2.number_input(
+        "Memory for KV (GiB)", 0.1, 100_000.0, 40.0, format="%g", key="ledger_capacity", **links.PART
+    )
     rate = c3.number_input(
         "Tokens/s a GPU serves",
         1.0,
         1e7,
         2_625.0,
+        format="%.0f",
         key="ledger_rate",
         **links.PART,
         help="For the KV-per-day figure; the course notes' DeepSeek-R1 on one MI300X does 2,625.",
@@ -56,7 +61,7 @@ def size_body(models: dict, name: str, m: hw.ModelSpec) -> None:
     figures.figure(
         "ledger.fig_size", ledger.size_curve(models.values(), CONTEXTS), context, capacity, key="ledger_fig_size"
     )
-    show(size, "KV size per model", {"context": context, "memory GB": capacity}, ledger.SIZE_FORMATS)
+    show(size, "KV size per model", {"context": context, "memory GiB": capacity}, ledger.SIZE_FORMATS)
     frame.explain(
         "Every layer keeps a key and a value vector per KV head for every token: **bytes per token = "
         "layers × 2 × KV heads × head dim × bytes per value**. MLA keeps one 576-wide latent per layer "
@@ -142,18 +147,26 @@ def economics_view(models: dict, gpus: dict, links: dict) -> None:
     c = st.columns(4)
     prices = dict(
         gpu=c[0].number_input("$ per GPU-hour", 0.01, 1000.0, 2.0, key="ledger_gpu_price", **Q),
-        tb=c[1].number_input(
-            "$ per TB-hour of storage", 0.0001, 100.0, 0.15, format="%.4f", key="ledger_tb_price", **Q
+        tib=c[1].number_input(
+            "$ per TiB-hour of storage",
+            0.0001,
+            100.0,
+            SLIDE_TIB_PRICE,
+            format="%.4f",
+            key="ledger_tib_price",
+            help="The course notes' slide prices storage at $0.15 per TB-hour (decimal), which is "
+            f"${SLIDE_TIB_PRICE:.4f} per TiB-hour.",
+            **Q,
         ),
     )
     node_gpus = c[2].number_input("GPUs per node", 1, 64, 8, key="ledger_node_gpus", **Q)
-    storage_tb = c[3].number_input("Storage per node (TB)", 0.001, 10_000.0, 1.0, key="ledger_storage_tb", **Q)
+    storage_tib = c[3].number_input("Storage per node (TiB)", 0.001, 10_000.0, 1.0, key="ledger_storage_tib", **Q)
     with user_errors():
-        p = ledger.Prices(prices["gpu"], prices["tb"])
+        p = ledger.Prices(prices["gpu"], prices["tib"] * hw.TB / ledger.TIB)
         node = hw.Compute(compute.gpu, compute.mfu, node_gpus)
         picks = [models[k] for k in ledger.present(ledger.ECONOMICS_MODELS, models)]
         econ = ledger.economics_curve(picks or [m], node, CONTEXTS[CONTEXTS <= 262_144], p)
-        ledger_inputs.cards(ledger.economics_metrics(node_gpus, storage_tb, p))
+        ledger_inputs.cards(ledger.economics_metrics(node_gpus, storage_tib * ledger.TIB / hw.TB, p))
     figures.figure("ledger.fig_economics", econ, key="ledger_fig_econ")
     show(
         ledger.economics_table(econ),
@@ -163,8 +176,8 @@ def economics_view(models: dict, gpus: dict, links: dict) -> None:
             "MFU": node.mfu,
             "GPUs per node": node_gpus,
             "$ per GPU-hour": p.gpu_per_hour,
-            "$ per TB-hour": p.storage_per_tb_hour,
-            "storage per node TB": storage_tb,
+            "$ per TiB-hour": prices["tib"],
+            "storage per node TiB": storage_tib,
         },
         ledger.ECONOMICS_FORMATS,
     )

@@ -101,7 +101,7 @@ def sidebar() -> tuple[str, Preset, ReplayConfig]:
             **hiradix_only(
                 kind,
                 "SGLang checks finished host writes and loads once per scheduler loop; until then the node stays "
-                "locked. " + glossary.define("lock_ref"),
+                "locked. " + glossary.define("lock count"),
             ),
         )
         legacy = st.toggle(

@@ -136,7 +136,7 @@ def step_figure(s: Stepped, step: int, row, view: str, presenting: bool) -> None
         "Gold halo: used in this step. Dark ring: locked (held by a running request or a pending "
         "transfer). Grey outline: evicted this step, where it was. Dotted edges: spans being computed."
     )
-    frame.terms("lock_ref", "D/H")
+    frame.terms("lock count", "D/H")
 
 
 def view_switch() -> str:

@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from kvviz.common.style import GRID, INK, color
+from kvviz.common.style import GRID, INK, color, readable
 
 KEY, VALUE, CUT, IDLE, RECOMPUTED, RIGHT, WRONG = range(7)
 _STRIP_COLORS = ("#cde6f7", "#fbe3b3", color(4), "#f3f5f9", color(0), color(2), color(3))  # Okabe-Ito based
@@ -65,7 +65,7 @@ def token_strip(
         z[1 + layer] = np.where(computed[layer], RECOMPUTED, IDLE)
         for j in range(n):
             s = scores[layer, j]
-            dev = "" if np.isnan(s) else f"; ranked by deviation {s:.3g}"
+            dev = "" if np.isnan(s) else f"; ranked by deviation {readable(s)}"
             hover[1 + layer, j] = (
                 f"{texts[j]}: {'recomputed' if computed[layer, j] else 'reused'} at layer {layer}{dev}"
             )
@@ -127,17 +127,18 @@ def deviation_heatmap(texts: list[str], reuse: np.ndarray, blended: np.ndarray, 
         subplot_titles=("Full reuse (plain concatenation)", "After CacheBlend"),
     )
     labels = [f"{j}:{t}" for j, t in enumerate(texts)]
+    rounding = max(float(reuse.max()), 1e-12) * 1e-6  # below this a deviation is float rounding
     for row, dev in ((1, reuse), (2, blended)):
         fig.add_trace(
             go.Heatmap(
                 z=np.clip(dev / scale, 0, 1),
                 x=labels,
                 y=[f"layer {i}" for i in range(dev.shape[0])],
-                customdata=dev,
+                customdata=[[readable(x) if x >= rounding else "0 (float rounding)" for x in line] for line in dev],
                 zmin=0,
                 zmax=1,
                 colorscale="Blues",
-                hovertemplate="%{x} %{y}: deviation %{customdata:.3g}<extra></extra>",
+                hovertemplate="%{x} %{y}: deviation %{customdata}<extra></extra>",
                 colorbar=dict(title="share of the<br>layer's max", len=0.9, tickformat=".0%"),
                 showscale=row == 1,
                 xgap=1,
@@ -277,14 +278,15 @@ def controller_figure(
 
 def loss_curve(loss: np.ndarray, formed_below: float = 0.2) -> go.Figure:
     """The training loss per step and its centred 100-step mean, with the step where the mean
-    first falls below ``formed_below`` nats marked: the induction head has formed."""
+    first falls below ``formed_below`` nats marked: the induction head has formed. Steps count
+    from 1 on a log axis, so the plateau and the drop stay visible beside a long tail of training."""
     if len(loss) == 0:
         fig = go.Figure()
         fig.add_annotation(
             text="these weights carry no loss curve", showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper"
         )
         return fig
-    steps = np.arange(len(loss))
+    steps = np.arange(1, len(loss) + 1)
     window = min(100, len(loss))
     smooth = np.convolve(loss, np.ones(window) / window, mode="valid")
     centre = steps[: len(smooth)] + window // 2
@@ -300,16 +302,26 @@ def loss_curve(loss: np.ndarray, formed_below: float = 0.2) -> go.Figure:
     below = np.flatnonzero(smooth < formed_below)
     if below.size:
         step = int(centre[below[0]])
-        fig.add_vline(x=step, line=dict(color=color(1), dash="dash"))
+        top = float(np.max(smooth))
+        fig.add_trace(
+            go.Scatter(
+                x=[step, step],
+                y=[0, top],
+                mode="lines",
+                line=dict(color=color(1), dash="dash"),
+                hoverinfo="skip",
+                showlegend=False,
+            )
+        )
         fig.add_annotation(
-            x=step,
-            y=float(np.max(smooth)),
+            x=np.log10(step),  # an annotation on a log axis is placed by the exponent
+            y=top,
             text=f"induction head formed (~step {step})",
             xanchor="left",
             showarrow=False,
             font=dict(color=color(1)),
         )
-    fig.update_xaxes(title="training step")
+    fig.update_xaxes(title="training step (log scale)", type="log")
     fig.update_yaxes(title="loss (nats)", rangemode="tozero")
     fig.update_layout(height=340, legend=dict(orientation="h", y=-0.3))
     return fig

@@ -44,17 +44,19 @@ from kvviz.cacheblend.record_world import N_RECORDS, sample_documents, training_
 
 @dataclass(frozen=True)
 class Recipe:
-    """Everything that decides the shipped weights.
+    """Everything that decides the shipped weights: the lecture's record world (12 records a
+    document, 12,000 steps; lecture 27 §0.4) with this trainer's batch, schedule and initialisation.
 
-    Each step draws its documents' record count uniformly from ``min_records``..12, and a share
-    ``repeat_share`` of its documents repeat records: every repeated value is one more induction
-    target, so the induction head forms far sooner than from the answers alone.
+    Each step draws its documents' record count uniformly from ``min_records``..12 (12: every
+    document has 12 records, as the lecture's and the evaluation's do), and a share ``repeat_share``
+    of its documents repeat records: every repeated value is one more induction target, so the
+    induction head forms far sooner than from the answers alone.
     """
 
-    steps: int = 2_000
+    steps: int = 12_000
     batch: int = 32
     n_questions: int = 4
-    min_records: int = 2
+    min_records: int = 12
     repeat_share: float = 0.5
     lr: float = 3e-3
     warmup: int = 300
@@ -98,7 +100,7 @@ def _block_backward(
     grads[prefix + "wo"] = _outer(rec.o, dh_mid)
     do = split_heads(dh_mid @ layer["wo"].T, config.n_heads)  # [B, H, T, hd]
     dv = rec.attn.swapaxes(-1, -2) @ do
-    dweights = do @ rec.v.swapaxes(-1, -2)
+    dweights = do @ np.ascontiguousarray(rec.v.swapaxes(-1, -2))
     dscores = rec.attn * (dweights - np.sum(dweights * rec.attn, axis=-1, keepdims=True))
     dscores /= np.sqrt(rec.q.shape[-1]).astype(dscores.dtype)
     dq = rope(dscores @ rec.k, -positions, config.rope_base)

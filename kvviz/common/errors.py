@@ -8,6 +8,8 @@ from __future__ import annotations
 
 QUOTE = 40
 """Characters of user content (a value, a path, an id) quoted in a message."""
+FIELD_WORDS = {"hash_ids": "the block-hash column"}
+"""Fields a message names by what they hold, not by their name in code."""
 
 
 class InputError(ValueError):
@@ -20,7 +22,7 @@ class InputError(ValueError):
         if line is not None:
             where.append(f"line {line}")
         if field is not None:
-            where.append(f"field '{field}'")
+            where.append(FIELD_WORDS.get(field, f"field '{field}'"))
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
 
 

@@ -9,9 +9,9 @@ cited with its lecture ("lecture 27, exercise 1").
 from __future__ import annotations
 
 TERMS: dict[str, str] = {
-    "lock_ref": "A radix-tree node's count of users that still need its KV: running requests whose "
-    "prefix passes through it, and pending CPU↔GPU copies. A node with lock_ref > 0 is "
-    "never evicted, so evict(n) can free less than n when the leaves are locked.",
+    "lock count": "How many users still need a radix-tree node's KV: running requests whose prefix "
+    "passes through it, and pending CPU↔GPU copies. A node whose lock count is above zero is never "
+    "evicted, so an eviction can free fewer tokens than asked when the leaves are locked.",
     "D/H": "Where a node's KV lives in a hierarchical cache: D = device (GPU memory) only, H = host "
     "(CPU memory) only, D+H = both (a GPU copy with a backup on the host, which can be evicted "
     "from the GPU without recomputation).",

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kvviz.common.hardware import GB, LinkSpec
-from kvviz.common.style import color
+from kvviz.common.style import color, readable
 
 ATTENTION_COLOR = {"MHA": color(3), "GQA": color(0), "MLA": color(2)}
 INK_GRAY = "#555a66"
@@ -83,24 +83,24 @@ def reference_vline(
     )
 
 
-def fig_size(curve: pd.DataFrame, context: int, capacity_gb: float) -> go.Figure:
-    """GB of KV against context length per model (colour: attention type), against a memory capacity."""
+def fig_size(curve: pd.DataFrame, context: int, capacity_gib: float) -> go.Figure:
+    """GiB of KV against context length per model (colour: attention type), against a memory capacity."""
     fig = go.Figure()
     xs = [curve["context"].min(), curve["context"].max()]
     for i, (name, part) in enumerate(curve.groupby("model", sort=False)):
         att = part["attention"].iloc[0]
         fig.add_scatter(
             x=part["context"],
-            y=part["GB"],
+            y=part["GiB"],
             mode="lines",
             name=f"{name} ({att})",
             line=dict(color=color(i), dash={"MHA": "dash", "MLA": "dot"}.get(att)),
-            hovertemplate=name + ": %{x:,} tokens → %{y:.2f} GB<extra></extra>",
+            hovertemplate=name + ": %{x:,} tokens → %{y:.2f} GiB<extra></extra>",
         )
-    reference_hline(fig, capacity_gb, xs, f"{capacity_gb:g} GB of memory", INK_GRAY, "dash")
-    reference_vline(fig, context, [curve["GB"].min(), curve["GB"].max()], f"{context:,} tokens", INK_GRAY)
+    reference_hline(fig, capacity_gib, xs, f"{readable(capacity_gib)} GiB of memory", INK_GRAY, "dash")
+    reference_vline(fig, context, [curve["GiB"].min(), curve["GiB"].max()], f"{context:,} tokens", INK_GRAY)
     fig.update_xaxes(type="log", title_text="context length (tokens)")
-    fig.update_yaxes(type="log", title_text="GB of KV for one context", dtick=1)
+    fig.update_yaxes(type="log", title_text="GiB of KV for one context", dtick=1)
     fig.update_layout(title="KV grows with every token: where a line crosses memory, one context fills it", height=480)
     return fig
 
@@ -111,7 +111,7 @@ def _link_lines(fig: go.Figure, links: Mapping[str, LinkSpec], xs: Sequence[floa
             fig,
             ln.effective_bytes_s / GB,
             xs,
-            f"{ln.name} {ln.effective_bytes_s / GB:.3g} GB/s",
+            f"{ln.name} {readable(ln.effective_bytes_s / GB)} GB/s",
             INK_GRAY,
             label_at_end=bool(i % 2),
         )
@@ -145,7 +145,7 @@ def fig_load_vs_recompute(lr: pd.DataFrame, context: int, model: str) -> go.Figu
             y=lr["load ms"],
             marker_color=colors,
             name="load",
-            text=[f"{s:.3g}× faster" if s >= 1 else f"{1 / s:.3g}× slower" for s in lr["load speed-up"]],
+            text=[f"{readable(s)}× faster" if s >= 1 else f"{readable(1 / s)}× slower" for s in lr["load speed-up"]],
             textposition="outside",
             cliponaxis=False,
             hovertemplate="%{x}: %{y:.1f} ms<extra></extra>",

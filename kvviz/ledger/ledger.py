@@ -4,6 +4,10 @@ Follows lecture 9 §1 (size, storage tiers, the break-even bandwidth "KV bytes p
 time per token", the 20-turn chat) and lecture 27 §1 (KV produced per GPU per day, the storage
 economics of slide 9). Recompute times come from :func:`kvviz.common.hardware.prefill_seconds`; loading
 from a tier takes ``bytes ÷ (nominal bandwidth × efficiency)``.
+
+Memory is counted in binary units (KiB, GiB, TiB) and links in decimal GB/s, one system for the whole
+page; the notes' decimal GB figures are converted where they are compared. Storage is priced as the
+slide prices it, in dollars per decimal TB-hour (``Prices``); the page converts at its inputs.
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ import numpy as np
 import pandas as pd
 
 from kvviz.common import paper
+from kvviz.common.budget import GIB
 from kvviz.common.errors import require
 from kvviz.common.hardware import DEFAULT_MFU, GB, TB, Compute, LinkSpec, ModelSpec, gpu, link, model, prefill_seconds
+from kvviz.common.style import readable
 
+TIB = 1024 * GIB
 SECONDS_PER_DAY = 86_400
 HOURS_PER_YEAR = 8_760
 
@@ -39,10 +46,10 @@ def kv_bytes(m: ModelSpec, tokens: float) -> float:
     return m.kv_bytes_per_token * tokens
 
 
-def tokens_that_fit(m: ModelSpec, capacity_gb: float) -> int:
-    """How many tokens of KV fit in ``capacity_gb`` GB."""
-    require(capacity_gb > 0, f"capacity must be > 0 GB, got {capacity_gb}", field="capacity_gb")
-    return int(capacity_gb * GB // m.kv_bytes_per_token)
+def tokens_that_fit(m: ModelSpec, capacity_gib: float) -> int:
+    """How many tokens of KV fit in ``capacity_gib`` GiB."""
+    require(capacity_gib > 0, f"memory for KV must be > 0 GiB, got {capacity_gib}", field="capacity")
+    return int(capacity_gib * GIB // m.kv_bytes_per_token)
 
 
 def kv_per_day(m: ModelSpec, tokens_per_s: float) -> float:
@@ -51,7 +58,7 @@ def kv_per_day(m: ModelSpec, tokens_per_s: float) -> float:
     return tokens_per_s * m.kv_bytes_per_token * SECONDS_PER_DAY
 
 
-def size_table(models: Mapping[str, ModelSpec], context: int, capacity_gb: float) -> pd.DataFrame:
+def size_table(models: Mapping[str, ModelSpec], context: int, capacity_gib: float) -> pd.DataFrame:
     """Per model: KV per token, per context of ``context`` tokens, and tokens that fit in the capacity."""
     context = _tokens(context, "context")
     rows = [
@@ -60,8 +67,8 @@ def size_table(models: Mapping[str, ModelSpec], context: int, capacity_gb: float
             "attention": m.attention,
             "bytes/token": int(m.kv_bytes_per_token),
             "KiB/token": m.kv_bytes_per_token / 1024,
-            "GB per context": kv_bytes(m, context) / GB,
-            "tokens in capacity": tokens_that_fit(m, capacity_gb),
+            "GiB per context": kv_bytes(m, context) / GIB,
+            "tokens in capacity": tokens_that_fit(m, capacity_gib),
         }
         for m in models.values()
     ]
@@ -69,10 +76,10 @@ def size_table(models: Mapping[str, ModelSpec], context: int, capacity_gb: float
 
 
 def size_curve(models: Iterable[ModelSpec], contexts: Iterable[int]) -> pd.DataFrame:
-    """GB of KV per model against context length (long form)."""
+    """GiB of KV per model against context length (long form)."""
     return pd.DataFrame(
         [
-            {"model": m.name, "attention": m.attention, "context": int(c), "GB": kv_bytes(m, c) / GB}
+            {"model": m.name, "attention": m.attention, "context": int(c), "GiB": kv_bytes(m, c) / GIB}
             for m in models
             for c in contexts
         ]
@@ -233,7 +240,7 @@ def context_economics(m: ModelSpec, compute: Compute, context: int, prices: Pric
     saved = recompute / 3600 * compute.n_gpus * prices.gpu_per_hour
     return {
         "context": context,
-        "KV GB": nbytes / GB,
+        "KV GiB": nbytes / GIB,
         "storage $/h": storage,
         "recompute s": recompute,
         "GPU $ saved per hit": saved,
@@ -289,23 +296,23 @@ SIZE_FORMATS = {
     "bytes/token": "localized",
     "tokens in capacity": "localized",
     "KiB/token": "%.1f",
-    "GB per context": "%.2f",
+    "GiB per context": "%.2f",
 }
 ECONOMICS_FORMATS = {
     "storage $/h": "$%.5f",
     "GPU $ saved per hit": "$%.5f",
-    "KV GB": "%.2f",
+    "KV GiB": "%.2f",
     "break-even hits/h": "%.3f",
 }
 
 
-def size_metrics(m: ModelSpec, context: int, capacity_gb: float, tokens_per_s: float) -> list[tuple[str, str, str]]:
+def size_metrics(m: ModelSpec, context: int, capacity_gib: float, tokens_per_s: float) -> list[tuple[str, str, str]]:
     """The size view's cards, as (label, value, help): KV per token, per context, what fits, per GPU-day."""
     return [
         ("KV per token", f"{m.kv_bytes_per_token / 1024:,.1f} KiB", m.name),
-        (f"per {context:,} tokens", f"{kv_bytes(m, context) / GB:,.2f} GB", ""),
-        (f"tokens in {capacity_gb:g} GB", f"{tokens_that_fit(m, capacity_gb):,}", ""),
-        ("per GPU-day", f"{kv_per_day(m, tokens_per_s) / TB:,.1f} TB", f"at {tokens_per_s:,.0f} tokens/s"),
+        (f"per {context:,} tokens", f"{kv_bytes(m, context) / GIB:,.2f} GiB", ""),
+        (f"tokens in {readable(capacity_gib)} GiB", f"{tokens_that_fit(m, capacity_gib):,}", ""),
+        ("per GPU-day", f"{kv_per_day(m, tokens_per_s) / TIB:,.1f} TiB", f"at {tokens_per_s:,.0f} tokens/s"),
     ]
 
 
@@ -347,7 +354,7 @@ def last_turn(mt: pd.DataFrame, turns: int) -> pd.DataFrame:
 def economics_table(econ: pd.DataFrame, contexts: Iterable[int] = (1024, 8192, 65536)) -> pd.DataFrame:
     """The economics curve at a few contexts, with the columns a reader compares."""
     return econ[econ["context"].isin(list(contexts))][
-        ["model", "context", "KV GB", "storage $/h", "GPU $ saved per hit", "break-even hits/h"]
+        ["model", "context", "KV GiB", "storage $/h", "GPU $ saved per hit", "break-even hits/h"]
     ]
 
 
@@ -361,8 +368,8 @@ def _pick(models: Mapping[str, ModelSpec], name: str) -> ModelSpec:
 def size_rows(models: Mapping[str, ModelSpec]) -> list[dict[str, str]]:
     """Lecture 9 §1.1 and lecture 27 §1.2 against the current model table."""
     l8, q14, l70, ds = (_pick(models, n) for n in ("llama-3-8b", "qwen2.5-14b", "llama-3.1-70b", "deepseek-r1"))
-    fit40 = tokens_that_fit(l8, 40)
-    day = kv_per_day(ds, 2625) / TB
+    fit40 = tokens_that_fit(l8, 40 * GB / GIB)
+    day = kv_per_day(ds, 2625) / TIB
     return [
         paper.close(
             "Llama-3-8B KV per token",
@@ -387,24 +394,24 @@ def size_rows(models: Mapping[str, ModelSpec]) -> list[dict[str, str]]:
         ),
         paper.close(
             "Llama-3-8B: an 8,000-token context",
-            "1.05 GB",
-            f"{kv_bytes(l8, 8000) / GB:.2f} GB",
-            (1.05, kv_bytes(l8, 8000) / GB),
+            "1.05 GB = 0.98 GiB",
+            f"{kv_bytes(l8, 8000) / GIB:.2f} GiB",
+            (1.05 * GB / GIB, kv_bytes(l8, 8000) / GIB),
             0.01,
         ),
-        paper.close("Llama-3-8B tokens in 40 GB", "≈ 0.3 M", f"{fit40 / 1e6:.2f} M", (3e5, fit40), 0.05),
+        paper.close("Llama-3-8B tokens in 40 GB (37.3 GiB)", "≈ 0.3 M", f"{fit40 / 1e6:.2f} M", (3e5, fit40), 0.05),
         paper.close(
             "Llama-3.1-70B: a 32K context (lecture 27, exercise 1)",
-            "≈ 10.7 GB",
-            f"{kv_bytes(l70, 32768) / GB:.1f} GB",
-            (10.7, kv_bytes(l70, 32768) / GB),
+            "≈ 10.7 GB = 9.97 GiB",
+            f"{kv_bytes(l70, 32768) / GIB:.2f} GiB",
+            (10.7 * GB / GIB, kv_bytes(l70, 32768) / GIB),
             0.01,
         ),
         paper.close(
             "DeepSeek-R1 on one MI300X at 2,625 tok/s",
-            "68.6 KiB/token, 15.9 TB/day",
-            f"{ds.kv_bytes_per_token / 1024:.1f} KiB/token, {day:.1f} TB/day",
-            [(68.6, ds.kv_bytes_per_token / 1024), (15.9, day)],
+            "68.6 KiB/token, 15.9 TB/day = 14.5 TiB/day",
+            f"{ds.kv_bytes_per_token / 1024:.1f} KiB/token, {day:.1f} TiB/day",
+            [(68.6, ds.kv_bytes_per_token / 1024), (15.9 * TB / TIB, day)],
             0.01,
         ),
     ]
@@ -500,7 +507,11 @@ def economics_rows(
     e = context_economics(_pick(models, "llama-3.1-70b"), node, 10_000, prices)
     return [
         paper.close(
-            "Break-even hit rate (8-GPU node, $2/GPU·h, 1 TB at $0.15/h)", "1.06%", f"{rate:.2%}", (0.0106, rate), 0.03
+            "Break-even hit rate (8-GPU node, $2/GPU·h, 1 TB (0.91 TiB) at $0.15/h)",
+            "1.06%",
+            f"{rate:.2%}",
+            (0.0106, rate),
+            0.03,
         ),
         paper.close(
             "10% hits, 1,000 nodes, 3 years: GPU $ saved / storage $",
@@ -511,13 +522,13 @@ def economics_rows(
         ),
         paper.close(
             "Llama-3.1-70B, 10K-token context: KV / keep for an hour",
-            "3.3 GB / $0.0005",
-            f"{e['KV GB']:.1f} GB / ${e['storage $/h']:.4f}",
-            [(3.3, e["KV GB"]), (0.0005, e["storage $/h"])],
+            "3.3 GB = 3.07 GiB / $0.0005",
+            f"{e['KV GiB']:.2f} GiB / ${e['storage $/h']:.4f}",
+            [(3.3 * GB / GIB, e["KV GiB"]), (0.0005, e["storage $/h"])],
             0.05,
         ),
         paper.close(
-            f"…one hit saves (recompute on {node.n_gpus}× {node.gpu.name}, MFU {node.mfu:g})",
+            f"…one hit saves (recompute on {node.n_gpus}× {node.gpu.name}, MFU {readable(node.mfu)})",
             "$0.0026 (≈ 0.58 s)",
             f"${e['GPU $ saved per hit']:.4f} ({e['recompute s']:.2f} s)",
             (0.0026, e["GPU $ saved per hit"]),

@@ -30,7 +30,7 @@ RECOMPUTE_PAPER_NOTE = (
 )
 ECONOMICS_PAPER_NOTE = (
     "The course notes' formula for 1.06% is not given: storage $/h ÷ GPU $/h with its inputs gives 0.94% "
-    "(1.06% needs ~1.13 TB per node). The notes' lecture-27 time model prefills 10K tokens of 70B in "
+    "(1.06% needs ~1.13 TB (1.03 TiB) per node). The notes' lecture-27 time model prefills 10K tokens of 70B in "
     "0.58 s on 8 H100s; set MFU to 0.33 to match it."
 )
 TIERS_PAPER_NOTE = (
@@ -52,7 +52,7 @@ def _names(items: list[str]) -> str:
 
 
 def size_notes(
-    size: pd.DataFrame, models: Mapping[str, ModelSpec], model: str, context: int, capacity_gb: float
+    size: pd.DataFrame, models: Mapping[str, ModelSpec], model: str, context: int, capacity_gib: float
 ) -> list[str]:
     """The Size view: KV per token by attention design, one context against the memory, size vs parameters."""
     kib = size.groupby("attention", sort=False)["KiB/token"].agg(["min", "max"]).sort_values("max", ascending=False)
@@ -65,8 +65,8 @@ def size_notes(
     fits = int(row["tokens in capacity"])
     many = fits // max(context, 1)
     notes.append(
-        f"At {context:,} tokens one context of {model} is {readable(row['GB per context'])} GB of KV: "
-        f"{capacity_gb:g} GB holds {fits:,} tokens, "
+        f"At {context:,} tokens one context of {model} is {readable(row['GiB per context'])} GiB of KV: "
+        f"{readable(capacity_gib)} GiB holds {fits:,} tokens, "
         + (
             f"{many:,} such context{'s' * (many != 1)}."
             if many
@@ -139,7 +139,8 @@ def load_notes(lr: pd.DataFrame, model: str, context: int) -> list[str]:
     notes = [
         f"{model} recomputes {context:,} tokens in {readable(recompute)} ms; "
         + (
-            f"loading them is faster over {_names(list(load['link']))} (up to {load['load speed-up'].iloc[0]:.2g}×)"
+            f"loading them is faster over {_names(list(load['link']))} "
+            f"(up to {readable(load['load speed-up'].iloc[0], 2)}×)"
             if len(load)
             else "no link loads them faster"
         )
@@ -159,8 +160,8 @@ def chat_notes(last: pd.DataFrame, turns: int) -> list[str]:
     history = int(last["history tokens"].iloc[0])
     links = t.drop(["no cache", "GPU hit"], errors="ignore")
     notes = [
-        f"At turn {turns} the history is {history:,} tokens: the turn's TTFT is {t['no cache']:.4g} ms with no "
-        f"cache (all recomputed), {readable(t['GPU hit'])} ms with a GPU hit."
+        f"At turn {turns} the history is {history:,} tokens: the turn's TTFT is {readable(t['no cache'], 4)} ms "
+        f"with no cache (all recomputed), {readable(t['GPU hit'])} ms with a GPU hit."
     ]
     if len(links):
         slower = list(links[links > t["no cache"]].index)
@@ -184,8 +185,9 @@ def economics_notes(econ: pd.DataFrame) -> list[str]:
     ]
     soon, late = econ.loc[hits.idxmin()], econ.loc[hits.idxmax()]
     notes.append(
-        f"{soon['model']} pays back soonest ({soon['break-even hits/h']:.2g} hits/h at {soon['context']:,} "
-        f"tokens), {late['model']} latest ({late['break-even hits/h']:.2g} at {late['context']:,})."
+        f"{soon['model']} pays back soonest ({readable(soon['break-even hits/h'], 2)} hits/h at "
+        f"{soon['context']:,} tokens), {late['model']} latest ({readable(late['break-even hits/h'], 2)} at "
+        f"{late['context']:,})."
     )
     lo_ctx, hi_ctx = econ["context"].min(), econ["context"].max()
     ends = econ[econ["context"].isin([lo_ctx, hi_ctx])].pivot_table(

@@ -99,7 +99,7 @@ def _sentence(e: Event, q: Callable[[Sequence[int]], str], policy: str) -> str:
         why = "its last child went, so it became a leaf" if e.cascade else POLICY_WORDS.get(policy, policy)
         return f"evicted leaf {q(e.key)} ({n}, {why})"
     if k is EventKind.EVICT_SHORT:
-        return f"evict({e.of:,}) freed {e.tokens:,}: {e.reason}"
+        return f"asked to free {e.of:,} tokens, freed {e.tokens:,}: {e.reason}"
     if k is EventKind.TO_HOST:
         why = "its last GPU child went" if e.cascade else POLICY_WORDS.get(policy, policy)
         return f"moved {q(e.key)} to CPU only ({n}, {why}): it stays in the tree"

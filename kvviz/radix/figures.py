@@ -178,7 +178,7 @@ def _hover(r: dict, step_of) -> str:
         f"<b>node {r['id']}</b> · {state} · {r['length']} tokens",
         str(r["tokens"])[:80],
         f"hit count {r['hit_count']} · last access step {step_of(r['last_access'])}",
-        f"lock_ref {r['lock_ref']}" + (" (locked)" if r["lock_ref"] > 0 and r["id"] != 0 else ""),
+        f"lock count {r['lock_ref']}" + (" (locked)" if r["lock_ref"] > 0 and r["id"] != 0 else ""),
     ]
     if r.get("owners"):
         lines.append(f"computed by {r['owners']}")

@@ -563,9 +563,10 @@ class RadixCache:
         if not locked:
             reason = "nothing is left on the GPU to evict" if freed else "the tree holds no GPU KV to evict"
         elif freed:
-            reason = f"the {locked} remaining leaf{'s are' if locked > 1 else ' is'} locked (lock_ref > 0)"
+            held = "a running request or a pending copy holds it"
+            reason = f"the {locked} remaining leaf{'s are' if locked > 1 else ' is'} locked ({held})"
         else:
-            reason = "every leaf is locked (lock_ref > 0)"
+            reason = "every leaf is locked (a running request or a pending copy holds it)"
         self._emit(EventKind.EVICT_SHORT, self.root, freed, key=(), of=asked, reason=reason)
 
     def _gpu_leaves(self) -> list[TreeNode]:

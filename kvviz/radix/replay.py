@@ -354,11 +354,11 @@ def _lock_or_unlock(cache: RadixCache, op: Op) -> list[str]:
         if node is cache.root:
             raise InputError("nothing of that key is cached on the device", field="lock")
         cache.inc_lock_ref(node)
-        return [f"locked node {node.id} and its ancestors (lock_ref now {node.lock_ref})"]
+        return [f"locked node {node.id} and its ancestors (lock count now {node.lock_ref})"]
     if node is cache.root:
         raise InputError("nothing of that key is cached on the device, so it holds no lock", field="unlock")
     cache.dec_lock_ref(node)
-    return [f"unlocked node {node.id} (lock_ref now {node.lock_ref})"]
+    return [f"unlocked node {node.id} (lock count now {node.lock_ref})"]
 
 
 def repeat_prompt_hit(length: int, page_size: int) -> int:

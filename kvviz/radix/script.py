@@ -49,10 +49,11 @@ class Op:
         if self.kind == "requests":
             return ", ".join(r.rid for r in self.requests) + (" arrives" if len(self.requests) == 1 else " arrive")
         if self.kind in ("evict", "evict_host"):
-            return f"{self.kind}({self.n})"
+            where = "GPU" if self.kind == "evict" else "CPU"
+            return f"evict {self.n:,} token{'s' if self.n != 1 else ''} from the {where}"
         if self.kind == "ack":
-            return "ack()"
-        return f"{self.kind}({_words(self.tokens, vocab)})"
+            return "acknowledge the pending CPU copies"
+        return f"{self.kind} {_words(self.tokens, vocab)}"
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,9 @@ def test_deviation_heatmap_shares_one_scale():
     fig = figs.deviation_heatmap(view.texts, view.dev_reuse, view.dev_blend, 5)
     assert len(fig.data) == 2 and fig.data[0].zmax == fig.data[1].zmax == 1
     assert np.nanmax(np.asarray(fig.data[0].z, dtype=float)) == 1.0
+    shown = [text for line in fig.data[0].customdata for text in line]  # the hover's deviations, as words
+    assert fig.data[0].customdata[0][7] == "0 (float rounding)"  # layer 0's cache is exact
+    assert not any("e-" in text or "e+" in text for text in shown)
 
 
 def test_accuracy_figure_has_lines_for_swept_methods_and_points_for_the_rest():
@@ -56,5 +59,6 @@ def test_controller_and_loss_figures():
     fig = figs.controller_figure("m", 20.0, {"NVMe": 10.0}, {"NVMe": 0.5}, 0.15)
     assert fig.data[-1].x[0] == 0.5 and fig.data[-1].y[0] == 10.0
     fig = figs.loss_curve(np.r_[np.full(300, 2.0), np.full(300, 0.01)].astype(np.float32))
-    assert len(fig.data) == 2 and "step 3" in fig.layout.annotations[0].text  # the drop, near step 300
+    assert len(fig.data) == 3 and "step 3" in fig.layout.annotations[0].text  # the drop, near step 300
+    assert fig.layout.xaxis.type == "log" and fig.data[0].x[0] == 1 and fig.data[2].x[0] == fig.data[2].x[1]
     assert len(figs.loss_curve(np.zeros(0)).data) == 0

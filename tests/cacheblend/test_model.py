@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvviz.cacheblend.model import (
+    WEIGHTS,
     Config,
     Model,
     causal_mask,
@@ -105,6 +108,15 @@ def test_short_training_lowers_the_loss():
     model = train(Recipe(steps=150, batch=16, lr=3e-3, warmup=20, seed=1), config=SMALL, log=lambda _: None)
     assert model.loss.shape == (150,)
     assert model.loss[-20:].mean() < model.loss[:20].mean() - 0.4
+
+
+@pytest.mark.skipif(not WEIGHTS.exists(), reason="shipped weights missing")
+def test_the_shipped_weights_come_from_the_default_recipe():
+    """``python -m kvviz.cacheblend.train`` with no options retrains what ships: the weights record
+    their recipe, and it is the trainer's default; the loss curve has one value per step."""
+    model = load_model()
+    assert model.info["recipe"] == asdict(Recipe())
+    assert model.loss.shape == (Recipe().steps,)
 
 
 def test_save_and_load_round_trip(tmp_path):

@@ -67,10 +67,12 @@ def test_twenty_turn_chat_lecture_9():
 
 
 def test_sizes_lecture_notes():
-    """Exact: 1.05 GB per 8K tokens, 0.3 M tokens in 40 GB (±5%), 15.9 TB/day for DeepSeek-R1 (±0.5%)."""
+    """Exact: 1.05 GB per 8K tokens, 0.3 M tokens in 40 GB (±5%), 15.9 TB/day for DeepSeek-R1 (±0.5%).
+    The page counts memory in GiB: 40 GiB hold exactly 327,680 tokens of 128 KiB."""
     l8 = hw.model("llama-3-8b")
     assert ledger.kv_bytes(l8, 8000) / 1e9 == pytest.approx(1.05, abs=0.005)
-    assert ledger.tokens_that_fit(l8, 40) == pytest.approx(3e5, rel=0.05)
+    assert ledger.tokens_that_fit(l8, 40e9 / 2**30) == pytest.approx(3e5, rel=0.05)
+    assert ledger.tokens_that_fit(l8, 40) == 40 * 2**30 // 131072
     assert ledger.kv_per_day(hw.model("deepseek-r1"), 2625) / 1e12 == pytest.approx(15.9, rel=0.005)
     t = ledger.size_table(hw.MODELS, 8000, 40).set_index("model")
     assert t.loc["llama-2-7b", "KiB/token"] == 4 * t.loc["llama-3-8b", "KiB/token"]
@@ -82,7 +84,7 @@ def test_economics_code_01_part_3():
     lecture-27 recompute time (0.58 s on 8 H100s = MFU 0.33 here)."""
     node = hw.Compute(hw.gpu("h100"), 0.33, 8)
     e = ledger.context_economics(hw.model("llama-3.1-70b"), node, 10_000, ledger.Prices())
-    assert e["KV GB"] == pytest.approx(3.3, rel=0.01)
+    assert e["KV GiB"] * 2**30 / 1e9 == pytest.approx(3.3, rel=0.01)
     assert e["storage $/h"] == pytest.approx(0.0005, rel=0.02)
     assert e["recompute s"] == pytest.approx(0.585, rel=0.02)
     assert e["GPU $ saved per hit"] == pytest.approx(0.0026, rel=0.03)

@@ -21,7 +21,7 @@ def test_size_notes_read_the_size_table():
     first, fits, params = notes.size_notes(size, hw.MODELS, "llama-3-8b", 8_000, 40.0)
     assert first.endswith("MHA 512 KiB; GQA 128–320 KiB; MLA 68.6 KiB per token in the table.")
     assert fits == (
-        "At 8,000 tokens one context of llama-3-8b is 1.05 GB of KV: 40 GB holds 305,175 tokens, 38 such contexts."
+        "At 8,000 tokens one context of llama-3-8b is 0.977 GiB of KV: 40 GiB holds 327,680 tokens, 40 such contexts."
     )
     assert params == (
         "Size does not follow parameters: llama-3.1-70b has 10.5× the parameters of llama-2-7b and "
@@ -35,7 +35,7 @@ def test_size_notes_say_when_a_context_does_not_fit_or_size_follows_parameters()
     models = {"llama-3-8b": small, "twice": twice}
     size = ledger.size_table(models, 8_000, 0.5)
     _, fits, params = notes.size_notes(size, models, "twice", 8_000, 0.5)
-    assert fits.endswith("0.5 GB holds 1,907 tokens, not even one such context: it must live elsewhere.")
+    assert fits.endswith("0.5 GiB holds 2,048 tokens, not even one such context: it must live elsewhere.")
     assert (
         params == "Here size follows parameters: twice has 2.0× the parameters of llama-3-8b and 2.0× its KV per token."
     )

@@ -206,7 +206,10 @@ def test_an_eviction_that_frees_nothing_says_why():
     at.text_area(key="radix_text").input("insert 1 2 3\nlock 1 2 3\n# nothing can go\nevict 2").run()
     at.slider(key="radix_step").set_value(3).run()
     assert_clean(at)
-    assert "evict(2) freed 0: every leaf is locked (lock_ref > 0)" in texts(at)
+    assert (
+        "asked to free 2 tokens, freed 0: every leaf is locked (a running request or a pending copy holds it)"
+        in texts(at)
+    )
     assert "*nothing can go*" in texts(at)
 
 
@@ -226,7 +229,7 @@ def test_controls_that_cannot_matter_are_disabled_with_a_reason():
     for key in ("radix_host", "radix_write"):
         widget = at.number_input(key=key) if key == "radix_host" else at.selectbox(key=key)
         assert widget.disabled and widget.help.startswith("Not used here: only the HiRadixCache")
-    assert at.toggle(key="radix_ack").disabled and "lock_ref" in at.toggle(key="radix_ack").help
+    assert at.toggle(key="radix_ack").disabled and "lock count" in at.toggle(key="radix_ack").help
     assert not at.toggle(key="radix_strata").disabled
 
 

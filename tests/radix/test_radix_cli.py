@@ -10,7 +10,7 @@ from kvviz.cli import main
 def test_preset_prints_steps_dump_and_totals(capsys):
     assert main(["radix", "preset:ops"]) == 0
     out = capsys.readouterr().out
-    assert "== step 2: insert(1 2 3 9)" in out and "inserted 4 tokens: 3 already cached" in out
+    assert "== step 2: insert 1 2 3 9" in out and "inserted 4 tokens: 3 already cached" in out
     assert "3 D+H [1..3]  locks 2, hits 2," in out  # write-through: backed up and locked until ack
 
 

@@ -41,7 +41,7 @@ def test_raw_operations_record_exactly_what_happened():
         [(K.MATCH, 0)],
     ]
     short = rep.steps["events"].iloc[7][0]
-    assert (short.of, short.reason) == (2, "every leaf is locked (lock_ref > 0)")
+    assert (short.of, short.reason) == (2, "every leaf is locked (a running request or a pending copy holds it)")
     assert rep.steps["events"].iloc[13][-1].reason == "nothing is left on the GPU to evict"
     assert [e.cascade for e in rep.steps["events"].iloc[13][:6]] == [False, True, False, False, True, True]
 
@@ -68,13 +68,13 @@ def test_narration_quotes_the_words_and_says_why():
         Event(K.SPLIT, 5, 8, key=tuple(range(1, 10)), at=8, who="R3"),
         Event(K.MATCH, 5, 18, key=(), of=20, host=2),
         Event(K.EVICT, 4, 4, key=(7, 8, 9), cascade=False),
-        Event(K.EVICT_SHORT, 0, 0, of=2, reason="every leaf is locked (lock_ref > 0)"),
+        Event(K.EVICT_SHORT, 0, 0, of=2, reason="every leaf is locked (a running request or a pending copy holds it)"),
     ]
     assert narrate(events, vocab, "lru") == [
         "**R3**: split 'You are a … User : Hi' at token 8 (node 5 is the shared part)",
         "matched 18 of 20 tokens on the GPU, 2 more on the CPU",
         "evicted leaf 'User : Hi' (4 tokens, least recently used)",
-        "evict(2) freed 0: every leaf is locked (lock_ref > 0)",
+        "asked to free 2 tokens, freed 0: every leaf is locked (a running request or a pending copy holds it)",
     ]
     assert narrate([Event(K.EVICT, 1, 60, key=tuple(range(1001, 1061)))]) == [
         "evicted leaf '1001..1060' (60 tokens, least recently used)"

@@ -114,7 +114,9 @@ def test_raw_ops_preset_shows_lock_then_ack():
     rep = replay(PRESETS["ops"].script(), ReplayConfig(device_capacity=32, host_capacity=64, auto_ack=False))
     text = " ".join(" ".join(lines) for lines in rep.steps["lines"])
     assert "inserted 4 tokens: 3 already cached" in text
-    assert "evict(2) freed 0: every leaf is locked (lock_ref > 0)" in text  # locked until ack
+    assert (
+        "asked to free 2 tokens, freed 0: every leaf is locked (a running request or a pending copy holds it)" in text
+    )  # locked until ack
     assert rep.steps.iloc[-1].evicted_device > 0
 
 

@@ -12,7 +12,7 @@ from kvviz.radix.script import parse_json, parse_text
 
 def test_step_titles_say_who_arrives_in_english():
     s = parse_text("sys hi => hello\n& sys bye\ndoc: 1..5\nevict 3\n")
-    assert [op.describe(s.words) for op in s.ops] == ["R1, R2 arrive", "R3 doc arrives", "evict(3)"]
+    assert [op.describe(s.words) for op in s.ops] == ["R1, R2 arrive", "R3 doc arrives", "evict 3 tokens from the GPU"]
 
 
 def test_text_form_words_runs_waves_and_raw_ops():

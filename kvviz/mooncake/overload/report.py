@@ -185,11 +185,11 @@ def overload_notes(table: pd.DataFrame) -> list[str]:
         f"{swing['early']:.2f}, with prediction {swing['predict']:.2f}; the anti-phase correlation (prefill "
         "against decode load at the lag where it is most negative; −1 is a perfect see-saw): baseline "
         f"{corr['baseline']:+.2f}, early rejection {corr['early']:+.2f}.",
-        "**Prediction** (every decode lasts t_d, the predicted decode time) asks about the decode load when "
+        "**Prediction** (every decode lasts the same predicted decode time) asks about the decode load when "
         "the prefill will finish: here "
         f"{prediction_effect(table)}, and it "
         f"{'cuts' if waste['predict'] < waste['early'] else 'does not cut'} the wasted prefill "
-        f"({waste['early']:,.0f} s → {waste['predict']:,.0f} s). Try a wrong t_d to see it fail.",
+        f"({waste['early']:,.0f} s → {waste['predict']:,.0f} s). Try a wrong predicted decode time to see it fail.",
         "Fewer wasted prefills does not mean more completed requests here: see the table below.",
     ]
 
