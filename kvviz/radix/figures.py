@@ -258,7 +258,8 @@ def tree_figure(
     xs = starts[depth]
     x_range = [-0.6 * col[0] - 2, max(starts[-1] + 0.6 * col[-1] + 2, 40)]
     char = max(1.0, (x_range[1] - x_range[0]) / width_chars)  # x units a character takes in the figure
-    show = _labelled([i for i in order if i in show], forced, texts, xs, 0.55 * widths * char, low, high)  # and beside
+    markers = (size / 2 / (0.6 * label_px) * char, ys + size / 2 / px_row)  # a character is about 0.6 em
+    show = _labelled([i for i in order if i in show], forced, texts, xs, 0.55 * widths * char, low, high, markers)
     labels = [text if i in show else "" for i, text in enumerate(texts)]
     fig = go.Figure()
     for dashed in (False, True):
@@ -432,18 +433,25 @@ def _labelled(
     half: np.ndarray,
     low: np.ndarray,
     high: np.ndarray,
+    markers: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> set[int]:
     """The labels drawn, taken in ``order``: each where its box (``x`` ± ``half`` across, ``low`` to ``high``
-    up: its marker and its lines above it) clears every box taken before; the root's and a waiting span's
+    up: its marker and its lines above it) clears every box taken before and, given ``markers`` (each
+    node's marker half-width across and top), every other node's marker; the root's and a waiting span's
     always (``forced``)."""
+
+    def apart(i: int, j: int, half_j: float, low_i: float, low_j: float, high_j: float) -> bool:
+        return x[i] - half[i] > x[j] + half_j or x[j] - half_j > x[i] + half[i] or high[i] <= low_j or high_j <= low_i
+
     out: list[int] = []
     for i in order:
         if not texts[i]:
             continue
-        if i in forced or all(
-            x[i] - half[i] > x[j] + half[j] or x[j] - half[j] > x[i] + half[i] or high[i] <= low[j] or high[j] <= low[i]
-            for j in out
-        ):
+        clear = all(apart(i, j, half[j], low[i], low[j], high[j]) for j in out)
+        if clear and markers is not None:  # the lines above the marker, against the other markers
+            m_half, m_top = markers
+            clear = all(apart(i, k, m_half[k], m_top[i], low[k], m_top[k]) for k in range(len(x)) if k != i)
+        if i in forced or clear:
             out.append(i)
     return set(out)
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from kvviz.common.errors import InputError
 from kvviz.common.style import style_figure
+from kvviz.radix import figures
 from kvviz.radix.events import EVICTING, EventKind
 from kvviz.radix.figures import fig_radix_totals, layout_tree, tree_figure
 from kvviz.radix.hiradix_cache import WRITE_POLICIES
@@ -283,3 +284,16 @@ def test_a_lock_never_undone_stalls_with_the_step_that_frees_it():
         "6 of the GPU's 8 tokens are locked and 2 are free, and the next waiting request (R1 r) does not fit. "
         "A `lock` step is never undone: add its `unlock` step to free the memory."
     )
+
+
+def test_a_label_is_not_drawn_over_another_nodes_marker():
+    """Two nodes a row apart: the lower one's two lines of text reach the upper one's marker. The
+    upper node has no label of its own (an evicted node's may be dropped), so only its marker is there."""
+    x, half = np.array([0.0, 0.0]), np.array([0.0, 3.0])
+    ys, marker = np.array([0.0, -1.0]), np.array([0.2, 0.2])
+    low, high = ys - marker, ys + marker + np.array([0.0, 1.5])
+    texts = ["", "What can you … (13)"]
+    assert figures._labelled([1], set(), texts, x, half, low, high) == {1}
+    assert figures._labelled([1], set(), texts, x, half, low, high, (np.array([1.0, 1.0]), ys + marker)) == set()
+    far = np.array([10.0, 0.0])  # the marker is beside the text instead
+    assert figures._labelled([1], set(), texts, far, half, low, high, (np.array([1.0, 1.0]), ys + marker)) == {1}
