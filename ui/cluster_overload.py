@@ -190,7 +190,7 @@ def cluster_controls(d: overload.ClusterConfig) -> dict:
     )
     cfg["batch_limit"] = batch_limit_control(d, cfg["tbt_slo_s"], cfg["threshold"])
     cfg["t_d_s"] = st.number_input(
-        "t_d: predicted decode time (s)",
+        "Predicted decode time (s)",
         0.1,
         3600.0,
         None,

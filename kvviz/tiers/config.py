@@ -19,11 +19,11 @@ from dataclasses import dataclass, field, fields, replace
 
 from kvviz.common import hardware as hw
 from kvviz.common.errors import require
+from kvviz.radix.hiradix_cache import WRITE_POLICIES
 
 GIB = 2**30
 DEFAULT_KV_FRACTION = 0.9  # vLLM's default gpu_memory_utilization
 POLICIES = ("lru", "lfu", "fifo", "mru", "filo", "slru")
-WRITE_POLICIES = ("write_through", "write_through_selective", "write_back")
 WRITE_ALIASES = {"through": "write_through", "selective": "write_through_selective", "back": "write_back"}
 LOAD_MODES = ("load", "fastest")
 """What a request does with the hits below GPU memory: load them all, as SGLang's HiCache does, or take

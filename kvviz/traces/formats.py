@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from kvviz.common.errors import InputError, quote
+from kvviz.common.errors import FIELD_WORDS, InputError, quote
 from kvviz.traces import arrow_input
 from kvviz.traces.source import MAX_LINE_BYTES
 from kvviz.traces.timeunits import TimeUnit
@@ -121,7 +121,7 @@ class RowError(InputError):
 
     def __init__(self, message: str, *, line: int, field: str | None = None, reason: str = "") -> None:
         super().__init__(message, line=line, field=field)
-        self.reason = f"{field or 'line'}: {reason or message}"
+        self.reason = f"{FIELD_WORDS.get(field, field) if field else 'line'}: {reason or message}"
 
 
 @dataclass
