@@ -9,11 +9,12 @@ a message naming the knob to turn.
 
 from __future__ import annotations
 
+import os
 import resource
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvviz.common.errors import InputError
+from kvviz.common.errors import InputError, setting
 
 CONFIRM_S = 5.0
 """Estimated CPU seconds above which a page shows the estimate and waits for a click."""
@@ -59,9 +60,22 @@ def check(c: Cost, limit_s: float = LIMIT_S) -> None:
 GIB = 2**30
 
 
+MEMORY_ENV = "KVVIZ_MEMORY_GIB"
+"""The memory this process may hold, in GiB: a server's operator (or a test) sets less than the machine has."""
+MAX_MEMORY_GIB = 1 << 20
+
+
+def memory_limit() -> int | None:
+    """``$KVVIZ_MEMORY_GIB`` in bytes (None when unset); a value that is not a number of GiB above 0 is
+    refused naming the variable (a ``SettingError``), never replaced by the machine's memory."""
+    gib = setting(MEMORY_ENV, 0.0, 1e-9, MAX_MEMORY_GIB, f"a number of GiB above 0 and at most {MAX_MEMORY_GIB:,}")
+    return int(gib * GIB) if gib else None
+
+
 def free_memory() -> int | None:
     """Bytes this process may still allocate: the system's available memory, less where a control
-    group's limit or an address-space limit (``ulimit -v``) is nearer; None when none can be read."""
+    group's limit, an address-space limit (``ulimit -v``) or ``$KVVIZ_MEMORY_GIB`` (less what this
+    process holds) is nearer; None when none can be read."""
     found = []
     try:
         info = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
@@ -76,12 +90,18 @@ def free_memory() -> int | None:
         pass
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft != resource.RLIM_INFINITY:
-        try:
-            pages = int(Path("/proc/self/statm").read_text().split()[0])
-            found.append(soft - pages * resource.getpagesize())
-        except (OSError, ValueError):
-            pass
+        found.append(soft - _held(0))
+    if (chosen := memory_limit()) is not None:
+        found.append(chosen - _held(1))
     return max(0, min(found)) if found else None
+
+
+def _held(field: int) -> int:
+    """This process's address space (``field`` 0) or resident memory (1), in bytes, from ``/proc/self/statm``."""
+    try:
+        return int(Path("/proc/self/statm").read_text().split()[field]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def check_memory(need: int, what: str, advice: str) -> None:
@@ -92,3 +112,139 @@ def check_memory(need: int, what: str, advice: str) -> None:
         raise InputError(
             f"{what} needs about {need / GIB:,.1f} GiB of memory and {free / GIB:,.1f} GiB is free here; {advice}"
         )
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """The bytes a kind of replay holds, per block access, per distinct block (a prefix node, for a prefix
+    cache) and per request: ``preparing`` while the trace's arrays are made for replay (their sorts'
+    temporaries included), ``held`` after, ``per_run`` for each run in flight at once (a thread's own cache
+    state, an instance's), ``per_result`` per request for every run (a row of a hits table). The peak is
+    the larger of preparing and the runs. Read off the code each names, with the margin the tests ask:
+    every estimate is at least the peak measured and at most ``ESTIMATE_FACTOR`` times it."""
+
+    what: str
+    preparing: tuple[float, float, float]
+    held: tuple[float, float, float]
+    per_run: tuple[float, float, float]
+    per_result: float
+    knob: str
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A replay's estimated peak memory, before it runs: ``need`` bytes, ``what`` names the replay in words,
+    ``advice`` what to do when it does not fit."""
+
+    what: str
+    need: int
+    advice: str
+
+    def describe(self) -> str:
+        return f"{self.what} needs about {self.need / GIB:,.1f} GiB of memory"
+
+    def check(self) -> None:
+        """Refuse the replay, before it allocates, when it needs more memory than is free."""
+        check_memory(self.need, self.what, self.advice)
+
+
+ESTIMATE_FACTOR = 4.0
+"""An estimate is at least the measured peak and at most this many times it. Most of the gap is the distinct
+blocks, not counted before a replay (a library entry's dense ids give them; a file's are bounded by its
+accesses, two to three times as many in the synthetic traces), and a cache's state sized for every block
+but touched only as far as its capacity fills."""
+SHORTER = "cut the trace (fewer requests)"
+PREPARING_PREFIXES = (56.0, 16.0, 40.0)
+"""``kvviz.prefix_cache.replay.prepare``: dense ids and their sort (24 B an access), each access's depth and
+the order by depth (16), the nodes (8) and one level's temporaries; parent and depth per node; five
+per-request columns."""
+PREFIXES = (8.0, 16.0, 40.0)
+"""What a prepared prefix replay holds: its nodes (8 B an access), parent and depth per node, five columns."""
+EVICTION_PREPARED = (56.0, 0.0, 16.0)
+EVICTION = Footprint(
+    "an eviction replay of this trace",
+    EVICTION_PREPARED,
+    EVICTION_PREPARED,
+    (2.0, 64.0, 0.0),
+    0.0,
+    f"{SHORTER}, or ask for fewer policies",
+)
+"""``kvviz.eviction.replay.replay_of`` and ``counts``: ids (4 B), depths (8), next uses (8, sorted with 16 more),
+the infinite cache's mask (1) and LRU's stack distances (4) per access, with their sorts' temporaries; each
+simulation thread a hit mask per access and its policy's lists or heap over the distinct blocks
+(``kvviz.hiradix.lists``: 12 B a block, ``heap``: 16, with its index and slots)."""
+PREFIX = Footprint(
+    "a prefix-cache replay of this trace",
+    PREPARING_PREFIXES,
+    PREFIXES,
+    (12.0, 128.0, 8.0),
+    8.0,
+    f"{SHORTER}, or ask for fewer policies or capacities",
+)
+"""``kvviz.prefix_cache.replay.prefix_replay`` per thread: the nodes renumbered by first use (8 B an access),
+``kvviz.hiradix.tree.new_tree``'s six int64 rows, the heap's keys and slots and the renumbering's three
+arrays (92 B a node); a hits-table row per request for each (policy, capacity)."""
+VLLM = Footprint(
+    "a replay of vLLM's block pool over this trace",
+    PREPARING_PREFIXES,
+    PREFIXES,
+    (8.0, 96.0, 8.0),
+    8.0,
+    f"{SHORTER}, or ask for fewer capacities",
+)
+"""``kvviz.vllm.block_pool.pool_replay`` per thread: the free queue, the held prefixes and the holders' links
+over at most a block per node (32 B), each node's queue ends (24), the hits per request and the curve's
+table."""
+TIERED = Footprint("a tiered replay of this trace", PREPARING_PREFIXES, PREFIXES, (12.0, 200.0, 320.0), 0.0, SHORTER)
+"""``kvviz.tiers.cache.tiered_replay``: the prefix replay's tree, heap and renumbering (8 B an access, 92 a
+node), each node's last use, count and write state (24) and two lower tiers' records and heaps (up to 64
+each, touched only as far as those tiers fill); per request the tiers' hits, ``kvviz.tiers.latency.serve``'s
+six rows and the result's columns."""
+CLUSTER = Footprint(
+    "the cluster's replay of this trace",
+    PREPARING_PREFIXES,
+    (24.0, 64.0, 400.0),
+    (0.0, 56.0, 0.0),
+    0.0,
+    f"{SHORTER}, or use fewer instances",
+)
+"""``kvviz.cluster.simulate.run``: the prefix replay's arrays, renumbered once for every instance
+(``kvviz.cluster.instance.numbered``: 8 B an access, 24 a node) and the per-request columns; each instance
+its radix cache's tree, keys and slots and a router's record (up to 76 B a node, ``BYTES_PER_PREFIX``, of
+which a run touches about 48)."""
+NOTHING = (0.0, 0.0, 0.0)
+STATS = Footprint("the statistics of this trace", (16.0, 8.0, 16.0), NOTHING, NOTHING, 0.0, SHORTER)
+"""``kvviz.traces.stats.block_counts``: a block's count by histogram or by a sort of the ids (12 B an access),
+sorted (8 B a block); the request table's columns."""
+REUSE = Footprint("the reuse distances of this trace", (40.0, 24.0, 16.0), NOTHING, NOTHING, 0.0, SHORTER)
+"""``kvviz.traces.reuse.stack_distances`` on the raw ids: dense ids through a sort (24 B an access), the
+distances (4, then an int32 copy: 4) and the window pass's latest slot per block and slots (24 B a block)."""
+
+
+def distinct_bound(trace) -> int:
+    """At most how many distinct blocks a trace has, without counting them: one past the largest id when its
+    ids are dense (numbered in order of first use, as the library stores them), else its accesses."""
+    blocks = trace.blocks
+    if getattr(trace, "ids_dense", False) and len(blocks):
+        return int(blocks.max()) + 1
+    return len(blocks)
+
+
+def replay_memory(footprint: Footprint, trace, runs: int = 1, at_once: int | None = None) -> Memory:
+    """The peak memory of ``runs`` replays of ``trace`` (a Trace: its ``blocks`` and ``n_requests``), at most
+    ``at_once`` in flight (default one per core, as the replays' thread pools run them)."""
+    accesses, requests = len(trace.blocks), int(trace.n_requests)
+    shape = (accesses, distinct_bound(trace), requests)
+    flight = min(runs, at_once if at_once is not None else os.cpu_count() or 1)
+
+    def bytes_of(per: tuple[float, float, float]) -> float:
+        return sum(c * n for c, n in zip(per, shape))
+
+    running = bytes_of(footprint.held) + flight * bytes_of(footprint.per_run) + runs * footprint.per_result * requests
+    need = max(bytes_of(footprint.preparing), running)
+    what = f"{footprint.what} ({accesses:,} block accesses, {requests:,} requests{_runs(runs)})"
+    return Memory(what, int(need), footprint.knob)
+
+
+def _runs(runs: int) -> str:
+    return f", {runs:,} runs" if runs > 1 else ""
