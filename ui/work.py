@@ -33,7 +33,7 @@ def confirm_memory(memory: budget.Memory, key: str) -> None:
     free = budget.free_memory()
     if free is not None and memory.need > CONFIRM_MEMORY_SHARE * free:
         _ask(
-            f"{plain(memory.describe())} of the {free / budget.GIB:,.1f} GiB free on this server. To use less, "
+            f"{plain(memory.describe())} of the {budget.amount(free)} free on this server. To use less, "
             f"{plain(memory.advice)}",
             f"{key}:{memory}",
             f"{key}_memory",

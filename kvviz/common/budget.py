@@ -90,13 +90,18 @@ def free_memory() -> int | None:
         pass
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft != resource.RLIM_INFINITY:
-        found.append(soft - _held(0))
+        found.append(soft - _statm(0))
     if (chosen := memory_limit()) is not None:
-        found.append(chosen - _held(1))
+        found.append(chosen - resident())
     return max(0, min(found)) if found else None
 
 
-def _held(field: int) -> int:
+def resident() -> int:
+    """The bytes of memory this process holds (its resident set; 0 where it cannot be read)."""
+    return _statm(1)
+
+
+def _statm(field: int) -> int:
     """This process's address space (``field`` 0) or resident memory (1), in bytes, from ``/proc/self/statm``."""
     try:
         return int(Path("/proc/self/statm").read_text().split()[field]) * resource.getpagesize()
@@ -109,9 +114,12 @@ def check_memory(need: int, what: str, advice: str) -> None:
     what needs it and what to do (``advice``)."""
     free = free_memory()
     if free is not None and need > free:
-        raise InputError(
-            f"{what} needs about {need / GIB:,.1f} GiB of memory and {free / GIB:,.1f} GiB is free here; {advice}"
-        )
+        raise InputError(f"{what} needs about {amount(need)} of memory and {amount(free)} is free here; {advice}")
+
+
+def amount(size: float) -> str:
+    """Bytes in words: GiB to a tenth, or whole MiB below a tenth of a GiB (never "0.0 GiB")."""
+    return f"{size / GIB:,.1f} GiB" if size >= GIB / 10 else f"{size / 2**20:,.0f} MiB"
 
 
 @dataclass(frozen=True)
@@ -129,6 +137,7 @@ class Footprint:
     per_run: tuple[float, float, float]
     per_result: float
     knob: str
+    runs_are: str = "runs"
 
 
 @dataclass(frozen=True)
@@ -141,7 +150,7 @@ class Memory:
     advice: str
 
     def describe(self) -> str:
-        return f"{self.what} needs about {self.need / GIB:,.1f} GiB of memory"
+        return f"{self.what} needs about {amount(self.need)} of memory"
 
     def check(self) -> None:
         """Refuse the replay, before it allocates, when it needs more memory than is free."""
@@ -165,7 +174,7 @@ EVICTION = Footprint(
     "an eviction replay of this trace",
     EVICTION_PREPARED,
     EVICTION_PREPARED,
-    (2.0, 64.0, 0.0),
+    (2.0, 48.0, 0.0),
     0.0,
     f"{SHORTER}, or ask for fewer policies",
 )
@@ -177,7 +186,7 @@ PREFIX = Footprint(
     "a prefix-cache replay of this trace",
     PREPARING_PREFIXES,
     PREFIXES,
-    (12.0, 128.0, 8.0),
+    (12.0, 140.0, 8.0),
     8.0,
     f"{SHORTER}, or ask for fewer policies or capacities",
 )
@@ -195,7 +204,7 @@ VLLM = Footprint(
 """``kvviz.vllm.block_pool.pool_replay`` per thread: the free queue, the held prefixes and the holders' links
 over at most a block per node (32 B), each node's queue ends (24), the hits per request and the curve's
 table."""
-TIERED = Footprint("a tiered replay of this trace", PREPARING_PREFIXES, PREFIXES, (12.0, 200.0, 320.0), 0.0, SHORTER)
+TIERED = Footprint("a tiered replay of this trace", PREPARING_PREFIXES, PREFIXES, (12.0, 220.0, 320.0), 0.0, SHORTER)
 """``kvviz.tiers.cache.tiered_replay``: the prefix replay's tree, heap and renumbering (8 B an access, 92 a
 node), each node's last use, count and write state (24) and two lower tiers' records and heaps (up to 64
 each, touched only as far as those tiers fill); per request the tiers' hits, ``kvviz.tiers.latency.serve``'s
@@ -204,14 +213,15 @@ CLUSTER = Footprint(
     "the cluster's replay of this trace",
     PREPARING_PREFIXES,
     (24.0, 64.0, 400.0),
-    (0.0, 56.0, 0.0),
+    (0.0, 72.0, 0.0),
     0.0,
     f"{SHORTER}, or use fewer instances",
+    "instances",
 )
 """``kvviz.cluster.simulate.run``: the prefix replay's arrays, renumbered once for every instance
 (``kvviz.cluster.instance.numbered``: 8 B an access, 24 a node) and the per-request columns; each instance
-its radix cache's tree, keys and slots and a router's record (up to 76 B a node, ``BYTES_PER_PREFIX``, of
-which a run touches about 48)."""
+its radix cache's tree, keys and slots and a router's record (76 B a node, ``BYTES_PER_PREFIX``; a run
+touches about 60 of them)."""
 NOTHING = (0.0, 0.0, 0.0)
 STATS = Footprint("the statistics of this trace", (16.0, 8.0, 16.0), NOTHING, NOTHING, 0.0, SHORTER)
 """``kvviz.traces.stats.block_counts``: a block's count by histogram or by a sort of the ids (12 B an access),
@@ -242,9 +252,7 @@ def replay_memory(footprint: Footprint, trace, runs: int = 1, at_once: int | Non
 
     running = bytes_of(footprint.held) + flight * bytes_of(footprint.per_run) + runs * footprint.per_result * requests
     need = max(bytes_of(footprint.preparing), running)
-    what = f"{footprint.what} ({accesses:,} block accesses, {requests:,} requests{_runs(runs)})"
-    return Memory(what, int(need), footprint.knob)
-
-
-def _runs(runs: int) -> str:
-    return f", {runs:,} runs" if runs > 1 else ""
+    runs_said = f", {runs:,} {footprint.runs_are}" if runs > 1 else ""
+    return Memory(
+        f"{footprint.what} ({accesses:,} block accesses, {requests:,} requests{runs_said})", int(need), footprint.knob
+    )
