@@ -119,6 +119,8 @@ def check_memory(need: int, what: str, advice: str) -> None:
 
 def amount(size: float) -> str:
     """Bytes in words: GiB to a tenth, or whole MiB below a tenth of a GiB (never "0.0 GiB")."""
+    if size < 2**20:
+        return "less than 1 MiB"
     return f"{size / GIB:,.1f} GiB" if size >= GIB / 10 else f"{size / 2**20:,.0f} MiB"
 
 

@@ -82,3 +82,16 @@ def test_a_limit_lowers_what_is_free_to_it_less_what_the_process_holds(monkeypat
     monkeypatch.setenv(budget.MEMORY_ENV, f"{(budget.resident() + 100 * 2**20) / budget.GIB:.6f}")
     free = budget.free_memory()
     assert free is not None and free <= 101 * 2**20
+
+
+def test_the_workers_are_bounded_by_the_same_limit(tmp_path, monkeypatch, capsys):
+    """A limit that leaves room for one small replay but not for four worker processes refuses the four."""
+    monkeypatch.setenv(library.ROOT_ENV, str(tmp_path / "library"))
+    small = library.store(generate(WorkloadConfig(requests=50, seed=5)), "small").entry.id
+    main(["plan", small, *DEPLOYMENT, "--target-p90-ttft", "1", "--dram-sizes", "64GiB", "--workers", "1"])
+    capsys.readouterr()  # the modules a plan imports are loaded: what the process holds now stays
+    monkeypatch.setenv(budget.MEMORY_ENV, f"{(budget.resident() + 200 * 2**20) / budget.GIB:.6f}")
+    argv = ["plan", small, *DEPLOYMENT, "--target-p90-ttft", "1", "--dram-sizes", "64GiB,128GiB", "--workers", "4"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--workers 4: each worker needs about" in err and "give at most 1" in err, err
