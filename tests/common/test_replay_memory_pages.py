@@ -50,3 +50,25 @@ def test_a_memory_limit_that_is_not_valid_is_the_operators_to_fix(monkeypatch, c
     assert_clean(at)
     assert [e.value for e in at.error] == [SETTING_BROKEN]
     assert budget.MEMORY_ENV in caplog.text and budget.MEMORY_ENV not in SETTING_BROKEN
+
+
+def test_an_upload_that_expands_beyond_the_memory_is_refused_on_tiers_and_the_server_serves_on(monkeypatch):
+    """A small compressed upload of hundreds of thousands of ids, with less memory free than reading them
+    needs: the Tiers page names what it needs and what is free, and the next page opens."""
+    import zstandard
+
+    line = (
+        b'{"timestamp": %d, "input_length": 16000, "output_length": 1, "hash_ids": ['
+        + b", ".join(b"%d" % i for i in range(1000))
+        + b"]}\n"
+    )
+    packed = zstandard.ZstdCompressor(level=19).compress(b"".join(line % k for k in range(300)))
+    monkeypatch.setattr(budget, "free_memory", lambda: 200 * 2**20)
+    at = open_page("tiers", {"tiers_source": "Upload"})
+    at.sidebar.file_uploader(key="tiers_upload").upload("ids.zst", packed, "application/zstd").run()
+    assert_clean(at)
+    assert not at.metric and "needs about 0.3 GiB of memory and 0.2 GiB is free" in shown(at.error[0].value)
+    monkeypatch.undo()
+    at.switch_page("pages/trace.py").run()
+    assert_clean(at)
+    assert at.metric
