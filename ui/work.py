@@ -31,17 +31,13 @@ def confirm_memory(memory: budget.Memory, key: str) -> None:
     does not fit, naming what it needs, what is free and what to do: before anything is prepared."""
     memory.check()
     free = budget.free_memory()
-    if free is not None and memory.need > CONFIRM_MEMORY_SHARE * free:
+    if free is not None and memory.need > budget.CONFIRM_MEMORY_SHARE * free:
         _ask(
             f"{plain(memory.describe())} of the {budget.amount(free)} free on this server. To use less, "
             f"{plain(memory.advice)}",
             f"{key}:{memory}",
             f"{key}_memory",
         )
-
-
-CONFIRM_MEMORY_SHARE = 0.5
-"""A replay that needs more than this share of the free memory is run only after a click."""
 
 
 def _ask(estimate: str, token: str, key: str) -> None:

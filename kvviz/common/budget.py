@@ -233,28 +233,50 @@ REUSE = Footprint("the reuse distances of this trace", (40.0, 24.0, 16.0), NOTHI
 distances (4, then an int32 copy: 4) and the window pass's latest slot per block and slots (24 B a block)."""
 
 
+CONFIRM_MEMORY_SHARE = 0.5
+"""A replay that needs more than this share of the free memory is run on a page only after a click (and its
+distinct blocks are counted before it is refused)."""
+
+
 def distinct_bound(trace) -> int:
     """At most how many distinct blocks a trace has, without counting them: one past the largest id when its
-    ids are dense (numbered in order of first use, as the library stores them), else its accesses."""
+    ids are dense (numbered in order of first use, as the library stores them) or all below their count,
+    else its accesses."""
     blocks = trace.blocks
-    if getattr(trace, "ids_dense", False) and len(blocks):
-        return int(blocks.max()) + 1
-    return len(blocks)
+    if not len(blocks):
+        return 0
+    top = int(blocks.max()) + 1
+    return top if getattr(trace, "ids_dense", False) or (top <= len(blocks) and int(blocks.min()) >= 0) else len(blocks)
 
 
 def replay_memory(footprint: Footprint, trace, runs: int = 1, at_once: int | None = None) -> Memory:
     """The peak memory of ``runs`` replays of ``trace`` (a Trace: its ``blocks`` and ``n_requests``), at most
-    ``at_once`` in flight (default one per core, as the replays' thread pools run them)."""
+    ``at_once`` in flight (default one per core, as the replays' thread pools run them).
+
+    The distinct blocks are bounded without counting them; when that bound makes the replay need more
+    than ``CONFIRM_MEMORY_SHARE`` of the free memory, they are counted (a sort of the ids, what every replay
+    starts with anyway), so a trace of few distinct blocks among many accesses is not refused for the
+    blocks it does not have."""
     accesses, requests = len(trace.blocks), int(trace.n_requests)
-    shape = (accesses, distinct_bound(trace), requests)
     flight = min(runs, at_once if at_once is not None else os.cpu_count() or 1)
+    need = _need(footprint, (accesses, distinct_bound(trace), requests), runs, flight)
+    free = free_memory()
+    counting = (2 * trace.blocks.itemsize + 1) * accesses  # the sorted copy, the mask of firsts, the distinct ids
+    if free is not None and need > CONFIRM_MEMORY_SHARE * free and counting <= free:
+        import numpy as np  # here: the command line's start imports this module before it needs numpy
 
-    def bytes_of(per: tuple[float, float, float]) -> float:
-        return sum(c * n for c, n in zip(per, shape))
-
-    running = bytes_of(footprint.held) + flight * bytes_of(footprint.per_run) + runs * footprint.per_result * requests
-    need = max(bytes_of(footprint.preparing), running)
+        need = _need(footprint, (accesses, len(np.unique(trace.blocks)), requests), runs, flight)
     runs_said = f", {runs:,} {footprint.runs_are}" if runs > 1 else ""
     return Memory(
         f"{footprint.what} ({accesses:,} block accesses, {requests:,} requests{runs_said})", int(need), footprint.knob
     )
+
+
+def _need(footprint: Footprint, shape: tuple[int, int, int], runs: int, flight: int) -> int:
+    """The larger of preparing and running, in bytes, for a trace of (accesses, distinct blocks, requests)."""
+
+    def bytes_of(per: tuple[float, float, float]) -> float:
+        return sum(c * n for c, n in zip(per, shape))
+
+    running = bytes_of(footprint.held) + flight * bytes_of(footprint.per_run) + runs * footprint.per_result * shape[2]
+    return int(max(bytes_of(footprint.preparing), running))

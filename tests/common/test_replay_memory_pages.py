@@ -11,7 +11,6 @@ import pytest
 
 from kvviz.common import budget
 from tests.conftest import assert_clean, open_page, shown
-from ui import work
 from ui.errors import SETTING_BROKEN
 
 PAGES = ["tiers", "eviction", "prefix_cache", "trace"]
@@ -32,7 +31,7 @@ def test_a_replay_that_cannot_fit_is_refused_in_one_message(stem, monkeypatch):
 
 
 def test_a_replay_that_needs_much_of_what_is_free_asks_first_and_runs_on_a_click(monkeypatch):
-    monkeypatch.setattr(work, "CONFIRM_MEMORY_SHARE", 0.0)  # any replay needs more than none of what is free
+    monkeypatch.setattr(budget, "CONFIRM_MEMORY_SHARE", 0.0)  # any replay needs more than none of what is free
     at = open_page("tiers")
     assert_clean(at)
     asked = [shown(i.value) for i in at.info if "This view is expensive" in i.value]
