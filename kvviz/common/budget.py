@@ -114,7 +114,10 @@ def check_memory(need: int, what: str, advice: str) -> None:
     what needs it and what to do (``advice``)."""
     free = free_memory()
     if free is not None and need > free:
-        raise InputError(f"{what} needs about {amount(need)} of memory and {amount(free)} is free here; {advice}")
+        said = (amount(need), amount(free))
+        if said[0] == said[1]:  # rounded alike: in MiB, so that the need reads larger than what is free
+            said = tuple(f"{size / 2**20:,.0f} MiB" for size in (need, free))
+        raise InputError(f"{what} needs about {said[0]} of memory and {said[1]} is free here; {advice}")
 
 
 def amount(size: float) -> str:

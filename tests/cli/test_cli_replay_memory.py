@@ -14,6 +14,7 @@ import pytest
 
 from kvviz.cli import main
 from kvviz.common import budget
+from kvviz.common.errors import InputError
 from kvviz.traces import library
 from kvviz.traces.workload import WorkloadConfig, generate
 
@@ -95,3 +96,10 @@ def test_the_workers_are_bounded_by_the_same_limit(tmp_path, monkeypatch, capsys
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--workers 4: each worker needs about" in err and "give at most 1" in err, err
+
+
+def test_a_need_and_a_free_memory_that_round_alike_are_said_in_mib(monkeypatch):
+    monkeypatch.setattr(budget, "free_memory", lambda: 200 * 2**20)
+    with pytest.raises(InputError) as refused:
+        budget.check_memory(230 * 2**20, "a replay", "cut the trace")
+    assert str(refused.value) == "a replay needs about 230 MiB of memory and 200 MiB is free here; cut the trace"
