@@ -5,6 +5,7 @@ from dataclasses import astuple
 import pandas as pd
 import streamlit as st
 
+from kvviz.common import budget
 from kvviz.eviction.curves import TABLE1_CAPACITIES, curve_of, findings, paper_rows
 from kvviz.eviction.figures import curve_table, sample_note
 from kvviz.eviction.grid import BOUND, INFINITE, POLICIES, chosen_rate, log_capacities
@@ -19,7 +20,7 @@ from ui.eviction_controls import cache_controls, over_time_view
 from ui.tables import download_csv
 from ui.text import plain
 from ui.traces import replay_trace_picker
-from ui.work import confirm_cost
+from ui.work import confirm_cost, confirm_memory
 
 frame.header(
     "eviction",
@@ -43,6 +44,8 @@ policies, low, high, points, factor, prefix, paper, in_range, sampling = astuple
 with user_errors():
     cache_trace = coarsen(trace, int(factor))
     key = fingerprint(cache_trace)
+    sweeps = (len(policies) + 1) * (int(points) + 1)
+    confirm_memory(budget.replay_memory(budget.EVICTION, cache_trace, sweeps), "eviction_sweep")
     replay = cached.prepared(key, cache_trace)
     top = max(int(low), min(int(high), replay.n_ids))  # a bigger cache than the trace's blocks never evicts
     capacities = log_capacities(int(low), top, int(points)) + (INFINITE,)

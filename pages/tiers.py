@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from kvviz.common import budget
 from kvviz.tiers.config import GIB, weight_bytes
 from kvviz.tiers.replay import cost
 from kvviz.traces import fingerprint
@@ -9,7 +10,7 @@ from ui import figures, frame, tiers, tiers_plan, tiers_routers
 from ui.errors import user_errors
 from ui.prefix_views import prepared
 from ui.traces import replay_trace_picker
-from ui.work import confirm_cost
+from ui.work import confirm_cost, confirm_memory
 
 frame.header(
     "tiers",
@@ -32,6 +33,7 @@ key = fingerprint(trace)
 chosen, target = tiers.deployment()
 with user_errors():
     config = tiers.deployed(chosen)
+    confirm_memory(budget.replay_memory(budget.TIERED, trace), "tiers_replay")
     confirm_cost(cost(prepared(key, trace), 2), "tiers_replay")
     result = tiers.replayed(key, chosen, trace)
 

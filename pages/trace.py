@@ -3,15 +3,18 @@
 import pandas as pd
 import streamlit as st
 
+from kvviz.common import budget
 from kvviz.traces import UPLOAD_LIMIT_MIB, Trace, fingerprint
 from kvviz.traces.stats import is_mooncake_trace, paper_rows, trace_notes, trace_stats
 from kvviz.traces.timeunits import on_page
 from ui import figures, frame, links
+from ui.errors import user_errors
 from ui.prefix_views import tree_of
 from ui.tables import download_csv
 from ui.text import plain
 from ui.trace_reuse import reuse_of
 from ui.traces import keep_in_library_button, trace_picker
+from ui.work import confirm_memory
 
 frame.header(
     "trace",
@@ -46,6 +49,8 @@ def stats_of(key: str, _trace: Trace):
 
 
 fp = fingerprint(trace)
+with user_errors():  # the statistics and, with block ids, the reuse distances
+    confirm_memory(budget.replay_memory(budget.REUSE if trace.has_block_ids else budget.STATS, trace), "trace_stats")
 stats = stats_of(fp, trace)
 st.caption(f"**{plain(trace.name)}** · block size {trace.block_size} tokens")
 if trace.how_read:

@@ -17,11 +17,16 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from kvviz.common.errors import InputError
+from kvviz.common.errors import InputError, SettingError
 from ui import links, streamlit_private
 from ui.text import plain
 
 LOG = streamlit_private.log("kvviz")
+
+
+SETTING_BROKEN = (
+    "This view is off: a setting of this server is not valid (whoever runs the server can fix it; its log names it)."
+)
 
 
 class PageFailed(Exception):
@@ -48,10 +53,16 @@ def guarded(run: Callable[[], object], where: str) -> None:
 def user_errors() -> Iterator[None]:
     """Show bad input as ``st.error`` with its line/field message and stop this page's run.
 
-    Only the project's own ``InputError`` is caught: anything else is a bug and should show.
+    Only the project's own ``InputError`` is caught: anything else is a bug and should show. A server
+    setting that is not valid (a ``SettingError``) is the operator's to fix: the viewer reads that,
+    the server log names the variable.
     """
     try:
         yield
+    except SettingError as exc:
+        LOG.error("%s", exc)
+        st.error(SETTING_BROKEN, icon=":material/error:")
+        links.stop()
     except InputError as exc:
         st.error(plain(exc, 500), icon=":material/error:")
         links.stop()

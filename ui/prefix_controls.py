@@ -13,7 +13,7 @@ from functools import partial
 import streamlit as st
 
 from kvviz import prefix_cache as pc
-from kvviz.common import glossary, hardware
+from kvviz.common import budget, glossary, hardware
 from kvviz.eviction.grid import INFINITE, log_capacities
 from kvviz.traces import Trace, fingerprint
 from ui import links
@@ -137,6 +137,7 @@ def setup(choice: CacheChoice, trace: Trace, engine: str) -> views.Setup:
     evicts) and the memory model."""
     with user_errors():
         key = fingerprint(trace)
+        budget.replay_memory(budget.PREFIX, trace).check()
         replay = views.prepared(key, trace)
         top = max(choice.low, min(choice.high, replay.n_nodes))
         return views.Setup(

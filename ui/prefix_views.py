@@ -15,6 +15,7 @@ import streamlit as st
 
 from kvviz import prefix_cache as pc
 from kvviz import vllm
+from kvviz.common import budget
 from kvviz.eviction import replay as eviction
 from kvviz.eviction.figures import short_blocks
 from kvviz.eviction.grid import INFINITE
@@ -26,7 +27,7 @@ from kvviz.prefix_cache.views import Curves, compare_curves
 from kvviz.traces import Trace
 from ui import figures, frame, keys, links
 from ui.tables import download_csv
-from ui.work import confirm_cost, stepped
+from ui.work import confirm_cost, confirm_memory, stepped
 
 TREE_SIZES = (50, 100, 200, 500, 1000, 2000)
 
@@ -132,6 +133,7 @@ def _sample_caption(s: Setup, twins: tuple[str, ...]) -> None:
 def replay_all(s: Setup, twins: tuple[str, ...]) -> None:
     """Replay every chosen policy through the radix cache and the ``twins`` through the block cache
     (cached), with progress bars drawn by the page."""
+    confirm_memory(budget.replay_memory(budget.PREFIX, s.trace, len(s.policies) * len(s.capacities)), "prefix_sweep")
     confirm_cost(pc.cost(s.replay, len(s.policies) * len(s.capacities)), "prefix_sweep")
     stepped(_replaying, s.policies, lambda p: prefix_table(s.key, p, s.capacities, s.trace))
     stepped(

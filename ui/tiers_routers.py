@@ -15,13 +15,15 @@ import streamlit as st
 
 from kvviz.cluster import REFERENCE, ROUTER_RULES, ROUTERS, cost, reference_row, run, summary_row
 from kvviz.cluster.simulate import with_target
+from kvviz.common import budget
 from kvviz.tiers.config import TierConfig
 from kvviz.tiers.routed import DECODE_S_PER_TOKEN, cluster_config
 from kvviz.traces import Trace
 from ui import figures
+from ui.errors import user_errors
 from ui.prefix_views import prepared
 from ui.tiers import Deployment
-from ui.work import confirm_cost, stepped
+from ui.work import confirm_cost, confirm_memory, stepped
 
 Q = {"bind": "query-params"}
 DEFAULT_ROUTERS = ("round-robin", "cache-aware", "kv-aware")
@@ -102,6 +104,8 @@ def starting_at(start: int, counts: tuple[int, ...]) -> tuple[tuple[int, ...], t
 
 def compared(key: str, trace: Trace, chosen: Deployment, routers: tuple, counts: tuple, target: float) -> pd.DataFrame:
     """Every router at every count, then the reference for each count, under a progress bar."""
+    with user_errors():
+        confirm_memory(budget.replay_memory(budget.CLUSTER, trace, max(counts), max(counts)), "tiers_routers")
     replay = prepared(key, trace)
     confirm_cost(cost(replay, len(routers) * len(counts)), "tiers_routers")
     steps = [(r, n) for n in counts for r in (*routers, REFERENCE)]

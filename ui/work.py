@@ -22,17 +22,30 @@ def confirm_cost(cost: budget.Cost, key: str) -> None:
     this session, so reruns of the same view (its result is cached by then) do not ask again.
     """
     budget.check(cost)
-    if not budget.needs_confirmation(cost):
-        return
+    if budget.needs_confirmation(cost):
+        _ask(f"{plain(cost.describe())}. Reduce {plain(cost.knob)} for an instant view", f"{key}:{cost}", key)
+
+
+def confirm_memory(memory: budget.Memory, key: str) -> None:
+    """Run a replay that needs much of the server's free memory only after a click, and refuse one that
+    does not fit, naming what it needs, what is free and what to do: before anything is prepared."""
+    memory.check()
+    free = budget.free_memory()
+    if free is not None and memory.need > budget.CONFIRM_MEMORY_SHARE * free:
+        _ask(
+            f"{plain(memory.describe())} of the {budget.amount(free)} free on this server. To use less, "
+            f"{plain(memory.advice)}",
+            f"{key}:{memory}",
+            f"{key}_memory",
+        )
+
+
+def _ask(estimate: str, token: str, key: str) -> None:
+    """Show the estimate and a button, and stop this run unless ``token`` was confirmed in this session."""
     confirmed = st.session_state.setdefault("kvviz_confirmed_costs", set())
-    token = f"{key}:{cost}"
     if token in confirmed:
         return
-    st.info(
-        f"This view is expensive — {plain(cost.describe())}. Reduce {plain(cost.knob)} for an instant "
-        "view, or run it as it is.",
-        icon=":material/hourglass_top:",
-    )
+    st.info(f"This view is expensive — {estimate}, or run it as it is.", icon=":material/hourglass_top:")
     # The click is recorded by a callback, before the rerun it causes: a rerun that restarts the
     # script (ensure_navigation) would otherwise lose the button's one-run True.
     st.button("Run it", key=f"{key}_confirm", type="primary", on_click=confirmed.add, args=(token,))

@@ -8,6 +8,7 @@ import argparse
 import sys
 
 from kvviz.common import args as A
+from kvviz.common import budget
 from kvviz.common.errors import InputError
 from kvviz.traces.cli import add_trace_arguments
 
@@ -126,8 +127,8 @@ def run(args: argparse.Namespace) -> int:
         engine=args.engine,
         lmcache=LMCacheConfig(chunk_size=args.chunk_size or 256, **sizes),
     )
-    table = compare(
-        trace_from_args(args), names, config, instance_counts=args.instances, target_p90_s=args.target_p90_ttft
-    )
+    trace = trace_from_args(args)
+    budget.replay_memory(budget.CLUSTER, trace, max(args.instances), max(args.instances)).check()
+    table = compare(trace, names, config, instance_counts=args.instances, target_p90_s=args.target_p90_ttft)
     sys.stdout.write(table.to_csv(index=False, float_format="%.6g"))
     return 0

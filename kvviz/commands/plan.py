@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from kvviz.common import args as A
+from kvviz.common import budget
 from kvviz.common.errors import InputError, quote
 from kvviz.traces.cli import add_trace_arguments
 
@@ -123,6 +124,7 @@ def _search(args: argparse.Namespace, config) -> int:
     targets = Targets(args.target_p90_ttft, args.target_p99_ttft)
     instances = [args.instances] if A.given(args, "instances") else None
     trace = trace_from_args(args)
+    budget.replay_memory(budget.TIERED, trace).check()
     found = search(trace, config, targets, gpus=args.search_gpus, instances=instances)
     summary = with_warnings(found.summary(), trace)
     emit(args, summary, search_words(summary))
@@ -156,6 +158,7 @@ def _routed(args: argparse.Namespace) -> int:
     instances = [args.instances] if A.given(args, "instances") else None
     routers = routers_from(args.router)
     trace = trace_from_args(args)
+    budget.replay_memory(budget.TIERED, trace).check()
     found = search_routers(
         trace,
         config,
@@ -181,6 +184,7 @@ def _grid(args: argparse.Namespace, config) -> int:
     from kvviz.traces.cli import trace_from_args, with_warnings
 
     trace = trace_from_args(args)
+    budget.replay_memory(budget.TIERED, trace).check()
     found = plan(
         trace,
         config,

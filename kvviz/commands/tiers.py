@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from kvviz.common import args as A
+from kvviz.common import budget
 from kvviz.common.errors import InputError
 from kvviz.traces.cli import add_trace_arguments
 
@@ -56,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--engine applies with --router; the tiered replay is SGLang's HiCache")
     config = config_from_args(args)
     trace = trace_from_args(args)
+    instances = config.instances if args.router else 1
+    budget.replay_memory(budget.CLUSTER if args.router else budget.TIERED, trace, instances, instances).check()
     if args.router is not None:
         answer = routed(trace, config, args.router, engine=args.engine or "sglang")
         summary, ttft, describe = answer.summary(), answer.ttft_s, routed_words

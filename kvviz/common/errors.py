@@ -6,6 +6,9 @@ message must say what is wrong and where (line, field) in words a user can act o
 
 from __future__ import annotations
 
+import math
+import os
+
 QUOTE = 40
 """Characters of user content (a value, a path, an id) quoted in a message."""
 FIELD_WORDS = {"hash_ids": "the block-hash column"}
@@ -24,6 +27,25 @@ class InputError(ValueError):
         if field is not None:
             where.append(FIELD_WORDS.get(field, f"field '{field}'"))
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+
+class SettingError(InputError):
+    """A setting (an environment variable the server's operator sets) is not usable."""
+
+
+def setting(name: str, default: float, low: float, high: float, what: str) -> float:
+    """A number from the environment within [low, high], or ``default`` when unset; anything else
+    (text, nan, inf, out of range) is refused naming the variable, never replaced by the default."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not low <= value <= high:  # nan and ±inf fail here too
+        raise SettingError(f"the environment variable {name} is {raw[:40]!r}: give {what}")
+    return value
 
 
 def require(condition: bool, message: str, *, field: str | None = None) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
+from kvviz.common import budget
 from kvviz.common.errors import InputError, quote
 from kvviz.prefix_cache.replay import PrefixReplay
 from kvviz.tiers.config import TierConfig
@@ -52,15 +53,10 @@ def check_address(address: str | None) -> None:
 
 
 def free_memory_bytes() -> int:
-    """Memory this machine can still give (Linux's MemAvailable; else its physical memory)."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    """Memory this process may still use (``kvviz.common.budget.free_memory``: the machine's, a control
+    group's, ``ulimit -v``'s or ``$KVVIZ_MEMORY_GIB``'s; where none can be read, the physical memory)."""
+    free = budget.free_memory()
+    return free if free is not None else os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 def worker_bytes(prepared: PrefixReplay) -> int:

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
-from kvviz.common.errors import InputError
+from kvviz.common.errors import InputError, SettingError, setting  # noqa: F401  (its settings raise SettingError)
 from kvviz.traces import arrow_input
 from kvviz.traces.ingest import MAX_INPUT_LENGTH, MAX_OUTPUT_LENGTH, dense_ids
 from kvviz.traces.model import BASE_COLUMNS, Trace, array_problem, dense_problem, fingerprint, read_only
@@ -96,10 +96,6 @@ _HASH_CHUNK = 1 << 20
 _BLOCK_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _OFFSET_DTYPE = np.dtype(np.int64)
 _MAX_BLOCK_SIZE = 1 << 20  # the largest block size a trace is read with
-
-
-class SettingError(InputError):
-    """A library setting (an environment variable the server's operator sets) is not usable."""
 
 
 class _Damage(Exception):
@@ -189,21 +185,6 @@ _SERVED: dict[int, tuple[str, tuple]] = {}
 def root() -> Path:
     """The library folder: ``$KVVIZ_TRACES``, else ``~/.cache/kvviz/traces``."""
     return Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT).expanduser()
-
-
-def setting(name: str, default: float, low: float, high: float, what: str) -> float:
-    """A number from the environment within [low, high], or ``default`` when unset; anything else
-    (text, nan, inf, out of range) is refused naming the variable, never replaced by the default."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not low <= value <= high:  # nan and ±inf fail here too
-        raise SettingError(f"the environment variable {name} is {raw[:40]!r}: give {what}")
-    return value
 
 
 def limits() -> Limits:
