@@ -1,37 +1,51 @@
-"""HiCache at trace scale: a radix cache in GPU memory (L1) over host DRAM (L2) and storage (L3).
+"""HiCache at trace scale: SGLang 0.5.23's HiCache as one compiled replay of a whole trace.
 
-Follows SGLang's HiRadixCache (``python/sglang/srt/mem_cache/hiradix_cache.py``) and its storage
-tier (``hicache_storage``), both in sgl-project/sglang, as a compiled replay of a whole trace:
+The release keeps GPU memory (L1) and host DRAM (L2) in one radix tree
+(``mem_cache/unified_radix_cache.py``, ``mem_cache/unified_cache/unified_tree_core.py``): a node
+holds a GPU copy, a host copy or both, and a node the GPU evicts stays in the tree while it has a
+host copy. This replay keeps that tree as arrays (the naming of :mod:`kvviz.hiradix.tree`: a node
+is named by its deepest block, and a split gives the suffix the old node) and serves each request
+as the release's scheduler does, requests completing instantly:
 
-- **L1** is the prefix replay of :mod:`kvviz.prefix_cache.replay` exactly (the same radix tree
-  steps of :mod:`kvviz.hiradix.tree`): whether a request's lower-tier blocks are loaded back
-  or recomputed, its prompt ends up device-resident as HiCache's insert adopts them, so the GPU
-  tier evolves as a plain RadixCache does, and the lower tiers follow its evictions;
-- **write policies** (``--hicache-write-policy``): ``write_through`` copies a block to host
-  memory when it enters L1; ``write_through_selective`` when its hit count reaches 2 (counted
-  as SGLang 0.5.23 counts: once per request whose prompt walks it in L1, however many times the
-  request inserts it, since ``_insert_helper`` counts only past the request's ``cache_inserted_len``);
-  ``write_back`` only when L1 evicts it;
-- a block L1 evicts that has a host copy stays in L2 and is found there by later requests;
-- **L2** drops only host-only leaves (a block also in L1 keeps its copy, as ``evict_host``
-  skips device-resident nodes), by the chosen policy; a write that finds L2 full evicts one
-  such block or fails (the block stays GPU-only);
-- **L3** receives every block written to L2 (HiCache backs the host copy up to storage) and
-  evicts its leaves by the chosen policy (the blocks a request writes become candidates once its
-  writes are done); an L3 hit is prefetched into L2;
-- a request's hits are its L1 match, then the run of following blocks found in L2, then the run
-  after that found in L3 — only when the last block matched so far has a host copy or nothing
-  matched (when SGLang 0.5.23 prefetches from storage). Whether they are loaded or recomputed is
-  decided afterwards from the hardware model (:mod:`kvviz.tiers.latency`): it does not change
-  what the tiers hold.
+1. **match** (``_match_prefix_helper``, ``_match_post_processor``): the longest prefix held on
+   either tier, split where it ends inside a node (``_split_node`` stamps the suffix; the prefix
+   inherits the hit count and creation time), then the deepest matched node and every ancestor
+   stamped, deeper ones later. Hits on the GPU are the leading blocks with a GPU copy, hits on the
+   host the rest of the match;
+2. **prefetch** (``Scheduler._prefetch_kvcache``, ``prefetch_from_storage``): only when the
+   deepest matched node has a host copy or nothing matched, and the rest of the prompt is at least
+   the prefetch floor (``prefetch_threshold``, 256 tokens or a page, in blocks); storage answers
+   the run of blocks it holds (``_storage_hit_query``), a run under the floor is dropped, and host
+   memory is found for it (``allocate_storage_hit``: if the hit does not fit, host eviction for
+   the hit's whole size, then whatever is free if at least the floor); the blocks become a
+   host-only node under the matched one (``insert_host``). The release's cap on prefetches in
+   flight (half the host pool) never binds: none is in flight when the next request asks;
+3. **load back** (``load_back``): the matched host blocks (and the prefetched ones) go to the GPU,
+   evicting the GPU's shortfall, unless they are under the load floor (``load_back_threshold``,
+   10 tokens, in blocks) or the GPU cannot make room; then the rest of the prompt is allocated
+   (evicting the shortfall, the matched path locked);
+4. **insert** (``_insert_walk_step`` … ``_insert_tail_step``): every node on the prompt's path is
+   stamped, split where the prompt leaves it, put back on the GPU if only the host held it, and
+   counted (write-back counts nothing: ``_inc_hit_count_and_check``); the rest becomes a new leaf.
+   Write-through (threshold 1) and selective write-through (2) back a node up when its count
+   reaches the threshold, its unbacked ancestors first (``_build_backup_kv_action``). A request's
+   second insert (at its finish) stamps the same path in the same order and counts nothing, so it
+   is left out.
 
-Lower tiers work per block (HiCache's pages), so L2 and L3 keep prefix-closed sets of leaves
-evicted leaf first: a block is a candidate only when no child block is in the same tier. A lower
-tier is three arrays: ``rec``, rows of one value per block (``HELD``, ``KIDS``: its children in the tier,
-``BORN``: the request that wrote it, ``CAND``: an eviction candidate); ``heap``, a lazy heap of
-candidates; ``st``, its counters (``SIZE`` … ``FAILURES``). The heap's entries carry their keys, so
-sifting reads one small array, and a key that rises with use is refreshed only when its entry
-reaches the top.
+**The GPU** evicts device leaves (a GPU copy and no child with one) in key order, a parent joining
+when it becomes one (``evict_device_next_node``): a leaf with a host copy is demoted and stays;
+under write-back one without is backed up alone and then demoted, or dropped if the host has no
+room (``drop_subtree_no_host``); under write-through it is deleted. **The host** frees only the
+shortfall of a backup (``_execute_kv_backup``) by evicting whole host leaves (host-only, no
+children, not locked) in key order, a parent joining when it becomes one
+(``drive_host_eviction``); under write-back it first drops host copies of nodes also on the GPU,
+oldest registered first, sparing device leaves on a first pass (``_reclaim_full_host_duplicates``,
+duplicates registered as the release registers them). Keys are SGLang's eviction keys on the node
+(:mod:`kvviz.hiradix.keys`) for both tiers. **Storage** receives every block written to the host
+(``write_backup_storage`` after each acknowledgement); SGLang's file backend never evicts, and
+kvviz gives storage a capacity instead: it evicts leaf blocks by the policy's key on the blocks'
+use (last reader, readers, the write that stored it), a node's blocks joining the candidates once
+all are written.
 """
 
 from __future__ import annotations
@@ -39,29 +53,44 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.common.jit import helper, kernel
+from kvviz.hiradix.heap import ABSENT, SLOT, new_heap, push, rekey
 from kvviz.hiradix.keys import FIFO, FILO, LFU, LRU, MRU
-from kvviz.hiradix.tree import HEAD, NO_NODE, OWNER, by_first_use, evict_leaf, finish, match_length, new_tree, start
+from kvviz.hiradix.lists import NONE, NOWHERE, PREV, TAIL, WHERE, new_queues, push_head, unlink
+from kvviz.hiradix.tree import CHILDREN, CREATED, HEAD, HITS, LAST, NO_NODE, OWNER, by_first_use, remove, set_key
 
 SELECTIVE_THRESHOLD = 2
-"""SGLang's hit count at which write_through_selective copies a node to host memory."""
+"""SGLang's hit count at which write_through_selective backs a node up (write_through: 1)."""
 STATS = ("l2_writes", "l3_writes", "l2_evictions", "l3_evictions", "l2_write_failures")
 WRITE_BACK = 2
 """``write_back``'s index in ``kvviz.tiers.config.WRITE_POLICIES``."""
 
-SEEN, FREQ, COUNT = 0, 1, 2
-"""The rows of ``use``, one value per block: the last request that read it, how many did, HiCache's hit count."""
-HELD, KIDS, BORN, CAND = 0, 1, 2, 3
-"""The rows of a lower tier's ``rec``."""
+KIDS, FLAGS = 6, 7
+"""Rows of ``tree`` after :mod:`kvviz.hiradix.tree`'s six (whose ``CHILDREN`` counts children on the GPU
+here): children in the tree, and the node's flags."""
+DEV, HOST, LOCKED, PINNED, SKIPPED = 1, 2, 4, 8, 16
+"""Flags: a GPU copy, a host copy, on the request's locked path, the prefetch's anchor (host-locked),
+passed over by the eviction under way."""
+D_SIZE, H_SIZE, CLOCK, DEV_USED, HOST_USED, GPU_CAP, HOST_CAP = range(7)
+POLICY, BACK, THRESHOLD, H_WRITES, H_EVICTIONS, H_FAILURES, BATCH = range(7, 14)
+"""A replay's scalars: the two heaps' sizes, the clock, blocks held on each tier, the configuration,
+the host's counters and the number of storage writes."""
+SEEN, FREQ = 0, 1
+"""The rows of ``use``, one value per block: the last request that read it, how many did."""
+HELD, BELOW, BORN, CAND = 0, 1, 2, 3
+"""The rows of storage's ``rec``: held, children held, the write that stored it, an eviction candidate."""
 SIZE, USED, CAPACITY, WRITES, EVICTIONS, FAILURES = 0, 1, 2, 3, 4, 5
-"""A lower tier's counters: heap entries, blocks held, blocks it holds at most, and what it did."""
+"""Storage's counters: heap entries, blocks held, blocks it holds at most, and what it did."""
 _TOP = 2**30
-"""Above every request index, block depth and use count (a replay takes fewer than 2^30 accesses)."""
+"""Above every request index, write number, block depth and use count."""
 _BLOCK = 2**31 - 1
+
+
+# ---- storage: blocks, leaves evicted through a lazy heap whose entries carry their keys ----
 
 
 @helper
 def new_tier(n: int, capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """An empty lower tier of ``capacity`` blocks: ``(rec, heap, st)``. Its candidates are held blocks,
+    """An empty storage tier of ``capacity`` blocks: ``(rec, heap, st)``. Its candidates are held blocks,
     so a heap of twice the capacity is at most half full after :func:`_compact` drops stale entries."""
     rec = np.zeros((4, n), np.int64)
     heap = np.zeros((2 * min(capacity, n) + 16, 2), np.int64)
@@ -72,7 +101,7 @@ def new_tier(n: int, capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 @helper
 def tier_key(b: int, policy: int, use: np.ndarray, rec: np.ndarray) -> int:
-    """A lower-tier block's eviction key, then its last use, in one number (smallest evicted first)."""
+    """A stored block's eviction key, then its last use, in one number (smallest evicted first)."""
     seen = use[SEEN, b]
     if policy == LRU:
         k = seen
@@ -131,10 +160,7 @@ def _sift_down(heap: np.ndarray, size: int, i: int, k: int, s: int) -> None:
 
 @kernel
 def _compact(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, policy: int, use: np.ndarray) -> None:
-    """Rebuild a full heap from its candidates, one entry each with its current key.
-
-    A call, not inlined: it runs once per heap-full of entries, and inlined into every path that offers a
-    candidate it made the replay's compile (a fresh server's first replay) several times longer."""
+    """Rebuild a full heap from its candidates, one entry each with its current key."""
     size = 0
     for i in range(st[SIZE]):
         b = heap[i, 1] & _BLOCK
@@ -150,7 +176,7 @@ def _compact(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, policy: int, use
     st[SIZE] = size
 
 
-@helper
+@kernel
 def offer(
     rec: np.ndarray, heap: np.ndarray, st: np.ndarray, b: int, policy: int, use: np.ndarray, depth: np.ndarray
 ) -> None:
@@ -166,11 +192,10 @@ def offer(
 def _pop_leaf(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, policy: int, use: np.ndarray) -> int:
     """Take the candidate with the smallest current key out of the heap (``NO_NODE``: none left).
 
-    An entry is stale when its block stopped being a candidate (dropped) or its key changed since:
-    a key that rose takes its current value and sinks; one that fell (MRU) has a fresher entry.
-    The top is taken when its key is current: every candidate has an entry at or below its current
-    key, and keys are unique, so it is the smallest. A call, not inlined, for the same reason as
-    ``_compact``: once per eviction, it costs little, and each inlined copy lengthened the compile."""
+    An entry is stale when its block stopped being a candidate or its key changed since: a key that
+    rose takes its current value and sinks; one that fell (MRU) has a fresher entry. The top is taken
+    when its key is current: every candidate has an entry at or below its current key, and keys are
+    unique, so it is the smallest."""
     while st[SIZE] > 0:
         k, s = heap[0, 0], heap[0, 1]
         b = s & _BLOCK
@@ -186,117 +211,554 @@ def _pop_leaf(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, policy: int, us
     return NO_NODE
 
 
-@helper
-def _make_room(
-    rec: np.ndarray,
-    heap: np.ndarray,
-    st: np.ndarray,
+@kernel
+def store(
+    blocks: np.ndarray,
+    k: int,
+    batch: int,
     policy: int,
     use: np.ndarray,
     parent: np.ndarray,
     depth: np.ndarray,
-    tree: np.ndarray,
-    host: bool,
-) -> bool:
-    """Evict one leaf from a full tier; False when it is full and has none. A parent left without
-    children in the tier becomes a candidate (on the host, only when it is not also on the GPU)."""
-    if st[USED] < st[CAPACITY]:
-        return True
-    x = _pop_leaf(rec, heap, st, policy, use)
-    if x == NO_NODE:
-        st[FAILURES] += 1
-        return False
-    rec[HELD, x] = 0
-    st[USED] -= 1
-    st[EVICTIONS] += 1
-    p = parent[x]
-    if p != NO_NODE:
-        rec[KIDS, p] -= 1
-        if rec[KIDS, p] == 0 and rec[HELD, p] == 1 and (not host or tree[OWNER, p] == NO_NODE):
-            offer(rec, heap, st, p, policy, use, depth)
-    return True
-
-
-@helper
-def _hold(
     rec: np.ndarray,
     heap: np.ndarray,
     st: np.ndarray,
-    b: int,
-    r: int,
-    policy: int,
-    use: np.ndarray,
-    parent: np.ndarray,
-    depth: np.ndarray,
-    candidate: bool,
 ) -> None:
-    """Block ``b`` enters the tier (written for request ``r``); its parent is no longer a leaf there."""
-    rec[HELD, b] = 1
-    rec[BORN, b] = r
-    st[USED] += 1
-    st[WRITES] += 1
-    p = parent[b]
-    if p != NO_NODE:
-        rec[KIDS, p] += 1
-        rec[CAND, p] = 0
-    if candidate and rec[KIDS, b] == 0:
-        offer(rec, heap, st, b, policy, use, depth)
+    """Write ``blocks[k-1]``, …, ``blocks[0]`` (a node's blocks, top down) to storage as write ``batch``:
+    each one not held takes a free block or evicts a leaf block (none of this write's), or is not written.
+    The write's leaf blocks become candidates at its end."""
+    for i in range(k - 1, -1, -1):
+        b = blocks[i]
+        if rec[HELD, b] == 1:
+            continue
+        if st[USED] >= st[CAPACITY]:
+            x = _pop_leaf(rec, heap, st, policy, use)
+            if x == NO_NODE:
+                st[FAILURES] += 1
+                continue
+            rec[HELD, x] = 0
+            st[USED] -= 1
+            st[EVICTIONS] += 1
+            p = parent[x]
+            if p != NO_NODE:
+                rec[BELOW, p] -= 1
+                if rec[BELOW, p] == 0 and rec[HELD, p] == 1 and rec[BORN, p] != batch:
+                    offer(rec, heap, st, p, policy, use, depth)
+        rec[HELD, b] = 1
+        rec[BORN, b] = batch
+        st[USED] += 1
+        st[WRITES] += 1
+        p = parent[b]
+        if p != NO_NODE:
+            rec[BELOW, p] += 1
+            rec[CAND, p] = 0
+    for i in range(k):
+        b = blocks[i]
+        if rec[HELD, b] == 1 and rec[BORN, b] == batch and rec[BELOW, b] == 0 and rec[CAND, b] == 0:
+            offer(rec, heap, st, b, policy, use, depth)
+
+
+# ---- the tree: nodes on the GPU, on the host, or both ----
+
+
+@helper
+def tick(st: np.ndarray) -> int:
+    t = st[CLOCK]
+    st[CLOCK] += 1
+    return t
+
+
+@helper
+def length(tree: np.ndarray, depth: np.ndarray, x: int) -> int:
+    return depth[x] - depth[tree[HEAD, x]] + 1
+
+
+@helper
+def up(tree: np.ndarray, parent: np.ndarray, x: int) -> int:
+    """Node ``x``'s parent (``NO_NODE``: the root): its first block's parent is the parent's deepest block."""
+    return parent[tree[HEAD, x]]
+
+
+@helper
+def device_leaf(tree: np.ndarray, x: int) -> bool:
+    """``_is_device_leaf``: a GPU copy, unlocked, no child on the GPU."""
+    f = tree[FLAGS, x]
+    return (f & DEV) != 0 and (f & LOCKED) == 0 and tree[CHILDREN, x] == 0
+
+
+@helper
+def host_leaf(tree: np.ndarray, x: int) -> bool:
+    """``_is_host_leaf``: a host copy only, no children, unlocked on both tiers."""
+    f = tree[FLAGS, x]
+    return (f & HOST) != 0 and (f & (DEV | LOCKED | PINNED)) == 0 and tree[KIDS, x] == 0
 
 
 @kernel
-def _write(
+def refresh(
+    tree: np.ndarray, dk: np.ndarray, ds: np.ndarray, hk: np.ndarray, hs: np.ndarray, st: np.ndarray, x: int
+) -> None:
+    """Put node ``x`` in the heap of device leaves and the heap of host leaves exactly when it is one."""
+    want = device_leaf(tree, x) and (tree[FLAGS, x] & SKIPPED) == 0
+    if want and dk[x, SLOT] == ABSENT:
+        set_key(dk, x, st[POLICY], tree)
+        st[D_SIZE] = push(dk, ds, st[D_SIZE], x)
+    elif not want and dk[x, SLOT] != ABSENT:
+        st[D_SIZE] = remove(dk, ds, st[D_SIZE], x)
+    want = host_leaf(tree, x)
+    if want and hk[x, SLOT] == ABSENT:
+        set_key(hk, x, st[POLICY], tree)
+        st[H_SIZE] = push(hk, hs, st[H_SIZE], x)
+    elif not want and hk[x, SLOT] != ABSENT:
+        st[H_SIZE] = remove(hk, hs, st[H_SIZE], x)
+
+
+@kernel
+def rekeyed(
+    tree: np.ndarray, dk: np.ndarray, ds: np.ndarray, hk: np.ndarray, hs: np.ndarray, st: np.ndarray, x: int
+) -> None:
+    """Node ``x``'s key changed: move it in whichever heap holds it."""
+    if dk[x, SLOT] != ABSENT:
+        set_key(dk, x, st[POLICY], tree)
+        rekey(dk, ds, st[D_SIZE], x)
+    if hk[x, SLOT] != ABSENT:
+        set_key(hk, x, st[POLICY], tree)
+        rekey(hk, hs, st[H_SIZE], x)
+
+
+@helper
+def stamp(
+    tree: np.ndarray, dk: np.ndarray, ds: np.ndarray, hk: np.ndarray, hs: np.ndarray, st: np.ndarray, x: int, t: int
+) -> None:
+    tree[LAST, x] = t
+    rekeyed(tree, dk, ds, hk, hs, st, x)
+
+
+@helper
+def track(tree: np.ndarray, links: np.ndarray, ends: np.ndarray, st: np.ndarray, x: int) -> None:
+    """``_update_duplicate_tracking``: a node on both tiers is registered (keeping its first place), any
+    other unregistered. Only write-back reclaims duplicates, so only it tracks them."""
+    if st[BACK] == 0:
+        return
+    f = tree[FLAGS, x]
+    dup = (f & DEV) != 0 and (f & HOST) != 0
+    if dup and links[x, WHERE] == NOWHERE:
+        push_head(links, ends, 0, x)
+    elif not dup and links[x, WHERE] != NOWHERE:
+        unlink(links, ends, x)
+
+
+@kernel
+def set_dev(
+    tree: np.ndarray,
+    parent: np.ndarray,
+    dk: np.ndarray,
+    ds: np.ndarray,
+    hk: np.ndarray,
+    hs: np.ndarray,
+    st: np.ndarray,
+    x: int,
+    on: bool,
+) -> None:
+    """Give node ``x`` a GPU copy or take it away; its parent's count of children on the GPU follows."""
+    if on:
+        tree[FLAGS, x] |= DEV
+    else:
+        tree[FLAGS, x] &= ~DEV
+    p = up(tree, parent, x)
+    if p != NO_NODE:
+        tree[CHILDREN, p] += 1 if on else -1
+        refresh(tree, dk, ds, hk, hs, st, p)
+    refresh(tree, dk, ds, hk, hs, st, x)
+
+
+@kernel
+def delete(
+    tree: np.ndarray,
+    parent: np.ndarray,
+    dk: np.ndarray,
+    ds: np.ndarray,
+    hk: np.ndarray,
+    hs: np.ndarray,
+    links: np.ndarray,
+    ends: np.ndarray,
+    st: np.ndarray,
+    x: int,
+) -> None:
+    """Node ``x`` (without children) leaves the tree (``_remove_leaf_from_parent``)."""
+    b = x
+    while True:
+        tree[OWNER, b] = NO_NODE
+        if b == tree[HEAD, x]:
+            break
+        b = parent[b]
+    p = up(tree, parent, x)
+    if p != NO_NODE:
+        tree[KIDS, p] -= 1
+        if tree[FLAGS, x] & DEV:
+            tree[CHILDREN, p] -= 1
+    tree[FLAGS, x] = 0
+    refresh(tree, dk, ds, hk, hs, st, x)
+    if links[x, WHERE] != NOWHERE:
+        unlink(links, ends, x)
+    if p != NO_NODE:
+        refresh(tree, dk, ds, hk, hs, st, p)
+
+
+@kernel
+def split(
+    tree: np.ndarray,
+    parent: np.ndarray,
+    dk: np.ndarray,
+    ds: np.ndarray,
+    hk: np.ndarray,
+    hs: np.ndarray,
+    links: np.ndarray,
+    ends: np.ndarray,
+    st: np.ndarray,
+    x: int,
     b: int,
-    r: int,
-    defer: bool,
-    policy: int,
-    use: np.ndarray,
+) -> None:
+    """``_split_node``: cut node ``x`` after its block ``b``; the prefix becomes node ``b`` (the same
+    copies, hit count and creation), the suffix keeps ``x`` and is stamped."""
+    below = x
+    while parent[below] != b:
+        below = parent[below]
+    tree[HEAD, b] = tree[HEAD, x]
+    tree[HEAD, x] = below
+    y = b
+    while True:
+        tree[OWNER, y] = b
+        if y == tree[HEAD, b]:
+            break
+        y = parent[y]
+    tree[LAST, b] = tick(st)
+    tick(st)  # the new node's creation time, replaced by the suffix's
+    tree[CREATED, b] = tree[CREATED, x]
+    tree[HITS, b] = tree[HITS, x]
+    tree[FLAGS, b] = tree[FLAGS, x] & (DEV | HOST | LOCKED)
+    tree[KIDS, b] = 1
+    tree[CHILDREN, b] = 1 if tree[FLAGS, x] & DEV else 0
+    stamp(tree, dk, ds, hk, hs, st, x, tick(st))
+    refresh(tree, dk, ds, hk, hs, st, b)
+    track(tree, links, ends, st, b)
+
+
+@helper
+def new_node(tree: np.ndarray, st: np.ndarray, nodes: np.ndarray, i: int, j: int, flags: int) -> int:
+    """Accesses ``i .. j`` become a new node (``_add_new_node``, ``insert_host``); returns it."""
+    x = nodes[j - 1]
+    tree[HEAD, x] = nodes[i]
+    for a in range(i, j):
+        tree[OWNER, nodes[a]] = x
+    tree[LAST, x] = tick(st)
+    tree[CREATED, x] = tick(st)
+    tree[HITS, x] = 0
+    tree[FLAGS, x] = flags
+    tree[KIDS, x] = 0
+    tree[CHILDREN, x] = 0
+    return x
+
+
+# ---- the host ----
+
+
+@kernel
+def evict_host(
+    tree: np.ndarray,
     parent: np.ndarray,
     depth: np.ndarray,
+    dk: np.ndarray,
+    ds: np.ndarray,
+    hk: np.ndarray,
+    hs: np.ndarray,
+    links: np.ndarray,
+    ends: np.ndarray,
+    st: np.ndarray,
+    num: int,
+) -> int:
+    """``drive_host_eviction``: free at least ``num`` host blocks; returns how many were freed.
+
+    Under write-back, host copies of nodes also on the GPU go first, in the order they were registered,
+    sparing device leaves on the first pass (``_reclaim_full_host_duplicates``); then whole host leaves,
+    smallest key first, a parent joining when it becomes one."""
+    freed = 0
+    if st[BACK] == 1:
+        for sparing in (True, False):
+            y = ends[0, TAIL]
+            while y != NONE and freed < num:
+                newer = links[y, PREV]
+                f = tree[FLAGS, y]
+                if (f & DEV) == 0 or (f & HOST) == 0:
+                    unlink(links, ends, y)
+                elif not (sparing and device_leaf(tree, y)) and (f & PINNED) == 0:
+                    tree[FLAGS, y] &= ~HOST
+                    n = length(tree, depth, y)
+                    st[HOST_USED] -= n
+                    st[H_EVICTIONS] += n
+                    freed += n
+                    unlink(links, ends, y)
+                y = newer
+    while freed < num and st[H_SIZE] > 0:
+        x = hs[0]
+        n = length(tree, depth, x)
+        delete(tree, parent, dk, ds, hk, hs, links, ends, st, x)
+        st[HOST_USED] -= n
+        st[H_EVICTIONS] += n
+        freed += n
+    return freed
+
+
+@kernel
+def backup(
     tree: np.ndarray,
-    h_rec: np.ndarray,
-    h_heap: np.ndarray,
-    h_st: np.ndarray,
+    parent: np.ndarray,
+    depth: np.ndarray,
+    dk: np.ndarray,
+    ds: np.ndarray,
+    hk: np.ndarray,
+    hs: np.ndarray,
+    links: np.ndarray,
+    ends: np.ndarray,
+    st: np.ndarray,
+    x: int,
+    blocks: np.ndarray,
+    use: np.ndarray,
+    s_rec: np.ndarray,
+    s_heap: np.ndarray,
+    s_st: np.ndarray,
+) -> bool:
+    """``_execute_kv_backup``: a host copy of node ``x``, evicting the host's shortfall first (False when
+    that frees too little); then ``write_backup_storage``, and the acknowledgement registers a duplicate."""
+    need = length(tree, depth, x)
+    free = st[HOST_CAP] - st[HOST_USED]
+    if free < need and evict_host(tree, parent, depth, dk, ds, hk, hs, links, ends, st, need - free) < need - free:
+        st[H_FAILURES] += 1
+        return False
+    tree[FLAGS, x] |= HOST
+    st[HOST_USED] += need
+    st[H_WRITES] += need
+    if s_st[CAPACITY] > 0:
+        k = 0
+        b = x
+        while True:
+            blocks[k] = b
+            k += 1
+            if b == tree[HEAD, x]:
+                break
+            b = parent[b]
+        st[BATCH] += 1
+        store(blocks, k, st[BATCH], st[POLICY], use, parent, depth, s_rec, s_heap, s_st)
+    track(tree, links, ends, st, x)
+    return True
+
+
+# ---- the GPU ----
+
+
+@kernel
+def evict_device(
+    tree: np.ndarray,
+    parent: np.ndarray,
+    depth: np.ndarray,
+    dk: np.ndarray,
+    ds: np.ndarray,
+    hk: np.ndarray,
+    hs: np.ndarray,
+    links: np.ndarray,
+    ends: np.ndarray,
+    st: np.ndarray,
+    num: int,
+    blocks: np.ndarray,
+    passed: np.ndarray,
+    use: np.ndarray,
     s_rec: np.ndarray,
     s_heap: np.ndarray,
     s_st: np.ndarray,
 ) -> None:
-    """Copy block ``b`` to host memory (``h_*``, evicting one host-only leaf if full), then to
-    storage (``s_*``).
+    """``_evict_components``: free at least ``num`` GPU blocks, device leaves smallest key first, a parent
+    joining when it becomes one. A leaf with a host copy is demoted; under write-back one without is
+    backed up alone (``_build_backup_kv_action(write_back=True)``) and demoted, or, when the host has no
+    room, dropped (``drop_subtree_no_host``: a failed host eviction has freed every host-only node below
+    it that is not locked, so one with children left is passed over); under write-through it is deleted."""
+    freed = 0
+    n_passed = 0
+    while freed < num and st[D_SIZE] > 0:
+        x = ds[0]
+        n = length(tree, depth, x)
+        if (tree[FLAGS, x] & HOST) == 0 and st[BACK] == 1:
+            if not backup(tree, parent, depth, dk, ds, hk, hs, links, ends, st, x, blocks, use, s_rec, s_heap, s_st):
+                if tree[KIDS, x] > 0:
+                    tree[FLAGS, x] |= SKIPPED
+                    refresh(tree, dk, ds, hk, hs, st, x)
+                    passed[n_passed] = x
+                    n_passed += 1
+                    continue
+        if tree[FLAGS, x] & HOST:
+            set_dev(tree, parent, dk, ds, hk, hs, st, x, False)
+        else:
+            delete(tree, parent, dk, ds, hk, hs, links, ends, st, x)
+        st[DEV_USED] -= n
+        freed += n
+    for i in range(n_passed):
+        tree[FLAGS, passed[i]] &= ~SKIPPED
+        refresh(tree, dk, ds, hk, hs, st, passed[i])
 
-    A failed host write leaves ``b`` GPU-only. With ``defer`` the block joins storage's candidates
-    after its request's writes (a path is written top down, so each block would otherwise be
-    offered and then dropped for its child).
-    """
-    if not _make_room(h_rec, h_heap, h_st, policy, use, parent, depth, tree, True):
+
+@kernel
+def lock(
+    tree: np.ndarray,
+    parent: np.ndarray,
+    dk: np.ndarray,
+    ds: np.ndarray,
+    hk: np.ndarray,
+    hs: np.ndarray,
+    st: np.ndarray,
+    x: int,
+    on: bool,
+) -> None:
+    """``inc_lock_ref`` / ``dec_lock_ref``: node ``x`` and its ancestors, whichever tier holds them."""
+    while x != NO_NODE:
+        if on:
+            tree[FLAGS, x] |= LOCKED
+        else:
+            tree[FLAGS, x] &= ~LOCKED
+        refresh(tree, dk, ds, hk, hs, st, x)
+        x = up(tree, parent, x)
+
+
+@kernel
+def match(
+    tree: np.ndarray,
+    parent: np.ndarray,
+    dk: np.ndarray,
+    ds: np.ndarray,
+    hk: np.ndarray,
+    hs: np.ndarray,
+    links: np.ndarray,
+    ends: np.ndarray,
+    st: np.ndarray,
+    nodes: np.ndarray,
+    lo: int,
+    hi: int,
+) -> tuple[int, int, int]:
+    """Step 1: (the deepest matched node, blocks matched with a GPU copy, blocks matched). The walk's
+    stamps (``_match_post_processor``) fall from the deepest node up, all after every earlier time."""
+    m = 0
+    while lo + m < hi and tree[OWNER, nodes[lo + m]] != NO_NODE:
+        m += 1
+    best = NO_NODE
+    if m > 0:
+        best = nodes[lo + m - 1]
+        if tree[OWNER, best] != best:
+            split(tree, parent, dk, ds, hk, hs, links, ends, st, tree[OWNER, best], best)
+    k = 0
+    x = best
+    while x != NO_NODE:
+        k += 1
+        x = up(tree, parent, x)
+    t = st[CLOCK] + k  # the root's stamp, the deepest node's just below it
+    st[CLOCK] += k + 1
+    x = best
+    while x != NO_NODE:
+        t -= 1
+        stamp(tree, dk, ds, hk, hs, st, x, t)
+        x = up(tree, parent, x)
+    d = 0
+    while d < m and tree[FLAGS, tree[OWNER, nodes[lo + d]]] & DEV:
+        d += 1
+    return best, d, m
+
+
+@kernel
+def insert(
+    tree: np.ndarray,
+    parent: np.ndarray,
+    depth: np.ndarray,
+    dk: np.ndarray,
+    ds: np.ndarray,
+    hk: np.ndarray,
+    hs: np.ndarray,
+    links: np.ndarray,
+    ends: np.ndarray,
+    st: np.ndarray,
+    nodes: np.ndarray,
+    lo: int,
+    end: int,
+    blocks: np.ndarray,
+    chain: np.ndarray,
+    use: np.ndarray,
+    s_rec: np.ndarray,
+    s_heap: np.ndarray,
+    s_st: np.ndarray,
+) -> None:
+    """Step 4, the prompt's accesses ``lo .. end``: stamp, split, put back on the GPU and count each node
+    on the path, then hang the rest as a new leaf."""
+    tick(st)  # the root's touch
+    i = lo
+    while i < end and tree[OWNER, nodes[i]] != NO_NODE:
+        x = tree[OWNER, nodes[i]]
+        stamp(tree, dk, ds, hk, hs, st, x, tick(st))
+        j = i + 1
+        while j < end and tree[OWNER, nodes[j]] == x:
+            j += 1
+        if nodes[j - 1] != x:
+            split(tree, parent, dk, ds, hk, hs, links, ends, st, x, nodes[j - 1])
+            x = nodes[j - 1]
+        if (tree[FLAGS, x] & DEV) == 0:
+            set_dev(tree, parent, dk, ds, hk, hs, st, x, True)
+            st[DEV_USED] += j - i
+            track(tree, links, ends, st, x)
+        count(tree, parent, depth, dk, ds, hk, hs, links, ends, st, x, blocks, chain, use, s_rec, s_heap, s_st)
+        i = j
+    if i < end:
+        x = new_node(tree, st, nodes, i, end, DEV)
+        p = parent[nodes[i]]
+        if p != NO_NODE:
+            tree[KIDS, p] += 1
+            tree[CHILDREN, p] += 1
+            refresh(tree, dk, ds, hk, hs, st, p)
+        st[DEV_USED] += end - i
+        count(tree, parent, depth, dk, ds, hk, hs, links, ends, st, x, blocks, chain, use, s_rec, s_heap, s_st)
+        refresh(tree, dk, ds, hk, hs, st, x)
+
+
+@kernel
+def count(
+    tree: np.ndarray,
+    parent: np.ndarray,
+    depth: np.ndarray,
+    dk: np.ndarray,
+    ds: np.ndarray,
+    hk: np.ndarray,
+    hs: np.ndarray,
+    links: np.ndarray,
+    ends: np.ndarray,
+    st: np.ndarray,
+    x: int,
+    blocks: np.ndarray,
+    chain: np.ndarray,
+    use: np.ndarray,
+    s_rec: np.ndarray,
+    s_heap: np.ndarray,
+    s_st: np.ndarray,
+) -> None:
+    """``_inc_hit_count_and_check``: one more hit for node ``x`` (none under write-back); at the threshold
+    without a host copy, ``x`` and its unbacked ancestors are backed up, top down, until one fails."""
+    if st[BACK] == 1:
         return
-    _hold(h_rec, h_heap, h_st, b, r, policy, use, parent, depth, tree[OWNER, b] == NO_NODE)
-    if s_rec[HELD, b] == 1 or s_st[CAPACITY] == 0:
+    tree[HITS, x] += 1
+    rekeyed(tree, dk, ds, hk, hs, st, x)
+    if tree[HITS, x] < st[THRESHOLD] or tree[FLAGS, x] & HOST:
         return
-    if _make_room(s_rec, s_heap, s_st, policy, use, parent, depth, tree, False):
-        _hold(s_rec, s_heap, s_st, b, r, policy, use, parent, depth, not defer)
-
-
-@helper
-def _lower_hits(
-    nodes: np.ndarray, lo: int, hi: int, m: int, h_rec: np.ndarray, s_rec: np.ndarray, out: np.ndarray, r: int
-) -> int:
-    """Count the run of blocks after the L1 match found on the host (``out[1, r]``), then the run after
-    it found in storage (``out[2, r]``); returns where the run ends.
-
-    Storage is asked only when the match's deepest block has a host copy or nothing matched, as SGLang
-    0.5.23's scheduler gates a prefetch (``Scheduler._prefetch_kvcache``: ``is_backuped(last_host_node)
-    or is_root(last_host_node)``): a match that ends on a block held only on the GPU (write-back keeps
-    no host copy of it) prefetches nothing, and the blocks after it are recomputed."""
-    run = m
-    while lo + run < hi and h_rec[HELD, nodes[lo + run]] == 1:
-        out[1, r] += 1
-        run += 1
-    if run > 0 and h_rec[HELD, nodes[lo + run - 1]] == 0:
-        return run
-    while lo + run < hi and s_rec[HELD, nodes[lo + run]] == 1:
-        out[2, r] += 1
-        run += 1
-    return run
+    k = 0
+    y = x
+    while y != NO_NODE and (tree[FLAGS, y] & HOST) == 0:
+        chain[k] = y
+        k += 1
+        y = up(tree, parent, y)
+    for i in range(k - 1, -1, -1):
+        if not backup(tree, parent, depth, dk, ds, hk, hs, links, ends, st, chain[i], blocks, use, s_rec, s_heap, s_st):
+            return
 
 
 @kernel
@@ -305,75 +767,211 @@ def tiered_replay(
     offsets: np.ndarray,
     parent: np.ndarray,
     depth: np.ndarray,
-    inserts: np.ndarray,
     capacity: int,
     host_capacity: int,
     storage_capacity: int,
     policy: int,
     write_policy: int,
+    prefetch_floor: int,
+    load_floor: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per request, the blocks hit in L1, L2 and L3, and the tier counters (``STATS``).
-
-    ``inserts[r]`` is how often request r's prompt is inserted (SGLang's serving flow, as in the
-    prefix replay). Capacities are in blocks; ``policy`` is a code of :mod:`kvviz.hiradix.keys`,
-    ``write_policy`` an index into ``kvviz.tiers.config.WRITE_POLICIES``. A request reads its
-    blocks (last use and use count: MRU's key falls with use, so a candidate gets a fresh entry at
-    once; the other keys rise and are refreshed lazily), goes through L1 (whose evictions write back
-    or leave host copies as candidates), and then writes host copies and offers storage leaves.
-    """
+    """Per request, the blocks found on the GPU, on the host and in storage, and the tier counters
+    (``STATS``). Capacities and floors are in blocks; ``policy`` is a code of :mod:`kvviz.hiradix.keys`,
+    ``write_policy`` an index into ``kvviz.tiers.config.WRITE_POLICIES``."""
     nodes, parent, depth, _ = by_first_use(nodes, parent, depth)
-    threshold = 1 if write_policy == 0 else SELECTIVE_THRESHOLD
     n = len(parent)
-    tree, keys, slots, state = new_tree(n)
-    use = np.zeros((3, n), np.int64)
-    h_rec, h_heap, h_st = new_tier(n, host_capacity)
+    tree = np.zeros((8, n), np.int64)
+    tree[OWNER] = NO_NODE
+    tree[HEAD] = NO_NODE
+    dk, ds = new_heap(n, max(n, 1))
+    hk, hs = new_heap(n, max(n, 1))
+    links, ends = new_queues(n, 1)
+    st = np.zeros(14, np.int64)
+    st[GPU_CAP], st[HOST_CAP], st[POLICY] = capacity, host_capacity, policy
+    st[BACK] = 1 if write_policy == WRITE_BACK else 0
+    st[THRESHOLD] = 1 if write_policy == 0 else SELECTIVE_THRESHOLD
+    use = np.zeros((2, n), np.int64)
     s_rec, s_heap, s_st = new_tier(n, storage_capacity)
+    longest = 1
+    for r in range(len(offsets) - 1):
+        longest = max(longest, offsets[r + 1] - offsets[r])
+    blocks = np.empty(longest + 1, np.int64)
+    chain = np.empty(longest + 1, np.int64)
+    passed = np.empty(n, np.int64)
     out = np.zeros((3, len(offsets) - 1), np.int64)
     for r in range(len(offsets) - 1):
         lo, hi = offsets[r], offsets[r + 1]
-        m = match_length(tree, nodes, lo, hi)
-        out[0, r] = m
-        run = _lower_hits(nodes, lo, hi, m, h_rec, s_rec, out, r)
         for i in range(lo, hi):
             b = nodes[i]
             use[SEEN, b] = r
             use[FREQ, b] += 1
-            if policy == MRU and h_rec[CAND, b] == 1:
-                offer(h_rec, h_heap, h_st, b, policy, use, depth)
             if policy == MRU and s_rec[CAND, b] == 1:
                 offer(s_rec, s_heap, s_st, b, policy, use, depth)
-        deepest, want = start(tree, keys, slots, state, nodes, lo, hi, m, capacity, parent, policy)
-        x = evict_leaf(tree, keys, slots, state, deepest, parent, depth, policy)
-        while x != NO_NODE:  # the leaf's blocks leave the GPU one by one, deepest first
-            b = x
-            while True:
-                tree[OWNER, b] = NO_NODE
-                if write_policy == WRITE_BACK and h_rec[HELD, b] == 0:
-                    _write(b, r, False, policy, use, parent, depth, tree, h_rec, h_heap, h_st, s_rec, s_heap, s_st)
-                elif h_rec[HELD, b] == 1 and h_rec[KIDS, b] == 0:  # a host copy left alone
-                    offer(h_rec, h_heap, h_st, b, policy, use, depth)
-                if b == tree[HEAD, x]:
-                    break
-                b = parent[b]
-            x = evict_leaf(tree, keys, slots, state, deepest, parent, depth, policy)
-        finish(tree, keys, slots, state, nodes, lo, m, want, deepest, inserts[r], policy)
-        end = lo + m + want
-        for i in range(lo, end):  # HiCache's hit count; blocks now on the GPU leave the host's candidates
-            b = nodes[i]
-            if i < lo + m:
-                use[COUNT, b] += 1
-            else:
-                use[COUNT, b] = 1
-                h_rec[CAND, b] = 0
-        # host copies: by the write policy's hit count, and every block prefetched from storage
-        for i in range(lo, end):
-            b = nodes[i]
-            due = write_policy != WRITE_BACK and use[COUNT, b] >= threshold
-            if h_rec[HELD, b] == 0 and (due or (lo + m <= i < lo + run and s_rec[HELD, b] == 1)):
-                _write(b, r, True, policy, use, parent, depth, tree, h_rec, h_heap, h_st, s_rec, s_heap, s_st)
-        for i in range(lo, end):  # the path's new storage leaves become candidates
-            b = nodes[i]
-            if s_rec[HELD, b] == 1 and s_rec[KIDS, b] == 0 and s_rec[CAND, b] == 0:
-                offer(s_rec, s_heap, s_st, b, policy, use, depth)
-    stats = np.array([h_st[WRITES], s_st[WRITES], h_st[EVICTIONS], s_st[EVICTIONS], h_st[FAILURES]], np.int64)
+        best, d, m = match(tree, parent, dk, ds, hk, hs, links, ends, st, nodes, lo, hi)
+        out[0, r] = d
+        out[1, r] = m - d
+        stored = 0
+        if storage_capacity > 0 and (best == NO_NODE or tree[FLAGS, best] & HOST) and hi - lo - m >= prefetch_floor:
+            hit = 0
+            while lo + m + hit < hi and s_rec[HELD, nodes[lo + m + hit]] == 1:
+                hit += 1
+            if hit >= prefetch_floor:
+                stored = _storage_hit(tree, parent, depth, dk, ds, hk, hs, links, ends, st, best, hit, prefetch_floor)
+                if stored > 0:
+                    best = _insert_host(tree, dk, ds, hk, hs, st, nodes, lo + m, lo + m + stored, best)
+        out[2, r] = stored
+        lock(tree, parent, dk, ds, hk, hs, st, best, True)
+        loaded = d
+        h = m + stored - d
+        if h > 0 and h >= load_floor:
+            free = capacity - st[DEV_USED]
+            if free < h:
+                evict_device(
+                    tree,
+                    parent,
+                    depth,
+                    dk,
+                    ds,
+                    hk,
+                    hs,
+                    links,
+                    ends,
+                    st,
+                    h - free,
+                    blocks,
+                    passed,
+                    use,
+                    s_rec,
+                    s_heap,
+                    s_st,
+                )
+            if capacity - st[DEV_USED] >= h:
+                _load_back(tree, parent, depth, dk, ds, hk, hs, links, ends, st, best)
+                loaded = m + stored
+        want = min(hi - lo - loaded, capacity - loaded)
+        free = capacity - st[DEV_USED]
+        if want > free:
+            evict_device(
+                tree,
+                parent,
+                depth,
+                dk,
+                ds,
+                hk,
+                hs,
+                links,
+                ends,
+                st,
+                want - free,
+                blocks,
+                passed,
+                use,
+                s_rec,
+                s_heap,
+                s_st,
+            )
+        insert(
+            tree,
+            parent,
+            depth,
+            dk,
+            ds,
+            hk,
+            hs,
+            links,
+            ends,
+            st,
+            nodes,
+            lo,
+            lo + loaded + want,
+            blocks,
+            chain,
+            use,
+            s_rec,
+            s_heap,
+            s_st,
+        )
+        lock(tree, parent, dk, ds, hk, hs, st, best, False)
+    stats = np.array([st[H_WRITES], s_st[WRITES], st[H_EVICTIONS], s_st[EVICTIONS], st[H_FAILURES]], np.int64)
     return out[0], out[1], out[2], stats
+
+
+@kernel
+def _storage_hit(
+    tree: np.ndarray,
+    parent: np.ndarray,
+    depth: np.ndarray,
+    dk: np.ndarray,
+    ds: np.ndarray,
+    hk: np.ndarray,
+    hs: np.ndarray,
+    links: np.ndarray,
+    ends: np.ndarray,
+    st: np.ndarray,
+    anchor: int,
+    hit: int,
+    floor: int,
+) -> int:
+    """``allocate_storage_hit``, the anchor host-locked: the whole hit, evicting the hit's size from the
+    host when it does not fit; else what is free, if at least the floor; else nothing."""
+    if anchor != NO_NODE:
+        tree[FLAGS, anchor] |= PINNED
+        refresh(tree, dk, ds, hk, hs, st, anchor)
+    if st[HOST_CAP] - st[HOST_USED] < hit:
+        evict_host(tree, parent, depth, dk, ds, hk, hs, links, ends, st, hit)
+    if anchor != NO_NODE:
+        tree[FLAGS, anchor] &= ~PINNED
+        refresh(tree, dk, ds, hk, hs, st, anchor)
+    free = st[HOST_CAP] - st[HOST_USED]
+    if free >= hit:
+        return hit
+    return free if free >= floor else 0
+
+
+@kernel
+def _insert_host(
+    tree: np.ndarray,
+    dk: np.ndarray,
+    ds: np.ndarray,
+    hk: np.ndarray,
+    hs: np.ndarray,
+    st: np.ndarray,
+    nodes: np.ndarray,
+    i: int,
+    j: int,
+    anchor: int,
+) -> int:
+    """``insert_host``: accesses ``i .. j``, fetched from storage, become a host-only node under the anchor."""
+    t = tick(st)
+    if anchor != NO_NODE:
+        stamp(tree, dk, ds, hk, hs, st, anchor, t)
+    x = new_node(tree, st, nodes, i, j, HOST)
+    if anchor != NO_NODE:
+        tree[KIDS, anchor] += 1
+        refresh(tree, dk, ds, hk, hs, st, anchor)
+    st[HOST_USED] += j - i
+    refresh(tree, dk, ds, hk, hs, st, x)
+    return x
+
+
+@kernel
+def _load_back(
+    tree: np.ndarray,
+    parent: np.ndarray,
+    depth: np.ndarray,
+    dk: np.ndarray,
+    ds: np.ndarray,
+    hk: np.ndarray,
+    hs: np.ndarray,
+    links: np.ndarray,
+    ends: np.ndarray,
+    st: np.ndarray,
+    x: int,
+) -> None:
+    """``load_back`` and ``finish_load_back``: the host-only nodes from ``x`` up get GPU copies, deepest
+    registered first."""
+    while x != NO_NODE and (tree[FLAGS, x] & DEV) == 0:
+        set_dev(tree, parent, dk, ds, hk, hs, st, x, True)
+        st[DEV_USED] += length(tree, depth, x)
+        track(tree, links, ends, st, x)
+        x = up(tree, parent, x)

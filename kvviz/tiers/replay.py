@@ -16,7 +16,7 @@ import pandas as pd
 
 from kvviz.common import budget
 from kvviz.common.errors import require
-from kvviz.prefix_cache.replay import PrefixReplay, parse_policy, prepare
+from kvviz.prefix_cache.replay import PrefixReplay, parse_policy, prepare, request_hits
 from kvviz.tiers import latency
 from kvviz.tiers.cache import STATS, tiered_replay
 from kvviz.tiers.config import GIB, WRITE_POLICIES, TierConfig
@@ -60,11 +60,22 @@ def capacities(cfg: TierConfig, prepared: PrefixReplay) -> Capacities:
     return Capacities(to_blocks(cfg.hbm_for_kv_gib, cfg, bs, n), to_blocks(cfg.dram_gib, cfg, bs, n), storage)
 
 
+PREFETCH_FLOOR_TOKENS = 256
+"""SGLang 0.5.23's least remaining prompt a storage prefetch is asked for (``prefetch_threshold``, at least a page)."""
+LOAD_FLOOR_TOKENS = 10
+"""SGLang 0.5.23's least host hit loaded back to the GPU (``load_back_threshold``)."""
+
+
+def floors(block_size: int) -> tuple[int, int]:
+    """The prefetch and load-back floors in blocks of ``block_size`` tokens."""
+    return -(-max(PREFETCH_FLOOR_TOKENS, block_size) // block_size), -(-LOAD_FLOOR_TOKENS // block_size)
+
+
 def tier_hits(
     prepared: PrefixReplay, caps: Capacities, policy: str, write_policy: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
     """Hit blocks per request in (GPU, DRAM, storage), and the tiers' write and eviction counters."""
-    arrays = (prepared.nodes, prepared.offsets, prepared.parent, prepared.depth, prepared.insert_counts)
+    arrays = (prepared.nodes, prepared.offsets, prepared.parent, prepared.depth)
     out = tiered_replay(
         *map(read_only, arrays),
         caps.gpu,
@@ -72,6 +83,7 @@ def tier_hits(
         caps.storage,
         parse_policy(policy).value,
         WRITE_POLICIES.index(write_policy),
+        *floors(prepared.block_size),
     )
     return out[0], out[1], out[2], dict(zip(STATS, map(int, out[3])))
 
@@ -254,11 +266,11 @@ def _prepared(source: Trace | PrefixReplay) -> PrefixReplay:
 
 
 def replay(source: Trace | PrefixReplay, config: TierConfig, *, baselines: bool = True) -> TierResult:
-    """Replay ``source`` through ``config``'s tiers; with ``baselines``, also with GPU memory alone
-    and with no cache (neither needs another replay), else those columns repeat this replay's."""
+    """Replay ``source`` through ``config``'s tiers; with ``baselines``, also with GPU memory alone (the
+    prefix replay) and with no cache (no replay), else those columns repeat this replay's."""
     prepared = _prepared(source)
     require(isinstance(config, TierConfig), "config must be a TierConfig", field="config")
-    budget.check(cost(prepared, 1, config.servers))
+    budget.check(cost(prepared, 2 if baselines else 1, config.servers))
     caps = capacities(config, prepared)
     gpu, dram, storage, counters = tier_hits(prepared, caps, config.policy, config.write_policy)
     tokens = prepared.input_lengths
@@ -284,8 +296,9 @@ def replay(source: Trace | PrefixReplay, config: TierConfig, *, baselines: bool 
         }
     )
     frame["ttft_gpu_only_s"] = frame["ttft_s"]
-    if baselines:  # the GPU tier evolves as if alone (the tiers below never change it): its hits are GPU-only's
-        cached = np.minimum(gpu * prepared.block_size, tokens)
+    if baselines:  # GPU memory alone is the prefix replay: host copies change what the GPU keeps
+        alone = request_hits(prepared, config.policy, caps.gpu)
+        cached = np.minimum(alone * prepared.block_size, tokens)
         frame["ttft_gpu_only_s"] = latency.ttft(config, arrivals, latency.compute_only(config, tokens, cached))
     ceiling = int(prepared.seen_before.sum())
     return TierResult(config, caps, frame, prepared.accesses, ceiling, counters, prepared.block_size)

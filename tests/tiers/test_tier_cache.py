@@ -1,6 +1,6 @@
-"""The compiled HiCache replay: its GPU tier is the prefix replay, its tiers add up, unbounded tiers
-reach the ceiling, and its host tier agrees with a plain-Python two-tier cache written here (on top of
-kvviz's node-level RadixCache, driven as SGLang's scheduler drives it)."""
+"""The compiled HiCache replay: it equals SGLang 0.5.23's HiCache ported rule by rule to plain Python
+(``hicache_reference``) request for request, its tiers add up, unbounded tiers reach the ceiling, and
+with nothing below the GPU it is the prefix replay."""
 
 from __future__ import annotations
 
@@ -9,120 +9,67 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvviz.prefix_cache.replay import POLICY_NAMES, PrefixReplay, prepare, request_hits
-from kvviz.radix.events import EventKind
-from kvviz.radix.radix_cache import RadixCache
+from kvviz.prefix_cache.replay import POLICY_NAMES, PrefixReplay, parse_policy, prepare, request_hits
+from kvviz.tiers.cache import STATS, tiered_replay
 from kvviz.tiers.config import WRITE_POLICIES
-from kvviz.tiers.replay import Capacities, tier_hits
+from kvviz.tiers.replay import Capacities, floors, tier_hits
 from kvviz.traces import from_records
 from kvviz.traces.workload import WorkloadConfig, generate
+from tests.tiers.hicache_reference import reference
 
 
-def chained(paths: list[list[int]], outputs: list[int] | None = None):
+def chained(paths: list[list[int]]):
     """A block-size-1 trace whose ids are chained: a block's id names its whole path."""
     ids: dict[tuple, int] = {}
     reqs = [[ids.setdefault(tuple(p[: k + 1]), len(ids)) for k in range(len(p))] for p in paths]
-    out = np.full(len(reqs), 2) if outputs is None else np.asarray(outputs)
-    return from_records(np.arange(len(reqs)), [len(r) for r in reqs], out, reqs, block_size=1)
-
-
-class HostTier:
-    """Host memory as HiCache keeps it, block by block: a write evicts one host-only leaf (a block not
-    on the GPU with no child on the host), smallest policy key first, or fails when there is none."""
-
-    def __init__(self, prepared: PrefixReplay, policy: str, capacity: int):
-        self.parent, self.depth = prepared.parent, prepared.depth
-        self.policy, self.capacity = policy, capacity
-        self.held: set[int] = set()
-        self.born: dict[int, int] = {}
-        self.seen: dict[int, int] = {}
-        self.freq: dict[int, int] = {}
-
-    def key(self, b: int) -> tuple:
-        seen, freq, born = self.seen[b], self.freq[b], self.born[b]
-        first = {"lru": seen, "lfu": freq, "fifo": born, "mru": -seen, "filo": -born, "slru": int(freq >= 2)}
-        return first[self.policy], seen, -int(self.depth[b])
-
-    def write(self, b: int, now: int, on_gpu: set[int]) -> None:
-        if b in self.held:
-            return
-        if len(self.held) >= self.capacity:
-            parents = {int(self.parent[x]) for x in self.held}
-            leaves = [x for x in self.held if x not in on_gpu and x not in parents]
-            if not leaves:
-                return
-            self.held.remove(min(leaves, key=self.key))
-        self.held.add(b)
-        self.born[b] = now
-
-
-def reference_tiers(prepared: PrefixReplay, policy: str, gpu: int, host: int, write_policy: str):
-    """(GPU hits, host hits) per request: RadixCache for the GPU (match, lock, allocate the shortfall,
-    insert once or twice, counting once: ``_insert_helper``'s ``inserted_len``), its evictions in the
-    order it makes them, and a HostTier."""
-    nodes, offsets = prepared.nodes, prepared.offsets
-    cache = RadixCache(page_size=1, eviction_policy=policy, capacity=gpu)
-    tier = HostTier(prepared, policy, host)
-    threshold = {"write_through": 1, "write_through_selective": 2, "write_back": None}[write_policy]
-    on_gpu: set[int] = set()
-    count: dict[int, int] = {}
-    out1, out2 = [], []
-    for r, (lo, hi) in enumerate(zip(offsets[:-1], offsets[1:])):
-        path = [int(b) for b in nodes[lo:hi]]
-        found = cache.match_prefix(path)
-        m = found.device_len
-        run = m
-        while run < len(path) and path[run] in tier.held:
-            run += 1
-        out1.append(m)
-        out2.append(run - m)
-        for b in path:
-            tier.seen[b] = r
-            tier.freq[b] = tier.freq.get(b, 0) + 1
-        want = min(len(path) - m, gpu - m)
-        cache.take_events()
-        cache.inc_lock_ref(found.last_node)
-        assert cache.alloc_device(max(want, 0))
-        for event in cache.take_events():
-            if event.kind == EventKind.EVICT:
-                for b in reversed(event.key):
-                    on_gpu.discard(b)
-                    if threshold is None:
-                        tier.write(b, r, on_gpu)
-        for i, b in enumerate(path[: m + max(want, 0)]):  # a request counts each block once (SGLang 0.5.23)
-            count[b] = count.get(b, 0) + 1 if i < m else 1
-        on_gpu.update(path[: m + max(want, 0)])
-        for b in path[: m + max(want, 0)]:
-            if threshold is not None and count[b] >= threshold:
-                tier.write(b, r, on_gpu)
-        inserted = 0
-        for _ in range(int(prepared.insert_counts[r])):
-            cache.insert(path[: m + max(want, 0)], inserted_len=inserted)
-            inserted = m + max(want, 0)
-        cache.dec_lock_ref(found.last_node)
-        cache.release_device(max(want, 0))
-    return out1, out2
+    return from_records(np.arange(len(reqs)), [len(r) for r in reqs], np.full(len(reqs), 2), reqs, block_size=1)
 
 
 paths_strategy = st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=6), min_size=1, max_size=30)
 
 
-@settings(max_examples=50)
+def compiled(prepared: PrefixReplay, policy: str, caps: Capacities, write_policy: str, floor: tuple[int, int]):
+    g, d, s, stats = tiered_replay(
+        prepared.nodes,
+        prepared.offsets,
+        prepared.parent,
+        prepared.depth,
+        caps.gpu,
+        caps.dram,
+        caps.storage,
+        parse_policy(policy).value,
+        WRITE_POLICIES.index(write_policy),
+        *floor,
+    )
+    return g.tolist(), d.tolist(), s.tolist(), dict(zip(STATS, map(int, stats)))
+
+
+@settings(max_examples=80)
 @given(
     paths=paths_strategy,
-    outputs=st.lists(st.integers(0, 3), min_size=30, max_size=30),
-    gpu=st.integers(1, 12),
+    gpu=st.integers(0, 12),
     host=st.integers(0, 20),
+    storage=st.sampled_from((0, 3, 8, 30)),
     policy=st.sampled_from(POLICY_NAMES),
     write_policy=st.sampled_from(WRITE_POLICIES),
+    floor=st.tuples(st.integers(1, 3), st.integers(1, 3)),
 )
-def test_two_tiers_equal_a_plain_reference(paths, outputs, gpu, host, policy, write_policy):
-    prepared = prepare(chained(paths, outputs[: len(paths)]))
-    g, d, s, _ = tier_hits(prepared, Capacities(gpu, host, 0), policy, write_policy)
-    ref_gpu, ref_host = reference_tiers(prepared, policy, gpu, host, write_policy)
-    assert g.tolist() == ref_gpu
-    assert d.tolist() == ref_host
-    assert not s.any()
+def test_the_replay_equals_a_plain_port_of_the_release(paths, gpu, host, storage, policy, write_policy, floor):
+    """Per request: blocks found on the GPU, the host and storage; and every tier counter."""
+    prepared = prepare(chained(paths))
+    caps = Capacities(gpu, host, storage)
+    assert compiled(prepared, policy, caps, write_policy, floor) == reference(
+        prepared, policy, caps, write_policy, floor
+    )
+
+
+@pytest.mark.parametrize("write_policy", WRITE_POLICIES)
+@pytest.mark.parametrize("policy", POLICY_NAMES)
+def test_a_generated_workload_equals_the_port(synthetic, policy, write_policy):
+    """A few hundred requests over shared documents, every tier evicting."""
+    for caps in (Capacities(40, 10, 300), Capacities(40, 80, 30)):
+        got = compiled(synthetic, policy, caps, write_policy, (1, 1))
+        assert got == reference(synthetic, policy, caps, write_policy, (1, 1)), caps
 
 
 @pytest.fixture(scope="module")
@@ -131,12 +78,14 @@ def synthetic() -> PrefixReplay:
 
 
 @pytest.mark.parametrize("write_policy", WRITE_POLICIES)
-@pytest.mark.parametrize("policy", ("lru", "lfu", "slru", "fifo"))
+@pytest.mark.parametrize("policy", POLICY_NAMES)
 def test_without_lower_tiers_the_gpu_is_the_prefix_replay(synthetic, policy, write_policy):
-    """DRAM and storage at zero: GPU hits equal ``hitcurve --cache prefix`` at the same capacity."""
+    """DRAM and storage at zero: GPU hits equal ``hitcurve --cache prefix`` at the same capacity; under
+    write-back, which counts no hits (``_inc_hit_count_and_check`` returns first), LFU and SLRU are LRU."""
+    same = "lru" if write_policy == "write_back" and policy in ("lfu", "slru") else policy
     for capacity in (0, 5, 60, 400):
         g, d, s, counters = tier_hits(synthetic, Capacities(capacity, 0, 0), policy, write_policy)
-        assert (g == request_hits(synthetic, policy, capacity)).all(), capacity
+        assert (g == request_hits(synthetic, same, capacity)).all(), capacity
         assert not d.any() and not s.any()
         assert counters["l2_writes"] == 0
 
@@ -162,25 +111,71 @@ def test_the_tier_split_sums_to_the_total(synthetic, write_policy):
     assert counters["l3_writes"] <= counters["l2_writes"]
 
 
-@pytest.mark.parametrize("write_policy", WRITE_POLICIES)
-def test_the_gpu_tier_is_the_prefix_replay_whatever_lies_below(synthetic, write_policy):
-    """The tiers below never change the GPU's: its hits equal the prefix replay's (the GPU-only baseline)."""
-    for policy in ("lru", "mru"):
-        g, d, s, _ = tier_hits(synthetic, Capacities(60, 80, 300), policy, write_policy)
-        assert (g == request_hits(synthetic, policy, 60)).all()
-        assert d.sum() + s.sum() > 0
+def hits(paths: list[list[int]], caps: Capacities, write_policy: str, floor: tuple[int, int] = (1, 1)):
+    return compiled(prepare(chained(paths)), "lru", caps, write_policy, floor)
+
+
+def test_host_memory_frees_whole_leaves_and_only_the_shortfall():
+    """``drive_host_eviction``, LRU, write-through. GPU 3 / host 3: [1,2,3] is one node backed up whole;
+    [4] pushes it off the GPU, and its one-block backup evicts the whole host-only node (3 blocks), so the
+    last request finds nothing. GPU 1 / host 3: [1], [2], [3] each pushed to the host; [4]'s backup needs
+    one block and evicts only the oldest leaf [1], so [2] is still found on the host."""
+    g, d, _, counters = hits([[1, 2, 3], [4], [5], [6], [1, 2, 3]], Capacities(3, 3, 0), "write_through")
+    assert (g, d, counters["l2_writes"], counters["l2_evictions"]) == ([0] * 5, [0] * 5, 9, 6)
+    g, d, _, counters = hits([[1], [2], [3], [4], [2]], Capacities(1, 3, 0), "write_through")
+    assert (g, d, counters["l2_evictions"]) == ([0] * 5, [0, 0, 0, 0, 1], 1)
+
+
+def test_a_split_stamps_the_suffix():
+    """``_split_node`` stamps the suffix it keeps: [1,5] splits [1,2,3] and [2,3] is then newer than [9],
+    so the GPU (4 blocks) evicts [9] for [5] and [1,2,3] is found whole."""
+    g, *_ = hits([[1, 2, 3], [9], [1, 5], [1, 2, 3]], Capacities(4, 0, 0), "write_through")
+    assert g == [0, 0, 1, 3]
+
+
+def test_write_back_backs_up_only_the_evicted_node():
+    """GPU 3 / host 4: [1,3] splits [1,2] into [1] and [2]; [4] evicts the suffix [2] (stamped by the split,
+    before [3] was created), and only [2] is written to the host, not its parent [1]; [1,2] then finds [1]
+    on the GPU and [2] on the host, whose load evicts [3], the second write."""
+    g, d, _, counters = hits([[1, 2], [1, 3], [4], [1, 2]], Capacities(3, 4, 0), "write_back")
+    assert (g, d, counters["l2_writes"]) == ([0, 1, 0, 1], [0, 0, 0, 1], 2)
+
+
+def test_write_back_reclaims_host_duplicates_first():
+    """``_reclaim_full_host_duplicates``, GPU 2 / host 2: [1] and [2] are written back as [3] and [1] need
+    room, so [1] is on both tiers after its load; [4]'s eviction writes [3] back into a full host, which
+    drops [1]'s duplicate copy (a device leaf, taken on the second pass) rather than the host-only [2],
+    found there by the last request."""
+    g, d, *_ = hits([[1], [2], [3], [1], [4], [2]], Capacities(2, 2, 0), "write_back")
+    assert (g, d) == ([0] * 6, [0, 0, 0, 1, 0, 1])
+
+
+def test_a_storage_hit_gets_what_host_memory_can_give_above_the_floor():
+    """``allocate_storage_hit``, GPU 3 / host 3 / storage 10: [1,2,3] reaches storage, then leaves the host
+    for [4]'s copy; asked again, storage holds 3 blocks, the host has 2 free (the GPU-resident [4] cannot go),
+    so a floor of 2 prefetches 2 blocks and a floor of 3 none; a floor above the rest of the prompt asks
+    nothing."""
+    paths = [[1, 2, 3], [4], [1, 2, 3]]
+    for floor, stored in ((2, 2), (3, 0), (4, 0)):
+        assert hits(paths, Capacities(3, 3, 10), "write_through", (floor, 1))[2] == [0, 0, stored]
+
+
+def test_the_floors_in_blocks():
+    """256 tokens (at least a page) before a prefetch, 10 tokens before a load back."""
+    assert floors(512) == (1, 1)
+    assert floors(16) == (16, 1)
+    assert floors(1) == (256, 10)
+    assert floors(300) == (1, 1)
 
 
 def test_storage_is_asked_only_past_a_host_copy_or_the_root():
     """SGLang 0.5.23's prefetch gate (``Scheduler._prefetch_kvcache``: ``is_backuped(last_host_node)
     or is_root(last_host_node)``), write-back, LRU, 4 GPU / 1 host / 10 storage blocks. [K,L]'s leaf L
-    is written back when [Q] needs room and then pushed off the host by [M,N]'s write-back, so L is
-    only in storage while K stays on the GPU with no host copy: [K,L] matches K and asks storage
-    nothing. [A] alone, written back and pushed off the host the same way, matches nothing, so
-    storage is asked (at the root) and holds it."""
-    paths = [[1], [1, 2], [3, 4], [1], [5], [6], [1, 2]]
-    g, d, s, _ = tier_hits(prepare(chained(paths)), Capacities(4, 1, 10), "lru", "write_back")
-    assert (g.tolist(), d.tolist(), s.tolist()) == ([0, 1, 0, 1, 0, 0, 1], [0] * 7, [0] * 7)
-    paths = [[1], [2], [3], [1]]
-    g, d, s, _ = tier_hits(prepare(chained(paths)), Capacities(1, 1, 10), "lru", "write_back")
-    assert (g.tolist(), d.tolist(), s.tolist()) == ([0, 0, 0, 0], [0] * 4, [0, 0, 0, 1])
+    is written back when [Q] needs room and then pushed off the host by [M,N]'s write-back (two blocks
+    for a one-block host: it fails, and [M,N] is dropped), so L is only in storage while K stays on the
+    GPU with no host copy: [K,L] matches K and asks storage nothing. [A] alone, written back and pushed
+    off the host the same way, matches nothing, so storage is asked (at the root) and holds it."""
+    g, d, s, _ = hits([[1], [1, 2], [3, 4], [1], [5], [6], [1, 2]], Capacities(4, 1, 10), "write_back")
+    assert (g, d, s) == ([0, 1, 0, 1, 0, 0, 1], [0] * 7, [0] * 7)
+    g, d, s, _ = hits([[1], [2], [3], [1]], Capacities(1, 1, 10), "write_back")
+    assert (g, d, s) == ([0, 0, 0, 0], [0] * 4, [0, 0, 0, 1])

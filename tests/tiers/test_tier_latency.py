@@ -116,13 +116,14 @@ def test_percentiles():
 
 
 def storage_trace(gap_ms: int):
-    """A fills a 4-block GPU and an 8-block host, B (4 blocks) pushes A's blocks to the SSD... C asks for
-    A's first 3 blocks again, ``gap_ms`` after B, on one GPU: C's wait for the GPU is B's prefill left."""
+    """A fills a 4-block GPU and 4 blocks of a 7-block host; B (4 blocks) needs one more host block, which
+    evicts A's host copy whole, so A is only on the SSD; C asks for A's first 3 blocks again, ``gap_ms`` after
+    B, on one GPU (the 3 free host blocks take them): C's wait for the GPU is B's prefill left."""
     return trace([0, 100_000, 100_000 + gap_ms], [[0, 1, 2, 3], [10, 11, 12, 13], [0, 1, 2, 5]])
 
 
 def ssd_config():
-    return TierConfig("llama-3-8b", "h100", hbm_gib=4 * BLOCK_GIB, dram_gib=4 * BLOCK_GIB + 1e-9, ssd_gib=1.0)
+    return TierConfig("llama-3-8b", "h100", hbm_gib=4 * BLOCK_GIB, dram_gib=7 * BLOCK_GIB + 1e-9, ssd_gib=1.0)
 
 
 def test_storage_hits_are_read_while_the_request_waits():
