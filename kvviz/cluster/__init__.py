@@ -4,7 +4,7 @@
 ``routers`` the routing rules as their sources decide, ``simulate`` the run over time and its summary.
 """
 
-from kvviz.cluster.instance import ENGINES, parse_engine
+from kvviz.cluster.engines import ENGINES, parse_engine
 from kvviz.cluster.routers import ROUTER_RULES, ROUTERS, RouterKnobs, parse_router
 from kvviz.cluster.simulate import (
     REFERENCE,

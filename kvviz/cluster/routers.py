@@ -44,11 +44,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kvviz.cluster.instance import InstanceCache, Nodes
 from kvviz.common.errors import InputError, quote
 from kvviz.common.jit import kernel
 from kvviz.mooncake.placement import kvcentric_choice
 from kvviz.mooncake.prefill import PrefillModel
+from kvviz.prefix_cache.instance import InstanceCache, Nodes
 
 ROUTERS: tuple[str, ...] = ("round-robin", "least-load", "prefix-hash", "cache-aware", "kv-aware", "conductor")
 ROUTER_RULES: dict[str, str] = {

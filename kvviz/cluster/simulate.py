@@ -2,7 +2,7 @@
 
 Requests arrive in trace order. At each arrival the router (:mod:`kvviz.cluster.routers`) sees the
 cluster as it is then and picks an instance; the request is served by that instance's cache
-(:class:`kvviz.cluster.instance.InstanceCache`: its hits are the leading blocks that cache holds,
+(:class:`kvviz.prefix_cache.instance.InstanceCache`: its hits are the leading blocks that cache holds,
 and its prompt is cached from then on, as in the hit-ratio replays) and queues for that instance's
 prefill, first come first served:
 
@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from kvviz import vllm
-from kvviz.cluster.instance import InstanceCache, Nodes, numbered, parse_engine
+from kvviz.cluster.engines import parse_engine
 from kvviz.cluster.routers import MAX_INSTANCES, ROUTERS, Router, RouterKnobs, View, make_router, parse_router
 from kvviz.common import budget
 from kvviz.common import hardware as hw
@@ -45,6 +45,7 @@ from kvviz.common.errors import require
 from kvviz.lmcache.stack import StackInstance
 from kvviz.lmcache.store import BACKENDS, ChunkKeys, LMCacheConfig, LruBackend
 from kvviz.mooncake.prefill import PrefillModel
+from kvviz.prefix_cache.instance import InstanceCache, Nodes, numbered
 from kvviz.prefix_cache.replay import PrefixReplay, parse_policy, prepare, request_hits
 from kvviz.traces import Trace
 

@@ -224,7 +224,7 @@ CLUSTER = Footprint(
     "instances",
 )
 """``kvviz.cluster.simulate.run``: the prefix replay's arrays, renumbered once for every instance
-(``kvviz.cluster.instance.numbered``: 8 B an access, 24 a node) and the per-request columns; each instance
+(``kvviz.prefix_cache.instance.numbered``: 8 B an access, 24 a node) and the per-request columns; each instance
 its radix cache's tree, keys and slots and a router's record (76 B a node, ``BYTES_PER_PREFIX``; a run
 touches about 60 of them)."""
 NOTHING = (0.0, 0.0, 0.0)

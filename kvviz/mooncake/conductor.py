@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from kvviz.cluster.instance import TimedCache, nodes_of
 from kvviz.common import budget, paper
 from kvviz.common.errors import require
 from kvviz.mooncake.decode_pool import DecodeModel, DecodePool
 from kvviz.mooncake.placement import SCHEDULERS, Choice, Fetching, Placer
 from kvviz.mooncake.prefill import CLUSTER_COMPUTE, CLUSTER_MODEL, PrefillModel
+from kvviz.prefix_cache.instance import TimedCache, nodes_of
 from kvviz.traces import Trace
 
 __all__ = [

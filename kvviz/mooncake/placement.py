@@ -1,7 +1,7 @@
 """Where a request's prefill runs: the four placements of the Conductor over the instances' caches.
 
 Each prefill instance keeps its own cache of KV blocks: the cluster's instance cache
-(:class:`kvviz.cluster.instance.TimedCache`, SGLang's radix cache as the cluster's routers and the tiered
+(:class:`kvviz.prefix_cache.instance.TimedCache`, SGLang's radix cache as the cluster's routers and the tiered
 replay see it), so a request's reusable prefix on an instance is its longest run of leading blocks
 cached there.
 
@@ -151,7 +151,7 @@ class Fetching:
 class Placer:
     """One scheduler's placements over a run: the instances' caches and the work each has done.
 
-    ``caches`` are the instances' caches (:class:`kvviz.cluster.instance.TimedCache`: the cluster's
+    ``caches`` are the instances' caches (:class:`kvviz.prefix_cache.instance.TimedCache`: the cluster's
     radix caches, which also know when a block's KV exists). ``choose`` costs a request on every
     instance (or picks one, for random and load balancing) without changing anything, so an admission
     check may still refuse it; ``commit`` dispatches it.

@@ -26,7 +26,10 @@ DOUBTFUL = (
     b'{"timestamp": 2, "input_length": "x", "output_length": 1, "hash_ids": [1, 2]}\n'
     b'{"timestamp": 3, "input_length": 600, "output_length": 1, "hash_ids": [1, 3]}\n'
 )
-SKIPPED = "skipped 2 bad rows: 1 × input_length: not an integer (line 3); 1 × the block-hash column: wrong number of ids (line 2)"
+SKIPPED = (
+    "skipped 2 bad rows: 1 × input_length: not an integer (line 3); "
+    "1 × the block-hash column: wrong number of ids (line 2)"
+)
 FRACTIONS = "the times have fractions and were read as milliseconds"
 
 

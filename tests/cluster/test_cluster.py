@@ -258,7 +258,7 @@ def test_memory_is_bounded_before_it_is_spent(monkeypatch):
 def test_an_instance_keeps_room_only_for_the_blocks_it_meets():
     """Half the requests of 3,000 distinct blocks: the instance numbers the 1,500 it meets, its arrays
     doubling from 1,024, and hits what the prefix replay of its sub-trace hits (checked above)."""
-    from kvviz.cluster.instance import InstanceCache, numbered
+    from kvviz.prefix_cache.instance import InstanceCache, numbered
 
     shape = numbered(prepare(trace_of([(k, 32, 1, [2 * k, 2 * k + 1]) for k in range(1500)])))
     cache = InstanceCache(shape, 64)

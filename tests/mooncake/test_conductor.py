@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvviz.cluster.instance import TimedCache, nodes_of
 from kvviz.common.errors import InputError
 from kvviz.mooncake.conductor import SCHEDULERS, ConductorConfig, PrefillModel, compare, offered_load, schedule
 from kvviz.mooncake.placement import cache_aware_choice, kvcentric_choice
+from kvviz.prefix_cache.instance import TimedCache, nodes_of
 from kvviz.traces import from_records
 
 BS = 512

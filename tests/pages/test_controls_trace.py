@@ -55,7 +55,8 @@ def test_every_reading_control_changes_what_an_upload_shows():
     at.sidebar.selectbox(key="trace_format").select_index(FORMATS.index("mooncake")).run()
     assert_clean(at)
     assert [e.value for e in at.error] == [
-        "line 1, field 'hash\\_ids'\\: 3 ids, but input\\_length 40 needs ceil\\(40/512\\) \\= 1 \\(block size 512\\)"
+        "line 1, the block\\-hash column\\: 3 ids, "
+        "but input\\_length 40 needs ceil\\(40/512\\) \\= 1 \\(block size 512\\)"
     ]
 
 

@@ -1,6 +1,7 @@
 """One serving instance's own radix cache, served request by request.
 
-This is the only module of the cluster that touches the compiled radix engine: each instance keeps
+The cluster's routers and Mooncake's Conductor keep one per instance (the only place either touches
+the compiled radix engine): each instance keeps
 SGLang's RadixCache (``python/sglang/srt/mem_cache/radix_cache.py``: ``match_prefix``, ``evict``,
 ``insert``, ``inc_lock_ref``/``dec_lock_ref``) over the trace's prefix nodes, and a router asks it
 two things: how many leading blocks of a request it holds (:meth:`InstanceCache.match`, which
@@ -16,23 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kvviz.common.errors import InputError, quote
 from kvviz.common.jit import kernel
 from kvviz.hiradix.tree import NO_NODE, OWNER, USED, by_first_use, new_tree, serve
 from kvviz.prefix_cache.replay import PrefixReplay, inserts_of, parse_policy, prefix_nodes
-
-ENGINES: tuple[str, ...] = ("sglang", "vllm-lmcache")
-"""The serving stacks an instance runs: SGLang's radix cache (here), or vLLM's block pool with LMCache
-behind it (:class:`kvviz.lmcache.StackInstance`)."""
-
-
-def parse_engine(name: str) -> str:
-    key = str(name).strip().lower()
-    if key not in ENGINES:
-        raise InputError(
-            f"unknown engine '{quote(str(name).strip())}'; choose from {', '.join(ENGINES)}", field="engine"
-        )
-    return key
 
 
 @dataclass(frozen=True)
