@@ -109,6 +109,7 @@ def refuse_for_engine(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kvviz.cluster import ROUTERS, ClusterConfig, compare, parse_router
+    from kvviz.common.progress import Progress
     from kvviz.lmcache import LMCacheConfig
     from kvviz.traces.cli import trace_from_args
 
@@ -126,8 +127,11 @@ def run(args: argparse.Namespace) -> int:
         engine=args.engine,
         lmcache=LMCacheConfig(chunk_size=args.chunk_size or 256, **sizes),
     )
-    table = compare(
-        trace_from_args(args), names, config, instance_counts=args.instances, target_p90_s=args.target_p90_ttft
-    )
+    trace = trace_from_args(args)
+    runs = len(names) * len(args.instances)
+    with Progress("kvviz cluster: serving the trace", runs, "runs") as progress:
+        table = compare(
+            trace, names, config, instance_counts=args.instances, target_p90_s=args.target_p90_ttft, progress=progress
+        )
     sys.stdout.write(table.to_csv(index=False, float_format="%.6g"))
     return 0

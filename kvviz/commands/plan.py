@@ -114,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace, config) -> int:
+    from kvviz.common.progress import Progress
     from kvviz.tiers.cli import emit, search_words
     from kvviz.tiers.search import Targets, search
     from kvviz.traces.cli import trace_from_args, with_warnings
@@ -123,7 +124,8 @@ def _search(args: argparse.Namespace, config) -> int:
     targets = Targets(args.target_p90_ttft, args.target_p99_ttft)
     instances = [args.instances] if A.given(args, "instances") else None
     trace = trace_from_args(args)
-    found = search(trace, config, targets, gpus=args.search_gpus, instances=instances)
+    with Progress("kvviz plan: searching the deployments", None, ""):
+        found = search(trace, config, targets, gpus=args.search_gpus, instances=instances)
     summary = with_warnings(found.summary(), trace)
     emit(args, summary, search_words(summary))
     return 0
@@ -137,6 +139,7 @@ def routers_from(text: str) -> list[str]:
 
 
 def _routed(args: argparse.Namespace) -> int:
+    from kvviz.common.progress import Progress
     from kvviz.tiers.cli import config_from_args, emit, refuse_for_router, routed_search_words, routers_search_words
     from kvviz.tiers.routed import search_routers
     from kvviz.tiers.search import Targets
@@ -156,16 +159,17 @@ def _routed(args: argparse.Namespace) -> int:
     instances = [args.instances] if A.given(args, "instances") else None
     routers = routers_from(args.router)
     trace = trace_from_args(args)
-    found = search_routers(
-        trace,
-        config,
-        routers,
-        targets,
-        gpus=args.search_gpus,
-        instances=instances,
-        ray_address=args.ray,
-        workers=args.workers,
-    )
+    with Progress(f"kvviz plan: searching behind {len(routers)} router(s)", None, ""):
+        found = search_routers(
+            trace,
+            config,
+            routers,
+            targets,
+            gpus=args.search_gpus,
+            instances=instances,
+            ray_address=args.ray,
+            workers=args.workers,
+        )
     if len(found.searches) == 1:
         summary, words = next(iter(found.searches.values())).summary(), routed_search_words
     else:
@@ -176,20 +180,29 @@ def _routed(args: argparse.Namespace) -> int:
 
 
 def _grid(args: argparse.Namespace, config) -> int:
+    from kvviz.common.progress import Progress
+    from kvviz.prefix_cache import prepare
     from kvviz.tiers import plan
     from kvviz.tiers.cli import emit, grid_words
+    from kvviz.tiers.plan import default_sizes, search_replays
+    from kvviz.tiers.replay import cost
     from kvviz.traces.cli import trace_from_args, with_warnings
 
     trace = trace_from_args(args)
-    found = plan(
-        trace,
-        config,
-        args.target_p90_ttft,
-        dram_sizes=args.dram_sizes,
-        storage_sizes=args.ssd_sizes,
-        ray_address=args.ray,
-        workers=args.workers,
-    )
+    prepared = prepare(trace)
+    dram, storage = default_sizes(prepared, config)
+    points = len(args.dram_sizes or dram) * len(args.ssd_sizes or storage)
+    estimate = cost(prepared, search_replays(prepared, points), config.servers).seconds
+    with Progress(f"kvviz plan: replaying {points:,} sizes", None, "", estimate):
+        found = plan(
+            prepared,
+            config,
+            args.target_p90_ttft,
+            dram_sizes=args.dram_sizes,
+            storage_sizes=args.ssd_sizes,
+            ray_address=args.ray,
+            workers=args.workers,
+        )
     summary = with_warnings(found.summary(), trace)
     emit(args, summary, grid_words(summary))
     return 0

@@ -45,8 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kvviz.cluster import cost as cluster_cost
+    from kvviz.common.progress import Progress
+    from kvviz.prefix_cache import prepare
     from kvviz.tiers import replay
     from kvviz.tiers.cli import config_from_args, emit, figure, refuse_for_router, routed_words, tier_words
+    from kvviz.tiers.replay import cost
     from kvviz.tiers.routed import routed
     from kvviz.traces.cli import trace_from_args, with_warnings
 
@@ -56,11 +60,14 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--engine applies with --router; the tiered replay is SGLang's HiCache")
     config = config_from_args(args)
     trace = trace_from_args(args)
+    prepared = prepare(trace)
     if args.router is not None:
-        answer = routed(trace, config, args.router, engine=args.engine or "sglang")
+        with Progress("kvviz tiers: serving the trace", None, "", cluster_cost(prepared, 2).seconds):
+            answer = routed(trace, config, args.router, prepared, engine=args.engine or "sglang")
         summary, ttft, describe = answer.summary(), answer.ttft_s, routed_words
     else:
-        result = replay(trace, config)
+        with Progress("kvviz tiers: replaying the trace", None, "", cost(prepared, 1, config.servers).seconds):
+            result = replay(prepared, config)
         summary, ttft, describe = result.summary(), result.requests["ttft_s"].to_numpy(), tier_words
     if args.ttft_slo is not None:
         summary["ttft_slo_s"] = args.ttft_slo
