@@ -25,18 +25,14 @@ class Terminal(io.StringIO):
 
 
 def screen(text: str) -> str:
-    """What one terminal row shows after ``text``: each ``\\r`` returns to its start and overwrites."""
-    row: list[str] = []
-    col = 0
-    for ch in text:
-        if ch == "\r":
-            col = 0
-        elif ch == "\n":
-            row, col = [], 0
-        else:
-            row[col : col + 1] = [ch]
-            col += 1
-    return "".join(row).strip()
+    """What a terminal shows after ``text``: each ``\\r`` returns to its row's start and overwrites."""
+    shown = []
+    for row in text.split("\n"):
+        cells: list[str] = []
+        for part in row.split("\r"):
+            cells[: len(part)] = part
+        shown.append("".join(cells).rstrip())
+    return "\n".join(shown).strip()
 
 
 def drawn(text: str) -> list[str]:
@@ -163,3 +159,18 @@ def test_plan_grid_draws_with_an_estimate_and_erases(eager, monkeypatch, capsys)
     assert json.loads(capsys.readouterr().out)
     assert drawn(out.getvalue())[0].startswith("kvviz plan: replaying 2 sizes: ")
     assert screen(out.getvalue()) == ""
+
+
+def test_ctrl_c_during_a_command_leaves_its_one_line(eager, monkeypatch, capsys):
+    from kvviz.eviction import replay
+
+    def interrupted(*args, progress, **kwargs):
+        progress(0.5)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(replay, "counts", interrupted)
+    out = Terminal()
+    monkeypatch.setattr("sys.stderr", out)
+    assert main(["hitcurve", EXAMPLE, "--policies", "lru", "--capacities", "100,inf"]) == 130
+    assert "1/2 runs" in out.getvalue()
+    assert screen(out.getvalue()) == "kvviz hitcurve: interrupted"
