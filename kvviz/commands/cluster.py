@@ -109,7 +109,7 @@ def refuse_for_engine(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kvviz.cluster import ROUTERS, ClusterConfig, compare, parse_router
-    from kvviz.common.progress import Progress
+    from kvviz.common.progress import Progress, reading
     from kvviz.lmcache import LMCacheConfig
     from kvviz.traces.cli import trace_from_args
 
@@ -127,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
         engine=args.engine,
         lmcache=LMCacheConfig(chunk_size=args.chunk_size or 256, **sizes),
     )
-    trace = trace_from_args(args)
+    with reading(NAME):
+        trace = trace_from_args(args)
     runs = len(names) * len(args.instances)
     with Progress("kvviz cluster: serving the trace", runs, "runs") as progress:
         table = compare(

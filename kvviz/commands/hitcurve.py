@@ -8,7 +8,7 @@ import sys
 from fractions import Fraction
 
 from kvviz.common import args as A
-from kvviz.common.progress import Progress
+from kvviz.common.progress import Progress, reading
 from kvviz.traces.cli import add_trace_arguments
 
 NAME = "hitcurve"
@@ -107,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
 
         spec = model(args.model)
     capacities = parse_capacities(args.capacities)
-    trace = coarsen(trace_from_args(args), args.cache_block)
+    with reading(NAME):
+        trace = coarsen(trace_from_args(args), args.cache_block)
     rate = None if args.cache == "vllm" or args.prefix else chosen_rate(sample, len(trace.blocks))
     if args.cache == "prefix" and args.sample is None:
         rate = None  # the prefix cache samples only when asked: its sample errs far more (docs/eviction.md)

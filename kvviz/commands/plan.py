@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace, config) -> int:
-    from kvviz.common.progress import Progress
+    from kvviz.common.progress import Progress, reading
     from kvviz.tiers.cli import emit, search_words
     from kvviz.tiers.search import Targets, search
     from kvviz.traces.cli import trace_from_args, with_warnings
@@ -123,7 +123,8 @@ def _search(args: argparse.Namespace, config) -> int:
         raise InputError("--remote: the search buys SSD drives; give --ssd-sizes to try remote pool sizes")
     targets = Targets(args.target_p90_ttft, args.target_p99_ttft)
     instances = [args.instances] if A.given(args, "instances") else None
-    trace = trace_from_args(args)
+    with reading(NAME):
+        trace = trace_from_args(args)
     with Progress("kvviz plan: searching the deployments", None, ""):
         found = search(trace, config, targets, gpus=args.search_gpus, instances=instances)
     summary = with_warnings(found.summary(), trace)
@@ -139,7 +140,7 @@ def routers_from(text: str) -> list[str]:
 
 
 def _routed(args: argparse.Namespace) -> int:
-    from kvviz.common.progress import Progress
+    from kvviz.common.progress import Progress, reading
     from kvviz.tiers.cli import config_from_args, emit, refuse_for_router, routed_search_words, routers_search_words
     from kvviz.tiers.routed import search_routers
     from kvviz.tiers.search import Targets
@@ -158,7 +159,8 @@ def _routed(args: argparse.Namespace) -> int:
     targets = Targets(args.target_p90_ttft, args.target_p99_ttft)
     instances = [args.instances] if A.given(args, "instances") else None
     routers = routers_from(args.router)
-    trace = trace_from_args(args)
+    with reading(NAME):
+        trace = trace_from_args(args)
     with Progress(f"kvviz plan: searching behind {len(routers)} router(s)", None, ""):
         found = search_routers(
             trace,
@@ -180,7 +182,7 @@ def _routed(args: argparse.Namespace) -> int:
 
 
 def _grid(args: argparse.Namespace, config) -> int:
-    from kvviz.common.progress import Progress
+    from kvviz.common.progress import Progress, reading
     from kvviz.prefix_cache import prepare
     from kvviz.tiers import plan
     from kvviz.tiers.cli import emit, grid_words
@@ -188,7 +190,8 @@ def _grid(args: argparse.Namespace, config) -> int:
     from kvviz.tiers.replay import cost
     from kvviz.traces.cli import trace_from_args, with_warnings
 
-    trace = trace_from_args(args)
+    with reading(NAME):
+        trace = trace_from_args(args)
     prepared = prepare(trace)
     dram, storage = default_sizes(prepared, config)
     points = len(args.dram_sizes or dram) * len(args.ssd_sizes or storage)

@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kvviz.cluster import cost as cluster_cost
-    from kvviz.common.progress import Progress
+    from kvviz.common.progress import Progress, reading
     from kvviz.prefix_cache import prepare
     from kvviz.tiers import replay
     from kvviz.tiers.cli import config_from_args, emit, figure, refuse_for_router, routed_words, tier_words
@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     elif args.engine is not None:
         raise InputError("--engine applies with --router; the tiered replay is SGLang's HiCache")
     config = config_from_args(args)
-    trace = trace_from_args(args)
+    with reading(NAME):
+        trace = trace_from_args(args)
     prepared = prepare(trace)
     if args.router is not None:
         with Progress("kvviz tiers: serving the trace", None, "", cluster_cost(prepared, 2).seconds):

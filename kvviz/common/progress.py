@@ -6,7 +6,8 @@ run, a pipe or a captured stderr get nothing. The line is rewritten in place (``
 calling thread at each finished unit of work (a run, a capacity, a point of a grid: numba kernels
 have no callback) and, between units, by a ticker thread that keeps the elapsed time current; it
 is erased when the work ends, however it ends, so a Ctrl-C leaves only the command's own one-line
-message.
+message. While it is drawn on ``sys.stderr``, whatever else is printed there (a trace's warning)
+erases it first and it is drawn again below, as ``tqdm.write`` does.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class Progress:
         self.tick_s = TICK_S if tick_s is None else tick_s
         self.done = 0
         self._shown = 0  # characters of the line on screen
+        self._held = False  # a message is half written (no newline yet): no redraw over it
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
@@ -67,6 +69,8 @@ class Progress:
     def __enter__(self) -> Progress:
         self._start = time.monotonic()
         if self.active:
+            if self.stream is sys.stderr:
+                sys.stderr = _Guard(self)  # type: ignore[assignment]
             self._draw()
             self._ticker = threading.Thread(target=self._tick, name="kvviz-progress", daemon=True)
             self._ticker.start()
@@ -90,11 +94,16 @@ class Progress:
         if self._ticker is not None and self._ticker is not threading.current_thread():
             self._ticker.join()
         with self._lock:
-            if self._shown:
-                self.stream.write("\r" + " " * self._shown + "\r")
-                self.stream.flush()
-                self._shown = 0
+            self._erase()
+        if isinstance(sys.stderr, _Guard) and sys.stderr.progress is self:
+            sys.stderr = self.stream
         self.active = False
+
+    def _erase(self) -> None:
+        if self._shown:
+            self.stream.write("\r" + " " * self._shown + "\r")
+            self.stream.flush()
+            self._shown = 0
 
     def line(self) -> str:
         """The line as drawn now."""
@@ -117,7 +126,7 @@ class Progress:
 
     def _draw(self) -> None:
         with self._lock:
-            if not self.active or not (self._shown or self._due()):
+            if not self.active or self._held or not (self._shown or self._due()):
                 return
             width = shutil.get_terminal_size().columns - 1  # never wrap: "\r" returns to the last row only
             text = self.line()[:width]
@@ -128,6 +137,27 @@ class Progress:
     def _tick(self) -> None:
         while not self._stop.wait(self.tick_s):
             self._draw()
+
+
+def reading(command: str) -> Progress:
+    """The line while ``kvviz command`` reads its trace (a 10M-request file takes tens of seconds)."""
+    return Progress(f"kvviz {command}: reading the trace", None, "")
+
+
+class _Guard:
+    """``sys.stderr`` while a line is drawn: a message erases the line first (it is drawn again below)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+
+    def write(self, text: str) -> int:
+        with self.progress._lock:
+            self.progress._erase()
+            self.progress._held = not text.endswith("\n")
+            return self.progress.stream.write(text)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.progress.stream, name)
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import sys
 import time
 
 import pytest
@@ -107,6 +108,17 @@ def test_ctrl_c_leaves_nothing_behind(eager):
     assert drawn(out.getvalue()) and screen(out.getvalue()) == ""
 
 
+def test_a_message_printed_meanwhile_gets_its_own_row(eager, monkeypatch):
+    out = Terminal()
+    monkeypatch.setattr("sys.stderr", out)
+    with Progress("w", 2, "runs") as p:
+        print("kvviz x: warning: something", file=sys.stderr)
+        p.step(1)
+    assert sys.stderr is out
+    assert screen(out.getvalue()) == "kvviz x: warning: something"
+    assert "1/2 runs" in drawn(out.getvalue())[-1]
+
+
 def test_the_line_never_wraps(eager, monkeypatch):
     monkeypatch.setattr(P.shutil, "get_terminal_size", lambda: __import__("os").terminal_size((20, 5)))
     out = Terminal()
@@ -132,9 +144,11 @@ def test_commands_count_their_runs_on_a_terminal_and_print_the_same(argv, eager,
     assert main(argv) == 0
     assert capsys.readouterr().out == plain
     lines = drawn(out.getvalue())
+    assert lines[0].startswith(f"kvviz {argv[0]}: reading the trace: ")
+    lines = [line for line in lines if "runs" in line]
     total = 1 if argv[0] == "cluster" else 2
     total *= 2 if argv[0] == "cluster" else len(argv[-1].split(","))
-    assert lines[0].startswith(f"kvviz {argv[0]}: ") and f"0/{total} runs" in lines[0]
+    assert f": 0/{total} runs" in lines[0]
     assert f"{total}/{total} runs" in lines[-1]
     assert screen(out.getvalue()) == ""
 
@@ -147,7 +161,7 @@ def test_tiers_json_is_unchanged_and_the_line_erased(eager, monkeypatch, capsys)
     monkeypatch.setattr("sys.stderr", out)
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out) == plain
-    assert drawn(out.getvalue())[0].startswith("kvviz tiers: replaying the trace: ")
+    assert [line.split(":")[1] for line in drawn(out.getvalue())] == [" reading the trace", " replaying the trace"]
     assert screen(out.getvalue()) == ""
 
 
@@ -157,7 +171,7 @@ def test_plan_grid_draws_with_an_estimate_and_erases(eager, monkeypatch, capsys)
     argv = ["plan", *TIERS, "--target-p90-ttft", "5", "--dram-sizes", "0,64GiB", "--ssd-sizes", "0", "--workers", "1"]
     assert main([*argv, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)
-    assert drawn(out.getvalue())[0].startswith("kvviz plan: replaying 2 sizes: ")
+    assert drawn(out.getvalue())[-1].startswith("kvviz plan: replaying 2 sizes: ")
     assert screen(out.getvalue()) == ""
 
 
