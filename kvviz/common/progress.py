@@ -12,6 +12,7 @@ erases it first and it is drawn again below, as ``tqdm.write`` does.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import threading
@@ -128,7 +129,7 @@ class Progress:
         with self._lock:
             if not self.active or self._held or not (self._shown or self._due()):
                 return
-            width = shutil.get_terminal_size().columns - 1  # never wrap: "\r" returns to the last row only
+            width = _columns(self.stream) - 1  # never wrap: "\r" returns to the last row only
             text = self.line()[:width]
             self.stream.write("\r" + text + " " * max(0, self._shown - len(text)))
             self.stream.flush()
@@ -158,6 +159,14 @@ class _Guard:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.progress.stream, name)
+
+
+def _columns(stream: TextIO) -> int:
+    """The width of the terminal ``stream`` draws on (standard output may be a file meanwhile)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return shutil.get_terminal_size().columns
 
 
 def _is_terminal(stream: TextIO) -> bool:
