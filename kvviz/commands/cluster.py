@@ -110,6 +110,7 @@ def refuse_for_engine(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kvviz.cluster import ROUTERS, ClusterConfig, compare, parse_router
+    from kvviz.common.progress import Progress, reading
     from kvviz.lmcache import LMCacheConfig
     from kvviz.traces.cli import trace_from_args
 
@@ -127,8 +128,13 @@ def run(args: argparse.Namespace) -> int:
         engine=args.engine,
         lmcache=LMCacheConfig(chunk_size=args.chunk_size or 256, **sizes),
     )
-    trace = trace_from_args(args)
+    with reading(NAME):
+        trace = trace_from_args(args)
     budget.replay_memory(budget.CLUSTER, trace, max(args.instances), max(args.instances)).check()
-    table = compare(trace, names, config, instance_counts=args.instances, target_p90_s=args.target_p90_ttft)
+    runs = len(names) * len(args.instances)
+    with Progress("kvviz cluster: serving the trace", runs, "runs") as progress:
+        table = compare(
+            trace, names, config, instance_counts=args.instances, target_p90_s=args.target_p90_ttft, progress=progress
+        )
     sys.stdout.write(table.to_csv(index=False, float_format="%.6g"))
     return 0

@@ -9,6 +9,7 @@ from fractions import Fraction
 
 from kvviz.common import args as A
 from kvviz.common import budget
+from kvviz.common.progress import Progress, reading
 from kvviz.traces.cli import add_trace_arguments
 
 NAME = "hitcurve"
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     # (docs/eviction.md, Speed), so it goes through ``counts``, which never builds a DataFrame.
     from kvviz.eviction.curves import counts_csv, curve_csv
     from kvviz.eviction.grid import chosen_rate, parse_capacities, parse_policies, parse_sample
-    from kvviz.eviction.replay import coarsen, counts, hit_curve
+    from kvviz.eviction.replay import coarsen, counts
     from kvviz.traces.cli import trace_from_args
 
     _refuse_what_does_not_apply(args)
@@ -107,37 +108,58 @@ def run(args: argparse.Namespace) -> int:
 
         spec = model(args.model)
     capacities = parse_capacities(args.capacities)
-    trace = coarsen(trace_from_args(args), args.cache_block)
+    with reading(NAME):
+        trace = coarsen(trace_from_args(args), args.cache_block)
     footprint = {"vllm": budget.VLLM, "prefix": budget.PREFIX}.get(args.cache, budget.EVICTION)
     budget.replay_memory(footprint, trace, len(capacities) * (1 if args.cache == "vllm" else len(policies))).check()
     rate = None if args.cache == "vllm" or args.prefix else chosen_rate(sample, len(trace.blocks))
     if args.cache == "prefix" and args.sample is None:
         rate = None  # the prefix cache samples only when asked: its sample errs far more (docs/eviction.md)
-    if not prefix and spec is None and rate is None:
-        sys.stdout.write(counts_csv(counts(trace, policies, capacities), args.prefix))
-        return 0
-    if args.cache == "vllm":
-        from kvviz import vllm
-
-        curve = vllm.sweep(trace, capacities)
-    elif prefix and rate is not None:
-        from kvviz.prefix_cache.sampling import sampled_sweep
-
-        sampled = sampled_sweep(trace, policies, capacities, rate)
-        _say_prefix_sampled(sampled, rate, capacities)
-        curve = sampled.prefix.assign(represented=True, rate=rate)
-    elif prefix:
-        curve = prefix_cache.sweep(trace, policies, capacities)
-    elif rate is None:
-        curve = hit_curve(trace, policies, capacities, prefix=args.prefix)
-    else:
-        from kvviz.eviction.shards import sampled_curve
-
-        curve = sampled_curve(trace, policies, capacities, rate).table
-        _say_sampled(curve)
+    runs = 1 if args.cache == "vllm" else len(policies) * len(capacities)
+    with Progress("kvviz hitcurve: replaying", runs, "runs") as progress:
+        if not prefix and spec is None and rate is None:
+            rows = counts(trace, policies, capacities, progress=progress)
+            progress.close()
+            sys.stdout.write(counts_csv(rows, args.prefix))
+            return 0
+        curve = _curve(args, trace, policies, capacities, rate, progress)
     gib = None if spec is None else prefix_cache.block_bytes(spec, trace.block_size) / prefix_cache.GIB
     sys.stdout.write(curve_csv(curve, gib))
     return 0
+
+
+def _curve(args: argparse.Namespace, trace, policies, capacities, rate: float | None, progress: Progress):
+    """The hit curve of every engine but the plain exact block cache, reporting each run to ``progress``
+    where the replay reports it (a sampled curve has no count: the line shows the time only)."""
+    from kvviz.eviction.replay import curve_of, sweep
+
+    if args.cache == "vllm":
+        from kvviz import vllm
+
+        return vllm.sweep(trace, capacities, progress=progress)
+    if args.cache == "prefix" and rate is not None:
+        from kvviz.prefix_cache.sampling import sampled_sweep
+
+        progress.total = None
+        sampled = sampled_sweep(trace, policies, capacities, rate)
+        progress.close()
+        _say_prefix_sampled(sampled, rate, capacities)
+        return sampled.prefix.assign(represented=True, rate=rate)
+    if args.cache == "prefix":
+        from kvviz import prefix_cache
+
+        replay = prefix_cache.prepare(trace)
+        progress.estimate_s = prefix_cache.cost(replay, len(policies) * len(capacities)).seconds
+        return prefix_cache.sweep(replay, policies, capacities, progress=progress)
+    if rate is None:
+        return curve_of(sweep(trace, policies, capacities, progress=progress), args.prefix)
+    from kvviz.eviction.shards import sampled_curve
+
+    progress.total = None
+    curve = sampled_curve(trace, policies, capacities, rate).table
+    progress.close()
+    _say_sampled(curve)
+    return curve
 
 
 def _say_sampled(curve) -> None:

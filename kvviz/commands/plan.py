@@ -115,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace, config) -> int:
+    from kvviz.common.progress import Progress, reading
     from kvviz.tiers.cli import emit, search_words
     from kvviz.tiers.search import Targets, search
     from kvviz.traces.cli import trace_from_args, with_warnings
@@ -123,9 +124,11 @@ def _search(args: argparse.Namespace, config) -> int:
         raise InputError("--remote: the search buys SSD drives; give --ssd-sizes to try remote pool sizes")
     targets = Targets(args.target_p90_ttft, args.target_p99_ttft)
     instances = [args.instances] if A.given(args, "instances") else None
-    trace = trace_from_args(args)
+    with reading(NAME):
+        trace = trace_from_args(args)
     budget.replay_memory(budget.TIERED, trace).check()
-    found = search(trace, config, targets, gpus=args.search_gpus, instances=instances)
+    with Progress("kvviz plan: searching the deployments", None, ""):
+        found = search(trace, config, targets, gpus=args.search_gpus, instances=instances)
     summary = with_warnings(found.summary(), trace)
     emit(args, summary, search_words(summary))
     return 0
@@ -139,6 +142,7 @@ def routers_from(text: str) -> list[str]:
 
 
 def _routed(args: argparse.Namespace) -> int:
+    from kvviz.common.progress import Progress, reading
     from kvviz.tiers.cli import config_from_args, emit, refuse_for_router, routed_search_words, routers_search_words
     from kvviz.tiers.routed import search_routers
     from kvviz.tiers.search import Targets
@@ -157,18 +161,20 @@ def _routed(args: argparse.Namespace) -> int:
     targets = Targets(args.target_p90_ttft, args.target_p99_ttft)
     instances = [args.instances] if A.given(args, "instances") else None
     routers = routers_from(args.router)
-    trace = trace_from_args(args)
+    with reading(NAME):
+        trace = trace_from_args(args)
     budget.replay_memory(budget.TIERED, trace).check()
-    found = search_routers(
-        trace,
-        config,
-        routers,
-        targets,
-        gpus=args.search_gpus,
-        instances=instances,
-        ray_address=args.ray,
-        workers=args.workers,
-    )
+    with Progress(f"kvviz plan: searching behind {len(routers)} router(s)", None, ""):
+        found = search_routers(
+            trace,
+            config,
+            routers,
+            targets,
+            gpus=args.search_gpus,
+            instances=instances,
+            ray_address=args.ray,
+            workers=args.workers,
+        )
     if len(found.searches) == 1:
         summary, words = next(iter(found.searches.values())).summary(), routed_search_words
     else:
@@ -179,21 +185,31 @@ def _routed(args: argparse.Namespace) -> int:
 
 
 def _grid(args: argparse.Namespace, config) -> int:
+    from kvviz.common.progress import Progress, reading
+    from kvviz.prefix_cache import prepare
     from kvviz.tiers import plan
     from kvviz.tiers.cli import emit, grid_words
+    from kvviz.tiers.plan import default_sizes, search_replays
+    from kvviz.tiers.replay import cost
     from kvviz.traces.cli import trace_from_args, with_warnings
 
-    trace = trace_from_args(args)
+    with reading(NAME):
+        trace = trace_from_args(args)
     budget.replay_memory(budget.TIERED, trace).check()
-    found = plan(
-        trace,
-        config,
-        args.target_p90_ttft,
-        dram_sizes=args.dram_sizes,
-        storage_sizes=args.ssd_sizes,
-        ray_address=args.ray,
-        workers=args.workers,
-    )
+    prepared = prepare(trace)
+    dram, storage = default_sizes(prepared, config)
+    points = len(args.dram_sizes or dram) * len(args.ssd_sizes or storage)
+    estimate = cost(prepared, search_replays(prepared, points), config.servers).seconds
+    with Progress(f"kvviz plan: replaying {points:,} sizes", None, "", estimate):
+        found = plan(
+            prepared,
+            config,
+            args.target_p90_ttft,
+            dram_sizes=args.dram_sizes,
+            storage_sizes=args.ssd_sizes,
+            ray_address=args.ray,
+            workers=args.workers,
+        )
     summary = with_warnings(found.summary(), trace)
     emit(args, summary, grid_words(summary))
     return 0

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from kvviz.common import budget
+from kvviz.common.progress import reading
 from kvviz.traces.cli import add_trace_arguments, trace_from_args
 from kvviz.traces.stats import trace_stats
 
@@ -19,9 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    trace = trace_from_args(args)
-    budget.replay_memory(budget.STATS, trace).check()
-    out = trace_stats(trace).to_dict()
+    with reading(NAME):
+        trace = trace_from_args(args)
+        budget.replay_memory(budget.STATS, trace).check()
+        out = trace_stats(trace).to_dict()
     if args.how_read:
         out |= {"how_read": list(trace.how_read), "warnings": list(trace.warnings)}
     elif trace.warnings:  # said on stderr too (kvviz.traces.cli), and kept with the numbers they qualify

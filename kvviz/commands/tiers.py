@@ -46,8 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kvviz.cluster import cost as cluster_cost
+    from kvviz.common.progress import Progress, reading
+    from kvviz.prefix_cache import prepare
     from kvviz.tiers import replay
     from kvviz.tiers.cli import config_from_args, emit, figure, refuse_for_router, routed_words, tier_words
+    from kvviz.tiers.replay import cost
     from kvviz.tiers.routed import routed
     from kvviz.traces.cli import trace_from_args, with_warnings
 
@@ -56,14 +60,18 @@ def run(args: argparse.Namespace) -> int:
     elif args.engine is not None:
         raise InputError("--engine applies with --router; the tiered replay is SGLang's HiCache")
     config = config_from_args(args)
-    trace = trace_from_args(args)
+    with reading(NAME):
+        trace = trace_from_args(args)
     instances = config.instances if args.router else 1
     budget.replay_memory(budget.CLUSTER if args.router else budget.TIERED, trace, instances, instances).check()
+    prepared = prepare(trace)
     if args.router is not None:
-        answer = routed(trace, config, args.router, engine=args.engine or "sglang")
+        with Progress("kvviz tiers: serving the trace", None, "", cluster_cost(prepared, 2).seconds):
+            answer = routed(trace, config, args.router, prepared, engine=args.engine or "sglang")
         summary, ttft, describe = answer.summary(), answer.ttft_s, routed_words
     else:
-        result = replay(trace, config)
+        with Progress("kvviz tiers: replaying the trace", None, "", cost(prepared, 1, config.servers).seconds):
+            result = replay(prepared, config)
         summary, ttft, describe = result.summary(), result.requests["ttft_s"].to_numpy(), tier_words
     if args.ttft_slo is not None:
         summary["ttft_slo_s"] = args.ttft_slo
