@@ -65,10 +65,13 @@ def run_commands(commands: list[list[str]]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         trace = Path(folder) / "trace.jsonl"
         trace.write_text(TRACE + "\n")
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            for argv in commands:
-                if main([str(trace) if a == "@" else a for a in argv]) != 0:
-                    raise RuntimeError(f"kvviz {' '.join(argv)} failed while compiling the kernels")
+        for argv in commands:
+            notes = io.StringIO()
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(notes):
+                code = main([str(trace) if a == "@" else a for a in argv])
+            if code != 0:  # what the command said, e.g. a memory limit set too low to replay anything
+                said = notes.getvalue().strip().splitlines()
+                raise RuntimeError(f"kvviz {argv[0]} on a tiny trace failed: {said[-1] if said else f'exit {code}'}")
         if commands == COMMANDS[-1]:
             replay_per_request(trace)
 

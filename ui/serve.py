@@ -26,6 +26,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from kvviz.common.errors import InputError
 from kvviz.precompile import compile_with_progress, say
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,7 +82,11 @@ def main(options: list[str] | None = None) -> None:
 
     options = sys.argv[1:] if options is None else options
     start = time.monotonic()
-    seconds, compiled = compile_with_progress()
+    try:
+        seconds, compiled = compile_with_progress()
+    except (RuntimeError, InputError) as exc:  # a setting that leaves no room to run: one line, not a traceback
+        say(f"kvviz: cannot start: {exc}")
+        sys.exit(2)
     what = "compiled the simulators (once for this code)" if compiled else "loaded the compiled simulators"
     say(f"kvviz: {what} in {seconds:.1f} s")
     url = f"http://localhost:{port_of(options)}"

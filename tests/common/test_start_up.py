@@ -44,3 +44,26 @@ def test_the_start_up_says_what_it_did(monkeypatch):
     assert said == [
         f"kvviz: compiling the simulators once for this checkout ({precompile.FRESH_ESTIMATE}; later starts reuse them)"
     ]
+
+
+@pytest.mark.parametrize("limit", ["lots", "0.3"])
+def test_a_memory_limit_that_leaves_no_room_stops_the_start_in_one_line(limit):
+    """An operator's limit that is not a number, or too low for even the tiny compile trace, ends the
+    start with one line naming it, before the server starts, never with a traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {"PATH": "/usr/bin:/bin", "KVVIZ_MEMORY_GIB": limit, "HOME": str(root)}
+    run = subprocess.run(
+        [sys.executable, "-m", "ui.serve", "--server.headless", "true", "--server.port", "8798"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    lines = run.stdout.strip().splitlines()
+    assert run.returncode == 2 and "Traceback" not in run.stdout + run.stderr
+    assert lines[-1].startswith("kvviz: cannot start: ") and "memory" in lines[-1].lower()
