@@ -27,6 +27,14 @@ def pytest_configure(config):
     scan_for_components_once()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The browser tests first. pytest-xdist's work stealing hands each worker an even share of the
+    list in order and, when one runs dry, moves the end of the other's share: the browser tests, at
+    the start of the first share, stay on one worker and share its one server (whose caches they
+    fill for each other) and its one browser, and their longest runs do not end the suite."""
+    items.sort(key=lambda item: not item.nodeid.startswith("tests/e2e/"))
+
+
 def scan_for_components_once() -> None:
     """Each new AppTest scans the metadata of every installed package for Streamlit components (kvviz
     uses none): about a quarter of the CPU time of the page tests. Nothing is installed while the tests
@@ -67,10 +75,12 @@ def _runs_the_app(module) -> bool:
     )
 
 
-def open_page(stem: str, query: dict[str, str] | None = None, timeout: float = 60):
+def open_page(stem: str, query: dict[str, str] | None = None, timeout: float = 180):
     """Run the app, switch to ``pages/<stem>.py`` (with URL query parameters) and return the AppTest.
 
-    ``run()`` must come before ``switch_page``; a generous timeout covers first imports on CI.
+    ``run()`` must come before ``switch_page``. The timeout is generous: a first view can meet a
+    kernel call that the compile before the workers did not cover (a new kind of array) and compile
+    it, which takes minutes on a loaded machine.
     """
     from streamlit.testing.v1 import AppTest
 
@@ -84,7 +94,7 @@ def open_page(stem: str, query: dict[str, str] | None = None, timeout: float = 6
     return at
 
 
-def open_with_session_trace(stem: str, spec: dict, query: dict[str, str] | None = None, timeout: float = 60):
+def open_with_session_trace(stem: str, spec: dict, query: dict[str, str] | None = None, timeout: float = 180):
     """Run the app with ``spec`` as the session's trace (as the Trace page keeps it), then open
     ``pages/<stem>.py`` with URL ``query``: how a page meets a trace that was loaded elsewhere."""
     from streamlit.testing.v1 import AppTest

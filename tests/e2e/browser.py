@@ -136,9 +136,15 @@ def open_page(page: Page, app_url: str, stem: str = "", query: str = "", timeout
 _SOCKETS: weakref.WeakKeyDictionary[Page, WebSocket] = weakref.WeakKeyDictionary()
 
 
+_WATCHED: weakref.WeakSet[Page] = weakref.WeakSet()
+
+
 def watch_runs(page: Page) -> None:
-    """Keep the page's connection to the server (call before the page opens), for :func:`rerun`."""
-    page.on("websocket", lambda socket: _SOCKETS.__setitem__(page, socket))
+    """Keep the page's connection to the server (call before the page opens), for :func:`rerun`.
+    A tab that several tests reuse is watched once."""
+    if page not in _WATCHED:
+        _WATCHED.add(page)
+        page.on("websocket", lambda socket: _SOCKETS.__setitem__(page, socket))
 
 
 def _run_ended(payload: bytes | str) -> bool:

@@ -10,7 +10,8 @@ server's first session (test_trace_browser's deep link), a separate trace librar
 the server's environment (test_trace_browser's kept upload, test_library_browser's damaged
 entry), a server restart (test_sessions_browser), and the server's upload bytes, which other
 tests' sessions would change (test_sessions_browser's closed tab, with a short grace period set in
-the server's environment).
+the server's environment). Likewise one browser tab per worker (``page``) serves every test that
+does not open a browser context of its own.
 """
 
 from __future__ import annotations
@@ -19,8 +20,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, Page
 
 from tests.e2e.browser import CHROMIUM, LAUNCH, VIEWPORT, streamlit_server
+
+TIMEOUT_MS = 30_000
+"""Playwright's own default for an action, which a test may change for its page (test_links_browser)."""
 
 if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
     pytest.skip("Chromium is not installed (make test installs it)", allow_module_level=True)
@@ -38,6 +43,31 @@ def fresh_app_url():
     """A server of its own, for what only a fresh server shows (its first session)."""
     with streamlit_server() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def _tab(browser: Browser, browser_context_args: dict):
+    """The worker's one browser tab (in a context of its own), which every test's ``page`` reuses."""
+    context = browser.new_context(**browser_context_args)
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def page(_tab: Page, browser_context_args: dict):
+    """The worker's tab, as a new visitor: each test opens its page by address, which starts a new
+    Streamlit session, and its last page is left for a blank one (its session ends) with the window
+    and the timeouts as they were. A test that needs a browser with nothing cached opens a new context.
+
+    A new tab (or context) starts a new renderer, which parses and compiles Streamlit's and plotly's
+    scripts again: a few CPU seconds each time, more than most pages take to draw. One tab for all
+    tests does that once per worker.
+    """
+    _tab.set_default_timeout(TIMEOUT_MS)
+    yield _tab
+    if not _tab.is_closed():
+        _tab.goto("about:blank")  # before the resize: the last page is not laid out again
+        _tab.set_viewport_size(browser_context_args["viewport"])
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,7 @@ Every ledger and Strata view is opened in the browser by the layout test, and ev
 and reopened from a copied link by the link test; AppTest checks what each view says."""
 
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
 
@@ -25,8 +26,8 @@ def test_ledger_preset_edit_is_validated(page: Page, app_url: str):
 
     The grid is a canvas: select the cell with one click once the grid has stopped moving (the
     expander opens with an animation), wait until the grid has the keyboard, then typing replaces
-    the cell's value (a double click sometimes opened no editor). A click the grid did not take is
-    tried again, a few times at most.
+    the cell's value (a double click sometimes opened no editor). A click the grid did not take (it
+    has not got the keyboard, or no error shows) is tried again, a few times at most.
     """
     open_page(page, app_url, "ledger")
     page.get_by_text("Presets: edit any model").click()
@@ -39,7 +40,10 @@ def test_ledger_preset_edit_is_validated(page: Page, app_url: str):
         grid.evaluate(STILL)
         box = grid.bounding_box()
         page.mouse.click(box["x"] + 170, box["y"] + 54)  # first row, 'layers' column
-        page.wait_for_function(GRID_FOCUSED)
+        try:
+            page.wait_for_function(GRID_FOCUSED, timeout=10_000)
+        except PlaywrightTimeoutError:  # the grid did not take the click: click again
+            continue
         page.keyboard.type("0")
         page.keyboard.press("Enter")
         wait_idle(page)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from kvviz.traces import library, load_trace
 from tests import fixtures as fx
@@ -19,7 +19,9 @@ from tests.e2e.browser import VIEWPORT, assert_no_exception, open_page, screensh
 from tests.traces.library_setup import fresh_library, seal
 
 
-def test_a_damaged_entrys_link_shows_the_damage_and_the_server_serves_the_next_session(browser, tmp_path, monkeypatch):
+def test_a_damaged_entrys_link_shows_the_damage_and_the_server_serves_the_next_session(
+    page: Page, tmp_path, monkeypatch
+):
     fresh_library(tmp_path, monkeypatch)  # the server inherits this library
     damaged = library.store(load_trace(fx.jsonl(fx.QWEN)), "damaged").entry.id
     sound = library.store(load_trace(fx.jsonl(fx.MOONCAKE)), "sound").entry.id
@@ -27,32 +29,27 @@ def test_a_damaged_entrys_link_shows_the_damage_and_the_server_serves_the_next_s
     np.save(offsets, np.load(offsets) + 2**40)
     seal(library.root() / damaged)
     with streamlit_process() as (url, server):
-        first = browser.new_context(viewport=VIEWPORT)
-        page = first.new_page()
         open_page(page, url, "eviction", f"eviction_source=Library&eviction_library={damaged}")
         assert_no_exception(page)
         expect(page.get_by_test_id("stAlertContentError")).to_contain_text(
             f"library entry '{damaged}' is damaged (offsets do not start at 0)"
         )
         screenshot(page, "library_damaged_entry")
-        first.close()
 
-        second = browser.new_context(viewport=VIEWPORT)
-        other = second.new_page()
-        open_page(other, url, "eviction", f"eviction_source=Library&eviction_library={sound}")
-        assert_no_exception(other)
-        expect(other.locator("h1").first).to_contain_text("Eviction")
-        expect(other.get_by_test_id("stAlertContentError")).to_have_count(0)
+        page.set_viewport_size(VIEWPORT)  # the screenshot made the window as tall as the page
+        open_page(page, url, "eviction", f"eviction_source=Library&eviction_library={sound}")  # the next session
+        assert_no_exception(page)
+        expect(page.locator("h1").first).to_contain_text("Eviction")
+        expect(page.get_by_test_id("stAlertContentError")).to_have_count(0)
         assert server.poll() is None
-        second.close()
 
 
-def test_an_entry_cut_short_while_the_server_holds_it_is_named_and_the_server_serves_on(browser, tmp_path, monkeypatch):
+def test_an_entry_cut_short_while_the_server_holds_it_is_named_and_the_server_serves_on(
+    page: Page, tmp_path, monkeypatch
+):
     fresh_library(tmp_path, monkeypatch)
     held = library.store(load_trace(fx.jsonl(fx.MOONCAKE)), "held").entry.id
     with streamlit_process() as (url, server):
-        context = browser.new_context(viewport=VIEWPORT)
-        page = context.new_page()
         open_page(page, url, "trace", f"trace_source=Library&trace_library={held}")
         assert_no_exception(page)
         expect(page.get_by_test_id("stAlertContentError")).to_have_count(0)
@@ -63,4 +60,3 @@ def test_an_entry_cut_short_while_the_server_holds_it_is_named_and_the_server_se
             f"library entry '{held}' is damaged (blocks.npy is not as long as its header says"
         )
         assert server.poll() is None
-        context.close()

@@ -79,10 +79,10 @@ def test_a_presenter_link_opens_presenter_mode_in_a_fresh_browser(browser, app_u
         context.close()
 
 
-def test_copy_link_and_reset_to_defaults(browser, app_url: str):
-    context = browser.new_context(viewport=PROJECTOR, permissions=["clipboard-read", "clipboard-write"])
+def test_copy_link_and_reset_to_defaults(projector: Page, app_url: str):
+    page = projector
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=app_url)
     try:
-        page = context.new_page()
         open_page(page, app_url, "cacheblend", "cacheblend_chunk=3&cacheblend_seed=7")
         page.get_by_test_id("stButtonGroup").get_by_text("The model").click()
         wait_idle(page)
@@ -97,7 +97,7 @@ def test_copy_link_and_reset_to_defaults(browser, app_url: str):
         expect(page.get_by_test_id("stSlider").first).to_contain_text("5")
         expect(page.get_by_text("Document 0: which tokens are recomputed")).to_be_visible()
     finally:
-        context.close()
+        page.context.clear_permissions()
 
 
 def test_arrow_keys_step_the_radix_page(projector: Page, app_url: str):

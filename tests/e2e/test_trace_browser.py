@@ -83,12 +83,10 @@ QWEN = (
 )
 
 
-def test_a_kept_upload_follows_to_the_prefix_cache_page_and_its_copied_link(browser, tmp_path, monkeypatch):
+def test_a_kept_upload_follows_to_the_prefix_cache_page_and_its_copied_link(page: Page, browser, tmp_path, monkeypatch):
     # The repro: upload → Keep → Prefix-cache → model → Copy link → the link in a fresh browser.
     monkeypatch.setenv("KVVIZ_TRACES", str(tmp_path / "lib"))  # the server inherits its own library
     with streamlit_server() as url:
-        first = browser.new_context(viewport=VIEWPORT)
-        page = first.new_page()
         open_page(page, url, "trace", "trace_source=Upload")
         page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
             files=[{"name": "shared-qwen.jsonl", "mimeType": "application/json", "buffer": QWEN}]
@@ -107,7 +105,7 @@ def test_a_kept_upload_follows_to_the_prefix_cache_page_and_its_copied_link(brow
         choose(page.get_by_test_id("stSidebar").get_by_role("combobox", name="Model"), "llama-3.1-70b")
         wait_idle(page)
         link = copy_link(page)
-        first.close()
+        page.goto("about:blank")  # the uploader's session ends: the link reads the library alone
 
         fresh = browser.new_context(viewport=VIEWPORT)
         other = open_link(fresh, link)
