@@ -40,7 +40,7 @@ $(DEV_DEPS): | $(PY)
 # Every compiled kernel first (minutes on a fresh checkout, seconds after), then the server: no visitor
 # waits for a compile. It prints how long the compile took, and a ready line once the server answers.
 run: $(RUN_DEPS)
-	$(PY) -m ui.serve --server.headless true --server.port $(PORT)
+	$(PY) -m ui.kit.serve --server.headless true --server.port $(PORT)
 
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
 chromium:

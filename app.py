@@ -1,16 +1,16 @@
 """kvviz: the router and shared frame of the dashboard.
 
 Every page file in ``pages/`` that the catalog names is listed in the navigation under its
-section (``ui.routing.sections``). The sidebar's presenter mode applies to every page; after a
-page has run, its hidden controls are written back into the URL (``ui.links.keep_hidden_params``).
+section (``ui.kit.routing.sections``). The sidebar's presenter mode applies to every page; after a
+page has run, its hidden controls are written back into the URL (``ui.kit.links.keep_hidden_params``).
 An unexpected error in a page shows the viewer a short message with an error id; the server log
 has its traceback under the same id.
 """
 
 import streamlit as st
 
-from ui import links, presenter, routing
-from ui.errors import guarded
+from ui.kit import links, presenter, routing
+from ui.kit.errors import guarded
 
 st.set_page_config(
     page_title="kvviz",

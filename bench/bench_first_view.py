@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.bench_first_view            # every page, a fresh server each
     .venv/bin/python -m bench.bench_first_view cachegen   # only the pages named
 
-Each page gets a server of its own, started as ``make run`` starts it (``ui.serve``: the kernels
+Each page gets a server of its own, started as ``make run`` starts it (``ui.kit.serve``: the kernels
 compiled or loaded, then the server, warmed), and a new browser context, so no page profits from
 another's visit. What is timed is what a visitor meets once ``make run`` said it was ready: the
 server's first run of the app and of the page (its cached computations, its figures), from the
@@ -40,9 +40,9 @@ TARGET_S = 5.0
 
 @contextmanager
 def served():
-    """``python -m ui.serve`` on a free loopback port, once it has printed its ready line: its URL and process."""
+    """``python -m ui.kit.serve`` on a free loopback port, once it has printed its ready line: its URL and process."""
     port = str(free_port())
-    cmd = [sys.executable, "-m", "ui.serve", "--server.headless", "true", "--server.address", "127.0.0.1"]
+    cmd = [sys.executable, "-m", "ui.kit.serve", "--server.headless", "true", "--server.address", "127.0.0.1"]
     cmd += ["--server.port", port, "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

@@ -6,7 +6,7 @@ cache is empty, and without this the first visitor of a page that replays a trac
 compile. ``compile_all`` runs each command that calls a kernel once, on a tiny trace, in two
 processes side by side (the tiered replay's kernel compiles for about as long as all the others
 together, so it has a process of its own); with a filled cache it only loads them. ``make run``
-(``ui.serve``) calls ``compile_with_progress`` in the server's process before the server starts, so
+(``ui.kit.serve``) calls ``compile_with_progress`` in the server's process before the server starts, so
 a visitor never meets a page whose kernel is still compiling; the test run calls ``compile_all``
 before its workers start, so that no worker, test server or pool process compiles a kernel again.
 """

@@ -5,11 +5,10 @@ import streamlit as st
 from kvviz.cacheblend import blend
 from kvviz.cacheblend import report as R
 from kvviz.common import glossary
-from ui import cacheblend as cached
-from ui import cacheblend_views as views
-from ui import frame
-from ui.cacheblend import EVAL_SEED, N_DOCS
-from ui.errors import user_errors
+from ui.cacheblend import cached, views
+from ui.cacheblend.cached import EVAL_SEED, N_DOCS
+from ui.kit import frame
+from ui.kit.errors import user_errors
 
 STEM = "cacheblend"
 VIEWS = ("One document", "Accuracy vs ratio", "Loading controller", "The model")

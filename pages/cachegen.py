@@ -2,8 +2,10 @@
 
 import streamlit as st
 
-from ui import cachegen_codec, cachegen_stream, frame
-from ui.cachegen_codec import STEM
+from ui.cachegen import codec as cachegen_codec
+from ui.cachegen import stream as cachegen_stream
+from ui.cachegen.codec import STEM
+from ui.kit import frame
 
 VIEWS = (cachegen_stream.TIMELINE, "Violation vs SLO", "Codec")
 

@@ -3,7 +3,9 @@ KVCache-centric scheduling with rejection; each view lives in ui/."""
 
 import streamlit as st
 
-from ui import cluster_overload, cluster_scheduling, frame
+from ui.cluster import overload as cluster_overload
+from ui.cluster import scheduling as cluster_scheduling
+from ui.kit import frame
 
 frame.header(
     "cluster",

@@ -13,14 +13,14 @@ from kvviz.eviction.notes import lead_runs
 from kvviz.eviction.replay import coarsen
 from kvviz.traces import fingerprint
 from kvviz.traces.stats import is_mooncake_trace
-from ui import eviction as cached
-from ui import figures, frame
-from ui.errors import user_errors
-from ui.eviction_controls import cache_controls, over_time_view
-from ui.tables import download_csv
-from ui.text import plain
-from ui.traces import replay_trace_picker
-from ui.work import confirm_cost, confirm_memory
+from ui.eviction import cached
+from ui.eviction.controls import cache_controls, over_time_view
+from ui.kit import figures, frame
+from ui.kit.errors import user_errors
+from ui.kit.tables import download_csv
+from ui.kit.text import plain
+from ui.kit.traces import replay_trace_picker
+from ui.kit.work import confirm_cost, confirm_memory
 
 frame.header(
     "eviction",

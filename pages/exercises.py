@@ -1,7 +1,8 @@
 """Exercises: both lectures' exercises, each linked to the page and view that answer it."""
 
 from kvviz.exercises import EXERCISES
-from ui import exercises, frame
+from ui.exercises import panel as exercises
+from ui.kit import frame
 
 frame.header(
     "exercises",

@@ -5,7 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from kvviz.common.catalog import PAGES, SECTION_BLURBS, SECTIONS
-from ui.routing import ensure_navigation
+from ui.kit.routing import ensure_navigation
 
 PAGES_DIR = Path(__file__).resolve().parent
 ensure_navigation()

@@ -2,8 +2,11 @@
 
 import streamlit as st
 
-from ui import frame, ledger_inputs, ledger_tiers, ledger_views
-from ui.ledger_inputs import Q
+from ui.kit import frame
+from ui.ledger import inputs as ledger_inputs
+from ui.ledger import tiers as ledger_tiers
+from ui.ledger import views as ledger_views
+from ui.ledger.inputs import Q
 
 VIEWS = ("Size", "Load or recompute", "Economics", "Tiers")
 

@@ -3,11 +3,10 @@
 import streamlit as st
 
 from kvviz import prefix_cache as pc
-from ui import frame
-from ui import prefix_controls as controls
-from ui import prefix_views as views
-from ui.errors import user_errors
-from ui.traces import replay_trace_picker
+from ui.kit import frame
+from ui.kit.errors import user_errors
+from ui.kit.traces import replay_trace_picker
+from ui.prefix_cache import controls, views
 
 VIEWS = ("Curves", "Worked example", "Per request", "Over time", "Prefix tree")
 ENGINES = ("SGLang", "vLLM")

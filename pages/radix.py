@@ -8,12 +8,13 @@ from kvviz.radix import report
 from kvviz.radix.presets import PRESETS
 from kvviz.radix.script import to_text
 from kvviz.radix.trace_replay import script_from_trace
-from ui import frame, links, radix_sidebar
-from ui import radix_stepped as stepped
-from ui.errors import user_errors
-from ui.radix_controls import cached_replay, seed_from_preset
-from ui.text import plain
-from ui.traces import session_trace
+from ui.kit import frame, links
+from ui.kit.errors import user_errors
+from ui.kit.text import plain
+from ui.kit.traces import session_trace
+from ui.radix import sidebar as radix_sidebar
+from ui.radix import stepped
+from ui.radix.controls import cached_replay, seed_from_preset
 
 frame.header(
     "radix",

@@ -4,11 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from kvviz.radix import schedule_policy as rs
-from ui import figures, frame
-from ui import radix_schedule as rsv
-from ui.errors import user_errors
-from ui.tables import data_table
-from ui.work import confirm_cost, stepped
+from ui.kit import figures, frame
+from ui.kit.errors import user_errors
+from ui.kit.tables import data_table
+from ui.kit.work import confirm_cost, stepped
+from ui.radix_schedule import queue as rsv
 
 frame.header(
     "radix_schedule",

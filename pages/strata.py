@@ -4,8 +4,10 @@ import streamlit as st
 
 from kvviz.common import hardware as hw
 from kvviz.strata import io as sio
-from ui import frame, ledger_inputs, links, strata_views
-from ui.errors import user_errors
+from ui.kit import frame, links
+from ui.kit.errors import user_errors
+from ui.ledger import inputs as ledger_inputs
+from ui.strata import views as strata_views
 
 VIEWS = ("Page size", "Loading-bound", "Balanced batching")
 Q = dict(bind="query-params")

@@ -6,11 +6,14 @@ from kvviz.common import budget
 from kvviz.tiers.config import GIB, weight_bytes
 from kvviz.tiers.replay import cost
 from kvviz.traces import fingerprint
-from ui import figures, frame, tiers, tiers_plan, tiers_routers
-from ui.errors import user_errors
-from ui.prefix_views import prepared
-from ui.traces import replay_trace_picker
-from ui.work import confirm_cost, confirm_memory
+from ui.kit import figures, frame
+from ui.kit.errors import user_errors
+from ui.kit.traces import replay_trace_picker
+from ui.kit.work import confirm_cost, confirm_memory
+from ui.prefix_cache.views import prepared
+from ui.tiers import cached as tiers
+from ui.tiers import plan as tiers_plan
+from ui.tiers import routers as tiers_routers
 
 frame.header(
     "tiers",

@@ -7,14 +7,14 @@ from kvviz.common import budget
 from kvviz.traces import UPLOAD_LIMIT_MIB, Trace, fingerprint
 from kvviz.traces.stats import is_mooncake_trace, paper_rows, trace_notes, trace_stats
 from kvviz.traces.timeunits import on_page
-from ui import figures, frame, links
-from ui.errors import user_errors
-from ui.prefix_views import tree_of
-from ui.tables import download_csv
-from ui.text import plain
-from ui.trace_reuse import reuse_of
-from ui.traces import keep_in_library_button, trace_picker
-from ui.work import confirm_memory
+from ui.kit import figures, frame, links
+from ui.kit.errors import user_errors
+from ui.kit.tables import download_csv
+from ui.kit.text import plain
+from ui.kit.traces import keep_in_library_button, trace_picker
+from ui.kit.work import confirm_memory
+from ui.prefix_cache.views import tree_of
+from ui.trace.reuse import reuse_of
 
 frame.header(
     "trace",

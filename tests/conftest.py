@@ -117,7 +117,7 @@ LENGTHS_ONLY = {
 
 
 def shown(markdown: str) -> str:
-    """The text a viewer reads from markdown that went through ``ui.frame.plain`` (escapes removed)."""
+    """The text a viewer reads from markdown that went through ``ui.kit.frame.plain`` (escapes removed)."""
     import re
 
     return re.sub(r"\\(.)", r"\1", markdown)

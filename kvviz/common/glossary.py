@@ -1,7 +1,7 @@
 """The jargon the pages use, each defined once, in words a student can follow.
 
 Pages put a definition where the term first appears: in a control's ``help`` (``define("MFU")``)
-or in the "Terms" popover beside a figure (``ui.frame.terms``). The course notes the pages cite
+or in the "Terms" popover beside a figure (``ui.kit.frame.terms``). The course notes the pages cite
 are named in full here, so "lecture 27 §5" always says which course's lecture it is; an exercise is
 cited with its lecture ("lecture 27, exercise 1").
 """

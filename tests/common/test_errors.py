@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _failing_page():
     import streamlit as st
 
-    from ui.errors import guarded
+    from ui.kit.errors import guarded
 
     def page():
         st.write("before")
@@ -28,7 +28,7 @@ def _failing_page():
 def _stopping_page():
     import streamlit as st
 
-    from ui.errors import guarded
+    from ui.kit.errors import guarded
 
     def page():
         st.write("before")

@@ -11,7 +11,7 @@ import pytest
 
 from kvviz.common import budget
 from tests.conftest import assert_clean, open_page, shown
-from ui.errors import SETTING_BROKEN
+from ui.kit.errors import SETTING_BROKEN
 
 PAGES = ["tiers", "eviction", "prefix_cache", "trace"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kvviz import precompile
-from ui.serve import port_of
+from ui.kit.serve import port_of
 
 
 @pytest.mark.parametrize(
@@ -57,7 +57,7 @@ def test_a_memory_limit_that_leaves_no_room_stops_the_start_in_one_line(limit):
     root = Path(__file__).resolve().parents[2]
     env = {"PATH": "/usr/bin:/bin", "KVVIZ_MEMORY_GIB": limit, "HOME": str(root)}
     run = subprocess.run(
-        [sys.executable, "-m", "ui.serve", "--server.headless", "true", "--server.port", "8798"],
+        [sys.executable, "-m", "ui.kit.serve", "--server.headless", "true", "--server.port", "8798"],
         cwd=root,
         env=env,
         capture_output=True,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 
 from tests.e2e.browser import assert_no_exception, open_page, wait_idle
-from ui.traces import upload_name
+from ui.kit.traces import upload_name
 
 CSV = b"time_s,gbps\n0,8\n0.2,0.8\n0.6,4\n"
 LIGHT = "cachegen_k=100"

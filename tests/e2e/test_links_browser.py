@@ -5,7 +5,7 @@ The test knows no page: it finds the widgets on the page (sliders, number inputs
 multiselects, toggles and checkboxes, segmented controls and pills, radios, text fields) by their
 test ids and their keys (Streamlit marks a keyed widget's container ``st-key-<key>``), changes each
 visible one that belongs to the page (key ``<stem>_...``) in rounds — a change can reveal or enable
-others — takes "Copy link" (``window.kvvizCopiedLink``, ui/links.py), opens that link in a new
+others — takes "Copy link" (``window.kvvizCopiedLink``, ui/kit/links.py), opens that link in a new
 browser context and compares what both show. A widget without a key cannot be in the URL: it
 counts as a failure too. Each page also gets its laptop-size screenshot here (1366×768, at the view
 it starts from), so the page load is shared.
@@ -43,7 +43,7 @@ from tests.e2e.browser import (
     wait_idle,
     watch_runs,
 )
-from ui import keys, links
+from ui.kit import keys, links
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILT = [p.stem for p in PAGES if (ROOT / "pages" / f"{p.stem}.py").exists()]
@@ -120,7 +120,7 @@ def name(w: dict) -> str:
 
 def open_expanders(page: Page) -> None:
     """Open every closed expander, one at a time: opening one that draws its content only while open
-    (``ui.frame.folded``) reruns the page, which may add more."""
+    (``ui.kit.frame.folded``) reruns the page, which may add more."""
     closed = page.locator("[data-testid=stExpander] details:not([open]) > summary")
     for _ in range(20):
         if not closed.count():

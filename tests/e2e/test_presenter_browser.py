@@ -111,7 +111,7 @@ def test_arrow_keys_step_the_radix_page(projector: Page, app_url: str):
     expect(projector.get_by_role("heading", name="Step 1 of", exact=False)).to_be_visible()
     projector.keyboard.press("ArrowRight")
     projector.keyboard.press("ArrowLeft")
-    # both presses taken: the queue is empty and no step is waiting for its run (ui/keys.py)
+    # both presses taken: the queue is empty and no step is waiting for its run (ui/kit/keys.py)
     projector.wait_for_function("() => !window.kvvizStepBusy && !window.kvvizStepQueue.length")
     expect(projector.get_by_role("heading", name="Step 1 of", exact=False)).to_be_visible()
     projector.wait_for_url(lambda url: "radix_step=1" in url)

@@ -16,7 +16,7 @@ import urllib.request
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.browser import assert_no_exception, free_port, open_page, streamlit_server, wait_idle
-from ui.uploads import GRACE_ENV, SWEEP_S
+from ui.kit.uploads import GRACE_ENV, SWEEP_S
 
 VISITORS = 5
 LOST = "Your upload was kept only in your browser session"
@@ -63,7 +63,7 @@ def test_concurrent_uploads_stay_in_their_sessions(browser: Browser, browser_con
 
 def test_after_a_server_restart_the_page_says_what_was_lost(page: Page):
     """The page is idle when the server stops (its last element drawn, the run over), the case where
-    Streamlit's client does not rerun on its own after reconnecting: ui.traces makes it rerun."""
+    Streamlit's client does not rerun on its own after reconnecting: ui.kit.traces makes it rerun."""
     port = free_port()
     with streamlit_server(port) as url:
         open_page(page, url, "trace")

@@ -131,7 +131,7 @@ def assert_every_control_counts(
     found = widgets(at, skip)
     assert {w.key for w in found if w.disabled} == disabled
     for w in found:
-        assert w.key.startswith(f"{stem}_"), w.key  # ui.links' reset finds it by this prefix
+        assert w.key.startswith(f"{stem}_"), w.key  # ui.kit.links' reset finds it by this prefix
         assert w.proto.query_param_key == w.key, f"{w.key} is not bound to the URL"
         if w.disabled:
             assert w.help.startswith(NOT_USED), (w.key, w.help)

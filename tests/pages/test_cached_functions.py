@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = sorted([*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py")])
+SOURCES = sorted([*ROOT.glob("pages/*.py"), *ROOT.glob("ui/**/*.py")])
 CACHES = {"cache_data", "cache_resource"}
 SUSPECT_NAME = re.compile(
     r"(callback|progress|bar$|placeholder|container|element|session|^on_|^report$|^st$|"
@@ -23,11 +23,11 @@ SUSPECT_NAME = re.compile(
 )
 SUSPECT_TYPE = re.compile(r"(Callable|DeltaGenerator|SessionState|Progress|Container|Placeholder|UploadedFile)")
 DRAWING = ("frame", "tables", "work", "errors")  # ui modules whose functions draw elements
-ELEMENT_MAKERS = {"st", *DRAWING}  # st.* and ui.frame.* (...) calls draw elements
+ELEMENT_MAKERS = {"st", *DRAWING}  # st.* and ui.kit.frame.* (...) calls draw elements
 DRAWING_FUNCTIONS = {
     node.name
     for module in DRAWING  # the same functions imported by name
-    for node in ast.parse((ROOT / "ui" / f"{module}.py").read_text()).body
+    for node in ast.parse((ROOT / "ui" / "kit" / f"{module}.py").read_text()).body
     if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
 }
 

@@ -25,7 +25,7 @@ from kvviz.eviction.grid import BOUND, INFINITE, log_capacities
 from kvviz.eviction.replay import replay_of, sweep
 from kvviz.traces.workload import WorkloadConfig, generate
 from tests.cachegen.cachegen_setup import real_setup
-from ui.eviction import TABLE1_POLICIES, sweep_cost
+from ui.eviction.cached import TABLE1_POLICIES, sweep_cost
 
 FACTOR = 3.0
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import assert_clean, open_page, open_with_session_trace
-from ui.traces import share_note
+from ui.kit.traces import share_note
 
 pytestmark = pytest.mark.shared_caches
 

@@ -8,7 +8,7 @@ import pytest
 from kvviz import exercises as ex
 from tests.conftest import assert_clean, open_page, shown
 from tests.pages.test_page_text import internal_names
-from ui.exercises import address
+from ui.exercises.panel import address
 
 pytestmark = pytest.mark.shared_caches
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import assert_clean, open_page, shown
 from tests.pages.test_presenter import opened_with
-from ui.radix_stepped import presenter_columns
+from ui.radix.stepped import presenter_columns
 
 pytestmark = pytest.mark.shared_caches
 
@@ -146,7 +146,7 @@ def test_a_link_to_a_preset_opens_with_its_settings_unless_the_link_overrides_th
 
 
 def test_replays_the_session_trace_with_block_ids_as_tokens():
-    from ui.traces import SESSION_KEY
+    from ui.kit.traces import SESSION_KEY
 
     at = open_page("radix", {"radix_source": "Trace", "radix_n": "20"})
     at.session_state[SESSION_KEY] = {"kind": "example"}
@@ -174,7 +174,7 @@ def test_coming_back_from_another_page_keeps_usable_settings():
 
 
 def test_a_long_trace_is_viewed_a_window_of_trees_at_a_time():
-    from ui.traces import SESSION_KEY
+    from ui.kit.traces import SESSION_KEY
 
     at = open_page("radix", {"radix_source": "Trace", "radix_n": "1000", "radix_view": "Text dump"})
     at.session_state[SESSION_KEY] = {"kind": "example"}

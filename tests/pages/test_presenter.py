@@ -13,7 +13,7 @@ from kvviz.common.catalog import PAGES
 from kvviz.common.style import PRESENTER_PX
 from tests.common.test_style import parse_label
 from tests.conftest import APP, assert_clean
-from ui import presenter
+from ui.kit import presenter
 
 pytestmark = pytest.mark.shared_caches
 

@@ -1,4 +1,4 @@
-"""ui.redraw: a styled figure's spec lets plotly.js tell that a deep copy of it changed nothing."""
+"""ui.kit.redraw: a styled figure's spec lets plotly.js tell that a deep copy of it changed nothing."""
 
 import json
 
@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from ui.redraw import REDRAW_FREE_REVISION, styled
+from ui.kit.redraw import REDRAW_FREE_REVISION, styled
 
 
 def spec(fig: go.Figure) -> dict:

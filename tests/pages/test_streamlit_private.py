@@ -1,4 +1,4 @@
-"""ui.streamlit_private: every Streamlit internal kvviz uses still exists and behaves as used.
+"""ui.kit.streamlit_private: every Streamlit internal kvviz uses still exists and behaves as used.
 
 A Streamlit upgrade that renames, removes or reshapes one fails here. The widget and URL
 functions run inside a small app (AppTest), as the pages run them.
@@ -12,7 +12,7 @@ import logging
 
 from streamlit.testing.v1 import AppTest
 
-from ui import streamlit_private
+from ui.kit import streamlit_private
 
 TRACE = b'{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}\n'
 
@@ -69,7 +69,7 @@ def _two_controls() -> None:
     import streamlit as st
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-    from ui import streamlit_private as sp
+    from ui.kit import streamlit_private as sp
 
     if st.session_state.get("show", True):
         st.slider("n", 0, 10, 3, key="demo_n", bind="query-params")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ui.tables import Header, label, readable, turned
+from ui.kit.tables import Header, label, readable, turned
 
 pytestmark = pytest.mark.shared_caches
 

@@ -12,7 +12,7 @@ from kvviz.tiers.replay import replay
 from kvviz.tiers.search import Targets, search
 from kvviz.traces.workload import WorkloadConfig, generate
 from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace, shown
-from ui.tiers_plan import gib
+from ui.tiers.plan import gib
 
 pytestmark = pytest.mark.shared_caches
 

@@ -90,7 +90,7 @@ def test_each_control_changes_the_comparison():
 
 
 def test_the_counts_start_at_the_searchs_and_those_below_it_are_said_left_out():
-    from ui.tiers_routers import starting_at
+    from ui.tiers.routers import starting_at
 
     assert starting_at(3, (2, 4, 8)) == ((3, 4, 8), (2,))
     assert starting_at(1, ()) == ((1,), ())

@@ -8,7 +8,7 @@ import pytest
 
 from kvviz.tiers.config import TierConfig
 from kvviz.tiers.plan import Plan, Reach
-from ui.tiers_plan import REACH_COLUMNS, gib, mix_columns, reach_table
+from ui.tiers.plan import REACH_COLUMNS, gib, mix_columns, reach_table
 
 pytestmark = pytest.mark.shared_caches
 
@@ -45,7 +45,7 @@ def test_the_mixes_say_where_the_storage_is():
 
 def test_the_cheapest_deployment_reads_as_a_sentence_or_says_why_there_is_none():
     from kvviz.tiers.search import COLUMNS, STEPS, Found, Targets
-    from ui.tiers_plan import cheapest_sentence
+    from ui.tiers.plan import cheapest_sentence
 
     config = TierConfig("llama-3-8b", "h100")
     row = [3, 1, 32.0, 3.84e12 / 2**30, 3.84, 1, 13.43, 4.4767, 0.17, 0.55, 1.89, 5.81, True]

@@ -1,4 +1,4 @@
-"""ui.figures: builders keyed by module and name, so pages share one figure cache without clashes."""
+"""ui.kit.figures: builders keyed by module and name, so pages share one figure cache without clashes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from kvviz.prefix_cache import figures as prefix_cache
 from kvviz.traces import figures as trace
-from ui import figures
+from ui.kit import figures
 
 
 def test_builders_are_keyed_by_module_and_name():

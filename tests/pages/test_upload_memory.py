@@ -1,4 +1,4 @@
-"""Uploads in server memory (ui.uploads): held while a connected session shows them, released after
+"""Uploads in server memory (ui.kit.uploads): held while a connected session shows them, released after
 a session has been gone GRACE_S, large parses one at a time.
 
 Time is a fake clock and sessions are connected or not by hand: nothing here sleeps.
@@ -17,9 +17,9 @@ from hypothesis import strategies as hs
 
 from kvviz.traces import MIB, load_trace
 from tests.conftest import assert_clean, open_page, shown
-from ui import uploads
-from ui.traces import SESSION_KEY
-from ui.uploads import GRACE_S, PARSES_KEPT, ParseQueue, Registry, Upload
+from ui.kit import uploads
+from ui.kit.traces import SESSION_KEY
+from ui.kit.uploads import GRACE_S, PARSES_KEPT, ParseQueue, Registry, Upload
 
 TRACE = b'{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}\n'
 BOUND = 30  # seconds a test thread may take to reach a point (a bound, never the assertion)
@@ -214,7 +214,7 @@ def test_dropping_an_upload_clears_the_cache_entries_derived_from_its_trace():
 
 def test_reuse_distances_fit_the_int32_they_are_kept_in():
     from kvviz.traces import MAX_ACCESSES
-    from ui.trace_reuse import reuse_of
+    from ui.trace.reuse import reuse_of
 
     assert MAX_ACCESSES < 2**31
     trace = load_trace(TRACE + TRACE.replace(b'"timestamp": 0', b'"timestamp": 5'))

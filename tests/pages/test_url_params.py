@@ -1,4 +1,4 @@
-"""The URL is the whole view: a hidden view's controls stay in it (ui.links.keep_hidden_params),
+"""The URL is the whole view: a hidden view's controls stay in it (ui.kit.links.keep_hidden_params),
 a control the address lost comes back with the next run, also one that ends early, and no page ends
 early but through the stop that writes the address. (Hostile URLs: test_fuzz_pages.py.)"""
 
@@ -65,7 +65,7 @@ def test_a_view_that_ends_early_writes_the_controls_it_shows_back_into_the_addre
 
 def test_no_page_ends_early_but_through_the_stop_that_writes_the_address():
     root = Path(__file__).resolve().parents[2]
-    files = [root / "app.py", *sorted(root.glob("pages/*.py")), *sorted(root.glob("ui/*.py"))]
+    files = [root / "app.py", *sorted(root.glob("pages/*.py")), *sorted(root.glob("ui/**/*.py"))]
     calls = [
         f"{path.relative_to(root)}:{node.lineno}"
         for path in files
@@ -73,4 +73,4 @@ def test_no_page_ends_early_but_through_the_stop_that_writes_the_address():
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.Call) and ast.unparse(node.func) == "st.stop"
     ]
-    assert calls == [], "end a page early with ui.links.stop, which writes the address first"
+    assert calls == [], "end a page early with ui.kit.links.stop, which writes the address first"

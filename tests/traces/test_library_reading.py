@@ -51,7 +51,7 @@ SERVER = """
 import os, sys
 from kvviz.common.errors import InputError
 from kvviz.eviction.replay import simulate
-from ui import traces
+from ui.kit import traces
 
 spec = {"kind": "library", "id": sys.argv[1]}
 held = traces.trace_from_spec(spec)

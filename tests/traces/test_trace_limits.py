@@ -18,7 +18,7 @@ def test_upload_limit_is_the_same_in_config_readme_docs_and_code():
     for doc in ("README.md", "docs/traces.md"):
         text = (ROOT / doc).read_text()
         assert f"{UPLOAD_LIMIT_MIB} MiB" in text and f"{UPLOAD_LIMIT_MIB} MB" not in text
-    page = (ROOT / "ui" / "traces.py").read_text()
+    page = (ROOT / "ui" / "kit" / "traces.py").read_text()
     assert "max_upload_size=UPLOAD_LIMIT_MIB" in page
     assert "UPLOADS.describe()" in page or "UPLOAD_LIMIT_MIB} MiB" in page
 

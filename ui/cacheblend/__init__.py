@@ -1,0 +1,1 @@
+"""The CacheBlend page's cached work and views."""

@@ -1,0 +1,1 @@
+"""The CacheGen page's cached work, controls and views."""

@@ -1,0 +1,1 @@
+"""The Mooncake cluster page's controls and views."""

@@ -1,0 +1,1 @@
+"""The Eviction page's cached work and controls."""

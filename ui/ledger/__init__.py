@@ -1,0 +1,1 @@
+"""The Ledger page's inputs and views."""

@@ -1,0 +1,119 @@
+"""The Ledger page's shared inputs: the editable presets, the sidebar's model, GPU and MFU (which Strata's page
+shares), and metric cards."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from kvviz.common import glossary
+from kvviz.common import hardware as hw
+from ui.kit.errors import user_errors
+from ui.kit.tables import Header, readable
+
+Q = dict(bind="query-params")
+PRESET_HEADERS = {
+    "head_dim": Header("Head dim", "Head dimension."),
+    "bytes_per_value": Header("Bytes/value", "Bytes per KV value: 2 for fp16 or bf16."),
+    "params_b": Header("Params (B)", "The matmul parameters a token goes through, in billions."),
+    "d_attn": Header("Attn width", "Attention width: query heads × head dimension."),
+}
+"""The presets' long column names under short headers, so that the editor fits its box."""
+
+
+def presets() -> tuple[dict[str, hw.ModelSpec], dict[str, hw.GPUSpec], dict[str, hw.LinkSpec]]:
+    """The models, GPUs and links, as edited in the Presets expander (each checked before use)."""
+    with st.expander("Presets: edit any model, GPU or link, or add your own", icon=":material/edit:"):
+        st.caption(
+            "Parameters: the matmul parameters a token goes through, in billions; attention width: query "
+            "heads × head dimension; peak TFLOP/s: dense BF16; links: nominal GB/s × efficiency. Edits last "
+            "for your session (they are not in a copied link)."
+        )
+        tables = {
+            k: tab.data_editor(
+                frame,
+                key=f"ledger_edit_{k}",
+                num_rows="dynamic",
+                hide_index=True,
+                width="stretch",
+                column_config=readable(frame.columns, headers=PRESET_HEADERS),
+            )
+            for tab, (k, frame) in zip(
+                st.tabs(["Models", "GPUs", "Links"]),
+                (("models", hw.to_frame(hw.MODELS)), ("gpus", hw.to_frame(hw.GPUS)), ("links", hw.to_frame(hw.LINKS))),
+                strict=True,
+            )
+        }
+    with user_errors():
+        return (
+            hw.models_from_frame(tables["models"]),
+            hw.gpus_from_frame(tables["gpus"]),
+            hw.links_from_frame(tables["links"]),
+        )
+
+
+def model_gpu_mfu(
+    page: str,
+    models: list[str],
+    gpus: list[str],
+    uses: tuple[str, str],
+    unused: tuple[str, str] = ("", ""),
+    gpu: str | None = None,
+    mfu_note: str = "",
+) -> tuple[str, str, float]:
+    """The model, GPU and MFU controls (keys ``{page}_model``, ``{page}_gpu``, ``{page}_mfu``, in the URL),
+    drawn where the caller is (its sidebar). ``uses`` says what the model and the GPU are for; one that
+    the view does not use is disabled, its reason in ``unused`` shown as its help."""
+    model_unused, gpu_unused = unused
+    name = st.selectbox(
+        "Model", models, key=f"{page}_model", disabled=bool(model_unused), help=model_unused or uses[0], **Q
+    )
+    gpu_name = st.selectbox(
+        "GPU",
+        gpus,
+        index=gpus.index(gpu) if gpu else 0,
+        key=f"{page}_gpu",
+        disabled=bool(gpu_unused),
+        help=gpu_unused or uses[1],
+        **Q,
+    )
+    mfu = st.number_input(
+        "MFU (model FLOPs utilisation)",
+        0.01,
+        1.0,
+        hw.DEFAULT_MFU,
+        0.05,
+        format="%.3f",
+        key=f"{page}_mfu",
+        disabled=bool(gpu_unused),
+        help=f"{gpu_unused}\n\n{glossary.define('MFU')}{mfu_note}".strip(),
+        **Q,
+    )
+    return name, gpu_name, float(mfu)
+
+
+def sidebar(
+    models: dict[str, hw.ModelSpec], gpus: dict[str, hw.GPUSpec], model_unused: str = "", gpu_unused: str = ""
+) -> tuple[str, hw.ModelSpec, hw.Compute]:
+    """The sidebar's model, GPU and MFU. One this view does not use is disabled, its help saying why."""
+    uses = (
+        "The model whose KV this view sizes, loads or recomputes.",
+        "The GPU that would recompute the KV (its peak FLOP/s).",
+    )
+    with st.sidebar:
+        name, gpu_name, mfu = model_gpu_mfu(
+            "ledger",
+            list(models),
+            list(gpus),
+            uses,
+            (model_unused, gpu_unused),
+            mfu_note=" 0.735 reproduces the lecture notes' times.",
+        )
+    with user_errors():
+        return name, models[name], hw.Compute(gpus[gpu_name], mfu)
+
+
+def cards(metrics: list[tuple[str, str, str]]) -> None:
+    """A row of bordered metrics: (label, value, why)."""
+    with st.container(horizontal=True):
+        for label, value, why in metrics:
+            st.metric(label, value, border=True, help=why or None)

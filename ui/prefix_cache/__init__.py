@@ -1,0 +1,1 @@
+"""The Prefix-cache page's controls and views."""

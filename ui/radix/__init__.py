@@ -1,0 +1,1 @@
+"""The Radix page's controls, sidebar and stepped view."""

@@ -1,0 +1,1 @@
+"""The RadixAttention scheduling page's queue."""

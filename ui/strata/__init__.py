@@ -1,0 +1,1 @@
+"""The Strata page's views."""

@@ -1,0 +1,1 @@
+"""The Tiers page's cached work, plan and router sections."""

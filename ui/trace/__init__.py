@@ -1,0 +1,1 @@
+"""The Trace page's reuse measures."""
