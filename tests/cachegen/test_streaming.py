@@ -61,7 +61,8 @@ def test_levels_are_measured_and_ordered():
     assert bits == sorted(bits) and 1.5 < bits[0] and bits[-1] < 8  # finer levels cost more bits
     kl = [lv.kl for lv in setup.levels]
     assert kl[0] > kl[1] > kl[2] > 0  # and lose less
-    assert (setup.utility[:, setup.text_index] == 1.0).all()  # text is lossless
+    assert (setup.utility[:, setup.text_index] == 0.0).all()  # text is lossless
+    assert (setup.utility[:, : len(kl)] < 0).all()  # every level loses a little
 
 
 def test_artifact_rule_uses_the_current_chunk_and_a_fixed_budget():
@@ -169,6 +170,8 @@ def test_paper_rule_ranks_a_confident_models_tiny_kl_before_the_delay():
     # Text (0.45 s) fits too and loses nothing: it wins over level3's 1e-14 nats, although slower.
     lossless = replace(setup, fixed_recompute_s=0.45)
     assert configs(S.simulate(lossless, chunk_bw([10, 10]), "paper")) == ["text", "text"]
+    # The oracle sums the same ranking over chunks: level3 twice (0.8 s) meets the SLO and loses least.
+    assert configs(S.simulate(setup, chunk_bw([10, 10]), "oracle")) == ["level3", "level3"]
 
 
 def test_paper_rule_falls_back_to_text_when_only_text_fits():
