@@ -64,10 +64,13 @@ def test_trained_model_reads_its_context_and_8_bit_keeps_it():
 def test_quality_curve_shows_the_loss_at_low_bits_that_accuracy_hides():
     kv, profile, judge = model_kv.judged_kv(30, 0)
     points = compare.pareto(kv, profile, judge=judge)
+    # The trained model is confident (its answers' entropy is about 6e-8 nats), so every KL is small in
+    # absolute terms; the law is relative: fp16's rounding is the floor, the lowest bits far above it.
+    floor = points.set_index("variant").kl["zlib on fp16"]
     for variant in ("CacheGen (paper)", "CacheGen (artifact)", "quantization only (no AC)"):
         curve = points[points.variant == variant].sort_values("bits_per_value")
         kl = curve.kl.to_numpy()
-        assert kl[0] > 1e-6 and kl[0] > 100 * kl[-1], variant  # the loss at the lowest bits, far above the finest
+        assert kl[0] > 1e6 * floor and kl[0] > 100 * kl[-1], variant  # the lowest bits' loss, far above the finest
         assert (np.diff(np.log(kl)) < np.log(2)).all(), variant  # monotone-ish: never doubles with more bits
         assert curve.accuracy.iloc[0] >= 0.99, variant  # while accuracy barely moves
     fixed = points[points.level.isna() & points.variant.str.contains("bit")].sort_values("bits_per_value")

@@ -61,7 +61,8 @@ def test_levels_are_measured_and_ordered():
     assert bits == sorted(bits) and 1.5 < bits[0] and bits[-1] < 8  # finer levels cost more bits
     kl = [lv.kl for lv in setup.levels]
     assert kl[0] > kl[1] > kl[2] > 0  # and lose less
-    assert (setup.utility[:, setup.text_index] == 1.0).all()  # text is lossless
+    assert (setup.utility[:, setup.text_index] == 0.0).all()  # text is lossless
+    assert (setup.utility[:, : len(kl)] < 0).all()  # every level loses a little
 
 
 def test_artifact_rule_uses_the_current_chunk_and_a_fixed_budget():
@@ -160,13 +161,42 @@ def test_timed_trace_integrates_the_bandwidth():
     assert bw.at(0, np.array([0.31]))[0] == 1.0
 
 
-def test_step_trace_paper_rule_moves_to_text_after_the_drop():
+def test_paper_rule_ranks_a_confident_models_tiny_kl_before_the_delay():
+    # Every level answers as full precision does; only the KL, far below 1e-12 nats, tells them apart.
+    tiny = tuple(replace(lv, quality=1.0, kl=kl) for lv, kl in zip(LEVELS, (3e-14, 2e-14, 1e-14)))
+    setup = replace(TOY, levels=tiny, fixed_recompute_s=5.0)  # text never fits
+    # Budget 0.5 s at 10 Gb/s: level1 (0.1 s), level2 (0.2 s) and level3 (0.4 s) fit; the least KL wins.
+    assert configs(S.simulate(setup, chunk_bw([10, 10]), "paper")) == ["level3", "level3"]
+    # Text (0.45 s) fits too and loses nothing: it wins over level3's 1e-14 nats, although slower.
+    lossless = replace(setup, fixed_recompute_s=0.45)
+    assert configs(S.simulate(lossless, chunk_bw([10, 10]), "paper")) == ["text", "text"]
+    # The oracle sums the same ranking over chunks: level3 twice (0.8 s) meets the SLO and loses least.
+    assert configs(S.simulate(setup, chunk_bw([10, 10]), "oracle")) == ["level3", "level3"]
+
+
+def test_paper_rule_falls_back_to_text_when_only_text_fits():
+    # SLO 2 s at 0.5 Gb/s: a chunk's share of the SLO is at most 0.33 s (chunk 0: 2 s x 1,500 / 9,500);
+    # level1 alone needs 0.5 s, so no level fits, and text (its recompute, 0.09-0.25 s) always does.
+    setup = real_setup(slo_s=2.0, initial_gbps=0.5)
+    bits, recompute = setup.bits(), setup.recompute_s()
+    assert (bits[:, 0] / 0.5e9 > 2.0 * setup.tokens / setup.context_tokens).all()  # level1 never fits
+    run = S.simulate(setup, chunk_bw([0.5] * setup.n_chunks), "paper")
+    assert [setup.config_names[c] for c in run.config[0]] == ["text"] * setup.n_chunks
+    assert run.ttft[0] == pytest.approx(recompute.sum() + bits[:, -1].sum() / 0.5e9)
+    assert run.met[0]
+
+
+def test_step_trace_paper_rule_moves_to_text_before_the_drop():
     setup = real_setup(slo_s=1.0)
     run = S.simulate(setup, S.step_trace(), "paper")
     table = S.timeline(setup, run)
-    assert table["config"].iloc[0] == "level3"  # 10 Gb/s: the best level
-    assert (table["config"].iloc[-3:] == "text").all()  # 1 Gb/s: only text fits
-    assert run.met[0]
+    # Chunks 0-2 at 10 Gb/s: text's recompute exceeds their share of the SLO, so the best level.
+    assert (table["config"].iloc[:3] == "level3").all()
+    # From chunk 3 the remaining SLO per token covers the recompute: text, lossless, wins over level3
+    # and carries the stream through the drop to 1 Gb/s at 0.3 s.
+    assert (table["config"].iloc[3:] == "text").all()
+    assert table["start_s"].iloc[3] < 0.3 < table["end_s"].iloc[3]
+    assert run.met[0] and run.ttft[0] == pytest.approx(0.924, abs=5e-4)
 
 
 def test_random_traces_share_the_artifacts_marginal():

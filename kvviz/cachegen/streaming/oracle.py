@@ -17,9 +17,9 @@ ORACLE_GRID = 400
 @dataclass(frozen=True)
 class OraclePlan:
     """The oracle's dynamic programme: ``plan[i, k, g]`` is the option to send chunk i in at grid
-    point g; ``value[k, g]`` the best total quality from the start. For per-chunk traces the grid
-    is *remaining* time (so one programme serves every SLO up to ``horizon``); for timed traces
-    it is elapsed time on [0, SLO]."""
+    point g; ``value[k, g]`` the best total utility (``StreamSetup.utility``) from the start. For
+    per-chunk traces the grid is *remaining* time (so one programme serves every SLO up to
+    ``horizon``); for timed traces it is elapsed time on [0, SLO]."""
 
     plan: np.ndarray
     value: np.ndarray

@@ -68,9 +68,10 @@ def _paper_choice(
     delay = bits[options][None, :] / (np.maximum(est, 1e-9)[:, None] * 1e9)  # [K, C]
     delay[:, options == setup.text_index] += recompute
     fits = delay <= allowed_s[:, None]
-    q = setup.utility[i, options]
-    score = np.where(fits, q[None, :], -np.inf)
-    best = np.argmax(score - 1e-12 * delay, axis=1)  # ties: the faster one
+    quality, kl = (np.broadcast_to(x[i, options], delay.shape) for x in (setup.quality, setup.kl))
+    # Ranked in order, never summed: the fitting ones first, then quality, then least KL, then the faster.
+    # A confident model's KL differences are far below any weight a sum could give the delay.
+    best = np.lexsort((delay, kl, -quality, ~fits), axis=1)[:, 0]
     fastest = np.argmin(delay, axis=1)
     return options[np.where(fits.any(axis=1), best, fastest)]
 

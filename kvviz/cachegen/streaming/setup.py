@@ -18,8 +18,9 @@ ARTIFACT_TEXT_S = 0.2  # run_adaptation.py's fixed per-chunk text cost
 TEXT_BYTES_PER_TOKEN = 4  # token ids
 MAX_CHUNKS = 1_000
 KL_TIE = 1e-3
-"""Weight of the KL divergence (nats) against the quality share when a rule ranks configurations: the
-quality decides, and between equal qualities the smaller KL (the finer level) wins."""
+"""Weight of the KL divergence (nats) against the quality share in the oracle's sum over chunks: the
+quality decides, and between equal qualities the smaller KL (the finer level) wins. The paper rule ranks
+one chunk's options in order instead (``policies``), which holds however small the KLs are."""
 
 
 @dataclass(frozen=True)
@@ -150,9 +151,10 @@ class StreamSetup:
 
     @property
     def utility(self) -> np.ndarray:
-        """What the rules and the oracle maximise, per (chunk, configuration): quality first, then
-        least KL (``KL_TIE``)."""
-        return self.quality - KL_TIE * self.kl
+        """What the oracle maximises, per (chunk, configuration): quality first, then least KL (``KL_TIE``).
+        Counted from lossless (text: 0) down, so a confident model's KLs of 1e-11 nats are not rounded away
+        against a quality of 1."""
+        return (self.quality - 1.0) - KL_TIE * self.kl
 
     @property
     def text_index(self) -> int:
