@@ -114,7 +114,25 @@ def test_an_output_file_on_a_full_disk_is_one_line(argv, capsys):
 def _generating(requests: int) -> subprocess.Popen:
     """``kvviz generate`` writing a synthetic trace into a pipe this test reads."""
     argv = [sys.executable, "-m", "kvviz", "generate", "--seed", "1", "--requests", str(requests)]
-    return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_as_a_shell_starts
+    )
+
+
+def _as_a_shell_starts() -> None:
+    """Ctrl-C delivered and handled, as in a command a shell starts in the foreground: a child inherits
+    a blocked or ignored SIGINT from the process that starts it, and a test worker may have one."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _sigint_held(pid: int) -> dict[str, bool]:
+    """Whether the process blocks or ignores SIGINT (its masks in /proc)."""
+    status = dict(
+        line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":\t" in line
+    )
+    bit = 1 << (signal.SIGINT - 1)
+    return {mask: bool(int(status[mask], 16) & bit) for mask in ("SigBlk", "SigIgn")}
 
 
 def test_a_closed_pipe_ends_quietly():
@@ -128,8 +146,10 @@ def test_a_closed_pipe_ends_quietly():
 def test_ctrl_c_is_one_line_and_exit_130():
     proc = _generating(200_000)
     proc.stdout.readline()  # it is writing requests: inside the command
+    held = _sigint_held(proc.pid)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
+    assert held == {"SigBlk": False, "SigIgn": False}
     assert proc.returncode == 130 and _one_line(err.decode()) == "kvviz generate: interrupted"
 
 
