@@ -60,6 +60,7 @@ from kvviz.hiradix import keys
 from kvviz.hiradix.ids import dense_block_ids
 from kvviz.hiradix.tree import NO_NODE, OWNER, by_first_use, new_tree, serve
 from kvviz.traces import Trace
+from kvviz.traces.model import read_only
 
 
 class PrefixPolicy(Enum):
@@ -254,15 +255,7 @@ def prefix_replay(
 
 def final_state(replay: PrefixReplay, policy: str, capacity: int) -> tuple[np.ndarray, np.ndarray]:
     """(matched blocks per request, cached mask per node) after replaying the whole trace."""
-    return prefix_replay(
-        replay.nodes,
-        replay.offsets,
-        replay.parent,
-        replay.depth,
-        replay.insert_counts,
-        min(int(capacity), replay.n_nodes),
-        parse_policy(policy).value,
-    )
+    return _replayed(replay, min(int(capacity), replay.n_nodes), parse_policy(policy).value)
 
 
 def request_hits(replay: PrefixReplay, policy: str, capacity: float | int) -> np.ndarray:
@@ -270,7 +263,14 @@ def request_hits(replay: PrefixReplay, policy: str, capacity: float | int) -> np
     code = parse_policy(policy).value
     capacity = parse_capacity(capacity) if capacity != 0 else 0
     cap = replay.n_nodes if capacity == INFINITE else min(int(capacity), replay.n_nodes)
-    return prefix_replay(replay.nodes, replay.offsets, replay.parent, replay.depth, replay.insert_counts, cap, code)[0]
+    return _replayed(replay, cap, code)[0]
+
+
+def _replayed(replay: PrefixReplay, capacity: int, code: int) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's run, handed read-only views of the trace's arrays whatever made them: numba compiles
+    a kernel once per kind of array, and this kernel compiles for a long time."""
+    arrays = (replay.nodes, replay.offsets, replay.parent, replay.depth, replay.insert_counts)
+    return prefix_replay(*map(read_only, arrays), capacity, code)
 
 
 def cached_tokens(replay: PrefixReplay, hits: np.ndarray) -> np.ndarray:
@@ -339,16 +339,8 @@ def sweep(
 
 def warm_up() -> None:
     """Compile (or load from numba's disk cache) the replay kernel on a tiny trace."""
-    nodes = np.array([0, 1, 0, 2], dtype=np.int64)
-    prefix_replay(
-        nodes,
-        np.array([0, 2, 4], dtype=np.int64),
-        np.array([-1, 0, 0], dtype=np.int64),
-        np.array([0, 1, 1], dtype=np.int64),
-        np.array([2, 1], dtype=np.int64),
-        2,
-        0,
-    )
+    arrays = ([0, 1, 0, 2], [0, 2, 4], [-1, 0, 0], [0, 1, 1], [2, 1])
+    prefix_replay(*(read_only(np.array(a, dtype=np.int64)) for a in arrays), 2, 0)
 
 
 REPLAY_ACCESSES_PER_S = 12e6

@@ -14,6 +14,7 @@ from kvviz.tiers.cache import STATS, tiered_replay
 from kvviz.tiers.config import WRITE_POLICIES
 from kvviz.tiers.replay import Capacities, floors, tier_hits
 from kvviz.traces import from_records
+from kvviz.traces.model import read_only
 from kvviz.traces.workload import WorkloadConfig, generate
 from tests.tiers.hicache_reference import reference
 
@@ -29,11 +30,9 @@ paths_strategy = st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=6), m
 
 
 def compiled(prepared: PrefixReplay, policy: str, caps: Capacities, write_policy: str, floor: tuple[int, int]):
-    g, d, s, stats = tiered_replay(
-        prepared.nodes,
-        prepared.offsets,
-        prepared.parent,
-        prepared.depth,
+    arrays = (prepared.nodes, prepared.offsets, prepared.parent, prepared.depth)
+    g, d, s, stats = tiered_replay(  # the kind of arrays the replay hands it: no second compile of the kernel
+        *map(read_only, arrays),
         caps.gpu,
         caps.dram,
         caps.storage,
