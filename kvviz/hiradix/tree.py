@@ -120,6 +120,23 @@ def remove(keys: np.ndarray, slots: np.ndarray, size: int, x: int) -> int:
 
 
 @helper
+def relink(tree: np.ndarray, parent: np.ndarray, x: int, b: int) -> None:
+    """The links of ``_split_node``: node ``x`` is cut after its block ``b``; ``b`` becomes the node of
+    the prefix (from ``x``'s head down to ``b``), and ``x`` keeps the suffix, from the block below ``b``."""
+    below = x
+    while parent[below] != b:
+        below = parent[below]
+    tree[HEAD, b] = tree[HEAD, x]
+    tree[HEAD, x] = below
+    y = b
+    while True:
+        tree[OWNER, y] = b
+        if y == tree[HEAD, b]:
+            break
+        y = parent[y]
+
+
+@helper
 def match_length(tree: np.ndarray, nodes: np.ndarray, lo: int, hi: int) -> int:
     """How many of accesses ``lo .. hi`` (one request) the cache holds from the first on."""
     m = 0
@@ -153,17 +170,7 @@ def match(
     x = tree[OWNER, deepest]
     if x != deepest:  # split node x after block `deepest`
         tree[LAST, x] = t
-        below = x
-        while parent[below] != deepest:
-            below = parent[below]
-        tree[HEAD, deepest] = tree[HEAD, x]
-        tree[HEAD, x] = below
-        b = deepest
-        while True:
-            tree[OWNER, b] = deepest
-            if b == tree[HEAD, deepest]:
-                break
-            b = parent[b]
+        relink(tree, parent, x, deepest)
         c = tick(state)
         tree[CREATED, deepest] = c
         tree[LAST, deepest] = c

@@ -56,7 +56,19 @@ from kvviz.common.jit import helper, kernel
 from kvviz.hiradix.heap import ABSENT, SLOT, new_heap, push, rekey
 from kvviz.hiradix.keys import FIFO, FILO, LFU, LRU, MRU
 from kvviz.hiradix.lists import NONE, NOWHERE, PREV, TAIL, WHERE, new_queues, push_head, unlink
-from kvviz.hiradix.tree import CHILDREN, CREATED, HEAD, HITS, LAST, NO_NODE, OWNER, by_first_use, remove, set_key
+from kvviz.hiradix.tree import (
+    CHILDREN,
+    CREATED,
+    HEAD,
+    HITS,
+    LAST,
+    NO_NODE,
+    OWNER,
+    by_first_use,
+    relink,
+    remove,
+    set_key,
+)
 
 SELECTIVE_THRESHOLD = 2
 """SGLang's hit count at which write_through_selective backs a node up (write_through: 1)."""
@@ -420,17 +432,7 @@ def split(
 ) -> None:
     """``_split_node``: cut node ``x`` after its block ``b``; the prefix becomes node ``b`` (the same
     copies, hit count and creation), the suffix keeps ``x`` and is stamped."""
-    below = x
-    while parent[below] != b:
-        below = parent[below]
-    tree[HEAD, b] = tree[HEAD, x]
-    tree[HEAD, x] = below
-    y = b
-    while True:
-        tree[OWNER, y] = b
-        if y == tree[HEAD, b]:
-            break
-        y = parent[y]
+    relink(tree, parent, x, b)
     tree[LAST, b] = tick(st)
     tick(st)  # the new node's creation time, replaced by the suffix's
     tree[CREATED, b] = tree[CREATED, x]
