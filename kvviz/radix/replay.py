@@ -14,13 +14,22 @@ import pandas as pd
 
 from kvviz.common.errors import InputError, require
 from kvviz.radix.events import EVICTING, Event, EventKind, narrate
-from kvviz.radix.hiradix_cache import HiRadixCache
+from kvviz.radix.hiradix_cache import WRITE_POLICIES, HiRadixCache
 from kvviz.radix.inflight import StrataHiRadixCache, StrataRadixCache
 from kvviz.radix.narration import interleave, round_lines
-from kvviz.radix.radix_cache import RadixCache
+from kvviz.radix.radix_cache import POLICIES, RadixCache
 from kvviz.radix.request import Request
 from kvviz.radix.scheduler import COUNTERS, RequestState, Scheduler, SchedulerConfig
 from kvviz.radix.script import Op, Script
+
+POLICY_WORDS: dict[str, str] = dict(
+    zip(POLICIES, ("LRU", "LFU", "FIFO", "MRU", "FILO", "priority", "SLRU"), strict=True)
+)
+"""Each eviction policy (SGLang's ``--radix-eviction-policy`` value) as a page names it."""
+WRITE_WORDS: dict[str, str] = dict(
+    zip(WRITE_POLICIES, ("write through", "selective write through", "write back"), strict=True)
+)
+"""Each HiCache write policy (SGLang's ``--hicache-write-policy`` value) as a page names it."""
 
 
 @dataclass(frozen=True)

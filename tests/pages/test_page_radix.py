@@ -138,11 +138,25 @@ def test_text_dump_and_requests_views():
 
 
 def test_a_link_to_a_preset_opens_with_its_settings_unless_the_link_overrides_them():
-    at = open_page("radix", {"radix_preset": "HiCache tiers", "radix_write": "write_back"})
+    at = open_page("radix", {"radix_preset": "HiCache tiers", "radix_write": "write back"})
     assert_clean(at)
     assert at.number_input(key="radix_device").value == 80
-    assert at.selectbox(key="radix_write").value == "write_back"
+    assert at.selectbox(key="radix_write").value == "write back"
     assert cards(at)[1].label == "On CPU now"
+
+
+def test_policies_are_offered_in_words_and_a_link_with_their_codes_opens_the_same_view():
+    worded = open_page("radix", {"radix_preset": "HiCache tiers", "radix_write": "write back", "radix_policy": "LFU"})
+    coded = open_page("radix", {"radix_preset": "HiCache tiers", "radix_write": "write_back", "radix_policy": "lfu"})
+    assert_clean(coded)
+    assert coded.selectbox(key="radix_write").options == ["write through", "selective write through", "write back"]
+    assert coded.selectbox(key="radix_policy").options == ["LRU", "LFU", "FIFO", "MRU", "FILO", "priority", "SLRU"]
+    assert (coded.selectbox(key="radix_write").value, coded.selectbox(key="radix_policy").value) == (
+        "write back",
+        "LFU",
+    )
+    assert coded.query_params["radix_write"] == "write back"
+    assert texts(coded) == texts(worded)
 
 
 def test_replays_the_session_trace_with_block_ids_as_tokens():

@@ -18,7 +18,6 @@ import pytest
 from streamlit.testing.v1.element_tree import Widget
 
 from kvviz.common.glossary import TERMS
-from kvviz.radix.hiradix_cache import WRITE_POLICIES
 from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace
 from tests.e2e.test_layout_browser import VIEWS
 from tests.pages.page_controls import keyed_widgets
@@ -41,9 +40,8 @@ INTERNAL = {
     "command-line option": re.compile(r"(?<![\w-])--[a-z][a-z-]+"),
     "key=value dump": re.compile(r"\b[a-z]{1,3}=\d"),
 }
-ALLOWED = {term for term in TERMS if "_" in term} | set(WRITE_POLICIES)
-"""Names the reader meets outside this project: jargon the glossary defines (t_d, lock_ref) and SGLang's
-own values of its HiCache write-policy option, which the radix page offers as SGLang spells them."""
+ALLOWED = {term for term in TERMS if "_" in term}
+"""Names the reader meets outside this project: jargon the glossary defines (t_d, lock_ref)."""
 HOVER_FIELD = re.compile(r"%\{[^}]*\}")
 
 

@@ -20,13 +20,13 @@ from __future__ import annotations
 import functools
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import NoReturn
 
 import streamlit as st
 
-from ui.kit import streamlit_private
+from ui.kit import routing, streamlit_private
 from ui.kit.presenter import PRESENTER_KEY, ROOT_PX
 
 _COPY_HTML = """
@@ -114,6 +114,26 @@ def view_fragment(stem: str) -> Callable[[Callable[..., None]], Callable[..., No
         return st.fragment(run)
 
     return decorate
+
+
+def codes_in_words(worded: Mapping[str, Mapping[str, str]]) -> None:
+    """Before a page draws its controls: a link naming an option of control ``key`` by the model's code
+    (``write_back``) has it in words (``worded[key]``: code → the words shown), and the run starts again,
+    Streamlit seeding a control from the URL its run started with. Such a control's options are the
+    words themselves, so the URL carries what the reader sees (Streamlit writes a ``format_func``'s
+    label into the URL, and a check or seed comparing it with the codes broke copied links), and a
+    link written with the codes still opens the same view. ``code(words, choice)`` turns the choice
+    back into the model's code."""
+    old = {key: words[raw] for key, words in worded.items() if (raw := st.query_params.get(key)) in words}
+    for key, value in old.items():
+        routing.set_url_param(key, value)
+    if old:
+        st.rerun()
+
+
+def code(words: Mapping[str, str], shown: str) -> str:
+    """The model's code of the option shown as ``shown`` (see ``codes_in_words``)."""
+    return next(c for c, w in words.items() if w == shown)
 
 
 def stop() -> NoReturn:

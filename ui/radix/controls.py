@@ -8,11 +8,10 @@ from dataclasses import asdict
 
 import streamlit as st
 
-from kvviz.radix.hiradix_cache import WRITE_POLICIES
 from kvviz.radix.presets import PRESETS
-from kvviz.radix.radix_cache import POLICIES
-from kvviz.radix.replay import ReplayConfig, replay
+from kvviz.radix.replay import POLICY_WORDS, WRITE_WORDS, ReplayConfig, replay
 from kvviz.radix.script import parse_text
+from ui.kit import links
 
 TREES = {"radix": "RadixCache", "hiradix": "HiRadixCache"}  # URL values are the shown labels
 BY_TITLE = {p.title: k for k, p in PRESETS.items()}
@@ -27,12 +26,14 @@ CONTROL_KEYS = {
     "threshold": "radix_threshold",
     "auto_ack": "radix_ack",
 }
+WORDED = {"radix_cache": TREES, "radix_policy": POLICY_WORDS, "radix_write": WRITE_WORDS}
+"""The controls whose options are words for the model's codes (URL values are the words)."""
 
 
 def preset_settings(title: str) -> dict:
     """The control values a preset was written for, keyed by widget key."""
     values = {**asdict(ReplayConfig()), **PRESETS[BY_TITLE.get(title, "sglang9")].suggested}
-    return {key: TREES[values[name]] if name == "cache" else values[name] for name, key in CONTROL_KEYS.items()}
+    return {key: WORDED[key][values[name]] if key in WORDED else values[name] for name, key in CONTROL_KEYS.items()}
 
 
 def apply_suggested() -> None:
@@ -49,9 +50,7 @@ LIMITS = {
     "radix_threshold": (0, 1_000_000),
 }
 CHOICES = {
-    "radix_cache": tuple(TREES.values()),
-    "radix_policy": POLICIES,
-    "radix_write": WRITE_POLICIES,
+    **{key: tuple(words.values()) for key, words in WORDED.items()},
     "radix_strata": ("true", "false"),
     "radix_ack": ("true", "false"),
 }
@@ -70,7 +69,8 @@ TOGGLES = ("radix_strata", "radix_ack")  # their widget default is the preset's,
 
 def seed_from_preset() -> None:
     """A fresh view: the preset in the URL fills every control the URL lacks (or gives an unusable value).
-    Run before the controls are drawn."""
+    Run before the controls are drawn; a link that names a policy by its code has it in words first."""
+    links.codes_in_words(WORDED)
     for key, value in preset_settings(st.query_params.get("radix_preset", "")).items():
         if key not in st.session_state and not valid_in_url(key) and key not in TOGGLES:
             st.session_state[key] = value

@@ -6,11 +6,10 @@ from __future__ import annotations
 import streamlit as st
 
 from kvviz.common import glossary
-from kvviz.radix.hiradix_cache import WRITE_POLICIES
 from kvviz.radix.presets import PRESETS, Preset
-from kvviz.radix.radix_cache import POLICIES
 from kvviz.radix.replay import ReplayConfig, hit_counts_decide
-from ui.radix.controls import BY_TITLE, LIMITS, TREES, apply_suggested, preset_settings
+from ui.kit import links
+from ui.radix.controls import BY_TITLE, LIMITS, WORDED, apply_suggested, preset_settings
 
 
 def off_unless(used: bool, why: str, help_text: str) -> dict:
@@ -52,16 +51,17 @@ def sidebar() -> tuple[str, Preset, ReplayConfig]:
             ]
         ]
         st.header("Cache")
-        kind = {v: k for k, v in TREES.items()}[
+        kind = links.code(
+            WORDED["radix_cache"],
             st.segmented_control(
                 "Tree",
-                list(TREES.values()),
+                list(WORDED["radix_cache"].values()),
                 required=True,
                 key="radix_cache",
                 bind="query-params",
                 help="RadixCache: GPU only. HiRadixCache: GPU plus a CPU tier (SGLang HiCache).",
-            )
-        ]
+            ),
+        )
         device = st.number_input(
             "GPU capacity (tokens)", *LIMITS["radix_device"], key="radix_device", bind="query-params"
         )
@@ -73,13 +73,21 @@ def sidebar() -> tuple[str, Preset, ReplayConfig]:
             **hiradix_only(kind, "CPU (host) memory for HiCache's second tier."),
         )
         page = st.number_input("Page size (tokens)", *LIMITS["radix_page"], key="radix_page", bind="query-params")
-        policy = st.selectbox("Eviction policy", POLICIES, key="radix_policy", bind="query-params")
-        write = st.selectbox(
-            "Write policy",
-            WRITE_POLICIES,
-            key="radix_write",
-            bind="query-params",
-            **hiradix_only(kind, "When a node gets its CPU copy (HiCache)."),
+        policy = links.code(
+            WORDED["radix_policy"],
+            st.selectbox(
+                "Eviction policy", list(WORDED["radix_policy"].values()), key="radix_policy", bind="query-params"
+            ),
+        )
+        write = links.code(
+            WORDED["radix_write"],
+            st.selectbox(
+                "Write policy",
+                list(WORDED["radix_write"].values()),
+                key="radix_write",
+                bind="query-params",
+                **hiradix_only(kind, "When a node gets its CPU copy (HiCache)."),
+            ),
         )
         st.header("Scheduler")
         suggested = preset_settings(preset.title)
@@ -114,7 +122,7 @@ def sidebar() -> tuple[str, Preset, ReplayConfig]:
                 if hit_counts_decide(kind, policy, write)
                 else " With these settings it changes only "
                 "the hit counts shown (hover, text dump), not what is evicted or copied to CPU: that "
-                "needs lfu, slru or a HiRadixCache write-through policy."
+                "needs LFU, SLRU or a HiRadixCache write-through policy."
             ),
         )
     return (
