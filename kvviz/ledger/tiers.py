@@ -13,7 +13,9 @@ Two ways lower tiers are filled:
 * ``write-through`` — every new KV is also written to every lower tier (LMCache stores each chunk
   to all its backends), so a lower tier only helps if it is larger than the GPU's share.
 
-Each tier evicts least-recently-used entries.
+Each tier evicts least-recently-used entries. Capacities are in GiB (memory counts in binary units
+on every page) and read bandwidths in GB/s; the notes' decimal capacities (58 GB of KV room, a 50 GB
+CPU tier, a 500 GB SSD) are the defaults rounded to GiB (54, 47 and 466 GiB).
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ import numpy as np
 import pandas as pd
 
 from kvviz.common import paper
+from kvviz.common.budget import GIB
 from kvviz.common.errors import require
 from kvviz.common.hardware import GB, Compute, ModelSpec, prefill_seconds
+from kvviz.common.style import readable
 
 FILL_MODES = ("spill", "write-through")
 MAX_REQUESTS = 20_000
@@ -61,39 +65,40 @@ class ChatLoad:
 
 @dataclass(frozen=True)
 class TierSetup:
-    """One cache configuration: capacities in GB (0 = no such tier) and read bandwidths in GB/s."""
+    """One cache configuration: capacities in GiB (0 = no such tier) and read bandwidths in GB/s."""
 
     name: str
-    gpu_gb: float = 58.0
-    cpu_gb: float = 0.0
+    gpu_gib: float = 54.0
+    cpu_gib: float = 0.0
     cpu_read_gb_s: float = 50.0
-    ssd_gb: float = 0.0
+    ssd_gib: float = 0.0
     ssd_read_gb_s: float = 5.6
     fill: str = "spill"
 
     def __post_init__(self):
-        require(self.gpu_gb > 0, f"{self.name}: GPU KV room must be > 0 GB, got {self.gpu_gb}", field="gpu_gb")
-        require(self.cpu_gb >= 0 and self.ssd_gb >= 0, f"{self.name}: capacities must be ≥ 0 GB", field="cpu_gb")
+        require(self.gpu_gib > 0, f"{self.name}: GPU KV room must be > 0 GiB, got {self.gpu_gib}", field="gpu_gib")
+        require(self.cpu_gib >= 0 and self.ssd_gib >= 0, f"{self.name}: capacities must be ≥ 0 GiB", field="cpu_gib")
         require(self.cpu_read_gb_s > 0, f"{self.name}: CPU read bandwidth must be > 0 GB/s", field="cpu_read_gb_s")
         require(self.ssd_read_gb_s > 0, f"{self.name}: SSD read bandwidth must be > 0 GB/s", field="ssd_read_gb_s")
         require(self.fill in FILL_MODES, f"fill must be one of {', '.join(FILL_MODES)}", field="fill")
 
 
 def default_setups(
-    gpu_gb: float = 58.0,
-    cpu_gb: float = 50.0,
+    gpu_gib: float = 54.0,
+    cpu_gib: float = 47.0,
     slow_gb_s: float = 10.0,
     fast_gb_s: float = 50.0,
-    ssd_gb: float = 500.0,
+    ssd_gib: float = 466.0,
     ssd_gb_s: float = 5.6,
     fill: str = "spill",
 ) -> list[TierSetup]:
     """The notes' ladder: GPU only; + CPU with slow reads; + CPU with fast reads; + CPU (fast) + SSD."""
+    cpu, slow, fast, ssd = (readable(v) for v in (cpu_gib, slow_gb_s, fast_gb_s, ssd_gib))
     return [
-        TierSetup("GPU only (LRU)", gpu_gb, fill=fill),
-        TierSetup(f"+ CPU {cpu_gb:g} GB, {slow_gb_s:g} GB/s", gpu_gb, cpu_gb, slow_gb_s, fill=fill),
-        TierSetup(f"+ CPU {cpu_gb:g} GB, {fast_gb_s:g} GB/s", gpu_gb, cpu_gb, fast_gb_s, fill=fill),
-        TierSetup(f"+ CPU (fast) + SSD {ssd_gb:g} GB", gpu_gb, cpu_gb, fast_gb_s, ssd_gb, ssd_gb_s, fill=fill),
+        TierSetup("GPU only (LRU)", gpu_gib, fill=fill),
+        TierSetup(f"+ CPU {cpu} GiB, {slow} GB/s", gpu_gib, cpu_gib, slow_gb_s, fill=fill),
+        TierSetup(f"+ CPU {cpu} GiB, {fast} GB/s", gpu_gib, cpu_gib, fast_gb_s, fill=fill),
+        TierSetup(f"+ CPU (fast) + SSD {ssd} GiB", gpu_gib, cpu_gib, fast_gb_s, ssd_gib, ssd_gb_s, fill=fill),
     ]
 
 
@@ -150,11 +155,11 @@ def simulate(m: ModelSpec, compute: Compute, load: ChatLoad, setup: TierSetup) -
     """Replay the chat load through one tier setup; one row per request with its TTFT and hit tier."""
     reqs = requests(load)
     per_token = m.kv_bytes_per_token
-    tiers = [("GPU", _LRU(setup.gpu_gb * GB), None)]
-    if setup.cpu_gb > 0:
-        tiers.append(("CPU", _LRU(setup.cpu_gb * GB), setup.cpu_read_gb_s * GB))
-    if setup.ssd_gb > 0:
-        tiers.append(("SSD", _LRU(setup.ssd_gb * GB), setup.ssd_read_gb_s * GB))
+    tiers = [("GPU", _LRU(setup.gpu_gib * GIB), None)]
+    if setup.cpu_gib > 0:
+        tiers.append(("CPU", _LRU(setup.cpu_gib * GIB), setup.cpu_read_gb_s * GB))
+    if setup.ssd_gib > 0:
+        tiers.append(("SSD", _LRU(setup.ssd_gib * GIB), setup.ssd_read_gb_s * GB))
     free_at = 0.0
     out = {k: np.zeros(len(reqs)) for k in ("start s", "hit tokens", "load s", "compute s")}
     where = np.empty(len(reqs), dtype=object)
@@ -247,24 +252,32 @@ def compare(
     return summary, pd.concat(runs, ignore_index=True)
 
 
-def total_kv_gb(m: ModelSpec, load: ChatLoad) -> float:
-    """KV of every user's full history at the end of the run (the notes: 241 GB)."""
+def total_kv_gib(m: ModelSpec, load: ChatLoad) -> float:
+    """KV of every user's full history at the end of the run, GiB (the notes: 241 GB = 224 GiB)."""
     reqs = requests(load)
     last = reqs.groupby("user").last()
-    return float((last["prompt"] + last["reply"]).sum() * m.kv_bytes_per_token / GB)
+    return float((last["prompt"] + last["reply"]).sum() * m.kv_bytes_per_token / GIB)
 
 
-def paper_rows(summary: pd.DataFrame, total_gb: float) -> list[dict[str, str]]:
+NOTES_TOTAL_GB = 241
+"""The notes' KV of 200 users × 12 turns of Llama-3-8B, decimal GB."""
+
+
+def paper_rows(summary: pd.DataFrame, total_gib: float) -> list[dict[str, str]]:
     """Lecture 27 §6.3 (code 05 and the LMCache slides) beside this run (rows in default_setups order)."""
     s = summary.set_index("setup")
     gpu_only, slow, fast = s.iloc[0], s.iloc[1], s.iloc[2]
     ratio = slow["mean TTFT s"] / fast["mean TTFT s"]
     rows = [
         paper.close(
-            "All users' KV (200 users × 12 turns, Llama-3-8B)", "241 GB", f"{total_gb:.0f} GB", (241, total_gb), 0.05
+            "All users' KV (200 users × 12 turns, Llama-3-8B)",
+            f"{NOTES_TOTAL_GB} GB = {readable(NOTES_TOTAL_GB * GB / GIB)} GiB",
+            f"{readable(total_gib)} GiB",
+            (NOTES_TOTAL_GB * GB / GIB, total_gib),
+            0.05,
         ),
         paper.check(
-            "GPU only (LRU, ~58 GB of KV room)",
+            "GPU only (LRU, ~58 GB = 54 GiB of KV room)",
             "others' KV is evicted; recompute fills the GPU; queue explodes",
             f"{gpu_only['recomputed %']:.0f}% of tokens recomputed; in the last 1/8 of the run the GPU is offered "
             f"{gpu_only['last 1/8: offered load']:.2f}× its capacity and mean TTFT reaches "
@@ -275,7 +288,7 @@ def paper_rows(summary: pd.DataFrame, total_gb: float) -> list[dict[str, str]]:
             "over half the tokens recomputed, offered load > 1 and late TTFT > 5× the fast CPU tier's",
         ),
         paper.close(
-            "Same 50 GB CPU tier: slow (10 GB/s) vs fast (50 GB/s) reads",
+            "Same CPU tier (50 GB = 46.6 GiB): slow (10 GB/s) vs fast (50 GB/s) reads",
             "mean TTFT 5× apart",
             f"{ratio:.1f}× apart",
             (5, ratio),

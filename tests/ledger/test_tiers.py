@@ -12,8 +12,8 @@ SMALL = tiers.ChatLoad(users=40, turns=6, rate_per_s=4.0)
 
 
 def test_total_kv_matches_notes():
-    """200 users × 12 turns of Llama-3-8B: 241 GB of KV in all (±2%)."""
-    assert tiers.total_kv_gb(L8, tiers.ChatLoad()) == pytest.approx(241, rel=0.02)
+    """200 users × 12 turns of Llama-3-8B: 241 GB (224 GiB) of KV in all (±2%)."""
+    assert tiers.total_kv_gib(L8, tiers.ChatLoad()) == pytest.approx(241e9 / 2**30, rel=0.02)
 
 
 def test_requests_are_per_user_sequences():
@@ -50,16 +50,16 @@ def test_ladder_direction_notes():
 
 def test_write_through_small_cpu_tier_adds_nothing():
     """LMCache-style write-through: a CPU tier smaller than the GPU's only holds what the GPU holds."""
-    setups = tiers.default_setups(gpu_gb=20, cpu_gb=10, fill="write-through")[:2]
+    setups = tiers.default_setups(gpu_gib=20, cpu_gib=10, fill="write-through")[:2]
     summary, _ = tiers.compare(L8, H100, SMALL, setups)
     assert summary["CPU hit %"].iloc[1] == 0
-    big = tiers.default_setups(gpu_gb=5, cpu_gb=60, fill="write-through")[:2]
+    big = tiers.default_setups(gpu_gib=5, cpu_gib=60, fill="write-through")[:2]
     summary, _ = tiers.compare(L8, H100, SMALL, big)
     assert summary["CPU hit %"].iloc[1] > 0
 
 
 def test_infinite_gpu_recomputes_only_new_tokens():
-    run = tiers.simulate(L8, H100, SMALL, tiers.TierSetup("huge", gpu_gb=10_000))
+    run = tiers.simulate(L8, H100, SMALL, tiers.TierSetup("huge", gpu_gib=10_000))
     first = run["turn"] == 1
     assert (run.loc[first, "hit tokens"] == 0).all()
     assert (run.loc[~first, "tier"] == "GPU").all() and (run["load s"] == 0).all()
@@ -71,7 +71,7 @@ def test_infinite_gpu_recomputes_only_new_tokens():
         (lambda: tiers.ChatLoad(users=0), "users"),
         (lambda: tiers.ChatLoad(rate_per_s=0), "request rate"),
         (lambda: tiers.ChatLoad(users=5000, turns=100), "users × turns"),
-        (lambda: tiers.TierSetup("x", gpu_gb=0), "GPU KV room"),
+        (lambda: tiers.TierSetup("x", gpu_gib=0), "GPU KV room"),
         (lambda: tiers.TierSetup("x", cpu_read_gb_s=0), "CPU read"),
         (lambda: tiers.TierSetup("x", fill="lru"), "fill"),
     ],
@@ -82,7 +82,7 @@ def test_bad_parameters(call, match):
 
 
 def test_ttft_by_source_counts_every_request():
-    summary, runs = tiers.compare(L8, H100, SMALL, tiers.default_setups(gpu_gb=5, cpu_gb=5, ssd_gb=100))
+    summary, runs = tiers.compare(L8, H100, SMALL, tiers.default_setups(gpu_gib=5, cpu_gib=5, ssd_gib=100))
     table = tiers.ttft_by_source(runs).set_index("setup")
     first = table.iloc[0]
     assert first["CPU"] == "–" and first["SSD"] == "–"
@@ -99,5 +99,5 @@ def test_gpu_only_queue_explodes_late_in_the_run():
     over = tiers.ttft_over_time(runs, bins=8)
     first = over[over["setup"] == gpu_only["setup"]]["TTFT s"].to_numpy()
     assert len(first) == 8 and first[-1] > 100 * first[0]
-    rows = tiers.paper_rows(summary.iloc[[0, 1, 1]].assign(setup=["a", "b", "c"]), 241)
+    rows = tiers.paper_rows(summary.iloc[[0, 1, 1]].assign(setup=["a", "b", "c"]), 224)
     assert rows[1]["status"] == "agrees"

@@ -37,9 +37,9 @@ VIEWS = [
             "ledger_view": "Tiers",
             "ledger_users": "60",
             "ledger_tturns": "6",
-            "ledger_gpu_gb": "4",
-            "ledger_cpu_gb": "6",
-            "ledger_ssd_gb": "10",
+            "ledger_gpu_gib": "4",
+            "ledger_cpu_gib": "6",
+            "ledger_ssd_gib": "10",
         },
         set(),
     ),  # small, and every tier overflows

@@ -112,7 +112,16 @@ def test_tiers_fill_mode_switch():
     assert_clean(at)
     table = _frame_with(at, "setup")
     assert list(table["setup"])[0] == "GPU only (LRU)"
-    assert (table["CPU hit %"] == 0).all()  # 50 GB CPU < 58 GB GPU: write-through adds nothing
-    at.number_input(key="ledger_cpu_gb").set_value(400.0).run()
+    assert (table["CPU hit %"] == 0).all()  # 47 GiB CPU < 54 GiB GPU: write-through adds nothing
+    at.number_input(key="ledger_cpu_gib").set_value(400.0).run()
     assert_clean(at)
     assert (_frame_with(at, "CPU hit %")["CPU hit %"].iloc[1:] > 0).all()
+
+
+def test_tiers_memory_in_gib_and_a_link_in_gb_opens_the_same_view():
+    at = open_page("ledger", {"ledger_view": "Tiers", "ledger_gpu_gb": "58", "ledger_cpu_gb": "50"})
+    assert_clean(at)
+    assert at.number_input(key="ledger_gpu_gib").label == "GPU KV room (GiB)"
+    assert (at.number_input(key="ledger_gpu_gib").value, at.number_input(key="ledger_cpu_gib").value) == (54.02, 46.57)
+    assert "ledger_gpu_gb" not in at.query_params
+    assert list(_frame_with(at, "setup")["setup"])[1] == "+ CPU 46.6 GiB, 10 GB/s"

@@ -22,8 +22,8 @@ SCIENTIFIC = re.compile(r"\b\d+(?:\.\d+)?e[+-]?\d+\b", re.I)
 DECIMAL_MEMORY = re.compile(r"\b\d[\d,.]*\s?(?:MB|GB|TB)\b(?!/s)(?:/[a-z]+)?+(?! = \d| \(\d)")
 """A decimal memory amount without its binary value beside it."""
 MINE = [(stem, query) for stem, query in PAGE_VIEWS if stem in ("radix", "cacheblend", "ledger")]
-ONE_SYSTEM = {f"ledger_view={v}" for v in ("Size", "Load+or+recompute", "Economics")}
-"""The ledger views whose model is the ledger's own (the Tiers view's capacities are still in GB)."""
+ONE_SYSTEM = {f"ledger_view={v}" for v in ("Size", "Load+or+recompute", "Economics", "Tiers")}
+"""The ledger's views: memory in binary units, links in GB/s."""
 
 
 def _found(at, pattern: re.Pattern) -> list[str]:

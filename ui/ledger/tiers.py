@@ -9,12 +9,31 @@ from dataclasses import astuple
 import streamlit as st
 
 from kvviz.common import hardware as hw
+from kvviz.common.budget import GIB
 from kvviz.ledger import notes, tiers
-from ui.kit import figures, frame
+from ui.kit import figures, frame, routing
 from ui.kit.errors import user_errors
 from ui.kit.tables import data_table
 
 Q = dict(bind="query-params")
+GB_KEYS = {"ledger_gpu_gb": "ledger_gpu_gib", "ledger_cpu_gb": "ledger_cpu_gib", "ledger_ssd_gb": "ledger_ssd_gib"}
+"""The capacities' URL parameters when they were in GB, and in GiB now."""
+
+
+def gb_links_in_gib() -> None:
+    """A link from when the capacities were in GB (``ledger_gpu_gb=58``) opens the same view: each becomes
+    its GiB parameter, to 0.01 GiB (a value that is not a number is dropped), then the run starts again,
+    Streamlit seeding a control from the URL its run started with."""
+    old = {key: raw for key in GB_KEYS if (raw := st.query_params.get(key)) is not None}
+    for key, raw in old.items():
+        routing.set_url_param(key, None)
+        try:
+            gib = float(raw) * hw.GB / GIB
+        except ValueError:
+            continue
+        routing.set_url_param(GB_KEYS[key], f"{gib:.2f}")
+    if old:
+        st.rerun()
 
 
 @st.cache_data(max_entries=16, ttl="1h", show_spinner="Simulating the tiered cache…")
@@ -22,25 +41,27 @@ def run_tiers(model_t: tuple, gpu_t: tuple, mfu_v: float, load: tuple, setups: t
     mm, comp = hw.ModelSpec(*model_t), hw.Compute(hw.GPUSpec(*gpu_t), mfu_v)
     chat = tiers.ChatLoad(*load)
     summary, runs = tiers.compare(mm, comp, chat, [tiers.TierSetup(*s) for s in setups])
-    return summary, tiers.ttft_by_source(runs), tiers.ttft_over_time(runs), tiers.total_kv_gb(mm, chat)
+    return summary, tiers.ttft_by_source(runs), tiers.ttft_over_time(runs), tiers.total_kv_gib(mm, chat)
 
 
 def view(name: str, m: hw.ModelSpec, compute: hw.Compute) -> None:
-    """The Tiers view, for the sidebar's model (``name``, ``m``) on its GPU at its MFU."""
+    """The Tiers view, for the sidebar's model (``name``, ``m``) on its GPU at its MFU: memory in GiB,
+    links in GB/s."""
+    gb_links_in_gib()
     c = st.columns(4)
     load = (
         c[0].number_input("Users", 1, 2000, 200, key="ledger_users", **Q),
         c[1].number_input("Turns each", 1, 100, 12, key="ledger_tturns", **Q),
         c[2].number_input("Requests/s", 0.1, 1000.0, 10.0, key="ledger_rps", **Q),
     )
-    gpu_gb = c[3].number_input("GPU KV room (GB)", 0.1, 10_000.0, 58.0, key="ledger_gpu_gb", **Q)
+    gpu_gib = c[3].number_input("GPU KV room (GiB)", 0.1, 10_000.0, 54.0, key="ledger_gpu_gib", **Q)
     c = st.columns(4)
-    cpu_gb = c[0].number_input("CPU tier (GB)", 0.0, 100_000.0, 50.0, key="ledger_cpu_gb", **Q)
+    cpu_gib = c[0].number_input("CPU tier (GiB)", 0.0, 100_000.0, 47.0, key="ledger_cpu_gib", **Q)
     slow, fast = (
         c[1].number_input("Slow CPU reads (GB/s)", 0.01, 10_000.0, 10.0, key="ledger_slow", **Q),
         c[2].number_input("Fast CPU reads (GB/s)", 0.01, 10_000.0, 50.0, key="ledger_fast", **Q),
     )
-    ssd_gb = c[3].number_input("SSD tier (GB)", 0.0, 1e6, 500.0, key="ledger_ssd_gb", **Q)
+    ssd_gib = c[3].number_input("SSD tier (GiB)", 0.0, 1_000_000.0, 466.0, key="ledger_ssd_gib", **Q)
     fill = (
         st.segmented_control(
             "Lower tiers hold",
@@ -54,7 +75,7 @@ def view(name: str, m: hw.ModelSpec, compute: hw.Compute) -> None:
         or "spill"
     )
     with user_errors():
-        setups = tiers.default_setups(gpu_gb, cpu_gb, slow, fast, ssd_gb, fill=fill)
+        setups = tiers.default_setups(gpu_gib, cpu_gib, slow, fast, ssd_gib, fill=fill)
         summary, by_source, over_time, total = run_tiers(
             astuple(m), astuple(compute.gpu), compute.mfu, load, tuple(astuple(s) for s in setups)
         )
@@ -63,11 +84,11 @@ def view(name: str, m: hw.ModelSpec, compute: hw.Compute) -> None:
         "GPU": compute.gpu.name,
         "MFU": compute.mfu,
         "users, turns, requests/s": load,
-        "GPU GB": gpu_gb,
-        "CPU GB": cpu_gb,
+        "GPU GiB": gpu_gib,
+        "CPU GiB": cpu_gib,
         "slow GB/s": slow,
         "fast GB/s": fast,
-        "SSD GB": ssd_gb,
+        "SSD GiB": ssd_gib,
         "fill": fill,
     }
     figures.figure("ledger.fig_tiers", summary, key="ledger_fig_tiers")
