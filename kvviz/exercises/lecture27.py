@@ -17,6 +17,7 @@ from kvviz.cacheblend.model import load_model
 from kvviz.cacheblend.record_world import N_RECORDS, cut_records, sample_documents
 from kvviz.cachegen.rans import entropy_bits
 from kvviz.common import hardware as hw
+from kvviz.common.budget import GIB
 from kvviz.exercises.exercise import Exercise, Part
 from kvviz.ledger import ledger
 
@@ -28,15 +29,22 @@ def kv_size() -> dict[str, float]:
     return {
         "per_token_bytes": m.kv_bytes_per_token,
         "kib": m.kv_bytes_per_token / hw.KIB,
-        "ctx_gb": ledger.kv_bytes(m, 32_768) / hw.GB,
+        "ctx_gib": ledger.kv_bytes(m, 32_768) / GIB,
     }
 
 
 def fetch_or_compute() -> dict[str, float]:
     m, tokens, recompute, ratio = hw.model("llama-3.1-70b"), 16_000, 0.97, 3
-    kv_gb = ledger.kv_bytes(m, tokens) / hw.GB
-    gb_s = kv_gb / ratio / recompute
-    return {"kv_gb": kv_gb, "compressed_gb": kv_gb / ratio, "gb_s": gb_s, "gbit_s": 8 * gb_s}
+    kv_bytes = ledger.kv_bytes(m, tokens)
+    gb_s = kv_bytes / hw.GB / ratio / recompute
+    return {
+        "kv_gb": kv_bytes / hw.GB,
+        "kv_gib": kv_bytes / GIB,
+        "compressed_gb": kv_bytes / hw.GB / ratio,
+        "compressed_gib": kv_bytes / GIB / ratio,
+        "gb_s": gb_s,
+        "gbit_s": 8 * gb_s,
+    }
 
 
 def entropy() -> dict[str, float]:
@@ -70,12 +78,12 @@ EXERCISES: tuple[Exercise, ...] = (
         1,
         "KV bytes per token",
         "LLaMA-3.1-70B has 80 layers, 8 KV head groups and head dimension 128. How many bytes of KV does a token "
-        "take (BF16)? How big is a 32K-token context?",
+        "take (BF16)? How big is a 32K-token context, in GiB?",
         "ledger",
         {"ledger_view": "Size", "ledger_model": "llama-3.1-70b", "ledger_context": "32768"},
         "Every layer keeps a key and a value vector per KV head: layers × 2 × KV heads × head dim × bytes.",
-        "2 × 80 × 8 × 128 × 2 = {per_token_bytes} bytes = {kib} KiB per token; 32K tokens take {ctx_gb} GB.",
-        (Part("kib", "KV per token", "KiB"), Part("ctx_gb", "A 32K-token context", "GB")),
+        "2 × 80 × 8 × 128 × 2 = {per_token_bytes} bytes = {kib} KiB per token; 32K tokens take {ctx_gib} GiB.",
+        (Part("kib", "KV per token", "KiB"), Part("ctx_gib", "A 32K-token context", "GiB")),
         kv_size,
     ),
     Exercise(
@@ -92,8 +100,8 @@ EXERCISES: tuple[Exercise, ...] = (
             "ledger_context": "16000",
         },
         "Fetching wins when the compressed KV arrives in less time than the recompute takes.",
-        "The KV is 16,000 × 327,680 bytes = {kv_gb} GB, {compressed_gb} GB compressed; {compressed_gb} GB / "
-        "0.97 s = {gb_s} GB/s = {gbit_s} Gb/s.",
+        "The KV is 16,000 × 327,680 bytes = {kv_gb} GB = {kv_gib} GiB; compressed 3×, {compressed_gb} GB = "
+        "{compressed_gib} GiB must arrive within 0.97 s: {gb_s} GB/s = {gbit_s} Gb/s.",
         (Part("gbit_s", "The lowest bandwidth", "Gb/s"),),
         fetch_or_compute,
     ),

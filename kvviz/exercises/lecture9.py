@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from kvviz.cachegen.levels import context_mb
 from kvviz.common import hardware as hw
+from kvviz.common.budget import GIB
 from kvviz.exercises.exercise import Exercise, Part
 from kvviz.ledger import ledger
 from kvviz.mooncake.placement import cache_aware_choice, kvcentric_choice
@@ -71,8 +72,8 @@ def cachegen_sums() -> dict[str, float]:
     values = {"fp16": 16, "q8": 8, "cg": 2.3}
     out: dict[str, float] = {"recompute_s": recompute}
     for name, bits in values.items():
-        nbytes = context_mb(bits, "mistral-7b", tokens) * 1e6
-        out[f"{name}_gb"] = nbytes / hw.GB
+        out[f"{name}_mb"] = context_mb(bits, "mistral-7b", tokens)
+        nbytes = out[f"{name}_mb"] * 1e6
         out[f"{name}_s"] = ledger.load_seconds(nbytes, _link(3 / 8))
         out[f"{name}_10_s"] = ledger.load_seconds(nbytes, _link(10 / 8))
     return out
@@ -128,7 +129,7 @@ def agent() -> dict[str, float]:
     m, tokens, pcie = hw.model("llama-3-8b"), 1_000_000, hw.LINKS["pcie5-x16"]
     nbytes = ledger.kv_bytes(m, tokens)
     return {
-        "kv_gb": nbytes / hw.GB,
+        "kv_gib": nbytes / GIB,
         "pcie_gb_s": pcie.effective_bytes_s / hw.GB,
         "load_s": ledger.load_seconds(nbytes, pcie),
     }
@@ -195,13 +196,13 @@ EXERCISES: tuple[Exercise, ...] = (
         "cachegen",
         {"cachegen_view": "Codec"},
         "Size = tokens × values per token × bits per value; time = size ÷ bandwidth (3 Gb/s is 0.375 GB/s).",
-        "(a) FP16: {fp16_gb} GB, {fp16_s} s; 8-bit: {q8_gb} GB, {q8_s} s; CacheGen: {cg_gb} GB, {cg_s} s. "
+        "(a) FP16: {fp16_mb} MB, {fp16_s} s; 8-bit: {q8_mb} MB, {q8_s} s; CacheGen: {cg_mb} MB, {cg_s} s. "
         "(b) CacheGen ({cg_s} s plus a small decoding cost) beats recomputing ({recompute_s} s), which beats 8-bit "
         "({q8_s} s) and FP16 ({fp16_s} s): KV not compressed enough loses to sending the text. (c) At 10 Gb/s: "
         "FP16 {fp16_10_s} s, 8-bit {q8_10_s} s, CacheGen {cg_10_s} s — all beat recomputing, and the faster the "
         "network, the less compression gains (the paper's Figure 11 sees the same above 20 Gb/s).",
         (
-            Part("fp16_gb", "(a) the FP16 KV", "GB"),
+            Part("fp16_mb", "(a) the FP16 KV", "MB"),
             Part("fp16_s", "(a) the time to send it in FP16", "s"),
             Part("q8_s", "(a) the time to send it in 8 bits", "s"),
             Part("cg_s", "(a) the time to send it with CacheGen", "s"),
@@ -312,9 +313,9 @@ EXERCISES: tuple[Exercise, ...] = (
         {"ledger_view": "Size", "ledger_model": "llama-3-8b", "ledger_context": "1000000"},
         "Size the KV first (Llama-3-8B), then compare it with one GPU's memory and with the time to bring it back "
         "over PCIe.",
-        "At Llama-3-8B's KV, a million tokens take {kv_gb} GB: no single GPU holds it. Bringing it back over PCIe "
+        "At Llama-3-8B's KV, a million tokens take {kv_gib} GiB: no single GPU holds it. Bringing it back over PCIe "
         "5.0 ({pcie_gb_s} GB/s effective) takes {load_s} s, so no step should reload it.",
-        (Part("kv_gb", "The KV of a million tokens", "GB"), Part("load_s", "The time to load it over PCIe 5.0", "s")),
+        (Part("kv_gib", "The KV of a million tokens", "GiB"), Part("load_s", "The time to load it over PCIe 5.0", "s")),
         agent,
         points=(
             "It does not fit one GPU: split it over several GPUs (sharded KV) or keep it in CPU memory.",

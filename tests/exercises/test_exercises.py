@@ -21,12 +21,12 @@ ROOT = Path(__file__).resolve().parents[2]
 LECTURE_ANSWERS: dict[str, dict[str, float]] = {
     "9.1": {"breakeven": 4.5, "ssd_ms": 196_608 * 8_000 / 5.6e9 * 1e3, "mla_breakeven": 1.6},
     "9.2": {"a_blocks": 8, "b_reuse": 8, "e_reuse": 2},
-    "9.3": {"fp16_gb": 1.26, "fp16_s": 3.36, "q8_s": 1.68, "cg_s": 0.48, "cg_10_s": 0.14},
+    "9.3": {"fp16_mb": 1_260, "fp16_s": 3.36, "q8_s": 1.68, "cg_s": 0.48, "cg_10_s": 0.14},
     "9.4": {"one": 16, "one_share": 25, "two": 32, "kernel": 128},
     "9.5": {"a_local": 2.1, "a_fetch": 0.728, "to_b": 3.2},
     "9.6": {"times_without": 3, "saved": 4},
-    "9.8": {"kv_gb": 131, "load_s": 2.6},
-    "27.1": {"kib": 320, "ctx_gb": 10.7},
+    "9.8": {"kv_gib": 131e9 / 2**30, "load_s": 2.6},  # the notes' 131 GB
+    "27.1": {"kib": 320, "ctx_gib": 10.7e9 / 2**30},  # the notes' 10.7 GB
     "27.2": {"gbit_s": 14.4},
     "27.4": {"bits": 1.40, "fixed_bits": 3},
     "27.6": {"cut_six": 0, "reuse_accuracy": 100},

@@ -1,4 +1,4 @@
-"""The radix, CacheBlend and ledger pages write numbers as a person reads them.
+"""The radix, CacheBlend and ledger pages, and every exercise, write numbers as a person reads them.
 
 No number a viewer reads is in scientific notation (2,490, not 2.49e+03), and the ledger's views that
 count memory count it in one system: binary units (KiB, GiB, TiB) for memory, decimal GB/s for links.
@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
+from kvviz.exercises import EXERCISES
 from tests.conftest import assert_clean, open_page
 from tests.pages.test_page_text import PAGE_VIEWS, page_texts
 
@@ -48,3 +49,13 @@ def test_the_scan_finds_what_it_looks_for():
     assert DECIMAL_MEMORY.findall(
         "40 GB of memory, 1.05 GB = 0.98 GiB, 15.9 TB/day = 14.5 TiB/day, 3 TB/day, 51.2 GB/s"
     ) == ["40 GB", "3 TB/day"]
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.id)
+def test_an_exercise_writes_numbers_as_its_page_does(exercise):
+    """Every text of an exercise, worked answer included; one answered on the ledger counts memory in GiB."""
+    texts = [exercise.question, exercise.hint, exercise.worked_text(), *exercise.points]
+    texts += [f"{p.ask} ({p.unit})" for p in exercise.parts]
+    assert [m.group(0) for t in texts for m in SCIENTIFIC.finditer(t)] == []
+    if exercise.page == "ledger":
+        assert [m.group(0) for t in texts for m in DECIMAL_MEMORY.finditer(t)] == []
