@@ -22,11 +22,11 @@ from kvviz.radix.request import Request
 from kvviz.radix.scheduler import COUNTERS, RequestState, Scheduler, SchedulerConfig
 from kvviz.radix.script import Op, Script
 
-POLICY_WORDS: dict[str, str] = dict(
+POLICY_LABELS: dict[str, str] = dict(
     zip(POLICIES, ("LRU", "LFU", "FIFO", "MRU", "FILO", "priority", "SLRU"), strict=True)
 )
 """Each eviction policy (SGLang's ``--radix-eviction-policy`` value) as a page names it."""
-WRITE_WORDS: dict[str, str] = dict(
+WRITE_LABELS: dict[str, str] = dict(
     zip(WRITE_POLICIES, ("write through", "selective write through", "write back"), strict=True)
 )
 """Each HiCache write policy (SGLang's ``--hicache-write-policy`` value) as a page names it."""

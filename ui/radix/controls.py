@@ -9,7 +9,7 @@ from dataclasses import asdict
 import streamlit as st
 
 from kvviz.radix.presets import PRESETS
-from kvviz.radix.replay import POLICY_WORDS, WRITE_WORDS, ReplayConfig, replay
+from kvviz.radix.replay import POLICY_LABELS, WRITE_LABELS, ReplayConfig, replay
 from kvviz.radix.script import parse_text
 from ui.kit import links
 
@@ -26,7 +26,7 @@ CONTROL_KEYS = {
     "threshold": "radix_threshold",
     "auto_ack": "radix_ack",
 }
-WORDED = {"radix_cache": TREES, "radix_policy": POLICY_WORDS, "radix_write": WRITE_WORDS}
+WORDED = {"radix_cache": TREES, "radix_policy": POLICY_LABELS, "radix_write": WRITE_LABELS}
 """The controls whose options are words for the model's codes (URL values are the words)."""
 
 
