@@ -403,8 +403,8 @@ def paper_rows(
         paper.check("…at page 1", "< 1% (course notes: CS349D lecture 9 §4)", f"{page1:.2%}", page1 < 0.01, "below 1%"),
         paper.check(
             "Copy size for 75–80% of PCIe 5.0",
-            "1–2 MB",
-            f"{lo / 1e6:.2f}–{hi / 1e6:.2f} MB",
+            "1–2 MB (0.95–1.91 MiB)",
+            f"{lo / KIB**2:.2f}–{hi / KIB**2:.2f} MiB",
             lo <= 2e6 and hi >= 1e6,
             "the range overlaps 1–2 MB",
         ),
