@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from kvviz.common import paper
+from kvviz.common.style import readable
 
 RATIO_TOL = 0.10  # a ratio the paper states agrees within 10%, a range widened by 10%
 
@@ -58,7 +59,7 @@ def paper_rows(table: pd.DataFrame, locality: dict[str, float]) -> list[dict[str
         paper.in_range(
             "Size vs 8-bit quantization",
             "3.5–4.3× smaller at ≤2% accuracy drop",
-            f"{smaller:.1f}× smaller, relative error {reported.rel_error:.1e} vs {q8.rel_error:.1e}",
+            f"{smaller:.1f}× smaller, relative error {readable(reported.rel_error, 2)} vs {readable(q8.rel_error, 2)}",
             smaller,
             3.5,
             4.3,
@@ -114,8 +115,9 @@ def quality_notice(points: pd.DataFrame) -> str:
     low, high = curve.iloc[0], curve.iloc[-1]
     return (
         f"**KL moves before accuracy does**: at {low.bits_per_value:.2f} bits/value the model still answers "
-        f"{low.accuracy:.1%} right, yet its answer distribution is {low.kl:.1e} nats from full precision's, "
-        f"{low.kl / max(high.kl, 1e-30):,.0f}× the {high.kl:.1e} at {high.bits_per_value:.2f} bits."
+        f"{low.accuracy:.1%} right, yet its answer distribution is {readable(low.kl, 2)} nats from full "
+        f"precision's, {low.kl / max(high.kl, 1e-30):,.0f}× the {readable(high.kl, 2)} at "
+        f"{high.bits_per_value:.2f} bits."
     )
 
 

@@ -297,7 +297,7 @@ def fig_pareto(points: pd.DataFrame, error: str = "weighted_error") -> go.Figure
                 textfont=dict(size=12),
                 marker=series_style(i).marker(),
                 line=series_style(i).line(),
-                hovertemplate=f"{name}<br>level %{{text}}: %{{x:.2f}} bits/value, error %{{y:.2e}}<extra></extra>",
+                hovertemplate=f"{name}<br>level %{{text}}: %{{x:.2f}} bits/value, error %{{y:.3~g}}<extra></extra>",
             )
         )
     base = points[points.level.isna()]
@@ -311,7 +311,7 @@ def fig_pareto(points: pd.DataFrame, error: str = "weighted_error") -> go.Figure
             text=lossy.variant,
             textposition="middle right",
             marker=dict(symbol="star", size=14, color=INK),
-            hovertemplate="%{text}: %{x:.2f} bits/value, error %{y:.2e}<extra></extra>",
+            hovertemplate="%{text}: %{x:.2f} bits/value, error %{y:.3~g}<extra></extra>",
         )
     )
     for _, z in base[base.variant.str.startswith("zlib")].iterrows():

@@ -27,7 +27,7 @@ FIGURES = {"max_entries": 48, "ttl": "1h", "show_spinner": False}
 _FORMAT_OF = (
     dict.fromkeys(("bits_per_value", "ideal_bits_per_value", "header_bits_per_value"), "%.2f")
     | dict.fromkeys(("start_s", "end_s", "MB", "gbps_seen", "estimate_gbps", "quality"), "%.3f")
-    | dict.fromkeys(("rel_error", "weighted_error", "mse", "kl", "log p(right answer)"), "%.2e")
+    | dict.fromkeys(("rel_error", "weighted_error", "mse", "kl", "log p(right answer)"), "%.3g")
     | {"accuracy": "percent"}
 )
 SUMMARY_COLUMNS = ("violation_rate", "mean_quality", "mean_ttft_s", "p95_ttft_s")
