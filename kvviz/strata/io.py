@@ -406,7 +406,7 @@ def paper_rows(
             "1–2 MB (0.95–1.91 MiB)",
             f"{lo / KIB**2:.2f}–{hi / KIB**2:.2f} MiB",
             lo <= 2e6 and hi >= 1e6,
-            "the range overlaps 1–2 MB",
+            "the range overlaps 0.95–1.91 MiB",
         ),
         paper.check(
             "Loading-bound knee, GPU-assisted I/O (Qwen2.5-14B, H200, 256 new tokens)",

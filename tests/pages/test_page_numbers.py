@@ -1,9 +1,10 @@
-"""The radix, CacheBlend and ledger pages, and every exercise, write numbers as a person reads them.
+"""Memory in one unit system: binary units (KiB, MiB, GiB, TiB) for memory, decimal GB/s for links.
 
-No number a viewer reads is in scientific notation (2,490, not 2.49e+03), and the ledger's views that
-count memory count it in one system: binary units (KiB, GiB, TiB) for memory, decimal GB/s for links.
+The ledger's and Strata's views, and every exercise answered on the ledger, count memory in binary units.
 The lecture notes' decimal figures appear only with their binary value beside them ("1.05 GB =
-0.98 GiB", "40 GB (37.3 GiB)"). The scan reads everything a viewer sees (``page_texts``).
+0.98 GiB", "40 GB (37.3 GiB)"). Every exercise writes its numbers without scientific notation (every
+page's view is scanned for it beside its internal names, ``test_page_text``). The scan reads everything a
+viewer sees (``page_texts``).
 """
 
 from __future__ import annotations
@@ -15,16 +16,14 @@ import pytest
 
 from kvviz.exercises import EXERCISES
 from tests.conftest import assert_clean, open_page
-from tests.pages.test_page_text import PAGE_VIEWS, page_texts
+from tests.pages.test_page_text import PAGE_VIEWS, SCIENTIFIC, page_texts
 
 pytestmark = pytest.mark.shared_caches
 
-SCIENTIFIC = re.compile(r"\b\d+(?:\.\d+)?e[+-]?\d+\b", re.I)
 DECIMAL_MEMORY = re.compile(r"\b\d[\d,.]*\s?(?:MB|GB|TB)\b(?!/s)(?:/[a-z]+)?+(?! = \d| \(\d)")
 """A decimal memory amount without its binary value beside it."""
-MINE = [(stem, query) for stem, query in PAGE_VIEWS if stem in ("radix", "cacheblend", "ledger")]
-ONE_SYSTEM = {f"ledger_view={v}" for v in ("Size", "Load+or+recompute", "Economics", "Tiers")}
-"""The ledger's views: memory in binary units, links in GB/s."""
+BINARY_PAGES = ("ledger", "strata")
+ONE_SYSTEM = [(stem, query) for stem, query in PAGE_VIEWS if stem in BINARY_PAGES]
 
 
 def _found(at, pattern: re.Pattern) -> list[str]:
@@ -35,17 +34,19 @@ def _found(at, pattern: re.Pattern) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize(("stem", "query"), MINE, ids=[f"{s}?{q}" for s, q in MINE])
-def test_numbers_in_words_a_student_reads(stem, query):
+@pytest.mark.parametrize(("stem", "query"), ONE_SYSTEM, ids=[f"{s}?{q}" for s, q in ONE_SYSTEM])
+def test_memory_in_binary_units(stem, query):
     at = open_page(stem, dict(parse_qsl(query)), timeout=180)
     assert_clean(at)
-    assert _found(at, SCIENTIFIC) == []
-    if query in ONE_SYSTEM:
-        assert _found(at, DECIMAL_MEMORY) == []
+    assert _found(at, DECIMAL_MEMORY) == []
 
 
 def test_the_scan_finds_what_it_looks_for():
-    assert SCIENTIFIC.findall("2.49e+03 GiB, 1.05e+03 s, 1e-05, 3.5 GB") == ["2.49e+03", "1.05e+03", "1e-05"]
+    assert SCIENTIFIC.findall("2.49e+03 GiB, 1.05e+03 s, 1e-05, 3.5 GB, color:#009e73") == [
+        "2.49e+03",
+        "1.05e+03",
+        "1e-05",
+    ]
     assert DECIMAL_MEMORY.findall(
         "40 GB of memory, 1.05 GB = 0.98 GiB, 15.9 TB/day = 14.5 TiB/day, 3 TB/day, 51.2 GB/s"
     ) == ["40 GB", "3 TB/day"]
@@ -53,9 +54,10 @@ def test_the_scan_finds_what_it_looks_for():
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.id)
 def test_an_exercise_writes_numbers_as_its_page_does(exercise):
-    """Every text of an exercise, worked answer included; one answered on the ledger counts memory in GiB."""
+    """Every text of an exercise, worked answer included; one answered on the ledger or Strata's page counts
+    memory in binary units."""
     texts = [exercise.question, exercise.hint, exercise.worked_text(), *exercise.points]
     texts += [f"{p.ask} ({p.unit})" for p in exercise.parts]
     assert [m.group(0) for t in texts for m in SCIENTIFIC.finditer(t)] == []
-    if exercise.page == "ledger":
+    if exercise.page in BINARY_PAGES:
         assert [m.group(0) for t in texts for m in DECIMAL_MEMORY.finditer(t)] == []

@@ -122,14 +122,28 @@ PAGE_VIEWS = [(stem or "home", query) for stem, query in VIEWS]
 """The views the browser's layout test draws: every view of every page, with light settings."""
 
 
+SCIENTIFIC = re.compile(r"(?<![#\w.])\d+(?:\.\d+)?e[+-]?\d+\b", re.I)
+"""A number in scientific notation (2.49e+03): a person reads 2,490. (Not a colour: #009e73.)"""
+
+
+def scientific(at) -> list[str]:
+    """Every number in scientific notation the page shows, as "where: what in '…text…'"."""
+    return [
+        f"{where}: {m.group(0)!r} in {text[max(0, m.start() - 60) : m.end() + 40]!r}"
+        for where, text in page_texts(at)
+        for m in SCIENTIFIC.finditer(str(text))
+    ]
+
+
 @pytest.mark.parametrize(("stem", "query"), PAGE_VIEWS, ids=[f"{s}?{q}" if q else s for s, q in PAGE_VIEWS])
-def test_no_internal_name_on_any_view(stem, query):
+def test_no_internal_name_or_scientific_notation_on_any_view(stem, query):
     at = open_page(stem, dict(parse_qsl(query)), timeout=180)
     assert_clean(at)
     assert internal_names(at) == []
+    assert scientific(at) == []
 
 
 def test_no_internal_name_on_a_trace_without_block_ids():
     at = open_with_session_trace("trace", LENGTHS_ONLY, timeout=120)
     assert_clean(at)
-    assert internal_names(at) == []
+    assert internal_names(at) == [] and scientific(at) == []
