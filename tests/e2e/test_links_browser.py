@@ -45,7 +45,6 @@ from tests.e2e.browser import (
     settle,
     wait_idle,
     watch_runs,
-    with_figures,
     without_figures,
 )
 from ui.kit import keys, links
@@ -237,14 +236,6 @@ def url_settled(page: Page, quiet_s: float = 1.0, most_s: float = 20.0) -> None:
         page.wait_for_timeout(100)
         if page.url != last or app.get_attribute("data-test-script-state") != "notRunning":
             last, since = page.url, time.monotonic()
-
-
-@pytest.fixture
-def figureless(page: Page):
-    """The worker's tab, drawing no figure until the test ends."""
-    without_figures(page)
-    yield page
-    with_figures(page)
 
 
 @pytest.mark.parametrize("stem", BUILT)
