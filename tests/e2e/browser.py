@@ -212,6 +212,24 @@ def choose(combo: Locator, option: str) -> None:
     combo.page.get_by_role("option", name=option, exact=True).click()
 
 
+FIGURE_MODULE = "**/static/js/PlotlyChart.*.js"
+"""Streamlit's figure component, a module of its own that the page loads when it first shows a figure."""
+NO_FIGURE = "const PlotlyChart = () => null;\nexport { PlotlyChart, PlotlyChart as default };\n"
+
+
+def without_figures(target: Page | BrowserContext) -> None:
+    """Have the browser draw no figure: Streamlit's figure component is served as one that draws
+    nothing. For a test whose checks need the controls, tables and numbers but not the figures,
+    which are most of what Chromium spends on a rerun (drawn in software here); the server still
+    builds every figure and sends it, and an error building one still shows. The layout tests draw
+    every figure of every view. :func:`with_figures` undoes it."""
+    target.route(FIGURE_MODULE, lambda route: route.fulfill(content_type="text/javascript", body=NO_FIGURE))
+
+
+def with_figures(target: Page | BrowserContext) -> None:
+    target.unroute(FIGURE_MODULE)
+
+
 def assert_no_exception(page: Page) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
 

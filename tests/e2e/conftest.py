@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
-from tests.e2e.browser import CHROMIUM, LAUNCH, VIEWPORT, streamlit_server
+from tests.e2e.browser import CHROMIUM, LAUNCH, VIEWPORT, streamlit_server, with_figures, without_figures
 
 TIMEOUT_MS = 30_000
 """Playwright's own default for an action, which a test may change for its page (test_links_browser)."""
@@ -68,6 +68,15 @@ def page(_tab: Page, browser_context_args: dict):
     if not _tab.is_closed():
         _tab.goto("about:blank")  # before the resize: the last page is not laid out again
         _tab.set_viewport_size(browser_context_args["viewport"])
+
+
+@pytest.fixture
+def figureless(page: Page):
+    """The worker's tab, drawing no figure until the test ends (``without_figures``): for a test
+    whose checks read controls, text, tables and numbers."""
+    without_figures(page)
+    yield page
+    with_figures(page)
 
 
 @pytest.fixture(scope="session")

@@ -45,8 +45,9 @@ def test_a_damaged_entrys_link_shows_the_damage_and_the_server_serves_the_next_s
 
 
 def test_an_entry_cut_short_while_the_server_holds_it_is_named_and_the_server_serves_on(
-    page: Page, tmp_path, monkeypatch
+    figureless: Page, tmp_path, monkeypatch
 ):
+    page = figureless  # the errors shown are read: no figure is drawn
     fresh_library(tmp_path, monkeypatch)
     held = library.store(load_trace(fx.jsonl(fx.MOONCAKE)), "held").entry.id
     with streamlit_process() as (url, server):

@@ -7,8 +7,12 @@ test ids and their keys (Streamlit marks a keyed widget's container ``st-key-<ke
 visible one that belongs to the page (key ``<stem>_...``) in rounds — a change can reveal or enable
 others — takes "Copy link" (``window.kvvizCopiedLink``, ui/kit/links.py), opens that link in a new
 browser context and compares what both show. A widget without a key cannot be in the URL: it
-counts as a failure too. Each page also gets its laptop-size screenshot here (1366×768, at the view
-it starts from), so the page load is shared.
+counts as a failure too.
+
+The browser draws no figure here (``without_figures``): what is compared is the controls, the
+tables and the numbers, and Chromium drawing each rerun's figures in software was most of what the
+test cost. The server still builds and sends every figure, so an error building one still shows as
+an exception; the layout tests draw every figure of every view (and take each page's screenshots).
 
 The same visit checks the cache replay through the real server: a cached function's elements are
 replayed on a cache hit, and one that drew a progress bar or took an element from an earlier run
@@ -38,10 +42,10 @@ from tests.e2e.browser import (
     open_page,
     open_select,
     rerun,
-    screenshot,
     settle,
     wait_idle,
     watch_runs,
+    without_figures,
 )
 from ui.kit import keys, links
 
@@ -236,14 +240,14 @@ def url_settled(page: Page, quiet_s: float = 1.0, most_s: float = 20.0) -> None:
 
 @pytest.mark.parametrize("stem", BUILT)
 def test_every_control_survives_the_copied_link(
-    page: Page, browser: Browser, browser_context_args: dict, app_url: str, stem: str
+    figureless: Page, browser: Browser, browser_context_args: dict, app_url: str, stem: str
 ):
+    page = figureless
     watch_runs(page)
     page.set_viewport_size(LAPTOP)
     open_page(page, app_url, stem, LIGHT.get(stem, ""))
     page.set_default_timeout(ACTION_MS)
     assert_no_exception(page)
-    screenshot(page, f"laptop_{stem}")
     before_rerun = key_numbers(page)
     rerun(page)
     assert_no_exception(page)
@@ -257,6 +261,7 @@ def test_every_control_survives_the_copied_link(
     page.wait_for_function("() => window.kvvizCopiedLink")
     link = page.evaluate("() => window.kvvizCopiedLink")
     fresh = browser.new_context(**{**browser_context_args, "viewport": LAPTOP})
+    without_figures(fresh)
     try:
         there_page = fresh.new_page()
         there_page.goto(link)

@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 
 from kvviz.traces import library, load_trace
 from tests import fixtures as fx
-from tests.e2e.browser import VIEWPORT, assert_no_exception, open_page, streamlit_process, wait_idle
+from tests.e2e.browser import VIEWPORT, assert_no_exception, open_page, streamlit_process, wait_idle, without_figures
 from tests.traces.library_setup import fresh_library
 
 AWAY = (("Eviction hit curves", "eviction"), ("Home", ""), ("Prefix-cache replay", "prefix_cache"))
@@ -42,6 +42,7 @@ def test_a_trace_survives_other_pages_and_following_it_logs_nothing(browser, tmp
     requests = str(load_trace(upload).n_requests)
     with open(tmp_path / "server.log", "w+") as log, streamlit_process(log=log) as (url, server):
         context = browser.new_context(viewport=VIEWPORT)
+        without_figures(context)  # what is checked is the address, the pickers and the log
         page = context.new_page()
         sidebar = page.get_by_test_id("stSidebar")
 
