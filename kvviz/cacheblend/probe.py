@@ -4,7 +4,8 @@ Prints, for the record-world model and chunked reuse, the per-token deviation ||
 (concatenated cache against full prefill) of one document by layer, then over many documents:
 the mean deviation by position inside a chunk (tokens after the first chunk), each layer's
 share carried by its top 15% of tokens and by the tokens that start a chunk, and how much of
-each layer's full-prefill attention crosses a chunk boundary (what chunked precompute loses).
+the keys' and the values' full-prefill attention crosses a chunk boundary (what chunked
+precompute loses).
 This is the evidence behind the docs' account of why the deviation is, or is not, as
 concentrated as the lecture notes report.
 """
@@ -29,14 +30,22 @@ def by_chunk_position(dev: np.ndarray, chunk_len: int) -> np.ndarray:
     return np.stack([dev[..., place == p].mean(axis=(1, 2)) for p in range(chunk_len)], axis=1)
 
 
-def cross_chunk_attention(model, tokens: np.ndarray, chunk_len: int) -> np.ndarray:
-    """Per layer and head, the mean full-prefill attention mass a token after the first chunk
-    puts on earlier chunks: [L, H]."""
+def attention_reach(model, tokens: np.ndarray, chunk_len: int) -> np.ndarray:
+    """Full prefill's attention from the tokens after the first chunk, per layer, for keys and for
+    values: [L, 4] = (keys' mass on earlier chunks, keys' largest weight, the same for values),
+    means over documents, heads and tokens. What chunked precompute takes away from them."""
     n = tokens.shape[1]
-    chunk = np.arange(n) // chunk_len
+    place = np.arange(n)
+    chunk = place // chunk_len
     earlier = chunk[None, :] < chunk[:, None]
-    run = forward(model, tokens, record=True)
-    return np.stack([(rec.attn * earlier).sum(-1)[:, :, chunk > 0].mean(axis=(0, 2)) for rec in run.layers])
+    keys, values = (chunk > 0) & (place % 2 == 0), (chunk > 0) & (place % 2 == 1)
+    rows = []
+    for rec in forward(model, tokens, record=True).layers:
+        cross, peak = (rec.attn * earlier).sum(-1), rec.attn.max(-1)
+        rows.append(
+            [cross[:, :, keys].mean(), peak[:, :, keys].mean(), cross[:, :, values].mean(), peak[:, :, values].mean()]
+        )
+    return np.array(rows)
 
 
 def report(weights: Path | None, chunk_len: int, n_docs: int, seed: int, out=print) -> None:
@@ -61,9 +70,17 @@ def report(weights: Path | None, chunk_len: int, n_docs: int, seed: int, out=pri
     for layer, share in stats.layer_share.items():
         out(f"{layer:5d}  {share:13.1%}  {stats.start_share[layer]:18.1%}")
     out("rank correlation, adjacent layers: " + ", ".join(f"{a}-{b} {r:.2f}" for (a, b), r in stats.spearman.items()))
-    out("\nfull-prefill attention crossing a chunk boundary, per layer and head")
-    for layer, row in enumerate(cross_chunk_attention(model, docs.tokens, chunk_len)):
-        out(f"layer {layer} " + " ".join(f"{x:5.2f}" for x in row))
+    place = np.arange(docs.tokens.shape[1])
+    inside = (place >= chunk_len) & (place % chunk_len != 0)
+    keys, values = inside & (place % 2 == 0), inside & (place % 2 == 1)
+    out("\nmean deviation of the tokens after the first chunk that do not start one")
+    out("layer   keys  values")
+    for layer in stats.layer_share:
+        out(f"{layer:5d}  {dev[layer][:, keys].mean():5.1f}  {dev[layer][:, values].mean():6.1f}")
+    out("\nfull-prefill attention from tokens after the first chunk (mean over heads)")
+    out("layer  keys: on earlier chunks, largest weight  values: on earlier chunks, largest weight")
+    for layer, (kc, kp, vc, vp) in enumerate(attention_reach(model, docs.tokens, chunk_len)):
+        out(f"{layer:5d}  {kc:22.2f} {kp:15.2f}  {vc:24.2f} {vp:15.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:
