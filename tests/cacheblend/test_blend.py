@@ -177,11 +177,12 @@ def test_deviation_is_concentrated_and_consistent_across_layers(shipped):
     # Shipped weights, layer by layer: the top 15% of tokens carry ~78% at layer 1, ~34% at layers 2-3
     # (notes: 98%); rank correlation ~0.25 (layers 1-2), ~0.8 (2-3) (notes: 0.88-0.93); the chunk
     # starts carry most of layer 1's deviation and a quarter of the deeper layers'. The first
-    # selection holds every cut value, the last ~80%.
+    # selection holds every cut value (notes: 99%), the last ~80%. The concentration and the rank
+    # correlation are checked against what these weights do, not the notes' numbers they miss.
     assert stats.layer_share[1] > 0.7 and min(stats.layer_share.values()) > 2 * 0.15
     assert stats.start_share[1] > 0.7 and stats.start_share[3] < 0.5
     assert stats.spearman[(2, 3)] > 0.6 and stats.spearman[(1, 2)] > 0
-    assert stats.catch_first > 0.95 and stats.catch_final > 0.7
+    assert stats.catch_first >= 0.99 and stats.catch_final > 0.7
 
 
 def _cli(*args: str) -> tuple[int, str, str]:
