@@ -58,7 +58,7 @@ def concentration(ours: dict[str, float]) -> str:
     first, last = ours["start_share_first"], ours["start_share_last"]
     where = (
         f"the tokens that start a chunk carry {pct(first)} of layer 1's deviation and {pct(last)} of the last "
-        "layer's" + (": deeper down, every token of a later chunk has drifted" if last < 0.5 * first else "")
+        "layer's" + (": deeper down, most of it sits on the other tokens of the later chunks" if last < 0.5 else "")
     )
     return (
         f"Layer by layer, the top 15% of tokens carry {layers} of the deviation, {spread} the notes' "

@@ -30,14 +30,14 @@ def test_notices_quote_the_numbers_and_compare_with_the_notes():
     assert spread.startswith(
         "Layer by layer, the top 15% of tokens carry 34.0%–78.0% of the deviation, less concentrated than"
     )
-    assert "start a chunk carry 78.0% of layer 1's deviation and 24.0% of the last layer's: deeper down" in spread
+    assert "start a chunk carry 78.0% of layer 1's deviation and 24.0% of the last layer's: deeper down, most" in spread
     assert "at chunk length 3, 20% answers 76.4% of the cut records" in short
     close = report.notices(NUMBERS | {"full_reuse_cut": 0.09, "top_share_min": 0.97, "top_share_max": 0.97})
     assert (
         "(about chance, 8.3%;" in close[0]
         and "carry 97.0% of the deviation, as concentrated as the notes' 98.0%" in close[2]
     )
-    assert "drifted" not in report.notices(NUMBERS | {"start_share_last": 0.7})[2]
+    assert "deeper down" not in report.notices(NUMBERS | {"start_share_last": 0.7})[2]
 
 
 def test_paper_note_names_only_the_differences_this_run_has():
