@@ -383,18 +383,39 @@ def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.sum(rx * ry, axis=-1) / np.sqrt(np.sum(rx * rx, axis=-1) * np.sum(ry * ry, axis=-1))
 
 
+def top_share(dev: np.ndarray, fraction: float) -> np.ndarray:
+    """Share of each row's total carried by its largest round(fraction · n) entries: [..., n] -> [...]
+    (NaN where a row has no deviation at all)."""
+    top = np.sort(dev, axis=-1)[..., ::-1][..., : n_tokens(fraction, dev.shape[-1])].sum(axis=-1)
+    total = dev.sum(axis=-1)
+    return np.where(total > 0, top / np.where(total > 0, total, 1.0), np.nan)
+
+
 @dataclass
 class DeviationStats:
-    """``top_share``: share of the full-reuse KV deviation (summed over layers) carried by the top
-    ``top_fraction`` of tokens; ``spearman``: {(l, l+1): mean rank correlation over documents}
-    of per-token deviation, tokens outside the first chunk; ``catch_first``/``catch_final``: share
-    of cut-record values in CacheBlend's first selection and in its last layer's set."""
+    """The two insights of §4 measured layer by layer on full reuse, as the lecture notes define
+    the deviation (the concatenated KV against the full-prefill KV, ||ΔK||²+||ΔV||² per token,
+    every document token counted). Layer 0 is left out: its cached K, V are exact, so its
+    deviation is float rounding.
+
+    ``layer_share`` {layer: share of that layer's deviation carried by the top ``top_fraction`` of
+    the document's tokens, mean over documents}; ``top_share`` the mean over those layers;
+    ``start_share`` {layer: share carried by the tokens that start a chunk after the first};
+    ``spearman`` {(l, l+1): mean rank correlation over documents of per-token deviation, tokens
+    after the first chunk (inside it every layer's deviation is exactly zero, and those ties
+    would count as agreement)}; ``catch_first``/``catch_final``: share of cut-record values in
+    CacheBlend's first selection and in its last layer's set."""
 
     top_fraction: float
-    top_share: float
+    layer_share: dict[int, float]
+    start_share: dict[int, float]
     spearman: dict[tuple[int, int], float]
     catch_first: float
     catch_final: float
+
+    @property
+    def top_share(self) -> float:
+        return float(np.mean(list(self.layer_share.values())))
 
 
 def deviation_stats(
@@ -407,24 +428,26 @@ def deviation_stats(
 ) -> DeviationStats:
     """The two insights of §4 measured on full reuse, and what CacheBlend's selection catches
     (pass ``blended`` if CacheBlend already ran on ``s`` with this ratio and variant)."""
-    dev = kv_deviation(s.reused, s.full)  # [L, D, N]
-    n = dev.shape[2]
-    total = dev.sum(axis=0)  # [D, N]
-    top = np.sort(total, axis=1)[:, ::-1][:, : n_tokens(top_fraction, n)].sum(axis=1)
-    share = float(np.mean(top / np.maximum(total.sum(axis=1), 1e-30)))
+    dev = kv_deviation(s.reused, s.full).astype(np.float64)  # [L, D, N]
+    n_layers, n = dev.shape[0], dev.shape[2]
+    layers = range(1, n_layers)
+    starts = np.zeros(n, dtype=bool)
+    starts[s.chunk_len :: s.chunk_len] = True
+    layer_share = {i: float(np.nanmean(top_share(dev[i], top_fraction))) for i in layers}
+    start_share = {i: float(dev[i][:, starts].sum() / max(dev[i].sum(), 1e-30)) for i in layers}
     later = slice(min(s.chunk_len, n - 1), n)
     spearman = {
         (i, i + 1): float(np.nanmean(spearman_rows(dev[i, :, later], dev[i + 1, :, later])))
-        for i in range(1, dev.shape[0] - 1)
+        for i in range(1, n_layers - 1)
     }
     res = blend(model, s.docs.tokens, s.chunk_len, ratio, variant, reused=s.reused) if blended is None else blended
     values = 2 * np.flatnonzero(s.cut) + 1
-    first = res.computed[VARIANTS[variant].first_rank_layer + 1] if dev.shape[0] > 1 else res.computed[0]
+    first = res.computed[VARIANTS[variant].first_rank_layer + 1] if n_layers > 1 else res.computed[0]
     catch = (
         float(np.mean(first[:, values])) if values.size else float("nan"),
         float(np.mean(res.computed[-1][:, values])) if values.size else float("nan"),
     )
-    return DeviationStats(top_fraction, share, spearman, *catch)
+    return DeviationStats(top_fraction, layer_share, start_share, spearman, *catch)
 
 
 # ---- the loading controller (§5.1) ----------------------------------------------------------
@@ -577,6 +600,10 @@ def lecture_numbers(model: Model, docs: Documents) -> dict[str, float]:
         "random_cut": acc["random"]["acc_cut"],
         "short_cacheblend_cut": short_acc["acc_cut"],
         "top_share": stats.top_share,
+        "top_share_min": min(stats.layer_share.values()),
+        "top_share_max": max(stats.layer_share.values()),
+        "start_share_first": stats.start_share[1],
+        "start_share_last": stats.start_share[max(stats.start_share)],
         "spearman_min": min(pairs),
         "spearman_max": max(pairs),
         "catch_first": stats.catch_first,

@@ -150,14 +150,39 @@ def test_full_reuse_breaks_only_cut_records_and_cacheblend_repairs_them(shipped)
     assert table.loc["prefix", "acc_all"] == 1.0 and table.loc["prefix", "ratio"] == pytest.approx(19 / 24)
 
 
+def test_top_share_counts_the_largest_round_fraction_of_tokens():
+    dev = np.array([[10.0, 0, 0, 0, 0, 0, 0, 0, 0, 10], [1.0] * 10, [0.0] * 10])
+    # 15% of 10 tokens rounds to 2: the two largest of each row
+    np.testing.assert_allclose(blend.top_share(dev, 0.15), [1.0, 0.2, np.nan])
+    assert blend.top_share(dev[:2], 0.5).tolist() == [1.0, 0.5]
+
+
+def test_deviation_stats_are_per_layer_from_layer_one_with_chunk_starts_apart():
+    s = blend.setup(RANDOM, sample_documents(6, 5), 5)
+    stats = blend.deviation_stats(RANDOM, s, 0.2)
+    dev = blend.kv_deviation(s.reused, s.full).astype(np.float64)
+    assert list(stats.layer_share) == [1, 2, 3] and list(stats.spearman) == [(1, 2), (2, 3)]
+    for layer in (1, 2, 3):
+        expected = np.mean(blend.top_share(dev[layer], 0.15))
+        assert stats.layer_share[layer] == pytest.approx(expected)
+        starts = dev[layer][:, [5, 10, 15, 20]].sum() / dev[layer].sum()
+        assert stats.start_share[layer] == pytest.approx(starts)
+    assert stats.top_share == pytest.approx(np.mean(list(stats.layer_share.values())))
+
+
 @trained
 def test_deviation_is_concentrated_and_consistent_across_layers(shipped):
     model, s = shipped
     stats = blend.deviation_stats(model, s, 0.2)
-    # shipped weights: top 15% of tokens carry ~43% (over twice their share); rank correlation ~0.2
-    # (layers 1-2), ~0.8 (2-3); the first selection holds every cut value, the last ~80%
-    assert stats.top_share > 2 * 0.15 and stats.spearman[(2, 3)] > 0.6 and stats.spearman[(1, 2)] > 0
-    assert stats.catch_first > 0.95 and stats.catch_final > 0.7
+    # Shipped weights, layer by layer: the top 15% of tokens carry ~78% at layer 1, ~34% at layers 2-3
+    # (notes: 98%); rank correlation ~0.25 (layers 1-2), ~0.8 (2-3) (notes: 0.88-0.93); the chunk
+    # starts carry most of layer 1's deviation and a quarter of the deeper layers'. The first
+    # selection holds every cut value (notes: 99%), the last ~80%. The concentration and the rank
+    # correlation are checked against what these weights do, not the notes' numbers they miss.
+    assert stats.layer_share[1] > 0.7 and min(stats.layer_share.values()) > 2 * 0.15
+    assert stats.start_share[1] > 0.7 and stats.start_share[3] < 0.5
+    assert stats.spearman[(2, 3)] > 0.6 and stats.spearman[(1, 2)] > 0
+    assert stats.catch_first >= 0.99 and stats.catch_final > 0.7
 
 
 def _cli(*args: str) -> tuple[int, str, str]:
@@ -192,3 +217,12 @@ def test_cli_bad_input_is_one_line_and_exit_2(args, message):
     code, out, err = _cli(*args)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert pytest.importorskip("re").search(message, err)
+
+
+def test_probe_averages_deviation_by_place_in_chunk_after_the_first_chunk():
+    from kvviz.cacheblend.probe import by_chunk_position, main
+
+    dev = np.arange(2 * 3 * 9, dtype=float).reshape(2, 3, 9)  # chunks of 3: positions 3..8 count
+    np.testing.assert_allclose(by_chunk_position(dev, 3), [[13.5, 14.5, 15.5], [40.5, 41.5, 42.5]])
+    with redirect_stderr(io.StringIO()):
+        assert main(["--chunk-len", "0"]) == 2
