@@ -50,7 +50,8 @@ def test_the_page_shows_the_replay_and_the_plan_of_its_trace():
     assert ttft.loc["no cache", "p50"] == s["ttft_no_cache_s"]["p50"]
     assert ttft.loc["GPU memory only", "p99"] == s["ttft_gpu_only_s"]["p99"]
     expected = plan(trace, TierConfig(**DEFAULTS), 2.0, workers=1)
-    cheapest, success = at.success
+    glance, cheapest, success = at.success
+    assert glance.value.startswith("Behind a router, each instance keeping its own GPU memory, the cheapest")
     found = search(trace, TierConfig(**DEFAULTS), Targets(2.0))
     best = found.best
     assert cheapest.value.startswith("**Cheapest deployment that keeps TTFT p90 within 2 s: ")
