@@ -25,7 +25,7 @@ TICK_S = 0.5
 """How often the line's elapsed time is redrawn while a unit of work runs."""
 
 
-def duration(seconds: float) -> str:
+def _duration(seconds: float) -> str:
     """``42 s``, ``3 min 05 s``, ``1 h 02 min``."""
     s = int(round(seconds))
     if s < 60:
@@ -33,16 +33,6 @@ def duration(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60} min {s % 60:02d} s"
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
-
-
-def time_left(elapsed: float, done: int, total: int | None, estimate_s: float | None = None) -> float | None:
-    """Seconds left: the measured rate over the units done; before the first unit, what is left of the
-    estimate (None: neither is known). The command line's line and the pages' bars say the same."""
-    if total and done:
-        return elapsed / done * max(0, total - done)
-    if estimate_s is not None and estimate_s > elapsed:
-        return estimate_s - elapsed
-    return None
 
 
 class Progress:
@@ -128,9 +118,16 @@ class Progress:
         count = f"{self.done:,}/{self.total:,} {self.unit}, " if self.total else ""
         if not self.total and self.done:
             count = f"{self.done:,} {self.unit}, "
-        left = time_left(elapsed, self.done, self.total, self.estimate_s)
-        rest = "" if left is None else f", ~{duration(left)} left"
-        return f"{self.what}: {count}{duration(elapsed)} elapsed{rest}"
+        left = self._left(elapsed)
+        rest = "" if left is None else f", ~{_duration(left)} left"
+        return f"{self.what}: {count}{_duration(elapsed)} elapsed{rest}"
+
+    def _left(self, elapsed: float) -> float | None:
+        if self.total and self.done:
+            return elapsed / self.done * (self.total - self.done)
+        if self.estimate_s is not None and self.estimate_s > elapsed:
+            return self.estimate_s - elapsed
+        return None
 
     def _due(self) -> bool:
         long = self.estimate_s is not None and self.estimate_s > self.threshold_s

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import streamlit as st
 
 from kvviz.common import budget
-from kvviz.common.progress import duration, time_left
 from ui.kit import links
 from ui.kit.text import plain
 
@@ -69,26 +66,3 @@ def stepped(label: Callable[[T], str], steps: Sequence[T], run: Callable[[T], R]
         results.append(run(step))
     bar.empty()
     return results
-
-
-@contextmanager
-def counting(label: str, unit: str) -> Iterator[Callable[[int, int | None], None]]:
-    """A progress bar the work draws through its callback ``(done, total)``: the units done of the total
-    (None: not known) and the time left, as the command line's progress line says them; emptied at the end.
-
-    Open it inside the cached function that does the work: Streamlit replays a cached function's
-    elements on a cache hit, and a bar made inside it is replayed with every update it had (a bar
-    made outside would no longer exist; see ``stepped``).
-    """
-    bar, start = st.progress(0.0, text=f"{label}…"), time.monotonic()
-
-    def tell(done: int, total: int | None) -> None:
-        left = time_left(time.monotonic() - start, done, total)
-        count = f"{done:,} of {total:,} {unit}" if total else f"{done:,} {unit}"
-        rest = "" if left is None else f", about {duration(left)} left"
-        bar.progress(min(1.0, done / total) if total else 0.0, text=f"{label}: {count}{rest}")
-
-    try:
-        yield tell
-    finally:
-        bar.empty()

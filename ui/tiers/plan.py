@@ -21,7 +21,7 @@ from kvviz.tiers.search import Found, Targets
 from kvviz.tiers.search import search as cheapest_search
 from kvviz.traces import Trace
 from ui.kit import figures
-from ui.kit.work import confirm_cost, counting, stepped
+from ui.kit.work import confirm_cost, stepped
 from ui.prefix_cache.views import prepared
 from ui.tiers.cached import STORAGE_NAMES, Deployment
 
@@ -53,20 +53,12 @@ PAGE_REPLAYS = 40
 line searches on."""
 
 
-@st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
+@st.cache_data(max_entries=16, ttl=3600, show_spinner="Searching the cheapest deployment…")
 def cheapest(key: str, chosen: tuple, target: float, _trace: Trace) -> Found:
     """The cheapest deployment of this model and GPU meeting the target (instances searched, DRAM and SSD
-    in the sizes one buys); SSD only: a remote pool is sized by the mixes below. A bar counts the
-    replays, of the most the page runs."""
+    in the sizes one buys); SSD only: a remote pool is sized by the mixes below."""
     config = Deployment(*chosen).config()
-    with counting(f"Searching the cheapest deployment (at most {PAGE_REPLAYS} replays)", "replays") as tell:
-        return cheapest_search(
-            prepared(key, _trace),
-            config,
-            Targets(target),
-            max_replays=PAGE_REPLAYS,
-            progress=lambda done, _: tell(done, PAGE_REPLAYS),
-        )
+    return cheapest_search(prepared(key, _trace), config, Targets(target), max_replays=PAGE_REPLAYS)
 
 
 def cheapest_sentence(found: Found, storage: str) -> tuple[bool, str]:
