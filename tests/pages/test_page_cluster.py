@@ -275,3 +275,31 @@ def test_routers_view_answers_first_with_the_clusters_cheapest():
     )
     served = lmcache[lmcache["router"] != REFERENCE]
     assert at.dataframe[0].value["hits_pct"].tolist() == pytest.approx((100 * served["hit_ratio"]).tolist())
+
+
+def test_every_routers_control_changes_what_is_shown_and_a_link_reopens_it():
+    at = open_page("cluster", ROUTERS, timeout=300)
+    assert_clean(at)
+    assert_each_changes_the_view(
+        at,
+        [
+            ("multiselect", "cluster_routers", ["round-robin", "kv-aware"]),
+            ("multiselect", "cluster_router_counts", [2, 3]),
+            ("number_input", "cluster_router_blocks", 64),
+            ("selectbox", "cluster_engine", "vllm-lmcache"),
+            ("number_input", "cluster_router_target", 0.05),
+        ],
+    )
+    params = {
+        **ROUTERS,
+        "cluster_routers": ["round-robin", "kv-aware"],
+        "cluster_router_counts": ["2", "3"],
+        "cluster_router_blocks": "64",
+        "cluster_engine": "vllm-lmcache",
+        "cluster_router_target": "0.05",
+    }
+    again = open_page("cluster", params, timeout=300)
+    answer = at.warning[0].value  # no count meets 50 ms: the answer warns, naming the fastest
+    assert answer.startswith("None of these routers and instance counts keeps TTFT p90 within 0.05 s")
+    assert not at.success and again.warning[0].value == answer
+    assert again.dataframe[0].value.equals(at.dataframe[0].value)

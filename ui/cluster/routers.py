@@ -58,8 +58,9 @@ def controls() -> tuple[tuple[str, ...], tuple[int, ...], ClusterConfig, float]:
         "GPU cache per instance (blocks)", 16, 1_000_000, 4096, 256, key="cluster_router_blocks", **Q
     )
     engine = st.selectbox(
-        "Engine", ENGINES, format_func=ENGINE_NAMES.get, key="cluster_engine", **Q,
-        help="Each instance's stack: SGLang's radix cache, or vLLM's block pool (LMCache's backends off).",
+        "Engine", ENGINES, key="cluster_engine", **Q,
+        help="Each instance's stack: sglang, SGLang's radix cache; vllm-lmcache, vLLM's block pool (LMCache's "
+        "backends off).",
     )  # fmt: skip
     target = st.number_input("TTFT p90 target (s)", 0.01, 600.0, 1.0, 0.1, key="cluster_router_target", **Q)
     chosen = tuple(r for r in ROUTERS if r in routers), tuple(sorted(counts))
@@ -95,7 +96,7 @@ def view() -> None:
     table = compared(trace, routers, counts, config, target)
     each = f"1 × {config.gpu.upper()} serving {config.model}"
     notes = notice(table, each, target)
-    st.success(notes[0], icon=":material/hub:")
+    (st.success if table["cheapest"].any() else st.warning)(notes[0], icon=":material/hub:")
     st.dataframe(shown(table), width="stretch", hide_index=True, column_config=COLUMNS)
     figures.figure(
         "routers.fig_routers", table, target, cache_key=f"{fingerprint(trace)}|{config}|{routers}|{counts}|{target}",
