@@ -98,9 +98,10 @@ with user_errors():
 
 st.subheader("Which router, how many instances")
 with user_errors():
-    router_notes = tiers_routers.section(key, trace, chosen, target, start)
-if router_notes:
-    glance.success(router_notes[0], icon=":material/hub:")
+    routed = tiers_routers.section(key, trace, chosen, target, start)
+if routed:
+    router_notes, met = routed
+    (glance.success if met else glance.warning)(router_notes[0], icon=":material/hub:")
     frame.what_to_notice(router_notes)
 
 st.subheader("Each tier's capacity, and the mixes for the instances as set")

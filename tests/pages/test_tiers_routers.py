@@ -97,3 +97,11 @@ def test_the_counts_start_at_the_searchs_and_those_below_it_are_said_left_out():
     assert starting_at(3, (2, 4, 8)) == ((3, 4, 8), (2,))
     assert starting_at(1, ()) == ((1,), ())
     assert starting_at(8, (2, 4, 8)) == ((8,), (2, 4))
+
+
+def test_the_answer_at_the_top_warns_when_no_router_meets_the_target():
+    at = open_page("tiers", {**ROUTED, "tiers_slo": "0.01"}, timeout=300)
+    assert_clean(at)
+    first = at.warning[0].value
+    assert first.startswith("None of these routers and instance counts keeps TTFT p90 within 0.01 s")
+    assert not any(s.value.startswith("Behind a router") for s in at.success)

@@ -185,9 +185,10 @@ def notice(table: pd.DataFrame, each: str, target: float) -> list[str]:
     return lines
 
 
-def section(key: str, trace: Trace, chosen: Deployment, target: float, start: int) -> list[str] | None:
+def section(key: str, trace: Trace, chosen: Deployment, target: float, start: int) -> tuple[list[str], bool] | None:
     """The controls, the table and the figure, the instance counts starting at ``start`` (the count the
-    search above chose); returns what to notice (None: nothing compared)."""
+    search above chose); returns what to notice, its answer first, and whether any row meets the target
+    (None: nothing compared)."""
     st.caption(
         "Here each instance keeps **its own GPU memory** and a router chooses which instance serves each request, "
         "as real clusters do. Host DRAM and storage are not modelled behind a router yet: the comparison uses the "
@@ -218,4 +219,4 @@ def section(key: str, trace: Trace, chosen: Deployment, target: float, start: in
         cache_key=f"{key}|{chosen}|{routers}|{counts}|{target}",
         key="tiers_routers_fig",
     )
-    return notice(table, f"{chosen.gpus} × {chosen.gpu.upper()}", target)
+    return notice(table, f"{chosen.gpus} × {chosen.gpu.upper()}", target), bool(table["cheapest"].any())
