@@ -20,6 +20,7 @@ frame.header(
     "How much GPU memory, host DRAM and SSD a workload needs: its own trace replayed through a tiered "
     "prefix cache, answered in hits, time to first token, throughput and dollars.",
 )
+glance = st.container()  # the routers' answer, filled once it is computed below: seen without scrolling
 frame.explain(
     "Each instance keeps KV in three tiers, the way SGLang's HiCache does: **GPU memory** (what the GPUs' HBM "
     "holds after the model's weights), **host DRAM**, and **storage** (a local SSD, or one remote pool for the "
@@ -97,8 +98,10 @@ with user_errors():
 
 st.subheader("Which router, how many instances")
 with user_errors():
-    router_notes = tiers_routers.section(key, trace, chosen, target, start)
-if router_notes:
+    routed = tiers_routers.section(key, trace, chosen, target, start)
+if routed:
+    router_notes, met = routed
+    (glance.success if met else glance.warning)(router_notes[0], icon=":material/hub:")
     frame.what_to_notice(router_notes)
 
 st.subheader("Each tier's capacity, and the mixes for the instances as set")

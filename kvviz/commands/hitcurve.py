@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _curve(args: argparse.Namespace, trace, policies, capacities, rate: float | None, progress: Progress):
     """The hit curve of every engine but the plain exact block cache, reporting each run to ``progress``
-    where the replay reports it (a sampled curve has no count: the line shows the time only)."""
+    where the replay reports it (a block cache's sampled curve has no count: the line shows the time only)."""
     from kvviz.eviction.replay import curve_of, sweep
 
     if args.cache == "vllm":
@@ -140,8 +140,7 @@ def _curve(args: argparse.Namespace, trace, policies, capacities, rate: float | 
     if args.cache == "prefix" and rate is not None:
         from kvviz.prefix_cache.sampling import sampled_sweep
 
-        progress.total = None
-        sampled = sampled_sweep(trace, policies, capacities, rate)
+        sampled = sampled_sweep(trace, policies, capacities, rate, progress=progress.count)
         progress.close()
         _say_prefix_sampled(sampled, rate, capacities)
         return sampled.prefix.assign(represented=True, rate=rate)

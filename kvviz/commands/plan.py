@@ -73,6 +73,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "prefix-hash, cache-aware, kv-aware, conductor), several (comma-separated) or all: each router's "
         "cheapest deployment and the cheapest of them; default: the instances act as one cache",
     )
+    search.add_argument(
+        "--engine",
+        default=None,
+        help="with --router, each instance's stack: sglang (SGLang's radix cache, the default), vllm-lmcache (vLLM's "
+        "block pool with LMCache behind it) or all: each stack's cheapest deployment and the cheapest of them",
+    )
     search.add_argument("--dram-sizes", type=sizes, default=None, help="a grid instead: DRAM sizes per instance to try")
     search.add_argument(
         "--ssd-sizes",
@@ -102,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
     grid = args.dram_sizes is not None or args.ssd_sizes is not None
     if args.router is not None:
         return _routed(args)
+    if args.engine is not None:
+        raise InputError("--engine applies with --router; without one the instances act as one cache, SGLang's HiCache")
     if args.ray is not None:
         A.refuse(args, ["--workers"], "applies to the local process pool; Ray uses the cluster's CPUs")
     if grid:
@@ -127,8 +135,8 @@ def _search(args: argparse.Namespace, config) -> int:
     with reading(NAME):
         trace = trace_from_args(args)
     budget.replay_memory(budget.TIERED, trace).check()
-    with Progress("kvviz plan: searching the deployments", None, ""):
-        found = search(trace, config, targets, gpus=args.search_gpus, instances=instances)
+    with Progress("kvviz plan: searching the deployments", None, "replays") as progress:
+        found = search(trace, config, targets, gpus=args.search_gpus, instances=instances, progress=progress.count)
     summary = with_warnings(found.summary(), trace)
     emit(args, summary, search_words(summary))
     return 0
@@ -141,11 +149,38 @@ def routers_from(text: str) -> list[str]:
     return list(ROUTERS) if text.strip().lower() == "all" else [r for r in text.split(",") if r.strip()]
 
 
+def engines_from(text: str | None) -> list[str]:
+    """``--engine``'s engines: one, or ``all`` (default: SGLang)."""
+    from kvviz.cluster import ENGINES, parse_engine
+
+    if text is None:
+        return ["sglang"]
+    return list(ENGINES) if text.strip().lower() == "all" else [parse_engine(text)]
+
+
+def refuse_for_engines(args: argparse.Namespace, engines: list[str]) -> None:
+    """What applies to SGLang's stack only is refused when vLLM + LMCache is searched, in one line."""
+    if "vllm-lmcache" not in engines:
+        return
+    if args.policy != "lru":
+        raise InputError("--policy applies to --engine sglang: vLLM's block pool has no eviction policy to choose")
+    for flag, given in (
+        ("--dram", args.dram != 0),
+        ("--ssd", args.ssd is not None),
+        ("--remote", args.remote is not None),
+    ):
+        if given:
+            raise InputError(
+                f"{flag} is a HiCache tier (--engine sglang); vLLM + LMCache's CPU and disk backends are not "
+                "searched by plan"
+            )
+
+
 def _routed(args: argparse.Namespace) -> int:
     from kvviz.common.progress import Progress, reading
     from kvviz.tiers.cli import config_from_args, emit, refuse_for_router, routed_search_words, routers_search_words
-    from kvviz.tiers.routed import search_routers
     from kvviz.tiers.search import Targets
+    from kvviz.tiers.stacks import search_stacks
     from kvviz.traces.cli import trace_from_args, with_warnings
 
     A.refuse(
@@ -156,6 +191,8 @@ def _routed(args: argparse.Namespace) -> int:
     )
     if args.ray is not None:
         A.refuse(args, ["--workers"], "applies to the local process pool; Ray uses the cluster's CPUs")
+    engines = engines_from(args.engine)
+    refuse_for_engines(args, engines)
     refuse_for_router(args, searched=True)
     config = config_from_args(args)
     targets = Targets(args.target_p90_ttft, args.target_p99_ttft)
@@ -164,22 +201,22 @@ def _routed(args: argparse.Namespace) -> int:
     with reading(NAME):
         trace = trace_from_args(args)
     budget.replay_memory(budget.TIERED, trace).check()
-    with Progress(f"kvviz plan: searching behind {len(routers)} router(s)", None, ""):
-        found = search_routers(
+    what = f"kvviz plan: searching behind {len(routers)} router(s) on {len(engines)} engine(s)"
+    with Progress(what, None, "runs") as progress:
+        found = search_stacks(
             trace,
             config,
             routers,
+            engines,
             targets,
             gpus=args.search_gpus,
             instances=instances,
             ray_address=args.ray,
             workers=args.workers,
+            progress=progress.count,
         )
-    if len(found.searches) == 1:
-        summary, words = next(iter(found.searches.values())).summary(), routed_search_words
-    else:
-        summary, words = found.summary(), routers_search_words
-    summary = with_warnings(summary, trace)
+    words = routed_search_words if len(found.searches) == 1 else routers_search_words
+    summary = with_warnings(found.summary(), trace)
     emit(args, summary, words(summary))
     return 0
 
@@ -200,7 +237,7 @@ def _grid(args: argparse.Namespace, config) -> int:
     dram, storage = default_sizes(prepared, config)
     points = len(args.dram_sizes or dram) * len(args.ssd_sizes or storage)
     estimate = cost(prepared, search_replays(prepared, points), config.servers).seconds
-    with Progress(f"kvviz plan: replaying {points:,} sizes", None, "", estimate):
+    with Progress(f"kvviz plan: replaying {points:,} sizes", None, "replays", estimate) as progress:
         found = plan(
             prepared,
             config,
@@ -209,6 +246,7 @@ def _grid(args: argparse.Namespace, config) -> int:
             storage_sizes=args.ssd_sizes,
             ray_address=args.ray,
             workers=args.workers,
+            progress=progress.count,
         )
     summary = with_warnings(found.summary(), trace)
     emit(args, summary, grid_words(summary))

@@ -89,6 +89,12 @@ class Progress:
         if self.active:
             self._draw()
 
+    def count(self, done: int, total: int | None) -> None:
+        """``done`` units finished of ``total`` (None: of a number not known): the callback of a search
+        whose total falls as it learns (a router that meets its target runs no dearer deployment)."""
+        self.total = total
+        self.step(done)
+
     def close(self) -> None:
         """Stop the ticker and erase the line (nothing is left on the terminal)."""
         self._stop.set()
@@ -110,6 +116,8 @@ class Progress:
         """The line as drawn now."""
         elapsed = time.monotonic() - self._start
         count = f"{self.done:,}/{self.total:,} {self.unit}, " if self.total else ""
+        if not self.total and self.done:
+            count = f"{self.done:,} {self.unit}, "
         left = self._left(elapsed)
         rest = "" if left is None else f", ~{_duration(left)} left"
         return f"{self.what}: {count}{_duration(elapsed)} elapsed{rest}"

@@ -35,7 +35,7 @@ is in every request (docs/benchmarks.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -173,8 +173,11 @@ def estimate(sample: RequestSample, table: np.ndarray) -> np.ndarray:
     return np.clip(1 - misses / sample.whole_accesses, 0.0, 1.0)
 
 
-def _prefix_curve(sample: RequestSample, policies: Iterable[str], caps: list, scaled: list) -> pd.DataFrame:
-    """Each policy's estimated curve: ``policy, capacity, hits, accesses, hit_ratio`` at the asked capacities."""
+def _prefix_curve(
+    sample: RequestSample, policies: Iterable[str], caps: list, scaled: list, replayed: Callable[[], None]
+) -> pd.DataFrame:
+    """Each policy's estimated curve: ``policy, capacity, hits, accesses, hit_ratio`` at the asked capacities
+    (``replayed()`` after each policy's replay)."""
     total = sample.whole_accesses
     parts = []
     for policy in parse_policies(policies):
@@ -190,6 +193,7 @@ def _prefix_curve(sample: RequestSample, policies: Iterable[str], caps: list, sc
                 }
             )
         )
+        replayed()
     return pd.concat(parts, ignore_index=True)
 
 
@@ -205,16 +209,27 @@ def _rescale(swept: pd.DataFrame, caps: list, sample: RequestSample) -> pd.DataF
     return out
 
 
-def _spread(trace: Trace, replay: PrefixReplay, policies, caps: list, rate: float, first: pd.Series) -> np.ndarray:
+def _spread(
+    trace: Trace,
+    replay: PrefixReplay,
+    policies,
+    caps: list,
+    rate: float,
+    first: pd.Series,
+    replayed: Callable[[], None],
+) -> np.ndarray:
     """``SPREAD_Z`` standard deviations of the estimates of the first sample (``first``) and the
     other ``REPLICAS - 1`` bands at ``rate``; NaN when fewer than two bands hold a request."""
     curves = [first.to_numpy()]
     for band in range(1, REPLICAS):
         try:
             other = sample_requests(trace, rate, band, replay)
-        except InputError:  # this band holds no request
+        except InputError:  # this band holds no request: its replays are done, as nothing
+            for _ in parse_policies(policies):
+                replayed()
             continue
-        curves.append(_prefix_curve(other, policies, caps, [other.sampled_capacity(c) for c in caps])["hit_ratio"])
+        scaled = [other.sampled_capacity(c) for c in caps]
+        curves.append(_prefix_curve(other, policies, caps, scaled, replayed)["hit_ratio"])
     if len(curves) < 2:
         return np.full(len(first), np.nan)
     return SPREAD_Z * np.std(curves, axis=0, ddof=1)
@@ -226,20 +241,41 @@ def block_replay(sample: RequestSample) -> Replay:
     return Replay(r.nodes, r.n_nodes, r.offsets, r.timestamps_ms, r.block_size)
 
 
-def sampled_sweep(trace: Trace, policies, capacities, rate: float, block_policies=()) -> SampledCurves:
+def sampled_runs(policies, block_policies=()) -> int:
+    """The runs a sampled sweep makes: each policy on each of ``REPLICAS`` samples, then the block sweep."""
+    return REPLICAS * len(parse_policies(policies)) + (1 if block_policies else 0)
+
+
+def sampled_sweep(
+    trace: Trace,
+    policies,
+    capacities,
+    rate: float,
+    block_policies=(),
+    progress: Callable[[int, int], None] | None = None,
+) -> SampledCurves:
     """Prefix curve (and block sweep for ``block_policies``) estimated on one request sample:
     capacities scaled as ``RequestSample.sampled_capacity``, misses split at the trunk (``estimate``),
     hits scaled to the whole trace. Capacities the sample does not represent are dropped (a few
     blocks would decide). Each row's ``error_estimate`` is ``SPREAD_Z`` standard deviations of the
-    estimates of ``REPLICAS`` disjoint samples at the same rate (this one and the next bands)."""
+    estimates of ``REPLICAS`` disjoint samples at the same rate (this one and the next bands).
+    ``progress(done, total)`` is told after each run (``sampled_runs``: a policy on a sample, the block sweep)."""
+    total, done = sampled_runs(policies, block_policies), [0]
+
+    def replayed() -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], total)
+
     replay = prepare(trace)
     sample = sample_requests(trace, rate, replay=replay)
     caps, scaled = _scaled(list(capacities), sample)
-    prefix = _prefix_curve(sample, policies, caps, scaled)
-    prefix["error_estimate"] = _spread(trace, replay, policies, caps, rate, prefix["hit_ratio"])
+    prefix = _prefix_curve(sample, policies, caps, scaled, replayed)
+    prefix["error_estimate"] = _spread(trace, replay, policies, caps, rate, prefix["hit_ratio"], replayed)
     block = None
     if block_policies:
         block = _rescale(block_sweep(block_replay(sample), block_policies, scaled), caps, sample)
+        replayed()
     return SampledCurves(prefix, block, sample, tuple(caps))
 
 

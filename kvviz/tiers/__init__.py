@@ -31,6 +31,10 @@ The API (stable; the Tiers page and ``kvviz tiers`` / ``kvviz plan`` build on it
     search_routers(trace, config, routers, Targets(...), *, gpus=None, instances=None, ray_address=None,
                    workers=None) -> RoutersSearch   # each router's search, on a pool or Ray
         .searches {router: RoutedSearch}  .best (the cheapest of them, naming its router)  .summary()
+    search_stacks(trace, config, routers, engines, Targets(...), *, gpus=None, instances=None,
+                  ray_address=None, workers=None, progress=None) -> StacksSearch   # kvviz.tiers.stacks:
+        .searches {(router, engine): RoutedSearch}  .best (naming router and engine)  .summary()
+        # each router on each engine (sglang, vllm-lmcache); progress(done, total) after each batch
 
 Prices (``config.prices``, ``kvviz.common.hardware.DevicePrices``) are dollars per device-hour, rented
 (the default) or bought (``hardware.Purchase(...).hourly()``: purchase prices over years plus power);
@@ -39,8 +43,9 @@ Prices (``config.prices``, ``kvviz.common.hardware.DevicePrices``) are dollars p
 Modules, one idea each: ``config`` (the deployment and its prices), ``cache`` (HiCache's tiers as
 a compiled replay), ``latency`` (load or recompute, then the queue), ``replay`` (one answer),
 ``plan`` (each tier's reaches, a grid of sizes), ``search`` (the cheapest deployment), ``routed``
-(instances behind a router, one router or all searched), ``pool`` (where a grid or the routers' runs
-go), ``cli`` (the commands' options), ``figures`` (TTFT against its baselines, the cost–TTFT front).
+(instances behind a router, one router or all searched), ``stacks`` (routers on engines searched),
+``pool`` (where a grid or the routers' runs go), ``cli`` (the commands' options), ``figures`` (TTFT
+against its baselines, the cost–TTFT front).
 """
 
 from kvviz.tiers.config import POLICIES, WRITE_POLICIES, TierConfig

@@ -342,20 +342,28 @@ def target_words(s: dict) -> str:
     return f"TTFT p90 within {s['target_p90_ttft_s']:g} s{p99}"
 
 
+ENGINE_WORDS = {"sglang": "SGLang", "vllm-lmcache": "vLLM + LMCache"}
+"""Each serving stack as the answers name it."""
+
+
 def routed_search_words(s: dict) -> list[str]:
     """``kvviz plan --router``'s answer on a terminal."""
-    target = target_words(s)
-    how = f"{s['runs']:,} deployment(s) run behind {s['router']}, cheapest first."
+    target, engine = target_words(s), ENGINE_WORDS[s["engine"]]
+    how = f"{s['runs']:,} deployment(s) run behind {s['router']} on {engine}, cheapest first."
     best = s["best"]
     if best is None:
         stop = " (stopped at the search's limit of runs)" if s["stopped_at_run_limit"] else ""
-        return [f"No instance count behind {s['router']} meets {target}{stop}: faster GPUs or a looser target.", how]
+        return [
+            f"No instance count behind {s['router']} on {engine} meets {target}{stop}: faster GPUs or a looser target.",
+            how,
+        ]
     shared = figure(100 * best["shared_hit_ratio"])
     return [
-        f"Cheapest behind {s['router']} meeting {target}: {best['instances']:,} instances of {best['gpus']} GPU(s), "
-        f"each with its own GPU memory, at ${best['cost_per_hour']:,.2f} per hour for the whole cluster "
-        f"(${best['cost_per_instance_hour']:,.2f} per instance); hit ratio {figure(100 * best['hit_ratio'])}% "
-        f"(one shared cache of the same GPU memory, a reference and not a deployment: {shared}%).",
+        f"Cheapest behind {s['router']} on {engine} meeting {target}: {best['instances']:,} instances of "
+        f"{best['gpus']} GPU(s), each with its own GPU memory, at ${best['cost_per_hour']:,.2f} per hour for the "
+        f"whole cluster (${best['cost_per_instance_hour']:,.2f} per instance); hit ratio "
+        f"{figure(100 * best['hit_ratio'])}% (one shared cache of the same GPU memory, a reference and not a "
+        f"deployment: {shared}%).",
         f"TTFT p50 {figure(best['ttft_p50_s'])} s, p90 {figure(best['ttft_p90_s'])} s, p99 "
         f"{figure(best['ttft_p99_s'])} s; load imbalance {best['load_imbalance']:.2f}.",
         how,
@@ -364,23 +372,30 @@ def routed_search_words(s: dict) -> list[str]:
 
 
 def routers_search_words(s: dict) -> list[str]:
-    """``kvviz plan --router all``'s answer on a terminal: the cheapest overall, then each router's."""
-    target, best, searches = target_words(s), s["best"], s["routers"]
+    """``kvviz plan --router all``'s answer on a terminal: the cheapest overall (its router and engine), then
+    each router's on each engine."""
+    target, best = target_words(s), s["best"]
+    engines = s["engines"] if "engines" in s else {s["engine"]: s["routers"]}
+    one = len(engines) == 1
     each = []
-    for name, r in searches.items():
-        b = r["best"]
-        each.append(
-            f"{name}: none within the search" if b is None else
-            f"{name}: {b['instances']:,} at ${b['cost_per_hour']:,.2f}/h (p90 {figure(b['ttft_p90_s'])} s)"
-        )  # fmt: skip
+    for engine, searches in engines.items():
+        for name, r in searches.items():
+            b, label = r["best"], name if one else f"{name} on {ENGINE_WORDS[engine]}"
+            each.append(
+                f"{label}: none within the search" if b is None else
+                f"{label}: {b['instances']:,} at ${b['cost_per_hour']:,.2f}/h (p90 {figure(b['ttft_p90_s'])} s)"
+            )  # fmt: skip
+    routers = len(next(iter(engines.values())))
+    stacks = f"{routers} routers" + ("" if one else f" on {len(engines)} engines")
     how = f"{s['runs']:,} deployment(s) run, each router's cheapest first. Each router's cheapest: {'; '.join(each)}."
     if best is None:
-        return [f"No router and instance count searched meets {target}: faster GPUs or a looser target.", how]
+        return [f"No router, engine and instance count searched meets {target}: faster GPUs or a looser target.", how]
     return [
-        f"Cheapest of {len(searches)} routers meeting {target}: {best['instances']:,} instances of {best['gpus']} "
-        f"GPU(s) behind {best['router']}, each with its own GPU memory, at ${best['cost_per_hour']:,.2f} per hour for "
-        f"the whole cluster (${best['cost_per_instance_hour']:,.2f} per instance); TTFT p50 "
-        f"{figure(best['ttft_p50_s'])} s, p90 {figure(best['ttft_p90_s'])} s, p99 {figure(best['ttft_p99_s'])} s.",
+        f"Cheapest of {stacks} meeting {target}: {best['instances']:,} instances of {best['gpus']} "
+        f"GPU(s) behind {best['router']} on {ENGINE_WORDS[best['engine']]}, each with its own GPU memory, at "
+        f"${best['cost_per_hour']:,.2f} per hour for the whole cluster (${best['cost_per_instance_hour']:,.2f} per "
+        f"instance); TTFT p50 {figure(best['ttft_p50_s'])} s, p90 {figure(best['ttft_p90_s'])} s, p99 "
+        f"{figure(best['ttft_p99_s'])} s.",
         how,
         "Decode is not simulated. --json prints every deployment run.",
     ]

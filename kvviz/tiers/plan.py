@@ -106,9 +106,12 @@ def smallest_reaching(hits: Callable[[int], int], target: float, lo: int, hi: in
     return lo
 
 
-def _tier_hits(prepared: PrefixReplay, config: TierConfig, tier: int) -> Callable[[int], int]:
+def _tier_hits(
+    prepared: PrefixReplay, config: TierConfig, tier: int, replayed: Callable[[int], object]
+) -> Callable[[int], int]:
     """Total hits with tier ``tier`` (0 GPU, 1 DRAM, 2 storage) at c blocks, the tiers above as
-    deployed and those below empty; remembered, since bisection asks again."""
+    deployed and those below empty; remembered, since bisection asks again (``replayed(n)`` after
+    each of its n replays)."""
     deployed = capacities(config, prepared)
     memo: dict[int, int] = {}
 
@@ -117,19 +120,31 @@ def _tier_hits(prepared: PrefixReplay, config: TierConfig, tier: int) -> Callabl
             caps = [deployed.gpu, deployed.dram, deployed.storage][:tier] + [c] + [0] * (2 - tier)
             gpu, dram, storage, _ = tier_hits(prepared, Capacities(*caps), config.policy, config.write_policy)
             memo[c] = int(gpu.sum() + dram.sum() + storage.sum())
+            replayed(len(memo))
         return memo[c]
 
     hits.memo = memo  # type: ignore[attr-defined]
     return hits
 
 
-def reaches(prepared: PrefixReplay, config: TierConfig, shares: Sequence[float] = SHARES) -> tuple[list[Reach], int]:
-    """Each tier's capacity reaching each share of the ceiling, and the replays it took."""
+Counter = Callable[[int, int | None], None]
+"""``progress(done, total)``: replays done, of at most ``total``."""
+
+
+def reaches(
+    prepared: PrefixReplay,
+    config: TierConfig,
+    shares: Sequence[float] = SHARES,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[Reach], int]:
+    """Each tier's capacity reaching each share of the ceiling, and the replays it took (``progress(replays)``
+    is told after each)."""
     ceiling = int(prepared.seen_before.sum())
     per_block = block_bytes(config, prepared.block_size)
     out, runs = [], 0
+    tell = progress or (lambda done: None)
     for tier, name in enumerate(("gpu", "dram", config.storage)):
-        hits = _tier_hits(prepared, config, tier)
+        hits = _tier_hits(prepared, config, tier, lambda n, before=runs: tell(before + n))
         lo = 0
         for share in sorted(shares):
             c = smallest_reaching(hits, share * ceiling, lo, prepared.n_nodes)
@@ -174,9 +189,12 @@ def plan(
     shares: Sequence[float] = SHARES,
     ray_address: str | None = None,
     workers: int | None = None,
+    progress: Counter | None = None,
 ) -> Plan:
     """Search the tier sizes for ``config``'s trace: reaches by bisection, then the grid of DRAM ×
-    storage sizes (GiB per instance) replayed on a process pool, or on Ray at ``ray_address``."""
+    storage sizes (GiB per instance) replayed on a process pool, or on Ray at ``ray_address``.
+    ``progress(done, total)`` is told after each bisection's replay (of the most the bisections take
+    and the grid's points), before the grid (the total then exact) and when it is done."""
     check_address(ray_address)
     prepared = source if isinstance(source, PrefixReplay) else prepare(source)
     require(
@@ -198,7 +216,11 @@ def plan(
         field="dram_sizes",
     )
     budget.check(cost(prepared, search_replays(prepared, points, shares), config.servers))
-    found, runs = reaches(prepared, config, shares)
+    bound = search_replays(prepared, 0, shares) + len(configs)  # the bisections' most, then the grid
+    tell = progress or (lambda done, total: None)
+    found, runs = reaches(prepared, config, shares, lambda done: tell(done, bound))
+    tell(runs, runs + len(configs))
     rows = run_points(prepared, configs, ray_address=ray_address, workers=workers)
+    tell(runs + len(configs), runs + len(configs))
     grid = pd.DataFrame(rows, columns=list(GRID_COLUMNS))
     return Plan(config, float(target_p90_s), tuple(found), grid, runs + len(configs))

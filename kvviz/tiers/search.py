@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -202,9 +202,12 @@ def search(
     instances: Sequence[int] | None = None,
     steps: Steps = STEPS,
     max_replays: int = MAX_REPLAYS,
+    progress: Callable[[int, int | None], None] | None = None,
 ) -> Found:
     """The cheapest deployment of ``config``'s model and GPU meeting ``targets``: instances (``instances``,
-    default 1 to 4,096), GPUs per instance (``gpus``, default the config's), DRAM and SSD on ``steps``."""
+    default 1 to 4,096), GPUs per instance (``gpus``, default the config's), DRAM and SSD on ``steps``.
+    ``progress(replays, None)`` is told after each replay (how many the search takes is not known
+    before it finds its answer)."""
     prepared = source if isinstance(source, PrefixReplay) else prepare(source)
     require(
         config.storage == "ssd", "the search buys SSD drives: size a remote pool with explicit sizes", field="remote"
@@ -245,6 +248,8 @@ def search(
         result = replay(prepared, deployment, baselines=False)
         ttft = result.ttft()
         rows.append(_row(deployment, result.hit_ratio, ttft, targets.met(ttft)))
+        if progress is not None:
+            progress(len(rows), None)
         if rows[-1][-1]:
             best_cost = price
         if p + 1 < len(options):

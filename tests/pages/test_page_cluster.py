@@ -236,3 +236,70 @@ def test_kvcentric_placement_on_a_trace_with_block_ids_and_disabled_without():
     assert_clean(at)
     placement = at.segmented_control(key="cluster_placement")
     assert placement.disabled and "needs a trace that lists each request's block ids" in placement.help
+
+
+ROUTERS = {
+    "cluster_view": "Routers",
+    "cluster_source": "Synthetic",
+    "cluster_requests": "300",
+    "cluster_routers": ["round-robin", "cache-aware"],
+    "cluster_router_counts": ["2", "4"],
+    "cluster_router_blocks": "256",
+    "cluster_router_target": "0.5",
+}
+
+
+def test_routers_view_answers_first_with_the_clusters_cheapest():
+    from kvviz.cluster import REFERENCE, ClusterConfig, compare
+    from kvviz.traces.workload import WorkloadConfig, generate
+
+    at = open_page("cluster", ROUTERS, timeout=300)
+    assert_clean(at)
+    trace = generate(WorkloadConfig(requests=300))
+    config = ClusterConfig(blocks=256)
+    expected = compare(trace, ["round-robin", "cache-aware"], config, instance_counts=[2, 4], target_p90_s=0.5)
+    served = expected[expected["router"] != REFERENCE]
+    table = at.dataframe[0].value
+    assert table["router"].tolist() == ["round-robin", "cache-aware"] * 2
+    assert table["ttft_p90_s"].tolist() == pytest.approx(served["ttft_p90_s"].tolist())
+    answer = at.success[0].value  # first, under the view's switch: seen without scrolling
+    assert served["cheapest"].any()  # the target is met on this trace, so the answer names a router
+    assert answer.startswith("Behind a router, each instance keeping its own GPU memory, the cheapest that ")
+    best = served[served["cheapest"]].iloc[0]
+    assert f"{best['instances']:,} instances of 1 × H100 serving llama-3-8b behind {best['router']}" in answer
+    assert f"${best['dollars_per_hour']:,.2f} per hour" in answer
+    at.selectbox(key="cluster_engine").set_value("vllm-lmcache").run()
+    assert_clean(at)
+    lmcache = compare(
+        trace, ["round-robin", "cache-aware"], ClusterConfig(blocks=256, engine="vllm-lmcache"), instance_counts=[2, 4]
+    )
+    served = lmcache[lmcache["router"] != REFERENCE]
+    assert at.dataframe[0].value["hits_pct"].tolist() == pytest.approx((100 * served["hit_ratio"]).tolist())
+
+
+def test_every_routers_control_changes_what_is_shown_and_a_link_reopens_it():
+    at = open_page("cluster", ROUTERS, timeout=300)
+    assert_clean(at)
+    assert_each_changes_the_view(
+        at,
+        [
+            ("multiselect", "cluster_routers", ["round-robin", "kv-aware"]),
+            ("multiselect", "cluster_router_counts", [2, 3]),
+            ("number_input", "cluster_router_blocks", 64),
+            ("selectbox", "cluster_engine", "vllm-lmcache"),
+            ("number_input", "cluster_router_target", 0.05),
+        ],
+    )
+    params = {
+        **ROUTERS,
+        "cluster_routers": ["round-robin", "kv-aware"],
+        "cluster_router_counts": ["2", "3"],
+        "cluster_router_blocks": "64",
+        "cluster_engine": "vllm-lmcache",
+        "cluster_router_target": "0.05",
+    }
+    again = open_page("cluster", params, timeout=300)
+    answer = at.warning[0].value  # no count meets 50 ms: the answer warns, naming the fastest
+    assert answer.startswith("None of these routers and instance counts keeps TTFT p90 within 0.05 s")
+    assert not at.success and again.warning[0].value == answer
+    assert again.dataframe[0].value.equals(at.dataframe[0].value)

@@ -50,7 +50,8 @@ def test_the_page_shows_the_replay_and_the_plan_of_its_trace():
     assert ttft.loc["no cache", "p50"] == s["ttft_no_cache_s"]["p50"]
     assert ttft.loc["GPU memory only", "p99"] == s["ttft_gpu_only_s"]["p99"]
     expected = plan(trace, TierConfig(**DEFAULTS), 2.0, workers=1)
-    cheapest, success = at.success
+    glance, cheapest, success = at.success
+    assert glance.value.startswith("Behind a router, each instance keeping its own GPU memory, the cheapest")
     found = search(trace, TierConfig(**DEFAULTS), Targets(2.0))
     best = found.best
     assert cheapest.value.startswith("**Cheapest deployment that keeps TTFT p90 within 2 s: ")
@@ -75,8 +76,9 @@ def test_every_control_is_in_the_url_and_prices_are_per_device():
     assert f"{config.hbm_for_kv_gib:,.1f} GiB per instance" in " ".join(c.value for c in at.caption)
     assert _metrics(at)["Cost"] == f"${config.cost_per_hour():,.2f}/h"
     said = [w.value for w in at.warning]
-    assert said[0].startswith("Overloaded: the trace asks for") and "at least 2 instances of 2 GPU(s)" in said[0]
-    assert any("no DRAM and SSD mix tried keeps TTFT p90 within 0.5 s" in w for w in said[1:])
+    assert said[0].startswith("None of these routers and instance counts keeps TTFT p90 within 0.5 s")  # at the top
+    assert said[1].startswith("Overloaded: the trace asks for") and "at least 2 instances of 2 GPU(s)" in said[1]
+    assert any("no DRAM and SSD mix tried keeps TTFT p90 within 0.5 s" in w for w in said[2:])
     at.number_input(key="tiers_price_1").set_value(0.01).run()
     assert at.query_params["tiers_price_1"] == "0.01" and at.query_params["tiers_gpu"] == "a40"
     dearer = TierConfig(**{**DEFAULTS, "gpu": "a40"}, gpus=2, tp=2, prices=hw.DevicePrices(1.5, 0.01))

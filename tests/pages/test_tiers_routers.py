@@ -39,7 +39,7 @@ def test_the_comparison_is_the_clusters_and_the_notes_read_it():
     shared = expected[expected["router"] == REFERENCE].set_index("instances")["hit_ratio"]
     assert table["router"].tolist() == ["round-robin", "kv-aware"] * 3
     assert table["instances"].tolist() == [1, 1, 2, 2, 4, 4]
-    assert "Cheapest deployment that keeps TTFT p90 within 2 s: 1 instance(s)" in at.success[0].value
+    assert "Cheapest deployment that keeps TTFT p90 within 2 s: 1 instance(s)" in at.success[1].value
     pd.testing.assert_frame_equal(table[SHOWN], served[SHOWN], check_dtype=False)
     assert table["hits_pct"].tolist() == pytest.approx((100 * served["hit_ratio"]).tolist())
     assert table["shared_pct"].tolist() == pytest.approx([100 * shared[n] for n in served["instances"]])
@@ -51,11 +51,13 @@ def test_the_comparison_is_the_clusters_and_the_notes_read_it():
     assert table["target"].tolist() == words
     cheapest = served[served["cheapest"]].iloc[0]
     assert cheapest["instances"] == 1  # the search's answer meets the target behind any router
-    assert (
+    answer = (
         "Behind a router, each instance keeping its own GPU memory, the cheapest that keeps TTFT p90 within 2 s is "
         "one instance of 1 × H100 (with one instance there is no router to choose), at "
         f"${cheapest['dollars_per_hour']:,.2f} per hour for the whole cluster"
-    ) in said
+    )
+    assert answer in said
+    assert at.success[0].value.startswith(answer)  # at a glance: the page's first answer, above the replay
 
 
 def test_the_conductors_copies_are_said_apart_from_its_hits():
@@ -95,3 +97,11 @@ def test_the_counts_start_at_the_searchs_and_those_below_it_are_said_left_out():
     assert starting_at(3, (2, 4, 8)) == ((3, 4, 8), (2,))
     assert starting_at(1, ()) == ((1,), ())
     assert starting_at(8, (2, 4, 8)) == ((8,), (2, 4))
+
+
+def test_the_answer_at_the_top_warns_when_no_router_meets_the_target():
+    at = open_page("tiers", {**ROUTED, "tiers_slo": "0.01"}, timeout=300)
+    assert_clean(at)
+    first = at.warning[0].value
+    assert first.startswith("None of these routers and instance counts keeps TTFT p90 within 0.01 s")
+    assert not any(s.value.startswith("Behind a router") for s in at.success)

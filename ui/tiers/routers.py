@@ -135,8 +135,9 @@ def target_words(table: pd.DataFrame) -> list[str]:
     return words
 
 
-def answer(table: pd.DataFrame, chosen: Deployment, target: float) -> str:
-    """The comparison's answer as one sentence an engineer could forward."""
+def answer(table: pd.DataFrame, each: str, target: float) -> str:
+    """The comparison's answer as one sentence an engineer could forward; ``each``: one instance's GPUs
+    ("1 × H100")."""
     served = table[table["router"] != REFERENCE]
     if not table["cheapest"].any():
         fast = served.sort_values("ttft_p90_s").iloc[0]
@@ -145,7 +146,6 @@ def answer(table: pd.DataFrame, chosen: Deployment, target: float) -> str:
             f"{fast['router']} at {fast['instances']:,} instance(s) (p90 {fast['ttft_p90_s']:.3g} s): add instances."
         )
     c = table[table["cheapest"]].iloc[0]
-    each = f"{chosen.gpus} × {chosen.gpu.upper()}"
     where = "one instance of " + each + " (with one instance there is no router to choose)"
     if c["instances"] > 1:
         where = f"{c['instances']:,} instances of {each} behind {c['router']}"
@@ -157,14 +157,14 @@ def answer(table: pd.DataFrame, chosen: Deployment, target: float) -> str:
     )
 
 
-def notice(table: pd.DataFrame, chosen: Deployment, target: float) -> list[str]:
-    """ "What to notice" read off the comparison shown."""
+def notice(table: pd.DataFrame, each: str, target: float) -> list[str]:
+    """ "What to notice" read off the comparison shown, its answer first (``answer``)."""
     served = table[table["router"] != REFERENCE]
     top = int(served["instances"].max())
     at_top = served[served["instances"] == top].sort_values("hits", ascending=False)
     shared = table[(table["router"] == REFERENCE) & (table["instances"] == top)]["hit_ratio"].iloc[0]
     best, worst = at_top.iloc[0], at_top.iloc[-1]
-    lines = [answer(table, chosen, target)]
+    lines = [answer(table, each, target)]
     lines.append(
         f"At {top} instances {best['router']} hits {best['hit_ratio']:.1%} of block accesses"
         + (f" and {worst['router']} {worst['hit_ratio']:.1%}" if len(at_top) > 1 else "")
@@ -185,9 +185,10 @@ def notice(table: pd.DataFrame, chosen: Deployment, target: float) -> list[str]:
     return lines
 
 
-def section(key: str, trace: Trace, chosen: Deployment, target: float, start: int) -> list[str] | None:
+def section(key: str, trace: Trace, chosen: Deployment, target: float, start: int) -> tuple[list[str], bool] | None:
     """The controls, the table and the figure, the instance counts starting at ``start`` (the count the
-    search above chose); returns what to notice (None: nothing compared)."""
+    search above chose); returns what to notice, its answer first, and whether any row meets the target
+    (None: nothing compared)."""
     st.caption(
         "Here each instance keeps **its own GPU memory** and a router chooses which instance serves each request, "
         "as real clusters do. Host DRAM and storage are not modelled behind a router yet: the comparison uses the "
@@ -218,4 +219,4 @@ def section(key: str, trace: Trace, chosen: Deployment, target: float, start: in
         cache_key=f"{key}|{chosen}|{routers}|{counts}|{target}",
         key="tiers_routers_fig",
     )
-    return notice(table, chosen, target)
+    return notice(table, f"{chosen.gpus} × {chosen.gpu.upper()}", target), bool(table["cheapest"].any())
