@@ -34,8 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--router",
         default=None,
-        help="serve the --instances (2 or more) each with its own GPU cache behind this router: round-robin, "
-        "least-load, prefix-hash, cache-aware, kv-aware or conductor (default: the instances act as one cache)",
+        help="serve the --instances (2 or more) each with its own GPU cache (and its own --dram and --ssd; a "
+        "--remote pool is one storage every instance shares) behind this router: round-robin, least-load, "
+        "prefix-hash, cache-aware, kv-aware or conductor (default: the instances act as one cache)",
     )
     parser.add_argument(
         "--engine",
