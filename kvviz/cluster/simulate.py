@@ -557,8 +557,15 @@ LMCACHE_ACCESSES_PER_S = 0.2e6
 --engine vllm-lmcache --remote-chunks inf: 3.3M accesses over 8 instances in 12.9 CPU s, rounded down)."""
 
 
+TIERED_ACCESSES_PER_S = 0.3e6
+"""The same with SGLang's host memory (HiCache) on each instance (bench.bench_routers --dram-blocks 400000:
+16.5M accesses over 8 instances in 36.7 CPU s, rounded down for the runs where the host tier is busy)."""
+
+
 def cost(replay: PrefixReplay, runs: int, config: ClusterConfig | None = None) -> budget.Cost:
     """The work of ``runs`` cluster runs of this trace (of ``config``'s engine), before it starts."""
     lmcache = config is not None and config.engine != "sglang" and bool(config.lmcache.capacities())
     rate = LMCACHE_ACCESSES_PER_S if lmcache else SERVED_ACCESSES_PER_S
+    if config is not None and config.tiered:
+        rate = TIERED_ACCESSES_PER_S
     return budget.cost("cluster replay", replay.accesses * runs, "block accesses", rate, "the number of routers")

@@ -184,7 +184,7 @@ def routed(
     name = parse_router(router)
     replay = prepare(trace) if replay is None else replay
     cluster = cluster_config(config, replay, engine=engine)
-    budget.check(cost(replay, 2))
+    budget.check(cost(replay, 2, cluster))
     result = run(replay, name, cluster, trace=trace)
     return Routed(
         config,

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvviz.cluster import ClusterConfig, compare, run
+from kvviz.cluster import ClusterConfig, compare, cost, run
+from kvviz.cluster.simulate import memory_gib
 from kvviz.common.errors import InputError
 from kvviz.prefix_cache import prepare
 from kvviz.prefix_cache.instance import InstanceCache, numbered
@@ -130,3 +131,14 @@ def test_the_reference_is_one_hicache_of_all_the_instances_tiers():
 def test_what_does_not_apply_is_refused(change, message):
     with pytest.raises(InputError, match=message):
         run(trace_of([(0, 16, 1, [1])]), "round-robin", ClusterConfig(instances=2, **change))
+
+
+def test_work_and_memory_with_host_memory_are_counted_before_a_run():
+    """A HiCache instance serves fewer accesses per second and keeps more per block than the radix cache;
+    a storage tier adds its record of every block, once for a pool and once per instance otherwise."""
+    replay = prepare(trace_of([(0, 320, 1, PROMPT), (1000, 320, 1, PROMPT)]))
+    radix, tiered = ClusterConfig(instances=4), ClusterConfig(instances=4, host_blocks=8)
+    assert cost(replay, 1, tiered).seconds > cost(replay, 1, radix).seconds
+    assert memory_gib(replay, tiered) > memory_gib(replay, radix)
+    own, pool = replace(tiered, storage_blocks=8), replace(tiered, storage_blocks=8, shared_storage=True)
+    assert memory_gib(replay, own) > memory_gib(replay, pool) > memory_gib(replay, tiered)
