@@ -160,7 +160,7 @@ def target_words(table: pd.DataFrame) -> list[str]:
     return words
 
 
-def answer(table: pd.DataFrame, chosen: Deployment, target: float) -> str:
+def answer(table: pd.DataFrame, chosen: Deployment, target: float, tiers: bool = False) -> str:
     """The comparison's answer as one sentence an engineer could forward."""
     served = table[table["router"] != REFERENCE]
     if not table["cheapest"].any():
@@ -175,7 +175,8 @@ def answer(table: pd.DataFrame, chosen: Deployment, target: float) -> str:
     if c["instances"] > 1:
         where = f"{c['instances']:,} instances of {each} behind {c['router']}"
     return (
-        f"Behind a router, each instance keeping its own GPU memory, the cheapest that keeps TTFT p90 within "
+        f"Behind a router, each instance keeping its own GPU memory{' and DRAM' if tiers else ''}, the cheapest "
+        "that keeps TTFT p90 within "
         f"{target:g} s is {where}, at "
         f"${c['dollars_per_hour']:,.2f} per hour for the whole cluster (TTFT p90 {c['ttft_p90_s']:.3g} s, "
         f"p99 {c['ttft_p99_s']:.3g} s)."
@@ -189,7 +190,7 @@ def notice(table: pd.DataFrame, chosen: Deployment, target: float, tiers: bool =
     at_top = served[served["instances"] == top].sort_values("hits", ascending=False)
     shared = table[(table["router"] == REFERENCE) & (table["instances"] == top)]["hit_ratio"].iloc[0]
     best, worst = at_top.iloc[0], at_top.iloc[-1]
-    lines = [answer(table, chosen, target)]
+    lines = [answer(table, chosen, target, tiers)]
     lines.append(
         f"At {top} instances {best['router']} hits {best['hit_ratio']:.1%} of block accesses"
         + (f" and {worst['router']} {worst['hit_ratio']:.1%}" if len(at_top) > 1 else "")
