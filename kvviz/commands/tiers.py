@@ -58,6 +58,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.router is not None:
         refuse_for_router(args)
+        if args.engine == "vllm-lmcache" and (args.dram or args.ssd is not None or args.remote is not None):
+            raise InputError(
+                "--dram, --ssd and --remote apply to SGLang's HiCache behind a router (--engine sglang); "
+                "vLLM + LMCache's CPU, disk and remote backends are not given through tiers"
+            )
     elif args.engine is not None:
         raise InputError("--engine applies with --router; the tiered replay is SGLang's HiCache")
     config = config_from_args(args)

@@ -113,6 +113,7 @@ def test_dram_and_storage_behind_a_router_are_the_clusters_hicache(capsys, stora
         (["--instances", "1", "--router", "kv-aware"], "--router needs --instances 2 or more"),
         (["--instances", "2", "--router", "random"], "unknown router 'random'"),
         (["--instances", "2", "--router", "cache-aware", "--ssd", "1TiB"], "give DRAM too"),
+        (["--instances", "2", "--router", "kv-aware", "--engine", "vllm-lmcache", "--dram", "8GiB"], "--engine sglang"),
         (
             ["--instances", "2", "--router", "cache-aware", "--dram", "8GiB", "--ssd", "1TiB", "--ssd-drives", "2"],
             "--ssd-drives does not apply",
