@@ -558,8 +558,9 @@ LMCACHE_ACCESSES_PER_S = 0.2e6
 
 
 TIERED_ACCESSES_PER_S = 0.3e6
-"""The same with SGLang's host memory (HiCache) on each instance (bench.bench_routers --dram-blocks 400000:
-16.5M accesses over 8 instances in 36.7 CPU s, rounded down for the runs where the host tier is busy)."""
+"""The same with SGLang's host memory (HiCache) on each instance (bench.bench_routers: 16.5M accesses over 8
+instances in 36.7 CPU s with 400,000 host blocks each, 45.6 CPU s with 20,000 GPU and 200,000 host blocks
+each over a shared storage pool; rounded down)."""
 
 
 def cost(replay: PrefixReplay, runs: int, config: ClusterConfig | None = None) -> budget.Cost:
