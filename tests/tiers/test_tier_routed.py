@@ -151,6 +151,20 @@ def test_plan_behind_a_router_is_the_cheapest_count_that_meets_the_target():
     assert missed.summary()["warnings"] == ["no deployment searched meets the targets"]
 
 
+def test_a_search_behind_a_router_keeps_each_instances_dram():
+    """Every instance count searched is run with the deployment's DRAM per instance, as one routed run is."""
+    from kvviz.tiers import TierConfig
+    from kvviz.tiers.routed import routed, search_routed
+    from kvviz.tiers.search import Targets
+
+    trace = load_trace(EXAMPLE)
+    config = TierConfig("llama-3-8b", "h100", hbm_gib=2, dram_gib=4, mfu=0.6)
+    found = search_routed(trace, config, "round-robin", Targets(100.0), instances=[2])
+    alone = routed(trace, replace(config, instances=2), "round-robin").summary()
+    assert alone["found_blocks"]["dram"] > 0
+    assert found.best["hit_ratio"] == alone["hit_ratio"] and found.best["cost_per_hour"] == alone["cost_per_hour"]
+
+
 def test_plan_with_a_router_prints_its_answer(capsys):
     argv = ["plan", *ROUTED[1:], "--router", "round-robin", "--instances", "3", "--target-p90-ttft", "100", "--json"]
     assert main(argv) == 0
