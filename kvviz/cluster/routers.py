@@ -33,6 +33,13 @@ each instance's cache) and names an instance. Each rule follows the code it is n
   caches: each instance's TTFT is its queue plus the prefill after its own prefix, or, when the best
   prefix anywhere is at least 1.25 × its own, after fetching the rest of that prefix; the smallest
   TTFT wins.
+
+What each router sees of an instance's cache: round-robin, least-load and prefix-hash none; cache-aware
+only its own tree of what it routed; kv-aware and the Conductor the blocks held on the GPU (``match``).
+With host memory (SGLang's HiCache, :class:`kvviz.tiers.instance.TieredInstance`) that stays the GPU
+tree: a block only in host memory or storage is not counted by any router (SGLang 0.5.23 does publish
+host-memory events, ``unified_tree_core.py`` with ``StorageMedium.CPU``; kvviz's kv-aware reads the
+GPU's only).
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ from kvviz.common.jit import kernel
 from kvviz.mooncake.placement import kvcentric_choice
 from kvviz.mooncake.prefill import PrefillModel
 from kvviz.prefix_cache.instance import InstanceCache, Nodes
+from kvviz.tiers.instance import TieredInstance
 
 ROUTERS: tuple[str, ...] = ("round-robin", "least-load", "prefix-hash", "cache-aware", "kv-aware", "conductor")
 ROUTER_RULES: dict[str, str] = {
@@ -93,7 +101,7 @@ class View:
     """The cluster as a request arrives: per instance, requests and prompt tokens in flight, prefill
     tokens not yet computed, seconds until its prefill queue is empty, and its cache."""
 
-    caches: list[InstanceCache]
+    caches: list[InstanceCache | TieredInstance]
     running: np.ndarray
     prompt_tokens: np.ndarray
     prefill_tokens: np.ndarray

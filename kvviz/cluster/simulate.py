@@ -21,6 +21,14 @@ link at ``pool_gb_s`` instead of computing them; after prefill it puts every blo
 there, so one instance's prefill is another's hit. The pool evicts its least recently used blocks
 (:class:`kvviz.lmcache.store.LruBackend`, the one pool model both stacks use).
 
+With host memory (``host_blocks`` > 0), an SGLang instance is SGLang 0.5.23's HiCache
+(:class:`kvviz.tiers.instance.TieredInstance`, the step the tiered replay runs): GPU and host memory of
+its own, and HiCache's storage under them, each instance's own disk or (``shared_storage``) one pool
+every instance writes its host copies through to and prefetches from (Mooncake Store, 3FS), so one
+instance's prefill is another's storage hit. A request loads what it found in host memory over PCIe
+and what it found in storage over the instance's disk or its link to the pool (``pool_gb_s``), and
+computes the rest. The routers read what they read without it (the GPU tree, or their own).
+
 Load imbalance is the busiest instance's prefill seconds over the mean. One cache of N × C blocks
 replaying the whole trace is the reference the instances would reach if they were one cache; no
 router reaches it.
@@ -47,6 +55,9 @@ from kvviz.lmcache.store import BACKENDS, ChunkKeys, LMCacheConfig, LruBackend
 from kvviz.mooncake.prefill import PrefillModel
 from kvviz.prefix_cache.instance import InstanceCache, Nodes, numbered
 from kvviz.prefix_cache.replay import PrefixReplay, parse_policy, prepare, request_hits
+from kvviz.radix.hiradix_cache import WRITE_POLICIES
+from kvviz.tiers.instance import Storage, TieredInstance
+from kvviz.tiers.replay import Capacities, floors, tier_hits
 from kvviz.traces import Trace
 
 REFERENCE = "one shared cache (reference)"
@@ -56,6 +67,8 @@ SUMMARY_COLUMNS = (
     "hits",
     "fetched",
     "pooled",
+    "dram_hits",
+    "storage_hits",
     "lmcache_cpu_tokens",
     "lmcache_disk_tokens",
     "lmcache_remote_tokens",
@@ -91,6 +104,11 @@ class ClusterConfig:
     knobs: RouterKnobs = field(default_factory=RouterKnobs)
     engine: str = "sglang"
     lmcache: LMCacheConfig = field(default_factory=LMCacheConfig)  # vllm-lmcache: per instance; remote shared
+    host_blocks: int = 0  # sglang: each instance's HiCache host memory (0: GPU only)
+    storage_blocks: int = 0  # sglang with host memory: HiCache's storage, per instance or the shared pool's
+    shared_storage: bool = False  # the storage is one pool for the cluster (Mooncake Store, 3FS)
+    write_policy: str = "write_through"  # HiCache's backup of GPU blocks to host memory
+    memory_per_hour: float = 0.0  # dollars per hour of the cluster's host memory and storage
 
     def validate(self) -> None:
         require(1 <= self.instances <= MAX_INSTANCES, f"instances must be in 1..{MAX_INSTANCES}", field="instances")
@@ -103,6 +121,15 @@ class ClusterConfig:
         require(self.fetch_gb_s > 0, "the fetch bandwidth must be > 0 GB/s", field="fetch_gb_s")
         require(self.pool_blocks >= 0, "the shared pool's blocks must be ≥ 0", field="pool_blocks")
         require(self.pool_gb_s > 0, "the pool's link must be > 0 GB/s", field="pool_gb_s")
+        require(self.host_blocks >= 0, "host blocks per instance must be ≥ 0", field="host_blocks")
+        require(self.storage_blocks >= 0, "storage blocks must be ≥ 0", field="storage_blocks")
+        require(
+            self.host_blocks > 0 or self.storage_blocks == 0,
+            "HiCache writes storage from host memory: give host blocks too",
+            field="storage_blocks",
+        )
+        require(self.write_policy in WRITE_POLICIES, "unknown write policy", field="write_policy")
+        require(self.memory_per_hour >= 0, "the memory's price must be ≥ 0 $/h", field="memory_per_hour")
         parse_policy(self.policy)
         self.check_engine()
         hw.model(self.model)
@@ -117,7 +144,17 @@ class ClusterConfig:
                 "LMCache's backends apply to the vllm-lmcache engine; SGLang's shared pool is pool blocks",
                 field="lmcache",
             )
+            require(
+                not (self.tiered and self.pool_blocks > 0),
+                "with host memory, SGLang's shared pool is HiCache's storage (shared storage), not pool blocks",
+                field="pool_blocks",
+            )
             return
+        require(
+            self.host_blocks == 0,
+            "host blocks apply to SGLang's HiCache; vLLM's CPU memory is LMCache's CPU backend",
+            field="host_blocks",
+        )
         self.lmcache.validate()
         require(
             self.policy == "lru",
@@ -131,6 +168,11 @@ class ClusterConfig:
         )
 
     @property
+    def tiered(self) -> bool:
+        """Whether each instance is HiCache (host memory under the GPU) rather than the GPU's radix cache."""
+        return self.engine == "sglang" and self.host_blocks > 0
+
+    @property
     def model_spec(self) -> hw.ModelSpec:
         return hw.model(self.model)
 
@@ -141,7 +183,7 @@ class ClusterConfig:
 
     def dollars_per_hour(self) -> float:
         price = hw.gpu_price(hw.gpu(self.gpu)).value if self.gpu_price is None else self.gpu_price
-        return self.instances * self.tp * price
+        return self.instances * self.tp * price + self.memory_per_hour
 
     def knobs_for(self, block_size: int) -> RouterKnobs:
         """The knobs with the Conductor's fetch cost from the link and the model's KV per block."""
@@ -173,15 +215,17 @@ DEFAULT = ClusterConfig()
 @dataclass(frozen=True)
 class ClusterRun:
     """One router's run: per request its instance, blocks hit in that instance's GPU cache, blocks
-    fetched from another instance, blocks loaded from SGLang's shared pool, tokens loaded from each
-    LMCache backend (``loaded``: columns CPU, disk, remote; vllm-lmcache only), and TTFT; per instance
-    its prefill seconds."""
+    fetched from another instance, blocks loaded from SGLang's shared pool, blocks found in HiCache's
+    host memory and storage (``lower``: columns host, storage; SGLang with host memory only), tokens
+    loaded from each LMCache backend (``loaded``: columns CPU, disk, remote; vllm-lmcache only), and
+    TTFT; per instance its prefill seconds."""
 
     router: str
     instance: np.ndarray
     hits: np.ndarray
     fetched: np.ndarray
     pooled: np.ndarray
+    lower: np.ndarray
     loaded: np.ndarray
     ttft_s: np.ndarray
     busy_s: np.ndarray
@@ -191,7 +235,16 @@ class ClusterRun:
 
     @property
     def hit_ratio(self) -> float:
-        return float(self.hits.sum()) / self.accesses if self.accesses else 0.0
+        """Blocks found in the instance's GPU cache, host memory or storage over all blocks asked for."""
+        found = float(self.hits.sum() + self.lower.sum())
+        return found / self.accesses if self.accesses else 0.0
+
+    def by_instance(self, instances: int) -> pd.DataFrame:
+        """Per instance: requests served, blocks found on the GPU, in host memory and in storage."""
+        found = {"requests": np.ones(len(self.hits)), "gpu": self.hits, "dram": self.lower[:, 0]}
+        found["storage"] = self.lower[:, 1]
+        table = {k: np.bincount(self.instance, v, minlength=instances) for k, v in found.items()}
+        return pd.DataFrame(table).astype(np.int64).rename_axis("instance")
 
     @property
     def imbalance(self) -> float:
@@ -257,6 +310,7 @@ def run(
     caches = make_caches(config, shape, lengths, bs)
     lmcache = config.engine != "sglang"
     load_s = np.array(list(config.load_s_per_token().values()))
+    lower_s = np.array([load_s[0], load_s[2] if config.shared_storage else load_s[1]]) * bs
     rule = make_router(
         name, shape=shape, lengths=lengths, block_size=bs, instances=n, knobs=config.knobs_for(bs), model=model
     )
@@ -266,6 +320,7 @@ def run(
     arrivals = replay.timestamps_ms / 1000.0
     out = {k: np.zeros(replay.n_requests, np.int64) for k in "ihfpc"}
     loaded = np.zeros((replay.n_requests, len(BACKENDS)), np.int64)
+    lower = np.zeros((replay.n_requests, 2), np.int64)
     ttft = np.zeros(replay.n_requests)
     for r in range(replay.n_requests):
         now, length = float(arrivals[r]), int(lengths[r])
@@ -273,9 +328,14 @@ def run(
         route = rule.choose(r, view)
         i = route.instance
         hit = caches[i].serve(r)
+        if config.tiered:
+            hit, lower[r] = hit.gpu, (hit.host, hit.storage)
         have = hit + route.fetched
         pooled, extra, load = 0, 0, 0.0
-        if lmcache:
+        if config.tiered:
+            have = hit + max(route.fetched, int(lower[r].sum()))
+            load = float(lower[r] @ lower_s)
+        elif lmcache:
             for backend, tokens in caches[i].load(r, min(have * bs, length)).items():
                 loaded[r, BACKENDS.index(backend)] = tokens
             extra, load = int(loaded[r].sum()), float(loaded[r] @ load_s)
@@ -294,6 +354,7 @@ def run(
         out["h"],
         out["f"],
         out["p"],
+        lower,
         loaded,
         ttft,
         view.busy_s.copy(),
@@ -307,6 +368,20 @@ def make_caches(config: ClusterConfig, shape: Nodes, lengths: np.ndarray, block_
     """Each instance's cache: SGLang's radix cache, or vLLM's block pool with LMCache behind it (its
     CPU and disk backends its own, the remote backend one for the cluster)."""
     n = config.instances
+    if config.tiered:
+        shared = Storage(shape, config.storage_blocks) if config.shared_storage else None
+        return [
+            TieredInstance(
+                shape,
+                config.blocks,
+                config.host_blocks,
+                floors(block_size),
+                config.policy,
+                config.write_policy,
+                shared if shared is not None else Storage(shape, config.storage_blocks),
+            )
+            for _ in range(n)
+        ]
     if config.engine == "sglang":
         return [InstanceCache(shape, config.blocks, config.policy) for _ in range(n)]
     lm = config.lmcache
@@ -320,6 +395,11 @@ ROUTER_BYTES_PER_PREFIX = 8
 RADIX_BYTES = (4, 2 * 68)
 """An SGLang instance: per prefix of the trace, its number there (4 bytes); per block it has seen, its radix
 cache's arrays (68), with room to grow as much again."""
+TIERED_BYTES = (4, 2 * 148)
+"""An SGLang instance with host memory (HiCache): per prefix of the trace, its number there; per block it has
+seen, its tree, both heaps, the duplicates' queue and its shape (148), with room to grow as much again."""
+STORAGE_BYTES = 8 * 8 + 2 * 16
+"""A HiCache storage tier: per prefix of the trace, its record (eight words) and at most two heap entries."""
 POOL_BYTES = (24, 20)
 """A vLLM instance: per prefix of the trace, its holders' queue (24 bytes); per block of its pool, 20."""
 MEMORY_LIMIT_GIB = 6.0
@@ -329,13 +409,18 @@ def memory_gib(replay: PrefixReplay, config: ClusterConfig) -> float:
     """At most the memory the instances and the router take over this trace. An SGLang instance grows with
     the blocks it sees, and all of them together see at most one block per access."""
     n, many = replay.n_nodes, config.instances
-    if config.engine == "sglang":
+    storage = 0
+    if config.tiered:
+        per_prefix, per_block = TIERED_BYTES
+        blocks = min(many * n, replay.accesses)
+        storage = (1 if config.shared_storage else many) * n * STORAGE_BYTES if config.storage_blocks else 0
+    elif config.engine == "sglang":
         per_prefix, per_block = RADIX_BYTES
         blocks = min(many * n, replay.accesses)
     else:
         per_prefix, per_block = POOL_BYTES
         blocks = many * min(config.blocks, n)
-    return (n * (ROUTER_BYTES_PER_PREFIX + many * per_prefix) + blocks * per_block) / 2**30
+    return (n * (ROUTER_BYTES_PER_PREFIX + many * per_prefix) + blocks * per_block + storage) / 2**30
 
 
 def check_memory(replay: PrefixReplay, config: ClusterConfig) -> None:
@@ -364,12 +449,19 @@ def _outputs(trace: Trace | None, replay: PrefixReplay) -> np.ndarray:
     return np.zeros(replay.n_requests, np.int64)
 
 
-def shared_hits(replay: PrefixReplay, config: ClusterConfig) -> int:
-    """Hits of one GPU cache of instances × blocks (the engine's) replaying the whole trace (the reference)."""
+def shared_hits(replay: PrefixReplay, config: ClusterConfig) -> tuple[int, int, int]:
+    """Blocks one cache of instances × blocks (the engine's; with host memory, HiCache of instances × its
+    GPU and host blocks over the storage, whole or summed) finds replaying the whole trace (the reference):
+    on the GPU, in host memory, in storage."""
     capacity = config.instances * config.blocks
+    if config.tiered:
+        many = 1 if config.shared_storage else config.instances
+        caps = Capacities(capacity, config.instances * config.host_blocks, many * config.storage_blocks)
+        gpu, host, storage, _ = tier_hits(replay, caps, config.policy, config.write_policy)
+        return int(gpu.sum()), int(host.sum()), int(storage.sum())
     if config.engine == "sglang":
-        return int(request_hits(replay, config.policy, capacity).sum())
-    return int(vllm.request_hits(replay, capacity).sum())
+        return int(request_hits(replay, config.policy, capacity).sum()), 0, 0
+    return int(vllm.request_hits(replay, capacity).sum()), 0, 0
 
 
 def summary_row(result: ClusterRun, config: ClusterConfig) -> dict:
@@ -382,6 +474,8 @@ def summary_row(result: ClusterRun, config: ClusterConfig) -> dict:
         "hits": int(result.hits.sum()),
         "fetched": int(result.fetched.sum()),
         "pooled": int(result.pooled.sum()),
+        "dram_hits": int(result.lower[:, 0].sum()),
+        "storage_hits": int(result.lower[:, 1].sum()),
         **{f"lmcache_{name}_tokens": int(result.loaded[:, k].sum()) for k, name in enumerate(BACKENDS)},
         "accesses": result.accesses,
         "hit_ratio": result.hit_ratio,
@@ -427,16 +521,18 @@ def compare(
 
 def reference_row(replay: PrefixReplay, config: ClusterConfig) -> dict:
     """The shared cache's row: hits only (it is no deployment, so no time or cost)."""
-    hits = shared_hits(replay, config)
+    hits, *lower = shared_hits(replay, config)
     return {
         "router": REFERENCE,
         "instances": config.instances,
         "hits": hits,
         "fetched": 0,
         "pooled": 0,
+        "dram_hits": lower[0],
+        "storage_hits": lower[1],
         **{f"lmcache_{name}_tokens": 0 for name in BACKENDS},
         "accesses": replay.accesses,
-        "hit_ratio": hits / replay.accesses,
+        "hit_ratio": (hits + sum(lower)) / replay.accesses,
     }
 
 
@@ -461,8 +557,16 @@ LMCACHE_ACCESSES_PER_S = 0.2e6
 --engine vllm-lmcache --remote-chunks inf: 3.3M accesses over 8 instances in 12.9 CPU s, rounded down)."""
 
 
+TIERED_ACCESSES_PER_S = 0.3e6
+"""The same with SGLang's host memory (HiCache) on each instance (bench.bench_routers: 16.5M accesses over 8
+instances in 36.7 CPU s with 400,000 host blocks each, 45.6 CPU s with 20,000 GPU and 200,000 host blocks
+each over a shared storage pool; rounded down)."""
+
+
 def cost(replay: PrefixReplay, runs: int, config: ClusterConfig | None = None) -> budget.Cost:
     """The work of ``runs`` cluster runs of this trace (of ``config``'s engine), before it starts."""
     lmcache = config is not None and config.engine != "sglang" and bool(config.lmcache.capacities())
     rate = LMCACHE_ACCESSES_PER_S if lmcache else SERVED_ACCESSES_PER_S
+    if config is not None and config.tiered:
+        rate = TIERED_ACCESSES_PER_S
     return budget.cost("cluster replay", replay.accesses * runs, "block accesses", rate, "the number of routers")

@@ -34,8 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--router",
         default=None,
-        help="serve the --instances (2 or more) each with its own GPU cache behind this router: round-robin, "
-        "least-load, prefix-hash, cache-aware, kv-aware or conductor (default: the instances act as one cache)",
+        help="serve the --instances (2 or more) each with its own GPU cache (and its own --dram and --ssd; a "
+        "--remote pool is one storage every instance shares) behind this router: round-robin, least-load, "
+        "prefix-hash, cache-aware, kv-aware or conductor (default: the instances act as one cache)",
     )
     parser.add_argument(
         "--engine",
@@ -57,6 +58,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.router is not None:
         refuse_for_router(args)
+        if args.engine == "vllm-lmcache" and (args.dram or args.ssd is not None or args.remote is not None):
+            raise InputError(
+                "--dram, --ssd and --remote apply to SGLang's HiCache behind a router (--engine sglang); "
+                "vLLM + LMCache's CPU, disk and remote backends are not given through tiers"
+            )
     elif args.engine is not None:
         raise InputError("--engine applies with --router; the tiered replay is SGLang's HiCache")
     config = config_from_args(args)

@@ -79,7 +79,7 @@ def _match(tree: np.ndarray, local: np.ndarray, nodes: np.ndarray, lo: int, hi: 
 
 
 @kernel
-def _localize(
+def localize(
     local: np.ndarray,
     shape_parent: np.ndarray,
     shape_depth: np.ndarray,
@@ -149,7 +149,7 @@ class InstanceCache:
         lo, hi = s.offsets[r], s.offsets[r + 1]
         self.grow(self.count + int(hi - lo))
         args = (s.nodes, lo, hi, self.parent, self.depth, self.request, self.count)
-        self.count = int(_localize(self.local, s.parent, s.depth, *args))
+        self.count = int(localize(self.local, s.parent, s.depth, *args))
         tree = (self.tree, self.keys, self.slots, self.state)
         return int(
             _serve(*tree, self.request, self.parent, self.depth, hi - lo, s.inserts[r], self.capacity, self.policy)

@@ -25,7 +25,8 @@ The API (stable; the Tiers page and ``kvviz tiers`` / ``kvviz plan`` build on it
         .best  .summary()
 
     routed(trace, config, router) -> Routed        # kvviz.tiers.routed: the instances each with its own
-        .row .reference .ttft_s .summary()          # GPU cache behind a router (kvviz.cluster), GPU memory only
+        .row .reference .ttft_s .per_instance       # GPU cache (and DRAM and SSD; --remote one shared pool)
+        .summary()                                  # behind a router (kvviz.cluster)
     search_routed(trace, config, router, Targets(...), *, gpus=None, instances=None) -> RoutedSearch
         .best  .tried  .summary()                   # the cheapest instance count behind that router
     search_routers(trace, config, routers, Targets(...), *, gpus=None, instances=None, ray_address=None,

@@ -5,7 +5,9 @@ The release keeps GPU memory (L1) and host DRAM (L2) in one radix tree
 holds a GPU copy, a host copy or both, and a node the GPU evicts stays in the tree while it has a
 host copy. This replay keeps that tree as arrays (the naming of :mod:`kvviz.hiradix.tree`: a node
 is named by its deepest block, and a split gives the suffix the old node) and serves each request
-as the release's scheduler does, requests completing instantly:
+as the release's scheduler does, requests completing instantly, in one step (:func:`serve`) that the
+whole-trace replay (:func:`tiered_replay`) runs in a loop and an instance behind a router
+(:class:`kvviz.tiers.instance.TieredInstance`) runs per request:
 
 1. **match** (``_match_prefix_helper``, ``_match_post_processor``): the longest prefix held on
    either tier, split where it ends inside a node (``_split_node`` stamps the suffix; the prefix
@@ -42,10 +44,11 @@ children, not locked) in key order, a parent joining when it becomes one
 oldest registered first, sparing device leaves on a first pass (``_reclaim_full_host_duplicates``,
 duplicates registered as the release registers them). Keys are SGLang's eviction keys on the node
 (:mod:`kvviz.hiradix.keys`) for both tiers. **Storage** receives every block written to the host
-(``write_backup_storage`` after each acknowledgement); SGLang's file backend never evicts, and
-kvviz gives storage a capacity instead: it evicts leaf blocks by the policy's key on the blocks'
-use (last reader, readers, the write that stored it), a node's blocks joining the candidates once
-all are written.
+(``write_backup_storage`` after each acknowledgement), its own or one every instance shares
+(:class:`kvviz.tiers.instance.Storage`, numbered as the trace, ``tree[NAME]`` giving each block's
+number there); SGLang's file backend never evicts, and kvviz gives storage a capacity instead: it
+evicts leaf blocks by the policy's key on the blocks' use (last reader, readers, the write that
+stored it), a node's blocks joining the candidates once all are written.
 """
 
 from __future__ import annotations
@@ -76,22 +79,21 @@ STATS = ("l2_writes", "l3_writes", "l2_evictions", "l3_evictions", "l2_write_fai
 WRITE_BACK = 2
 """``write_back``'s index in ``kvviz.tiers.config.WRITE_POLICIES``."""
 
-KIDS, FLAGS = 6, 7
+KIDS, FLAGS, NAME = 6, 7, 8
 """Rows of ``tree`` after :mod:`kvviz.hiradix.tree`'s six (whose ``CHILDREN`` counts children on the GPU
-here): children in the tree, and the node's flags."""
+here): children in the tree, the node's flags, and the block's number in storage (the trace's)."""
 DEV, HOST, LOCKED, PINNED, SKIPPED = 1, 2, 4, 8, 16
 """Flags: a GPU copy, a host copy, on the request's locked path, the prefetch's anchor (host-locked),
 passed over by the eviction under way."""
 D_SIZE, H_SIZE, CLOCK, DEV_USED, HOST_USED, GPU_CAP, HOST_CAP = range(7)
-POLICY, BACK, THRESHOLD, H_WRITES, H_EVICTIONS, H_FAILURES, BATCH = range(7, 14)
-"""A replay's scalars: the two heaps' sizes, the clock, blocks held on each tier, the configuration,
-the host's counters and the number of storage writes."""
-SEEN, FREQ = 0, 1
-"""The rows of ``use``, one value per block: the last request that read it, how many did."""
-HELD, BELOW, BORN, CAND = 0, 1, 2, 3
-"""The rows of storage's ``rec``: held, children held, the write that stored it, an eviction candidate."""
-SIZE, USED, CAPACITY, WRITES, EVICTIONS, FAILURES = 0, 1, 2, 3, 4, 5
-"""Storage's counters: heap entries, blocks held, blocks it holds at most, and what it did."""
+POLICY, BACK, THRESHOLD, H_WRITES, H_EVICTIONS, H_FAILURES = range(7, 13)
+"""A replay's scalars: the two heaps' sizes, the clock, blocks held on each tier, the configuration and
+the host's counters."""
+HELD, BELOW, BORN, CAND, SEEN, FREQ, UP, DEPTH = range(8)
+"""The rows of storage's ``rec``, one value per block of the trace: held, children held, the write that
+stored it, an eviction candidate; the last request that read it and how many did; its parent and depth."""
+SIZE, USED, CAPACITY, WRITES, EVICTIONS, FAILURES, BATCH = range(7)
+"""Storage's counters: heap entries, blocks held, blocks it holds at most, what it did, and writes made."""
 _TOP = 2**30
 """Above every request index, write number, block depth and use count."""
 _BLOCK = 2**31 - 1
@@ -101,24 +103,28 @@ _BLOCK = 2**31 - 1
 
 
 @helper
-def new_tier(n: int, capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """An empty storage tier of ``capacity`` blocks: ``(rec, heap, st)``. Its candidates are held blocks,
-    so a heap of twice the capacity is at most half full after :func:`_compact` drops stale entries."""
-    rec = np.zeros((4, n), np.int64)
+def new_tier(parent: np.ndarray, depth: np.ndarray, capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An empty storage tier of ``capacity`` blocks over the trace's tree: ``(rec, heap, st)``. Its
+    candidates are held blocks, so a heap of twice the capacity is at most half full after
+    :func:`_compact` drops stale entries. Without capacity it keeps no record of the blocks."""
+    n = len(parent) if capacity > 0 else 0
+    rec = np.zeros((8, n), np.int64)
+    rec[UP] = parent[:n]
+    rec[DEPTH] = depth[:n]
     heap = np.zeros((2 * min(capacity, n) + 16, 2), np.int64)
-    st = np.zeros(6, np.int64)
+    st = np.zeros(7, np.int64)
     st[CAPACITY] = capacity
     return rec, heap, st
 
 
 @helper
-def tier_key(b: int, policy: int, use: np.ndarray, rec: np.ndarray) -> int:
+def tier_key(b: int, policy: int, rec: np.ndarray) -> int:
     """A stored block's eviction key, then its last use, in one number (smallest evicted first)."""
-    seen = use[SEEN, b]
+    seen = rec[SEEN, b]
     if policy == LRU:
         k = seen
     elif policy == LFU:
-        k = use[FREQ, b]
+        k = rec[FREQ, b]
     elif policy == FIFO:
         k = rec[BORN, b]
     elif policy == MRU:  # the one key that falls with use
@@ -126,14 +132,14 @@ def tier_key(b: int, policy: int, use: np.ndarray, rec: np.ndarray) -> int:
     elif policy == FILO:
         k = _TOP - rec[BORN, b]
     else:  # SLRU
-        k = 1 if use[FREQ, b] >= 2 else 0
+        k = 1 if rec[FREQ, b] >= 2 else 0
     return (k << 31) | seen
 
 
 @helper
-def _tie(b: int, depth: np.ndarray) -> int:
+def _tie(b: int, rec: np.ndarray) -> int:
     """An entry's second word: deeper blocks first (a key and last use shared only along one path), then ``b``."""
-    return ((_TOP - depth[b]) << 31) | b
+    return ((_TOP - rec[DEPTH, b]) << 31) | b
 
 
 @helper
@@ -171,14 +177,14 @@ def _sift_down(heap: np.ndarray, size: int, i: int, k: int, s: int) -> None:
 
 
 @kernel
-def _compact(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, policy: int, use: np.ndarray) -> None:
+def _compact(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, policy: int) -> None:
     """Rebuild a full heap from its candidates, one entry each with its current key."""
     size = 0
     for i in range(st[SIZE]):
         b = heap[i, 1] & _BLOCK
         if rec[CAND, b] == 1:
             rec[CAND, b] = 2  # kept once
-            heap[size, 0] = tier_key(b, policy, use, rec)
+            heap[size, 0] = tier_key(b, policy, rec)
             heap[size, 1] = heap[i, 1]
             size += 1
     for i in range(size):
@@ -189,19 +195,17 @@ def _compact(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, policy: int, use
 
 
 @kernel
-def offer(
-    rec: np.ndarray, heap: np.ndarray, st: np.ndarray, b: int, policy: int, use: np.ndarray, depth: np.ndarray
-) -> None:
+def offer(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, b: int, policy: int) -> None:
     """Make block ``b`` an eviction candidate with its current key (again, when the key fell)."""
     rec[CAND, b] = 1
     if st[SIZE] == len(heap):
-        _compact(rec, heap, st, policy, use)
-    _sift_up(heap, st[SIZE], tier_key(b, policy, use, rec), _tie(b, depth))
+        _compact(rec, heap, st, policy)
+    _sift_up(heap, st[SIZE], tier_key(b, policy, rec), _tie(b, rec))
     st[SIZE] += 1
 
 
 @kernel
-def _pop_leaf(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, policy: int, use: np.ndarray) -> int:
+def _pop_leaf(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, policy: int) -> int:
     """Take the candidate with the smallest current key out of the heap (``NO_NODE``: none left).
 
     An entry is stale when its block stopped being a candidate or its key changed since: a key that
@@ -211,7 +215,7 @@ def _pop_leaf(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, policy: int, us
     while st[SIZE] > 0:
         k, s = heap[0, 0], heap[0, 1]
         b = s & _BLOCK
-        current = tier_key(b, policy, use, rec)
+        current = tier_key(b, policy, rec)
         if rec[CAND, b] == 1 and k < current:
             _sift_down(heap, st[SIZE], 0, current, s)
             continue
@@ -224,50 +228,41 @@ def _pop_leaf(rec: np.ndarray, heap: np.ndarray, st: np.ndarray, policy: int, us
 
 
 @kernel
-def store(
-    blocks: np.ndarray,
-    k: int,
-    batch: int,
-    policy: int,
-    use: np.ndarray,
-    parent: np.ndarray,
-    depth: np.ndarray,
-    rec: np.ndarray,
-    heap: np.ndarray,
-    st: np.ndarray,
-) -> None:
-    """Write ``blocks[k-1]``, …, ``blocks[0]`` (a node's blocks, top down) to storage as write ``batch``:
+def store(blocks: np.ndarray, k: int, policy: int, rec: np.ndarray, heap: np.ndarray, st: np.ndarray) -> None:
+    """Write ``blocks[k-1]``, …, ``blocks[0]`` (a node's blocks, top down) to storage as its next write:
     each one not held takes a free block or evicts a leaf block (none of this write's), or is not written.
     The write's leaf blocks become candidates at its end."""
+    st[BATCH] += 1
+    batch = st[BATCH]
     for i in range(k - 1, -1, -1):
         b = blocks[i]
         if rec[HELD, b] == 1:
             continue
         if st[USED] >= st[CAPACITY]:
-            x = _pop_leaf(rec, heap, st, policy, use)
+            x = _pop_leaf(rec, heap, st, policy)
             if x == NO_NODE:
                 st[FAILURES] += 1
                 continue
             rec[HELD, x] = 0
             st[USED] -= 1
             st[EVICTIONS] += 1
-            p = parent[x]
+            p = rec[UP, x]
             if p != NO_NODE:
                 rec[BELOW, p] -= 1
                 if rec[BELOW, p] == 0 and rec[HELD, p] == 1 and rec[BORN, p] != batch:
-                    offer(rec, heap, st, p, policy, use, depth)
+                    offer(rec, heap, st, p, policy)
         rec[HELD, b] = 1
         rec[BORN, b] = batch
         st[USED] += 1
         st[WRITES] += 1
-        p = parent[b]
+        p = rec[UP, b]
         if p != NO_NODE:
             rec[BELOW, p] += 1
             rec[CAND, p] = 0
     for i in range(k):
         b = blocks[i]
         if rec[HELD, b] == 1 and rec[BORN, b] == batch and rec[BELOW, b] == 0 and rec[CAND, b] == 0:
-            offer(rec, heap, st, b, policy, use, depth)
+            offer(rec, heap, st, b, policy)
 
 
 # ---- the tree: nodes on the GPU, on the host, or both ----
@@ -524,7 +519,6 @@ def backup(
     st: np.ndarray,
     x: int,
     blocks: np.ndarray,
-    use: np.ndarray,
     s_rec: np.ndarray,
     s_heap: np.ndarray,
     s_st: np.ndarray,
@@ -543,13 +537,12 @@ def backup(
         k = 0
         b = x
         while True:
-            blocks[k] = b
+            blocks[k] = tree[NAME, b]
             k += 1
             if b == tree[HEAD, x]:
                 break
             b = parent[b]
-        st[BATCH] += 1
-        store(blocks, k, st[BATCH], st[POLICY], use, parent, depth, s_rec, s_heap, s_st)
+        store(blocks, k, st[POLICY], s_rec, s_heap, s_st)
     track(tree, links, ends, st, x)
     return True
 
@@ -572,7 +565,6 @@ def evict_device(
     num: int,
     blocks: np.ndarray,
     passed: np.ndarray,
-    use: np.ndarray,
     s_rec: np.ndarray,
     s_heap: np.ndarray,
     s_st: np.ndarray,
@@ -588,7 +580,7 @@ def evict_device(
         x = ds[0]
         n = length(tree, depth, x)
         if (tree[FLAGS, x] & HOST) == 0 and st[BACK] == 1:
-            if not backup(tree, parent, depth, dk, ds, hk, hs, links, ends, st, x, blocks, use, s_rec, s_heap, s_st):
+            if not backup(tree, parent, depth, dk, ds, hk, hs, links, ends, st, x, blocks, s_rec, s_heap, s_st):
                 if tree[KIDS, x] > 0:
                     tree[FLAGS, x] |= SKIPPED
                     refresh(tree, dk, ds, hk, hs, st, x)
@@ -688,7 +680,6 @@ def insert(
     end: int,
     blocks: np.ndarray,
     chain: np.ndarray,
-    use: np.ndarray,
     s_rec: np.ndarray,
     s_heap: np.ndarray,
     s_st: np.ndarray,
@@ -710,7 +701,7 @@ def insert(
             set_dev(tree, parent, dk, ds, hk, hs, st, x, True)
             st[DEV_USED] += j - i
             track(tree, links, ends, st, x)
-        count(tree, parent, depth, dk, ds, hk, hs, links, ends, st, x, blocks, chain, use, s_rec, s_heap, s_st)
+        count(tree, parent, depth, dk, ds, hk, hs, links, ends, st, x, blocks, chain, s_rec, s_heap, s_st)
         i = j
     if i < end:
         x = new_node(tree, st, nodes, i, end, DEV)
@@ -720,7 +711,7 @@ def insert(
             tree[CHILDREN, p] += 1
             refresh(tree, dk, ds, hk, hs, st, p)
         st[DEV_USED] += end - i
-        count(tree, parent, depth, dk, ds, hk, hs, links, ends, st, x, blocks, chain, use, s_rec, s_heap, s_st)
+        count(tree, parent, depth, dk, ds, hk, hs, links, ends, st, x, blocks, chain, s_rec, s_heap, s_st)
         refresh(tree, dk, ds, hk, hs, st, x)
 
 
@@ -739,7 +730,6 @@ def count(
     x: int,
     blocks: np.ndarray,
     chain: np.ndarray,
-    use: np.ndarray,
     s_rec: np.ndarray,
     s_heap: np.ndarray,
     s_st: np.ndarray,
@@ -759,8 +749,95 @@ def count(
         k += 1
         y = up(tree, parent, y)
     for i in range(k - 1, -1, -1):
-        if not backup(tree, parent, depth, dk, ds, hk, hs, links, ends, st, chain[i], blocks, use, s_rec, s_heap, s_st):
+        if not backup(tree, parent, depth, dk, ds, hk, hs, links, ends, st, chain[i], blocks, s_rec, s_heap, s_st):
             return
+
+
+@helper
+def new_state(
+    n: int, capacity: int, host_capacity: int, policy: int, write_policy: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One instance's empty GPU and host tiers over ``n`` blocks: ``(tree, dk, ds, hk, hs, links, ends, st)``
+    (the tree, the heaps of device and host leaves, the duplicates' queue and the scalars)."""
+    tree = np.zeros((9, n), np.int64)
+    tree[OWNER] = NO_NODE
+    tree[HEAD] = NO_NODE
+    dk, ds = new_heap(n, max(n, 1))
+    hk, hs = new_heap(n, max(n, 1))
+    links, ends = new_queues(n, 1)
+    st = np.zeros(13, np.int64)
+    st[GPU_CAP], st[HOST_CAP], st[POLICY] = capacity, host_capacity, policy
+    st[BACK] = 1 if write_policy == WRITE_BACK else 0
+    st[THRESHOLD] = 1 if write_policy == 0 else SELECTIVE_THRESHOLD
+    return tree, dk, ds, hk, hs, links, ends, st
+
+
+@kernel
+def serve(
+    tree: np.ndarray,
+    dk: np.ndarray,
+    ds: np.ndarray,
+    hk: np.ndarray,
+    hs: np.ndarray,
+    links: np.ndarray,
+    ends: np.ndarray,
+    st: np.ndarray,
+    parent: np.ndarray,
+    depth: np.ndarray,
+    passed: np.ndarray,
+    nodes: np.ndarray,
+    lo: int,
+    hi: int,
+    r: int,
+    s_rec: np.ndarray,
+    s_heap: np.ndarray,
+    s_st: np.ndarray,
+    blocks: np.ndarray,
+    chain: np.ndarray,
+    prefetch_floor: int,
+    load_floor: int,
+) -> tuple[int, int, int]:
+    """Request ``r`` (blocks ``nodes[lo:hi]``) served by one instance (its tiers made by :func:`new_state`,
+    numbered as ``parent``/``depth`` number its blocks, ``tree[NAME]`` their numbers in storage) over a
+    storage tier (:func:`new_tier`, its own or shared): steps 1 to 4 of the module's docstring. Returns
+    the blocks found on the GPU, on the host and in storage. ``passed`` holds a block per block of the
+    instance, ``blocks`` and ``chain`` one more than the request's."""
+    policy, capacity = st[POLICY], st[GPU_CAP]
+    if s_st[CAPACITY] > 0:
+        for i in range(lo, hi):
+            b = tree[NAME, nodes[i]]
+            s_rec[SEEN, b] = r
+            s_rec[FREQ, b] += 1
+            if policy == MRU and s_rec[CAND, b] == 1:
+                offer(s_rec, s_heap, s_st, b, policy)
+    best, d, m = match(tree, parent, dk, ds, hk, hs, links, ends, st, nodes, lo, hi)
+    stored = 0
+    if s_st[CAPACITY] > 0 and (best == NO_NODE or tree[FLAGS, best] & HOST) and hi - lo - m >= prefetch_floor:
+        hit = 0
+        while lo + m + hit < hi and s_rec[HELD, tree[NAME, nodes[lo + m + hit]]] == 1:
+            hit += 1
+        if hit >= prefetch_floor:
+            stored = _storage_hit(tree, parent, depth, dk, ds, hk, hs, links, ends, st, best, hit, prefetch_floor)
+            if stored > 0:
+                best = _insert_host(tree, dk, ds, hk, hs, st, nodes, lo + m, lo + m + stored, best)
+    lock(tree, parent, dk, ds, hk, hs, st, best, True)
+    state = (tree, parent, depth, dk, ds, hk, hs, links, ends, st)
+    loaded = d
+    h = m + stored - d
+    if h > 0 and h >= load_floor:
+        free = capacity - st[DEV_USED]
+        if free < h:
+            evict_device(*state, h - free, blocks, passed, s_rec, s_heap, s_st)
+        if capacity - st[DEV_USED] >= h:
+            _load_back(*state, best)
+            loaded = m + stored
+    want = min(hi - lo - loaded, capacity - loaded)
+    free = capacity - st[DEV_USED]
+    if want > free:
+        evict_device(*state, want - free, blocks, passed, s_rec, s_heap, s_st)
+    insert(*state, nodes, lo, lo + loaded + want, blocks, chain, s_rec, s_heap, s_st)
+    lock(tree, parent, dk, ds, hk, hs, st, best, False)
+    return d, m - d, stored
 
 
 @kernel
@@ -778,22 +855,14 @@ def tiered_replay(
     load_floor: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per request, the blocks found on the GPU, on the host and in storage, and the tier counters
-    (``STATS``). Capacities and floors are in blocks; ``policy`` is a code of :mod:`kvviz.hiradix.keys`,
+    (``STATS``): :func:`serve` for every request of the trace in turn, on one instance with its own
+    storage. Capacities and floors are in blocks; ``policy`` is a code of :mod:`kvviz.hiradix.keys`,
     ``write_policy`` an index into ``kvviz.tiers.config.WRITE_POLICIES``."""
     nodes, parent, depth, _ = by_first_use(nodes, parent, depth)
     n = len(parent)
-    tree = np.zeros((8, n), np.int64)
-    tree[OWNER] = NO_NODE
-    tree[HEAD] = NO_NODE
-    dk, ds = new_heap(n, max(n, 1))
-    hk, hs = new_heap(n, max(n, 1))
-    links, ends = new_queues(n, 1)
-    st = np.zeros(14, np.int64)
-    st[GPU_CAP], st[HOST_CAP], st[POLICY] = capacity, host_capacity, policy
-    st[BACK] = 1 if write_policy == WRITE_BACK else 0
-    st[THRESHOLD] = 1 if write_policy == 0 else SELECTIVE_THRESHOLD
-    use = np.zeros((2, n), np.int64)
-    s_rec, s_heap, s_st = new_tier(n, storage_capacity)
+    tree, dk, ds, hk, hs, links, ends, st = new_state(n, capacity, host_capacity, policy, write_policy)
+    tree[NAME] = np.arange(n)
+    s_rec, s_heap, s_st = new_tier(parent, depth, storage_capacity)
     longest = 1
     for r in range(len(offsets) - 1):
         longest = max(longest, offsets[r + 1] - offsets[r])
@@ -802,80 +871,8 @@ def tiered_replay(
     passed = np.empty(n, np.int64)
     out = np.zeros((3, len(offsets) - 1), np.int64)
     for r in range(len(offsets) - 1):
-        lo, hi = offsets[r], offsets[r + 1]
-        for i in range(lo, hi):
-            b = nodes[i]
-            use[SEEN, b] = r
-            use[FREQ, b] += 1
-            if policy == MRU and s_rec[CAND, b] == 1:
-                offer(s_rec, s_heap, s_st, b, policy, use, depth)
-        best, d, m = match(tree, parent, dk, ds, hk, hs, links, ends, st, nodes, lo, hi)
-        out[0, r] = d
-        out[1, r] = m - d
-        stored = 0
-        if storage_capacity > 0 and (best == NO_NODE or tree[FLAGS, best] & HOST) and hi - lo - m >= prefetch_floor:
-            hit = 0
-            while lo + m + hit < hi and s_rec[HELD, nodes[lo + m + hit]] == 1:
-                hit += 1
-            if hit >= prefetch_floor:
-                stored = _storage_hit(tree, parent, depth, dk, ds, hk, hs, links, ends, st, best, hit, prefetch_floor)
-                if stored > 0:
-                    best = _insert_host(tree, dk, ds, hk, hs, st, nodes, lo + m, lo + m + stored, best)
-        out[2, r] = stored
-        lock(tree, parent, dk, ds, hk, hs, st, best, True)
-        loaded = d
-        h = m + stored - d
-        if h > 0 and h >= load_floor:
-            free = capacity - st[DEV_USED]
-            if free < h:
-                evict_device(
-                    tree,
-                    parent,
-                    depth,
-                    dk,
-                    ds,
-                    hk,
-                    hs,
-                    links,
-                    ends,
-                    st,
-                    h - free,
-                    blocks,
-                    passed,
-                    use,
-                    s_rec,
-                    s_heap,
-                    s_st,
-                )
-            if capacity - st[DEV_USED] >= h:
-                _load_back(tree, parent, depth, dk, ds, hk, hs, links, ends, st, best)
-                loaded = m + stored
-        want = min(hi - lo - loaded, capacity - loaded)
-        free = capacity - st[DEV_USED]
-        if want > free:
-            evict_device(
-                tree,
-                parent,
-                depth,
-                dk,
-                ds,
-                hk,
-                hs,
-                links,
-                ends,
-                st,
-                want - free,
-                blocks,
-                passed,
-                use,
-                s_rec,
-                s_heap,
-                s_st,
-            )
-        insert(
+        g, h, s = serve(
             tree,
-            parent,
-            depth,
             dk,
             ds,
             hk,
@@ -883,19 +880,29 @@ def tiered_replay(
             links,
             ends,
             st,
+            parent,
+            depth,
+            passed,
             nodes,
-            lo,
-            lo + loaded + want,
-            blocks,
-            chain,
-            use,
+            offsets[r],
+            offsets[r + 1],
+            r,
             s_rec,
             s_heap,
             s_st,
+            blocks,
+            chain,
+            prefetch_floor,
+            load_floor,
         )
-        lock(tree, parent, dk, ds, hk, hs, st, best, False)
-    stats = np.array([st[H_WRITES], s_st[WRITES], st[H_EVICTIONS], s_st[EVICTIONS], st[H_FAILURES]], np.int64)
-    return out[0], out[1], out[2], stats
+        out[0, r], out[1, r], out[2, r] = g, h, s
+    return out[0], out[1], out[2], tier_stats(st, s_st)
+
+
+@helper
+def tier_stats(st: np.ndarray, s_st: np.ndarray) -> np.ndarray:
+    """An instance's tier counters (``STATS``) with its storage's."""
+    return np.array([st[H_WRITES], s_st[WRITES], st[H_EVICTIONS], s_st[EVICTIONS], st[H_FAILURES]], np.int64)
 
 
 @kernel

@@ -283,32 +283,25 @@ def tier_words(s: dict) -> list[str]:
     ]
 
 
-ROUTER_ONLY_GPU = (
-    "does not apply with --router: each instance behind a router keeps its own GPU memory only "
-    "(host DRAM and storage per instance are not modelled behind a router yet)"
+ROUTER_LOADS_ALL = (
+    "does not apply with --router: each instance behind a router loads every block its tiers hold, "
+    "from one drive per SSD"
 )
 
 
 def refuse_for_router(args: argparse.Namespace, searched: bool = False) -> None:
-    """With ``--router``: at least two instances (unless ``searched`` and not given), and no option of a
-    tier or a load the routed cluster does not model (refused, naming it, rather than ignored)."""
+    """With ``--router``: at least two instances (unless ``searched`` and not given), and no option of the
+    tiered replay's loads the routed cluster does not model (refused, naming it, rather than ignored)."""
     if not (searched and args.instances is None) and (args.instances or 1) < 2:
         raise InputError("--router needs --instances 2 or more: with one instance there is nothing to choose")
     offtier = {
-        "--dram": args.dram != 0,
-        "--ssd": args.ssd is not None,
-        "--remote": args.remote is not None,
-        "--dram-price": args.dram_price is not None,
-        "--ssd-price": args.ssd_price is not None,
-        "--dram-cost": args.dram_cost is not None,
-        "--ssd-cost": args.ssd_cost is not None,
-        "--write-policy": args.write_policy != "through",
+        "--ssd-drives": args.ssd_drives is not None,
         "--no-overlap": not args.overlap,
         "--load": args.load != "all",
     }
     for flag, given in offtier.items():
         if given:
-            raise InputError(f"{flag} {ROUTER_ONLY_GPU}")
+            raise InputError(f"{flag} {ROUTER_LOADS_ALL}")
 
 
 def _fetched(s: dict) -> str:
@@ -317,15 +310,28 @@ def _fetched(s: dict) -> str:
     return f", and {100 * n / max(s['accesses'], 1):.1f}% fetched from another instance" if n else ""
 
 
+def _lower(s: dict) -> str:
+    """The share of block accesses found in host DRAM and in storage, when the instances have them."""
+    found, n = s["found_blocks"], max(s["accesses"], 1)
+    if not s["dram_blocks_per_instance"]:
+        return ""
+    store = [v for k, v in found.items() if k not in ("gpu", "dram")][0]
+    return (
+        f" ({figure(100 * found['gpu'] / n)}% on the GPU, {figure(100 * found['dram'] / n)}% in host DRAM, "
+        f"{figure(100 * store / n)}% in storage: {s['storage_is']})"
+    )
+
+
 def routed_words(s: dict) -> list[str]:
     """``kvviz tiers --router``'s summary on a terminal: the router's numbers, then the reference."""
     d, t, ref = s["deployment"], s["ttft_s"], s["reference"]
     return [
         f"{s['instances']:,} instances of {d['gpus']} × {d['gpu']} serving {d['model']} behind {s['router']}, each "
         f"with its own {figure(d['hbm_gib'])} GiB of GPU memory for KV ({s['gpu_blocks_per_instance']:,} blocks).",
-        f"Hits: {figure(100 * s['hit_ratio'])}% of block accesses{_fetched(s)}. Reference (not a deployment): one "
-        "shared cache "
-        f"of all {ref['gpu_blocks']:,} blocks would hit {figure(100 * ref['hit_ratio'])}%.",
+        f"Hits: {figure(100 * s['hit_ratio'])}% of block accesses{_fetched(s)}{_lower(s)}. Reference (not a "
+        f"deployment): one shared cache of all {ref['gpu_blocks']:,} blocks"
+        f"{' and all their DRAM' if s['dram_blocks_per_instance'] else ''} would hit "
+        f"{figure(100 * ref['hit_ratio'])}%.",
         f"TTFT p50 {figure(t['p50'])} s, p90 {figure(t['p90'])} s, p99 {figure(t['p99'])} s; load imbalance "
         f"{s['load_imbalance']:.2f} (the busiest instance's prefill time over the mean); offered load "
         f"{figure(s['offered_load'])} of the instances.",

@@ -1,4 +1,5 @@
-"""A deployment of several instances behind a router: each instance keeps its own GPU cache.
+"""A deployment of several instances behind a router: each instance keeps its own GPU cache, and its own
+host DRAM when given.
 
 The tiered replay (:mod:`kvviz.tiers.replay`) lets the instances act as one cache of their summed
 capacity. Here they do not: the deployment's instances, each with the GPU memory for KV the
@@ -7,9 +8,13 @@ nothing of it is repeated here), and the one shared cache of the same total stan
 router's answer as the reference no router reaches.
 
 What the cluster models is what applies: GPU memory per instance, one model replica per instance
-(its GPUs all tensor parallel), the eviction policy, the model, GPU, MFU and GPU price. Host DRAM,
-storage and a remote pool per instance are not modelled behind a router yet, so a deployment with
-any of them is refused, naming them.
+(its GPUs all tensor parallel), the eviction policy, the model, GPU, MFU and prices. With host DRAM each
+instance is SGLang's HiCache (:class:`kvviz.tiers.instance.TieredInstance`): its own DRAM, written as
+the write policy says, over a storage tier that is each instance's own SSD, or the remote pool as one
+HiCache storage backend every instance writes through and prefetches from (Mooncake Store). What the
+tiered replay's latency model adds (loads overlapped with compute, the choice to recompute a slow
+load) is not modelled behind a router: every block found is loaded, at PCIe for DRAM, one NVMe drive
+for the SSD and the remote link for the pool.
 """
 
 from __future__ import annotations
@@ -35,7 +40,23 @@ DECODE_S_PER_TOKEN = 0.02
 """How long a request stays in flight per output token, for the routers' loads (decode is not simulated)."""
 
 
-DEPLOYMENT_KEYS = ("model", "gpu", "gpus", "tp", "kv_fraction", "hbm_gib", "instances", "policy", "mfu")
+DEPLOYMENT_KEYS = (
+    "model",
+    "gpu",
+    "gpus",
+    "tp",
+    "kv_fraction",
+    "hbm_gib",
+    "instances",
+    "policy",
+    "mfu",
+    "dram_gib",
+    "ssd_gib",
+    "remote_gib",
+    "remote_gb_s",
+    "write_policy",
+    "storage",
+)
 """What of the deployment applies behind a router (the rest is refused)."""
 
 
@@ -48,13 +69,12 @@ def refusals(config: TierConfig) -> list[str]:
         out.append(
             f"each instance behind a router is one model replica: tensor parallel must equal the GPUs ({config.gpus})"
         )
-    lower = [
-        name
-        for name, gib in (("host DRAM", config.dram_gib), ("SSD", config.ssd_gib), ("a remote pool", config.remote_gib))
-        if gib
-    ]
-    if lower:
-        out.append(f"{' and '.join(lower)} per instance behind a router are not modelled yet (GPU memory only)")
+    if config.ssd_drives != 1:
+        out.append("each instance behind a router reads its SSD as one drive")
+    if not config.overlap:
+        out.append("loads overlapped with compute or not are not modelled behind a router (every block found loads)")
+    if config.load != "load":
+        out.append("the choice to recompute a slow load is not modelled behind a router (every block found loads)")
     return out
 
 
@@ -67,8 +87,14 @@ def cluster_config(
     require(not why, "; ".join(why), field="router")
     block_size, hbm = replay.block_size, config.hbm_for_kv_gib
     per_block = block_size * config.model.kv_bytes_per_token
-    blocks = replay.n_nodes if math.isinf(hbm) else min(replay.n_nodes, int(hbm * GIB // per_block))
+
+    def blocks_of(gib: float) -> int:
+        return replay.n_nodes if math.isinf(gib) else min(replay.n_nodes, int(gib * GIB // per_block))
+
+    blocks = blocks_of(hbm)
     require(blocks >= 1, f"{hbm:.4g} GiB of GPU memory for KV holds no block of {block_size} tokens", field="hbm_gib")
+    shared = config.storage == "remote"
+    gpu_per_hour = config.instances * config.gpus * config.prices.gpu_per_hour
     return ClusterConfig(
         instances=config.instances,
         blocks=blocks,
@@ -80,6 +106,12 @@ def cluster_config(
         mfu=config.mfu,
         decode_s_per_token=decode_s_per_token,
         engine=engine,
+        host_blocks=blocks_of(config.dram_gib),
+        storage_blocks=blocks_of(config.remote_gib if shared else config.ssd_gib),
+        shared_storage=shared,
+        pool_gb_s=config.remote_gb_s,
+        write_policy=config.write_policy,
+        memory_per_hour=max(0.0, config.cost_per_hour() - gpu_per_hour),
     )
 
 
@@ -94,6 +126,7 @@ class Routed:
     ttft_s: np.ndarray
     requests: int
     offered_load: float
+    per_instance: pd.DataFrame
 
     def warnings(self) -> list[str]:
         if self.offered_load < 1:
@@ -119,6 +152,11 @@ class Routed:
             "hit_blocks": r["hits"],
             "hit_ratio": r["hit_ratio"],
             "fetched_blocks": r["fetched"],
+            "found_blocks": {"gpu": r["hits"], "dram": r["dram_hits"], self.config.storage: r["storage_hits"]},
+            "dram_blocks_per_instance": self.cluster.host_blocks,
+            "storage_blocks": self.cluster.storage_blocks,
+            "storage_is": storage_words(self.cluster),
+            "per_instance": self.per_instance.to_dict("records"),
             "ttft_s": {"p50": r["ttft_p50_s"], "p90": r["ttft_p90_s"], "p99": r["ttft_p99_s"]},
             "load_imbalance": r["imbalance"],
             "offered_load": self.offered_load,
@@ -128,6 +166,8 @@ class Routed:
                 "label": REFERENCE,
                 "gpu_blocks": self.cluster.instances * self.cluster.blocks,
                 "hit_blocks": self.reference["hits"],
+                "dram_hit_blocks": self.reference["dram_hits"],
+                "storage_hit_blocks": self.reference["storage_hits"],
                 "hit_ratio": self.reference["hit_ratio"],
             },
             "decode_s_per_token": self.cluster.decode_s_per_token,
@@ -144,7 +184,7 @@ def routed(
     name = parse_router(router)
     replay = prepare(trace) if replay is None else replay
     cluster = cluster_config(config, replay, engine=engine)
-    budget.check(cost(replay, 2))
+    budget.check(cost(replay, 2, cluster))
     result = run(replay, name, cluster, trace=trace)
     return Routed(
         config,
@@ -154,7 +194,17 @@ def routed(
         result.ttft_s,
         replay.n_requests,
         _offered_load(replay, float(result.busy_s.sum()), cluster.instances),
+        result.by_instance(cluster.instances).reset_index(),
     )
+
+
+def storage_words(cluster: ClusterConfig) -> str:
+    """What the storage tier is, in words."""
+    if not cluster.storage_blocks:
+        return "none"
+    if cluster.shared_storage:
+        return "one pool every instance writes through and prefetches from"
+    return "each instance's own SSD"
 
 
 def _offered_load(replay: PrefixReplay, busy_s: float, instances: int) -> float:

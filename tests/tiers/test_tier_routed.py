@@ -7,6 +7,7 @@ line naming it."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -46,6 +47,8 @@ def test_round_robin_is_the_clusters_round_robin(round_robin):
         "label": REFERENCE,
         "gpu_blocks": 4 * BLOCKS,
         "hit_blocks": ref["hits"],
+        "dram_hit_blocks": 0,
+        "storage_hit_blocks": 0,
         "hit_ratio": pytest.approx(ref["hit_ratio"]),
     }
     assert round_robin["hit_blocks"] < ref["hits"]  # four small caches hit less than one cache of all four
@@ -73,7 +76,34 @@ def test_the_gpu_price_and_tensor_parallel_reach_the_cluster(capsys):
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["cost_per_hour"] == pytest.approx(2 * 2 * 1.5)
-    assert out["deployment"]["tp"] == 2 and "dram_gib" not in out["deployment"]
+    assert out["deployment"]["tp"] == 2 and out["deployment"]["dram_gib"] == 0
+
+
+TIERED = ["--instances", "2", "--dram", "4GiB", "--ssd", "8GiB", "--dram-price", "1", "--json"]
+
+
+@pytest.mark.parametrize(("storage", "shared"), [(["--ssd", "8GiB"], False), (["--remote", "8GiB"], True)])
+def test_dram_and_storage_behind_a_router_are_the_clusters_hicache(capsys, storage, shared):
+    """Each instance's own DRAM (64 blocks of 64 MiB) over its own SSD or the one remote pool (128 blocks),
+    as the cluster serves them; the DRAM's price is in the cost."""
+    argv = [*ROUTED, "--instances", "2", "--router", "cache-aware", "--dram", "4GiB", *storage, "--json"]
+    assert main([*argv, "--dram-price", "1", "--write-policy", "back"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    config = ClusterConfig(
+        2, BLOCKS, model="llama-3-8b", mfu=0.6, host_blocks=64, storage_blocks=128, shared_storage=shared
+    )
+    config = replace(config, write_policy="write_back", pool_gb_s=50.0)
+    row = compare(load_trace(EXAMPLE), ["cache-aware"], config).iloc[0]
+    assert out["found_blocks"] == {
+        "gpu": row["hits"],
+        "dram": row["dram_hits"],
+        "remote" if shared else "ssd": row["storage_hits"],
+    }
+    assert out["found_blocks"]["dram"] > 0
+    assert sum(i["dram"] for i in out["per_instance"]) == row["dram_hits"]
+    assert out["dram_blocks_per_instance"] == 64 and out["storage_blocks"] == 128
+    assert out["cost_per_hour"] > row["dollars_per_hour"]  # the DRAM's price
+    assert "in host DRAM" in routed_words(out)[1]
 
 
 @pytest.mark.parametrize(
@@ -82,12 +112,14 @@ def test_the_gpu_price_and_tensor_parallel_reach_the_cluster(capsys):
         (["--router", "round-robin"], "--router needs --instances 2 or more"),
         (["--instances", "1", "--router", "kv-aware"], "--router needs --instances 2 or more"),
         (["--instances", "2", "--router", "random"], "unknown router 'random'"),
-        (["--instances", "2", "--router", "cache-aware", "--dram", "8GiB"], "--dram does not apply with --router"),
-        (["--instances", "2", "--router", "cache-aware", "--dram", "8GiB", "--ssd", "1TiB"], "--dram does not apply"),
+        (["--instances", "2", "--router", "cache-aware", "--ssd", "1TiB"], "give DRAM too"),
+        (["--instances", "2", "--router", "kv-aware", "--engine", "vllm-lmcache", "--dram", "8GiB"], "--engine sglang"),
+        (
+            ["--instances", "2", "--router", "cache-aware", "--dram", "8GiB", "--ssd", "1TiB", "--ssd-drives", "2"],
+            "--ssd-drives does not apply",
+        ),
         (["--instances", "2", "--router", "conductor", "--no-overlap"], "--no-overlap does not apply with --router"),
         (["--instances", "2", "--router", "conductor", "--load", "fastest"], "--load does not apply with --router"),
-        (["--instances", "2", "--router", "prefix-hash", "--write-policy", "back"], "--write-policy does not apply"),
-        (["--instances", "2", "--router", "prefix-hash", "--dram-price", "1"], "--dram-price does not apply"),
         (["--instances", "2", "--router", "prefix-hash", "--gpus", "2", "--tp", "1"], "one model replica"),
     ],
 )
@@ -119,6 +151,20 @@ def test_plan_behind_a_router_is_the_cheapest_count_that_meets_the_target():
     assert missed.summary()["warnings"] == ["no deployment searched meets the targets"]
 
 
+def test_a_search_behind_a_router_keeps_each_instances_dram():
+    """Every instance count searched is run with the deployment's DRAM per instance, as one routed run is."""
+    from kvviz.tiers import TierConfig
+    from kvviz.tiers.routed import routed, search_routed
+    from kvviz.tiers.search import Targets
+
+    trace = load_trace(EXAMPLE)
+    config = TierConfig("llama-3-8b", "h100", hbm_gib=2, dram_gib=4, mfu=0.6)
+    found = search_routed(trace, config, "round-robin", Targets(100.0), instances=[2])
+    alone = routed(trace, replace(config, instances=2), "round-robin").summary()
+    assert alone["found_blocks"]["dram"] > 0
+    assert found.best["hit_ratio"] == alone["hit_ratio"] and found.best["cost_per_hour"] == alone["cost_per_hour"]
+
+
 def test_plan_with_a_router_prints_its_answer(capsys):
     argv = ["plan", *ROUTED[1:], "--router", "round-robin", "--instances", "3", "--target-p90-ttft", "100", "--json"]
     assert main(argv) == 0
@@ -134,7 +180,7 @@ def test_plan_with_a_router_prints_its_answer(capsys):
         (["--instances", "1"], "--router needs --instances 2 or more"),
         (["--dram-sizes", "0,8GiB"], "--dram-sizes does not apply with --router"),
         (["--tp", "1"], "--tp does not apply with --router"),
-        (["--dram", "8GiB"], "--dram does not apply with --router"),
+        (["--no-overlap"], "--no-overlap does not apply with --router"),
     ],
 )
 def test_plan_refuses_what_a_router_search_does_not_model(capsys, args, message):

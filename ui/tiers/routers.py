@@ -34,7 +34,16 @@ COLUMNS = {
     "router": st.column_config.TextColumn("Router"),
     "instances": st.column_config.NumberColumn("Inst."),
     "hits_pct": st.column_config.NumberColumn(
-        "Hits", format="%.1f%%", help="Share of block accesses found in the instance's own cache."
+        "Hits",
+        format="%.1f%%",
+        help="Share of block accesses found in the instance's own cache (its GPU, and its DRAM and storage when "
+        "they are included).",
+    ),
+    "dram_pct": st.column_config.NumberColumn(
+        "DRAM", format="%.1f%%", help="Of the hits, the share of block accesses found in the instance's host DRAM."
+    ),
+    "storage_pct": st.column_config.NumberColumn(
+        "Storage", format="%.1f%%", help="Of the hits, the share of block accesses found in storage."
     ),
     "shared_pct": st.column_config.NumberColumn(
         "One cache",
@@ -80,17 +89,29 @@ def controls(off: bool) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return tuple(r for r in ROUTERS if r in routers), tuple(sorted(counts))
 
 
-def gpu_only(chosen: Deployment, instances: int) -> TierConfig:
-    """The sidebar's deployment at ``instances`` instances, GPU memory only (what a routed cluster models)."""
-    return chosen.config(dram_gib=0.0, ssd_gib=0.0, remote_gib=0.0, instances=instances)
+def with_tiers() -> bool:
+    """Whether each instance keeps the sidebar's host DRAM and storage (in the URL)."""
+    return st.checkbox(
+        "Each instance with the sidebar's host DRAM and storage", False, key="tiers_router_tiers", **Q,
+        help="Off: GPU memory only. On: each instance is HiCache with its own DRAM and SSD; a remote pool is one "
+        "storage every instance writes through and prefetches from. Every block found is loaded.",
+    )  # fmt: skip
+
+
+def routed_deployment(chosen: Deployment, instances: int, tiers: bool) -> TierConfig:
+    """The sidebar's deployment at ``instances`` instances, GPU memory only or with its DRAM and storage
+    (loads as the routed cluster models them: every block found loaded)."""
+    if not tiers:
+        return chosen.config(dram_gib=0.0, ssd_gib=0.0, remote_gib=0.0, instances=instances)
+    return chosen.config(instances=instances, overlap=True, load="load")
 
 
 @st.cache_data(max_entries=256, ttl=3600, show_spinner=False)
-def router_row(key: str, chosen: tuple, router: str, instances: int, _trace: Trace) -> dict:
+def router_row(key: str, chosen: tuple, router: str, instances: int, _trace: Trace, tiers: bool = False) -> dict:
     """One router at one instance count (``REFERENCE``: the shared cache of their GPU memory). One
     instance is the cluster of two with one left: every router sends it every request."""
     replay = prepared(key, _trace)
-    cluster = cluster_config(gpu_only(Deployment(*chosen), max(instances, 2)), replay)
+    cluster = cluster_config(routed_deployment(Deployment(*chosen), max(instances, 2), tiers), replay)
     cluster = replace(cluster, instances=instances)
     if router == REFERENCE:
         return reference_row(replay, cluster)
@@ -102,7 +123,9 @@ def starting_at(start: int, counts: tuple[int, ...]) -> tuple[tuple[int, ...], t
     return tuple(sorted({start, *(c for c in counts if c > start)})), tuple(c for c in counts if c < start)
 
 
-def compared(key: str, trace: Trace, chosen: Deployment, routers: tuple, counts: tuple, target: float) -> pd.DataFrame:
+def compared(
+    key: str, trace: Trace, chosen: Deployment, routers: tuple, counts: tuple, target: float, tiers: bool = False
+) -> pd.DataFrame:
     """Every router at every count, then the reference for each count, under a progress bar."""
     with user_errors():
         confirm_memory(budget.replay_memory(budget.CLUSTER, trace, max(counts), max(counts)), "tiers_routers")
@@ -113,7 +136,7 @@ def compared(key: str, trace: Trace, chosen: Deployment, routers: tuple, counts:
     rows = stepped(
         lambda s: f"Serving the trace with {s[1]} instances behind {s[0]}…",
         steps,
-        lambda s: router_row(key, plain, s[0], s[1], trace),
+        lambda s: router_row(key, plain, s[0], s[1], trace, tiers),
     )
     return with_target(pd.DataFrame(rows), target)
 
@@ -124,7 +147,9 @@ def shown(table: pd.DataFrame) -> pd.DataFrame:
     shared = table[~served].set_index("instances")["hit_ratio"]
     rows = table[served].assign(target=[w for w, s in zip(target_words(table), served) if s])
     rows = rows.assign(hits_pct=100 * rows["hit_ratio"], shared_pct=100 * rows["instances"].map(shared).to_numpy())
-    return rows[list(COLUMNS)].reset_index(drop=True)
+    rows = rows.assign(**{f"{t}_pct": 100 * rows[f"{t}_hits"] / rows["accesses"] for t in ("dram", "storage")})
+    lower = (rows["dram_hits"] + rows["storage_hits"]).sum() > 0
+    return rows[[c for c in COLUMNS if lower or c not in ("dram_pct", "storage_pct")]].reset_index(drop=True)
 
 
 def target_words(table: pd.DataFrame) -> list[str]:
@@ -135,9 +160,9 @@ def target_words(table: pd.DataFrame) -> list[str]:
     return words
 
 
-def answer(table: pd.DataFrame, each: str, target: float) -> str:
+def answer(table: pd.DataFrame, each: str, target: float, tiers: bool = False) -> str:
     """The comparison's answer as one sentence an engineer could forward; ``each``: one instance's GPUs
-    ("1 × H100")."""
+    ("1 × H100"); ``tiers``: each instance also keeps the sidebar's host DRAM and storage."""
     served = table[table["router"] != REFERENCE]
     if not table["cheapest"].any():
         fast = served.sort_values("ttft_p90_s").iloc[0]
@@ -150,25 +175,27 @@ def answer(table: pd.DataFrame, each: str, target: float) -> str:
     if c["instances"] > 1:
         where = f"{c['instances']:,} instances of {each} behind {c['router']}"
     return (
-        f"Behind a router, each instance keeping its own GPU memory, the cheapest that keeps TTFT p90 within "
+        f"Behind a router, each instance keeping its own GPU memory{' and DRAM' if tiers else ''}, the cheapest "
+        "that keeps TTFT p90 within "
         f"{target:g} s is {where}, at "
         f"${c['dollars_per_hour']:,.2f} per hour for the whole cluster (TTFT p90 {c['ttft_p90_s']:.3g} s, "
         f"p99 {c['ttft_p99_s']:.3g} s)."
     )
 
 
-def notice(table: pd.DataFrame, each: str, target: float) -> list[str]:
+def notice(table: pd.DataFrame, each: str, target: float, tiers: bool = False) -> list[str]:
     """ "What to notice" read off the comparison shown, its answer first (``answer``)."""
     served = table[table["router"] != REFERENCE]
     top = int(served["instances"].max())
     at_top = served[served["instances"] == top].sort_values("hits", ascending=False)
     shared = table[(table["router"] == REFERENCE) & (table["instances"] == top)]["hit_ratio"].iloc[0]
     best, worst = at_top.iloc[0], at_top.iloc[-1]
-    lines = [answer(table, each, target)]
+    lines = [answer(table, each, target, tiers)]
     lines.append(
         f"At {top} instances {best['router']} hits {best['hit_ratio']:.1%} of block accesses"
         + (f" and {worst['router']} {worst['hit_ratio']:.1%}" if len(at_top) > 1 else "")
-        + f"; one shared cache of all their GPU memory, the reference, would hit {shared:.1%}."
+        + f"; one shared cache of all their {'GPU memory and DRAM' if tiers else 'GPU memory'}, the reference, "
+        f"would hit {shared:.1%}."
     )
     fetching = served[served["fetched"] > 0]
     if len(fetching):
@@ -191,8 +218,8 @@ def section(key: str, trace: Trace, chosen: Deployment, target: float, start: in
     (None: nothing compared)."""
     st.caption(
         "Here each instance keeps **its own GPU memory** and a router chooses which instance serves each request, "
-        "as real clusters do. Host DRAM and storage are not modelled behind a router yet: the comparison uses the "
-        "sidebar's GPU memory, model, GPU, MFU, eviction policy and GPU price. Prefill is first come first served "
+        "as real clusters do. The comparison uses the sidebar's GPU memory, model, GPU, MFU, eviction policy and "
+        "prices, and, when ticked, its host DRAM and storage for each instance. Prefill is first come first served "
         f"per instance; decode is not simulated (a request holds its place {DECODE_S_PER_TOKEN:g} s per output "
         f"token in the routers' loads). The instance counts start at the {start:,} the search above chose."
     )
@@ -204,8 +231,9 @@ def section(key: str, trace: Trace, chosen: Deployment, target: float, start: in
     if not routers:
         st.info("Choose at least one router to compare.")
         return None
+    tiers = with_tiers()
     counts, below = starting_at(start, picked)
-    table = compared(key, trace, chosen, routers, counts, target)
+    table = compared(key, trace, chosen, routers, counts, target, tiers)
     st.dataframe(shown(table), width="stretch", hide_index=True, column_config=COLUMNS)
     if below:
         st.caption(
@@ -216,7 +244,7 @@ def section(key: str, trace: Trace, chosen: Deployment, target: float, start: in
         "routers.fig_routers",
         table,
         target,
-        cache_key=f"{key}|{chosen}|{routers}|{counts}|{target}",
+        cache_key=f"{key}|{chosen}|{routers}|{counts}|{target}|{tiers}",
         key="tiers_routers_fig",
     )
-    return notice(table, f"{chosen.gpus} × {chosen.gpu.upper()}", target), bool(table["cheapest"].any())
+    return notice(table, f"{chosen.gpus} × {chosen.gpu.upper()}", target, tiers), bool(table["cheapest"].any())
