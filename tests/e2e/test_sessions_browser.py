@@ -31,6 +31,18 @@ def trace_of(requests: int) -> bytes:
     return "\n".join(json.dumps(line) for line in lines).encode() + b"\n"
 
 
+def wait_shown(page: Page) -> None:
+    """Wait until a run of the Trace page that shows a trace has ended.
+
+    After ``set_input_files`` the browser first sends the file and only then asks for a run: until
+    that run begins the page reads idle and still shows the view before the upload, so
+    ``wait_idle`` alone can return before the upload's run has started (likewise after a click in
+    the navigation, with the page left). The download button, drawn only for a trace and after the
+    metrics, says the run has begun; ``wait_idle`` then waits for it to end."""
+    expect(page.get_by_text("Download trace (JSONL)")).to_be_visible()
+    wait_idle(page)
+
+
 def test_concurrent_uploads_stay_in_their_sessions(browser: Browser, browser_context_args: dict, app_url: str):
     contexts = [browser.new_context(**browser_context_args) for _ in range(VISITORS)]
     try:
@@ -43,7 +55,7 @@ def test_concurrent_uploads_stay_in_their_sessions(browser: Browser, browser_con
                 files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": trace_of(n)}]
             )
         for page, n in zip(pages, counts):
-            wait_idle(page)
+            wait_shown(page)
             assert_no_exception(page)
             expect(page.get_by_test_id("stMetricValue").first).to_have_text(str(n))
         for page in pages:  # and after going elsewhere and back
@@ -53,7 +65,7 @@ def test_concurrent_uploads_stay_in_their_sessions(browser: Browser, browser_con
             assert_no_exception(page)
             page.get_by_test_id("stSidebarNav").get_by_text("Trace", exact=True).click()
         for page, n in zip(pages, counts):
-            wait_idle(page)
+            wait_shown(page)
             assert_no_exception(page)
             expect(page.get_by_test_id("stMetricValue").first).to_have_text(str(n))
     finally:
@@ -72,8 +84,7 @@ def test_after_a_server_restart_the_page_says_what_was_lost(page: Page):
         page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
             files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": trace_of(4)}]
         )
-        expect(page.get_by_text("Download trace (JSONL)")).to_be_visible()  # the run reached the page's end
-        wait_idle(page)
+        wait_shown(page)
         expect(page.get_by_test_id("stMetricValue").first).to_have_text("4")
         expect(page.get_by_text(LOST)).to_have_count(0)
     with streamlit_server(port):  # the open page reconnects to the new server by itself,
@@ -104,8 +115,7 @@ def upload(page: Page, url: str, data: bytes) -> None:
     page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
         files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": data}]
     )
-    expect(page.get_by_text("Download trace (JSONL)")).to_be_visible()
-    wait_idle(page)
+    wait_shown(page)
 
 
 def test_a_closed_tab_releases_its_upload_and_an_open_one_keeps_its_own(
