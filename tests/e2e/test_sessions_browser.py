@@ -15,7 +15,7 @@ import urllib.request
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.browser import assert_no_exception, free_port, open_page, streamlit_server, wait_idle
+from tests.e2e.browser import TIMEOUT, assert_no_exception, free_port, open_page, streamlit_server, wait_idle
 from ui.kit.uploads import GRACE_ENV, SWEEP_S
 
 VISITORS = 5
@@ -38,8 +38,9 @@ def wait_shown(page: Page) -> None:
     that run begins the page reads idle and still shows the view before the upload, so
     ``wait_idle`` alone can return before the upload's run has started (likewise after a click in
     the navigation, with the page left). The download button, drawn only for a trace and after the
-    metrics, says the run has begun; ``wait_idle`` then waits for it to end."""
-    expect(page.get_by_text("Download trace (JSONL)")).to_be_visible()
+    metrics, says the run has begun and got past them; ``wait_idle`` then waits for it to end. The
+    run has as long to get there as ``wait_idle`` gives a run (five visitors' runs share the server)."""
+    expect(page.get_by_text("Download trace (JSONL)")).to_be_visible(timeout=TIMEOUT)
     wait_idle(page)
 
 
