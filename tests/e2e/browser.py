@@ -114,7 +114,10 @@ expect.set_options(timeout=30_000)  # a shared 2-core machine can be slow to rer
 
 
 def wait_idle(page: Page, timeout: float = TIMEOUT) -> None:
-    """Wait until the app is connected, the script has finished and nothing is still loading."""
+    """Wait until the app is connected, the script has finished and nothing is still loading.
+
+    The script state reads "notRunning" too before a run has begun: after choosing a file, the
+    browser sends it before asking for the run. Wait first for something that run draws."""
     app = page.get_by_test_id("stApp")
     expect(app).to_have_attribute("data-test-connection-state", "CONNECTED", timeout=timeout)
     expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=timeout)

@@ -15,7 +15,15 @@ import urllib.request
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.browser import assert_no_exception, free_port, open_page, streamlit_server, wait_idle, without_figures
+from tests.e2e.browser import (
+    TIMEOUT,
+    assert_no_exception,
+    free_port,
+    open_page,
+    streamlit_server,
+    wait_idle,
+    without_figures,
+)
 from ui.kit.uploads import GRACE_ENV, SWEEP_S
 
 VISITORS = 5
@@ -29,6 +37,19 @@ def trace_of(requests: int) -> bytes:
         for i in range(requests)
     ]
     return "\n".join(json.dumps(line) for line in lines).encode() + b"\n"
+
+
+def wait_shown(page: Page) -> None:
+    """Wait until a run of the Trace page that shows a trace has ended.
+
+    After ``set_input_files`` the browser first sends the file and only then asks for a run: until
+    that run begins the page reads idle and still shows the view before the upload, so
+    ``wait_idle`` alone can return before the upload's run has started (likewise after a click in
+    the navigation, with the page left). The download button, drawn only for a trace and after the
+    metrics, says the run has begun and got past them; ``wait_idle`` then waits for it to end. The
+    run has as long to get there as ``wait_idle`` gives a run (five visitors' runs share the server)."""
+    expect(page.get_by_text("Download trace (JSONL)")).to_be_visible(timeout=TIMEOUT)
+    wait_idle(page)
 
 
 def test_concurrent_uploads_stay_in_their_sessions(browser: Browser, browser_context_args: dict, app_url: str):
@@ -45,7 +66,7 @@ def test_concurrent_uploads_stay_in_their_sessions(browser: Browser, browser_con
                 files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": trace_of(n)}]
             )
         for page, n in zip(pages, counts):
-            wait_idle(page)
+            wait_shown(page)
             assert_no_exception(page)
             expect(page.get_by_test_id("stMetricValue").first).to_have_text(str(n))
         for page in pages:  # and after going elsewhere and back
@@ -55,7 +76,7 @@ def test_concurrent_uploads_stay_in_their_sessions(browser: Browser, browser_con
             assert_no_exception(page)
             page.get_by_test_id("stSidebarNav").get_by_text("Trace", exact=True).click()
         for page, n in zip(pages, counts):
-            wait_idle(page)
+            wait_shown(page)
             assert_no_exception(page)
             expect(page.get_by_test_id("stMetricValue").first).to_have_text(str(n))
     finally:
@@ -74,8 +95,7 @@ def test_after_a_server_restart_the_page_says_what_was_lost(page: Page):
         page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
             files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": trace_of(4)}]
         )
-        expect(page.get_by_text("Download trace (JSONL)")).to_be_visible()  # the run reached the page's end
-        wait_idle(page)
+        wait_shown(page)
         expect(page.get_by_test_id("stMetricValue").first).to_have_text("4")
         expect(page.get_by_text(LOST)).to_have_count(0)
     with streamlit_server(port):  # the open page reconnects to the new server by itself,
@@ -106,8 +126,7 @@ def upload(page: Page, url: str, data: bytes) -> None:
     page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
         files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": data}]
     )
-    expect(page.get_by_text("Download trace (JSONL)")).to_be_visible()
-    wait_idle(page)
+    wait_shown(page)
 
 
 def test_a_closed_tab_releases_its_upload_and_an_open_one_keeps_its_own(
