@@ -151,11 +151,21 @@ def watch_runs(page: Page) -> None:
 
 
 def _run_ended(payload: bytes | str) -> bool:
-    """Whether a message from the server says a script run ended (Streamlit's wire protocol: a test
-    that waits on it fails, by timing out, the day that protocol changes)."""
+    """Whether a message from the server says a script run ended, other than to start the next one
+    at once (Streamlit's wire protocol: a test that waits on it fails, by timing out, the day that
+    protocol changes)."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-    return isinstance(payload, bytes) and ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished"
+    if not isinstance(payload, bytes):
+        return False
+    msg = ForwardMsg.FromString(payload)
+    return msg.WhichOneof("type") == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
+
+
+def _socket(page: Page) -> WebSocket:
+    if page not in _SOCKETS:
+        raise AssertionError("the page's connection is not watched: call watch_runs(page) before it opens")
+    return _SOCKETS[page]
 
 
 def rerun(page: Page) -> None:
@@ -165,9 +175,22 @@ def rerun(page: Page) -> None:
     takes milliseconds), so the end of the run is read from the server's messages instead.
     """
     page.evaluate("() => document.activeElement && document.activeElement.blur()")  # no input has focus
-    with _SOCKETS[page].expect_event("framereceived", predicate=_run_ended, timeout=TIMEOUT):
+    with _socket(page).expect_event("framereceived", predicate=_run_ended, timeout=TIMEOUT):
         page.keyboard.press("r")
     wait_idle(page, TIMEOUT)
+
+
+def upload(box: Locator, files: object) -> None:
+    """Give an upload box its files and wait until the run the upload starts has ended.
+
+    The browser first sends the file and only then asks for a run: until that run begins the page
+    reads idle and still shows the view before the upload, so waiting on the page's state alone can
+    return before the upload's run has started. The end of the run is read from the server's
+    messages, as :func:`rerun` does (the page must be watched, :func:`watch_runs`).
+    """
+    with _socket(box.page).expect_event("framereceived", predicate=_run_ended, timeout=TIMEOUT):
+        box.set_input_files(files)
+    wait_idle(box.page, TIMEOUT)
 
 
 def key_numbers(page: Page) -> list[str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
-from tests.e2e.browser import CHROMIUM, LAUNCH, VIEWPORT, streamlit_server, with_figures, without_figures
+from tests.e2e.browser import CHROMIUM, LAUNCH, VIEWPORT, streamlit_server, watch_runs, with_figures, without_figures
 
 TIMEOUT_MS = 30_000
 """Playwright's own default for an action, which a test may change for its page (test_links_browser)."""
@@ -49,7 +49,9 @@ def fresh_app_url():
 def _tab(browser: Browser, browser_context_args: dict):
     """The worker's one browser tab (in a context of its own), which every test's ``page`` reuses."""
     context = browser.new_context(**browser_context_args)
-    yield context.new_page()
+    tab = context.new_page()
+    watch_runs(tab)
+    yield tab
     context.close()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.browser import assert_no_exception, open_page, wait_idle
+from tests.e2e.browser import assert_no_exception, open_page, upload, wait_idle
 from ui.kit.traces import upload_name
 
 CSV = b"time_s,gbps\n0,8\n0.2,0.8\n0.6,4\n"
@@ -21,19 +21,15 @@ def click(page: Page, text: str, where: str = "stSidebar") -> None:
 
 def test_upload_good_bad_and_oddly_named_bandwidth(page: Page, app_url: str):
     open_page(page, app_url, "cachegen", "cachegen_bw=Upload")
-    upload = page.get_by_test_id("stFileUploaderDropzoneInput")
-    upload.set_input_files(files=[{"name": "bw.csv", "mimeType": "text/csv", "buffer": CSV}])
-    wait_idle(page)
+    box = page.get_by_test_id("stFileUploaderDropzoneInput")
+    upload(box, [{"name": "bw.csv", "mimeType": "text/csv", "buffer": CSV}])
     assert_no_exception(page)
     expect(page.get_by_text("SLO 1 s (bw.csv)")).to_be_visible()  # the script ran on the upload
-    wait_idle(page)
-    upload.set_input_files(files=[{"name": "bad.csv", "mimeType": "text/csv", "buffer": b"0,5\n1,1e308\n"}])
-    wait_idle(page)
+    upload(box, [{"name": "bad.csv", "mimeType": "text/csv", "buffer": b"0,5\n1,1e308\n"}])
     assert_no_exception(page)
     expect(page.get_by_test_id("stAlertContentError")).to_contain_text("line 2, field 'gbps'")
     name = "![x](http://127.0.0.1:9/p.png).csv"
-    upload.set_input_files(files=[{"name": name, "mimeType": "text/csv", "buffer": CSV}])
-    wait_idle(page)
+    upload(box, [{"name": name, "mimeType": "text/csv", "buffer": CSV}])
     assert_no_exception(page)
     shown = upload_name(name)  # its last path component, as the library names an upload
     expect(page.get_by_text(f"({shown}):")).to_be_visible(timeout=90_000)  # shown as text (a cold replay)

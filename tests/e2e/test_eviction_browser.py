@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from kvviz.traces.workload import WorkloadConfig, generate
-from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
+from tests.e2e.browser import assert_no_exception, open_page, screenshot, upload, wait_idle
 
 NO_IDS = b"timestamp,input_length,output_length\n0,1000,5\n400,1200,9\n"
 
@@ -21,10 +21,10 @@ def compiled_kernels():
 
 
 def _upload(page: Page, name: str, data: bytes) -> None:
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
-        files=[{"name": name, "mimeType": "application/octet-stream", "buffer": data}]
+    upload(
+        page.get_by_test_id("stFileUploaderDropzoneInput"),
+        [{"name": name, "mimeType": "application/octet-stream", "buffer": data}],
     )
-    wait_idle(page)
 
 
 def test_uploaded_trace_prefix_mode_and_a_bad_file(page: Page, app_url: str):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 
 from tests import fixtures as fx
-from tests.e2e.browser import assert_no_exception, open_page, wait_idle
+from tests.e2e.browser import assert_no_exception, open_page, upload
 
 UPLOADS = [
     ("mooncake.jsonl", fx.jsonl(fx.MOONCAKE), "3", "Mooncake"),
@@ -18,10 +18,10 @@ SECONDS = b"".join(b'{"timestamp": %.2f, "input_length": 10, "output_length": 1}
 
 
 def _upload(page: Page, name: str, data: bytes) -> None:
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
-        files=[{"name": name, "mimeType": "application/octet-stream", "buffer": data}]
+    upload(
+        page.get_by_test_id("stFileUploaderDropzoneInput"),
+        [{"name": name, "mimeType": "application/octet-stream", "buffer": data}],
     )
-    wait_idle(page)
     assert_no_exception(page)
 
 

@@ -15,6 +15,7 @@ from tests.e2e.browser import (
     open_page,
     screenshot,
     streamlit_server,
+    upload,
     wait_idle,
 )
 
@@ -53,16 +54,16 @@ def test_home_then_trace_page_navigation(page: Page, app_url: str):
 def test_trace_upload_good_and_bad(figureless: Page, app_url: str):
     page = figureless  # the request count and the error are read: no figure is drawn
     open_page(page, app_url, "trace", "trace_source=Upload")
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
-        files=[{"name": "t.jsonl", "mimeType": "application/json", "buffer": TRACE}]
+    upload(
+        page.get_by_test_id("stFileUploaderDropzoneInput"),
+        [{"name": "t.jsonl", "mimeType": "application/json", "buffer": TRACE}],
     )
-    wait_idle(page)
     assert_no_exception(page)
     expect(page.get_by_test_id("stMetricValue").first).to_have_text("3")
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
-        files=[{"name": "bad.jsonl", "mimeType": "application/json", "buffer": b'{"timestamp": 0}\n'}]
+    upload(
+        page.get_by_test_id("stFileUploaderDropzoneInput"),
+        [{"name": "bad.jsonl", "mimeType": "application/json", "buffer": b'{"timestamp": 0}\n'}],
     )
-    wait_idle(page)
     assert_no_exception(page)
     expect(page.get_by_test_id("stAlertContentError")).to_contain_text("line 1")
 
@@ -89,10 +90,10 @@ def test_a_kept_upload_follows_to_the_prefix_cache_page_and_its_copied_link(page
     monkeypatch.setenv("KVVIZ_TRACES", str(tmp_path / "lib"))  # the server inherits its own library
     with streamlit_server() as url:
         open_page(page, url, "trace", "trace_source=Upload")
-        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
-            files=[{"name": "shared-qwen.jsonl", "mimeType": "application/json", "buffer": QWEN}]
+        upload(
+            page.get_by_test_id("stFileUploaderDropzoneInput"),
+            [{"name": "shared-qwen.jsonl", "mimeType": "application/json", "buffer": QWEN}],
         )
-        wait_idle(page)
         page.get_by_role("button", name="Keep in the trace library").click()
         wait_idle(page)
         assert_no_exception(page)
