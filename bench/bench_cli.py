@@ -19,6 +19,8 @@
    its simulation seconds alone beside it. libCacheSim has no LengthAware policy, so it runs the other
    seven; kvviz's grid is also timed with those seven. The ratio is libCacheSim's wall seconds over
    kvviz's (target: at least 5), and every hit count must be equal.
+3. **Per policy**: in this process, each policy's 20 capacities one after another on one core
+   (``time.process_time``, kernels loaded first): where the grid's simulation time goes.
 
 Each process runs once to warm the operating system's file cache (and numba's disk cache), then
 ``--repeat`` times (default 5); the best and the median wall and CPU seconds are printed with the
@@ -35,6 +37,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 from dataclasses import astuple, dataclass
 from pathlib import Path
 
@@ -42,7 +45,7 @@ import numpy as np
 
 from bench.bench_hitcurve import LIBCACHESIM, timed_process, write_oracle_general
 from kvviz.eviction.grid import POLICIES, log_capacities
-from kvviz.eviction.replay import replay_of
+from kvviz.eviction.replay import counts, replay_of
 from kvviz.traces import load_trace
 from kvviz.traces.workload import WorkloadConfig, generate
 
@@ -149,6 +152,17 @@ def libcachesim(ids: np.ndarray, capacities: list[int], policies: list[str], fol
     return hits, t.wall
 
 
+def per_policy(replay, capacities: list[int]) -> None:
+    """Each policy's CPU seconds for the grid's capacities, one simulation after another."""
+    caps = [*capacities, math.inf]
+    counts(replay, list(POLICIES), [capacities[0]], workers=1)  # load every kernel first
+    print("per policy, in one process (CPU s for its capacities):")
+    for policy in POLICIES:
+        start = time.process_time()
+        counts(replay, [policy], caps, workers=1)
+        print(f"  {policy:<14} {time.process_time() - start:6.3f}", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", help="a trace file (default: a synthetic trace of the conversation trace's size)")
@@ -169,6 +183,7 @@ def main() -> int:
         print(f"grid: {Path(trace_path).name}, {replay.accesses:,} block accesses, {replay.n_ids:,} distinct")
         ours, wall, policies = grid(trace_path, capacities, args.repeat)
         theirs, their_wall = libcachesim(replay.ids, capacities, policies, folder)
+        per_policy(replay, capacities)
     print(f"ratio libCacheSim / kvviz: x{their_wall / wall:.1f} wall (target >= {TARGET_RATIO:g})")
     wrong = [(k, v, ours.get(k)) for k, v in sorted(theirs.items()) if ours.get(k) != v]
     print(f"hit counts equal to libCacheSim's: {len(theirs) - len(wrong)} of {len(theirs)}")
