@@ -25,7 +25,6 @@ def run(args: argparse.Namespace) -> int:
 
     from kvviz.common import hardware as hw
     from kvviz.common.errors import InputError
-    from kvviz.ledger import ledger
 
     if args.list:
         A.refuse(args, ["--model", "--tokens", "--bytes-per-value"], "applies to one model; --list lists them all")
@@ -59,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
         "kv_kib_per_token": m.kv_bytes_per_token / 1024,
     }
     if args.tokens is not None:
+        from kvviz.ledger import ledger  # only here: it brings the figures' styles (plotly)
+
         out |= {
             "tokens": args.tokens,
             "kv_bytes": ledger.kv_bytes(m, args.tokens),

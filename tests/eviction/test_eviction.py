@@ -284,6 +284,43 @@ def test_length_aware_with_all_depths_zero_is_exactly_lfu(blocks, cap):
     np.testing.assert_array_equal(flat, hit_mask(r, "lfu", cap))
 
 
+def length_aware_reference(blocks, depths, capacity: int) -> list[bool]:
+    """LengthAwareCache as its rule reads: evict the smallest (frequency, -depth, time reached)."""
+    state: dict[int, tuple[int, int, int]] = {}
+    hits = []
+    for i, (b, d) in enumerate(zip(blocks, depths)):
+        hits.append(b in state)
+        if b not in state and len(state) == capacity:
+            del state[min(state, key=state.__getitem__)]
+        state[b] = (state[b][0] + 1 if b in state else 1, -d, i)
+    return hits
+
+
+@settings(max_examples=40)
+@given(blocks=st.lists(st.integers(0, 25), min_size=1, max_size=250), cap=st.integers(1, 30), data=st.data())
+def test_length_aware_equals_its_rule_on_any_depths(blocks, cap, data):
+    # Depths from 0 to the largest a trace can have, with many ties: the packed keys order as the tuples.
+    from kvviz.eviction.grid import MAX_ACCESSES
+    from kvviz.eviction.policies.lfu import length_aware_hits
+
+    choices = st.sampled_from([0, 1, 2, 3, 7, MAX_ACCESSES - 2, MAX_ACCESSES - 1])
+    depths = np.array(data.draw(st.lists(choices, min_size=len(blocks), max_size=len(blocks))), dtype=np.int64)
+    r = replay(blocks)
+    got = length_aware_hits(r.ids, r.n_ids, cap, depths)
+    assert got.tolist() == length_aware_reference(r.ids.tolist(), depths.tolist(), cap)
+
+
+def test_length_aware_keys_order_as_tuples_at_the_extremes():
+    from kvviz.eviction.grid import MAX_ACCESSES
+    from kvviz.eviction.policies.lfu import state_key
+
+    top = MAX_ACCESSES - 1
+    values = [0, 1, top - 1, top]
+    states = [(f, d, t, b) for f in values for d in values for t in values for b in (0, top)]
+    by_key = sorted(states, key=lambda s: state_key.py_func(*s))
+    assert by_key == sorted(states, key=lambda s: (s[0], -s[1], s[2], s[3]))
+
+
 @settings(max_examples=10)
 @given(seed=st.integers(0, 1000), capacity=st.integers(1, 2000), policy=st.sampled_from(sorted(POLICIES)))
 def test_sweep_totals_equal_the_per_request_counts(seed, capacity, policy):

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import pytest
 import zstandard
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kvviz.cli import main
 from kvviz.common import budget
 from kvviz.common.errors import InputError
 from kvviz.traces import FILES, MIB, UPLOADS, ingest, load_trace
-from kvviz.traces.source import Survey, survey, text_bound
+from kvviz.traces.source import Survey, count_of, survey, text_bound
 from tests.conftest import assert_clean, open_page
 
 LINE = (
@@ -30,6 +32,11 @@ def test_a_survey_counts_without_parsing():
     text = b"".join(LINE % k for k in range(REQUESTS))
     # ", " between ids: commas and spaces both ~1 per id, plus a record's other fields (7 spaces a line)
     assert counted == Survey(len(text), REQUESTS, REQUESTS * (1000 - 1 + 7))
+
+
+@given(text=st.binary(max_size=300), byte=st.sampled_from([b"\n", b",", b" ", b"\x00", b"\xff"]))
+def test_counting_a_byte_equals_bytes_count(text, byte):
+    assert count_of(text, byte) == text.count(byte)
 
 
 def test_the_need_and_the_work_follow_the_counts():

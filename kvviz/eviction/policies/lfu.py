@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvviz.common.jit import kernel
-from kvviz.hiradix.heap import ABSENT, SLOT, new_heap, pop, push, rekey
+from kvviz.common.jit import helper, kernel
 from kvviz.hiradix.lists import NOWHERE, SIZE, WHERE, new_queues, pop_tail, push_head, unlink
+
+ABSENT = -1
 
 
 @kernel
@@ -54,27 +55,82 @@ def lfu_hits(ids: np.ndarray, n_ids: int, capacity: int, most_accesses: int) -> 
     return hit
 
 
+DEEPEST = 2**31 - 1  # depths, frequencies, times and blocks are below this (``MAX_ACCESSES``)
+BLOCK = 0xFFFFFFFF  # the low 32 bits of an entry's second word: its block
+
+
+@helper
+def state_key(freq: int, depth: int, time: int, block: int) -> tuple[int, int]:
+    """A cached block's place in the eviction order as two words compared in turn: the first packs
+    (frequency, deepest first), the second (time that state was reached, then the block, which
+    never decides: times differ). Every part is below 2**31, so each word holds its pair exactly
+    and the pair of words orders as the tuple ``(freq, -depth, time)``."""
+    return (freq << 32) | (DEEPEST - depth), (time << 32) | block
+
+
+@helper
+def _less(heap: np.ndarray, k: int, first: int, second: int) -> bool:
+    """Whether the entry at heap place ``k`` comes before the entry ``(first, second)``."""
+    return heap[k, 0] < first or (heap[k, 0] == first and heap[k, 1] < second)
+
+
+@helper
+def _put(heap: np.ndarray, slot: np.ndarray, k: int, first: int, second: int) -> None:
+    heap[k, 0] = first
+    heap[k, 1] = second
+    slot[second & BLOCK] = k
+
+
+@helper
+def _sift_up(heap: np.ndarray, slot: np.ndarray, k: int, first: int, second: int) -> None:
+    """Put the entry ``(first, second)`` at heap place ``k`` or above it."""
+    while k > 0 and not _less(heap, (k - 1) >> 1, first, second):
+        _put(heap, slot, k, heap[(k - 1) >> 1, 0], heap[(k - 1) >> 1, 1])
+        k = (k - 1) >> 1
+    _put(heap, slot, k, first, second)
+
+
+@helper
+def _sift_down(heap: np.ndarray, slot: np.ndarray, size: int, k: int, first: int, second: int) -> None:
+    """Put the entry ``(first, second)`` at heap place ``k`` or below it."""
+    while 2 * k + 1 < size:
+        child = 2 * k + 1
+        if child + 1 < size and _less(heap, child + 1, heap[child, 0], heap[child, 1]):
+            child += 1
+        if not _less(heap, child, first, second):
+            break
+        _put(heap, slot, k, heap[child, 0], heap[child, 1])
+        k = child
+    _put(heap, slot, k, first, second)
+
+
 @kernel
 def length_aware_hits(ids: np.ndarray, n_ids: int, capacity: int, depth: np.ndarray) -> np.ndarray:
     """Per-access hits of LengthAwareCache; ``depth[i]`` is access i's block index in its request.
 
-    The cached blocks sit in a heap keyed by (frequency, -depth, time that state was reached);
-    the smallest key is evicted. With all depths zero this is exactly LFU.
+    The cached blocks sit in a min-heap of their keys (``state_key``), stored in the heap's own
+    rows so that a comparison reads memory the heap walks anyway; ``slot[b]`` is block b's row
+    (``ABSENT`` if not cached). A hit raises the block's frequency, so its key only grows and it
+    only moves down; a miss in a full cache puts the new block in the root's place (the evicted
+    block's) and moves it down. With all depths zero this is exactly LFU.
     """
     hit = np.zeros(len(ids), np.bool_)
-    nodes, slots = new_heap(n_ids, capacity)
+    heap = np.empty((max(min(capacity, n_ids), 1), 2), np.int64)
+    slot = np.full(n_ids, ABSENT, np.int32)
     size = 0
     for i in range(len(ids)):
         b = ids[i]
-        nodes[b, 1] = -depth[i]
-        nodes[b, 2] = i
-        if nodes[b, SLOT] != ABSENT:
+        k = slot[b]
+        if k != ABSENT:
             hit[i] = True
-            nodes[b, 0] += 1
-            rekey(nodes, slots, size, b)
+            first, second = state_key((heap[k, 0] >> 32) + 1, depth[i], i, b)
+            _sift_down(heap, slot, size, k, first, second)
             continue
+        first, second = state_key(1, depth[i], i, b)
         if size == capacity:
-            size = pop(nodes, slots, size)
-        nodes[b, 0] = 1
-        size = push(nodes, slots, size, b)
+            slot[heap[0, 1] & BLOCK] = ABSENT
+            _sift_down(heap, slot, size, 0, first, second)
+        else:
+            size += 1
+            _sift_up(heap, slot, size - 1, first, second)
     return hit
