@@ -27,11 +27,6 @@ The API (stable; the Tiers page and ``kvviz tiers`` / ``kvviz plan`` build on it
     routed(trace, config, router) -> Routed        # kvviz.tiers.routed: the instances each with its own
         .row .reference .ttft_s .per_instance       # GPU cache (and DRAM and SSD; --remote one shared pool)
         .summary()                                  # behind a router (kvviz.cluster)
-    search_routed(trace, config, router, Targets(...), *, gpus=None, instances=None) -> RoutedSearch
-        .best  .tried  .summary()                   # the cheapest instance count behind that router
-    search_routers(trace, config, routers, Targets(...), *, gpus=None, instances=None, ray_address=None,
-                   workers=None) -> RoutersSearch   # each router's search, on a pool or Ray
-        .searches {router: RoutedSearch}  .best (the cheapest of them, naming its router)  .summary()
     search_stacks(trace, config, routers, engines, Targets(...), *, gpus=None, instances=None,
                   ray_address=None, workers=None, progress=None) -> StacksSearch   # kvviz.tiers.stacks:
         .searches {(router, engine): RoutedSearch}  .best (naming router and engine)  .summary()

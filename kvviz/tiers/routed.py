@@ -27,12 +27,10 @@ import numpy as np
 import pandas as pd
 
 from kvviz.cluster import REFERENCE, ClusterConfig, cost, parse_router, reference_row, run, summary_row
-from kvviz.cluster.routers import MAX_INSTANCES
 from kvviz.common import budget
 from kvviz.common.errors import require
 from kvviz.prefix_cache.replay import PrefixReplay, prepare
 from kvviz.tiers.config import GIB, TierConfig
-from kvviz.tiers.pool import check_address, run_tasks
 from kvviz.tiers.search import Targets, _plain, cheapest_meeting
 from kvviz.traces import Trace
 
@@ -260,117 +258,7 @@ def candidates(config: TierConfig, gpus: Sequence[int], instances: Sequence[int]
     return sorted(out, key=lambda c: (c.cost_per_hour(), c.instances))
 
 
-def _row(shared: tuple[Trace, PrefixReplay, Targets], item: tuple[TierConfig, str]) -> dict:
-    """One deployment behind one router, run in full: the search's row (a task of the process pool or Ray)."""
-    trace, replay, targets = shared
-    c, router = item
-    s = routed(trace, c, router, replay).summary()
-    ttft = s["ttft_s"]
-    return {
-        "router": router,
-        "instances": c.instances,
-        "gpus": c.gpus,
-        "hit_ratio": s["hit_ratio"],
-        "shared_hit_ratio": s["reference"]["hit_ratio"],
-        "ttft_p50_s": ttft["p50"],
-        "ttft_p90_s": ttft["p90"],
-        "ttft_p99_s": ttft["p99"],
-        "load_imbalance": s["load_imbalance"],
-        "cost_per_hour": s["cost_per_hour"],
-        "cost_per_instance_hour": s["cost_per_hour"] / c.instances,
-        "cost_per_million_input_tokens": s["cost_per_million_input_tokens"],
-        "meets": targets.met(ttft),
-    }
-
-
-@dataclass(frozen=True)
-class RoutersSearch:
-    """Each router's own search (its cheapest deployment meeting the targets) and the cheapest of them all."""
-
-    targets: Targets
-    searches: dict[str, RoutedSearch]
-
-    @property
-    def best(self) -> pd.Series | None:
-        """The cheapest of the routers' answers; at equal cost, the fastest."""
-        found = [{"router": r, **s.best.to_dict()} for r, s in self.searches.items() if s.best is not None]
-        return None if not found else cheapest_meeting(pd.DataFrame(found))
-
-    def summary(self) -> dict[str, object]:
-        best = self.best
-        return {
-            "target_p90_ttft_s": self.targets.p90_s,
-            "target_p99_ttft_s": self.targets.p99_s,
-            "best": None if best is None else {k: _plain(v) for k, v in best.items() if k != "meets"},
-            "best_cost_per_hour_is": "the whole cluster's; cost_per_instance_hour is one instance's",
-            "routers": {name: s.summary() for name, s in self.searches.items()},
-            "runs": sum(len(s.tried) for s in self.searches.values()),
-            "warnings": [] if best is not None else ["no router and deployment searched meets the targets"],
-        }
-
-
-def search_routers(
-    trace: Trace,
-    config: TierConfig,
-    routers: Sequence[str],
-    targets: Targets,
-    *,
-    gpus: Sequence[int] | None = None,
-    instances: Sequence[int] | None = None,
-    max_runs: int = MAX_RUNS,
-    ray_address: str | None = None,
-    workers: int | None = None,
-) -> RoutersSearch:
-    """Each router's cheapest deployment meeting ``targets`` (instances, default 2 to the cluster's limit, and
-    GPUs per instance, default the config's), and the cheapest overall. Every router takes its deployments
-    cheapest first, a batch at a time, all routers' batches run together on a process pool of ``workers`` or
-    on Ray at ``ray_address``; a router stops once one meets the targets and every deployment as cheap has
-    run (batches may run some dearer ones: the answer is the same), or at ``max_runs``."""
-    check_address(ray_address)
-    names = list(dict.fromkeys(parse_router(r) for r in routers))
-    replay = prepare(trace)
-    todo = candidates(config, gpus or [config.gpus], instances or range(2, MAX_INSTANCES + 1))
-    for c in todo:
-        require(not refusals(c), "; ".join(refusals(c)), field="router")
-    batch = workers or (8 if ray_address is not None else 1)
-    rows: dict[str, list[dict]] = {r: [] for r in names}
-    met_at: dict[str, float | None] = dict.fromkeys(names)
-    while True:
-        step = [(c, r) for r in names for c in _next(todo, rows[r], met_at[r], batch, max_runs)]
-        if not step:
-            break
-        budget.check(cost(replay, len(step)))
-        shared = (trace, replay, targets)
-        for row in run_tasks(replay, shared, _row, step, ray_address=ray_address, workers=workers, short=True):
-            r = row["router"]
-            rows[r].append(row)
-            if row["meets"] and (met_at[r] is None or row["cost_per_hour"] < met_at[r]):
-                met_at[r] = row["cost_per_hour"]
-    searches = {}
-    for r in names:
-        exhausted = met_at[r] is None and len(rows[r]) < len(todo)
-        tried = pd.DataFrame([{k: v for k, v in row.items() if k != "router"} for row in rows[r]])
-        searches[r] = RoutedSearch(r, targets, tried, exhausted)
-    return RoutersSearch(targets, searches)
-
-
-def _next(todo: list[TierConfig], done: list[dict], met_at: float | None, batch: int, max_runs: int) -> list:
+def next_batch(todo: list[TierConfig], done: list[dict], met_at: float | None, batch: int, max_runs: int) -> list:
     """A router's next deployments to run: cheapest first, none dearer than one that already met the targets."""
     nxt = todo[len(done) : len(done) + min(batch, max_runs - len(done))]
     return [c for c in nxt if met_at is None or c.cost_per_hour() <= met_at]
-
-
-def search_routed(
-    trace: Trace,
-    config: TierConfig,
-    router: str,
-    targets: Targets,
-    *,
-    gpus: Sequence[int] | None = None,
-    instances: Sequence[int] | None = None,
-    max_runs: int = MAX_RUNS,
-) -> RoutedSearch:
-    """The cheapest deployment behind one ``router`` meeting ``targets`` (``search_routers`` for one router,
-    in this process: each deployment run in full, cheapest first, stopping at the first cost that meets)."""
-    found = search_routers(trace, config, [router], targets, gpus=gpus, instances=instances, max_runs=max_runs)
-    return next(iter(found.searches.values()))

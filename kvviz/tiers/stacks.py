@@ -23,7 +23,7 @@ from kvviz.common import budget
 from kvviz.common.errors import require
 from kvviz.tiers.config import TierConfig
 from kvviz.tiers.pool import check_address, run_tasks
-from kvviz.tiers.routed import MAX_RUNS, RoutedSearch, _next, candidates, refusals, routed
+from kvviz.tiers.routed import MAX_RUNS, RoutedSearch, candidates, next_batch, refusals, routed
 from kvviz.tiers.search import Targets, _plain, cheapest_meeting
 from kvviz.traces import Trace
 
@@ -138,9 +138,9 @@ def search_stacks(
     met_at: dict[Stack, float | None] = dict.fromkeys(stacks)
     done = 0
     while True:
-        step = [(c, *s) for s in stacks for c in _next(todo, rows[s], met_at[s], batch, max_runs)]
+        step = [(c, *s) for s in stacks for c in next_batch(todo, rows[s], met_at[s], batch, max_runs)]
         if progress is not None:
-            progress(done, done + sum(len(_next(todo, rows[s], met_at[s], max_runs, max_runs)) for s in stacks))
+            progress(done, done + sum(len(next_batch(todo, rows[s], met_at[s], max_runs, max_runs)) for s in stacks))
         if not step:
             break
         budget.check(cost(replay, len(step)))

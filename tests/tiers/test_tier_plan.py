@@ -85,20 +85,20 @@ def test_a_process_pool_gives_the_points_of_one_process(prepared, points):
 def test_a_local_ray_instance_gives_the_points_of_one_process(prepared, points):
     """The grid, and the routers' runs, on a local Ray instance of one CPU (one worker process to start, not
     one per core): ``--ray local`` uses an instance already started in the process."""
-    from kvviz.tiers.routed import search_routers
     from kvviz.tiers.search import Targets
+    from kvviz.tiers.stacks import search_stacks
     from kvviz.traces import load_trace
 
     ray = pytest.importorskip("ray")
     configs, here = points
     routed = (load_trace("assets/example_trace.jsonl"), TierConfig("llama-3-8b", "h100", hbm_gib=2))
-    routers = (*routed, ["round-robin", "cache-aware"], Targets(1e-6))  # met by none: every count runs
-    in_process = search_routers(*routers, instances=[2, 3], workers=1)
+    routers = (*routed, ["round-robin", "cache-aware"], ["sglang"], Targets(1e-6))  # met by none: every count runs
+    in_process = search_stacks(*routers, instances=[2, 3], workers=1)
     assert all(len(s.tried) == 2 for s in in_process.searches.values())
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
         assert run_points(prepared, configs, ray_address="local") == here
-        on_ray = search_routers(*routers, instances=[2, 3], ray_address="local")
+        on_ray = search_stacks(*routers, instances=[2, 3], ray_address="local")
     finally:
         ray.shutdown()
     assert all(on_ray.searches[r].tried.equals(s.tried) for r, s in in_process.searches.items())

@@ -129,9 +129,16 @@ def test_what_a_routed_cluster_does_not_model_is_refused(capsys, args, message):
     assert len(err) == 1 and message in err[0], err
 
 
+def searched(trace, config, router: str, targets, **options):
+    """One router's search on SGLang (``plan --router R``)."""
+    from kvviz.tiers.stacks import search_stacks
+
+    return search_stacks(trace, config, [router], ["sglang"], targets, **options).searches[(router, "sglang")]
+
+
 def test_plan_behind_a_router_is_the_cheapest_count_that_meets_the_target():
     from kvviz.tiers import TierConfig
-    from kvviz.tiers.routed import routed, search_routed
+    from kvviz.tiers.routed import routed
     from kvviz.tiers.search import Targets
 
     trace = load_trace(EXAMPLE)
@@ -140,13 +147,13 @@ def test_plan_behind_a_router_is_the_cheapest_count_that_meets_the_target():
     brute = {n: routed(trace, TierConfig("llama-3-8b", "h100", hbm_gib=2, mfu=0.6, instances=n), "kv-aware").summary()
              for n in counts}  # fmt: skip
     target = brute[4]["ttft_s"]["p90"]
-    found = search_routed(trace, config, "kv-aware", Targets(target), instances=counts)
+    found = searched(trace, config, "kv-aware", Targets(target), instances=counts)
     meeting = [n for n in counts if brute[n]["ttft_s"]["p90"] <= target]
     best = found.best
     assert best is not None and best["instances"] == min(meeting)
     assert best["ttft_p90_s"] == pytest.approx(brute[min(meeting)]["ttft_s"]["p90"])
     assert found.tried["instances"].tolist() == counts[: counts.index(min(meeting)) + 1]  # cheapest first, then stop
-    missed = search_routed(trace, config, "kv-aware", Targets(1e-6), instances=counts)
+    missed = searched(trace, config, "kv-aware", Targets(1e-6), instances=counts)
     assert missed.best is None and len(missed.tried) == len(counts)
     assert missed.summary()["warnings"] == ["no deployment searched meets the targets"]
 
@@ -154,12 +161,12 @@ def test_plan_behind_a_router_is_the_cheapest_count_that_meets_the_target():
 def test_a_search_behind_a_router_keeps_each_instances_dram():
     """Every instance count searched is run with the deployment's DRAM per instance, as one routed run is."""
     from kvviz.tiers import TierConfig
-    from kvviz.tiers.routed import routed, search_routed
+    from kvviz.tiers.routed import routed
     from kvviz.tiers.search import Targets
 
     trace = load_trace(EXAMPLE)
     config = TierConfig("llama-3-8b", "h100", hbm_gib=2, dram_gib=4, mfu=0.6)
-    found = search_routed(trace, config, "round-robin", Targets(100.0), instances=[2])
+    found = searched(trace, config, "round-robin", Targets(100.0), instances=[2])
     alone = routed(trace, replace(config, instances=2), "round-robin").summary()
     assert alone["found_blocks"]["dram"] > 0
     assert found.best["hit_ratio"] == alone["hit_ratio"] and found.best["cost_per_hour"] == alone["cost_per_hour"]
@@ -217,15 +224,15 @@ def cheapest_by_brute_force(brute: dict, router: str, target: float) -> int | No
 def test_searching_every_router_agrees_with_brute_force(brute):
     from kvviz.cluster import ROUTERS
     from kvviz.tiers import TierConfig
-    from kvviz.tiers.routed import search_routers
     from kvviz.tiers.search import Targets
+    from kvviz.tiers.stacks import search_stacks
 
     target = sorted(s["ttft_s"]["p90"] for s in brute.values())[len(brute) // 2]  # some routers meet it sooner
     config = TierConfig("llama-3-8b", "h100", hbm_gib=2)
-    found = search_routers(load_trace(EXAMPLE), config, list(ROUTERS), Targets(target), instances=COUNTS)
+    found = search_stacks(load_trace(EXAMPLE), config, list(ROUTERS), ["sglang"], Targets(target), instances=COUNTS)
     answers = {}
     for r in ROUTERS:
-        expected, best = cheapest_by_brute_force(brute, r, target), found.searches[r].best
+        expected, best = cheapest_by_brute_force(brute, r, target), found.searches[(r, "sglang")].best
         assert (None if best is None else int(best["instances"])) == expected, r
         if best is not None:
             assert best["ttft_p90_s"] == pytest.approx(brute[(r, expected)]["ttft_s"]["p90"])
