@@ -75,12 +75,15 @@ def cache_dir(copy: Path) -> Path:
     return Path(out.stdout.strip())
 
 
-def timed(copy: Path, argv: list[str]) -> tuple[float, int]:
-    """Wall seconds and exit code of one command in the copy."""
+def timed(copy: Path, argv: list[str]) -> tuple[float, str]:
+    """Wall seconds and the last line printed (pytest's summary) or the exit code of one command in the copy."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     start = time.monotonic()
-    code = subprocess.run(argv, cwd=copy, env=env, stdout=subprocess.DEVNULL).returncode
-    return time.monotonic() - start, code
+    done = subprocess.run(argv, cwd=copy, env=env, capture_output=True, text=True)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode:
+        print(done.stdout[-3000:], done.stderr[-2000:], sep="\n")
+    return time.monotonic() - start, lines[-1] if lines else f"exit {done.returncode}"
 
 
 def load() -> str:
@@ -97,17 +100,17 @@ def main() -> None:
     copy = clone(folder)
     cache = cache_dir(copy)
     python = ".venv/bin/python"
-    seconds, code = timed(copy, [python, "-c", "from kvviz.precompile import compile_all; compile_all()"])
+    seconds, said = timed(copy, [python, "-c", "from kvviz.precompile import compile_all; compile_all()"])
     before = signatures(cache)
-    print(f"precompile: {seconds:.1f} s wall ({load()}), exit {code}, {len(before)} signatures", flush=True)
+    print(f"precompile: {seconds:.1f} s wall ({load()}), {said}, {len(before)} signatures", flush=True)
     total = 0
     for selection in args.selections:
         pytest = [python, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", selection]
-        seconds, code = timed(copy, pytest)
+        seconds, said = timed(copy, pytest)
         after = signatures(cache)
         added = sorted(after - before)
         total += len(added)
-        print(f"{selection}: {seconds:.1f} s wall ({load()}), exit {code}, {len(added)} compiled", flush=True)
+        print(f"{selection}: {seconds:.1f} s wall ({load()}), {said}, {len(added)} compiled", flush=True)
         for signature in added:
             print(f"    {signature}", flush=True)
         before = after

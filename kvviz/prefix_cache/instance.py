@@ -171,7 +171,7 @@ def nodes_of(blocks: np.ndarray, offsets: np.ndarray, output_lengths: np.ndarray
     nodes, as :func:`kvviz.prefix_cache.replay.prepare` numbers a trace's."""
     offsets = np.asarray(offsets, np.int64)
     ids = np.unique(np.asarray(blocks), return_inverse=True)[1].reshape(-1)
-    nodes, parent, depth, _ = by_first_use(*prefix_nodes(ids, offsets))
+    nodes, parent, depth, _ = by_first_use(*(frozen(a) for a in prefix_nodes(ids, offsets)))  # as ``numbered``
     return Nodes(nodes, parent, depth, offsets, inserts_of(output_lengths))
 
 
