@@ -3,6 +3,7 @@
     .venv/bin/python -m bench.bench_compiles                          # the core test folders
     .venv/bin/python -m bench.bench_compiles tests/eviction tests/vllm/test_block_pool.py
     .venv/bin/python -m bench.bench_compiles --keep /tmp/copy         # keep the copy for a rerun
+    .venv/bin/python -m bench.bench_compiles --rev HEAD~3 tests/vllm  # an earlier commit, to compare
 
 numba compiles a kernel once per kind of argument (dtype, layout, writable or read-only) and keeps
 one entry per kind in the kernel's index file (``*.nbi``) in its disk cache. A call with a kind the
@@ -60,9 +61,11 @@ def signatures(cache: Path) -> set[str]:
     return found
 
 
-def clone(to: Path) -> Path:
-    """A fresh clone of this checkout's committed state, sharing its virtual environment."""
+def clone(to: Path, rev: str | None = None) -> Path:
+    """A fresh clone of this checkout's committed state (or of ``rev``), sharing its virtual environment."""
     subprocess.run(["git", "clone", "-q", str(ROOT), str(to)], check=True)
+    if rev:
+        subprocess.run(["git", "-C", str(to), "checkout", "-q", rev], check=True)
     (to / ".venv").symlink_to((ROOT / ".venv").resolve())
     return to
 
@@ -95,9 +98,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("selections", nargs="*", default=SELECTIONS, help="pytest paths, one process each")
     parser.add_argument("--keep", type=Path, help="clone into this (new) folder and keep it")
+    parser.add_argument("--rev", help="measure this commit instead of the checkout's last (e.g. to compare)")
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="kvviz-compiles-")) / "copy"
-    copy = clone(folder)
+    copy = clone(folder, args.rev)
     cache = cache_dir(copy)
     python = ".venv/bin/python"
     seconds, said = timed(copy, [python, "-c", "from kvviz.precompile import compile_all; compile_all()"])
