@@ -36,6 +36,7 @@ COMMANDS = [
         ["hitcurve", "@", "--capacities", "2,inf", "--sample", "0.5"],
         ["hitcurve", "@", "--capacities", "2", "--cache", "vllm"],
         ["cluster", "@", "--instances", "2", "--blocks", "2", "--pool-blocks", "2"],
+        ["cluster", "@", "--instances", "2", "--blocks", "2", "--engine", "vllm-lmcache"],
         ["stats", "@"],
     ],
 ]
