@@ -9,7 +9,7 @@ numba compiles a kernel once per kind of argument (dtype, layout, writable or re
 one entry per kind in the kernel's index file (``*.nbi``) in its disk cache. A call with a kind the
 precompile (``kvviz.precompile.compile_all``) did not make compiles again, in whichever test meets
 it first, on every fresh checkout. This clones the committed state of this checkout into a
-temporary folder (so the cache starts empty), runs the precompile there (its wall time printed),
+temporary folder (so the cache starts empty), runs the precompile there (its wall and CPU time printed),
 then each test selection in turn, one pytest process each, without workers, and after each prints
 the kernel signatures that appeared in the cache: every one is a compile a fresh test run pays.
 The machine may be shared: the load average is printed with each timing.
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import pickle
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -78,15 +79,23 @@ def cache_dir(copy: Path) -> Path:
     return Path(out.stdout.strip())
 
 
-def timed(copy: Path, argv: list[str]) -> tuple[float, str]:
-    """Wall seconds and the last line printed (pytest's summary) or the exit code of one command in the copy."""
+def cpu_seconds() -> float:
+    """CPU seconds of every finished child process of this one (and theirs)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def timed(copy: Path, argv: list[str]) -> str:
+    """Wall and CPU seconds (the latter steadier on a shared machine) and the last line printed (pytest's
+    summary) or the exit code of one command in the copy."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    start = time.monotonic()
+    start, cpu = time.monotonic(), cpu_seconds()
     done = subprocess.run(argv, cwd=copy, env=env, capture_output=True, text=True)
     lines = done.stdout.strip().splitlines()
     if done.returncode:
         print(done.stdout[-3000:], done.stderr[-2000:], sep="\n")
-    return time.monotonic() - start, lines[-1] if lines else f"exit {done.returncode}"
+    said = lines[-1] if lines else f"exit {done.returncode}"
+    return f"{time.monotonic() - start:.1f} s wall, {cpu_seconds() - cpu:.1f} CPU s ({load()}), {said}"
 
 
 def load() -> str:
@@ -104,17 +113,17 @@ def main() -> None:
     copy = clone(folder, args.rev)
     cache = cache_dir(copy)
     python = ".venv/bin/python"
-    seconds, said = timed(copy, [python, "-c", "from kvviz.precompile import compile_all; compile_all()"])
+    said = timed(copy, [python, "-c", "from kvviz.precompile import compile_all; compile_all()"])
     before = signatures(cache)
-    print(f"precompile: {seconds:.1f} s wall ({load()}), {said}, {len(before)} signatures", flush=True)
+    print(f"precompile: {said}, {len(before)} signatures", flush=True)
     total = 0
     for selection in args.selections:
         pytest = [python, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", selection]
-        seconds, said = timed(copy, pytest)
+        said = timed(copy, pytest)
         after = signatures(cache)
         added = sorted(after - before)
         total += len(added)
-        print(f"{selection}: {seconds:.1f} s wall ({load()}), {said}, {len(added)} compiled", flush=True)
+        print(f"{selection}: {said}, {len(added)} compiled", flush=True)
         for signature in added:
             print(f"    {signature}", flush=True)
         before = after
