@@ -7,6 +7,12 @@ GIL, so a sweep runs one simulation per core from a thread pool. ``helper`` also
 data-structure operation into the kernels (``inline="always"``), which keeps a list or heap step
 as cheap as writing it out.
 
+numba compiles a kernel once per *kind* of argument (dtype, layout, writable or read-only): a call
+with a kind no earlier call made compiles again, in front of whoever makes it. So the functions that
+call a kernel hand it their arrays through ``frozen`` (contiguous, read-only, a fixed dtype), and
+``kvviz.precompile`` makes the same calls: a page, a command and a test then share one compiled
+signature.
+
 Importing this module imports numba, so only the modules that define kernels import it, and only
 the code that runs them imports those: a module that only names, parses or draws stays without it.
 
@@ -24,6 +30,7 @@ import os
 from pathlib import Path
 
 import numba
+import numpy as np
 
 _KVVIZ = Path(__file__).resolve().parents[1]
 _USERS = b"kvviz.common.jit import"
@@ -51,3 +58,11 @@ kernel = numba.njit(cache=True, nogil=True)
 
 helper = numba.njit(cache=True, nogil=True, inline="always")
 """Decorator for a data-structure operation inlined into the kernels."""
+
+
+def frozen(array: np.ndarray, dtype: type | None = None) -> np.ndarray:
+    """``array`` as the one kind of array the kernels are handed: C-contiguous, aligned, of ``dtype``
+    (default its own) and read-only. A view, without a copy, when the array is already so laid out."""
+    view = np.require(array, dtype=dtype, requirements=("C", "A")).view()
+    view.flags.writeable = False
+    return view

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kvviz.common.errors import require
+from kvviz.common.jit import frozen
 from kvviz.eviction.curves import Count, curve_of, nice_window
 from kvviz.eviction.grid import MAX_ACCESSES, POLICIES, parse_capacities, parse_capacity, parse_policies
 from kvviz.eviction.policies.arc import arc_hits
@@ -57,6 +58,8 @@ class Replay:
     of hashing), ``depth[i]`` is access i's block index within its request (read off the
     offsets, unless ``depths`` gives them: a sample keeps its accesses' original depths), and
     ``next_use[i]`` the index of the next access to the same block (``len(ids)`` if none).
+    Whatever made them, ``ids`` are kept as read-only int32 and ``offsets`` and ``depths`` as read-only
+    int64 (``kvviz.common.jit.frozen``), the kinds the policy kernels are compiled for.
     """
 
     ids: np.ndarray
@@ -65,6 +68,12 @@ class Replay:
     timestamps_ms: np.ndarray
     block_size: int
     depths: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ids", frozen(self.ids, np.int32))
+        object.__setattr__(self, "offsets", frozen(self.offsets, np.int64))
+        if self.depths is not None:
+            object.__setattr__(self, "depths", frozen(self.depths, np.int64))
 
     @property
     def accesses(self) -> int:
@@ -75,7 +84,7 @@ class Replay:
         if self.depths is not None:
             return self.depths
         counts = np.diff(self.offsets)
-        return np.arange(self.accesses, dtype=np.int64) - np.repeat(self.offsets[:-1], counts)
+        return frozen(np.arange(self.accesses, dtype=np.int64) - np.repeat(self.offsets[:-1], counts))
 
     @cached_property
     def next_use(self) -> np.ndarray:
@@ -298,8 +307,7 @@ def simulate(source: Trace | Replay, policy: str, capacity: float | int) -> Simu
 
 def warm_up() -> None:
     """Compile (or load from numba's disk cache) every policy kernel on a tiny trace."""
-    ids = np.array([0, 1, 0, 2, 1, 0], dtype=np.int64)
-    tiny = Replay(ids, 3, np.array([0, 3, 6], dtype=np.int64), np.zeros(2, dtype=np.int64), 1)
+    tiny = Replay(np.array([0, 1, 0, 2, 1, 0]), 3, np.array([0, 3, 6]), np.zeros(2, dtype=np.int64), 1)
     for name in POLICIES:
         _count(tiny, name, 2)
     _count(tiny, "s3fifo", 20)

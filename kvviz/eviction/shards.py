@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kvviz.common.errors import require
-from kvviz.common.jit import kernel
+from kvviz.common.jit import frozen, kernel
 from kvviz.eviction.grid import MAX_ACCESSES, RELIABLE_ERROR, min_sampled_capacity, parse_capacities, parse_policies
 from kvviz.eviction.replay import Replay, hit_mask
 from kvviz.traces import Trace
@@ -103,12 +103,17 @@ def _in_band(blocks: np.ndarray, low: np.uint64, high: np.uint64, wraps: bool) -
 
 
 @kernel
-def block_hashes(blocks: np.ndarray) -> np.ndarray:
-    """The 64-bit hash of every block id (the spatial sampling key)."""
+def _block_hashes(blocks: np.ndarray) -> np.ndarray:
     out = np.empty(len(blocks), np.uint64)
     for i in range(len(blocks)):
         out[i] = _splitmix64(np.uint64(blocks[i]))
     return out
+
+
+def block_hashes(blocks: np.ndarray) -> np.ndarray:
+    """The 64-bit hash of every block id (the spatial sampling key). The kernels take the ids read-only
+    in their own dtype (``kvviz.common.jit.frozen``; int64 from a file, int32 from a library entry)."""
+    return _block_hashes(frozen(blocks))
 
 
 def _threshold(rate: float) -> np.uint64:
@@ -120,6 +125,7 @@ def in_band(blocks: np.ndarray, start: float, rate: float) -> np.ndarray:
     space, taken round it): the band from 0 is the plain SHARDS sample at ``rate``."""
     if rate >= 1:
         return np.ones(len(blocks), np.bool_)
+    blocks = frozen(blocks)
     end = start + rate
     if end <= 1:
         return _in_band(blocks, _threshold(start), _threshold(end), False)
@@ -166,7 +172,7 @@ def sample_trace(trace: Trace, rate: float, s_max: int | None = None) -> Sample:
     """The accesses of ``trace`` whose block hashes fall under ``rate`` (lowered to keep at most
     ``s_max`` distinct blocks when given), as a ``Replay`` with the original block depths."""
     _require_sampleable(trace, rate, s_max)
-    blocks = np.ascontiguousarray(trace.blocks)
+    blocks = trace.blocks
     rate, limit = _limited(blocks, rate, s_max)
     return _sample_at(trace, np.flatnonzero(in_band(blocks, 0.0, rate)), rate, limit)
 
@@ -188,8 +194,9 @@ def _require_sampleable(trace: Trace, rate: float, s_max: int | None) -> None:
 def band_sample(trace: Trace, pool: Sample, start: float, rate: float) -> Sample:
     """The sample of ``trace`` whose hashes fall in the band of width ``rate`` from ``start``,
     taken from ``pool``'s accesses alone (the band must lie inside the pool's hashes)."""
-    blocks = np.ascontiguousarray(trace.blocks[pool.positions])
-    return _sample_at(trace, pool.positions[in_band(blocks, start, rate)], rate, pool.distinct_limit)
+    return _sample_at(
+        trace, pool.positions[in_band(trace.blocks[pool.positions], start, rate)], rate, pool.distinct_limit
+    )
 
 
 def nested_sample(trace: Trace, sample: Sample, rate: float) -> Sample:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kvviz.common.jit import kernel
+from kvviz.common.jit import frozen, kernel
 from kvviz.hiradix.tree import NO_NODE, OWNER, USED, by_first_use, new_tree, serve
 from kvviz.prefix_cache.replay import PrefixReplay, inserts_of, parse_policy, prefix_nodes
 
@@ -26,13 +26,18 @@ from kvviz.prefix_cache.replay import PrefixReplay, inserts_of, parse_policy, pr
 class Nodes:
     """A trace's requests as prefix nodes, numbered once for every instance: ``nodes[offsets[r]:offsets[r + 1]]``
     are request r's blocks, ``parent``/``depth`` the tree they form, ``inserts[r]`` how often SGLang
-    inserts r's prompt (2, or 1 for a one-token output)."""
+    inserts r's prompt (2, or 1 for a one-token output). The arrays are kept read-only int64, the kind the
+    kernels are compiled for (``kvviz.common.jit.frozen``)."""
 
     nodes: np.ndarray
     parent: np.ndarray
     depth: np.ndarray
     offsets: np.ndarray
     inserts: np.ndarray
+
+    def __post_init__(self) -> None:
+        for name in ("nodes", "parent", "depth", "offsets", "inserts"):
+            object.__setattr__(self, name, frozen(getattr(self, name), np.int64))
 
     @property
     def n_nodes(self) -> int:
@@ -166,7 +171,7 @@ def nodes_of(blocks: np.ndarray, offsets: np.ndarray, output_lengths: np.ndarray
     nodes, as :func:`kvviz.prefix_cache.replay.prepare` numbers a trace's."""
     offsets = np.asarray(offsets, np.int64)
     ids = np.unique(np.asarray(blocks), return_inverse=True)[1].reshape(-1)
-    nodes, parent, depth, _ = by_first_use(*prefix_nodes(ids, offsets))
+    nodes, parent, depth, _ = by_first_use(*(frozen(a) for a in prefix_nodes(ids, offsets)))  # as ``numbered``
     return Nodes(nodes, parent, depth, offsets, inserts_of(output_lengths))
 
 

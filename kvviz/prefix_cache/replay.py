@@ -54,13 +54,12 @@ import pandas as pd
 
 from kvviz.common import budget
 from kvviz.common.errors import InputError, quote, require
-from kvviz.common.jit import kernel
+from kvviz.common.jit import frozen, kernel
 from kvviz.eviction.grid import INFINITE, parse_capacities, parse_capacity
 from kvviz.hiradix import keys
 from kvviz.hiradix.ids import dense_block_ids
 from kvviz.hiradix.tree import NO_NODE, OWNER, by_first_use, new_tree, serve
 from kvviz.traces import Trace
-from kvviz.traces.model import read_only
 
 
 class PrefixPolicy(Enum):
@@ -131,7 +130,9 @@ class PrefixReplay:
     ``nodes[i]`` is access i's node (its whole prefix, numbered densely), ``parent[n]`` the node
     before it (-1 at the root) and ``depth[n]`` its block index within every request holding it.
     ``inserts[r]`` is how many times SGLang's scheduler inserts request r's prompt: 2 when it
-    generates at least two tokens, else 1 (None: 2 for every request, outputs unknown).
+    generates at least two tokens, else 1 (None: 2 for every request, outputs unknown). Whatever made
+    them, the arrays are kept as read-only int64 (``kvviz.common.jit.frozen``): numba compiles a kernel
+    once per kind of array, and the replay's kernel compiles for a long time.
     """
 
     nodes: np.ndarray
@@ -142,6 +143,11 @@ class PrefixReplay:
     input_lengths: np.ndarray
     block_size: int
     inserts: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("nodes", "parent", "depth", "offsets", "inserts"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, frozen(getattr(self, name), np.int64))
 
     @property
     def n_nodes(self) -> int:
@@ -158,9 +164,7 @@ class PrefixReplay:
     @cached_property
     def insert_counts(self) -> np.ndarray:
         """Prompt inserts per request (SGLang's serving flow): 2, or 1 for a one-token output."""
-        if self.inserts is None:
-            return np.full(self.n_requests, 2, np.int64)
-        return np.asarray(self.inserts, dtype=np.int64)
+        return frozen(np.full(self.n_requests, 2, np.int64)) if self.inserts is None else self.inserts
 
     @cached_property
     def seen_before(self) -> np.ndarray:
@@ -267,10 +271,8 @@ def request_hits(replay: PrefixReplay, policy: str, capacity: float | int) -> np
 
 
 def _replayed(replay: PrefixReplay, capacity: int, code: int) -> tuple[np.ndarray, np.ndarray]:
-    """The kernel's run, handed read-only views of the trace's arrays whatever made them: numba compiles
-    a kernel once per kind of array, and this kernel compiles for a long time."""
     arrays = (replay.nodes, replay.offsets, replay.parent, replay.depth, replay.insert_counts)
-    return prefix_replay(*map(read_only, arrays), capacity, code)
+    return prefix_replay(*arrays, capacity, code)
 
 
 def cached_tokens(replay: PrefixReplay, hits: np.ndarray) -> np.ndarray:
@@ -340,7 +342,7 @@ def sweep(
 def warm_up() -> None:
     """Compile (or load from numba's disk cache) the replay kernel on a tiny trace."""
     arrays = ([0, 1, 0, 2], [0, 2, 4], [-1, 0, 0], [0, 1, 1], [2, 1])
-    prefix_replay(*(read_only(np.array(a, dtype=np.int64)) for a in arrays), 2, 0)
+    prefix_replay(*(frozen(a, np.int64) for a in arrays), 2, 0)
 
 
 REPLAY_ACCESSES_PER_S = 12e6

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from kvviz.common.errors import InputError
-from kvviz.common.jit import helper, kernel
+from kvviz.common.jit import frozen, helper, kernel
 
 _ROOT = b"kvviz-chain-root"
 
@@ -76,5 +76,5 @@ def rechain(ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     ids are already hashes, so a 64-bit mixer (splitmix64's) is enough to combine them.
     """
     out = np.empty(len(ids), np.uint64)
-    _rechain(np.asarray(ids, np.int64).view(np.uint64), np.asarray(offsets, np.int64), out)
+    _rechain(frozen(ids, np.int64).view(np.uint64), frozen(offsets, np.int64), out)
     return out

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.common.errors import require
-from kvviz.common.jit import kernel
+from kvviz.common.jit import frozen, kernel
 
 FIRST = -1  # the distance given to an access with no earlier access to its block
 
@@ -170,6 +170,7 @@ def _window_pass(ids: np.ndarray, n_ids: int, limit: int, slots: int, distance: 
 def stack_distances_of_ids(ids: np.ndarray, n_ids: int) -> np.ndarray:
     """Stack distances (int32) of a sequence of dense ids (0 .. n_ids-1); ``FIRST`` for a first
     access: the window pass with every distinct block in the window."""
+    ids = frozen(ids, np.int32)  # the kind the pass is compiled for (dense ids fit)
     distance = np.empty(len(ids), np.int32)
     _window_pass(ids, n_ids, n_ids, min(len(ids), SLOTS_PER_WINDOW * n_ids) + 1, distance)
     return distance
@@ -196,7 +197,8 @@ def lru_hit_counts(ids: np.ndarray, n_ids: int, capacities: np.ndarray, *, slots
     finite = caps[np.isfinite(caps)]
     limit = int(min(max(np.ceil(finite.max()), 0), n_ids)) if len(finite) else 0
     slots = max(limit + 1, min(len(ids), SLOTS_PER_WINDOW * limit + 1) if slots is None else slots)
-    counts, reused = _window_pass(ids, n_ids, limit, slots, np.empty(0, np.int32))
+    # the ids read-only as they are (int32 or int64, both precompiled): a copy would cost 4 bytes an access
+    counts, reused = _window_pass(frozen(ids), n_ids, limit, slots, np.empty(0, np.int32))
     below = np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))
     hits = np.where(caps > 0, reused, 0).astype(np.int64)
     # distances are whole numbers, so "below c" means below ceil(c)
@@ -207,7 +209,7 @@ def lru_hit_counts(ids: np.ndarray, n_ids: int, capacities: np.ndarray, *, slots
 def stack_distances(blocks: np.ndarray) -> np.ndarray:
     """LRU stack distance of every access (0 = no other block since), or -1 for a first access."""
     distinct, ids = np.unique(np.asarray(blocks), return_inverse=True)
-    return stack_distances_of_ids(ids.astype(np.int64).ravel(), len(distinct))
+    return stack_distances_of_ids(ids.reshape(-1), len(distinct))
 
 
 def lru_curve(distances: np.ndarray, capacities: np.ndarray) -> np.ndarray:

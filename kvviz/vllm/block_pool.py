@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kvviz.common.jit import helper, kernel
+from kvviz.common.jit import frozen, helper, kernel
 from kvviz.eviction.grid import INFINITE, parse_capacities, parse_capacity
 from kvviz.hiradix.lists import SIZE, TAIL, new_queues, pop_tail, push_head, unlink
 from kvviz.prefix_cache.replay import PrefixReplay, curve_of_table, per_capacity, prepare
@@ -142,10 +142,10 @@ class BlockPool:
     ``nodes[offsets[r]:offsets[r + 1]]`` are request r's prefixes, numbered below ``n_nodes``."""
 
     def __init__(self, nodes: np.ndarray, offsets: np.ndarray, n_nodes: int, capacity: float | int):
-        self.nodes, self.offsets = nodes, offsets
+        self.nodes, self.offsets = frozen(nodes, np.int64), frozen(offsets, np.int64)  # the kernels' one kind
         blocks = pool_blocks(int(n_nodes), capacity)
         self.free, self.free_ends, self.held, self.holders, self.holder_ends = new_pool(blocks, int(n_nodes))
-        self.table = np.empty(max(int(longest_request(offsets)), 1), np.int64)
+        self.table = np.empty(max(int(longest_request(self.offsets)), 1), np.int64)
 
     def match(self, r: int) -> int:
         """Leading blocks of request ``r`` cached here now (nothing changes)."""
@@ -219,4 +219,4 @@ def sweep(
 
 def warm_up() -> None:
     """Compile (or load from numba's disk cache) the pool kernel on a tiny trace."""
-    pool_replay(np.array([0, 1, 0, 2], np.int64), np.array([0, 2, 4], np.int64), 3, 2)
+    pool_replay(frozen([0, 1, 0, 2], np.int64), frozen([0, 2, 4], np.int64), 3, 2)

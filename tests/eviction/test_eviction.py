@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -280,7 +281,8 @@ def test_length_aware_with_all_depths_zero_is_exactly_lfu(blocks, cap):
     from kvviz.eviction.policies.lfu import length_aware_hits
 
     r = replay(blocks)
-    flat = length_aware_hits(r.ids, r.n_ids, cap, np.zeros_like(r.ids))
+    depths = replace(r, depths=np.zeros(r.accesses)).depth  # the kind of array the replay hands the kernel
+    flat = length_aware_hits(r.ids, r.n_ids, cap, depths)
     np.testing.assert_array_equal(flat, hit_mask(r, "lfu", cap))
 
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from kvviz.hiradix.ids import dense_block_ids
 from kvviz.hiradix.keys import TREE_POLICIES
-from kvviz.hiradix.tree import by_first_use, new_tree, serve
 from kvviz.prefix_cache import POLICY_NAMES, PrefixPolicy, prepare, request_hits
+from kvviz.prefix_cache.instance import InstanceCache, numbered
 from kvviz.radix.radix_cache import STRATEGY
 from kvviz.traces import Trace, from_records
 
@@ -38,22 +38,16 @@ def test_the_eviction_keys_are_the_object_models_names_in_its_order():
     policy=st.sampled_from(POLICY_NAMES),
 )
 def test_independent_trees_each_equal_the_replay_of_their_requests(paths, instances, capacity, policy):
-    """Requests dealt round-robin to ``instances`` trees, served one at a time through ``serve``."""
+    """Requests dealt round-robin to ``instances`` trees, served one at a time through the engine's ``serve``
+    as an instance's cache drives it (the kind of arrays it is compiled for)."""
     ids: dict[tuple, int] = {}
     reqs = [[ids.setdefault(tuple(p[: k + 1]), len(ids)) for k in range(len(p))] for p in paths]
     outputs = [1 + i % 3 for i in range(len(reqs))]
     whole = prepare(from_records(np.arange(len(reqs)), [len(r) for r in reqs], outputs, reqs, block_size=1))
-    nodes, parent, depth, _ = by_first_use(whole.nodes, whole.parent, whole.depth)
-    code = PrefixPolicy[policy.upper()].value
-    trees = [new_tree(len(parent)) for _ in range(instances)]
+    caches = [InstanceCache(numbered(whole), capacity, policy) for _ in range(instances)]  # each runs ``serve``
     got: list[list[int]] = [[] for _ in range(instances)]
     for r in range(len(reqs)):
-        tree, heap, slots, state = trees[r % instances]
-        lo, hi = whole.offsets[r], whole.offsets[r + 1]
-        inserts = int(whole.insert_counts[r])
-        got[r % instances].append(
-            serve(tree, heap, slots, state, nodes, lo, hi, capacity, parent, depth, inserts, code)
-        )
+        got[r % instances].append(caches[r % instances].serve(r))
     for k in range(min(instances, len(reqs))):  # an instance given no request holds nothing to compare
         mine = list(range(k, len(reqs), instances))
         sub = from_records(

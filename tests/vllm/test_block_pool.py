@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvviz.common.errors import InputError
+from kvviz.common.jit import frozen
 from kvviz.eviction.grid import INFINITE
 from kvviz.prefix_cache import prepare
 from kvviz.traces import from_records, load_trace
@@ -74,8 +75,8 @@ def test_duplicate_hashes_are_kept():
     """Hashes not chained on a prefix (a hand-made request list): hash 2 after the miss on 3 is cached a
     second time and both copies stay (vLLM does not de-duplicate); the pool equals the plain queue."""
     requests = [[1, 2], [3, 2], [2], [1, 2]]
-    nodes = np.array([h for r in requests for h in r], np.int64)
-    offsets = np.cumsum([0] + [len(r) for r in requests]).astype(np.int64)
+    nodes = frozen([h for r in requests for h in r], np.int64)  # the kind of arrays the replay hands the kernel
+    offsets = frozen(np.cumsum([0] + [len(r) for r in requests]), np.int64)
     hits, held = vllm.pool_replay(nodes, offsets, 4, 4)
     plain, cached = plain_pool(requests, 4)
     assert hits.tolist() == plain == [0, 0, 1, 2]
