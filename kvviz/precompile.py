@@ -28,7 +28,11 @@ TRACE = "\n".join(
     for t in range(12)
 )
 COMMANDS = [
-    [["tiers", "@", "--model", "llama-3-8b", "--gpu", "h100", "--hbm", "1GiB", "--dram", "2GiB", "--ssd", "4GiB"]],
+    [
+        ["tiers", "@", "--model", "llama-3-8b", "--gpu", "h100", "--hbm", "1GiB", "--dram", "2GiB", "--ssd", "4GiB"],
+        ["tiers", "@", "--model", "llama-3-8b", "--gpu", "h100", "--hbm", "1GiB", "--dram", "2GiB", "--ssd", "4GiB"]
+        + ["--instances", "2", "--router", "round-robin"],
+    ],
     [
         ["hitcurve", "@", "--capacities", "2,inf", "--cache", "prefix"],
         ["hitcurve", "@", "--capacities", "2,inf"],
