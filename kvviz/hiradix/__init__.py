@@ -4,8 +4,9 @@
   (``new_tree``, ``match_length``, ``start``, ``evict_leaf``, ``drop_edge``, ``finish``, ``serve``);
 - :mod:`kvviz.hiradix.keys`: the eviction keys, named as the object model
   (``kvviz.radix.radix_cache.STRATEGY``) names them;
-- :mod:`kvviz.hiradix.heap` and :mod:`kvviz.hiradix.lists`: the indexed heap and the linked
-  queues, shared with the block-cache policies of ``kvviz.eviction``;
+- :mod:`kvviz.hiradix.heap`: the indexed heap of evictable leaves (the tree's and HiCache's tiers);
+- :mod:`kvviz.hiradix.lists`: the linked queues, shared with the block-cache policies of
+  ``kvviz.eviction`` and vLLM's block pool;
 - :mod:`kvviz.hiradix.ids`: block ids numbered densely, as every compiled replay indexes them.
 
 The prefix replay (``kvviz.prefix_cache``) and the tiered replay (``kvviz.tiers.cache``) run on

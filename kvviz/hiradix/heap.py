@@ -1,4 +1,4 @@
-"""An indexed binary min-heap of cached blocks, for the priority-based policies.
+"""An indexed binary min-heap of cached blocks: the radix tree's evictable leaves and HiCache's tiers.
 
 ``nodes`` has one int32 row per block id: a key of three numbers compared lexicographically
 (columns 0-2) and the block's heap slot (column ``SLOT``, ``ABSENT`` when not cached). ``slots``
