@@ -33,7 +33,7 @@ import numpy as np
 
 from kvviz.common.errors import FIELD_WORDS, InputError, quote
 from kvviz.traces import arrow_input
-from kvviz.traces.source import MAX_LINE_BYTES
+from kvviz.traces.source import MAX_LINE_BYTES, count_of
 from kvviz.traces.timeunits import TimeUnit
 
 MAX_DIGITS = 20  # per number: int64 has 19, a float's mantissa fewer
@@ -294,11 +294,11 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
     import pyarrow.json as pj
 
     if b"\n\n" not in chunk and not chunk.startswith(b"\n"):  # no blank lines: row k is line k
-        line_idx = np.arange(chunk.count(b"\n") + (not chunk.endswith(b"\n")), dtype=np.int64)
+        line_idx = np.arange(count_of(chunk, b"\n") + (not chunk.endswith(b"\n")), dtype=np.int64)
     else:
         line_idx = np.fromiter((k for k, raw in enumerate(chunk.split(b"\n")) if raw.strip()), np.int64)
     rows = len(line_idx)
-    if rows == 0 or chunk.count(b"{") + chunk.count(b"[") > 2 * rows:  # nested beyond a flat record
+    if rows == 0 or count_of(chunk, b"{") + count_of(chunk, b"[") > 2 * rows:  # nested beyond a flat record
         return None
     if not chunk.isascii():
         try:
