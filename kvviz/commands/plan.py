@@ -177,10 +177,10 @@ def refuse_for_engines(args: argparse.Namespace, engines: list[str]) -> None:
 
 
 def _routed(args: argparse.Namespace) -> int:
+    from kvviz.cluster.search import search_stacks
     from kvviz.common.progress import Progress, reading
     from kvviz.tiers.cli import config_from_args, emit, refuse_for_router, routed_search_words, routers_search_words
     from kvviz.tiers.search import Targets
-    from kvviz.tiers.stacks import search_stacks
     from kvviz.traces.cli import trace_from_args, with_warnings
 
     A.refuse(

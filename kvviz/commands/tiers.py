@@ -48,12 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kvviz.cluster import cost as cluster_cost
+    from kvviz.cluster.deployment import routed
     from kvviz.common.progress import Progress, reading
     from kvviz.prefix_cache import prepare
     from kvviz.tiers import replay
     from kvviz.tiers.cli import config_from_args, emit, figure, refuse_for_router, routed_words, tier_words
     from kvviz.tiers.replay import cost
-    from kvviz.tiers.routed import routed
     from kvviz.traces.cli import trace_from_args, with_warnings
 
     if args.router is not None:

@@ -24,11 +24,11 @@ The API (stable; the Tiers page and ``kvviz tiers`` / ``kvviz plan`` build on it
         .reaches (Reach: tier, share, blocks, gib, cost_per_hour)  .grid (DataFrame)  .front
         .best  .summary()
 
-    routed(trace, config, router) -> Routed        # kvviz.tiers.routed: the instances each with its own
+    routed(trace, config, router) -> Routed        # kvviz.cluster.deployment: the instances each with its own
         .row .reference .ttft_s .per_instance       # GPU cache (and DRAM and SSD; --remote one shared pool)
         .summary()                                  # behind a router (kvviz.cluster)
     search_stacks(trace, config, routers, engines, Targets(...), *, gpus=None, instances=None,
-                  ray_address=None, workers=None, progress=None) -> StacksSearch   # kvviz.tiers.stacks:
+                  ray_address=None, workers=None, progress=None) -> StacksSearch   # kvviz.cluster.search:
         .searches {(router, engine): RoutedSearch}  .best (naming router and engine)  .summary()
         # each router on each engine (sglang, vllm-lmcache); progress(done, total) after each batch
 

@@ -69,15 +69,16 @@ class Plan:
         return {
             "target_p90_ttft_s": self.target_p90_s,
             "reaches": [r.__dict__ for r in self.reaches],
-            "best": None if best is None else {k: _plain(v) for k, v in best.items()},
-            "pareto_front": [{k: _plain(v) for k, v in row.items()} for _, row in self.front.iterrows()],
+            "best": None if best is None else {k: plain(v) for k, v in best.items()},
+            "pareto_front": [{k: plain(v) for k, v in row.items()} for _, row in self.front.iterrows()],
             "sizes_tried": len(self.grid),
             "replays": self.replays,
             "deployment": self.config.describe(),
         }
 
 
-def _plain(value: object) -> object:
+def plain(value: object) -> object:
+    """A numpy scalar as the Python number it holds, for JSON."""
     return value.item() if isinstance(value, np.generic) else value
 
 

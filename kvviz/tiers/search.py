@@ -37,7 +37,7 @@ from kvviz.common.errors import InputError, require
 from kvviz.prefix_cache.replay import PrefixReplay, prepare
 from kvviz.tiers import latency
 from kvviz.tiers.config import GIB, TierConfig
-from kvviz.tiers.plan import smallest_reaching
+from kvviz.tiers.plan import plain, smallest_reaching
 from kvviz.tiers.replay import block_bytes, cost, replay
 from kvviz.traces import Trace
 
@@ -143,18 +143,14 @@ class Found:
             "target_p90_ttft_s": self.targets.p90_s,
             "target_p99_ttft_s": self.targets.p99_s,
             "steps": self.steps.describe(),
-            "best": None if best is None else {k: _plain(v) for k, v in best.items() if k != "meets"},
+            "best": None if best is None else {k: plain(v) for k, v in best.items() if k != "meets"},
             "best_cost_per_hour_is": "the whole cluster's; cost_per_instance_hour is one instance's",
             "replayed": len(self.tried),
             "ruled_out_by_bound": self.skipped,
             "stopped_at_replay_limit": self.exhausted,
-            "tried": [{k: _plain(v) for k, v in row.items()} for _, row in self.tried.iterrows()],
+            "tried": [{k: plain(v) for k, v in row.items()} for _, row in self.tried.iterrows()],
             "deployment": self.config.describe(),
         }
-
-
-def _plain(value: object) -> object:
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def lower_bound_ttft(prepared: PrefixReplay, config: TierConfig) -> dict[str, float]:

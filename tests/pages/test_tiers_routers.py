@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from kvviz.cluster import REFERENCE, compare
+from kvviz.cluster.deployment import cluster_config
 from kvviz.prefix_cache.replay import prepare
 from kvviz.tiers.config import TierConfig
-from kvviz.tiers.routed import cluster_config
 from kvviz.traces.workload import WorkloadConfig, generate
 from tests.conftest import assert_clean, open_page
 

@@ -41,9 +41,9 @@ def cheapest(brute: dict, engine: str, target: float) -> int | None:
 
 
 def test_searching_both_engines_picks_the_cheaper_that_meets_the_target(brute):
+    from kvviz.cluster.search import search_stacks
     from kvviz.tiers import TierConfig
     from kvviz.tiers.search import Targets
-    from kvviz.tiers.stacks import search_stacks
     from kvviz.traces import load_trace
 
     at_two = {e: brute[(e, 2)]["ttft_s"]["p90"] for e in ENGINES}

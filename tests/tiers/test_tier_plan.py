@@ -85,8 +85,8 @@ def test_a_process_pool_gives_the_points_of_one_process(prepared, points):
 def test_a_local_ray_instance_gives_the_points_of_one_process(prepared, points):
     """The grid, and the routers' runs, on a local Ray instance of one CPU (one worker process to start, not
     one per core): ``--ray local`` uses an instance already started in the process."""
+    from kvviz.cluster.search import search_stacks
     from kvviz.tiers.search import Targets
-    from kvviz.tiers.stacks import search_stacks
     from kvviz.traces import load_trace
 
     ray = pytest.importorskip("ray")

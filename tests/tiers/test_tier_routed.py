@@ -131,14 +131,14 @@ def test_what_a_routed_cluster_does_not_model_is_refused(capsys, args, message):
 
 def searched(trace, config, router: str, targets, **options):
     """One router's search on SGLang (``plan --router R``)."""
-    from kvviz.tiers.stacks import search_stacks
+    from kvviz.cluster.search import search_stacks
 
     return search_stacks(trace, config, [router], ["sglang"], targets, **options).searches[(router, "sglang")]
 
 
 def test_plan_behind_a_router_is_the_cheapest_count_that_meets_the_target():
+    from kvviz.cluster.deployment import routed
     from kvviz.tiers import TierConfig
-    from kvviz.tiers.routed import routed
     from kvviz.tiers.search import Targets
 
     trace = load_trace(EXAMPLE)
@@ -160,8 +160,8 @@ def test_plan_behind_a_router_is_the_cheapest_count_that_meets_the_target():
 
 def test_a_search_behind_a_router_keeps_each_instances_dram():
     """Every instance count searched is run with the deployment's DRAM per instance, as one routed run is."""
+    from kvviz.cluster.deployment import routed
     from kvviz.tiers import TierConfig
-    from kvviz.tiers.routed import routed
     from kvviz.tiers.search import Targets
 
     trace = load_trace(EXAMPLE)
@@ -205,8 +205,8 @@ COUNTS = [2, 3, 4, 5]
 def brute() -> dict:
     """Every router at every count, each run alone: the brute force the search must agree with."""
     from kvviz.cluster import ROUTERS
+    from kvviz.cluster.deployment import routed
     from kvviz.tiers import TierConfig
-    from kvviz.tiers.routed import routed
 
     trace = load_trace(EXAMPLE)
     return {
@@ -223,9 +223,9 @@ def cheapest_by_brute_force(brute: dict, router: str, target: float) -> int | No
 
 def test_searching_every_router_agrees_with_brute_force(brute):
     from kvviz.cluster import ROUTERS
+    from kvviz.cluster.search import search_stacks
     from kvviz.tiers import TierConfig
     from kvviz.tiers.search import Targets
-    from kvviz.tiers.stacks import search_stacks
 
     target = sorted(s["ttft_s"]["p90"] for s in brute.values())[len(brute) // 2]  # some routers meet it sooner
     config = TierConfig("llama-3-8b", "h100", hbm_gib=2)

@@ -1,7 +1,7 @@
 """The Tiers page's router section: the deployment's instances, each keeping its own GPU cache, behind
 each router chosen and at each number of instances chosen; a table, a figure and what to notice.
 
-The runs are :mod:`kvviz.cluster`'s (through :func:`kvviz.tiers.routed.cluster_config`, which turns the
+The runs are :mod:`kvviz.cluster`'s (through :func:`kvviz.cluster.deployment.cluster_config`, which turns the
 sidebar's deployment into the cluster's instances), one cached step per router and instance count under
 a progress bar; the one shared cache of the same GPU memory stands beside them, labelled as the reference.
 """
@@ -14,10 +14,10 @@ import pandas as pd
 import streamlit as st
 
 from kvviz.cluster import REFERENCE, ROUTER_RULES, ROUTERS, cost, reference_row, run, summary_row
+from kvviz.cluster.deployment import DECODE_S_PER_TOKEN, cluster_config
 from kvviz.cluster.simulate import with_target
 from kvviz.common import budget
 from kvviz.tiers.config import TierConfig
-from kvviz.tiers.routed import DECODE_S_PER_TOKEN, cluster_config
 from kvviz.traces import Trace
 from ui.kit import figures
 from ui.kit.errors import user_errors

@@ -26,12 +26,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from kvviz.cluster import REFERENCE, ClusterConfig, cost, parse_router, reference_row, run, summary_row
+from kvviz.cluster.routers import parse_router
+from kvviz.cluster.simulate import REFERENCE, ClusterConfig, cost, reference_row, run, summary_row
 from kvviz.common import budget
 from kvviz.common.errors import require
 from kvviz.prefix_cache.replay import PrefixReplay, prepare
 from kvviz.tiers.config import GIB, TierConfig
-from kvviz.tiers.search import Targets, _plain, cheapest_meeting
+from kvviz.tiers.plan import plain
+from kvviz.tiers.search import Targets, cheapest_meeting
 from kvviz.traces import Trace
 
 DECODE_S_PER_TOKEN = 0.02
@@ -242,12 +244,12 @@ class RoutedSearch:
             "router": self.router,
             "target_p90_ttft_s": self.targets.p90_s,
             "target_p99_ttft_s": self.targets.p99_s,
-            "best": None if best is None else {k: _plain(v) for k, v in best.items() if k != "meets"},
+            "best": None if best is None else {k: plain(v) for k, v in best.items() if k != "meets"},
             "best_cost_per_hour_is": "the whole cluster's; cost_per_instance_hour is one instance's",
             "shared_hit_ratio_is": f"{REFERENCE}: the instances' GPU memory as one cache, not a deployment",
             "runs": len(self.tried),
             "stopped_at_run_limit": self.exhausted,
-            "tried": [{k: _plain(v) for k, v in row.items()} for _, row in self.tried.iterrows()],
+            "tried": [{k: plain(v) for k, v in row.items()} for _, row in self.tried.iterrows()],
             "warnings": warnings,
         }
 

@@ -2,8 +2,8 @@
 
 A **stack** is a router and an engine (SGLang's radix cache, or vLLM's block pool with LMCache
 behind it: :mod:`kvviz.cluster.engines`). Each stack is searched on its own, as one router is in
-:mod:`kvviz.tiers.routed`: its deployments (instances, GPUs per instance) run cheapest first, each in
-full on the cluster (:func:`kvviz.tiers.routed.routed`), until one meets the targets and every
+:mod:`kvviz.cluster.deployment`: its deployments (instances, GPUs per instance) run cheapest first, each in
+full on the cluster (:func:`kvviz.cluster.deployment.routed`), until one meets the targets and every
 deployment as cheap has run. The stacks' runs go together, a batch at a time, to a process pool or a
 Ray cluster, one task per deployment; the answer is the cheapest of every stack's cheapest, naming
 its router and its engine. ``progress(done, total)`` is told after each batch: the runs done, and
@@ -17,14 +17,16 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from kvviz.cluster import cost, parse_engine, parse_router
-from kvviz.cluster.routers import MAX_INSTANCES
+from kvviz.cluster.deployment import MAX_RUNS, RoutedSearch, candidates, next_batch, refusals, routed
+from kvviz.cluster.engines import parse_engine
+from kvviz.cluster.routers import MAX_INSTANCES, parse_router
+from kvviz.cluster.simulate import cost
 from kvviz.common import budget
 from kvviz.common.errors import require
 from kvviz.tiers.config import TierConfig
+from kvviz.tiers.plan import plain
 from kvviz.tiers.pool import check_address, run_tasks
-from kvviz.tiers.routed import MAX_RUNS, RoutedSearch, candidates, next_batch, refusals, routed
-from kvviz.tiers.search import Targets, _plain, cheapest_meeting
+from kvviz.tiers.search import Targets, cheapest_meeting
 from kvviz.traces import Trace
 
 Stack = tuple[str, str]
@@ -67,7 +69,7 @@ class StacksSearch:
         out: dict[str, object] = {
             "target_p90_ttft_s": self.targets.p90_s,
             "target_p99_ttft_s": self.targets.p99_s,
-            "best": None if best is None else {k: _plain(v) for k, v in best.items() if k != "meets"},
+            "best": None if best is None else {k: plain(v) for k, v in best.items() if k != "meets"},
             "best_cost_per_hour_is": "the whole cluster's; cost_per_instance_hour is one instance's",
             "runs": sum(len(s.tried) for s in self.searches.values()),
             "warnings": [] if best is not None else ["no router, engine and deployment searched meets the targets"],
