@@ -302,11 +302,13 @@ def length_aware_reference(blocks, depths, capacity: int) -> list[bool]:
 @given(blocks=st.lists(st.integers(0, 25), min_size=1, max_size=250), cap=st.integers(1, 30), data=st.data())
 def test_length_aware_equals_its_rule_on_any_depths(blocks, cap, data):
     # Depths from 0 to the largest a trace can have, with many ties: the packed keys order as the tuples.
+    from kvviz.common.jit import frozen
     from kvviz.eviction.grid import MAX_ACCESSES
     from kvviz.eviction.policies.lfu import length_aware_hits
 
     choices = st.sampled_from([0, 1, 2, 3, 7, MAX_ACCESSES - 2, MAX_ACCESSES - 1])
-    depths = np.array(data.draw(st.lists(choices, min_size=len(blocks), max_size=len(blocks))), dtype=np.int64)
+    drawn = data.draw(st.lists(choices, min_size=len(blocks), max_size=len(blocks)))
+    depths = frozen(np.array(drawn), np.int64)  # the kind of array the replay hands the kernel
     r = replay(blocks)
     got = length_aware_hits(r.ids, r.n_ids, cap, depths)
     assert got.tolist() == length_aware_reference(r.ids.tolist(), depths.tolist(), cap)
