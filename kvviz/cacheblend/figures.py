@@ -9,7 +9,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from kvviz.common.style import GRID, INK, color, readable
+from kvviz.common.numbers import readable
+from kvviz.common.style import GRID, INK, color
 
 KEY, VALUE, CUT, IDLE, RECOMPUTED, RIGHT, WRONG = range(7)
 _STRIP_COLORS = ("#cde6f7", "#fbe3b3", color(4), "#f3f5f9", color(0), color(2), color(3))  # Okabe-Ito based

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from kvviz.common import paper
-from kvviz.common.style import readable
+from kvviz.common.numbers import readable
 
 RATIO_TOL = 0.10  # a ratio the paper states agrees within 10%, a range widened by 10%
 

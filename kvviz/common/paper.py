@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from enum import Enum
 
-from kvviz.common.style import readable
+from kvviz.common.numbers import readable
 
 
 class Status(str, Enum):

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from kvviz.common.errors import InputError
-from kvviz.common.style import readable
+from kvviz.common.numbers import readable
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Exercise:
     """An exercise of a lecture, the page that answers it and the view's URL parameters there.
 
     ``worked`` is the worked answer with ``{name}`` for each computed value (written with
-    ``kvviz.common.style.readable``); ``points`` are a discussion exercise's lecture points.
+    ``kvviz.common.numbers.readable``); ``points`` are a discussion exercise's lecture points.
     """
 
     lecture: int

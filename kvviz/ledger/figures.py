@@ -11,7 +11,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kvviz.common.hardware import GB, LinkSpec
-from kvviz.common.style import color, readable
+from kvviz.common.numbers import readable
+from kvviz.common.style import color
 
 ATTENTION_COLOR = {"MHA": color(3), "GQA": color(0), "MLA": color(2)}
 INK_GRAY = "#555a66"

@@ -22,7 +22,7 @@ from kvviz.common import paper
 from kvviz.common.budget import GIB
 from kvviz.common.errors import require
 from kvviz.common.hardware import DEFAULT_MFU, GB, TB, Compute, LinkSpec, ModelSpec, gpu, link, model, prefill_seconds
-from kvviz.common.style import readable
+from kvviz.common.numbers import readable
 
 TIB = 1024 * GIB
 SECONDS_PER_DAY = 86_400

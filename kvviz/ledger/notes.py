@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from kvviz.common.hardware import LinkSpec, ModelSpec
-from kvviz.common.style import readable
+from kvviz.common.numbers import readable
 
 BREAKEVEN = "break-even GB/s per GPU"
 # What each view's paper rows compare, and where the inputs come from (the notes under "paper vs simulation").

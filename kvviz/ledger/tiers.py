@@ -30,7 +30,7 @@ from kvviz.common import paper
 from kvviz.common.budget import GIB
 from kvviz.common.errors import require
 from kvviz.common.hardware import GB, Compute, ModelSpec, prefill_seconds
-from kvviz.common.style import readable
+from kvviz.common.numbers import readable
 
 FILL_MODES = ("spill", "write-through")
 MAX_REQUESTS = 20_000

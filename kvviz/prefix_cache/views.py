@@ -19,7 +19,7 @@ import pandas as pd
 from kvviz.common import paper
 from kvviz.common.errors import require
 from kvviz.common.hardware import DevicePrices, GPUSpec, ModelSpec
-from kvviz.common.style import readable
+from kvviz.common.numbers import readable
 from kvviz.eviction.curves import curve_of, nice_window
 from kvviz.eviction.grid import INFINITE
 from kvviz.ledger.ledger import Prices

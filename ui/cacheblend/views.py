@@ -9,7 +9,7 @@ from kvviz.cacheblend import blend
 from kvviz.cacheblend import report as R
 from kvviz.cacheblend.figures import METHOD_NAMES
 from kvviz.cacheblend.record_world import N_RECORDS
-from kvviz.common.style import readable
+from kvviz.common.numbers import readable
 from ui.cacheblend import cached
 from ui.cacheblend.cached import EVAL_SEED, N_DOCS
 from ui.cachegen import cached as shown_figure

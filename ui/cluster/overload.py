@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from kvviz.common import glossary
-from kvviz.common.style import readable
+from kvviz.common.numbers import readable
 from kvviz.mooncake import overload
 from kvviz.mooncake.overload.report import overload_notes, overload_paper_note
 from kvviz.traces import Trace
