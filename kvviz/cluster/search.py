@@ -92,6 +92,7 @@ def _row(shared: tuple, item: tuple[TierConfig, str, str]) -> dict:
         "engine": engine,
         "instances": c.instances,
         "gpus": c.gpus,
+        "each_instance_keeps": s["each_instance_keeps"],
         "hit_ratio": s["hit_ratio"],
         "shared_hit_ratio": s["reference"]["hit_ratio"],
         "ttft_p50_s": ttft["p50"],
