@@ -149,7 +149,11 @@ LMCACHE_TIERS = ["--instances", "2", "--router", "round-robin", "--engine", "vll
 
 @pytest.mark.parametrize(
     ("storage", "cpu", "disk", "remote"),
-    [([], 128, 0, 0), (["--ssd", "8GiB"], 128, 256, 0), (["--remote", "8GiB", "--remote-gbps", "10"], 128, 0, 256)],
+    [
+        ([], 128, 0, 0),
+        (["--ssd", "8GiB", "--ssd-price", "0"], 128, 256, 0),
+        (["--remote", "8GiB", "--remote-gbps", "10", "--remote-price", "0"], 128, 0, 256),
+    ],
 )
 def test_dram_and_storage_with_lmcache_are_its_backends(capsys, storage, cpu, disk, remote):
     """4 GiB of DRAM per instance is LMCache's CPU backend of 128 chunks of 256 tokens (32 MiB each, as
@@ -180,7 +184,7 @@ def test_dram_and_storage_with_lmcache_are_its_backends(capsys, storage, cpu, di
         {"p50": row["ttft_p50_s"], "p90": row["ttft_p90_s"], "p99": row["ttft_p99_s"]}
     )
     dram_per_hour = 2 * 4 * 2**30 / 1e9  # two instances' 4 GiB at $1 per GB-hour
-    assert out["cost_per_hour"] > row["dollars_per_hour"] + dram_per_hour - 1e-9
+    assert out["cost_per_hour"] == pytest.approx(row["dollars_per_hour"] + dram_per_hour)
     assert "write_policy" not in out["deployment"]
     assert "LMCache loaded" in routed_words(out)[1] and "from its CPU memory" in routed_words(out)[1]
 
