@@ -186,6 +186,8 @@ def _routed(args: argparse.Namespace) -> int:
     )
     if args.ray is not None:
         A.refuse(args, ["--workers"], "applies to the local process pool; Ray uses the cluster's CPUs")
+    if any(size == float("inf") for size in (args.dram, args.ssd, args.remote)):
+        raise InputError("--dram, --ssd and --remote must be finite with --router: the search prices them")
     engines = engines_from(args.engine)
     refuse_for_engines(args, engines)
     refuse_for_router(args, searched=True)

@@ -446,7 +446,8 @@ def routers_search_words(s: dict) -> list[str]:
         return [f"No router, engine and instance count searched meets {target}: faster GPUs or a looser target.", how]
     return [
         f"Cheapest of {stacks} meeting {target}: {best['instances']:,} instances of {best['gpus']} "
-        f"GPU(s) behind {best['router']} on {ENGINE_WORDS[best['engine']]}, each with its own GPU memory, at "
+        f"GPU(s) behind {best['router']} on {ENGINE_WORDS[best['engine']]}, each with its own GPU memory"
+        f"{keeps_words(best['each_instance_keeps'])}, at "
         f"${best['cost_per_hour']:,.2f} per hour for the whole cluster (${best['cost_per_instance_hour']:,.2f} per "
         f"instance); TTFT p50 {figure(best['ttft_p50_s'])} s, p90 {figure(best['ttft_p90_s'])} s, p99 "
         f"{figure(best['ttft_p99_s'])} s.",

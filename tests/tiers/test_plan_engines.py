@@ -106,6 +106,7 @@ def test_plan_with_every_engine_names_the_engine_of_its_answer(capsys, monkeypat
             ["--router", ROUTER, "--engine", "all", "--dram", "8GiB", "--write-policy", "back"],
             "--write-policy applies to SGLang's HiCache",
         ),
+        (["--router", ROUTER, "--engine", "all", "--dram", "inf"], "must be finite with --router"),
     ],
 )
 def test_plan_refuses_what_does_not_apply_to_an_engine(capsys, args, message):
@@ -131,3 +132,8 @@ def test_plan_with_every_engine_keeps_the_deployments_dram_on_both_stacks(capsys
         assert best["each_instance_keeps"] == alone["each_instance_keeps"]
     assert out["engines"]["vllm-lmcache"][ROUTER]["best"]["each_instance_keeps"]["cpu_chunks"] == 128
     assert out["engines"]["sglang"][ROUTER]["best"]["each_instance_keeps"]["dram_blocks"] == 64
+    from kvviz.tiers.cli import routers_search_words
+
+    best = out["best"]
+    keeps = "64 blocks of host DRAM" if best["engine"] == "sglang" else "LMCache's CPU backend of 128 chunks"
+    assert f"each with its own GPU memory and {keeps}, at $" in routers_search_words(out)[0]
