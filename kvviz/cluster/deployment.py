@@ -15,6 +15,14 @@ HiCache storage backend every instance writes through and prefetches from (Moonc
 tiered replay's latency model adds (loads overlapped with compute, the choice to recompute a slow
 load) is not modelled behind a router: every block found is loaded, at PCIe for DRAM, one NVMe drive
 for the SSD and the remote link for the pool.
+
+With vLLM + LMCache the same DRAM, SSD and remote pool are LMCache 0.5.6's backends, as its config
+sizes them (``lmcache/v1/config.py``: ``max_local_cpu_size`` and ``max_local_disk_size`` in GiB, the
+backend reading them as ``size * 1024**3`` bytes; ``remote_url`` one server for every instance): the
+DRAM each instance's CPU backend, the SSD its local disk backend, the remote pool the one remote
+backend every instance shares (:func:`lmcache_config`). Each loads at its link as the cluster's LMCache
+instances do (:meth:`kvviz.cluster.simulate.ClusterConfig.load_s_per_token`), the remote at
+``remote_gb_s``.
 """
 
 from __future__ import annotations
@@ -27,9 +35,10 @@ import numpy as np
 import pandas as pd
 
 from kvviz.cluster.routers import parse_router
-from kvviz.cluster.simulate import REFERENCE, ClusterConfig, cost, reference_row, run, summary_row
+from kvviz.cluster.simulate import REFERENCE, ClusterConfig, ClusterRun, cost, reference_row, run, summary_row
 from kvviz.common import budget
 from kvviz.common.errors import require
+from kvviz.lmcache.store import BACKENDS, LMCacheConfig, chunks_of_gib
 from kvviz.prefix_cache.replay import PrefixReplay, prepare
 from kvviz.tiers.config import GIB, TierConfig
 from kvviz.tiers.plan import plain
@@ -93,7 +102,8 @@ def cluster_config(
 
     blocks = blocks_of(hbm)
     require(blocks >= 1, f"{hbm:.4g} GiB of GPU memory for KV holds no block of {block_size} tokens", field="hbm_gib")
-    shared = config.storage == "remote"
+    lmcache = engine != "sglang"
+    shared = config.storage == "remote" and not lmcache
     gpu_per_hour = config.instances * config.gpus * config.prices.gpu_per_hour
     return ClusterConfig(
         instances=config.instances,
@@ -106,13 +116,25 @@ def cluster_config(
         mfu=config.mfu,
         decode_s_per_token=decode_s_per_token,
         engine=engine,
-        host_blocks=blocks_of(config.dram_gib),
-        storage_blocks=blocks_of(config.remote_gib if shared else config.ssd_gib),
+        lmcache=lmcache_config(config) if lmcache else LMCacheConfig(),
+        host_blocks=0 if lmcache else blocks_of(config.dram_gib),
+        storage_blocks=0 if lmcache else blocks_of(config.remote_gib if shared else config.ssd_gib),
         shared_storage=shared,
         pool_gb_s=config.remote_gb_s,
         write_policy=config.write_policy,
         memory_per_hour=max(0.0, config.cost_per_hour() - gpu_per_hour),
     )
+
+
+def lmcache_config(config: TierConfig) -> LMCacheConfig:
+    """LMCache's backends for the deployment's tiers, in chunks of its default chunk size: each instance's
+    DRAM its CPU backend (``local_cpu``, ``max_local_cpu_size``), its SSD the local disk backend
+    (``local_disk``, ``max_local_disk_size``), the remote pool the one remote backend (``remote_url``)."""
+    chunk, per_token = LMCacheConfig.chunk_size, config.model.kv_bytes_per_token
+    cpu, disk, remote = (
+        chunks_of_gib(g, chunk, per_token) for g in (config.dram_gib, config.ssd_gib, config.remote_gib)
+    )
+    return LMCacheConfig(chunk_size=chunk, cpu_chunks=cpu, disk_chunks=disk, remote_chunks=remote)
 
 
 @dataclass(frozen=True)
@@ -127,6 +149,8 @@ class Routed:
     requests: int
     offered_load: float
     per_instance: pd.DataFrame
+    found_tokens: dict[str, int]
+    input_tokens: int
 
     def warnings(self) -> list[str]:
         if self.offered_load < 1:
@@ -139,6 +163,54 @@ class Routed:
             "these hits"
         ]
 
+    @property
+    def applies(self) -> tuple[str, ...]:
+        """The deployment's keys that apply to this engine (HiCache's write policy not to LMCache)."""
+        lmcache = self.cluster.engine != "sglang"
+        return tuple(k for k in DEPLOYMENT_KEYS if not (lmcache and k == "write_policy"))
+
+    def keeps(self) -> dict[str, object]:
+        """What each instance keeps: its GPU blocks, and its HiCache DRAM and storage in blocks or its LMCache
+        backends in chunks (the remote backend and a remote pool are the cluster's one, named so)."""
+        c, lm = self.cluster, self.cluster.lmcache
+        if c.engine == "sglang":
+            storage = "remote_pool_blocks_shared" if c.shared_storage else "ssd_blocks"
+            return {"gpu_blocks": c.blocks, "dram_blocks": c.host_blocks, storage: c.storage_blocks}
+        return {
+            "gpu_blocks": c.blocks,
+            "cpu_chunks": lm.cpu_chunks,
+            "disk_chunks": lm.disk_chunks,
+            "remote_chunks_shared": lm.remote_chunks,
+        }
+
+    def lower_tiers(self) -> dict[str, object]:
+        """What each instance keeps below its GPU and what was found there: HiCache's DRAM and storage in
+        blocks, or LMCache's backends in chunks and the prompt tokens loaded from each."""
+        r, c = self.row, self.cluster
+        out: dict[str, object] = {
+            "found_blocks": {"gpu": r["hits"], "dram": r["dram_hits"], self.config.storage: r["storage_hits"]},
+            "dram_blocks_per_instance": c.host_blocks,
+            "storage_blocks": c.storage_blocks,
+            "storage_is": storage_words(c),
+        }
+        if c.engine == "sglang":
+            return out
+        lm = c.lmcache
+        return {
+            **out,
+            "found_blocks": {"gpu": r["hits"]},
+            "storage_is": "LMCache's backends: each instance's CPU memory and local disk, one remote for the cluster",
+            "found_tokens": self.found_tokens,
+            "input_tokens": self.input_tokens,
+            "lmcache": {
+                "chunk_size": lm.chunk_size,
+                "cpu_chunks_per_instance": lm.cpu_chunks,
+                "disk_chunks_per_instance": lm.disk_chunks,
+                "remote_chunks": lm.remote_chunks,
+                "remote_is": "one backend every instance stores to and looks up in",
+            },
+        }
+
     def summary(self) -> dict[str, object]:
         """The answer as JSON-ready values: the router's numbers, and the reference labelled as such."""
         r = self.row
@@ -147,15 +219,13 @@ class Routed:
             "engine": self.cluster.engine,
             "instances": self.cluster.instances,
             "gpu_blocks_per_instance": self.cluster.blocks,
+            "each_instance_keeps": self.keeps(),
             "requests": self.requests,
             "accesses": r["accesses"],
             "hit_blocks": r["hits"],
             "hit_ratio": r["hit_ratio"],
             "fetched_blocks": r["fetched"],
-            "found_blocks": {"gpu": r["hits"], "dram": r["dram_hits"], self.config.storage: r["storage_hits"]},
-            "dram_blocks_per_instance": self.cluster.host_blocks,
-            "storage_blocks": self.cluster.storage_blocks,
-            "storage_is": storage_words(self.cluster),
+            **self.lower_tiers(),
             "per_instance": self.per_instance.to_dict("records"),
             "ttft_s": {"p50": r["ttft_p50_s"], "p90": r["ttft_p90_s"], "p99": r["ttft_p99_s"]},
             "load_imbalance": r["imbalance"],
@@ -172,7 +242,7 @@ class Routed:
             },
             "decode_s_per_token": self.cluster.decode_s_per_token,
             "warnings": self.warnings(),
-            "deployment": {k: v for k, v in self.config.describe().items() if k in DEPLOYMENT_KEYS},
+            "deployment": {k: v for k, v in self.config.describe().items() if k in self.applies},
         }
 
 
@@ -195,7 +265,16 @@ def routed(
         replay.n_requests,
         _offered_load(replay, float(result.busy_s.sum()), cluster.instances),
         result.by_instance(cluster.instances).reset_index(),
+        _found_tokens(result, replay),
+        int(replay.input_lengths.sum()),
     )
+
+
+def _found_tokens(result: ClusterRun, replay: PrefixReplay) -> dict[str, int]:
+    """Prompt tokens the instances had on the GPU (their own hits and the Conductor's fetches, at most each
+    prompt) and loaded from each LMCache backend."""
+    have = np.minimum((result.hits + result.fetched) * replay.block_size, replay.input_lengths)
+    return {"gpu": int(have.sum()), **{b: int(result.loaded[:, k].sum()) for k, b in enumerate(BACKENDS)}}
 
 
 def storage_words(cluster: ClusterConfig) -> str:

@@ -77,7 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--engine",
         default=None,
         help="with --router, each instance's stack: sglang (SGLang's radix cache, the default), vllm-lmcache (vLLM's "
-        "block pool with LMCache behind it) or all: each stack's cheapest deployment and the cheapest of them",
+        "block pool with LMCache behind it: --dram each instance's CPU backend, --ssd its local disk, --remote one "
+        "remote backend for all) or all: each stack's cheapest deployment and the cheapest of them",
     )
     search.add_argument("--dram-sizes", type=sizes, default=None, help="a grid instead: DRAM sizes per instance to try")
     search.add_argument(
@@ -159,21 +160,15 @@ def engines_from(text: str | None) -> list[str]:
 
 
 def refuse_for_engines(args: argparse.Namespace, engines: list[str]) -> None:
-    """What applies to SGLang's stack only is refused when vLLM + LMCache is searched, in one line."""
+    """What applies to SGLang's stack only is refused when vLLM + LMCache is searched, in one line (the
+    deployment's DRAM, SSD and remote pool are LMCache's backends there)."""
     if "vllm-lmcache" not in engines:
         return
     if args.policy != "lru":
         raise InputError("--policy applies to --engine sglang: vLLM's block pool has no eviction policy to choose")
-    for flag, given in (
-        ("--dram", args.dram != 0),
-        ("--ssd", args.ssd is not None),
-        ("--remote", args.remote is not None),
-    ):
-        if given:
-            raise InputError(
-                f"{flag} is a HiCache tier (--engine sglang); vLLM + LMCache's CPU and disk backends are not "
-                "searched by plan"
-            )
+    from kvviz.tiers.cli import refuse_for_lmcache
+
+    refuse_for_lmcache(args)
 
 
 def _routed(args: argparse.Namespace) -> int:
@@ -191,6 +186,8 @@ def _routed(args: argparse.Namespace) -> int:
     )
     if args.ray is not None:
         A.refuse(args, ["--workers"], "applies to the local process pool; Ray uses the cluster's CPUs")
+    if any(size == float("inf") for size in (args.dram, args.ssd, args.remote)):
+        raise InputError("--dram, --ssd and --remote must be finite with --router: the search prices them")
     engines = engines_from(args.engine)
     refuse_for_engines(args, engines)
     refuse_for_router(args, searched=True)

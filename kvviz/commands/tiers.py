@@ -42,7 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--engine",
         choices=("sglang", "vllm-lmcache"),
         default=None,
-        help="with --router, each instance's stack: SGLang's radix cache (default) or vLLM's block pool",
+        help="with --router, each instance's stack: SGLang's radix cache and HiCache (default), or vLLM's block "
+        "pool with LMCache (--dram: each instance's CPU backend, --ssd: its local disk backend, --remote: one "
+        "remote backend every instance shares)",
     )
 
 
@@ -52,17 +54,22 @@ def run(args: argparse.Namespace) -> int:
     from kvviz.common.progress import Progress, reading
     from kvviz.prefix_cache import prepare
     from kvviz.tiers import replay
-    from kvviz.tiers.cli import config_from_args, emit, figure, refuse_for_router, routed_words, tier_words
+    from kvviz.tiers.cli import (
+        config_from_args,
+        emit,
+        figure,
+        refuse_for_lmcache,
+        refuse_for_router,
+        routed_words,
+        tier_words,
+    )
     from kvviz.tiers.replay import cost
     from kvviz.traces.cli import trace_from_args, with_warnings
 
     if args.router is not None:
         refuse_for_router(args)
-        if args.engine == "vllm-lmcache" and (args.dram or args.ssd is not None or args.remote is not None):
-            raise InputError(
-                "--dram, --ssd and --remote apply to SGLang's HiCache behind a router (--engine sglang); "
-                "vLLM + LMCache's CPU, disk and remote backends are not given through tiers"
-            )
+        if args.engine == "vllm-lmcache":
+            refuse_for_lmcache(args)
     elif args.engine is not None:
         raise InputError("--engine applies with --router; the tiered replay is SGLang's HiCache")
     config = config_from_args(args)

@@ -304,6 +304,16 @@ def refuse_for_router(args: argparse.Namespace, searched: bool = False) -> None:
             raise InputError(f"{flag} {ROUTER_LOADS_ALL}")
 
 
+def refuse_for_lmcache(args: argparse.Namespace) -> None:
+    """With vLLM + LMCache: HiCache's write policy does not apply (LMCache stores every chunk of a prompt after
+    its prefill), refused in one line."""
+    if args.write_policy != "through":
+        raise InputError(
+            "--write-policy applies to SGLang's HiCache (--engine sglang): LMCache stores every chunk of a prompt "
+            "in each of its backends after prefill"
+        )
+
+
 def _fetched(s: dict) -> str:
     """The blocks the router had copied from another instance's cache (the Conductor's fetch), if any."""
     n = s["fetched_blocks"]
@@ -313,6 +323,8 @@ def _fetched(s: dict) -> str:
 def _lower(s: dict) -> str:
     """The share of block accesses found in host DRAM and in storage, when the instances have them."""
     found, n = s["found_blocks"], max(s["accesses"], 1)
+    if "lmcache" in s:
+        return _loaded(s)
     if not s["dram_blocks_per_instance"]:
         return ""
     store = [v for k, v in found.items() if k not in ("gpu", "dram")][0]
@@ -320,6 +332,24 @@ def _lower(s: dict) -> str:
         f" ({figure(100 * found['gpu'] / n)}% on the GPU, {figure(100 * found['dram'] / n)}% in host DRAM, "
         f"{figure(100 * store / n)}% in storage: {s['storage_is']})"
     )
+
+
+LMCACHE_WORDS = {"cpu": "its CPU memory", "disk": "its local disk", "remote": "the shared remote backend"}
+
+
+def _loaded(s: dict) -> str:
+    """The share of prompt tokens found on the GPU and loaded from each LMCache backend the instances have."""
+    lm, found, n = s["lmcache"], s["found_tokens"], max(s["input_tokens"], 1)
+    sizes = {
+        "cpu": lm["cpu_chunks_per_instance"],
+        "disk": lm["disk_chunks_per_instance"],
+        "remote": lm["remote_chunks"],
+    }
+    on = [b for b, size in sizes.items() if size is None or size > 0]
+    if not on:
+        return ""
+    each = ", ".join(f"{figure(100 * found[b] / n)}% from {LMCACHE_WORDS[b]}" for b in on)
+    return f"; of the prompt tokens, {figure(100 * found['gpu'] / n)}% were on the GPU and LMCache loaded {each}"
 
 
 def routed_words(s: dict) -> list[str]:
@@ -352,6 +382,23 @@ ENGINE_WORDS = {"sglang": "SGLang", "vllm-lmcache": "vLLM + LMCache"}
 """Each serving stack as the answers name it."""
 
 
+KEEPS_WORDS = {
+    "dram_blocks": "{} blocks of host DRAM",
+    "ssd_blocks": "{} blocks of SSD",
+    "remote_pool_blocks_shared": "the remote pool of {} blocks they share",
+    "cpu_chunks": "LMCache's CPU backend of {} chunks",
+    "disk_chunks": "its local disk backend of {} chunks",
+    "remote_chunks_shared": "the remote backend of {} chunks they share",
+}
+
+
+def keeps_words(keeps: dict) -> str:
+    """What each instance keeps below its GPU, in words (empty: nothing)."""
+    sizes = [(k, v) for k, v in keeps.items() if k in KEEPS_WORDS and (v is None or v > 0)]
+    each = [KEEPS_WORDS[k].format("unbounded" if v is None or math.isinf(v) else f"{v:,.0f}") for k, v in sizes]
+    return f" and {', '.join(each)}" if each else ""
+
+
 def routed_search_words(s: dict) -> list[str]:
     """``kvviz plan --router``'s answer on a terminal."""
     target, engine = target_words(s), ENGINE_WORDS[s["engine"]]
@@ -366,7 +413,8 @@ def routed_search_words(s: dict) -> list[str]:
     shared = figure(100 * best["shared_hit_ratio"])
     return [
         f"Cheapest behind {s['router']} on {engine} meeting {target}: {best['instances']:,} instances of "
-        f"{best['gpus']} GPU(s), each with its own GPU memory, at ${best['cost_per_hour']:,.2f} per hour for the "
+        f"{best['gpus']} GPU(s), each with its own GPU memory{keeps_words(best['each_instance_keeps'])}, at "
+        f"${best['cost_per_hour']:,.2f} per hour for the "
         f"whole cluster (${best['cost_per_instance_hour']:,.2f} per instance); hit ratio "
         f"{figure(100 * best['hit_ratio'])}% (one shared cache of the same GPU memory, a reference and not a "
         f"deployment: {shared}%).",
@@ -398,7 +446,8 @@ def routers_search_words(s: dict) -> list[str]:
         return [f"No router, engine and instance count searched meets {target}: faster GPUs or a looser target.", how]
     return [
         f"Cheapest of {stacks} meeting {target}: {best['instances']:,} instances of {best['gpus']} "
-        f"GPU(s) behind {best['router']} on {ENGINE_WORDS[best['engine']]}, each with its own GPU memory, at "
+        f"GPU(s) behind {best['router']} on {ENGINE_WORDS[best['engine']]}, each with its own GPU memory"
+        f"{keeps_words(best['each_instance_keeps'])}, at "
         f"${best['cost_per_hour']:,.2f} per hour for the whole cluster (${best['cost_per_instance_hour']:,.2f} per "
         f"instance); TTFT p50 {figure(best['ttft_p50_s'])} s, p90 {figure(best['ttft_p90_s'])} s, p99 "
         f"{figure(best['ttft_p99_s'])} s.",

@@ -98,11 +98,42 @@ def test_plan_with_every_engine_names_the_engine_of_its_answer(capsys, monkeypat
         (["--router", ROUTER, "--engine", "tensorrt"], "unknown engine 'tensorrt'"),
         (["--router", ROUTER, "--engine", "vllm-lmcache", "--policy", "lfu"], "--policy applies to --engine sglang"),
         (["--router", ROUTER, "--engine", "all", "--policy", "fifo"], "--policy applies to --engine sglang"),
-        (["--router", ROUTER, "--engine", "vllm-lmcache", "--dram", "8GiB"], "--dram is a HiCache tier"),
-        (["--router", ROUTER, "--engine", "all", "--ssd", "1TiB", "--dram", "8GiB"], "--dram is a HiCache tier"),
+        (
+            ["--router", ROUTER, "--engine", "vllm-lmcache", "--dram", "8GiB", "--write-policy", "back"],
+            "--write-policy applies to SGLang's HiCache",
+        ),
+        (
+            ["--router", ROUTER, "--engine", "all", "--dram", "8GiB", "--write-policy", "back"],
+            "--write-policy applies to SGLang's HiCache",
+        ),
+        (["--router", ROUTER, "--engine", "all", "--dram", "inf"], "must be finite with --router"),
     ],
 )
 def test_plan_refuses_what_does_not_apply_to_an_engine(capsys, args, message):
     assert main(["plan", *DEPLOYMENT, "--target-p90-ttft", "1", *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
+
+
+def test_plan_with_every_engine_keeps_the_deployments_dram_on_both_stacks(capsys):
+    """With --dram each stack's run keeps it: SGLang's HiCache host memory, LMCache's CPU backend; each
+    engine's answer is its `kvviz tiers --router --engine --dram` run."""
+    dram = ["--dram", "4GiB", "--instances", "2"]
+    argv = ["plan", *DEPLOYMENT, "--router", ROUTER, "--target-p90-ttft", "100", *dram, "--engine", "all", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    for e in ENGINES:
+        alone = tiers_json([*DEPLOYMENT, "--router", ROUTER, "--engine", e, *dram])
+        best = out["engines"][e][ROUTER]["best"]
+        assert best["hit_ratio"] == alone["hit_ratio"] and best["cost_per_hour"] == pytest.approx(
+            alone["cost_per_hour"]
+        )
+        assert best["ttft_p90_s"] == pytest.approx(alone["ttft_s"]["p90"])
+        assert best["each_instance_keeps"] == alone["each_instance_keeps"]
+    assert out["engines"]["vllm-lmcache"][ROUTER]["best"]["each_instance_keeps"]["cpu_chunks"] == 128
+    assert out["engines"]["sglang"][ROUTER]["best"]["each_instance_keeps"]["dram_blocks"] == 64
+    from kvviz.tiers.cli import routers_search_words
+
+    best = out["best"]
+    keeps = "64 blocks of host DRAM" if best["engine"] == "sglang" else "LMCache's CPU backend of 128 chunks"
+    assert f"each with its own GPU memory and {keeps}, at $" in routers_search_words(out)[0]

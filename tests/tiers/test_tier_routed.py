@@ -113,7 +113,22 @@ def test_dram_and_storage_behind_a_router_are_the_clusters_hicache(capsys, stora
         (["--instances", "1", "--router", "kv-aware"], "--router needs --instances 2 or more"),
         (["--instances", "2", "--router", "random"], "unknown router 'random'"),
         (["--instances", "2", "--router", "cache-aware", "--ssd", "1TiB"], "give DRAM too"),
-        (["--instances", "2", "--router", "kv-aware", "--engine", "vllm-lmcache", "--dram", "8GiB"], "--engine sglang"),
+        (
+            [
+                "--instances",
+                "2",
+                "--router",
+                "kv-aware",
+                "--engine",
+                "vllm-lmcache",
+                "--dram",
+                "8GiB",
+                "--write-policy",
+                "back",
+            ],
+            "--write-policy applies to SGLang's HiCache",
+        ),
+        (["--instances", "2", "--router", "kv-aware", "--engine", "vllm-lmcache", "--ssd", "1TiB"], "give DRAM too"),
         (
             ["--instances", "2", "--router", "cache-aware", "--dram", "8GiB", "--ssd", "1TiB", "--ssd-drives", "2"],
             "--ssd-drives does not apply",
@@ -127,6 +142,68 @@ def test_what_a_routed_cluster_does_not_model_is_refused(capsys, args, message):
     assert main([*ROUTED, *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
+
+
+LMCACHE_TIERS = ["--instances", "2", "--router", "round-robin", "--engine", "vllm-lmcache", "--dram-price", "1"]
+
+
+@pytest.mark.parametrize(
+    ("storage", "cpu", "disk", "remote"),
+    [
+        ([], 128, 0, 0),
+        (["--ssd", "8GiB", "--ssd-price", "0"], 128, 256, 0),
+        (["--remote", "8GiB", "--remote-gbps", "10", "--remote-price", "0"], 128, 0, 256),
+    ],
+)
+def test_dram_and_storage_with_lmcache_are_its_backends(capsys, storage, cpu, disk, remote):
+    """4 GiB of DRAM per instance is LMCache's CPU backend of 128 chunks of 256 tokens (32 MiB each, as
+    LMCache sizes it: max_local_cpu_size GiB over the chunk's bytes), the SSD its disk backend, the remote
+    pool one remote backend at the remote link: the cluster's run with that LMCacheConfig, priced with the DRAM."""
+    from kvviz.lmcache import LMCacheConfig
+
+    assert main([*ROUTED, *LMCACHE_TIERS, "--dram", "4GiB", *storage, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    lm = LMCacheConfig(cpu_chunks=cpu, disk_chunks=disk, remote_chunks=remote)
+    config = ClusterConfig(2, BLOCKS, model="llama-3-8b", mfu=0.6, engine="vllm-lmcache", lmcache=lm)
+    config = replace(config, pool_gb_s=10.0 if remote else 50.0)
+    row = compare(load_trace(EXAMPLE), ["round-robin"], config).iloc[0]
+    assert out["lmcache"] == {
+        "chunk_size": 256,
+        "cpu_chunks_per_instance": cpu,
+        "disk_chunks_per_instance": disk,
+        "remote_chunks": remote,
+        "remote_is": "one backend every instance stores to and looks up in",
+    }
+    assert out["hit_blocks"] == row["hits"]
+    assert [out["found_tokens"][b] for b in ("cpu", "disk", "remote")] == [
+        row[f"lmcache_{b}_tokens"] for b in ("cpu", "disk", "remote")
+    ]
+    assert out["found_tokens"]["cpu"] > 0 and (out["found_tokens"]["disk"] > 0) == bool(disk)
+    assert out["found_tokens"]["remote"] > 0 if remote else out["found_tokens"]["remote"] == 0
+    assert out["ttft_s"] == pytest.approx(
+        {"p50": row["ttft_p50_s"], "p90": row["ttft_p90_s"], "p99": row["ttft_p99_s"]}
+    )
+    dram_per_hour = 2 * 4 * 2**30 / 1e9  # two instances' 4 GiB at $1 per GB-hour
+    assert out["cost_per_hour"] == pytest.approx(row["dollars_per_hour"] + dram_per_hour)
+    assert "write_policy" not in out["deployment"]
+    assert "LMCache loaded" in routed_words(out)[1] and "from its CPU memory" in routed_words(out)[1]
+
+
+@pytest.mark.parametrize("router", ["round-robin", "prefix-hash", "cache-aware"])
+def test_an_unbounded_lmcache_remote_reaches_the_traces_ceiling_behind_every_router(capsys, router):
+    """With an unbounded remote backend every instance finds every chunk any instance stored: each router's
+    prompt tokens found (GPU and backends) are the trace's ceiling in tokens."""
+    import numpy as np
+
+    from kvviz.prefix_cache import prepare, request_hits
+
+    argv = [*ROUTED, *LMCACHE_TIERS, "--router", router, "--dram", "1GiB", "--remote", "inf", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    replay = prepare(load_trace(EXAMPLE))
+    ceiling = np.minimum(request_hits(replay, "lru", float("inf")) * replay.block_size, replay.input_lengths)
+    assert out["lmcache"]["remote_chunks"] is None  # unbounded
+    assert sum(out["found_tokens"].values()) == int(ceiling.sum())
 
 
 def searched(trace, config, router: str, targets, **options):
