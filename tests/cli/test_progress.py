@@ -127,6 +127,18 @@ def test_the_line_never_wraps(eager, monkeypatch):
     assert max(len(part) for part in out.getvalue().split("\r")) <= 19
 
 
+def on_a_terminal(argv: list[str], monkeypatch, capsys) -> tuple[str, Terminal]:
+    """Run a command to a pipe, then with a terminal for its stderr: it prints the same; returns what it
+    printed and the terminal."""
+    assert main(argv) == 0
+    plain = capsys.readouterr().out
+    out = Terminal()
+    monkeypatch.setattr("sys.stderr", out)
+    assert main(argv) == 0
+    assert capsys.readouterr().out == plain
+    return plain, out
+
+
 @pytest.mark.parametrize(
     "argv",
     [
@@ -137,12 +149,7 @@ def test_the_line_never_wraps(eager, monkeypatch):
     ids=["hitcurve", "hitcurve-prefix", "cluster"],
 )
 def test_commands_count_their_runs_on_a_terminal_and_print_the_same(argv, eager, monkeypatch, capsys):
-    assert main(argv) == 0
-    plain = capsys.readouterr().out
-    out = Terminal()
-    monkeypatch.setattr("sys.stderr", out)
-    assert main(argv) == 0
-    assert capsys.readouterr().out == plain
+    _, out = on_a_terminal(argv, monkeypatch, capsys)
     lines = drawn(out.getvalue())
     assert lines[0].startswith(f"kvviz {argv[0]}: reading the trace: ")
     lines = [line for line in lines if "runs" in line]

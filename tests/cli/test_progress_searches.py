@@ -8,9 +8,8 @@ import re
 
 import pytest
 
-from kvviz.cli import main
 from kvviz.common.progress import Progress
-from tests.cli.test_progress import Terminal, drawn, eager, screen  # noqa: F401 (eager: a fixture)
+from tests.cli.test_progress import Terminal, drawn, eager, on_a_terminal, screen  # noqa: F401 (eager: a fixture)
 
 EXAMPLE = "assets/example_trace.jsonl"
 DEPLOYMENT = [EXAMPLE, "--model", "llama-3-8b", "--gpu", "h100", "--hbm", "2GiB"]
@@ -102,12 +101,7 @@ def test_the_sampled_prefix_curve_counts_each_policy_on_each_sample():
 )
 @pytest.mark.usefixtures("eager")
 def test_commands_draw_their_counts_and_print_the_same(argv, what, monkeypatch, capsys):
-    assert main(argv) == 0
-    plain = capsys.readouterr().out
-    out = Terminal()
-    monkeypatch.setattr("sys.stderr", out)
-    assert main(argv) == 0
-    assert capsys.readouterr().out == plain
+    plain, out = on_a_terminal(argv, monkeypatch, capsys)
     counted = [line for line in drawn(out.getvalue()) if re.search(r": \d[\d,]*(/\d[\d,]*)? (runs|replays), ", line)]
     assert counted and all(what in line for line in counted), drawn(out.getvalue())
     assert " elapsed" not in screen(out.getvalue())  # erased; the sample's own notes stay
