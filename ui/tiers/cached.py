@@ -18,18 +18,23 @@ import streamlit as st
 
 from kvviz.common import hardware as hw
 from kvviz.common.errors import InputError
+from kvviz.radix.replay import POLICY_LABELS, WRITE_LABELS
 from kvviz.tiers import latency
 from kvviz.tiers.config import DEFAULT_KV_FRACTION, POLICIES, WRITE_POLICIES, TierConfig
 from kvviz.tiers.replay import TierResult, replay
 from kvviz.traces import Trace
+from ui.kit import links
 from ui.prefix_cache.views import prepared
 
 Q = {"bind": "query-params"}
 STORAGE = ("Local SSD", "Remote pool")
-WRITE_LABELS = dict(zip(WRITE_POLICIES, ("write-through", "selective", "write-back")))
+WORDED = {"tiers_policy": {p: POLICY_LABELS[p] for p in POLICIES}, "tiers_write": WRITE_LABELS}
+"""The controls whose options are words for the model's codes, the Radix page's words (URL values are the
+words; ``links.codes_in_words`` opens a link written with the codes)."""
 WRITE_HELP = (
-    "When a block gets a copy in host DRAM: as it enters GPU memory (write-through), once it is hit a second "
-    "time (selective), or only when GPU memory evicts it (write-back). SGLang's hicache-write-policy."
+    "When a block gets a copy in host DRAM: as it enters GPU memory (write through), once it is hit a second "
+    "time (selective write through), or only when GPU memory evicts it (write back). SGLang's "
+    "hicache-write-policy."
 )
 TP_SIZES = (1, 2, 4, 8, 16, 32, 64)
 QUANTILES = np.linspace(0, 1, 201)
@@ -189,10 +194,11 @@ def _memory(hardware: tuple[str, str, int, int, float]) -> tuple[float, float, f
 
 def _cache_and_serving() -> tuple[str, str, int, bool, float, float, str]:
     st.header("Cache and serving")
-    policy = st.selectbox("Eviction policy", POLICIES, key="tiers_policy", **Q)
+    policies, writes = WORDED["tiers_policy"], WORDED["tiers_write"]
+    policy = links.code(policies, st.selectbox("Eviction policy", list(policies.values()), key="tiers_policy", **Q))
     write = st.segmented_control(
-        "Write policy", WRITE_POLICIES, format_func=WRITE_LABELS.get, default=WRITE_POLICIES[0], required=True,
-        key="tiers_write", **Q, help=WRITE_HELP,
+        "Write policy", list(writes.values()), default=writes[WRITE_POLICIES[0]], required=True, key="tiers_write",
+        **Q, help=WRITE_HELP,
     )  # fmt: skip
     instances = st.number_input("Prefill instances", 1, 4096, 1, key="tiers_instances", **Q)
     overlap = st.toggle(
@@ -214,7 +220,15 @@ def _cache_and_serving() -> tuple[str, str, int, bool, float, float, str]:
         help="The cheapest mix below must keep 90% of first tokens within this.",
     )  # fmt: skip
     load = "fastest" if fastest else "load"
-    return policy, write or WRITE_POLICIES[0], int(instances), bool(overlap), float(slo), float(mfu), load
+    return (
+        policy,
+        links.code(writes, write) if write else WRITE_POLICIES[0],
+        int(instances),
+        bool(overlap),
+        float(slo),
+        float(mfu),
+        load,
+    )
 
 
 def price_step(default: float) -> float:
