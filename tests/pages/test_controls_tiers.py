@@ -139,3 +139,14 @@ def test_policies_are_offered_in_words_and_a_link_with_their_codes_opens_the_sam
     assert (coded.selectbox(key="tiers_policy").value, write.value) == ("LFU", "write back")
     assert (coded.query_params["tiers_policy"], coded.query_params["tiers_write"]) == ("LFU", "write back")
     assert shown(coded) == shown(worded)
+
+
+def test_models_and_gpus_are_offered_by_their_names_and_a_link_with_their_ids_opens_the_same_view():
+    named = open_page("tiers", {**SMALL, "tiers_model": "Llama 2 7B", "tiers_gpu": "A40"}, timeout=300)
+    by_id = open_page("tiers", {**SMALL, "tiers_model": "llama-2-7b", "tiers_gpu": "a40"}, timeout=300)
+    assert_clean(by_id)
+    assert by_id.selectbox(key="tiers_model").options[:2] == ["Llama 3 8B", "Llama 3.1 70B"]
+    assert (by_id.selectbox(key="tiers_model").value, by_id.selectbox(key="tiers_gpu").value) == ("Llama 2 7B", "A40")
+    assert (by_id.query_params["tiers_model"], by_id.query_params["tiers_gpu"]) == ("Llama 2 7B", "A40")
+    assert shown(by_id) == shown(named)
+    assert "2 × A40" in " ".join(c.value for c in by_id.caption)

@@ -28,9 +28,14 @@ from ui.prefix_cache.views import prepared
 
 Q = {"bind": "query-params"}
 STORAGE = ("Local SSD", "Remote pool")
-WORDED = {"tiers_policy": {p: POLICY_LABELS[p] for p in POLICIES}, "tiers_write": WRITE_LABELS}
-"""The controls whose options are words for the model's codes, the Radix page's words (URL values are the
-words; ``links.codes_in_words`` opens a link written with the codes)."""
+WORDED = {
+    "tiers_model": hw.MODEL_TITLES,
+    "tiers_gpu": hw.GPU_TITLES,
+    "tiers_policy": {p: POLICY_LABELS[p] for p in POLICIES},
+    "tiers_write": WRITE_LABELS,
+}
+"""The controls whose options are names for the model's ids and codes, the policies in the Radix page's
+words (URL values are the names; ``links.codes_in_words`` opens a link written with the ids or codes)."""
 WRITE_HELP = (
     "When a block gets a copy in host DRAM: as it enters GPU memory (write through), once it is hit a second "
     "time (selective write through), or only when GPU memory evicts it (write back). SGLang's "
@@ -119,8 +124,8 @@ def bought(gpu: str, purchase: tuple[float | None, ...]) -> hw.DevicePrices:
     for what, label, value in zip(("purchase price", "power draw"), BUY_LABELS, purchase):
         if value is None:
             raise InputError(
-                f"No published {what} is stored for {gpu.upper()} servers: give “{label}” under Prices (per GPU, "
-                "its share of the server), or rent it."
+                f"No published {what} is stored for {hw.GPU_TITLES[gpu]} servers: give “{label}” under Prices "
+                "(per GPU, its share of the server), or rent it."
             )
     return hw.Purchase(*purchase).hourly()
 
@@ -146,8 +151,12 @@ def buy_defaults(gpu: str) -> tuple[hw.Price | None, ...]:
 
 def _hardware() -> tuple[str, str, int, int, float]:
     st.header("Hardware")
-    model = st.selectbox("Model", list(hw.MODELS), key="tiers_model", **Q, help="Its weights and KV per token.")
-    gpu = st.selectbox("GPU", list(hw.GPUS), key="tiers_gpu", **Q)
+    models, devices = WORDED["tiers_model"], WORDED["tiers_gpu"]
+    model = links.code(
+        models,
+        st.selectbox("Model", list(models.values()), key="tiers_model", **Q, help="Its weights and KV per token."),
+    )
+    gpu = links.code(devices, st.selectbox("GPU", list(devices.values()), key="tiers_gpu", **Q))
     left, right = st.columns(2)
     gpus = left.number_input("GPUs per instance", 1, 64, 1, key="tiers_gpus", **Q)
     tp = right.selectbox("Tensor parallel", TP_SIZES, key="tiers_tp", **Q, help="GPUs per model replica.")
