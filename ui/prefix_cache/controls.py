@@ -105,25 +105,17 @@ def cache_controls(view: str, engine: str) -> CacheChoice:
         points = st.slider(
             "Points on the curve", 4, 30, 16, key="prefix_points", bind="query-params", **off("capacities")
         )
-        model = links.code(
-            hardware.MODEL_TITLES,
-            st.selectbox(
-                "Model (KV bytes per token)",
-                list(hardware.MODEL_TITLES.values()),
-                key="prefix_model",
-                bind="query-params",
-                **off("model", "Sets the GiB of a block."),
-            ),
+        model = links.worded_selectbox(
+            "Model (KV bytes per token)",
+            WORDED["prefix_model"],
+            "prefix_model",
+            **off("model", "Sets the GiB of a block."),
         )
-        gpu = links.code(
-            hardware.GPU_TITLES,
-            st.selectbox(
-                "GPU (HBM price)",
-                list(hardware.GPU_TITLES.values()),
-                key="prefix_gpu",
-                bind="query-params",
-                **off("gpu", "HBM is priced as the GPU-hour it comes with: GPU price ÷ HBM capacity."),
-            ),
+        gpu = links.worded_selectbox(
+            "GPU (HBM price)",
+            WORDED["prefix_gpu"],
+            "prefix_gpu",
+            **off("gpu", "HBM is priced as the GPU-hour it comes with: GPU price ÷ HBM capacity."),
         )
         sample = pick_one(
             "Curves from a sample of requests",

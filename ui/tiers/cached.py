@@ -151,12 +151,8 @@ def buy_defaults(gpu: str) -> tuple[hw.Price | None, ...]:
 
 def _hardware() -> tuple[str, str, int, int, float]:
     st.header("Hardware")
-    models, devices = WORDED["tiers_model"], WORDED["tiers_gpu"]
-    model = links.code(
-        models,
-        st.selectbox("Model", list(models.values()), key="tiers_model", **Q, help="Its weights and KV per token."),
-    )
-    gpu = links.code(devices, st.selectbox("GPU", list(devices.values()), key="tiers_gpu", **Q))
+    model = links.worded_selectbox("Model", WORDED["tiers_model"], "tiers_model", help="Its weights and KV per token.")
+    gpu = links.worded_selectbox("GPU", WORDED["tiers_gpu"], "tiers_gpu")
     left, right = st.columns(2)
     gpus = left.number_input("GPUs per instance", 1, 64, 1, key="tiers_gpus", **Q)
     tp = right.selectbox("Tensor parallel", TP_SIZES, key="tiers_tp", **Q, help="GPUs per model replica.")
@@ -203,8 +199,8 @@ def _memory(hardware: tuple[str, str, int, int, float]) -> tuple[float, float, f
 
 def _cache_and_serving() -> tuple[str, str, int, bool, float, float, str]:
     st.header("Cache and serving")
-    policies, writes = WORDED["tiers_policy"], WORDED["tiers_write"]
-    policy = links.code(policies, st.selectbox("Eviction policy", list(policies.values()), key="tiers_policy", **Q))
+    writes = WORDED["tiers_write"]
+    policy = links.worded_selectbox("Eviction policy", WORDED["tiers_policy"], "tiers_policy")
     write = st.segmented_control(
         "Write policy", list(writes.values()), default=writes[WRITE_POLICIES[0]], required=True, key="tiers_write",
         **Q, help=WRITE_HELP,
