@@ -42,7 +42,9 @@ INTERNAL = {
 }
 ALLOWED = {term for term in TERMS if "_" in term}
 """Names the reader meets outside this project: jargon the glossary defines (t_d, lock_ref)."""
-CODES = frozenset({"lru", "lfu", "fifo", "mru", "filo", "slru", "detect", "mooncake", "qwen", "csv"})
+CODES = frozenset(
+    {"lru", "lfu", "fifo", "mru", "filo", "slru", "detect", "mooncake", "qwen", "csv", "sglang", "vllm-lmcache"}
+)
 """The models' codes that controls once offered as their options: they offer words now (LRU, Mooncake JSONL)."""
 HOVER_FIELD = re.compile(r"%\{[^}]*\}")
 
