@@ -3,10 +3,11 @@
 import streamlit as st
 
 from kvviz.common import budget
+from kvviz.common import hardware as hw
 from kvviz.tiers.config import GIB, weight_bytes
 from kvviz.tiers.replay import cost
 from kvviz.traces import fingerprint
-from ui.kit import figures, frame
+from ui.kit import figures, frame, links
 from ui.kit.errors import user_errors
 from ui.kit.traces import replay_trace_picker
 from ui.kit.work import confirm_cost, confirm_memory
@@ -32,6 +33,7 @@ frame.explain(
     "only**, so you see what each tier buys."
 )
 
+links.codes_in_words(tiers.WORDED)  # a link naming a policy by its code (lfu, write_back) opens in words
 trace = replay_trace_picker("tiers")
 key = fingerprint(trace)
 chosen, target = tiers.deployment()
@@ -42,10 +44,11 @@ with user_errors():
     result = tiers.replayed(key, chosen, trace)
 
 weights = config.replicas * weight_bytes(config.model) / GIB
+gpu_name, model_name = hw.GPU_TITLES[config.gpu.name], hw.MODEL_TITLES[config.model.name]
 st.caption(
-    f"**GPU memory for KV: {config.hbm_for_kv_gib:,.1f} GiB per instance**: {config.gpus} × {config.gpu.name.upper()} "
+    f"**GPU memory for KV: {config.hbm_for_kv_gib:,.1f} GiB per instance**: {config.gpus} × {gpu_name} "
     f"({config.gpu.hbm_gb:g} GB each) × {config.kv_fraction:.0%} reserved, less {config.replicas} replica(s) of "
-    f"{config.model.name}'s weights ({weights:,.1f} GiB). One {trace.block_size}-token block of KV is "
+    f"{model_name}'s weights ({weights:,.1f} GiB). One {trace.block_size}-token block of KV is "
     f"{trace.block_size * config.model.kv_bytes_per_token / 2**20:,.2f} MiB."
 )
 

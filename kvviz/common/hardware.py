@@ -136,6 +136,17 @@ LINKS: dict[str, LinkSpec] = {
     )
 }
 
+MODEL_TITLES: dict[str, str] = dict(
+    zip(
+        MODELS,
+        ("Llama 3 8B", "Llama 3.1 70B", "Qwen2.5 14B", "Mistral 7B", "Yi 34B", "Llama 2 7B", "DeepSeek-R1"),
+        strict=True,
+    )
+)
+"""Each model preset as a page names it (the command line and the models' notes keep the ids)."""
+GPU_TITLES: dict[str, str] = dict(zip(GPUS, ("H100", "H200", "A100", "A40", "GH200", "MI300X"), strict=True))
+"""Each GPU preset as a page names it."""
+
 
 def _lookup(table: dict, name: str, kind: str, aliases: dict[str, str] | None = None):
     key = str(name).strip().lower()

@@ -46,8 +46,8 @@ COMMON = {
     *(f"tiers_price_{i}" for i in range(3)),
 }
 # another model that fits beside its KV on two GPUs (the last, DeepSeek-R1, does not); tensor parallel over
-# both GPUs (each size must divide them); the write policy by its value
-VALUES = {"tiers_model": 3, "tiers_tp": 1, "tiers_write": "write_back"}
+# both GPUs (each size must divide them); the write policy by the words shown
+VALUES = {"tiers_model": 3, "tiers_tp": 1, "tiers_write": "write back"}
 # Llama-2-7B's KV (no grouped-query attention) is 4× Llama-3-8B's per token: the two replicas of two
 # GPUs share the instance's 50 GB/s to the pool, and loading loses to recomputing
 SHARED_POOL = {**SMALL, "tiers_model": "llama-2-7b", "tiers_storage": "Remote pool"}
@@ -95,7 +95,7 @@ def test_the_policy_changes_nothing_when_gpu_memory_holds_the_trace_and_the_page
     assert "GPU memory holds all 3,368 blocks this trace uses, so nothing is evicted at these sizes" in said
     before = replayed(at)
     sizes = reaches(at)  # the capacities that reach 80, 90 and 95% of the ceiling
-    at.selectbox(key="tiers_policy").select("lfu").run()
+    at.selectbox(key="tiers_policy").select("LFU").run()
     assert_clean(at)
     assert replayed(at) == before
     assert not reaches(at).equals(sizes)  # smaller than the GPU's: there the policy decides
@@ -127,3 +127,26 @@ def test_bought_hardware_is_priced_as_bought_and_a_gpu_without_a_source_asks_for
         "No published purchase price is stored for A40 servers: give “GPU, bought ($ per GPU)” under Prices (per "
         "GPU, its share of the server), or rent it."
     ]
+
+
+def test_policies_are_offered_in_words_and_a_link_with_their_codes_opens_the_same_view():
+    worded = open_page("tiers", {**SMALL, "tiers_policy": "LFU", "tiers_write": "write back"}, timeout=300)
+    coded = open_page("tiers", {**SMALL, "tiers_policy": "lfu", "tiers_write": "write_back"}, timeout=300)
+    assert_clean(coded)
+    assert coded.selectbox(key="tiers_policy").options == ["LRU", "LFU", "FIFO", "MRU", "FILO", "SLRU"]
+    write = coded.segmented_control(key="tiers_write")
+    assert write.options == ["write through", "selective write through", "write back"]
+    assert (coded.selectbox(key="tiers_policy").value, write.value) == ("LFU", "write back")
+    assert (coded.query_params["tiers_policy"], coded.query_params["tiers_write"]) == ("LFU", "write back")
+    assert shown(coded) == shown(worded)
+
+
+def test_models_and_gpus_are_offered_by_their_names_and_a_link_with_their_ids_opens_the_same_view():
+    named = open_page("tiers", {**SMALL, "tiers_model": "Llama 2 7B", "tiers_gpu": "A40"}, timeout=300)
+    by_id = open_page("tiers", {**SMALL, "tiers_model": "llama-2-7b", "tiers_gpu": "a40"}, timeout=300)
+    assert_clean(by_id)
+    assert by_id.selectbox(key="tiers_model").options[:2] == ["Llama 3 8B", "Llama 3.1 70B"]
+    assert (by_id.selectbox(key="tiers_model").value, by_id.selectbox(key="tiers_gpu").value) == ("Llama 2 7B", "A40")
+    assert (by_id.query_params["tiers_model"], by_id.query_params["tiers_gpu"]) == ("Llama 2 7B", "A40")
+    assert shown(by_id) == shown(named)
+    assert "2 × A40" in " ".join(c.value for c in by_id.caption)

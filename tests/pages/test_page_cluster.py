@@ -266,9 +266,9 @@ def test_routers_view_answers_first_with_the_clusters_cheapest():
     assert served["cheapest"].any()  # the target is met on this trace, so the answer names a router
     assert answer.startswith("Behind a router, each instance keeping its own GPU memory, the cheapest that ")
     best = served[served["cheapest"]].iloc[0]
-    assert f"{best['instances']:,} instances of 1 × H100 serving llama-3-8b behind {best['router']}" in answer
+    assert f"{best['instances']:,} instances of 1 × H100 serving Llama 3 8B behind {best['router']}" in answer
     assert f"${best['dollars_per_hour']:,.2f} per hour" in answer
-    at.selectbox(key="cluster_engine").set_value("vllm-lmcache").run()
+    at.selectbox(key="cluster_engine").set_value("vLLM + LMCache (GPU only)").run()
     assert_clean(at)
     lmcache = compare(
         trace, ["round-robin", "cache-aware"], ClusterConfig(blocks=256, engine="vllm-lmcache"), instance_counts=[2, 4]
@@ -286,7 +286,7 @@ def test_every_routers_control_changes_what_is_shown_and_a_link_reopens_it():
             ("multiselect", "cluster_routers", ["round-robin", "kv-aware"]),
             ("multiselect", "cluster_router_counts", [2, 3]),
             ("number_input", "cluster_router_blocks", 64),
-            ("selectbox", "cluster_engine", "vllm-lmcache"),
+            ("selectbox", "cluster_engine", "vLLM + LMCache (GPU only)"),
             ("number_input", "cluster_router_target", 0.05),
         ],
     )
@@ -295,7 +295,7 @@ def test_every_routers_control_changes_what_is_shown_and_a_link_reopens_it():
         "cluster_routers": ["round-robin", "kv-aware"],
         "cluster_router_counts": ["2", "3"],
         "cluster_router_blocks": "64",
-        "cluster_engine": "vllm-lmcache",
+        "cluster_engine": "vllm-lmcache",  # by its code, as older links name it
         "cluster_router_target": "0.05",
     }
     again = open_page("cluster", params, timeout=300)
@@ -303,3 +303,5 @@ def test_every_routers_control_changes_what_is_shown_and_a_link_reopens_it():
     assert answer.startswith("None of these routers and instance counts keeps TTFT p90 within 0.05 s")
     assert not at.success and again.warning[0].value == answer
     assert again.dataframe[0].value.equals(at.dataframe[0].value)
+    assert again.selectbox(key="cluster_engine").value == "vLLM + LMCache (GPU only)"
+    assert again.query_params["cluster_engine"] == "vLLM + LMCache (GPU only)"

@@ -40,7 +40,8 @@ def test_curves_view_table_and_controls_in_the_url():
     assert at.multiselect(key="prefix_policies").value == ["lru", "mru"]
     table = next(df.value for df in at.dataframe if "share of ceiling" in df.value.columns)
     assert set(table["policy"]) == {"LRU", "MRU"} and set(table["share of ceiling"]) == {"80%", "90%", "95%"}
-    assert any("MiB of llama-2-7b KV" in c.value for c in at.caption)
+    assert any("MiB of Llama 2 7B KV" in c.value for c in at.caption)  # the link named it by its id
+    assert at.selectbox(key="prefix_model").value == "Llama 2 7B" and at.query_params["prefix_model"] == "Llama 2 7B"
     assert at.get("download_button")
 
 

@@ -42,6 +42,10 @@ INTERNAL = {
 }
 ALLOWED = {term for term in TERMS if "_" in term}
 """Names the reader meets outside this project: jargon the glossary defines (t_d, lock_ref)."""
+CODES = frozenset(
+    {"lru", "lfu", "fifo", "mru", "filo", "slru", "detect", "mooncake", "qwen", "csv", "sglang", "vllm-lmcache"}
+)
+"""The models' codes that controls once offered as their options: they offer words now (LRU, Mooncake JSONL)."""
 HOVER_FIELD = re.compile(r"%\{[^}]*\}")
 
 
@@ -115,6 +119,8 @@ def internal_names(at) -> list[str]:
                 for m in regex.finditer(scanned)
                 if m.group(0) not in ALLOWED
             ]
+        if where.startswith("control") and text in CODES:
+            found.append(f"{where}: {text!r} (code name offered as an option)")
     return found
 
 

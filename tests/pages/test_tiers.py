@@ -80,7 +80,7 @@ def test_every_control_is_in_the_url_and_prices_are_per_device():
     assert said[1].startswith("Overloaded: the trace asks for") and "at least 2 instances of 2 GPU(s)" in said[1]
     assert any("no DRAM and SSD mix tried keeps TTFT p90 within 0.5 s" in w for w in said[2:])
     at.number_input(key="tiers_price_1").set_value(0.01).run()
-    assert at.query_params["tiers_price_1"] == "0.01" and at.query_params["tiers_gpu"] == "a40"
+    assert at.query_params["tiers_price_1"] == "0.01" and at.query_params["tiers_gpu"] == "A40"
     dearer = TierConfig(**{**DEFAULTS, "gpu": "a40"}, gpus=2, tp=2, prices=hw.DevicePrices(1.5, 0.01))
     assert _metrics(at)["Cost"] == f"${dearer.cost_per_hour():,.2f}/h"
 

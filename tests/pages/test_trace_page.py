@@ -51,6 +51,8 @@ def test_date_times_with_sub_millisecond_digits_upload_with_no_time_unit_note():
 def test_seconds_uploaded_as_ms_warn_and_the_time_unit_control_fixes_it():
     data = b"".join(b'{"timestamp": %.2f, "input_length": 10, "output_length": 1}\n' % (i * 0.5) for i in range(4))
     at = _upload(open_page("trace", {"trace_source": "Upload", "trace_format": "mooncake"}), "t.jsonl", data)
+    assert at.sidebar.selectbox(key="trace_format").value == "Mooncake JSONL (FAST'25)"  # a link with the code
+    assert at.query_params["trace_format"] == "Mooncake JSONL (FAST'25)"
     assert at.warning[0].value == (
         "the times have fractions and were read as milliseconds \\(rounded to whole ms\\); if they are seconds, "
         "set Time unit to s under “How to read the file”"

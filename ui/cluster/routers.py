@@ -27,6 +27,7 @@ from kvviz.cluster import (
 )
 from kvviz.cluster.simulate import with_target
 from kvviz.common import budget
+from kvviz.common import hardware as hw
 from kvviz.traces import Trace, fingerprint
 from ui.kit import figures, frame, links
 from ui.kit.errors import user_errors
@@ -36,7 +37,8 @@ from ui.prefix_cache.views import prepared
 from ui.tiers.routers import COLUMNS, COUNTS, DEFAULT_COUNTS, DEFAULT_ROUTERS, notice, shown
 
 Q = {"bind": "query-params"}
-ENGINE_NAMES = {"sglang": "SGLang (radix cache)", "vllm-lmcache": "vLLM + LMCache (GPU only)"}
+ENGINE_NAMES = dict(zip(ENGINES, ("SGLang (radix cache)", "vLLM + LMCache (GPU only)"), strict=True))
+"""Each engine as the page names it (the URL carries these words; a link with the code opens the same view)."""
 
 
 @st.cache_data(max_entries=256, ttl=3600, show_spinner=False)
@@ -50,6 +52,7 @@ def router_row(key: str, config: ClusterConfig, router: str, _trace: Trace) -> d
 
 def controls() -> tuple[tuple[str, ...], tuple[int, ...], ClusterConfig, float]:
     """The sidebar's routers, instance counts, each instance's cache and engine, and the TTFT target."""
+    links.codes_in_words({"cluster_engine": ENGINE_NAMES})  # a link naming the engine by its code (vllm-lmcache)
     st.header("Routers")
     rules = "\n\n".join(f"**{name}**: {rule}" for name, rule in ROUTER_RULES.items())
     routers = st.multiselect("Routers", ROUTERS, default=list(DEFAULT_ROUTERS), key="cluster_routers", **Q, help=rules)
@@ -57,10 +60,9 @@ def controls() -> tuple[tuple[str, ...], tuple[int, ...], ClusterConfig, float]:
     blocks = st.number_input(
         "GPU cache per instance (blocks)", 16, 1_000_000, 4096, 256, key="cluster_router_blocks", **Q
     )
-    engine = st.selectbox(
-        "Engine", ENGINES, key="cluster_engine", **Q,
-        help="Each instance's stack: sglang, SGLang's radix cache; vllm-lmcache, vLLM's block pool (LMCache's "
-        "backends off).",
+    engine = links.worded_selectbox(
+        "Engine", ENGINE_NAMES, "cluster_engine", help="Each instance's stack: SGLang's radix cache, or vLLM's block "
+        "pool (LMCache's backends off).",
     )  # fmt: skip
     target = st.number_input("TTFT p90 target (s)", 0.01, 600.0, 1.0, 0.1, key="cluster_router_target", **Q)
     chosen = tuple(r for r in ROUTERS if r in routers), tuple(sorted(counts))
@@ -94,7 +96,7 @@ def view() -> None:
         st.info("Choose at least one router and one instance count to compare.")
         return
     table = compared(trace, routers, counts, config, target)
-    each = f"1 × {config.gpu.upper()} serving {config.model}"
+    each = f"1 × {hw.GPU_TITLES[config.gpu]} serving {hw.MODEL_TITLES[config.model]}"
     notes = notice(table, each, target)
     (st.success if table["cheapest"].any() else st.warning)(notes[0], icon=":material/hub:")
     st.dataframe(shown(table), width="stretch", hide_index=True, column_config=COLUMNS)

@@ -136,6 +136,11 @@ def code(words: Mapping[str, str], shown: str) -> str:
     return next(c for c, w in words.items() if w == shown)
 
 
+def worded_selectbox(label: str, words: Mapping[str, str], key: str, **kwargs) -> str:
+    """A select box bound to the URL offering ``words`` (code → the words shown); returns the chosen code."""
+    return code(words, st.selectbox(label, list(words.values()), key=key, bind="query-params", **kwargs))
+
+
 def stop() -> NoReturn:
     """``st.stop`` for a page that ends early (an upload awaited, a view to confirm, a refused input).
 

@@ -33,6 +33,7 @@ from kvviz.traces import (
     library,
     load_trace,
 )
+from kvviz.traces.formats import SPECS
 from kvviz.traces.ingest import reading_cost, refuse_if_too_large
 from kvviz.traces.source import Survey, survey
 from kvviz.traces.timeunits import on_page
@@ -69,6 +70,9 @@ KNOB_KEYS = {
 }
 """The synthetic generator's knobs by the key suffix of their control."""
 READING_KEYS = ("format", "block_size", "time_unit", "skip_bad", "rechain")
+FORMAT_WORDS = {"detect": "Detect from the file", **{f.value: SPECS[f].title for f in Format}}
+"""The Format control's options: each format by its title (the URL carries these words; a link with the
+format's code, ``mooncake``, opens the same view)."""
 FORMAT_DEFAULT = "the format's"
 UPLOADED_SUFFIX = "_uploaded"  # + a picker's prefix: the last upload it showed (digest and name)
 LIBRARY_SUFFIX = "_library_shown"  # + a picker's prefix: the library id it last showed
@@ -221,7 +225,7 @@ def _upload_options(spec: dict) -> tuple:
 def _reading_values(options: tuple) -> tuple:
     """The reading controls' values that give ``options`` (the inverse of ``_reading_controls``)."""
     fmt, block_size, unit, skip, rechain = options
-    return (fmt or "detect", block_size, unit or FORMAT_DEFAULT, bool(skip), rechain is not False)
+    return (FORMAT_WORDS[fmt or "detect"], block_size, unit or FORMAT_DEFAULT, bool(skip), rechain is not False)
 
 
 # Trace controls live in the URL (a shareable view) and in the session (kept across pages).
@@ -313,10 +317,10 @@ def _reading_controls(prefix: str) -> tuple:
     with st.expander("How to read the file"):
         fmt = st.selectbox(
             "Format",
-            ("detect",) + tuple(f.value for f in Format),
+            list(FORMAT_WORDS.values()),
             key=f"{prefix}_format",
             **KEEP,
-            help="mooncake: FAST'25 JSONL; qwen: Qwen-Bailian JSONL (ATC'25); csv: by column names",
+            help="A CSV's columns are found by their names.",
         )
         block_size = st.number_input(
             "Block size (tokens per hash id)",
@@ -352,7 +356,7 @@ def _reading_controls(prefix: str) -> tuple:
             "equal prefixes (other formats are chained already).",
         )
     return (
-        None if fmt == "detect" else fmt,
+        None if (code := links.code(FORMAT_WORDS, fmt)) == "detect" else code,
         int(block_size) if block_size else None,
         None if unit == FORMAT_DEFAULT else unit,
         bool(skip),
@@ -433,6 +437,7 @@ def trace_picker(prefix: str, *, sidebar: DeltaGenerator | None = None) -> Trace
     sidebar's end), so a page whose views differ in having a trace keeps its other sidebar controls
     in place.
     """
+    links.codes_in_words({f"{prefix}_format": FORMAT_WORDS})  # a link naming the format by its code
     _follow(prefix)
     if arrival_params().get(f"{prefix}_source") == LEGACY_SOURCE:
         # On the page, not in the sidebar: presenter mode collapses the sidebar.

@@ -21,6 +21,8 @@ from ui.kit.errors import user_errors
 from ui.kit.text import plain
 from ui.prefix_cache import views
 
+WORDED = {"prefix_model": hardware.MODEL_TITLES, "prefix_gpu": hardware.GPU_TITLES}
+"""The controls whose options are names for the presets' ids (URL values are the names)."""
 SAMPLES = ("exact", "50%", "20%", "10%")
 LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]  # 1 … 5,000,000 blocks
 TREE_VIEW = "Prefix tree"
@@ -79,6 +81,7 @@ class CacheChoice:
 def cache_controls(view: str, engine: str) -> CacheChoice:
     """The sidebar's cache controls, each disabled with its reason on a view it cannot change; stops the
     run, saying what to do, when no policy is picked on a view that replays them."""
+    links.codes_in_words(WORDED)  # a link naming the model or GPU by its id (llama-3-8b, h100)
     off = partial(unused, view=view, engine=engine)
     with st.sidebar:
         st.header("Cache")
@@ -102,18 +105,16 @@ def cache_controls(view: str, engine: str) -> CacheChoice:
         points = st.slider(
             "Points on the curve", 4, 30, 16, key="prefix_points", bind="query-params", **off("capacities")
         )
-        model = st.selectbox(
+        model = links.worded_selectbox(
             "Model (KV bytes per token)",
-            list(hardware.MODELS),
-            key="prefix_model",
-            bind="query-params",
+            WORDED["prefix_model"],
+            "prefix_model",
             **off("model", "Sets the GiB of a block."),
         )
-        gpu = st.selectbox(
+        gpu = links.worded_selectbox(
             "GPU (HBM price)",
-            list(hardware.GPUS),
-            key="prefix_gpu",
-            bind="query-params",
+            WORDED["prefix_gpu"],
+            "prefix_gpu",
             **off("gpu", "HBM is priced as the GPU-hour it comes with: GPU price ÷ HBM capacity."),
         )
         sample = pick_one(
@@ -147,7 +148,7 @@ def setup(choice: CacheChoice, trace: Trace, engine: str) -> views.Setup:
             (("vllm",) if engine == "vLLM" else ()) + pc.parse_policies(list(choice.policies or pc.BLOCK_TWINS)),
             log_capacities(choice.low, top, choice.points) + (INFINITE,),
             pc.block_bytes(hardware.model(choice.model), trace.block_size),
-            choice.model,
+            hardware.MODEL_TITLES[choice.model],
             pc.memory_price(hardware.gpu(choice.gpu)),
             choice.sample,
         )

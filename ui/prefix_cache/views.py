@@ -42,7 +42,7 @@ class Setup:
     policies: tuple[str, ...]
     capacities: tuple[float, ...]  # ascending, ``INFINITE`` last
     bytes_per_block: float
-    model: str
+    model: str  # its name as the page shows it (Llama 3 8B)
     price: pc.MemoryPrice
     sample: float | None = None  # share of requests kept (by their first block's hash); None: exact
 

@@ -18,18 +18,28 @@ import streamlit as st
 
 from kvviz.common import hardware as hw
 from kvviz.common.errors import InputError
+from kvviz.radix.replay import POLICY_LABELS, WRITE_LABELS
 from kvviz.tiers import latency
 from kvviz.tiers.config import DEFAULT_KV_FRACTION, POLICIES, WRITE_POLICIES, TierConfig
 from kvviz.tiers.replay import TierResult, replay
 from kvviz.traces import Trace
+from ui.kit import links
 from ui.prefix_cache.views import prepared
 
 Q = {"bind": "query-params"}
 STORAGE = ("Local SSD", "Remote pool")
-WRITE_LABELS = dict(zip(WRITE_POLICIES, ("write-through", "selective", "write-back")))
+WORDED = {
+    "tiers_model": hw.MODEL_TITLES,
+    "tiers_gpu": hw.GPU_TITLES,
+    "tiers_policy": {p: POLICY_LABELS[p] for p in POLICIES},
+    "tiers_write": WRITE_LABELS,
+}
+"""The controls whose options are names for the model's ids and codes, the policies in the Radix page's
+words (URL values are the names; ``links.codes_in_words`` opens a link written with the ids or codes)."""
 WRITE_HELP = (
-    "When a block gets a copy in host DRAM: as it enters GPU memory (write-through), once it is hit a second "
-    "time (selective), or only when GPU memory evicts it (write-back). SGLang's hicache-write-policy."
+    "When a block gets a copy in host DRAM: as it enters GPU memory (write through), once it is hit a second "
+    "time (selective write through), or only when GPU memory evicts it (write back). SGLang's "
+    "hicache-write-policy."
 )
 TP_SIZES = (1, 2, 4, 8, 16, 32, 64)
 QUANTILES = np.linspace(0, 1, 201)
@@ -114,8 +124,8 @@ def bought(gpu: str, purchase: tuple[float | None, ...]) -> hw.DevicePrices:
     for what, label, value in zip(("purchase price", "power draw"), BUY_LABELS, purchase):
         if value is None:
             raise InputError(
-                f"No published {what} is stored for {gpu.upper()} servers: give “{label}” under Prices (per GPU, "
-                "its share of the server), or rent it."
+                f"No published {what} is stored for {hw.GPU_TITLES[gpu]} servers: give “{label}” under Prices "
+                "(per GPU, its share of the server), or rent it."
             )
     return hw.Purchase(*purchase).hourly()
 
@@ -141,8 +151,8 @@ def buy_defaults(gpu: str) -> tuple[hw.Price | None, ...]:
 
 def _hardware() -> tuple[str, str, int, int, float]:
     st.header("Hardware")
-    model = st.selectbox("Model", list(hw.MODELS), key="tiers_model", **Q, help="Its weights and KV per token.")
-    gpu = st.selectbox("GPU", list(hw.GPUS), key="tiers_gpu", **Q)
+    model = links.worded_selectbox("Model", WORDED["tiers_model"], "tiers_model", help="Its weights and KV per token.")
+    gpu = links.worded_selectbox("GPU", WORDED["tiers_gpu"], "tiers_gpu")
     left, right = st.columns(2)
     gpus = left.number_input("GPUs per instance", 1, 64, 1, key="tiers_gpus", **Q)
     tp = right.selectbox("Tensor parallel", TP_SIZES, key="tiers_tp", **Q, help="GPUs per model replica.")
@@ -189,10 +199,11 @@ def _memory(hardware: tuple[str, str, int, int, float]) -> tuple[float, float, f
 
 def _cache_and_serving() -> tuple[str, str, int, bool, float, float, str]:
     st.header("Cache and serving")
-    policy = st.selectbox("Eviction policy", POLICIES, key="tiers_policy", **Q)
+    writes = WORDED["tiers_write"]
+    policy = links.worded_selectbox("Eviction policy", WORDED["tiers_policy"], "tiers_policy")
     write = st.segmented_control(
-        "Write policy", WRITE_POLICIES, format_func=WRITE_LABELS.get, default=WRITE_POLICIES[0], required=True,
-        key="tiers_write", **Q, help=WRITE_HELP,
+        "Write policy", list(writes.values()), default=writes[WRITE_POLICIES[0]], required=True, key="tiers_write",
+        **Q, help=WRITE_HELP,
     )  # fmt: skip
     instances = st.number_input("Prefill instances", 1, 4096, 1, key="tiers_instances", **Q)
     overlap = st.toggle(
@@ -214,7 +225,15 @@ def _cache_and_serving() -> tuple[str, str, int, bool, float, float, str]:
         help="The cheapest mix below must keep 90% of first tokens within this.",
     )  # fmt: skip
     load = "fastest" if fastest else "load"
-    return policy, write or WRITE_POLICIES[0], int(instances), bool(overlap), float(slo), float(mfu), load
+    return (
+        policy,
+        links.code(writes, write) if write else WRITE_POLICIES[0],
+        int(instances),
+        bool(overlap),
+        float(slo),
+        float(mfu),
+        load,
+    )
 
 
 def price_step(default: float) -> float:

@@ -17,6 +17,7 @@ from kvviz.cluster import REFERENCE, ROUTER_RULES, ROUTERS, cost, reference_row,
 from kvviz.cluster.deployment import DECODE_S_PER_TOKEN, cluster_config
 from kvviz.cluster.simulate import with_target
 from kvviz.common import budget
+from kvviz.common import hardware as hw
 from kvviz.tiers.config import TierConfig
 from kvviz.traces import Trace
 from ui.kit import figures
@@ -247,4 +248,4 @@ def section(key: str, trace: Trace, chosen: Deployment, target: float, start: in
         cache_key=f"{key}|{chosen}|{routers}|{counts}|{target}|{tiers}",
         key="tiers_routers_fig",
     )
-    return notice(table, f"{chosen.gpus} × {chosen.gpu.upper()}", target, tiers), bool(table["cheapest"].any())
+    return notice(table, f"{chosen.gpus} × {hw.GPU_TITLES[chosen.gpu]}", target, tiers), bool(table["cheapest"].any())
