@@ -35,7 +35,7 @@ def test_the_worked_example_keeps_the_trace_views_settings_in_the_address(wide: 
     wide.wait_for_url(lambda url: "prefix_view=Worked+example" in url)
     wait_idle(wide)
     assert_no_exception(wide)
-    wide.wait_for_url(lambda url: "prefix_model=llama-3.1-70b" in url and "prefix_points=8" in url)
+    wide.wait_for_url(lambda url: "prefix_model=Llama+3.1+70B" in url and "prefix_points=8" in url)
 
 
 def test_arrow_keys_step_the_worked_example(wide: Page, app_url: str):

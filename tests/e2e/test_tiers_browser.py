@@ -78,7 +78,7 @@ def test_rerun_second_visitor_and_copied_link(page: Page, browser: Browser, app_
     without_figures(fresh)
     there = open_link(fresh, copy_link(page), timeout=CHART_WAIT)
     assert_no_exception(there)
-    expect(there.get_by_role("combobox", name="GPU")).to_have_value("a100")
+    expect(there.get_by_role("combobox", name="GPU")).to_have_value("A100")
     expect(there.get_by_label("Prefill instances", exact=True)).to_have_value("2")
     assert _cost(there) == two
     fresh.close()

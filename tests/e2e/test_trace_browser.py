@@ -104,7 +104,7 @@ def test_a_kept_upload_follows_to_the_prefix_cache_page_and_its_copied_link(page
         wait_idle(page)
         assert_no_exception(page)
         expect(page).to_have_url(re.compile(f"prefix_library={kept}"))
-        choose(page.get_by_test_id("stSidebar").get_by_role("combobox", name="Model"), "llama-3.1-70b")
+        choose(page.get_by_test_id("stSidebar").get_by_role("combobox", name="Model"), "Llama 3.1 70B")
         wait_idle(page)
         link = copy_link(page)
         page.goto("about:blank")  # the uploader's session ends: the link reads the library alone
@@ -113,6 +113,6 @@ def test_a_kept_upload_follows_to_the_prefix_cache_page_and_its_copied_link(page
         other = open_link(fresh, link)
         assert_no_exception(other)
         expect(other.get_by_text("shared-qwen.jsonl").first).to_be_visible()
-        expect(other.get_by_text("of llama-3.1-70b KV").first).to_be_visible()
+        expect(other.get_by_text("of Llama 3.1 70B KV").first).to_be_visible()
         screenshot(other, "prefix_cache_library_link")
         fresh.close()
