@@ -55,17 +55,20 @@ class TreeCpu:
     Each descendant is followed from the first look that finds it under this process (by pid and
     start time, so a reused pid is another process), with its own CPU time and its reaped children's.
     When one is gone, the process that reaped it holds its time: the parent it had at the last look,
-    if that one is followed (or is this process); then it counts 0 here. Otherwise (it outlived its
-    parent) its time at the last look stays. A background thread looks every ``SAMPLE_S`` seconds,
-    so only what a process orphaned after the last look spent is missed; the thread's own CPU time
-    is left out."""
+    if that one is followed; then it counts 0 here. One this process reaped (a session's server at
+    the end of the last test) keeps its time at the last look under its own kind, and that much is
+    taken from this process's reaped children, so the server's time is not listed as the tests'
+    own. Otherwise (it outlived its parent) its time at the last look stays. A background thread
+    looks every ``SAMPLE_S`` seconds, so only what a process orphaned after the last look spent is
+    missed; the thread's own CPU time is left out."""
 
     def __init__(self) -> None:
         self.me = os.getpid()
         self.seen: dict[tuple[int, int], tuple[int, str, float]] = {}
         self.gone: dict[tuple[int, int], tuple[str, float]] = {}
+        self.reaped_here = 0.0  # CPU seconds, at the last look, of the followed children this process reaped
         self.sampler_cpu = 0.0
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         self.stop = threading.Event()
         threading.Thread(target=self._sample_forever, daemon=True).start()
 
@@ -89,17 +92,19 @@ class TreeCpu:
             alive = {pid for pid, _ in (found | (self.seen.keys() & now.keys()))} | {self.me}
             for key, (ppid, program, cpu) in self.seen.items():
                 if key not in now:
-                    self.gone[key] = (program, 0.0 if ppid in alive else cpu)
+                    self.gone[key] = (program, 0.0 if ppid in alive - {self.me} else cpu)
+                    self.reaped_here += cpu if ppid == self.me else 0.0
             self.seen = {key: now[key] for key in found | (self.seen.keys() & now.keys())}
 
     def total(self) -> dict[str, float]:
         """CPU seconds so far by kind of program: ``tests`` (this process and the children it reaped),
         ``chromium``, ``playwright`` (its driver) and ``python`` (servers, commands, pools), ``other``."""
-        self.look()
-        own = resource.getrusage(resource.RUSAGE_SELF)
-        reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
-        out = {"tests": own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime - self.sampler_cpu}
-        with self.lock:
+        with self.lock:  # no look between reading the reaped children's time and what to take from it
+            self.look()
+            own = resource.getrusage(resource.RUSAGE_SELF)
+            reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+            reaped_cpu = reaped.ru_utime + reaped.ru_stime - self.reaped_here
+            out = {"tests": own.ru_utime + own.ru_stime + reaped_cpu - self.sampler_cpu}
             followed = [(program, cpu) for _, program, cpu in self.seen.values()] + list(self.gone.values())
         for program, cpu in followed:
             kind = next((k for k, prefix in KINDS if program.startswith(prefix)), "other")

@@ -1,13 +1,13 @@
-"""Browser: on every page, every control changed, the copied link reopened in a fresh context
-shows the same values.
+"""Browser: on every page, every control changed, the copied link reopened by a second visitor
+(a browser context of its own) shows the same values.
 
 The test knows no page: it finds the widgets on the page (sliders, number inputs, select boxes,
 multiselects, toggles and checkboxes, segmented controls and pills, radios, text fields) by their
 test ids and their keys (Streamlit marks a keyed widget's container ``st-key-<key>``), changes each
 visible one that belongs to the page (key ``<stem>_...``) in rounds — a change can reveal or enable
-others — takes "Copy link" (``window.kvvizCopiedLink``, ui/kit/links.py), opens that link in a new
-browser context and compares what both show. A widget without a key cannot be in the URL: it
-counts as a failure too.
+others — takes "Copy link" (``window.kvvizCopiedLink``, ui/kit/links.py), opens that link in a tab
+of another browser context (one for the module, see ``_second_visitor_tab``) and compares what
+both show. A widget without a key cannot be in the URL: it counts as a failure too.
 
 The browser draws no figure here (``without_figures``): what is compared is the controls, the
 tables and the numbers, and Chromium drawing each rerun's figures in software was most of what the
@@ -17,7 +17,7 @@ an exception; the layout tests draw every figure of every view (and take each pa
 The same visit checks the cache replay through the real server: a cached function's elements are
 replayed on a cache hit, and one that drew a progress bar or took an element from an earlier run
 crashes the view exactly then. The page is rerun (the "r" shortcut) at the view it starts from and
-must show the same key numbers, and the copied link, opened in a fresh context, is a second visitor
+must show the same key numbers, and the copied link, opened in the other context, is a second visitor
 of the changed view, served from the cache: it must show the same key numbers too. Every other view
 with a cached function of its own gets the rerun and second-visitor check in AppTest
 (tests/pages/test_cached_views.py).
@@ -238,10 +238,33 @@ def url_settled(page: Page, quiet_s: float = 1.0, most_s: float = 20.0) -> None:
             last, since = page.url, time.monotonic()
 
 
+@pytest.fixture(scope="module")
+def _second_visitor_tab(browser: Browser, browser_context_args: dict):
+    """The tab every page's copied link is opened in: a browser context of its own, so it shares
+    no cookie or storage with the tab whose controls were changed, reused from page to page.
+
+    It is the second visitor of each changed view: it never had a session on that view, and
+    opening the link starts a new one. What it keeps from earlier links is what a second visitor
+    on the same machine has anyway: the browser's cache of Streamlit's scripts, and its storage
+    of other pages' visits. A new context per page started a new renderer, which parsed and
+    compiled those scripts again each time, without checking anything more.
+    """
+    context = browser.new_context(**{**browser_context_args, "viewport": LAPTOP})
+    without_figures(context)
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def second_visitor(_second_visitor_tab: Page):
+    """The second-visitor tab; its last page is left for a blank one (its session ends)."""
+    yield _second_visitor_tab
+    if not _second_visitor_tab.is_closed():
+        _second_visitor_tab.goto("about:blank")
+
+
 @pytest.mark.parametrize("stem", BUILT)
-def test_every_control_survives_the_copied_link(
-    figureless: Page, browser: Browser, browser_context_args: dict, app_url: str, stem: str
-):
+def test_every_control_survives_the_copied_link(figureless: Page, second_visitor: Page, app_url: str, stem: str):
     page = figureless
     watch_runs(page)
     page.set_viewport_size(LAPTOP)
@@ -260,18 +283,13 @@ def test_every_control_survives_the_copied_link(
     page.frame_locator("iframe").first.locator("#copy").click()
     page.wait_for_function("() => window.kvvizCopiedLink")
     link = page.evaluate("() => window.kvvizCopiedLink")
-    fresh = browser.new_context(**{**browser_context_args, "viewport": LAPTOP})
-    without_figures(fresh)
-    try:
-        there_page = fresh.new_page()
-        there_page.goto(link)
-        there_page.get_by_test_id("stAppViewContainer").wait_for()
-        wait_idle(there_page)
-        assert_no_exception(there_page)
-        there = shown(there_page, stem)
-        there_numbers = key_numbers(there_page)
-    finally:
-        fresh.close()
+    there_page = second_visitor
+    there_page.goto(link)
+    there_page.get_by_test_id("stAppViewContainer").wait_for()
+    wait_idle(there_page)
+    assert_no_exception(there_page)
+    there = shown(there_page, stem)
+    there_numbers = key_numbers(there_page)
     lost = {k: (v, there.get(k)) for k, v in here.items() if there.get(k) != v}
     lost |= {k: (None, v) for k, v in there.items() if k not in here}
     lost |= {k: ("no key", "not in the URL") for k in here if k.endswith("(no key)")}
