@@ -21,7 +21,8 @@ HELP = (
     "(and GPUs per instance with --search-gpus), host DRAM in 32 GiB DIMMs and SSD in 3.84 TB drives, exact on "
     "those steps. With --dram-sizes/--ssd-sizes: replay that grid for the deployment given, with the capacity "
     "of each tier reaching 80/90/95%% of the infinite cache's hits, on a local process pool or a Ray cluster. With "
-    "--router R (or several, or all): each router's cheapest instance count, each instance with its own GPU cache."
+    "--router R (or several, or all): each router's cheapest instance count, each instance with its own GPU cache "
+    "and the --dram/--ssd given (HiCache's tiers, or LMCache's CPU and disk backends with --engine vllm-lmcache)."
 )
 
 
@@ -69,9 +70,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     search.add_argument(
         "--router",
         default=None,
-        help="search the instances behind this router, each with its own GPU cache (round-robin, least-load, "
-        "prefix-hash, cache-aware, kv-aware, conductor), several (comma-separated) or all: each router's "
-        "cheapest deployment and the cheapest of them; default: the instances act as one cache",
+        help="search the instances behind this router, each with its own GPU cache and --dram/--ssd "
+        "(round-robin, least-load, prefix-hash, cache-aware, kv-aware, conductor), several (comma-separated) "
+        "or all: each router's cheapest deployment and the cheapest of them; default: the instances act as one cache",
     )
     search.add_argument(
         "--engine",
