@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from plotly.subplots import make_subplots
 
 from kvviz.cacheblend import figures as blend_figs
+from kvviz.common.numbers import readable
 from kvviz.common.style import (
     BASE_PX,
     DASHES,
@@ -27,7 +28,6 @@ from kvviz.common.style import (
     color,
     log_ticks,
     magnitude_label,
-    readable,
     series_style,
     series_styles,
     stack_rows,
