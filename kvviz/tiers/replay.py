@@ -21,7 +21,6 @@ from kvviz.tiers import latency
 from kvviz.tiers.cache import STATS, tiered_replay
 from kvviz.tiers.config import GIB, WRITE_POLICIES, TierConfig
 from kvviz.traces import Trace
-from kvviz.traces.model import read_only
 
 TIERS = ("gpu", "dram", "ssd", "remote")
 REPLAY_ACCESSES_PER_S = 1e6
@@ -75,9 +74,11 @@ def tier_hits(
     prepared: PrefixReplay, caps: Capacities, policy: str, write_policy: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
     """Hit blocks per request in (GPU, DRAM, storage), and the tiers' write and eviction counters."""
-    arrays = (prepared.nodes, prepared.offsets, prepared.parent, prepared.depth)
-    out = tiered_replay(
-        *map(read_only, arrays),
+    out = tiered_replay(  # the prepared arrays are already the one kind the kernel is compiled for
+        prepared.nodes,
+        prepared.offsets,
+        prepared.parent,
+        prepared.depth,
         caps.gpu,
         caps.dram,
         caps.storage,
