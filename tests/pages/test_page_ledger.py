@@ -47,12 +47,19 @@ def test_url_opens_each_view(view, sub_key, sub, title):
     assert len(at.table) == 1 and "paper" in at.table[0].value.columns  # paper vs this simulation
 
 
-def test_model_and_gpu_from_url_and_widget_change():
-    at = open_page("ledger", {"ledger_model": "llama-3.1-70b", "ledger_gpu": "a100"})
+@pytest.mark.parametrize(
+    "query",
+    [{"ledger_model": "Llama 3.1 70B", "ledger_gpu": "A100"}, {"ledger_model": "llama-3.1-70b", "ledger_gpu": "a100"}],
+    ids=["names", "old link with ids"],
+)
+def test_model_and_gpu_from_url_and_widget_change(query):
+    at = open_page("ledger", query)
     assert_clean(at)
-    assert at.selectbox(key="ledger_model").value == "llama-3.1-70b"
+    assert at.selectbox(key="ledger_model").value == "Llama 3.1 70B"
+    assert at.selectbox(key="ledger_gpu").value == "A100"
+    assert at.query_params["ledger_model"] == "Llama 3.1 70B"  # what the reader sees, in a copied link
     assert "320.0 KiB" in [m.value for m in at.metric]
-    at.selectbox(key="ledger_model").set_value("deepseek-r1").run()
+    at.selectbox(key="ledger_model").set_value("DeepSeek-R1").run()
     assert_clean(at)
     assert "68.6 KiB" in [m.value for m in at.metric]
     at.number_input(key="ledger_context").set_value(32_768).run()
@@ -62,7 +69,7 @@ def test_model_and_gpu_from_url_and_widget_change():
 def test_invalid_url_values_are_ignored():
     at = open_page("ledger", {"ledger_view": "Nonsense", "ledger_model": "gpt-9", "ledger_mfu": "abc"})
     assert_clean(at)
-    assert at.selectbox(key="ledger_model").value == "llama-3-8b"
+    assert at.selectbox(key="ledger_model").value == "Llama 3 8B"
     assert any("KV grows" in t for t in _titles(at))
 
 
