@@ -1,10 +1,14 @@
 """AppTest: the ledger page's four views and the Strata I/O page: controls, bad input, shareable URLs."""
 
 import json
+from dataclasses import asdict, replace
 
+import pandas as pd
 import pytest
 
+from kvviz.common import hardware as hw
 from tests.conftest import assert_clean, open_page
+from ui.ledger.inputs import by_id, by_title, titled, titles
 
 pytestmark = pytest.mark.shared_caches
 
@@ -132,3 +136,14 @@ def test_tiers_memory_in_gib_and_a_link_in_gb_opens_the_same_view():
     assert (at.number_input(key="ledger_gpu_gib").value, at.number_input(key="ledger_cpu_gib").value) == (54.02, 46.57)
     assert "ledger_gpu_gb" not in at.query_params
     assert list(_frame_with(at, "setup")["setup"])[1] == "+ CPU 46.6 GiB, 10 GB/s"
+
+
+def test_the_presets_editor_names_each_preset_and_a_row_the_reader_adds_is_named_as_typed():
+    shown = by_title(hw.MODELS, hw.MODEL_TITLES)
+    assert shown["name"].tolist()[:2] == ["Llama 3 8B", "Llama 3.1 70B"]
+    mine = {**asdict(hw.MODELS["llama-3-8b"]), "name": "my model", "layers": 16}
+    edited = pd.concat([shown, pd.DataFrame([mine])], ignore_index=True)
+    models = hw.models_from_frame(by_id(edited, hw.MODEL_TITLES))
+    assert list(models)[:2] == ["llama-3-8b", "llama-3.1-70b"] and models["my model"].layers == 16
+    assert titles(models, hw.MODEL_TITLES)["my model"] == "my model"
+    assert titled(models, hw.MODEL_TITLES)["llama-3-8b"] == replace(hw.MODELS["llama-3-8b"], name="Llama 3 8B")

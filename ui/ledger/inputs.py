@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TypeVar
 
+import pandas as pd
 import streamlit as st
 
 from kvviz.common import glossary
@@ -23,13 +24,13 @@ PRESET_HEADERS = {
     "d_attn": Header("Attn width", "Attention width: query heads × head dimension."),
 }
 """The presets' long column names under short headers, so that the editor fits its box."""
-Spec = TypeVar("Spec", hw.ModelSpec, hw.GPUSpec)
+Spec = TypeVar("Spec", hw.ModelSpec, hw.GPUSpec, hw.LinkSpec)
 
 
 def titles(table: Mapping[str, object], known: Mapping[str, str]) -> dict[str, str]:
     """Each row of a preset table (by id) as the page names it: a preset by its title (``known``), a row
-    the reader added in the Presets expander by the name they typed (their own words; ids are lower case
-    and every title has a capital, so the two never meet)."""
+    the reader added in the Presets expander by the name they typed, in lower case as every id is (every
+    title has a capital, so the two never meet)."""
     return {k: known.get(k, k) for k in table}
 
 
@@ -38,6 +39,19 @@ def titled(table: Mapping[str, Spec], known: Mapping[str, str]) -> dict[str, Spe
     notes drawn from them print the names. The lecture's rows (``ledger.size_rows``) take the presets
     as they are."""
     return {k: replace(v, name=name) for (k, v), name in zip(table.items(), titles(table, known).values(), strict=True)}
+
+
+def by_title(table: Mapping[str, Spec], known: Mapping[str, str]) -> pd.DataFrame:
+    """A preset table for the Presets editor, each preset named by its title in the name column."""
+    frame = hw.to_frame(table)
+    return frame.assign(name=frame["name"].map(lambda n: known.get(n, n)))
+
+
+def by_id(edited: pd.DataFrame, known: Mapping[str, str]) -> pd.DataFrame:
+    """The edited table with each title back to its preset's id (what links, the lecture's rows and the
+    command line know it by); a row the reader added keeps the name typed."""
+    ids = {title: k for k, title in known.items()}
+    return edited.assign(name=edited["name"].map(lambda n: ids.get(n, n)))
 
 
 def presets() -> tuple[dict[str, hw.ModelSpec], dict[str, hw.GPUSpec], dict[str, hw.LinkSpec]]:
@@ -49,17 +63,24 @@ def presets() -> tuple[dict[str, hw.ModelSpec], dict[str, hw.GPUSpec], dict[str,
             "for your session (they are not in a copied link)."
         )
         tables = {
-            k: tab.data_editor(
-                frame,
-                key=f"ledger_edit_{k}",
-                num_rows="dynamic",
-                hide_index=True,
-                width="stretch",
-                column_config=readable(frame.columns, headers=PRESET_HEADERS),
+            k: by_id(
+                tab.data_editor(
+                    frame,
+                    key=f"ledger_edit_{k}",
+                    num_rows="dynamic",
+                    hide_index=True,
+                    width="stretch",
+                    column_config=readable(frame.columns, headers=PRESET_HEADERS),
+                ),
+                known,
             )
-            for tab, (k, frame) in zip(
+            for tab, (k, frame, known) in zip(
                 st.tabs(["Models", "GPUs", "Links"]),
-                (("models", hw.to_frame(hw.MODELS)), ("gpus", hw.to_frame(hw.GPUS)), ("links", hw.to_frame(hw.LINKS))),
+                (
+                    ("models", by_title(hw.MODELS, hw.MODEL_TITLES), hw.MODEL_TITLES),
+                    ("gpus", by_title(hw.GPUS, hw.GPU_TITLES), hw.GPU_TITLES),
+                    ("links", by_title(hw.LINKS, hw.LINK_TITLES), hw.LINK_TITLES),
+                ),
                 strict=True,
             )
         }

@@ -91,19 +91,25 @@ def recompute_view(models: dict, gpus: dict, links: dict) -> None:
     curves = sub == "Break-even curves"
     unused = "Not used here: pick the models to compare in 'Models' above the figure." if curves else ""
     name, m, compute = ledger_inputs.sidebar(models, gpus, model_unused=unused)
+    named = ledger_inputs.titled(links, hw.LINK_TITLES)  # by id, each named as the page names it
+    every = {ln.name: ln for ln in named.values()}
     chosen = {
-        k: links[k]
-        for k in right.multiselect(
-            "Links", list(links), ledger.present(ledger.DEFAULT_LINKS, links), key="ledger_links", **Q
+        named[k].name: named[k]
+        for k in worded(  # (``links`` here is the view's link table)
+            right.multiselect,
+            "Links",
+            ledger_inputs.titles(links, hw.LINK_TITLES),
+            "ledger_links",
+            default=ledger.present(ledger.DEFAULT_LINKS, links),
         )
     }
     settings = {"view": sub, "model": name, "GPU": compute.gpu.name, "MFU": compute.mfu, "links": ", ".join(chosen)}
     with user_errors():
         if curves:
-            named = ledger_inputs.titled(models, hw.MODEL_TITLES)
+            titled = ledger_inputs.titled(models, hw.MODEL_TITLES)
             picks = [
-                named[k]
-                for k in worded(  # (``links`` here is the view's link table)
+                titled[k]
+                for k in worded(
                     st.multiselect,
                     "Models",
                     ledger_inputs.titles(models, hw.MODEL_TITLES),
@@ -121,7 +127,7 @@ def recompute_view(models: dict, gpus: dict, links: dict) -> None:
             )
         elif sub == "One context, every link":
             context = st.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", **Q)
-            lr = ledger.load_or_recompute(m, compute, context, chosen or links).round(2)
+            lr = ledger.load_or_recompute(m, compute, context, chosen or every).round(2)
             figures.figure("ledger.fig_load_vs_recompute", lr, context, name, key="ledger_fig_lr")
             show(lr, "load or recompute", settings | {"context": context})
             shown = notes.load_notes(lr, name, context)
