@@ -126,9 +126,9 @@ def worded(widget: Callable[..., object], label: str, words: Mapping[T, str], ke
 
     The options are the words themselves, so the URL carries what the reader sees (a ``format_func``
     shows words but leaves Streamlit comparing a URL value or a seed with the codes, and a copied link
-    broke). ``default`` is given in codes, and so is a value set in ``st.session_state`` through
-    ``shown``. A link naming an option by its code (``write_back``, ``h100``) opens the same view:
-    ``in_words`` rewrites it before the control is drawn."""
+    broke). ``default`` is given in codes; a page that sets the control's value in ``st.session_state``
+    sets the words. A link naming an option by its code (``write_back``, ``h100``) opens the same view:
+    ``in_words`` rewrites it before the control is first drawn."""
     in_words(key, words)
     if "default" in kwargs and kwargs["default"] is not None:
         kwargs["default"] = shown(words, kwargs["default"])
@@ -140,8 +140,7 @@ def worded(widget: Callable[..., object], label: str, words: Mapping[T, str], ke
 
 
 def shown(words: Mapping[T, str], code: T | Sequence[T]) -> str | list[str]:
-    """The words a ``worded`` control shows for ``code`` (a list for a list of codes): its default, or
-    the value a page puts in ``st.session_state`` for it."""
+    """The words a ``worded`` control shows for ``code`` (a list for a list of codes)."""
     return [words[c] for c in code] if isinstance(code, list | tuple) else words[code]
 
 
