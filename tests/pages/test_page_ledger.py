@@ -104,6 +104,20 @@ def test_url_opens_each_strata_view(view, title):
     assert len(at.table) == 1 and "paper" in at.table[0].value.columns
 
 
+def test_strata_names_its_model_and_gpu_and_a_link_with_their_ids_opens_the_same_view():
+    view = {"strata_view": "Loading-bound"}
+    named = open_page("strata", view | {"strata_model": "Qwen2.5 14B", "strata_gpu": "A100"})
+    by_id = open_page("strata", view | {"strata_model": "qwen2.5-14b", "strata_gpu": "a100"})
+    assert_clean(by_id)
+    assert by_id.selectbox(key="strata_model").options[0] == "Llama 3 8B"
+    assert (by_id.selectbox(key="strata_model").value, by_id.selectbox(key="strata_gpu").value) == (
+        "Qwen2.5 14B",
+        "A100",
+    )
+    assert (by_id.query_params["strata_model"], by_id.query_params["strata_gpu"]) == ("Qwen2.5 14B", "A100")
+    assert [c.proto.spec for c in by_id.get("plotly_chart")] == [c.proto.spec for c in named.get("plotly_chart")]
+
+
 def test_balanced_batching_controls_change_the_result():
     at = open_page("strata", {"strata_view": "Balanced batching"})
     before = _frame_with(at, "stall s FCFS").copy()
