@@ -7,7 +7,7 @@ from kvviz.cacheblend import report as R
 from kvviz.common import glossary
 from ui.cacheblend import cached, views
 from ui.cacheblend.cached import EVAL_SEED, N_DOCS
-from ui.kit import frame
+from ui.kit import frame, links
 from ui.kit.errors import user_errors
 
 STEM = "cacheblend"
@@ -61,12 +61,11 @@ with st.sidebar:
         or "Share of the document's tokens whose KV is recomputed at each layer (the HKVD tokens). "
         + glossary.define("HKVD"),
     )
-    variant = st.selectbox(
+    variant = links.worded(
+        st.selectbox,
         "Token selection",
-        tuple(blend.VARIANTS),
-        key=f"{STEM}_variant",
-        bind="query-params",
-        format_func=lambda v: blend.VARIANTS[v].label,
+        {v: blend.VARIANTS[v].label for v in blend.VARIANTS},
+        f"{STEM}_variant",
         disabled=not documents_used,
         help=off,
     )

@@ -32,8 +32,8 @@ gpu_unused = {
 with st.sidebar:
     name, gpu_name, mfu = ledger_inputs.model_gpu_mfu(
         "strata",
-        list(hw.MODELS),
-        list(hw.GPUS),
+        hw.MODEL_TITLES,
+        hw.GPU_TITLES,
         ("The model whose KV is copied.", "The GPU that computes the new tokens."),
         (model_unused, gpu_unused),
         gpu="h200",
@@ -69,8 +69,8 @@ def body() -> None:
     with user_errors(), st.container():
         m, compute = hw.MODELS[name], hw.Compute(hw.GPUS[gpu_name], mfu)
         knee = sio.knee_ratio(qwen, h200, 256, sio.IOPath(gpu_io_gb_s=gpu_io).bandwidth(qwen, 32, "GPU-assisted"))
-        settings = {"model": name, "L0 µs": overhead, "GPU I/O GB/s": gpu_io}
-        shared = strata_views.Shared(m, gpu_name, mfu, compute, overhead, gpu_io, knee, settings)
+        settings = {"model": hw.MODEL_TITLES[name], "L0 µs": overhead, "GPU I/O GB/s": gpu_io}
+        shared = strata_views.Shared(m, hw.GPU_TITLES[gpu_name], mfu, compute, overhead, gpu_io, knee, settings)
         {"Page size": strata_views.page_size, "Loading-bound": strata_views.loading_bound}.get(
             view, strata_views.balanced_batching
         )(c, shared)
@@ -91,7 +91,7 @@ def body() -> None:
     fcfs_bal = [sio.schedule(sio.burst_example(), qwen, h200, 50 * hw.GB, p, 2, knee) for p in ("fcfs", "balanced")]
     stall = "lower" if fcfs_bal[1].stall_s < sio.PAPER_BURST_STALL_S[1] else "not lower"
     frame.paper_vs_sim(
-        sio.paper_rows(hw.MODELS["llama-3-8b"], overhead, knee, *fcfs_bal),
+        sio.paper_rows(ledger_inputs.titled(hw.MODELS, hw.MODEL_TITLES)["llama-3-8b"], overhead, knee, *fcfs_bal),
         note="The overhead is one "
         "number fitted to two paper points, not a measurement. The burst uses Qwen2.5-14B on an H200 with "
         "GPU-assisted I/O; the notes' request lengths are not given, so 28K-token documents, 256-token "

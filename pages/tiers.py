@@ -7,7 +7,7 @@ from kvviz.common import hardware as hw
 from kvviz.tiers.config import GIB, weight_bytes
 from kvviz.tiers.replay import cost
 from kvviz.traces import fingerprint
-from ui.kit import figures, frame, links
+from ui.kit import figures, frame
 from ui.kit.errors import user_errors
 from ui.kit.traces import replay_trace_picker
 from ui.kit.work import confirm_cost, confirm_memory
@@ -33,7 +33,6 @@ frame.explain(
     "only**, so you see what each tier buys."
 )
 
-links.codes_in_words(tiers.WORDED)  # a link naming a policy by its code (lfu, write_back) opens in words
 trace = replay_trace_picker("tiers")
 key = fingerprint(trace)
 chosen, target = tiers.deployment()

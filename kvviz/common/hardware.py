@@ -146,6 +146,23 @@ MODEL_TITLES: dict[str, str] = dict(
 """Each model preset as a page names it (the command line and the models' notes keep the ids)."""
 GPU_TITLES: dict[str, str] = dict(zip(GPUS, ("H100", "H200", "A100", "A40", "GH200", "MI300X"), strict=True))
 """Each GPU preset as a page names it."""
+LINK_TITLES: dict[str, str] = dict(
+    zip(
+        LINKS,
+        (
+            "HBM3",
+            "NVLink-C2C",
+            "RDMA 800 Gb/s",
+            "PCIe 5.0 x16",
+            "RDMA 400 Gb/s",
+            "NVMe SSD",
+            "Cloud 10 Gb/s",
+            "Cloud 3 Gb/s",
+        ),
+        strict=True,
+    )
+)
+"""Each link preset as a page names it."""
 
 
 def _lookup(table: dict, name: str, kind: str, aliases: dict[str, str] | None = None):

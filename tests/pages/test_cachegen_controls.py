@@ -85,9 +85,9 @@ def test_policies_come_from_the_url_and_a_bad_name_is_ignored():
         },
     )
     assert_clean(at)
-    assert at.multiselect(key="cachegen_policies").value == ["oracle", "text"]
+    assert at.multiselect(key="cachegen_policies").value == ["oracle (bound)", "text only"]
     rows = next(d.value for d in at.dataframe if "chunk" in d.value.columns)
     assert list(dict.fromkeys(rows.policy)) == ["oracle (bound)", "text only"]
     at = open_page("cachegen", {"cachegen_policies": ["oracle (bound)", "no-such-rule"]})
     assert_clean(at)
-    assert at.multiselect(key="cachegen_policies").value == ["oracle"]  # the bad name alone is dropped
+    assert at.multiselect(key="cachegen_policies").value == ["oracle (bound)"]  # the bad name alone is dropped

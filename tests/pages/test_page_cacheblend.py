@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvviz.cacheblend.blend import VARIANTS
 from kvviz.cacheblend.model import WEIGHTS
 from tests.conftest import assert_clean, open_page, shown
 
@@ -50,7 +51,7 @@ def test_every_view_renders_with_the_paper_table():
 def test_widget_changes_rerun_the_document_view():
     at = open_page("cacheblend")
     at.slider(key="cacheblend_chunk").set_value(3).run()
-    at.selectbox(key="cacheblend_variant").set_value("v_layer1").run()
+    at.selectbox(key="cacheblend_variant").set_value(VARIANTS["v_layer1"].label).run()
     at.number_input(key="cacheblend_seed").set_value(42).run()
     assert_clean(at)
     assert "Document 42" in [h.value for h in at.subheader][0]
@@ -89,7 +90,14 @@ def test_invalid_url_values_fall_back_to_defaults():
     )
     assert_clean(at)
     assert at.slider(key="cacheblend_ratio").value == 0.2 and at.slider(key="cacheblend_chunk").value == 5
-    assert at.selectbox(key="cacheblend_variant").value == "paper"
+    assert at.selectbox(key="cacheblend_variant").value == VARIANTS["paper"].label
+
+
+def test_a_link_naming_the_token_selection_by_its_code_opens_it_in_words():
+    at = open_page("cacheblend", {"cacheblend_variant": "k_layer1"})
+    assert_clean(at)
+    assert at.selectbox(key="cacheblend_variant").value == VARIANTS["k_layer1"].label
+    assert at.query_params["cacheblend_variant"] == VARIANTS["k_layer1"].label
 
 
 def test_missing_weights_show_how_to_retrain(monkeypatch, tmp_path):

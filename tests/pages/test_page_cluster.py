@@ -58,12 +58,14 @@ def test_overload_view_renders_every_section():
     assert any("What to notice" in s.value for s in at.subheader)
 
 
-def test_policy_switch_and_a_shared_link_open_the_same_view():
-    at = open_page("cluster", {**FAST, "cluster_policy": "Early rejection + prediction", "cluster_p": "4"})
+@pytest.mark.parametrize("policy", ["Early rejection + prediction", "predict"], ids=["words", "old link with code"])
+def test_policy_switch_and_a_shared_link_open_the_same_view(policy):
+    at = open_page("cluster", {**FAST, "cluster_policy": policy, "cluster_p": "4"})
     assert_clean(at)
     assert at.slider(key="cluster_p").value == 4
+    assert at.query_params["cluster_policy"] == "Early rejection + prediction"  # what the reader sees
     assert "Early rejection + prediction: load and admissions over time (10-s windows)" in _titles(at)
-    at.segmented_control(key="cluster_policy").set_value("baseline").run()
+    at.segmented_control(key="cluster_policy").set_value("Baseline").run()
     assert_clean(at)
     assert "Baseline: load and admissions over time (10-s windows)" in _titles(at)
 
@@ -156,7 +158,7 @@ def test_every_overload_control_changes_what_is_shown():
     assert_each_changes_the_view(
         at,
         [
-            ("segmented_control", "cluster_policy", "baseline"),
+            ("segmented_control", "cluster_policy", "Baseline"),
             ("slider", "cluster_load", 2.5),
             ("number_input", "cluster_mean_in", 15_000),
             ("number_input", "cluster_mean_out", 150),
@@ -227,7 +229,7 @@ def test_kvcentric_placement_on_a_trace_with_block_ids_and_disabled_without():
     assert_clean(at)
     placement = at.segmented_control(key="cluster_placement")
     assert not placement.disabled
-    placement.set_value("kvcentric").run()
+    placement.set_value("KVCache-centric").run()
     assert_clean(at)
     assert any("Prefill placement: **KVCache-centric**" in c.value for c in at.caption)
     csv = b"arrival_time,prompt_tokens,decode_tokens\n0.0,8000,100\n0.5,12000,50\n"

@@ -38,10 +38,10 @@ def test_default_view_draws_both_figures_the_table_and_the_teaching_sections():
 def test_changing_policies_prefix_mode_and_block_size_updates_the_view():
     at = open_page("eviction", SMALL)
     full = _curve_table(at)
-    at.multiselect(key="eviction_policies").set_value(["fifo", "sieve"]).run()
+    at.multiselect(key="eviction_policies").set_value(["FIFO", "SIEVE"]).run()
     assert_clean(at)
     assert list(_curve_table(at).columns)[1:] == ["FIFO", "SIEVE", "Belady (OPT)"]
-    at.multiselect(key="eviction_policies").set_value(["lru", "lfu", "length_aware", "s3fifo"])
+    at.multiselect(key="eviction_policies").set_value(["LRU", "LFU", "LengthAware", "S3-FIFO"])
     at.toggle(key="eviction_prefix").set_value(True).run()
     assert_clean(at)
     prefix = _curve_table(at)
@@ -54,12 +54,13 @@ def test_changing_policies_prefix_mode_and_block_size_updates_the_view():
     assert any("of 1,024 tokens" in c.value for c in at.caption)
 
 
-def test_a_shared_url_opens_the_same_view():
+@pytest.mark.parametrize("policies", [["FIFO", "ARC"], ["fifo", "arc"]], ids=["names", "old link with codes"])
+def test_a_shared_url_opens_the_same_view(policies):
     at = open_page(
         "eviction",
         {
             **SMALL,
-            "eviction_policies": ["FIFO", "ARC"],
+            "eviction_policies": policies,
             "eviction_prefix": "true",
             "eviction_points": "6",
             "eviction_range": ["100", "1k"],
@@ -67,7 +68,8 @@ def test_a_shared_url_opens_the_same_view():
         },
     )
     assert_clean(at)
-    assert at.multiselect(key="eviction_policies").value == ["fifo", "arc"]
+    assert at.multiselect(key="eviction_policies").value == ["FIFO", "ARC"]
+    assert at.query_params["eviction_policies"] == ["FIFO", "ARC"]  # what the reader sees, in a copied link
     assert at.toggle(key="eviction_prefix").value is True
     assert at.select_slider(key="eviction_range").value == (100, 1000)
     assert at.segmented_control(key="eviction_block").value == 2
@@ -135,7 +137,7 @@ def test_every_control_changes_what_is_shown():
             ("select_slider", "eviction_at", at_options[1]),
             ("segmented_control", "eviction_time_show", "All policies"),
             ("slider", "eviction_smooth", 1),
-            ("multiselect", "eviction_policies", ["lru", "fifo", "arc"]),
+            ("multiselect", "eviction_policies", ["LRU", "FIFO", "ARC"]),
             ("select_slider", "eviction_range", (10, 10_000)),
             ("slider", "eviction_points", 8),
             ("toggle", "eviction_paper", False),

@@ -54,7 +54,7 @@ def test_the_answer_or_the_lectures_points_stay_hidden_until_revealed(name):
 def test_the_view_is_set_by_the_address_and_a_typed_answer_is_checked():
     e = ex.exercise("9.1")
     at = open_page("ledger", address(e))
-    assert at.selectbox(key="ledger_model").value == "qwen2.5-14b"
+    assert at.selectbox(key="ledger_model").value == "Qwen2.5 14B"
     assert at.number_input(key="ledger_context").value == 8_000
     at.text_input(key="kvviz_exercise_9.1_breakeven").input("4.5").run()
     assert said(at, "Right: kvviz computes 4.48 GB/s.")

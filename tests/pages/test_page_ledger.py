@@ -1,10 +1,14 @@
 """AppTest: the ledger page's four views and the Strata I/O page: controls, bad input, shareable URLs."""
 
 import json
+from dataclasses import asdict, replace
 
+import pandas as pd
 import pytest
 
+from kvviz.common import hardware as hw
 from tests.conftest import assert_clean, open_page
+from ui.ledger.inputs import by_id, by_title, titled, titles
 
 pytestmark = pytest.mark.shared_caches
 
@@ -47,12 +51,19 @@ def test_url_opens_each_view(view, sub_key, sub, title):
     assert len(at.table) == 1 and "paper" in at.table[0].value.columns  # paper vs this simulation
 
 
-def test_model_and_gpu_from_url_and_widget_change():
-    at = open_page("ledger", {"ledger_model": "llama-3.1-70b", "ledger_gpu": "a100"})
+@pytest.mark.parametrize(
+    "query",
+    [{"ledger_model": "Llama 3.1 70B", "ledger_gpu": "A100"}, {"ledger_model": "llama-3.1-70b", "ledger_gpu": "a100"}],
+    ids=["names", "old link with ids"],
+)
+def test_model_and_gpu_from_url_and_widget_change(query):
+    at = open_page("ledger", query)
     assert_clean(at)
-    assert at.selectbox(key="ledger_model").value == "llama-3.1-70b"
+    assert at.selectbox(key="ledger_model").value == "Llama 3.1 70B"
+    assert at.selectbox(key="ledger_gpu").value == "A100"
+    assert at.query_params["ledger_model"] == "Llama 3.1 70B"  # what the reader sees, in a copied link
     assert "320.0 KiB" in [m.value for m in at.metric]
-    at.selectbox(key="ledger_model").set_value("deepseek-r1").run()
+    at.selectbox(key="ledger_model").set_value("DeepSeek-R1").run()
     assert_clean(at)
     assert "68.6 KiB" in [m.value for m in at.metric]
     at.number_input(key="ledger_context").set_value(32_768).run()
@@ -62,7 +73,7 @@ def test_model_and_gpu_from_url_and_widget_change():
 def test_invalid_url_values_are_ignored():
     at = open_page("ledger", {"ledger_view": "Nonsense", "ledger_model": "gpt-9", "ledger_mfu": "abc"})
     assert_clean(at)
-    assert at.selectbox(key="ledger_model").value == "llama-3-8b"
+    assert at.selectbox(key="ledger_model").value == "Llama 3 8B"
     assert any("KV grows" in t for t in _titles(at))
 
 
@@ -91,6 +102,20 @@ def test_url_opens_each_strata_view(view, title):
     assert at.title[0].value == "Strata's I/O"
     assert any(title in t for t in _titles(at)), _titles(at)
     assert len(at.table) == 1 and "paper" in at.table[0].value.columns
+
+
+def test_strata_names_its_model_and_gpu_and_a_link_with_their_ids_opens_the_same_view():
+    view = {"strata_view": "Loading-bound"}
+    named = open_page("strata", view | {"strata_model": "Qwen2.5 14B", "strata_gpu": "A100"})
+    by_id = open_page("strata", view | {"strata_model": "qwen2.5-14b", "strata_gpu": "a100"})
+    assert_clean(by_id)
+    assert by_id.selectbox(key="strata_model").options[0] == "Llama 3 8B"
+    assert (by_id.selectbox(key="strata_model").value, by_id.selectbox(key="strata_gpu").value) == (
+        "Qwen2.5 14B",
+        "A100",
+    )
+    assert (by_id.query_params["strata_model"], by_id.query_params["strata_gpu"]) == ("Qwen2.5 14B", "A100")
+    assert [c.proto.spec for c in by_id.get("plotly_chart")] == [c.proto.spec for c in named.get("plotly_chart")]
 
 
 def test_balanced_batching_controls_change_the_result():
@@ -125,3 +150,14 @@ def test_tiers_memory_in_gib_and_a_link_in_gb_opens_the_same_view():
     assert (at.number_input(key="ledger_gpu_gib").value, at.number_input(key="ledger_cpu_gib").value) == (54.02, 46.57)
     assert "ledger_gpu_gb" not in at.query_params
     assert list(_frame_with(at, "setup")["setup"])[1] == "+ CPU 46.6 GiB, 10 GB/s"
+
+
+def test_the_presets_editor_names_each_preset_and_a_row_the_reader_adds_is_named_as_typed():
+    shown = by_title(hw.MODELS, hw.MODEL_TITLES)
+    assert shown["name"].tolist()[:2] == ["Llama 3 8B", "Llama 3.1 70B"]
+    mine = {**asdict(hw.MODELS["llama-3-8b"]), "name": "my model", "layers": 16}
+    edited = pd.concat([shown, pd.DataFrame([mine])], ignore_index=True)
+    models = hw.models_from_frame(by_id(edited, hw.MODEL_TITLES))
+    assert list(models)[:2] == ["llama-3-8b", "llama-3.1-70b"] and models["my model"].layers == 16
+    assert titles(models, hw.MODEL_TITLES)["my model"] == "my model"
+    assert titled(models, hw.MODEL_TITLES)["llama-3-8b"] == replace(hw.MODELS["llama-3-8b"], name="Llama 3 8B")

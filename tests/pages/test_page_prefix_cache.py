@@ -37,7 +37,7 @@ def test_curves_view_table_and_controls_in_the_url():
         "prefix_cache", {**EXAMPLE, "prefix_policies": ["LRU", "MRU"], "prefix_model": "llama-2-7b"}, timeout=180
     )
     assert_clean(at)
-    assert at.multiselect(key="prefix_policies").value == ["lru", "mru"]
+    assert at.multiselect(key="prefix_policies").value == ["LRU", "MRU"]
     table = next(df.value for df in at.dataframe if "share of ceiling" in df.value.columns)
     assert set(table["policy"]) == {"LRU", "MRU"} and set(table["share of ceiling"]) == {"80%", "90%", "95%"}
     assert any("MiB of Llama 2 7B KV" in c.value for c in at.caption)  # the link named it by its id

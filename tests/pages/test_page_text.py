@@ -17,10 +17,19 @@ from urllib.parse import parse_qsl
 import pytest
 from streamlit.testing.v1.element_tree import Widget
 
+from kvviz.cacheblend import blend
+from kvviz.cachegen.figures import POLICY_LABELS as STREAM_LABELS
+from kvviz.common import hardware as hw
 from kvviz.common.glossary import TERMS
+from kvviz.mooncake import overload
+from kvviz.radix.replay import POLICY_LABELS, WRITE_LABELS
 from tests.conftest import LENGTHS_ONLY, assert_clean, open_page, open_with_session_trace
 from tests.e2e.test_layout_browser import VIEWS
 from tests.pages.page_controls import keyed_widgets
+from ui.cluster.routers import ENGINE_NAMES
+from ui.eviction.controls import POLICY_WORDS as EVICTION_WORDS
+from ui.kit.traces import FORMAT_WORDS
+from ui.prefix_cache.controls import POLICY_WORDS as PREFIX_WORDS
 
 pytestmark = pytest.mark.shared_caches
 
@@ -42,10 +51,28 @@ INTERNAL = {
 }
 ALLOWED = {term for term in TERMS if "_" in term}
 """Names the reader meets outside this project: jargon the glossary defines (t_d, lock_ref)."""
-CODES = frozenset(
-    {"lru", "lfu", "fifo", "mru", "filo", "slru", "detect", "mooncake", "qwen", "csv", "sglang", "vllm-lmcache"}
+WORDED = (
+    POLICY_LABELS,
+    WRITE_LABELS,
+    hw.MODEL_TITLES,
+    hw.GPU_TITLES,
+    FORMAT_WORDS,
+    ENGINE_NAMES,
+    overload.POLICY_LABELS,
+    overload.PLACEMENT_LABELS,
+    STREAM_LABELS,
+    {v: blend.VARIANTS[v].label for v in blend.VARIANTS},
+    EVICTION_WORDS,
+    PREFIX_WORDS,
 )
-"""The models' codes that controls once offered as their options: they offer words now (LRU, Mooncake JSONL)."""
+"""Every code → words map behind a control that offers words."""
+CODES = frozenset(str(code) for words in WORDED for code, shown in words.items() if str(code) != shown)
+"""The models' codes (lru, write_back, mooncake, llama-3-8b, h100, kvcentric): no control offers one as an
+option, whatever map a new control takes its options from; they offer words (LRU, Mooncake JSONL, H100)."""
+PRESET_ID = re.compile(
+    r"(?<![\w.-])(?:" + "|".join(map(re.escape, sorted({*hw.MODELS, *hw.GPUS}, key=len, reverse=True))) + r")(?![\w-])"
+)
+"""A model or GPU preset by its id (llama-3-8b, h100) in any text: the pages name them (Llama 3 8B, H100)."""
 HOVER_FIELD = re.compile(r"%\{[^}]*\}")
 
 
@@ -121,6 +148,10 @@ def internal_names(at) -> list[str]:
             ]
         if where.startswith("control") and text in CODES:
             found.append(f"{where}: {text!r} (code name offered as an option)")
+        found += [
+            f"{where}: {m.group(0)!r} (preset id) in {text[max(0, m.start() - 60) : m.end() + 60]!r}"
+            for m in PRESET_ID.finditer(unquoted)
+        ]
     return found
 
 

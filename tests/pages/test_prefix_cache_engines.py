@@ -56,9 +56,9 @@ def test_over_time_and_per_request_show_vllm():
         timeout=180,
     )
     assert_clean(at)
-    assert at.selectbox(key="prefix_heat_a").value == "vllm" and at.selectbox(key="prefix_heat_b").value == "lru"
+    assert at.selectbox(key="prefix_heat_a").value == "vLLM" and at.selectbox(key="prefix_heat_b").value == "LRU"
     assert [s["layout"]["title"]["text"] for s in _specs(at)][1].startswith("vLLM − LRU")
     at.segmented_control(key="prefix_view").set_value("Per request").run()
     assert_clean(at)
-    assert at.selectbox(key="prefix_req_policy").value == "vllm"
+    assert at.selectbox(key="prefix_req_policy").value == "vLLM"
     assert ", vLLM" in json.dumps(_specs(at)[0]["layout"]["title"])

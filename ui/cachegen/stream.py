@@ -50,13 +50,13 @@ def sweep_of(inputs: StreamInputs, slos: tuple[float, ...]) -> pd.DataFrame:
 def timeline_part(inputs: StreamInputs, setup: S.StreamSetup, bw: S.Bandwidth, settings: dict) -> None:
     """The policies picked, their timeline and per-chunk table: a change of policies reruns only this part."""
     names = S.policy_names(setup)
-    policies = st.multiselect(
+    policies = links.worded(
+        st.multiselect,
         "Policies (one row each)",
-        names,
-        DEFAULT_POLICIES,
-        key=f"{STEM}_policies",
+        {p: figs.policy_label(p) for p in names},
+        f"{STEM}_policies",
+        default=list(DEFAULT_POLICIES),
         **links.PART,
-        format_func=figs.policy_label,
         help="Each row streams the same context over the first trace under one rule. " + glossary.define("TTFT"),
     )
     chosen = tuple(p for p in policies if p in names) or ("paper",)

@@ -72,14 +72,14 @@ def policy_part(
 ) -> None:
     """The policy shown, its timeline and counts: switching the policy reruns only this part."""
     with st.container(horizontal=True, vertical_alignment="bottom"):
-        policy = st.segmented_control(
+        policy = links.worded(
+            st.segmented_control,
             "Policy",
-            overload.POLICIES,
+            overload.POLICY_LABELS,
+            "cluster_policy",
             default="early",
             required=True,
-            key="cluster_policy",
             **links.PART,
-            format_func=overload.POLICY_LABELS.get,
         )
         frame.terms("TTFT", "TBT", "SLO", "t_d")
     shown, row = runs[policy][0], table.set_index("policy").loc[policy]
@@ -140,14 +140,13 @@ def arrival_controls() -> dict:
 def placement_control(trace: Trace | None) -> str:
     """Where prefills run: a choice on a trace with block ids; load balancing otherwise, saying why."""
     reuse = trace is not None and trace.has_block_ids
-    chosen = st.segmented_control(
+    chosen = links.worded(
+        st.segmented_control,
         "Prefill placement",
-        overload.PLACEMENTS,
+        overload.PLACEMENT_LABELS,
+        "cluster_placement",
         default="balance",
         required=True,
-        key="cluster_placement",
-        bind="query-params",
-        format_func=overload.PLACEMENT_LABELS.get,
         disabled=not reuse,
         help="KVCache-centric: the Conductor's Algorithm 1 sends each request to the prefill instance "
         "with the smallest predicted TTFT, counting the prefix cached there or fetched from another "

@@ -52,7 +52,6 @@ def router_row(key: str, config: ClusterConfig, router: str, _trace: Trace) -> d
 
 def controls() -> tuple[tuple[str, ...], tuple[int, ...], ClusterConfig, float]:
     """The sidebar's routers, instance counts, each instance's cache and engine, and the TTFT target."""
-    links.codes_in_words({"cluster_engine": ENGINE_NAMES})  # a link naming the engine by its code (vllm-lmcache)
     st.header("Routers")
     rules = "\n\n".join(f"**{name}**: {rule}" for name, rule in ROUTER_RULES.items())
     routers = st.multiselect("Routers", ROUTERS, default=list(DEFAULT_ROUTERS), key="cluster_routers", **Q, help=rules)
@@ -60,9 +59,9 @@ def controls() -> tuple[tuple[str, ...], tuple[int, ...], ClusterConfig, float]:
     blocks = st.number_input(
         "GPU cache per instance (blocks)", 16, 1_000_000, 4096, 256, key="cluster_router_blocks", **Q
     )
-    engine = links.worded_selectbox(
-        "Engine", ENGINE_NAMES, "cluster_engine", help="Each instance's stack: SGLang's radix cache, or vLLM's block "
-        "pool (LMCache's backends off).",
+    engine = links.worded(
+        st.selectbox, "Engine", ENGINE_NAMES, "cluster_engine",
+        help="Each instance's stack: SGLang's radix cache, or vLLM's block pool (LMCache's backends off).",
     )  # fmt: skip
     target = st.number_input("TTFT p90 target (s)", 0.01, 600.0, 1.0, 0.1, key="cluster_router_target", **Q)
     chosen = tuple(r for r in ROUTERS if r in routers), tuple(sorted(counts))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from kvviz.common import hardware as hw
 from kvviz.mooncake import conductor
 from kvviz.mooncake.notes import scheduling_notes, scheduling_paper_note
 from kvviz.traces import Trace
@@ -64,7 +65,7 @@ def prefill_controls(trace: Trace) -> dict:
             500,
             key="cluster_cache",
             bind="query-params",
-            help=f"A {trace.block_size}-token block of {model.name} is {block_mib:,.0f} MiB.",
+            help=f"A {trace.block_size}-token block of {hw.MODEL_TITLES[model.name]} is {block_mib:,.0f} MiB.",
         ),
         balancing_threshold=st.slider(
             "Balancing threshold (prefix ratio)",

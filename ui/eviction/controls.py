@@ -20,6 +20,8 @@ LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]  # 1 … 5,000,000 blo
 FACTORS = [1, 2, 4, 8]
 SAMPLING = ["auto", "exact", "10%", "1%"]
 TIME_VIEWS = ["Leader vs LRU", "All policies"]
+POLICY_WORDS = {p: POLICIES[p].label for p in ONLINE}
+"""The online policies by their names (LRU, S3-FIFO): the URL carries these; a link with the codes opens too."""
 
 
 @dataclass(frozen=True)
@@ -42,13 +44,12 @@ def cache_controls(trace: Trace) -> CacheControls:
     """The sidebar's Cache section, every control in the URL."""
     with st.sidebar:
         st.header("Cache")
-        policies = st.multiselect(
+        policies = links.worded(
+            st.multiselect,
             "Policies",
-            ONLINE,
+            POLICY_WORDS,
+            "eviction_policies",
             default=["lru", "lfu", "length_aware", "s3fifo"],
-            format_func=lambda p: POLICIES[p].label,
-            key="eviction_policies",
-            bind="query-params",
             help="Belady and the infinite cache are always drawn.",
         )
         low, high = st.select_slider(

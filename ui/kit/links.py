@@ -20,9 +20,9 @@ from __future__ import annotations
 import functools
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 import streamlit as st
 
@@ -65,6 +65,9 @@ def page_prefix(stem: str) -> str:
     """The prefix of every widget key (and URL parameter) that belongs to page ``stem``."""
     return f"{KEY_STEMS.get(stem, stem)}_"
 
+
+T = TypeVar("T")
+"""A control's codes: the model's own values (a policy's code, a model's id)."""
 
 _RUN = threading.local()
 """The page this script thread runs (``stem``): app.py and each part's run set it, ``stop`` reads it."""
@@ -116,29 +119,47 @@ def view_fragment(stem: str) -> Callable[[Callable[..., None]], Callable[..., No
     return decorate
 
 
-def codes_in_words(worded: Mapping[str, Mapping[str, str]]) -> None:
-    """Before a page draws its controls: a link naming an option of control ``key`` by the model's code
-    (``write_back``) has it in words (``worded[key]``: code → the words shown), and the run starts again,
-    Streamlit seeding a control from the URL its run started with. Such a control's options are the
-    words themselves, so the URL carries what the reader sees (Streamlit writes a ``format_func``'s
-    label into the URL, and a check or seed comparing it with the codes broke copied links), and a
-    link written with the codes still opens the same view. ``code(words, choice)`` turns the choice
-    back into the model's code."""
-    old = {key: words[raw] for key, words in worded.items() if (raw := st.query_params.get(key)) in words}
-    for key, value in old.items():
-        routing.set_url_param(key, value)
-    if old:
-        st.rerun()
+def worded(widget: Callable[..., object], label: str, words: Mapping[T, str], key: str, **kwargs) -> object:
+    """A choice bound to the URL whose options are ``words`` (code → the words shown): ``widget`` is
+    ``st.selectbox``, ``st.radio``, ``st.segmented_control``, ``st.pills`` or ``st.multiselect`` (or a
+    column's). Returns the chosen code (a list of codes for a multiselect; ``None`` when nothing is chosen).
+
+    The options are the words themselves, so the URL carries what the reader sees (a ``format_func``
+    shows words but leaves Streamlit comparing a URL value or a seed with the codes, and a copied link
+    broke). ``default`` is given in codes; a page that sets the control's value in ``st.session_state``
+    sets the words. A link naming an option by its code (``write_back``, ``h100``) opens the same view:
+    ``in_words`` rewrites it before the control is first drawn."""
+    in_words(key, words)
+    if "default" in kwargs and kwargs["default"] is not None:
+        kwargs["default"] = shown(words, kwargs["default"])
+    choice = widget(label, list(words.values()), key=key, **{"bind": "query-params", **kwargs})
+    codes = {w: c for c, w in words.items()}
+    if isinstance(choice, list):
+        return [codes[w] for w in choice if w in codes]
+    return codes.get(choice)
 
 
-def code(words: Mapping[str, str], shown: str) -> str:
-    """The model's code of the option shown as ``shown`` (see ``codes_in_words``)."""
-    return next(c for c, w in words.items() if w == shown)
+def shown(words: Mapping[T, str], code: T | Sequence[T]) -> str | list[str]:
+    """The words a ``worded`` control shows for ``code`` (a list for a list of codes)."""
+    return [words[c] for c in code] if isinstance(code, list | tuple) else words[code]
 
 
-def worded_selectbox(label: str, words: Mapping[str, str], key: str, **kwargs) -> str:
-    """A select box bound to the URL offering ``words`` (code → the words shown); returns the chosen code."""
-    return code(words, st.selectbox(label, list(words.values()), key=key, bind="query-params", **kwargs))
+def in_words(key: str, words: Mapping[T, str]) -> None:
+    """A fresh control ``key`` whose URL value names an option by its code (``str(code)``) has it in words
+    and the run starts again: Streamlit seeds a control from the URL its run started with. A value that
+    is already words stays (a code spelled like another option's words is read as the words)."""
+    if key in st.session_state or key not in st.query_params:
+        return
+    by_code = {str(c): w for c, w in words.items()}
+    raw = st.query_params.get_all(key)
+    fixed = [v if v in by_code.values() else by_code.get(v, v) for v in raw]
+    if fixed == raw:
+        return
+    if len(fixed) == 1:
+        routing.set_url_param(key, fixed[0])
+    else:
+        st.query_params[key] = fixed
+    st.rerun()
 
 
 def stop() -> NoReturn:

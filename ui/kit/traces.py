@@ -315,10 +315,11 @@ def _library(prefix: str) -> dict | None:
 def _reading_controls(prefix: str) -> tuple:
     """How to read an upload: format, block size, time unit, bad rows, re-chaining (all in the URL)."""
     with st.expander("How to read the file"):
-        fmt = st.selectbox(
+        fmt = links.worded(
+            st.selectbox,
             "Format",
-            list(FORMAT_WORDS.values()),
-            key=f"{prefix}_format",
+            FORMAT_WORDS,
+            f"{prefix}_format",
             **KEEP,
             help="A CSV's columns are found by their names.",
         )
@@ -356,7 +357,7 @@ def _reading_controls(prefix: str) -> tuple:
             "equal prefixes (other formats are chained already).",
         )
     return (
-        None if (code := links.code(FORMAT_WORDS, fmt)) == "detect" else code,
+        None if fmt == "detect" else fmt,
         int(block_size) if block_size else None,
         None if unit == FORMAT_DEFAULT else unit,
         bool(skip),
@@ -437,7 +438,6 @@ def trace_picker(prefix: str, *, sidebar: DeltaGenerator | None = None) -> Trace
     sidebar's end), so a page whose views differ in having a trace keeps its other sidebar controls
     in place.
     """
-    links.codes_in_words({f"{prefix}_format": FORMAT_WORDS})  # a link naming the format by its code
     _follow(prefix)
     if arrival_params().get(f"{prefix}_source") == LEGACY_SOURCE:
         # On the page, not in the sidebar: presenter mode collapses the sidebar.

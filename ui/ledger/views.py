@@ -10,6 +10,7 @@ from kvviz.common import hardware as hw
 from kvviz.ledger import ledger, notes
 from ui.kit import figures, frame, links
 from ui.kit.errors import user_errors
+from ui.kit.links import worded
 from ui.kit.tables import data_table
 from ui.ledger import inputs as ledger_inputs
 from ui.ledger.inputs import Q
@@ -40,7 +41,8 @@ def size_view(models: dict, gpus: dict, links: dict) -> None:
 
 @links.view_fragment("ledger")
 def size_body(models: dict, name: str, m: hw.ModelSpec) -> None:
-    """The Size view under the sidebar: its own inputs rerun only this part of the page."""
+    """The Size view under the sidebar: its own inputs rerun only this part of the page. ``name`` and ``m``
+    are the model as the page names it; the table, figure and notes name every model so too."""
     c1, c2, c3 = st.columns(3)
     context = c1.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", **links.PART)
     capacity = c2.number_input(
@@ -56,11 +58,12 @@ def size_body(models: dict, name: str, m: hw.ModelSpec) -> None:
         **links.PART,
         help="For the KV-per-day figure; the course notes' DeepSeek-R1 on one MI300X does 2,625.",
     )
+    shown = {s.name: s for s in ledger_inputs.titled(models, hw.MODEL_TITLES).values()}
     with user_errors():
-        size = ledger.size_table(models, context, capacity)
+        size = ledger.size_table(shown, context, capacity)
         ledger_inputs.cards(ledger.size_metrics(m, context, capacity, rate))
     figures.figure(
-        "ledger.fig_size", ledger.size_curve(models.values(), CONTEXTS), context, capacity, key="ledger_fig_size"
+        "ledger.fig_size", ledger.size_curve(shown.values(), CONTEXTS), context, capacity, key="ledger_fig_size"
     )
     show(size, "KV size per model", {"context": context, "memory GiB": capacity}, ledger.SIZE_FORMATS)
     frame.explain(
@@ -68,7 +71,7 @@ def size_body(models: dict, name: str, m: hw.ModelSpec) -> None:
         "layers × 2 × KV heads × head dim × bytes per value**. MLA keeps one 576-wide latent per layer "
         "instead. Edit any model, or add your own, in the Presets table above."
     )
-    frame.what_to_notice(notes.size_notes(size, models, name, context, capacity))
+    frame.what_to_notice(notes.size_notes(size, shown, name, context, capacity))
     frame.paper_vs_sim(ledger.size_rows(models), note=notes.SIZE_PAPER_NOTE)
 
 
@@ -88,25 +91,43 @@ def recompute_view(models: dict, gpus: dict, links: dict) -> None:
     curves = sub == "Break-even curves"
     unused = "Not used here: pick the models to compare in 'Models' above the figure." if curves else ""
     name, m, compute = ledger_inputs.sidebar(models, gpus, model_unused=unused)
+    named = ledger_inputs.titled(links, hw.LINK_TITLES)  # by id, each named as the page names it
+    every = {ln.name: ln for ln in named.values()}
     chosen = {
-        k: links[k]
-        for k in right.multiselect(
-            "Links", list(links), ledger.present(ledger.DEFAULT_LINKS, links), key="ledger_links", **Q
+        named[k].name: named[k]
+        for k in worded(  # (``links`` here is the view's link table)
+            right.multiselect,
+            "Links",
+            ledger_inputs.titles(links, hw.LINK_TITLES),
+            "ledger_links",
+            default=ledger.present(ledger.DEFAULT_LINKS, links),
         )
     }
     settings = {"view": sub, "model": name, "GPU": compute.gpu.name, "MFU": compute.mfu, "links": ", ".join(chosen)}
     with user_errors():
         if curves:
-            picks = st.multiselect(
-                "Models", list(models), ledger.present(ledger.BREAKEVEN_MODELS, models), key="ledger_models", **Q
-            )
-            be = ledger.breakeven_table([models[k] for k in picks], compute, CONTEXTS)
+            titled = ledger_inputs.titled(models, hw.MODEL_TITLES)
+            picks = [
+                titled[k]
+                for k in worded(
+                    st.multiselect,
+                    "Models",
+                    ledger_inputs.titles(models, hw.MODEL_TITLES),
+                    "ledger_models",
+                    default=ledger.present(ledger.BREAKEVEN_MODELS, models),
+                )
+            ]
+            be = ledger.breakeven_table(picks, compute, CONTEXTS)
             figures.figure("ledger.fig_breakeven", be, chosen, key="ledger_fig_be")
             shown = notes.breakeven_notes(be, chosen)
-            show(ledger.breakeven_pivot(be), "break-even bandwidth", settings | {"models": ", ".join(picks)})
+            show(
+                ledger.breakeven_pivot(be),
+                "break-even bandwidth",
+                settings | {"models": ", ".join(p.name for p in picks)},
+            )
         elif sub == "One context, every link":
             context = st.number_input("Context (tokens)", 1, 10_000_000, 8_000, key="ledger_context", **Q)
-            lr = ledger.load_or_recompute(m, compute, context, chosen or links).round(2)
+            lr = ledger.load_or_recompute(m, compute, context, chosen or every).round(2)
             figures.figure("ledger.fig_load_vs_recompute", lr, context, name, key="ledger_fig_lr")
             show(lr, "load or recompute", settings | {"context": context})
             shown = notes.load_notes(lr, name, context)
@@ -165,7 +186,8 @@ def economics_view(models: dict, gpus: dict, links: dict) -> None:
     with user_errors():
         p = ledger.Prices(prices["gpu"], prices["tib"] * hw.TB / ledger.TIB)
         node = hw.Compute(compute.gpu, compute.mfu, node_gpus)
-        picks = [models[k] for k in ledger.present(ledger.ECONOMICS_MODELS, models)]
+        named = ledger_inputs.titled(models, hw.MODEL_TITLES)
+        picks = [named[k] for k in ledger.present(ledger.ECONOMICS_MODELS, models)]
         econ = ledger.economics_curve(picks or [m], node, CONTEXTS[CONTEXTS <= 262_144], p)
         ledger_inputs.cards(ledger.economics_metrics(node_gpus, storage_tib * ledger.TIB / hw.TB, p))
     figures.figure("ledger.fig_economics", econ, key="ledger_fig_econ")

@@ -23,6 +23,8 @@ from ui.prefix_cache import views
 
 WORDED = {"prefix_model": hardware.MODEL_TITLES, "prefix_gpu": hardware.GPU_TITLES}
 """The controls whose options are names for the presets' ids (URL values are the names)."""
+POLICY_WORDS = {p: pc.label(p) for p in pc.POLICY_NAMES}
+"""The radix policies by their names (LRU): the URL carries these; a link with the codes (lru) opens too."""
 SAMPLES = ("exact", "50%", "20%", "10%")
 LADDER = [m * 10**k for k in range(7) for m in (1, 2, 5)]  # 1 … 5,000,000 blocks
 TREE_VIEW = "Prefix tree"
@@ -81,17 +83,15 @@ class CacheChoice:
 def cache_controls(view: str, engine: str) -> CacheChoice:
     """The sidebar's cache controls, each disabled with its reason on a view it cannot change; stops the
     run, saying what to do, when no policy is picked on a view that replays them."""
-    links.codes_in_words(WORDED)  # a link naming the model or GPU by its id (llama-3-8b, h100)
     off = partial(unused, view=view, engine=engine)
     with st.sidebar:
         st.header("Cache")
-        policies = st.multiselect(
+        policies = links.worded(
+            st.multiselect,
             "Radix eviction policies" if engine == "SGLang" else "SGLang policies beside vLLM",
-            pc.POLICY_NAMES,
+            POLICY_WORDS,
+            "prefix_policies",
             default=list(pc.BLOCK_TWINS),
-            format_func=str.upper,
-            key="prefix_policies",
-            bind="query-params",
             **off("policies", "LRU, LFU and FIFO also run on the block cache, for the side-by-side view."),
         )
         low, high = st.select_slider(
@@ -105,13 +105,15 @@ def cache_controls(view: str, engine: str) -> CacheChoice:
         points = st.slider(
             "Points on the curve", 4, 30, 16, key="prefix_points", bind="query-params", **off("capacities")
         )
-        model = links.worded_selectbox(
+        model = links.worded(
+            st.selectbox,
             "Model (KV bytes per token)",
             WORDED["prefix_model"],
             "prefix_model",
             **off("model", "Sets the GiB of a block."),
         )
-        gpu = links.worded_selectbox(
+        gpu = links.worded(
+            st.selectbox,
             "GPU (HBM price)",
             WORDED["prefix_gpu"],
             "prefix_gpu",

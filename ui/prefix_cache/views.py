@@ -306,10 +306,10 @@ def engines_example_view() -> tuple[list[str], list[dict]]:
     return notes, []
 
 
-def own_choices(s: Setup) -> tuple[str, ...]:
-    """What a view that picks its own policy offers: every SGLang policy, vLLM's pool first under vLLM.
-    Only the policies picked are replayed, so offering them all costs nothing."""
-    return ((vllm.POLICY,) if s.engine == "vLLM" else ()) + pc.POLICY_NAMES
+def own_choices(s: Setup) -> dict[str, str]:
+    """What a view that picks its own policy offers, code → name: every SGLang policy, vLLM's pool first
+    under vLLM. Only the policies picked are replayed, so offering them all costs nothing."""
+    return {p: pc.label(p) for p in ((vllm.POLICY,) if s.engine == "vLLM" else ()) + pc.POLICY_NAMES}
 
 
 def follow_engine(s: Setup, key: str) -> None:
@@ -317,7 +317,7 @@ def follow_engine(s: Setup, key: str) -> None:
     SGLang's first policy when it is SGLang again. Run before the control is drawn."""
     seen = f"{key}_engine"
     if st.session_state.get(seen, s.engine) != s.engine:
-        st.session_state[key] = own_choices(s)[0]
+        st.session_state[key] = next(iter(own_choices(s).values()))
     st.session_state[seen] = s.engine
 
 
@@ -325,9 +325,7 @@ def requests_view(s: Setup) -> tuple[list[str], list[dict]]:
     """Distribution of each request's prefix-hit fraction at one capacity, and by turn when the trace has turns."""
     follow_engine(s, "prefix_req_policy")
     left, right = st.columns(2)
-    policy = left.selectbox(
-        "Policy", own_choices(s), format_func=pc.label, key="prefix_req_policy", bind="query-params"
-    )
+    policy = links.worded(left.selectbox, "Policy", own_choices(s), "prefix_req_policy")
     at = right.select_slider(
         "Capacity",
         s.finite,
@@ -353,9 +351,9 @@ def time_view(s: Setup) -> tuple[list[str], list[dict]]:
     """Hit ratio per time window and capacity for one policy, and its difference from another."""
     follow_engine(s, "prefix_heat_a")
     left, right = st.columns(2)
-    a = left.selectbox("Policy", own_choices(s), format_func=pc.label, key="prefix_heat_a", bind="query-params")
-    others = [p for p in own_choices(s) if p != a]
-    b = right.selectbox("Compared with", others, format_func=pc.label, key="prefix_heat_b", bind="query-params")
+    a = links.worded(left.selectbox, "Policy", own_choices(s), "prefix_heat_a")
+    others = {p: name for p, name in own_choices(s).items() if p != a}
+    b = links.worded(right.selectbox, "Compared with", others, "prefix_heat_b")
     labels = [s.label(c) for c in s.finite]
     wa = pc.window_ratios(s.replay, prefix_table(s.key, a, s.capacities, s.trace)[:-1])
     wb = pc.window_ratios(s.replay, prefix_table(s.key, b, s.capacities, s.trace)[:-1])

@@ -11,7 +11,6 @@ import streamlit as st
 from kvviz.radix.presets import PRESETS
 from kvviz.radix.replay import POLICY_LABELS, WRITE_LABELS, ReplayConfig, replay
 from kvviz.radix.script import parse_text
-from ui.kit import links
 
 TREES = {"radix": "RadixCache", "hiradix": "HiRadixCache"}  # URL values are the shown labels
 BY_TITLE = {p.title: k for k, p in PRESETS.items()}
@@ -50,7 +49,7 @@ LIMITS = {
     "radix_threshold": (0, 1_000_000),
 }
 CHOICES = {
-    **{key: tuple(words.values()) for key, words in WORDED.items()},
+    **{key: (*words.values(), *words) for key, words in WORDED.items()},  # a code: an old link, put in words
     "radix_strata": ("true", "false"),
     "radix_ack": ("true", "false"),
 }
@@ -69,8 +68,7 @@ TOGGLES = ("radix_strata", "radix_ack")  # their widget default is the preset's,
 
 def seed_from_preset() -> None:
     """A fresh view: the preset in the URL fills every control the URL lacks (or gives an unusable value).
-    Run before the controls are drawn; a link that names a policy by its code has it in words first."""
-    links.codes_in_words(WORDED)
+    Run before the controls are drawn (a link naming a policy by its code is put in words as it is drawn)."""
     for key, value in preset_settings(st.query_params.get("radix_preset", "")).items():
         if key not in st.session_state and not valid_in_url(key) and key not in TOGGLES:
             st.session_state[key] = value

@@ -51,16 +51,13 @@ def sidebar() -> tuple[str, Preset, ReplayConfig]:
             ]
         ]
         st.header("Cache")
-        kind = links.code(
+        kind = links.worded(
+            st.segmented_control,
+            "Tree",
             WORDED["radix_cache"],
-            st.segmented_control(
-                "Tree",
-                list(WORDED["radix_cache"].values()),
-                required=True,
-                key="radix_cache",
-                bind="query-params",
-                help="RadixCache: GPU only. HiRadixCache: GPU plus a CPU tier (SGLang HiCache).",
-            ),
+            "radix_cache",
+            required=True,
+            help="RadixCache: GPU only. HiRadixCache: GPU plus a CPU tier (SGLang HiCache).",
         )
         device = st.number_input(
             "GPU capacity (tokens)", *LIMITS["radix_device"], key="radix_device", bind="query-params"
@@ -73,21 +70,13 @@ def sidebar() -> tuple[str, Preset, ReplayConfig]:
             **hiradix_only(kind, "CPU (host) memory for HiCache's second tier."),
         )
         page = st.number_input("Page size (tokens)", *LIMITS["radix_page"], key="radix_page", bind="query-params")
-        policy = links.code(
-            WORDED["radix_policy"],
-            st.selectbox(
-                "Eviction policy", list(WORDED["radix_policy"].values()), key="radix_policy", bind="query-params"
-            ),
-        )
-        write = links.code(
+        policy = links.worded(st.selectbox, "Eviction policy", WORDED["radix_policy"], "radix_policy")
+        write = links.worded(
+            st.selectbox,
+            "Write policy",
             WORDED["radix_write"],
-            st.selectbox(
-                "Write policy",
-                list(WORDED["radix_write"].values()),
-                key="radix_write",
-                bind="query-params",
-                **hiradix_only(kind, "When a node gets its CPU copy (HiCache)."),
-            ),
+            "radix_write",
+            **hiradix_only(kind, "When a node gets its CPU copy (HiCache)."),
         )
         st.header("Scheduler")
         suggested = preset_settings(preset.title)

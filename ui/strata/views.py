@@ -22,7 +22,7 @@ class Shared:
     the balanced-batching knee, and the settings a CSV download is headed with."""
 
     model: hw.ModelSpec
-    gpu_name: str
+    gpu_name: str  # as the page names it (H200)
     mfu: float
     compute: hw.Compute
     overhead: float
@@ -151,8 +151,8 @@ def balanced_batching(c: list, s: Shared) -> None:
         "strata",
         "batches FCFS vs balanced",
         {
-            "model": "qwen2.5-14b",
-            "GPU": "h200",
+            "model": hw.MODEL_TITLES["qwen2.5-14b"],
+            "GPU": hw.GPU_TITLES["h200"],
             "GPU I/O GB/s": min(gpu_io, 64),
             "requests per batch": size,
             "threshold": threshold,

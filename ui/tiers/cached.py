@@ -35,7 +35,7 @@ WORDED = {
     "tiers_write": WRITE_LABELS,
 }
 """The controls whose options are names for the model's ids and codes, the policies in the Radix page's
-words (URL values are the names; ``links.codes_in_words`` opens a link written with the ids or codes)."""
+words (URL values are the names; ``links.worded`` opens a link written with the ids or codes)."""
 WRITE_HELP = (
     "When a block gets a copy in host DRAM: as it enters GPU memory (write through), once it is hit a second "
     "time (selective write through), or only when GPU memory evicts it (write back). SGLang's "
@@ -151,8 +151,10 @@ def buy_defaults(gpu: str) -> tuple[hw.Price | None, ...]:
 
 def _hardware() -> tuple[str, str, int, int, float]:
     st.header("Hardware")
-    model = links.worded_selectbox("Model", WORDED["tiers_model"], "tiers_model", help="Its weights and KV per token.")
-    gpu = links.worded_selectbox("GPU", WORDED["tiers_gpu"], "tiers_gpu")
+    model = links.worded(
+        st.selectbox, "Model", WORDED["tiers_model"], "tiers_model", help="Its weights and KV per token."
+    )
+    gpu = links.worded(st.selectbox, "GPU", WORDED["tiers_gpu"], "tiers_gpu")
     left, right = st.columns(2)
     gpus = left.number_input("GPUs per instance", 1, 64, 1, key="tiers_gpus", **Q)
     tp = right.selectbox("Tensor parallel", TP_SIZES, key="tiers_tp", **Q, help="GPUs per model replica.")
@@ -199,11 +201,10 @@ def _memory(hardware: tuple[str, str, int, int, float]) -> tuple[float, float, f
 
 def _cache_and_serving() -> tuple[str, str, int, bool, float, float, str]:
     st.header("Cache and serving")
-    writes = WORDED["tiers_write"]
-    policy = links.worded_selectbox("Eviction policy", WORDED["tiers_policy"], "tiers_policy")
-    write = st.segmented_control(
-        "Write policy", list(writes.values()), default=writes[WRITE_POLICIES[0]], required=True, key="tiers_write",
-        **Q, help=WRITE_HELP,
+    policy = links.worded(st.selectbox, "Eviction policy", WORDED["tiers_policy"], "tiers_policy")
+    write = links.worded(
+        st.segmented_control, "Write policy", WORDED["tiers_write"], "tiers_write", default=WRITE_POLICIES[0],
+        required=True, help=WRITE_HELP,
     )  # fmt: skip
     instances = st.number_input("Prefill instances", 1, 4096, 1, key="tiers_instances", **Q)
     overlap = st.toggle(
@@ -225,15 +226,7 @@ def _cache_and_serving() -> tuple[str, str, int, bool, float, float, str]:
         help="The cheapest mix below must keep 90% of first tokens within this.",
     )  # fmt: skip
     load = "fastest" if fastest else "load"
-    return (
-        policy,
-        links.code(writes, write) if write else WRITE_POLICIES[0],
-        int(instances),
-        bool(overlap),
-        float(slo),
-        float(mfu),
-        load,
-    )
+    return (policy, write or WRITE_POLICIES[0], int(instances), bool(overlap), float(slo), float(mfu), load)
 
 
 def price_step(default: float) -> float:
