@@ -80,7 +80,7 @@ EXERCISES: tuple[Exercise, ...] = (
         "LLaMA-3.1-70B has 80 layers, 8 KV head groups and head dimension 128. How many bytes of KV does a token "
         "take (BF16)? How big is a 32K-token context, in GiB?",
         "ledger",
-        {"ledger_view": "Size", "ledger_model": "llama-3.1-70b", "ledger_context": "32768"},
+        {"ledger_view": "Size", "ledger_model": hw.MODEL_TITLES["llama-3.1-70b"], "ledger_context": "32768"},
         "Every layer keeps a key and a value vector per KV head: layers × 2 × KV heads × head dim × bytes.",
         "2 × 80 × 8 × 128 × 2 = {per_token_bytes} bytes = {kib} KiB per token; 32K tokens take {ctx_gib} GiB.",
         (Part("kib", "KV per token", "KiB"), Part("ctx_gib", "A 32K-token context", "GiB")),
@@ -96,7 +96,7 @@ EXERCISES: tuple[Exercise, ...] = (
         {
             "ledger_view": "Load or recompute",
             "ledger_lr": "One context, every link",
-            "ledger_model": "llama-3.1-70b",
+            "ledger_model": hw.MODEL_TITLES["llama-3.1-70b"],
             "ledger_context": "16000",
         },
         "Fetching wins when the compressed KV arrives in less time than the recompute takes.",

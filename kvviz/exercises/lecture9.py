@@ -14,6 +14,7 @@ from kvviz.common import hardware as hw
 from kvviz.common.budget import GIB
 from kvviz.exercises.exercise import Exercise, Part
 from kvviz.ledger import ledger
+from kvviz.mooncake.overload.config import POLICY_LABELS as OVERLOAD_POLICIES
 from kvviz.mooncake.placement import cache_aware_choice, kvcentric_choice
 from kvviz.mooncake.prefill import PrefillModel
 from kvviz.radix.inflight import StrataRadixCache
@@ -146,7 +147,12 @@ EXERCISES: tuple[Exercise, ...] = (
         "(a) What is its break-even bandwidth? (b) Is KV on an NVMe SSD (5.6 GB/s effective) worth loading? "
         "(c) And for an MLA model with only 70 KB of KV per token and the same compute?",
         "ledger",
-        LOAD_ONE_CONTEXT | {"ledger_model": "qwen2.5-14b", "ledger_gpu": "h100", "ledger_context": "8000"},
+        LOAD_ONE_CONTEXT
+        | {
+            "ledger_model": hw.MODEL_TITLES["qwen2.5-14b"],
+            "ledger_gpu": hw.GPU_TITLES["h100"],
+            "ledger_context": "8000",
+        },
         "Loading pays when moving a token's KV takes less time than recomputing it: divide the KV bytes per token "
         "by the recompute time per token.",
         "Recomputing takes {prefill_ms} ms / 8,000 = {per_token_us} µs per token, and a token's KV is {kv_kib} KiB, "
@@ -284,7 +290,7 @@ EXERCISES: tuple[Exercise, ...] = (
         "Explain in the language of control systems why early rejection makes the load oscillate. Besides "
         "Mooncake's system-level prediction, what else could damp the oscillation?",
         "cluster",
-        {"cluster_view": "Overload", "cluster_policy": "early"},
+        {"cluster_view": "Overload", "cluster_policy": OVERLOAD_POLICIES["early"]},
         "Look at when the decode load is observed and when the requests admitted on it reach decode.",
         "The lecture's points are beside the view.",
         points=(
@@ -310,7 +316,7 @@ EXERCISES: tuple[Exercise, ...] = (
         "appending a few hundred tokens. With this lecture's tools: where does its KV live? Should each step "
         "load it again? What page size? Can it be compressed?",
         "ledger",
-        {"ledger_view": "Size", "ledger_model": "llama-3-8b", "ledger_context": "1000000"},
+        {"ledger_view": "Size", "ledger_model": hw.MODEL_TITLES["llama-3-8b"], "ledger_context": "1000000"},
         "Size the KV first (Llama-3-8B), then compare it with one GPU's memory and with the time to bring it back "
         "over PCIe.",
         "At Llama-3-8B's KV, a million tokens take {kv_gib} GiB: no single GPU holds it. Bringing it back over PCIe "
