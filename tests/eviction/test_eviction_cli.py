@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from fractions import Fraction
@@ -36,19 +37,37 @@ def test_prints_the_curve_as_csv(capsys):
     assert lines[3].split(",")[2] == lines[6].split(",")[2]  # infinite capacity: every policy alike
 
 
-@pytest.mark.parametrize("options", [["--sample", "exact"], ["--prefix"], []], ids=["exact", "prefix", "auto"])
-def test_an_exact_curve_never_imports_pandas(options):
-    # An exact block-cache curve is mostly start-up; pandas alone would add a third of a second
-    # (docs/eviction.md, Speed), so the command reads and counts without it, also when the
-    # default "auto" has to ask the sampler whether this trace is small enough to stay exact.
+EXACT_CURVES = {"exact": ["--sample", "exact"], "prefix": ["--prefix"], "auto": []}
+
+
+@pytest.fixture(scope="module")
+def exact_curves() -> dict[str, list]:
+    """Each exact curve's output, and whether pandas was imported before and after it was drawn, from one
+    fresh interpreter drawing them in turn: pandas absent before a curve and present after it was
+    imported by that curve, as it would be in an interpreter of its own."""
     script = (
-        "import sys; from kvviz.cli import main; "
-        f"main(['hitcurve', {EXAMPLE!r}, '--policies', 'lru,arc', *{options!r}]); "
-        "sys.exit(3 if 'pandas' in sys.modules else 0)"
+        "import contextlib, io, json, sys; from kvviz.cli import main\n"
+        "seen = {}\n"
+        f"for name, options in {EXACT_CURVES!r}.items():\n"
+        "    out, before = io.StringIO(), 'pandas' in sys.modules\n"
+        "    with contextlib.redirect_stdout(out):\n"
+        f"        main(['hitcurve', {EXAMPLE!r}, '--policies', 'lru,arc', *options])\n"
+        "    seen[name] = [out.getvalue(), before, 'pandas' in sys.modules]\n"
+        "print(json.dumps(seen))"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[1].startswith("lru,")
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("name", EXACT_CURVES)
+def test_an_exact_curve_never_imports_pandas(name, exact_curves):
+    # An exact block-cache curve is mostly start-up; pandas alone would add a third of a second
+    # (docs/eviction.md, Speed), so the command reads and counts without it, also when the
+    # default "auto" has to ask the sampler whether this trace is small enough to stay exact.
+    out, before, after = exact_curves[name]
+    assert not after, "pandas imported by an earlier curve" if before else f"pandas imported by {EXACT_CURVES[name]}"
+    assert out.splitlines()[1].startswith("lru,")
 
 
 def test_prefix_mode_and_coarser_blocks(capsys):

@@ -46,48 +46,60 @@ def _stored(requests: int = 300, seed: int = 3) -> tuple[Trace, library.Entry]:
 
 # The server's reading path: the function every page calls for the session's trace, with its
 # cache; a replay on the trace it gave; the file changed; the same trace replayed again (it was
-# read into memory); then the same call again, which must name the damage.
+# read into memory); then the same call again, which must name the damage. One server process holds
+# one entry for each change (its own entry, so neither change is seen through the other's).
 SERVER = """
-import os, sys
+import json, os, sys
 from kvviz.common.errors import InputError
 from kvviz.eviction.replay import simulate
 from ui.kit import traces
 
-spec = {"kind": "library", "id": sys.argv[1]}
-held = traces.trace_from_spec(spec)
-before = simulate(held, "lru", 50).requests["hits"].sum()
-again = traces.trace_from_spec(spec)
-print("cached" if again is held else "reopened")
-blocks = os.path.join(os.environ["KVVIZ_TRACES"], sys.argv[1], "blocks.npy")
-if sys.argv[2] == "cut":
-    os.truncate(blocks, 128)
-else:
-    with open(blocks, "r+b") as f:
-        f.seek(-4, 2)
-        f.write(b"\\x00\\x00\\x00\\x00")
-assert simulate(held, "lru", 50).requests["hits"].sum() == before
-try:
-    traces.trace_from_spec(spec)
-except InputError as exc:
-    print(exc)
+said = {}
+for entry, change in json.loads(sys.argv[1]).items():
+    out = said.setdefault(change, [])
+    spec = {"kind": "library", "id": entry}
+    held = traces.trace_from_spec(spec)
+    before = simulate(held, "lru", 50).requests["hits"].sum()
+    again = traces.trace_from_spec(spec)
+    out.append("cached" if again is held else "reopened")
+    blocks = os.path.join(os.environ["KVVIZ_TRACES"], entry, "blocks.npy")
+    if change == "cut":
+        os.truncate(blocks, 128)
+    else:
+        with open(blocks, "r+b") as f:
+            f.seek(-4, 2)
+            f.write(b"\\x00\\x00\\x00\\x00")
+    assert simulate(held, "lru", 50).requests["hits"].sum() == before
+    try:
+        traces.trace_from_spec(spec)
+    except InputError as exc:
+        out.append(str(exc))
+print(json.dumps(said))
 """
+CHANGES = {
+    "cut": "blocks.npy is not as long as its header says (cut short or extended)",
+    "rewrite": "its content does not match the checksum taken at import",
+}
 
 
-@pytest.mark.parametrize(
-    "change, reason",
-    [
-        ("cut", "blocks.npy is not as long as its header says (cut short or extended)"),
-        ("rewrite", "its content does not match the checksum taken at import"),
-    ],
-)
-def test_a_server_holding_an_entry_survives_its_file_cut_short_or_rewritten(lib, change, reason):
-    _, entry = _stored()
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Each change's entry id, and what the server said of it."""
+    folder = tmp_path_factory.mktemp("served")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        lib = fresh_library(folder, monkeypatch)
+        ids = {change: _stored(seed=3 + k)[1].id for k, change in enumerate(CHANGES)}
     env = {**os.environ, library.ROOT_ENV: str(lib), "PYTHONPATH": str(ROOT)}
-    run = subprocess.run(
-        [sys.executable, "-c", SERVER, entry.id, change], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
-    )
+    argv = [sys.executable, "-c", SERVER, json.dumps({entry: change for change, entry in ids.items()})]
+    run = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.splitlines() == ["cached", f"library entry '{entry.id}' is damaged ({reason}); {REPAIR}"]
+    return ids, json.loads(run.stdout)
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_a_server_holding_an_entry_survives_its_file_cut_short_or_rewritten(served, change):
+    ids, said = served
+    assert said[change] == ["cached", f"library entry '{ids[change]}' is damaged ({CHANGES[change]}); {REPAIR}"]
 
 
 def test_the_trace_page_names_an_entry_cut_short_after_it_showed_it_and_shows_it_again_once_repaired(lib, tmp_path):
