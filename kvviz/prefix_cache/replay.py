@@ -149,6 +149,12 @@ class PrefixReplay:
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, frozen(getattr(self, name), np.int64))
 
+    def __setstate__(self, state: dict) -> None:
+        """Unpickled (a process pool's or Ray's worker), numpy's arrays come back writable: freeze them
+        again, or the worker compiles every kernel afresh for the writable kind."""
+        self.__dict__.update(state)
+        self.__post_init__()
+
     @property
     def n_nodes(self) -> int:
         return len(self.parent)

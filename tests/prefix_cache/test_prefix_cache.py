@@ -293,3 +293,14 @@ def test_a_share_label_near_its_panels_right_edge_turns_left():
     assert _inward("bottom right", 50_000, capacities) == "bottom left"  # 90% of the way along the log axis
     assert _inward("bottom right", 1_000, capacities) == "bottom right"
     assert _inward("top left", 50_000, capacities) == "top left"
+
+
+def test_a_replay_sent_to_a_worker_keeps_the_kernels_array_kind():
+    """A process pool or Ray pickles the prepared replay; numpy unpickles arrays writable, a kind no kernel
+    was compiled for. The replay comes back read-only int64, as prepared."""
+    import pickle
+
+    replay = pickle.loads(pickle.dumps(prepare(chained([[1, 2, 3], [1, 2, 4]], [2, 2]))))
+    for name in ("nodes", "parent", "depth", "offsets", "inserts"):
+        array = getattr(replay, name)
+        assert array.dtype == np.int64 and not array.flags.writeable, name
