@@ -281,5 +281,8 @@ def _need(footprint: Footprint, shape: tuple[int, int, int], runs: int, flight: 
     def bytes_of(per: tuple[float, float, float]) -> float:
         return sum(c * n for c, n in zip(per, shape))
 
-    running = bytes_of(footprint.held) + flight * bytes_of(footprint.per_run) + runs * footprint.per_result * shape[2]
+    # A thread that goes on to a further run may start it in another of the allocator's arenas (threads share
+    # few: MALLOC_ARENA_MAX), where the memory its last run freed is not at hand: count one run more.
+    states = flight + (runs > flight)
+    running = bytes_of(footprint.held) + states * bytes_of(footprint.per_run) + runs * footprint.per_result * shape[2]
     return int(max(bytes_of(footprint.preparing), running))
