@@ -57,6 +57,7 @@ GRID = "#e6e8ee"
 FONT = "Source Sans Pro, Helvetica, Arial, sans-serif"
 BASE_PX, PRESENTER_PX = 14, 22  # figure text at a laptop and on a projector at 1920 × 1080
 PRESENTER_GROWTH = 1.25  # presenter figures are this much taller
+TEMPLATE = "plotly_white"  # plotly's template under the kvviz look
 
 
 @dataclass(frozen=True)
@@ -550,8 +551,17 @@ def _text_at_least(font, size: int) -> None:
         font.size = size
 
 
+def _update(layout: go.Layout, name: str, values: dict) -> None:
+    """``layout[name].update(values)``, made on a copy that is then set whole: plotly checks and
+    records every property path an update inside a figure sets, several times the work of the copy."""
+    part = layout[name]
+    part = type(part)(part)
+    part.update(values)
+    layout[name] = part
+
+
 def style_figure(fig: go.Figure, presenter: bool = False) -> go.Figure:
-    """Apply the kvviz look in place and return the figure.
+    """Apply the kvviz look in place, over plotly's ``TEMPLATE``, and return the figure.
 
     Presenter mode sets every text in the figure — title, axis titles, ticks, legend, hover,
     annotations (subplot titles too), text labels, colour bars — to at least 20 px, thickens
@@ -559,31 +569,38 @@ def style_figure(fig: go.Figure, presenter: bool = False) -> go.Figure:
     margins are sized for the labels (``fitted_margins``), and axes still grow them to fit a longer
     label (``automargin``), so no tick label or title is clipped.
     """
+    fig.layout.template = TEMPLATE
+    return kvviz_look(fig, presenter)
+
+
+def kvviz_look(fig: go.Figure, presenter: bool = False) -> go.Figure:
+    """``style_figure`` without setting the template (in place): for a caller that writes the
+    template's values into the figure itself, as the app's figures do, sparing plotly's validated
+    copy of the whole template for every figure. Nothing here reads the template."""
     base = PRESENTER_PX if presenter else BASE_PX
     if presenter and fig.layout.height:  # room for the bigger labels (a long axis title on a short row)
         fig.layout.height = round(fig.layout.height * PRESENTER_GROWTH)
-    fig.update_layout(
-        template="plotly_white",
+    looks = dict(
         font=dict(family=FONT, size=base, color=INK),
-        title_font=dict(size=base + 4),
+        title=dict(font=dict(size=base + 4)),
         legend=dict(font=dict(size=base - 1), bgcolor="rgba(255,255,255,0.7)"),
-        hoverlabel=dict(font_size=base - 1),
-        colorway=list(PALETTE),
+        hoverlabel=dict(font=dict(size=base - 1)),
         margin=dict(t=(base * 3 + 10) if fig.layout.title.text else 30),
     )
     axis_look = dict(
         gridcolor=GRID,
         zerolinecolor=GRID,
         automargin=True,
-        title_font=dict(size=base + 1),
+        title=dict(font=dict(size=base + 1), standoff=base // 2),
         tickfont=dict(size=base - 1),
-        title_standoff=base // 2,
     )
-    fig.update_xaxes(**axis_look)
-    fig.update_yaxes(**axis_look)
+    looks |= {axis.plotly_name: axis_look for axis in (*fig.select_xaxes(), *fig.select_yaxes())}
+    for name, look in looks.items():
+        _update(fig.layout, name, look)
+    fig.layout.colorway = list(PALETTE)
     fig.for_each_xaxis(lambda axis: _label_log_axis(fig, axis, "x"))
     fig.for_each_yaxis(lambda axis: _label_log_axis(fig, axis, "y"))
-    fig.update_layout(margin=fitted_margins(fig, base))
+    _update(fig.layout, "margin", fitted_margins(fig, base))
     fig.layout.margin.t = _top_margin(fig, base)
     smallest = base - 2
     if presenter:

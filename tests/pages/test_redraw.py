@@ -7,14 +7,15 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from ui.kit.redraw import REDRAW_FREE_REVISION, styled
+from kvviz.common.style import style_figure
+from ui.kit.redraw import REDRAW_FREE_REVISION, redraw_free, styled
 
 
 def spec(fig: go.Figure) -> dict:
     return json.loads(pio.to_json(fig, validate=False))
 
 
-def styled_spec() -> dict:
+def example() -> go.Figure:
     fig = make_subplots(rows=1, cols=2)
     fig.add_scatter(
         x=np.arange(4.0),
@@ -28,7 +29,17 @@ def styled_spec() -> dict:
     fig.add_heatmap(z=np.eye(2), row=1, col=2)
     fig.add_hline(y=2, row=1, col=1)
     fig.add_annotation(text="note", x=1, y=1)
-    return spec(styled(fig))
+    return fig
+
+
+def styled_spec() -> dict:
+    return spec(styled(example()))
+
+
+def test_styled_is_the_style_with_its_own_template_written_in():
+    # styled skips setting the template that redraw_free would write in and drop: the same figure
+    for presenter in (False, True):
+        assert spec(styled(example(), presenter)) == spec(redraw_free(style_figure(example(), presenter)))
 
 
 def test_no_template_a_revision_and_plain_arrays():

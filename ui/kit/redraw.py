@@ -2,16 +2,20 @@
 
 Streamlit mounts a changed figure with ``Plotly.newPlot`` and right after calls ``Plotly.react``
 with a deep copy of it. ``redraw_free`` writes the figure so plotly.js can tell that copy changed
-nothing; ``styled`` is the kvviz look (``kvviz.common.style.style_figure``) followed by it, which is
-how every figure the app caches is made. The core's style knows nothing of the browser.
+nothing; ``styled`` is the kvviz look (``kvviz.common.style.style_figure``) with its template
+written in by it, which is how every figure the app caches is made. The core's style knows nothing of the browser.
 """
 
 from __future__ import annotations
 
+import functools
+import json
+
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 
-from kvviz.common.style import style_figure
+from kvviz.common.style import TEMPLATE, kvviz_look
 
 REDRAW_FREE_REVISION = 1  # layout.datarevision: see redraw_free
 SUBPLOT_KINDS = ("geo", "polar", "scene", "ternary")  # template parts that matter only where such subplots exist
@@ -75,7 +79,12 @@ def _keep_numbers_typed(trace, own: dict) -> None:
             trace.update({"_".join(path): array})
 
 
-def redraw_free(fig: go.Figure) -> go.Figure:
+@functools.cache
+def _template_json(name: str) -> str:
+    return json.dumps(pio.templates[name].to_plotly_json())
+
+
+def redraw_free(fig: go.Figure, template: str | None = None) -> go.Figure:
     """Make the browser's second draw of a newly shown figure cost nothing (in place).
 
     Streamlit mounts a changed figure with ``Plotly.newPlot`` and right after calls ``Plotly.react``
@@ -85,8 +94,10 @@ def redraw_free(fig: go.Figure) -> go.Figure:
     plotly.py's base64 typed arrays. Measured in Chromium: the copy redrew ~1,500 DOM nodes of the
     eviction hit curve, now none. So the template's values are written into the figure itself
     (where the figure has none: the same look) and the template is dropped. The revision can stay
-    constant: Streamlit keys a figure by its spec, so different data is always a new plot."""
-    template = fig.layout.template.to_plotly_json()
+    constant: Streamlit keys a figure by its spec, so different data is always a new plot.
+
+    ``template`` names the plotly template written in, in place of the figure's own."""
+    template = fig.layout.template.to_plotly_json() if template is None else json.loads(_template_json(template))
     fig.layout.template = None
     layout = template.get("layout", {})
     present = fig.layout.to_plotly_json()
@@ -115,4 +126,4 @@ def redraw_free(fig: go.Figure) -> go.Figure:
 
 def styled(fig: go.Figure, presenter: bool = False) -> go.Figure:
     """``fig`` in the kvviz look for a laptop or (``presenter``) a projector, drawn once in the browser (in place)."""
-    return redraw_free(style_figure(fig, presenter))
+    return redraw_free(kvviz_look(fig, presenter), TEMPLATE)
