@@ -10,7 +10,8 @@
    two (what kvviz adds). Within the floor, numba's import alone, and what loading numba's CPU target
    costs on top of it (at the first load of cached code numba loads every registry of its CPU target,
    among them ``numba.np.arraymath``, whose BLAS check imports ``scipy.linalg``; numba offers no
-   setting to skip it).
+   setting to skip it). Then the same function through kvviz's decorator (``kvviz.common.jit``,
+   which skips that check), the floor kvviz's commands stand on, and what kvviz adds to it.
 2. **The grid**: ``kvviz hitcurve TRACE --sample exact`` with the eight policies at 20 capacities (100
    blocks to half the distinct blocks, log-spaced, then infinite), whole process (target: at most 1.5 s),
    then libCacheSim 0.3.5 over the same accesses driven one configuration at a time in one process,
@@ -43,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.bench_hitcurve import LIBCACHESIM, timed_process, write_oracle_general
+from bench.bench_hitcurve import LIBCACHESIM, ROOT, timed_process, write_oracle_general
 from kvviz.eviction.grid import POLICIES, log_capacities
 from kvviz.eviction.replay import counts, replay_of
 from kvviz.traces import load_trace
@@ -58,6 +59,8 @@ ONE_REQUEST = '{"timestamp": 0, "input_length": 1024, "output_length": 4, "hash_
 REPEAT = 5
 FLOOR = "import numba\n@numba.njit(cache=True)\ndef one(x):\n    return x + 1\none(1)\n"
 """The least a numba program pays to start: one cached compiled function, loaded and called."""
+KVVIZ_FLOOR = "from kvviz.common.jit import kernel\n@kernel\ndef one(x):\n    return x + 1\none(1)\n"
+"""The same through kvviz's decorator, which loads numba without its BLAS check."""
 
 
 @dataclass(frozen=True)
@@ -95,12 +98,15 @@ def start_up(folder: Path, repeat: int) -> None:
     tiny = folder / "one.jsonl"
     tiny.write_text(ONE_REQUEST)
     (folder / "floor.py").write_text(FLOOR)
+    (folder / "kvviz_floor.py").write_text(KVVIZ_FLOOR)
     floor_env = {**os.environ, "NUMBA_CACHE_DIR": str(folder / "numba-cache")}
     python = [sys.executable, "-c"]
     _, bare = timed([*python, "pass"], repeat)
     _, numpy_only = timed([*python, "import numpy"], repeat)
     _, numba_only = timed([*python, "import numba"], repeat)
     _, floor = timed([sys.executable, str(folder / "floor.py")], repeat, floor_env)
+    kvviz_env = {**floor_env, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+    _, kvviz_floor = timed([sys.executable, str(folder / "kvviz_floor.py")], repeat, kvviz_env)
     _, kvviz = timed([sys.executable, "-m", "kvviz", "hitcurve", str(tiny)], repeat)
     print(f"start-up: best (median) of {repeat} runs")
     report("python -c pass", bare)
@@ -111,6 +117,8 @@ def start_up(folder: Path, repeat: int) -> None:
     report("  of which numba's import (numpy's included)", numba_only - bare)
     report("  of which numba's CPU target, at the first load", floor - numba_only)
     report("  what kvviz adds to the floor (difference)", kvviz - floor)
+    report("the same function through kvviz's decorator", kvviz_floor)
+    report("  what kvviz adds to that floor (difference)", kvviz - kvviz_floor)
 
 
 def hits_of(csv: str) -> dict[tuple[str, float], int]:

@@ -21,12 +21,24 @@ compiled into it from other files: after an edit of the eviction policies' ``_li
 cached code would keep the old list operations. So the cache lives in a folder named after a hash
 of every kvviz module that compiles with these decorators, and an edit of any of them starts a
 fresh cache. ``NUMBA_CACHE_DIR``, when set, wins.
+
+At its first load of compiled code numba imports every implementation module of its CPU target,
+among them ``numba.np.arraymath``, which looks for a BLAS for its float dot products by importing
+``scipy.linalg.cython_blas``, and so all of ``scipy.linalg`` (a quarter of a CPU second, more than
+loading every eviction kernel). No kernel here calls a BLAS routine, so this module imports
+``numba.np.arraymath`` itself with ``scipy.linalg`` refused to its own thread meanwhile: numba's
+float dot products then take its plain loop in this process (``_get_inner_prod``), and everything
+else, scipy included, imports as before. A process that imported ``scipy.linalg`` first pays
+nothing and keeps numba's BLAS.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.abc
 import os
+import sys
+import threading
 from pathlib import Path
 
 import numba
@@ -52,6 +64,34 @@ CACHE_DIR = Path(
 """numba's disk cache for every kernel (numba reads it when a kernel is decorated)."""
 
 numba.config.CACHE_DIR = str(CACHE_DIR)
+
+
+class _RefuseScipyLinalg(importlib.abc.MetaPathFinder):
+    """Refuses ``scipy.linalg`` to the thread that made it, and only to it: another thread (a
+    server's other session) importing scipy meanwhile imports it as usual."""
+
+    def __init__(self) -> None:
+        self.thread = threading.get_ident()
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "scipy.linalg" and threading.get_ident() == self.thread:
+            raise ImportError("scipy.linalg is not loaded for numba's BLAS check (kvviz.common.jit)")
+        return None
+
+
+def _load_numba_without_blas_probe() -> None:
+    """Import ``numba.np.arraymath`` with its BLAS probe's import of scipy refused (see above)."""
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    refuse = _RefuseScipyLinalg()
+    sys.meta_path.insert(0, refuse)
+    try:
+        import numba.np.arraymath  # noqa: F401  (numba catches the ImportError: no BLAS)
+    finally:
+        sys.meta_path.remove(refuse)
+
+
+_load_numba_without_blas_probe()
 
 kernel = numba.njit(cache=True, nogil=True)
 """Decorator for a compiled per-access loop."""

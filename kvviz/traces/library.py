@@ -44,7 +44,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -682,6 +682,7 @@ def store(trace: Trace, name: str | None = None, *, origin: str = CLI) -> Stored
     if origin not in (CLI, WEB):
         raise ValueError(f"origin {origin!r}")
     bounds = limits()
+    renumbered = _Beside(lambda: trace.blocks if trace.ids_dense else dense_ids(trace.blocks))
     eid = entry_id(trace)
     title = (name or trace.name)[:NAME_LIMIT]
     rename = name[:NAME_LIMIT] if name is not None and origin == CLI else None
@@ -694,13 +695,37 @@ def store(trace: Trace, name: str | None = None, *, origin: str = CLI) -> Stored
         tmp = folder / f".tmp-{eid}-{uuid.uuid4().hex}"
         tmp.mkdir()
     try:
-        entry = _write(tmp, trace, eid, title, origin)
+        entry = _write(tmp, trace, eid, title, origin, blocks=renumbered.take())
         with _locked(origin):
             return _keep_existing(eid, rename, origin) or _place(tmp, entry, bounds, origin)
     except OSError as exc:
         raise _write_error(exc, origin) from None
     finally:
         _discard(tmp)
+
+
+class _Beside:
+    """A result made on a thread of its own while the caller does other work, handed over once
+    (``take``) and then no longer held. ``store`` renumbers the block ids this way while the content
+    hash names the entry: both are passes over every id that run without the interpreter's lock,
+    so on two cores the one hides the other. Made for nothing when the entry exists already."""
+
+    def __init__(self, make: Callable[[], np.ndarray]) -> None:
+        self._out: dict[str, object] = {}
+        self._thread = threading.Thread(target=self._run, args=(make,), name="kvviz-renumber", daemon=True)
+        self._thread.start()
+
+    def _run(self, make: Callable[[], np.ndarray]) -> None:
+        try:
+            self._out["value"] = make()
+        except BaseException as exc:  # raised in the caller's thread, by take
+            self._out["error"] = exc
+
+    def take(self) -> np.ndarray:
+        self._thread.join()
+        if "error" in self._out:
+            raise self._out.pop("error")
+        return self._out.pop("value")
 
 
 def _estimate(trace: Trace) -> int:
@@ -734,13 +759,16 @@ def _write(
     *,
     pinned: bool | None = None,
     created: float | None = None,
+    blocks: np.ndarray | None = None,
 ) -> Entry:
-    """The entry's files in ``tmp``, block ids renumbered in order of first use, its checksum
-    taken from the bytes written. ``pinned`` defaults to the origin's (a command-line import pins)."""
+    """The entry's files in ``tmp``, block ids renumbered in order of first use (``blocks``, when the
+    caller has them already), its checksum taken from the bytes written. ``pinned`` defaults to the
+    origin's (a command-line import pins)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    blocks = trace.blocks if trace.ids_dense else dense_ids(trace.blocks)
+    if blocks is None:
+        blocks = trace.blocks if trace.ids_dense else dense_ids(trace.blocks)
     pq.write_table(pa.Table.from_pandas(trace.requests, preserve_index=False), tmp / "requests.parquet")
     np.save(tmp / "blocks.npy", np.ascontiguousarray(blocks))
     del blocks  # a renumbered copy: not held while the files are read back for the checksum

@@ -18,6 +18,7 @@ import re
 import stat
 import zlib
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -372,12 +373,21 @@ class Survey:
 def survey(source: Source, limits: Limits) -> Survey:
     """Count a trace's text (decompressing it under every limit, and refusing an over-long line, as
     reading it does; keeping none of it), so that what reading it needs is known before that memory
-    is spent."""
+    is spent. Each chunk's ids are counted on a second thread while the next chunk is read (numpy's
+    comparisons run without the interpreter's lock): two chunks in memory at a time, at most."""
     raw, _ = open_source(source, limits)
     size = ids = 0
     first_of_last, last = 1, b""  # the lines are the last chunk's first line number and its own
-    with raw:
+    counting: Future[int] | None = None
+    with raw, ThreadPoolExecutor(1, thread_name_prefix="kvviz-count") as pool:
         for line_no, chunk in line_chunks(iter(Text(raw, limits))):  # refusing what reading refuses first
             size, first_of_last, last = size + len(chunk), line_no, chunk
-            ids += max(count_of(chunk, b","), count_of(chunk, b" "))
+            ids += counting.result() if counting is not None else 0
+            counting = pool.submit(_ids_at_most, chunk)
+        ids += counting.result() if counting is not None else 0
     return Survey(size, first_of_last - 1 + last.count(b"\n"), ids)
+
+
+def _ids_at_most(chunk: bytes) -> int:
+    """An upper estimate of the block ids in a chunk of text (see ``Survey``)."""
+    return max(count_of(chunk, b","), count_of(chunk, b" "))

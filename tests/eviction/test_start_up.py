@@ -49,3 +49,29 @@ def test_the_exact_curve_on_the_command_line_builds_no_data_frame_and_draws_noth
         "print('numba' in sys.modules, 'pandas' in sys.modules, 'plotly' in sys.modules)"
     )
     assert _run(code) == ["True False False"]
+
+
+def test_loading_the_kernels_skips_numbas_scipy_probe_and_numba_still_computes_dot_products():
+    code = (
+        "import sys, numba, numpy as np\nfrom kvviz.eviction.replay import warm_up\nwarm_up()\n"
+        "print('scipy.linalg' in sys.modules)\n"
+        "print(numba.njit(lambda a, b: np.dot(a, b))(np.arange(4.0), np.arange(4.0)))\n"
+        "import scipy.linalg.cython_blas\nprint('scipy.linalg' in sys.modules)"
+    )
+    assert _run(code) == ["False", "14.0", "True"]
+
+
+def test_a_process_that_imported_scipy_linalg_first_keeps_numbas_blas():
+    code = "import scipy.linalg, kvviz.common.jit, numba.np.arraymath as m\nprint(m._HAVE_BLAS)"
+    assert _run(code) == ["True"]
+
+
+def test_scipy_linalg_is_refused_only_to_the_thread_that_loads_numba():
+    code = (
+        "import sys, threading\nfrom kvviz.common.jit import _RefuseScipyLinalg\n"
+        "sys.meta_path.insert(0, _RefuseScipyLinalg())\n"
+        "try:\n    import scipy.linalg\nexcept ImportError:\n    print('refused here')\n"
+        "other = threading.Thread(target=lambda: __import__('scipy.linalg'))\nother.start()\nother.join()\n"
+        "print('scipy.linalg' in sys.modules)"
+    )
+    assert _run(code) == ["refused here", "True"]
