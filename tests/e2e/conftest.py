@@ -5,13 +5,13 @@ installs it through apt when missing). Screenshots go to ``test-results/`` for a
 The server and the browser's settings live in tests/e2e/browser.py, which benchmarks share.
 
 One server per pytest-xdist worker (``app_url``, session-scoped) serves every test of that
-worker. Five tests start servers of their own, because what they check needs one: a fresh
+worker. Some tests start servers of their own, because what they check needs one: a fresh
 server's first session (test_trace_browser's deep link), a separate trace library set through
-the server's environment (test_trace_browser's kept upload, test_library_browser's damaged
-entry), a server restart (test_sessions_browser), and the server's upload bytes, which other
-tests' sessions would change (test_sessions_browser's closed tab, with a short grace period set in
-the server's environment). Likewise one browser tab per worker (``page``) serves every test that
-does not open a browser context of its own.
+the server's environment (test_trace_browser's kept upload, test_trace_return_browser, and one
+server for test_library_browser's damaged entries), a server restart (test_sessions_browser), and
+the server's upload bytes, which other tests' sessions would change (test_sessions_browser's closed
+tab, with a short grace period set in the server's environment). Likewise one browser tab per
+worker (``page``) serves every test that does not open a browser context of its own.
 """
 
 from __future__ import annotations

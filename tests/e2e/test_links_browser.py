@@ -58,12 +58,15 @@ NOT_VIEW_STATE = keys.PLAYBACK_SUFFIXES  # Play and its speed move the view, the
 # Controls known not to survive a link yet: {stem: {key, ...}} (a key fixed here must leave the list)
 KNOWN: dict[str, set[str]] = {}
 # Where a page's defaults make every change a long run, it starts from a light view: every control is
-# still changed from there, and the light values themselves must survive the link too.
+# still changed from there, and the light values themselves must survive the link too. A page that
+# replays a synthetic trace starts from its smallest, 100 requests (3,000 by default).
 LIGHT = {
-    "cluster": "cluster_minutes=5&cluster_seeds=1",
+    "cluster": "cluster_minutes=5&cluster_seeds=1&cluster_requests=100",
     "cachegen": "cachegen_k=100",
-    "eviction": "eviction_points=6",
-    "tiers": "tiers_requests=300",
+    "eviction": "eviction_points=6&eviction_requests=100",
+    "prefix_cache": "prefix_points=4&prefix_requests=100",
+    "tiers": "tiers_requests=100",
+    "trace": "trace_requests=100",
 }
 
 # Every visible widget in the app: its key (null without one), kind, label, value and state.

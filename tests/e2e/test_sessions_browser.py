@@ -84,9 +84,11 @@ def test_concurrent_uploads_stay_in_their_sessions(browser: Browser, browser_con
             context.close()
 
 
-def test_after_a_server_restart_the_page_says_what_was_lost(page: Page):
+def test_after_a_server_restart_the_page_says_what_was_lost(figureless: Page):
     """The page is idle when the server stops (its last element drawn, the run over), the case where
-    Streamlit's client does not rerun on its own after reconnecting: ui.kit.traces makes it rerun."""
+    Streamlit's client does not rerun on its own after reconnecting: ui.kit.traces makes it rerun.
+    What is read is the message and the numbers: no figure is drawn."""
+    page = figureless
     port = free_port()
     with streamlit_server(port) as url:
         open_page(page, url, "trace")
@@ -130,29 +132,28 @@ def upload(page: Page, url: str, data: bytes) -> None:
 
 
 def test_a_closed_tab_releases_its_upload_and_an_open_one_keeps_its_own(
-    browser: Browser, browser_context_args: dict, monkeypatch
+    figureless: Page, browser: Browser, browser_context_args: dict, monkeypatch
 ):
     """Streamlit keeps a closed tab's session for reconnecting, and its uploaded files even after:
-    the server ends a session gone its grace period (set short here), so only the open tab's upload stays."""
+    the server ends a session gone its grace period (set short here), so only the open tab's upload stays.
+    The open tab is the worker's, the closed one a browser context of its own; what is read is the
+    server's upload bytes and the numbers: no figure is drawn."""
     grace_s = 2
     monkeypatch.setenv(GRACE_ENV, str(grace_s))  # the server inherits it
     stays, leaves = trace_of(6), trace_of(9)
-    staying = browser.new_context(**browser_context_args)
-    try:
-        with streamlit_server() as url:
-            page = staying.new_page()
-            upload(page, url, stays)
-            leaving = browser.new_context(**browser_context_args)
-            upload(leaving.new_page(), url, leaves)
-            wait_for_uploaded_bytes(url, len(stays) + len(leaves), within=30)
-            leaving.close()
-            wait_for_uploaded_bytes(url, len(stays), within=grace_s + 2 * SWEEP_S + 30)
-            page.get_by_test_id("stSidebarNav").get_by_text("Home", exact=True).click()
-            wait_idle(page)
-            page.get_by_test_id("stSidebarNav").get_by_text("Trace", exact=True).click()
-            wait_idle(page)
-            assert_no_exception(page)
-            expect(page.get_by_test_id("stMetricValue").first).to_have_text("6")
-            assert uploaded_bytes(url) == len(stays)
-    finally:
-        staying.close()
+    page = figureless
+    with streamlit_server() as url:
+        upload(page, url, stays)
+        leaving = browser.new_context(**browser_context_args)
+        without_figures(leaving)
+        upload(leaving.new_page(), url, leaves)
+        wait_for_uploaded_bytes(url, len(stays) + len(leaves), within=30)
+        leaving.close()
+        wait_for_uploaded_bytes(url, len(stays), within=grace_s + 2 * SWEEP_S + 30)
+        page.get_by_test_id("stSidebarNav").get_by_text("Home", exact=True).click()
+        wait_idle(page)
+        page.get_by_test_id("stSidebarNav").get_by_text("Trace", exact=True).click()
+        wait_idle(page)
+        assert_no_exception(page)
+        expect(page.get_by_test_id("stMetricValue").first).to_have_text("6")
+        assert uploaded_bytes(url) == len(stays)

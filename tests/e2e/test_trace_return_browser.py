@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 
 from kvviz.traces import library, load_trace
 from tests import fixtures as fx
-from tests.e2e.browser import VIEWPORT, assert_no_exception, open_page, streamlit_process, wait_idle, without_figures
+from tests.e2e.browser import assert_no_exception, open_page, streamlit_process, wait_idle
 from tests.traces.library_setup import fresh_library
 
 AWAY = (("Eviction hit curves", "eviction"), ("Home", ""), ("Prefix-cache replay", "prefix_cache"))
@@ -34,16 +34,14 @@ def _away_and_back(page: Page, name: str, stem: str) -> None:
     _go(page, "Trace", "trace")
 
 
-def test_a_trace_survives_other_pages_and_following_it_logs_nothing(browser, tmp_path, monkeypatch):
+def test_a_trace_survives_other_pages_and_following_it_logs_nothing(figureless: Page, tmp_path, monkeypatch):
+    page = figureless  # what is checked is the address, the pickers and the log: no figure is drawn
     fresh_library(tmp_path, monkeypatch)  # the server inherits this library
     kept = library.store(load_trace(fx.jsonl(fx.MOONCAKE)), "kept-by-link").entry.id
     upload = tmp_path / "mine.jsonl"
     upload.write_bytes(fx.jsonl(fx.MOONCAKE))
     requests = str(load_trace(upload).n_requests)
     with open(tmp_path / "server.log", "w+") as log, streamlit_process(log=log) as (url, server):
-        context = browser.new_context(viewport=VIEWPORT)
-        without_figures(context)  # what is checked is the address, the pickers and the log
-        page = context.new_page()
         sidebar = page.get_by_test_id("stSidebar")
 
         open_page(page, url, "trace", f"trace_source=Library&trace_library={kept}")
@@ -65,7 +63,7 @@ def test_a_trace_survives_other_pages_and_following_it_logs_nothing(browser, tmp
         _away_and_back(page, *AWAY[0])
         expect(page.get_by_text("Showing the trace you uploaded earlier in this session.")).to_be_visible()
         expect(page.get_by_test_id("stMetricValue").first).to_have_text(requests)
-        context.close()
+        page.goto("about:blank")  # the session ends, as a closed tab's does
 
         assert server.poll() is None
         log.seek(0)
