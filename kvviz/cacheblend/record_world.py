@@ -95,10 +95,18 @@ def _documents_with_repeats(rng: np.random.Generator, batch: int, n_records: int
 
 
 def training_batch(
-    rng: np.random.Generator, batch: int, n_questions: int = 4, n_records: int = N_RECORDS, repeat_share: float = 0.5
+    rng: np.random.Generator,
+    batch: int,
+    n_questions: int = 4,
+    n_records: int = N_RECORDS,
+    repeat_share: float = 0.5,
+    distinct_questions: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A training batch: fresh documents, each followed by ``n_questions`` questions.
 
+    With ``distinct_questions`` a document's questions ask different records (at most
+    ``n_records``), so the last of all 12 could be answered by elimination; otherwise each
+    question asks a record drawn independently, and a record may be asked twice.
     A share ``repeat_share`` of the documents repeat records (see ``_documents_with_repeats``);
     the rest are non-repeating like the evaluation documents. Returns ``tokens`` [B, T] and
     ``targets`` [B, T]: the token to predict after each position, or -1 where nothing can be
@@ -114,7 +122,11 @@ def training_batch(
             for a, b in zip((plain.tokens, plain.keys, plain.values), (rep.tokens, rep.keys, rep.values))
         )
     )
-    asked = np.argsort(rng.random((batch, n_records)), axis=1)[:, :n_questions]
+    asked = (
+        np.argsort(rng.random((batch, n_records)), axis=1)[:, :n_questions]
+        if distinct_questions
+        else rng.integers(0, n_records, size=(batch, n_questions))
+    )
     tokens, answer_at, answers = with_questions(docs, asked)
     targets = np.full(tokens.shape, -1, dtype=np.int64)
     targets[:, answer_at] = answers

@@ -50,7 +50,8 @@ class Recipe:
     Each step draws its documents' record count uniformly from ``min_records``..12 (12: every
     document has 12 records, as the lecture's and the evaluation's do), and a share ``repeat_share``
     of its documents repeat records: every repeated value is one more induction target, so the
-    induction head forms far sooner than from the answers alone.
+    induction head forms far sooner than from the answers alone. ``questions`` is ``distinct``
+    (a document's questions ask different records) or ``independent`` (each asks any record).
     """
 
     steps: int = 12_000
@@ -58,12 +59,17 @@ class Recipe:
     n_questions: int = 4
     min_records: int = 12
     repeat_share: float = 0.5
+    questions: str = "distinct"
     lr: float = 3e-3
     warmup: int = 300
     min_lr_frac: float = 0.05
     clip: float = 1.0
     weight_decay: float = 0.0
     seed: int = 0
+
+
+QUESTIONS = ("distinct", "independent")
+"""How a document's questions pick their records (``Recipe.questions``)."""
 
 
 # ---- backward -------------------------------------------------------------------------------
@@ -199,9 +205,9 @@ def train(
     start, smooth = time.perf_counter(), None
     for step in range(recipe.steps):
         n_records = int(rng.integers(recipe.min_records, N_RECORDS + 1))
-        tokens, targets = training_batch(
-            rng, recipe.batch, min(recipe.n_questions, n_records), n_records, recipe.repeat_share
-        )
+        distinct = recipe.questions == "distinct"
+        n_questions = min(recipe.n_questions, n_records) if distinct else recipe.n_questions
+        tokens, targets = training_batch(rng, recipe.batch, n_questions, n_records, recipe.repeat_share, distinct)
         loss, grads, acc = loss_and_grads(model, tokens, targets)
         adam.step(model.params, grads, learning_rate(step, recipe), recipe.clip, recipe.weight_decay)
         losses[step] = loss
@@ -230,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     recipe = Recipe(**{k: getattr(args, k) for k in asdict(defaults)})
     if recipe.steps < 1 or recipe.batch < 1 or recipe.lr <= 0:
         print("steps, batch and lr must be positive", file=sys.stderr)
+        return 2
+    if recipe.questions not in QUESTIONS:
+        print(f"--questions must be one of {', '.join(QUESTIONS)}", file=sys.stderr)
         return 2
     model = train(recipe, log=lambda line: print(line, flush=True), checkpoint=args.checkpoint)
     model.info["full_prefill_accuracy"] = answer_accuracy(model)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -32,7 +30,7 @@ from kvviz.cacheblend.record_world import (
     training_batch,
     with_questions,
 )
-from kvviz.cacheblend.train import Recipe, loss_and_grads, train
+from kvviz.cacheblend.train import Recipe, loss_and_grads, main, train
 from kvviz.common.errors import InputError
 
 SMALL = Config(d_model=16, n_layers=2, n_heads=2, d_ff=24)
@@ -115,8 +113,13 @@ def test_the_shipped_weights_come_from_the_default_recipe():
     """``python -m kvviz.cacheblend.train`` with no options retrains what ships: the weights record
     their recipe, and it is the trainer's default; the loss curve has one value per step."""
     model = load_model()
-    assert model.info["recipe"] == asdict(Recipe())
+    assert Recipe(**model.info["recipe"]) == Recipe()  # a setting added later takes its default
     assert model.loss.shape == (Recipe().steps,)
+
+
+def test_trainer_refuses_an_unknown_question_draw(capsys):
+    assert main(["--questions", "twice"]) == 2
+    assert "--questions must be one of distinct, independent" in capsys.readouterr().err
 
 
 def test_save_and_load_round_trip(tmp_path):
@@ -156,6 +159,23 @@ def test_questions_follow_the_document():
     assert tokens.shape == (2, 24 + 5) and answer_at.tolist() == [25, 28]
     assert tokens[0, 24] == QUERY and tokens[0, 25] == docs.keys[0, 3] and tokens[0, 26] == docs.values[0, 3]
     assert answers[1].tolist() == [docs.values[1, 1], docs.values[1, 2]]
+
+
+@pytest.mark.parametrize("distinct", [True, False])
+def test_training_questions_ask_the_documents_records(distinct):
+    """Every answer target is the value the document gives the asked key; distinct questions
+    ask each record at most once, independent ones may ask a record twice."""
+    tokens, targets = training_batch(
+        np.random.default_rng(5), 64, 4, n_records=4, repeat_share=0.0, distinct_questions=distinct
+    )
+    answer_at = 8 + 1 + 3 * np.arange(4)
+    asked = tokens[:, answer_at]
+    for row in range(64):
+        value_of = dict(zip(tokens[row, 0:8:2].tolist(), tokens[row, 1:8:2].tolist()))
+        assert targets[row, answer_at].tolist() == [value_of[k] for k in asked[row].tolist()]
+    assert np.all(targets[:, :8] == -1) and np.sum(targets >= 0) == 64 * 4
+    twice = [len(set(row)) < 4 for row in asked.tolist()]
+    assert not any(twice) if distinct else any(twice)
 
 
 def test_cut_records_match_the_lecture():
