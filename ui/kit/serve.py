@@ -8,8 +8,9 @@
 2. Streamlit serves ``app.py`` in this process, through its own command line (``streamlit run``).
 3. Once the server answers its health check, every view module is imported and the replay kernels
    are loaded, in this process, so that the first visitor of each page does not pay for the imports
-   of plotly, pandas and the page's modules, nor for numba's loading of compiled code. Then it prints
-   the ready line with the time since start.
+   of plotly, pandas and the page's modules, nor for numba's loading of compiled code, and CacheGen's
+   default levels are measured (the encodes and judging its first view would otherwise wait on). Then
+   it prints the ready line with the time since start.
 
 A visitor who arrives while step 3 runs is served at once; the imports it shares with step 3 are done
 once (Python's import lock).
@@ -55,15 +56,17 @@ def healthy(url: str, timeout: float = HEALTH_TIMEOUT_S) -> bool:
 
 
 def warm() -> None:
-    """Import every view module and load the replay kernels into this process."""
+    """Import every view module, load the replay kernels into this process, and measure CacheGen's
+    default levels (its first view encodes three levels and judges them on the record-world model)."""
     import ui
     from kvviz import prefix_cache, vllm
+    from kvviz.cachegen import levels
     from kvviz.eviction import replay
 
     for module in pkgutil.iter_modules(ui.__path__):
         if module.name != "serve":
             importlib.import_module(f"{ui.__name__}.{module.name}")
-    for warm_up in (replay.warm_up, prefix_cache.warm_up, vllm.warm_up):
+    for warm_up in (replay.warm_up, prefix_cache.warm_up, vllm.warm_up, levels.measure):
         warm_up()
 
 
