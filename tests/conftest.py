@@ -126,3 +126,14 @@ def shown(markdown: str) -> str:
 def assert_clean(at) -> None:
     """No uncaught exception on the page."""
     assert not at.exception, [e.message for e in at.exception]
+
+
+def limit_memory(monkeypatch, above: int) -> None:
+    """``$KVVIZ_MEMORY_GIB`` set to ``above`` bytes more than this process holds now, with what it holds
+    held still: a garbage collection or a trimmed heap during the test would otherwise free more than
+    ``above`` and let through what the limit is there to refuse."""
+    from kvviz.common import budget
+
+    held = budget.resident()
+    monkeypatch.setattr(budget, "resident", lambda: held)
+    monkeypatch.setenv(budget.MEMORY_ENV, f"{(held + above) / budget.GIB:.9f}")

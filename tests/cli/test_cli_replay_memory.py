@@ -17,6 +17,7 @@ from kvviz.common import budget
 from kvviz.common.errors import InputError
 from kvviz.traces import library
 from kvviz.traces.workload import WorkloadConfig, generate
+from tests.conftest import limit_memory
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOYMENT = ["--model", "llama-3-8b", "--gpu", "h100"]
@@ -28,10 +29,6 @@ def entry(tmp_path, monkeypatch) -> str:
     monkeypatch.setenv(library.ROOT_ENV, str(tmp_path / "library"))
     trace = generate(WorkloadConfig(requests=2000, seed=5, block_size=64))
     return library.store(trace, "replayed").entry.id
-
-
-def _limit_just_above_what_is_held(monkeypatch) -> None:
-    monkeypatch.setenv(budget.MEMORY_ENV, f"{(budget.resident() + 2**20) / budget.GIB:.6f}")
 
 
 @pytest.mark.parametrize(
@@ -49,7 +46,7 @@ def _limit_just_above_what_is_held(monkeypatch) -> None:
     ],
 )
 def test_a_replay_that_does_not_fit_is_one_line_before_it_starts(argv, what, entry, monkeypatch, capsys):
-    _limit_just_above_what_is_held(monkeypatch)
+    limit_memory(monkeypatch, 2**20)
     assert main([entry if a == "@" else a for a in argv]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1, err
@@ -80,7 +77,7 @@ def test_a_memory_limit_that_is_not_a_size_is_refused_naming_it(value):
 
 
 def test_a_limit_lowers_what_is_free_to_it_less_what_the_process_holds(monkeypatch):
-    monkeypatch.setenv(budget.MEMORY_ENV, f"{(budget.resident() + 100 * 2**20) / budget.GIB:.6f}")
+    limit_memory(monkeypatch, 100 * 2**20)
     free = budget.free_memory()
     assert free is not None and free <= 101 * 2**20
 
@@ -91,7 +88,7 @@ def test_the_workers_are_bounded_by_the_same_limit(tmp_path, monkeypatch, capsys
     small = library.store(generate(WorkloadConfig(requests=50, seed=5)), "small").entry.id
     main(["plan", small, *DEPLOYMENT, "--target-p90-ttft", "1", "--dram-sizes", "64GiB", "--workers", "1"])
     capsys.readouterr()  # the modules a plan imports are loaded: what the process holds now stays
-    monkeypatch.setenv(budget.MEMORY_ENV, f"{(budget.resident() + 200 * 2**20) / budget.GIB:.6f}")
+    limit_memory(monkeypatch, 200 * 2**20)
     argv = ["plan", small, *DEPLOYMENT, "--target-p90-ttft", "1", "--dram-sizes", "64GiB,128GiB", "--workers", "4"]
     assert main(argv) == 2
     err = capsys.readouterr().err

@@ -10,19 +10,15 @@ import logging
 import pytest
 
 from kvviz.common import budget
-from tests.conftest import assert_clean, open_page, shown
+from tests.conftest import assert_clean, limit_memory, open_page, shown
 from ui.kit.errors import SETTING_BROKEN
 
 PAGES = ["tiers", "eviction", "prefix_cache", "trace"]
 
 
-def _limit_just_above_what_is_held(monkeypatch) -> None:
-    monkeypatch.setenv(budget.MEMORY_ENV, f"{(budget.resident() + 2**20) / budget.GIB:.6f}")
-
-
 @pytest.mark.parametrize("stem", PAGES)
 def test_a_replay_that_cannot_fit_is_refused_in_one_message(stem, monkeypatch):
-    _limit_just_above_what_is_held(monkeypatch)
+    limit_memory(monkeypatch, 2**20)
     at = open_page(stem)
     assert_clean(at)
     errors = [shown(e.value) for e in at.error]
