@@ -65,17 +65,31 @@ def test_an_upload_is_held_once_and_released_after_its_session_is_gone_grace_sec
     assert w.closed == ["a"] and w.registry.uploads == {} and w.registry.shown == {}
 
 
-def test_a_server_sets_its_grace_in_the_environment_and_a_bad_value_is_refused(monkeypatch, caplog):
-    monkeypatch.setenv(uploads.GRACE_ENV, "5")
-    assert uploads.grace_s() == 5
-    for bad in ("0", "-3", "nan", "inf", "1e9", "half a minute"):
-        monkeypatch.setenv(uploads.GRACE_ENV, bad)
+@pytest.mark.parametrize(
+    ("name", "read", "default", "good", "bad"),
+    [
+        (uploads.GRACE_ENV, uploads.grace_s, GRACE_S, ("1", "5", "86400"), ("0.9", "86401")),
+        (uploads.SWEEP_ENV, uploads.sweep_s, uploads.SWEEP_S, ("0.5", "5", "3600"), ("0.4", "3601")),
+    ],
+    ids=["grace", "sweep"],
+)
+def test_a_server_sets_its_upload_times_in_the_environment_and_a_bad_value_is_refused(
+    name, read, default, good, bad, monkeypatch, caplog
+):
+    for value in good:  # the bounds are allowed, just past them is not
+        monkeypatch.setenv(name, value)
+        assert read() == float(value)
+    for value in (*bad, "0", "-3", "nan", "inf", "1e9", "half a minute"):
+        monkeypatch.setenv(name, value)
         caplog.clear()
         with caplog.at_level(logging.ERROR, logger=uploads.__name__):
-            assert uploads.grace_s() == GRACE_S  # refused: the default holds
-        assert uploads.GRACE_ENV in caplog.text and repr(bad) in caplog.text
-    monkeypatch.delenv(uploads.GRACE_ENV)
-    assert uploads.grace_s() == GRACE_S
+            assert read() == default  # refused: the default holds
+        assert name in caplog.text and repr(value) in caplog.text
+    monkeypatch.delenv(name)
+    assert read() == default
+
+
+def test_a_session_ends_after_the_grace_the_server_set():
     w = World(grace_s=5)
     w.connect("a")
     w.registry.show("a", "trace", "d1", b"bytes")

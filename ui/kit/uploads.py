@@ -5,12 +5,14 @@ them. A session keeps only the digest, so a closed tab leaves no copy in the ses
 keeps for reconnecting. Each trace picker of a session (a *slot*) holds at most one upload: its last,
 kept while the viewer looks at another source (so coming back finds it) and replaced by the next.
 
-Every ``SWEEP_S`` seconds a thread looks at the sessions that hold an upload. One whose browser has
-been gone ``GRACE_S`` seconds (a closed tab, not a network blip; ``$KVVIZ_UPLOAD_GRACE_S`` sets another
-wait) is shut down, which frees its uploaded files and its state, and every upload no session shows
-any more is dropped, with the cache entries derived from it (``released_with_upload``). So a closed
-tab's upload is gone within ``GRACE_S + SWEEP_S`` seconds. While uploads are held the sweeper also
-collects garbage and asks glibc to return freed memory to the system (``sweep``).
+Every ``SWEEP_S`` seconds (``$KVVIZ_UPLOAD_SWEEP_S`` sets another interval) a thread looks at the
+sessions that hold an upload. One whose browser has been gone ``GRACE_S`` seconds (a closed tab, not a
+network blip; ``$KVVIZ_UPLOAD_GRACE_S`` sets another wait) is shut down, which frees its uploaded files
+and its state, and every upload no session shows any more is dropped, with the cache entries derived
+from it (``released_with_upload``). So a closed tab's upload is gone within ``GRACE_S + 2 * SWEEP_S``
+seconds (the first sweep that finds the browser gone starts the grace, a later one ends it). While
+uploads are held the sweeper also collects garbage and asks glibc to return freed memory to the
+system (``sweep``).
 
 Parsing takes several times a file's size in passing, so large parses (``RUNS_ALONE_BYTES`` and
 more, and every compressed file, which may inflate) run one at a time, in arrival order, and a
@@ -39,6 +41,7 @@ _LOG = logging.getLogger(__name__)
 GRACE_S = 30  # a browser gone this long has closed its tab: its session ends
 GRACE_ENV = "KVVIZ_UPLOAD_GRACE_S"
 SWEEP_S = 10  # how often the sweeper looks
+SWEEP_ENV = "KVVIZ_UPLOAD_SWEEP_S"
 RUNS_ALONE_BYTES = 2 * MIB
 COMPRESSED = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")  # gzip, zstd: what they inflate to is not known in advance
 PARSES_KEPT = 2  # parsed traces kept per upload (a viewer switching reading options back and forth)
@@ -137,16 +140,28 @@ class Registry:
 
 def grace_s() -> float:
     """How long a session's browser must be gone before the session ends: ``$KVVIZ_UPLOAD_GRACE_S``
-    seconds (1 to 86,400), else ``GRACE_S``. A value that is not valid is refused: the server log
-    names it, and the default holds (a viewer's page has nothing to do about it)."""
+    seconds (1 to 86,400), else ``GRACE_S``."""
+    return _seconds(GRACE_ENV, GRACE_S, 1, 86_400, "closed tabs' uploads are kept")
+
+
+def sweep_s() -> float:
+    """How often the sweeper looks: ``$KVVIZ_UPLOAD_SWEEP_S`` seconds (0.5 to 3,600), else
+    ``SWEEP_S``. Each look that finds uploads held also collects garbage, hence the floor."""
+    return _seconds(SWEEP_ENV, SWEEP_S, 0.5, 3_600, "uploads are looked over every")
+
+
+def _seconds(name: str, default: float, low: float, high: float, meaning: str) -> float:
+    """A number of seconds from the environment variable ``name``. A value that is not valid is
+    refused: the server log names it, and the default holds (a viewer's page has nothing to do about it)."""
     try:
-        return setting(GRACE_ENV, GRACE_S, 1, 86_400, "a number of seconds from 1 to 86,400")
+        return setting(name, default, low, high, f"a number of seconds from {low:,g} to {high:,g}")
     except SettingError as exc:
-        _LOG.error("%s; closed tabs' uploads are kept %s seconds", exc, GRACE_S)
-        return GRACE_S
+        _LOG.error("%s; %s %s seconds", exc, meaning, default)
+        return default
 
 
 REGISTRY = Registry(streamlit_private.connected, streamlit_private.close, grace_s=grace_s())
+_SWEEP_EVERY_S = sweep_s()
 _RELEASED_WITH: dict[tuple[str, str], Callable] = {}
 
 
@@ -174,7 +189,7 @@ _sweeper_lock = threading.Lock()
 def _sweep_forever() -> None:
     held = False
     while True:
-        time.sleep(SWEEP_S)
+        time.sleep(_SWEEP_EVERY_S)
         try:
             held = sweep(held)
         except Exception:  # one failed sweep must not end the sweeping
