@@ -98,6 +98,34 @@ def test_a_session_ends_after_the_grace_the_server_set():
     assert w.after(4) == [] and len(w.after(1)) == 1 and w.closed == ["a"]
 
 
+def test_the_sweeper_collects_garbage_every_sweep_s_while_uploads_are_held_however_often_it_looks(monkeypatch):
+    w = World(grace_s=5)
+    monkeypatch.setattr(uploads, "REGISTRY", w.registry)
+    collections = []
+    monkeypatch.setattr(uploads, "_collect", lambda: collections.append(w.clock.now))
+    last = uploads.Sweeps()
+
+    def look(at: float) -> int:
+        w.clock.now = at
+        uploads.sweep(last, at)
+        return len(collections)
+
+    assert look(1000) == 0  # nothing held: nothing to collect
+    w.connect("a")
+    w.registry.show("a", "trace", "d1", b"bytes")
+    assert look(1000.5) == 1  # held, never collected
+    assert look(1001) == 1 and look(1000.5 + uploads.SWEEP_S - 0.5) == 1  # a short sweep interval
+    assert look(1000.5 + uploads.SWEEP_S) == 2  # collects no more often than the default's
+    w.registry.let_go("a", "trace")  # dropped between two looks
+    assert look(1011) == 3 and look(1012) == 3  # the look after the last went collects once
+    w.registry.show("a", "trace", "d2", b"other")
+    assert look(1010 + uploads.SWEEP_S) == 3  # held again, collected SWEEP_S - 1 seconds ago
+    w.leave("a")
+    assert look(1011 + uploads.SWEEP_S) == 4  # due again; the browser is gone: its grace starts
+    assert look(1015 + uploads.SWEEP_S) == 4
+    assert look(1016 + uploads.SWEEP_S) == 5  # the session ends, its upload is dropped: collected at once
+
+
 def test_a_session_back_within_the_grace_keeps_its_upload():
     w = World()
     w.connect("a")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -187,29 +188,44 @@ _sweeper_lock = threading.Lock()
 
 
 def _sweep_forever() -> None:
-    held = False
+    last = Sweeps()
     while True:
         time.sleep(_SWEEP_EVERY_S)
         try:
-            held = sweep(held)
+            sweep(last, time.monotonic())
         except Exception:  # one failed sweep must not end the sweeping
             _LOG.exception("sweeping uploads failed")
 
 
-def sweep(held_before: bool) -> bool:
-    """End the sessions gone ``GRACE_S`` and drop what no one shows. While uploads are held (or were
-    at the last sweep), collect garbage and hand freed memory back to the system.
-    ``runner.postScriptGC`` is off (.streamlit/config.toml), and a page run's namespace, a reference
-    cycle of its functions and globals, keeps that run's arrays until Python's own full collection,
-    which can be long in coming. Returns whether uploads are held now."""
-    release(REGISTRY.sweep())
+@dataclass
+class Sweeps:
+    """What the sweeper remembers between two looks."""
+
+    held: bool = False  # whether uploads were held at the last look
+    collected_at: float = -math.inf  # when it last collected garbage
+
+
+def sweep(last: Sweeps, now: float) -> None:
+    """End the sessions gone ``GRACE_S`` and drop what no one shows. Then collect garbage and hand
+    freed memory back to the system: when this sweep dropped uploads or none is held any more, and
+    every ``SWEEP_S`` seconds while uploads are held, however often the sweeper looks (a full
+    collection costs the server a moment). ``runner.postScriptGC`` is off (.streamlit/config.toml),
+    and a page run's namespace, a reference cycle of its functions and globals, keeps that run's
+    arrays until Python's own full collection, which can be long in coming."""
+    dropped = REGISTRY.sweep()
+    release(dropped)
     held = bool(REGISTRY.uploads)
-    if held or held_before:
-        gc.collect()
-        # glibc keeps freed memory for reuse, in the heap of each thread that freed it, and a closed
-        # session or the garbage of a class's page runs frees hundreds of MB.
-        return_freed_memory()
-    return held
+    if dropped or (last.held and not held) or (held and now - last.collected_at >= SWEEP_S):
+        _collect()
+        last.collected_at = now
+    last.held = held
+
+
+def _collect() -> None:
+    gc.collect()
+    # glibc keeps freed memory for reuse, in the heap of each thread that freed it, and a closed
+    # session or the garbage of a class's page runs frees hundreds of MB.
+    return_freed_memory()
 
 
 def _start_sweeper() -> None:
