@@ -48,8 +48,9 @@ def on_library(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_damaged_entrys_link_shows_the_damage_and_the_server_serves_the_next_session(
-    page: Page, served: Served, monkeypatch
+    figureless: Page, served: Served, monkeypatch
 ):
+    page = figureless  # what is read is the error and the next session's title: no figure is drawn
     on_library(served, monkeypatch)
     damaged = library.store(load_trace(fx.jsonl(fx.QWEN)), "damaged").entry.id
     sound = library.store(load_trace(fx.jsonl(fx.MOONCAKE)), "sound").entry.id

@@ -13,7 +13,7 @@ import re
 import time
 import urllib.request
 
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from tests.e2e.browser import (
     TIMEOUT,
@@ -22,9 +22,10 @@ from tests.e2e.browser import (
     open_page,
     streamlit_server,
     wait_idle,
+    with_figures,
     without_figures,
 )
-from ui.kit.uploads import GRACE_ENV, SWEEP_S
+from ui.kit.uploads import GRACE_ENV, SWEEP_ENV
 
 VISITORS = 5
 LOST = "Your upload was kept only in your browser session"
@@ -52,36 +53,40 @@ def wait_shown(page: Page) -> None:
     wait_idle(page)
 
 
-def test_concurrent_uploads_stay_in_their_sessions(browser: Browser, browser_context_args: dict, app_url: str):
-    contexts = [browser.new_context(**browser_context_args) for _ in range(VISITORS)]
-    for context in contexts:  # what each visitor sees is read from the numbers: no figure is drawn
-        without_figures(context)
+def test_concurrent_uploads_stay_in_their_sessions(page: Page, app_url: str):
+    """The five visitors are five tabs: five connections, so five sessions of the server, which is
+    all the server tells visitors apart by (a browser context of its own for each would also load
+    and compile the app's scripts anew, most of this test's cost). The worker's tab is the first,
+    and the others open in its browser, whose cache holds the app already."""
+    context = page.context
+    without_figures(context)  # what each visitor sees is read from the numbers: no figure is drawn
+    pages = [page] + [context.new_page() for _ in range(VISITORS - 1)]
     try:
-        pages = [context.new_page() for context in contexts]
-        for page in pages:
-            open_page(page, app_url, "trace", "trace_source=Upload")
+        for tab in pages:
+            open_page(tab, app_url, "trace", "trace_source=Upload")
         counts = [3 + 2 * i for i in range(VISITORS)]  # 3, 5, 7, 9, 11 requests
-        for page, n in zip(pages, counts):  # all uploads start before any is checked
-            page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+        for tab, n in zip(pages, counts):  # all uploads start before any is checked
+            tab.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
                 files=[{"name": "mine.jsonl", "mimeType": "application/json", "buffer": trace_of(n)}]
             )
-        for page, n in zip(pages, counts):
-            wait_shown(page)
-            assert_no_exception(page)
-            expect(page.get_by_test_id("stMetricValue").first).to_have_text(str(n))
-        for page in pages:  # and after going elsewhere and back
-            page.get_by_test_id("stSidebarNav").get_by_text("Home", exact=True).click()
-            wait_idle(page)
-        for page in pages:
-            assert_no_exception(page)
-            page.get_by_test_id("stSidebarNav").get_by_text("Trace", exact=True).click()
-        for page, n in zip(pages, counts):
-            wait_shown(page)
-            assert_no_exception(page)
-            expect(page.get_by_test_id("stMetricValue").first).to_have_text(str(n))
+        for tab, n in zip(pages, counts):
+            wait_shown(tab)
+            assert_no_exception(tab)
+            expect(tab.get_by_test_id("stMetricValue").first).to_have_text(str(n))
+        for tab in pages:  # and after going elsewhere and back
+            tab.get_by_test_id("stSidebarNav").get_by_text("Home", exact=True).click()
+            wait_idle(tab)
+        for tab in pages:
+            assert_no_exception(tab)
+            tab.get_by_test_id("stSidebarNav").get_by_text("Trace", exact=True).click()
+        for tab, n in zip(pages, counts):
+            wait_shown(tab)
+            assert_no_exception(tab)
+            expect(tab.get_by_test_id("stMetricValue").first).to_have_text(str(n))
     finally:
-        for context in contexts:
-            context.close()
+        for tab in pages[1:]:
+            tab.close()
+        with_figures(context)
 
 
 def test_after_a_server_restart_the_page_says_what_was_lost(figureless: Page):
@@ -116,11 +121,12 @@ def uploaded_bytes(url: str) -> int:
 
 
 def wait_for_uploaded_bytes(url: str, expected: int, within: float) -> None:
-    """Poll the metrics (they are refreshed every few seconds) until they show ``expected`` bytes."""
+    """Poll the metrics (read when asked, a few milliseconds of the server's) until they show
+    ``expected`` bytes."""
     deadline = time.monotonic() + within
     while (held := uploaded_bytes(url)) != expected:
         assert time.monotonic() < deadline, f"the server still holds {held} uploaded bytes, expected {expected}"
-        time.sleep(1)
+        time.sleep(0.2)
 
 
 def upload(page: Page, url: str, data: bytes) -> None:
@@ -131,25 +137,25 @@ def upload(page: Page, url: str, data: bytes) -> None:
     wait_shown(page)
 
 
-def test_a_closed_tab_releases_its_upload_and_an_open_one_keeps_its_own(
-    figureless: Page, browser: Browser, browser_context_args: dict, monkeypatch
-):
+def test_a_closed_tab_releases_its_upload_and_an_open_one_keeps_its_own(figureless: Page, monkeypatch):
     """Streamlit keeps a closed tab's session for reconnecting, and its uploaded files even after:
-    the server ends a session gone its grace period (set short here), so only the open tab's upload stays.
-    The open tab is the worker's, the closed one a browser context of its own; what is read is the
+    the server ends a session gone its grace period, so only the open tab's upload stays. The grace
+    and the sweeper's interval are set short here, so the wait is a second or two, not up to 50.
+    The open tab is the worker's, the closed one another tab of its browser; what is read is the
     server's upload bytes and the numbers: no figure is drawn."""
-    grace_s = 2
-    monkeypatch.setenv(GRACE_ENV, str(grace_s))  # the server inherits it
+    grace_s, sweep_s = 1, 0.5
+    monkeypatch.setenv(GRACE_ENV, str(grace_s))  # the server inherits them
+    monkeypatch.setenv(SWEEP_ENV, str(sweep_s))
     stays, leaves = trace_of(6), trace_of(9)
     page = figureless
     with streamlit_server() as url:
         upload(page, url, stays)
-        leaving = browser.new_context(**browser_context_args)
+        leaving = page.context.new_page()
         without_figures(leaving)
-        upload(leaving.new_page(), url, leaves)
+        upload(leaving, url, leaves)
         wait_for_uploaded_bytes(url, len(stays) + len(leaves), within=30)
         leaving.close()
-        wait_for_uploaded_bytes(url, len(stays), within=grace_s + 2 * SWEEP_S + 30)
+        wait_for_uploaded_bytes(url, len(stays), within=grace_s + 2 * sweep_s + 30)
         page.get_by_test_id("stSidebarNav").get_by_text("Home", exact=True).click()
         wait_idle(page)
         page.get_by_test_id("stSidebarNav").get_by_text("Trace", exact=True).click()

@@ -85,8 +85,13 @@ QWEN = (
 )
 
 
-def test_a_kept_upload_follows_to_the_prefix_cache_page_and_its_copied_link(page: Page, browser, tmp_path, monkeypatch):
+def test_a_kept_upload_follows_to_the_prefix_cache_page_and_its_copied_link(
+    figureless: Page, browser, tmp_path, monkeypatch
+):
     # The repro: upload → Keep → Prefix-cache → model → Copy link → the link in a fresh browser.
+    # The uploader's tab is read for its address and its pickers, and draws no figure; the fresh
+    # browser draws the page the link opens, for its screenshot.
+    page = figureless
     monkeypatch.setenv("KVVIZ_TRACES", str(tmp_path / "lib"))  # the server inherits its own library
     with streamlit_server() as url:
         open_page(page, url, "trace", "trace_source=Upload")
