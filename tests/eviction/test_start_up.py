@@ -65,6 +65,18 @@ def test_loading_the_kernels_skips_numbas_scipy_probe_and_numba_still_computes_d
     assert _run(code) == ["False", "14.0", "True"]
 
 
+def test_loading_the_kernels_loads_no_registry_that_only_compiling_needs_and_a_compile_still_does():
+    """Loading cached code starts numba's runtime alone (``kvviz.common.jit._load_cached_code``): once every
+    policy's kernel is loaded, numba's dictionary and random-number registries are still not imported;
+    a function compiled next still types a dictionary literal (numba's compiler loads them itself)."""
+    code = (
+        "import sys, numba\nfrom kvviz.eviction.replay import warm_up\nwarm_up()\n"
+        "print([m for m in ('numba.typed.dictimpl', 'numba.np.random.generator_core') if m in sys.modules])\n"
+        "print(numba.njit(lambda: len({1: 2.0, 3: 4.0}))())"
+    )
+    assert _run(code) == ["[]", "2"]
+
+
 def test_a_process_that_imported_scipy_linalg_first_keeps_numbas_blas():
     code = "import scipy.linalg, kvviz.common.jit, numba.np.arraymath as m\nprint(m._HAVE_BLAS)"
     assert _run(code) == ["True"]
