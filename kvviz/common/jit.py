@@ -22,8 +22,9 @@ cached code would keep the old list operations. So the cache lives in a folder n
 of every kvviz module that compiles with these decorators, and an edit of any of them starts a
 fresh cache. ``NUMBA_CACHE_DIR``, when set, wins.
 
-At its first load of compiled code numba imports every implementation module of its CPU target,
-among them ``numba.np.arraymath``, which looks for a BLAS for its float dot products by importing
+Before it compiles (and, left to itself, before it loads compiled code) numba imports every
+implementation module of its CPU target, among them ``numba.np.arraymath``, which looks for a BLAS
+for its float dot products by importing
 ``scipy.linalg.cython_blas``, and so all of ``scipy.linalg`` (a quarter of a CPU second, more than
 loading every eviction kernel). No kernel here calls a BLAS routine, so this module imports
 ``numba.np.arraymath`` itself with ``scipy.linalg`` refused to its own thread meanwhile: numba's
@@ -105,14 +106,15 @@ _load_numba_without_blas_probe()
 
 
 def _load_cached_code(cache: Cache, sig: object, target_context: BaseContext) -> object | None:
-    """numba's ``Cache.load_overload`` without its ``target_context.refresh()``: the runtime that compiled
-    code calls into is started (``rtsys.initialize``, which that refresh starts with), and the cached
-    code is loaded as numba loads it (``Cache._load_overload``, its I/O errors guarded as numba guards them).
+    """numba's ``Cache.load_overload`` (numba/core/caching.py) without its ``target_context.refresh()``:
+    the runtime that compiled code calls into is started (``rtsys.initialize``, which that refresh starts
+    with), and the cached code is loaded as numba loads it (``Cache._load_overload``, its I/O errors
+    guarded as numba guards them).
 
     The refresh loads every typing and lowering registry of numba's CPU target (typed containers,
     random numbers, polynomials, third-party extensions, ...): what compiling a function needs, not
     loading one, and a fifth of a command's start-up. numba's compiler refreshes both contexts itself
-    before it compiles (``CompilerBase.__init__``), so a kernel whose cached code is stale, or a
+    before it compiles (``CompilerBase.__init__``, numba/core/compiler.py), so a kernel whose cached code is stale, or a
     function compiled later in the process, still finds every registry loaded.
     """
     rtsys.initialize(target_context)
