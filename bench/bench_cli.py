@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.bench_cli --trace conversation_trace.jsonl   # Mooncake's conversation trace
     .venv/bin/python -m bench.bench_cli                                    # a synthetic trace of its size
+    .venv/bin/python -m bench.bench_cli --start-up                         # part 1 alone
 
 1. **Start-up**: ``kvviz hitcurve`` on a one-request trace, whole process, against a bare interpreter
    (``python -c pass``): what importing the command's modules and loading its compiled kernels costs
@@ -177,10 +178,15 @@ def main() -> int:
     parser.add_argument(
         "--repeat", type=int, default=REPEAT, help=f"timed runs of each kvviz command (default {REPEAT})"
     )
+    parser.add_argument("--start-up", action="store_true", help="measure the start-up only (part 1)")
     args = parser.parse_args()
+    if args.start_up and args.trace:
+        parser.error("--trace applies to the grid, which --start-up leaves out")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         start_up(folder, args.repeat)
+        if args.start_up:
+            return 0
         if args.trace:
             trace_path = args.trace
         else:

@@ -22,14 +22,22 @@ cached code would keep the old list operations. So the cache lives in a folder n
 of every kvviz module that compiles with these decorators, and an edit of any of them starts a
 fresh cache. ``NUMBA_CACHE_DIR``, when set, wins.
 
-At its first load of compiled code numba imports every implementation module of its CPU target,
-among them ``numba.np.arraymath``, which looks for a BLAS for its float dot products by importing
+Before it compiles (and, left to itself, before it loads compiled code) numba imports every
+implementation module of its CPU target, among them ``numba.np.arraymath``, which looks for a BLAS
+for its float dot products by importing
 ``scipy.linalg.cython_blas``, and so all of ``scipy.linalg`` (a quarter of a CPU second, more than
 loading every eviction kernel). No kernel here calls a BLAS routine, so this module imports
 ``numba.np.arraymath`` itself with ``scipy.linalg`` refused to its own thread meanwhile: numba's
 float dot products then take its plain loop in this process (``_get_inner_prod``), and everything
 else, scipy included, imports as before. A process that imported ``scipy.linalg`` first pays
 nothing and keeps numba's BLAS.
+
+Before it loads a kernel's cached code, numba refreshes its CPU target: it loads every typing and
+lowering registry (typed containers, random numbers, polynomials, extensions), a fifth of a command's
+start-up, which only compiling needs. This module makes that load start numba's runtime alone
+(``_load_cached_code``); numba's compiler refreshes the target itself before any compile. Loading it on
+a second thread beside the command's own work would not help: it is Python holding the interpreter's
+lock but for a few hundredths of a second in LLVM.
 """
 
 from __future__ import annotations
@@ -43,6 +51,9 @@ from pathlib import Path
 
 import numba
 import numpy as np
+from numba.core.base import BaseContext
+from numba.core.caching import Cache
+from numba.core.runtime import rtsys
 
 _KVVIZ = Path(__file__).resolve().parents[1]
 _USERS = b"kvviz.common.jit import"
@@ -92,6 +103,26 @@ def _load_numba_without_blas_probe() -> None:
 
 
 _load_numba_without_blas_probe()
+
+
+def _load_cached_code(cache: Cache, sig: object, target_context: BaseContext) -> object | None:
+    """numba's ``Cache.load_overload`` (numba/core/caching.py) without its ``target_context.refresh()``:
+    the runtime that compiled code calls into is started (``rtsys.initialize``, which that refresh starts
+    with), and the cached code is loaded as numba loads it (``Cache._load_overload``, its I/O errors
+    guarded as numba guards them).
+
+    The refresh loads every typing and lowering registry of numba's CPU target (typed containers,
+    random numbers, polynomials, third-party extensions, ...): what compiling a function needs, not
+    loading one, and a fifth of a command's start-up. numba's compiler refreshes both contexts itself
+    before it compiles (``CompilerBase.__init__``, numba/core/compiler.py), so a kernel whose cached code is stale, or a
+    function compiled later in the process, still finds every registry loaded.
+    """
+    rtsys.initialize(target_context)
+    with cache._guard_against_spurious_io_errors():
+        return cache._load_overload(sig, target_context)
+
+
+Cache.load_overload = _load_cached_code
 
 kernel = numba.njit(cache=True, nogil=True)
 """Decorator for a compiled per-access loop."""

@@ -8,9 +8,13 @@ Each check runs in a fresh interpreter, since this test process has long importe
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = "assets/example_trace.jsonl"
 NUMBA_FREE = (
     "kvviz.cli",
@@ -61,6 +65,18 @@ def test_loading_the_kernels_skips_numbas_scipy_probe_and_numba_still_computes_d
     assert _run(code) == ["False", "14.0", "True"]
 
 
+def test_loading_the_kernels_loads_no_registry_that_only_compiling_needs_and_a_compile_still_does():
+    """Loading cached code starts numba's runtime alone (``kvviz.common.jit._load_cached_code``): once every
+    policy's kernel is loaded, numba's dictionary and random-number registries are still not imported;
+    a function compiled next still types a dictionary literal (numba's compiler loads them itself)."""
+    code = (
+        "import sys, numba\nfrom kvviz.eviction.replay import warm_up\nwarm_up()\n"
+        "print([m for m in ('numba.typed.dictimpl', 'numba.np.random.generator_core') if m in sys.modules])\n"
+        "print(numba.njit(lambda: len({1: 2.0, 3: 4.0}))())"
+    )
+    assert _run(code) == ["[]", "2"]
+
+
 def test_a_process_that_imported_scipy_linalg_first_keeps_numbas_blas():
     code = "import scipy.linalg, kvviz.common.jit, numba.np.arraymath as m\nprint(m._HAVE_BLAS)"
     assert _run(code) == ["True"]
@@ -75,3 +91,34 @@ def test_scipy_linalg_is_refused_only_to_the_thread_that_loads_numba():
         "print('scipy.linalg' in sys.modules)"
     )
     assert _run(code) == ["refused here", "True"]
+
+
+def _precompile(**env: str) -> subprocess.CompletedProcess:
+    """``python -m kvviz.precompile`` in a fresh interpreter, as an install script runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "kvviz.precompile"],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def test_the_precompile_command_compiles_or_loads_every_kernel_and_says_which():
+    """In a test run the kernels are compiled already (before the workers start), so it only loads them."""
+    done = _precompile()
+    assert done.returncode == 0, done.stderr[-2000:]
+    last = done.stdout.splitlines()[-1]
+    assert re.fullmatch(
+        r"kvviz: (compiled the simulators \(once for this code\)|loaded the compiled simulators) in \d+\.\d s", last
+    )
+
+
+def test_the_precompile_command_stops_in_one_line_on_a_memory_limit_that_is_not_a_number():
+    done = _precompile(KVVIZ_MEMORY_GIB="lots")
+    assert done.returncode == 2 and "Traceback" not in done.stdout + done.stderr
+    assert done.stdout.splitlines() == [
+        "kvviz: cannot compile the simulators: kvviz tiers on a tiny trace failed: kvviz tiers: the environment "
+        "variable KVVIZ_MEMORY_GIB is 'lots': give a number of GiB above 0 and at most 1,048,576"
+    ]
