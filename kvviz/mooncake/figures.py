@@ -16,6 +16,10 @@ ADMITTED, REJ_EARLY, REJ_DECODE = color(2), "#f2b134", color(3)
 
 
 SMOOTH_S = 10.0
+# Points per load curve at most: a span longer than MAX_DRAWN smoothing windows (a replayed trace of
+# days) is averaged over windows that long instead, so a curve ~1,000 px wide never carries 100,000
+# points (tens of MB of figure for the browser to draw, and most of the rerun's time).
+MAX_DRAWN = 2_000
 # Points per scheduler on the TTFT distribution: 400 quantiles draw the curve as smoothly as every
 # request on a figure ~1,000 px wide; 2,000 made it a 310 KB figure for 3,000 requests.
 ECDF_POINTS = 400
@@ -39,8 +43,10 @@ def smoothed(loads: pd.DataFrame, seconds: float = SMOOTH_S) -> pd.DataFrame:
 def drawn_loads(loads: pd.DataFrame) -> pd.DataFrame:
     """The smoothed loads once per smoothing window (each point the mean of the window before it):
     the curve the smoothing shows, with a tenth of the points to draw (the browser's redraw is most
-    of a rerun)."""
-    return smoothed(loads).iloc[:: _samples(loads, SMOOTH_S)]
+    of a rerun). The window is ``SMOOTH_S``, or the span over ``MAX_DRAWN`` where that is longer."""
+    span = float(loads["time_s"].iloc[-1] - loads["time_s"].iloc[0]) if len(loads) > 1 else 0.0
+    seconds = max(SMOOTH_S, span / MAX_DRAWN)
+    return smoothed(loads, seconds).iloc[:: _samples(loads, seconds)]
 
 
 def _load_traces(fig: go.Figure, loads: pd.DataFrame, row: int | None, legend: bool, base: float = 0.0) -> None:

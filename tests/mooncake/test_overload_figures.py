@@ -9,6 +9,7 @@ import pytest
 from kvviz.mooncake.conductor import PAPER_FIG8_TTFT_S, ConductorConfig, compare
 from kvviz.mooncake.figures import (
     ECDF_POINTS,
+    MAX_DRAWN,
     drawn_loads,
     fig_admission,
     fig_fig8,
@@ -41,6 +42,20 @@ def test_drawn_loads_keep_one_smoothed_sample_per_window():
     drawn = drawn_loads(loads)
     assert drawn["time_s"].tolist() == list(np.arange(0.0, 1200.0, 10.0))
     assert drawn["prefill_load"].tolist() == smoothed(loads)["prefill_load"].iloc[::10].tolist()
+
+
+def test_a_long_span_is_drawn_in_at_most_max_drawn_points_each_the_mean_of_its_window():
+    n = 100_000  # a month replayed: 13-s samples
+    loads = pd.DataFrame({"time_s": np.arange(n) * 13.0, "prefill_load": np.arange(n) % 7.0, "decode_load": 1.0})
+    drawn = drawn_loads(loads)
+    every = round(13.0 * (n - 1) / MAX_DRAWN / 13.0)  # samples per window: the span over MAX_DRAWN
+    assert len(drawn) <= MAX_DRAWN and every > 1
+    assert drawn["time_s"].tolist() == loads["time_s"].iloc[::every].tolist()
+    last = drawn.index[-1]  # a trailing mean over the window before it, not over 10 s
+    assert drawn["prefill_load"].iloc[-1] == pytest.approx(
+        loads["prefill_load"].iloc[last - every + 1 : last + 1].mean()
+    )
+    assert drawn["prefill_load"].iloc[-1] != pytest.approx(loads["prefill_load"].iloc[last])
 
 
 def test_overload_figures(runs):

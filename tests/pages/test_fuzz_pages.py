@@ -3,7 +3,8 @@
 Each run must end with no exception element (an error message for bad input is fine) and within
 a time bound: a URL must not be able to make the server work for minutes. Besides the random
 examples, each page gets every widget parameter at once set to each of a few garbage values.
-Few examples per page, so the whole file stays around two minutes.
+Few examples per page, so the whole file stays around two minutes. The default view each page's
+keys are read from is also where every page is checked to show the link bar (its reset button).
 """
 
 from __future__ import annotations
@@ -64,10 +65,13 @@ _KEYS: dict[str, list[str]] = {}
 
 
 def keys_of(stem: str) -> list[str]:
-    """The page's widget keys at its default view, plus presenter mode (every page has it)."""
+    """The page's widget keys at its default view, plus presenter mode (every page has it). Every page
+    but the home page shows the link bar, its reset button among them: checked on this first view."""
     if stem not in _KEYS:
         at = open_page(stem)
         assert_clean(at)
+        if stem != "home":
+            assert at.button(key=f"kvviz_reset_{stem}").label == "Reset to defaults", stem
         _KEYS[stem] = sorted({w.key for w in keyed_widgets(at)} | {"presenter"})
     return _KEYS[stem]
 

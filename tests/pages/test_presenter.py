@@ -82,13 +82,6 @@ def test_reset_to_defaults_restores_every_control_and_keeps_presenter_mode():
     assert at.sidebar.toggle(key="presenter").value is True
 
 
-def test_every_page_has_the_link_bar():
-    for stem in BUILT:
-        at = opened_with({}, stem)
-        assert_clean(at)
-        assert at.button(key=f"kvviz_reset_{stem}").label == "Reset to defaults", stem
-
-
 def figure_specs(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
