@@ -180,11 +180,11 @@ def grid_faults(grids: list[dict]) -> list[str]:
 
 
 def check_layouts(page: Page, where: str) -> list[str]:
-    """The faults at each window size, after the figures have been laid out at it. The size the page
-    opened at comes first: the browser lays every figure out once for it already, and a resize to it
-    would lay them out again for nothing."""
+    """The faults at each window size, after the figures have been laid out at it. The width the page
+    is at comes first (a screenshot leaves the window taller): the browser lays every figure out once
+    for it already, and a resize to another width and back would lay them out twice more for nothing."""
     faults = []
-    for size in sorted(SIZES, key=lambda size: size != page.viewport_size):
+    for size in sorted(SIZES, key=lambda size: size["width"] != page.viewport_size["width"]):
         if size != page.viewport_size:
             page.set_viewport_size(size)
         figures = page.wait_for_function(BOXES, timeout=30_000).json_value()
