@@ -4,9 +4,12 @@ the margins the server sized for it, and no table needs a sideways scroll, on ev
 
 What is measured is what Chromium drew: the bounding boxes (``getBoundingClientRect``) of each
 figure's title, annotations (subplot titles, marker labels), legend and text labels must lie inside
-the figure's own box, and no two of them may overlap (a tree's node labels included). Each view is opened
-once; the window is then resized in the same page and the check waits until every figure has been laid out again at its
-new width (plotly's SVG as wide as its container), not for a time.
+the figure's own box, and no two of them may overlap (a tree's node labels included). Each view is shown
+once: a page's first view from its link, the next ones (where a click reaches them) by clicking the view
+switch or the next step as a visitor does, which reruns the page without loading the app again and
+asserts the address then links that view; the window is then resized in the same page and the check
+waits until every figure has been laid out again at its new width (plotly's SVG as wide as its
+container), not for a time.
 
 A table (``st.dataframe``, ``st.data_editor``) draws its cells on a canvas inside a scroller; its
 columns, measured in its own font once its cells are drawn, must fit that scroller's width. Each is
@@ -21,42 +24,68 @@ figure out and draws it a second time, on every rerun that shows the figure: the
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlsplit
+
 import pytest
 from playwright.sync_api import Page
 
-from tests.e2e.browser import assert_no_exception, open_page, screenshot
+from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
 from tests.e2e.test_presenter_browser import projector_faults
+
+NEXT = "▶"  # a stepped view's next step
+
+
+@dataclass(frozen=True)
+class View:
+    """A view checked: the link that opens it (``query``), or, with ``clicks``, the buttons a visitor
+    clicks to reach that same view from the one checked before it on the page. A click reruns the
+    page in the tab it is in, where a link loads the whole app again and draws every part anew."""
+
+    query: str
+    clicks: tuple[str, ...] = ()
+
+
+def clicked(key: str, *labels: str) -> list[View]:
+    """The views of a view switch (URL parameter ``key``) reached in turn by clicking each of ``labels``."""
+    return [View(f"{key}={label.replace(' ', '+')}", (label,)) for label in labels]
+
 
 # every view of every page (light where a view computes much) and the issue's overlapping leaders;
 # presenter mode is the same views at projector fonts with the sidebar closed (a wider figure with larger
 # labels)
-VIEWS = [
-    ("", ""),
-    ("trace", "trace_tree=true"),
-    ("eviction", "eviction_points=6"),
-    ("radix", "radix_step=5"),  # a step whose tree has a legend (step 0 holds only the root)
-    ("radix", "radix_step=7"),  # evicted ghosts under live nodes: where two-line labels crowded each other
-    ("radix", "radix_view=Requests"),
-    ("radix", "radix_view=Text+dump"),
-    ("radix_schedule", ""),
-    *[
-        ("prefix_cache", f"prefix_view={v}")
-        for v in ("Curves", "Worked+example", "Per+request", "Over+time", "Prefix+tree")
+VIEWS = {
+    "": [View("")],
+    "trace": [View("trace_tree=true")],
+    "eviction": [
+        View("eviction_points=6"),
+        View("eviction_requests=1000&eviction_seed=3&eviction_qa=0.6&eviction_chat=0.1&eviction_oneshot=0.8"),
     ],
-    *[("ledger", f"ledger_view={v}") for v in ("Size", "Load+or+recompute", "Economics", "Tiers")],
-    *[("strata", f"strata_view={v}") for v in ("Page+size", "Loading-bound", "Balanced+batching")],
-    ("cluster", "cluster_minutes=5&cluster_seeds=1"),
-    ("cluster", "cluster_view=Scheduling&cluster_source=Example"),
-    ("cachegen", "cachegen_k=100"),
-    ("cachegen", "cachegen_view=Violation+vs+SLO&cachegen_k=100"),
-    ("cachegen", "cachegen_view=Codec&cachegen_layers=4&cachegen_tokens=256&cachegen_channels=32"),
-    *[
-        ("cacheblend", f"cacheblend_view={v}")
-        for v in ("One+document", "Accuracy+vs+ratio", "Loading+controller", "The+model")
+    "radix": [
+        View("radix_step=5"),  # a step whose tree has a legend (step 0 holds only the root)
+        View("radix_step=7", (NEXT, NEXT)),  # evicted ghosts under live nodes: where two-line labels crowded
+        View("radix_view=Requests"),
+        *clicked("radix_view", "Text dump"),
     ],
-    ("tiers", "tiers_requests=300"),
-    ("eviction", "eviction_requests=1000&eviction_seed=3&eviction_qa=0.6&eviction_chat=0.1&eviction_oneshot=0.8"),
-]
+    "radix_schedule": [View("")],
+    "prefix_cache": [
+        View("prefix_view=Curves"),
+        *clicked("prefix_view", "Worked example", "Per request", "Over time", "Prefix tree"),
+    ],
+    "ledger": [View("ledger_view=Size"), *clicked("ledger_view", "Load or recompute", "Economics", "Tiers")],
+    "strata": [View("strata_view=Page+size"), *clicked("strata_view", "Loading-bound", "Balanced batching")],
+    "cluster": [View("cluster_minutes=5&cluster_seeds=1"), View("cluster_view=Scheduling&cluster_source=Example")],
+    "cachegen": [
+        View("cachegen_k=100"),
+        View("cachegen_view=Violation+vs+SLO&cachegen_k=100", ("Violation vs SLO",)),
+        View("cachegen_view=Codec&cachegen_layers=4&cachegen_tokens=256&cachegen_channels=32"),
+    ],
+    "cacheblend": [
+        View("cacheblend_view=One+document"),
+        *clicked("cacheblend_view", "Accuracy vs ratio", "Loading controller", "The model"),
+    ],
+    "tiers": [View("tiers_requests=300")],
+}
 
 OPEN = {("ledger", "ledger_view=Size"): "Presets: edit any model"}
 """Expanders opened on a view before it is checked, so the tables they hold are checked too."""
@@ -151,11 +180,11 @@ def grid_faults(grids: list[dict]) -> list[str]:
 
 
 def check_layouts(page: Page, where: str) -> list[str]:
-    """The faults at each window size, after the figures have been laid out at it. The size the page
-    opened at comes first: the browser lays every figure out once for it already, and a resize to it
-    would lay them out again for nothing."""
+    """The faults at each window size, after the figures have been laid out at it. The width the page
+    is at comes first (a screenshot leaves the window taller): the browser lays every figure out once
+    for it already, and a resize to another width and back would lay them out twice more for nothing."""
     faults = []
-    for size in sorted(SIZES, key=lambda size: size != page.viewport_size):
+    for size in sorted(SIZES, key=lambda size: size["width"] != page.viewport_size["width"]):
         if size != page.viewport_size:
             page.set_viewport_size(size)
         figures = page.wait_for_function(BOXES, timeout=30_000).json_value()
@@ -189,30 +218,78 @@ def test_grid_faults_names_a_table_that_scrolls_sideways():
     ]
 
 
-STEMS = list(dict.fromkeys(stem for stem, _ in VIEWS))
-"""One test per page and mode, so the two workers share the views evenly."""
+# From now until the next run of the script ends (a full run or a part's), once that is over:
+# window.kvvizRunEnded. A click's run can begin and end between two looks at the page's state.
+WATCH_RUN = """() => {
+  const app = document.querySelector('[data-testid=stApp]');
+  window.kvvizRunEnded = false;
+  const watch = new MutationObserver(records => {
+    if (records.some(r => r.oldValue === 'running') && app.dataset.testScriptState === 'notRunning') {
+      window.kvvizRunEnded = true;
+      watch.disconnect();
+    }
+  });
+  watch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state'], attributeOldValue: true});
+}"""
 
 
-@pytest.mark.parametrize("stem", STEMS, ids=[stem or "home" for stem in STEMS])
+def click(page: Page, label: str) -> None:
+    """Click ``label``, an option of the page's view switch or its next step (``NEXT``), and wait until
+    the run it starts has ended."""
+    page.evaluate(WATCH_RUN)
+    main = page.get_by_test_id("stMain")
+    if label == NEXT:
+        main.get_by_role("button", name=NEXT, exact=True).click()
+    else:
+        main.get_by_test_id("stButtonGroup").get_by_text(label, exact=True).click()
+    page.wait_for_function("() => window.kvvizRunEnded", timeout=FIRST_RUN_MS)
+    wait_idle(page, FIRST_RUN_MS)
+
+
+def reached(url: str, query: str) -> bool:
+    """Whether the page's address holds every parameter of ``query``: the clicks made the view it links to."""
+    return set(parse_qsl(query)) <= set(parse_qsl(urlsplit(url).query))
+
+
+def test_reached_needs_every_parameter_of_the_views_link():
+    url = "http://h/cachegen?cachegen_k=100&cachegen_view=Violation+vs+SLO&presenter=true"
+    assert reached(url, "cachegen_view=Violation+vs+SLO&cachegen_k=100")
+    assert not reached(url, "cachegen_view=Codec&cachegen_k=100")
+    assert not reached("http://h/radix?radix_step=6", "radix_step=7")
+
+
+def show(page: Page, app_url: str, stem: str, view: View, presenter: bool) -> str:
+    """Bring ``view`` of page ``stem`` up in ``page`` and return the link that opens it as it is shown."""
+    link = "&".join(filter(None, [view.query, "presenter=true" if presenter else ""]))
+    if not view.clicks:
+        open_page(page, app_url, stem, link, timeout=FIRST_RUN_MS)
+    for label in view.clicks:
+        click(page, label)
+    if view.clicks:
+        page.wait_for_url(lambda url: reached(url, view.query))
+    assert_no_exception(page)
+    if expander := OPEN.get((stem, view.query)):
+        page.get_by_test_id("stExpander").filter(has_text=expander).locator("summary").click()
+    return f"{stem or 'home'}?{link}"
+
+
+@pytest.mark.parametrize("stem", VIEWS, ids=[stem or "home" for stem in VIEWS])
 @pytest.mark.parametrize("presenter", [False, True], ids=["laptop", "presenter"])
 def test_no_figure_text_is_clipped_or_overlapping(page: Page, app_url: str, presenter: bool, stem: str):
     """Every view of the page once per mode, checked at both window sizes (figures and tables); in
-    presenter mode every text is at projector size too. The page's first view is screenshot for a
-    person to look at: at 1366×768 on a laptop, at 1920×1080 in presenter mode."""
-    faults, queries = [], [q for s, q in VIEWS if s == stem]
+    presenter mode every text is at projector size too. One test per page and mode, so the two workers
+    share the views evenly. The page's first view is screenshot for a person to look at: at 1366×768 on a
+    laptop, at 1920×1080 in presenter mode."""
+    faults = []
     page.set_viewport_size(SIZES[0])  # the first view opens at a size it is checked at
-    for query in queries:
-        opened = "&".join(filter(None, [query, "presenter=1" if presenter else ""]))
-        open_page(page, app_url, stem, opened, timeout=FIRST_RUN_MS)
-        assert_no_exception(page)
-        if label := OPEN.get((stem, query)):
-            page.get_by_test_id("stExpander").filter(has_text=label).locator("summary").click()
-        if not presenter and query == queries[0]:
+    for i, view in enumerate(VIEWS[stem]):
+        where = show(page, app_url, stem, view, presenter)
+        if not presenter and i == 0:
             screenshot(page, f"laptop_{stem or 'home'}")
             page.set_viewport_size(SIZES[0])
-        faults += check_layouts(page, f"{stem or 'home'}?{opened}")
+        faults += check_layouts(page, where)
         if presenter:
-            faults += projector_faults(page, f"{stem or 'home'}?{opened}")
-            if query == queries[0]:
+            faults += projector_faults(page, where)
+            if i == 0:
                 screenshot(page, f"presenter_{stem or 'home'}")
     assert not faults, "\n".join(faults)
