@@ -80,7 +80,12 @@ with st.container(horizontal=True):
 
 quantiles = tiers.ttft_quantiles(result)
 figures.figure(
-    "tiers.fig_ttft_cdf", quantiles, tiers.QUANTILES, target, cache_key=f"{key}|{chosen}|{target}", key="tiers_cdf"
+    "tiers.fig_ttft_cdf",
+    quantiles,
+    tiers.QUANTILES,
+    target,
+    cache_key=f"{key}|{tiers.unpriced(chosen)}|{target}",
+    key="tiers_cdf",
 )
 # The tables under the figure, as wide as the page: beside it, projector fonts pushed their numbers out of sight.
 st.markdown("**Time to first token (s)**")

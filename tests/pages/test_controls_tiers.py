@@ -150,3 +150,29 @@ def test_models_and_gpus_are_offered_by_their_names_and_a_link_with_their_ids_op
     assert (by_id.query_params["tiers_model"], by_id.query_params["tiers_gpu"]) == ("Llama 2 7B", "A40")
     assert shown(by_id) == shown(named)
     assert "2 × A40" in " ".join(c.value for c in by_id.caption)
+
+
+def test_a_changed_price_prices_again_and_replays_nothing(monkeypatch):
+    """The replay and the routers' runs are cached without the prices: a new GPU price changes the costs
+    shown (the page's and every router's) and nothing else, and serves no request again."""
+    import ui.tiers.cached
+    import ui.tiers.routers
+
+    at = open_page("tiers", {"tiers_source": "Synthetic", "tiers_requests": "100"}, timeout=300)
+    assert_clean(at)
+    served = []
+    for module, name in ((ui.tiers.cached, "replay"), (ui.tiers.routers, "run"), (ui.tiers.routers, "reference_row")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, real=real, **k: served.append(real) or real(*a, **k))
+    metrics = {m.label: m.value for m in at.metric}
+    routers = next(d.value for d in at.dataframe if "dollars_per_hour" in d.value.columns)
+    at.number_input(key="tiers_price_0").set_value(9.0).run()
+    assert_clean(at)
+    assert served == []
+    now = {m.label: m.value for m in at.metric}
+    assert now["Cost"] != metrics["Cost"] and now["Hit ratio"] == metrics["Hit ratio"]
+    priced = next(d.value for d in at.dataframe if "dollars_per_hour" in d.value.columns)
+    assert (priced["dollars_per_hour"] > routers["dollars_per_hour"]).all()
+    assert priced.drop(columns=["dollars_per_hour", "dollars_per_m_input_tokens", "target"]).equals(
+        routers.drop(columns=["dollars_per_hour", "dollars_per_m_input_tokens", "target"])
+    )

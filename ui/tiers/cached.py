@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -309,8 +309,16 @@ def tier_replay(key: str, chosen: tuple, _trace: Trace) -> TierResult:
     return replay(prepared(key, _trace), Deployment(*chosen).config())
 
 
+def unpriced(chosen: Deployment) -> Deployment:
+    """The deployment at its GPU's list prices, rented: what a replay reads of it, since no price
+    changes what is served, only what it costs."""
+    return replace(chosen, prices=tuple(p.value for p in default_prices(chosen.gpu)), purchase=None)
+
+
 def replayed(key: str, chosen: Deployment, trace: Trace) -> TierResult:
-    return tier_replay(key, astuple(chosen), trace)
+    """The tiered replay through ``chosen``, priced at its prices: a changed price replays nothing again."""
+    result = tier_replay(key, astuple(unpriced(chosen)), trace)
+    return replace(result, config=deployed(chosen))
 
 
 def ttft_quantiles(result: TierResult) -> dict[str, np.ndarray]:

@@ -15,7 +15,7 @@ import streamlit as st
 
 from kvviz.cluster import REFERENCE, ROUTER_RULES, ROUTERS, cost, reference_row, run, summary_row
 from kvviz.cluster.deployment import DECODE_S_PER_TOKEN, cluster_config
-from kvviz.cluster.simulate import with_target
+from kvviz.cluster.simulate import ClusterConfig, ClusterRun, with_target
 from kvviz.common import budget
 from kvviz.common import hardware as hw
 from kvviz.tiers.config import TierConfig
@@ -108,15 +108,23 @@ def routed_deployment(chosen: Deployment, instances: int, tiers: bool) -> TierCo
 
 
 @st.cache_data(max_entries=256, ttl=3600, show_spinner=False)
-def router_row(key: str, chosen: tuple, router: str, instances: int, _trace: Trace, tiers: bool = False) -> dict:
-    """One router at one instance count (``REFERENCE``: the shared cache of their GPU memory). One
-    instance is the cluster of two with one left: every router sends it every request."""
+def served(key: str, cluster: ClusterConfig, router: str, _trace: Trace) -> ClusterRun | dict:
+    """One router's run of the trace (fingerprint ``key``) over ``cluster``; ``REFERENCE``: the shared
+    cache's row. Keyed on the cluster without its prices, which change no request's path."""
     replay = prepared(key, _trace)
-    cluster = cluster_config(routed_deployment(Deployment(*chosen), max(instances, 2), tiers), replay)
-    cluster = replace(cluster, instances=instances)
     if router == REFERENCE:
         return reference_row(replay, cluster)
-    return summary_row(run(replay, router, cluster, trace=_trace), cluster)
+    return run(replay, router, cluster, trace=_trace)
+
+
+def router_row(key: str, chosen: tuple, router: str, instances: int, trace: Trace, tiers: bool = False) -> dict:
+    """One router at one instance count (``REFERENCE``: the shared cache of their GPU memory), priced at
+    the sidebar's prices. One instance is the cluster of two with one left: every router sends it every
+    request."""
+    cluster = cluster_config(routed_deployment(Deployment(*chosen), max(instances, 2), tiers), prepared(key, trace))
+    cluster = replace(cluster, instances=instances)
+    done = served(key, replace(cluster, gpu_price=None, memory_per_hour=0.0), router, trace)
+    return done if router == REFERENCE else summary_row(done, cluster)
 
 
 def starting_at(start: int, counts: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
