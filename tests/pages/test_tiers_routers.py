@@ -105,3 +105,15 @@ def test_the_answer_at_the_top_warns_when_no_router_meets_the_target():
     first = at.warning[0].value
     assert first.startswith("None of these routers and instance counts keeps TTFT p90 within 0.01 s")
     assert not any(s.value.startswith("Behind a router") for s in at.success)
+
+
+def test_the_load_choices_of_one_instance_leave_the_routers_comparison_as_it_is():
+    """Overlapping loads and recomputing slow ones are the single instance's choices; behind a router
+    every block found loads, so the comparison is the same table with them off or on."""
+    plain = open_page("tiers", ROUTED, timeout=300)
+    chosen = open_page("tiers", {**ROUTED, "tiers_overlap": "false", "tiers_load": "true"}, timeout=300)
+    assert_clean(chosen)
+    assert not chosen.toggle(key="tiers_overlap").value and chosen.toggle(key="tiers_load").value
+    assert not chosen.error, [e.value for e in chosen.error]
+    tables = [next(d.value for d in at.dataframe if "imbalance" in d.value.columns) for at in (plain, chosen)]
+    pd.testing.assert_frame_equal(*tables)

@@ -95,16 +95,17 @@ def with_tiers() -> bool:
     return st.checkbox(
         "Each instance with the sidebar's host DRAM and storage", False, key="tiers_router_tiers", **Q,
         help="Off: GPU memory only. On: each instance is HiCache with its own DRAM and SSD; a remote pool is one "
-        "storage every instance writes through and prefetches from. Every block found is loaded.",
+        "storage every instance writes through and prefetches from. Every block found is loaded (the sidebar's "
+        "loading choices apply to the single instance above).",
     )  # fmt: skip
 
 
 def routed_deployment(chosen: Deployment, instances: int, tiers: bool) -> TierConfig:
-    """The sidebar's deployment at ``instances`` instances, GPU memory only or with its DRAM and storage
-    (loads as the routed cluster models them: every block found loaded)."""
-    if not tiers:
-        return chosen.config(dram_gib=0.0, ssd_gib=0.0, remote_gib=0.0, instances=instances)
-    return chosen.config(instances=instances, overlap=True, load="load")
+    """The sidebar's deployment at ``instances`` instances, GPU memory only or with its DRAM and storage,
+    its loads as the routed cluster models them (every block found loaded, whatever the sidebar's load
+    choices, which apply to the single instance above)."""
+    sizes = {} if tiers else {"dram_gib": 0.0, "ssd_gib": 0.0, "remote_gib": 0.0}
+    return chosen.config(instances=instances, overlap=True, load="load", **sizes)
 
 
 @st.cache_data(max_entries=256, ttl=3600, show_spinner=False)
