@@ -293,8 +293,9 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
     import pyarrow as pa
     import pyarrow.json as pj
 
-    if b"\n\n" not in chunk and not chunk.startswith(b"\n"):  # no blank lines: row k is line k
-        line_idx = np.arange(count_of(chunk, b"\n") + (not chunk.endswith(b"\n")), dtype=np.int64)
+    breaks = np.flatnonzero(np.frombuffer(chunk, np.uint8) == ord("\n"))
+    if not _has_blank_line(chunk, breaks):  # row k is line k
+        line_idx = np.arange(len(breaks) + (not chunk.endswith(b"\n")), dtype=np.int64)
     else:
         line_idx = np.fromiter((k for k, raw in enumerate(chunk.split(b"\n")) if raw.strip()), np.int64)
     rows = len(line_idx)
@@ -354,6 +355,14 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
         flat_ids,
         extras,
     )
+
+
+def _has_blank_line(chunk: bytes, breaks: np.ndarray) -> bool:
+    """Whether ``chunk`` (its line breaks at ``breaks``) has an empty line: it starts with a line
+    break, or two are neighbours. From the breaks' positions, which count the lines too: searching
+    the text for two line breaks takes longer than finding them all (each single one starts a
+    comparison)."""
+    return chunk.startswith(b"\n") or bool((np.diff(breaks) == 1).any())
 
 
 def _numbers(chunks: list, dtype: type, null: int = 0) -> np.ndarray:

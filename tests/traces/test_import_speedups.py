@@ -1,4 +1,5 @@
-"""Storing a trace writes each data file from bytes made in memory and takes the checksum over those
+"""A chunk's empty lines are found from its line breaks' positions, as searching its text finds them.
+Storing a trace writes each data file from bytes made in memory and takes the checksum over those
 same bytes as they are written (no file is read back): the files are the ones ``np.save`` and
 pyarrow's Parquet writer would write, the checksum is the one reading them back gives, and a file
 that cannot be written fails the import as before, leaving no temporary folder."""
@@ -12,9 +13,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kvviz.common.errors import InputError
 from kvviz.traces import library
+from kvviz.traces.formats import _has_blank_line
 from kvviz.traces.ingest import dense_ids
 from kvviz.traces.model import BASE_COLUMNS, from_arrays
 from kvviz.traces.workload import WorkloadConfig, generate
@@ -62,3 +66,9 @@ def test_a_file_that_cannot_be_written_fails_the_import_and_leaves_no_temporary_
         library.store(generate(WorkloadConfig(requests=50, seed=1)))
     assert [p.name for p in lib.iterdir() if p.name.startswith(".tmp-")] == []
     assert library.entries() == []
+
+
+@given(st.lists(st.sampled_from([b"\n", b"a", b" ", b"\r"]), max_size=40).map(b"".join))
+def test_an_empty_line_is_found_from_the_line_breaks_as_a_search_finds_it(chunk):
+    breaks = np.flatnonzero(np.frombuffer(chunk, np.uint8) == ord("\n"))
+    assert _has_blank_line(chunk, breaks) == (chunk.startswith(b"\n") or b"\n\n" in chunk)
