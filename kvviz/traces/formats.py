@@ -373,6 +373,14 @@ def _numbers(chunks: list, dtype: type, null: int = 0) -> np.ndarray:
     for chunk in chunks:
         values = np.frombuffer(chunk.buffers()[1], dtype=dtype)[chunk.offset : chunk.offset + len(chunk)]
         parts.append(np.where(_valid(chunk), values, np.asarray(null, dtype)) if chunk.null_count else values)
+    return _joined(parts, dtype)
+
+
+def _joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    """The parts in one array: the one part itself when there is one (read-only when it is a view of
+    pyarrow's buffer), so that a column is copied once on its way out of pyarrow, not at each step."""
+    if len(parts) == 1:
+        return parts[0]
     return np.concatenate(parts) if parts else np.zeros(0, dtype)
 
 
@@ -394,9 +402,7 @@ def _id_lists(chunks: list) -> tuple[np.ndarray, np.ndarray] | None:
         flat.append(_numbers([ids], np.int64))
         n = np.diff(bounds)
         counts.append(np.where(_valid(lists), n, -1) if lists.null_count else n)
-    if not flat:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(flat), np.concatenate(counts)
+    return _joined(flat, np.int64), _joined(counts, np.int64)
 
 
 # ---------------------------------------------------------------- CSV
