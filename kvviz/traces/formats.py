@@ -293,8 +293,9 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
     import pyarrow as pa
     import pyarrow.json as pj
 
-    if b"\n\n" not in chunk and not chunk.startswith(b"\n"):  # no blank lines: row k is line k
-        line_idx = np.arange(count_of(chunk, b"\n") + (not chunk.endswith(b"\n")), dtype=np.int64)
+    breaks = np.flatnonzero(np.frombuffer(chunk, np.uint8) == ord("\n"))
+    if not _has_blank_line(chunk, breaks):  # row k is line k
+        line_idx = np.arange(len(breaks) + (not chunk.endswith(b"\n")), dtype=np.int64)
     else:
         line_idx = np.fromiter((k for k, raw in enumerate(chunk.split(b"\n")) if raw.strip()), np.int64)
     rows = len(line_idx)
@@ -356,6 +357,14 @@ def jsonl_fast(chunk: bytes, first_line: int, spec: FormatSpec) -> RawChunk | No
     )
 
 
+def _has_blank_line(chunk: bytes, breaks: np.ndarray) -> bool:
+    """Whether ``chunk`` (its line breaks at ``breaks``) has an empty line: it starts with a line
+    break, or two are neighbours. From the breaks' positions, which count the lines too: searching
+    the text for two line breaks takes longer than finding them all (each single one starts a
+    comparison)."""
+    return chunk.startswith(b"\n") or bool((np.diff(breaks) == 1).any())
+
+
 def _numbers(chunks: list, dtype: type, null: int = 0) -> np.ndarray:
     """Numeric pyarrow arrays (of ``dtype``) as one numpy array read from their buffers, nulls as
     ``null``: pyarrow's own ``to_numpy`` and ``fill_null`` import pandas (a third of a second) and
@@ -364,6 +373,14 @@ def _numbers(chunks: list, dtype: type, null: int = 0) -> np.ndarray:
     for chunk in chunks:
         values = np.frombuffer(chunk.buffers()[1], dtype=dtype)[chunk.offset : chunk.offset + len(chunk)]
         parts.append(np.where(_valid(chunk), values, np.asarray(null, dtype)) if chunk.null_count else values)
+    return _joined(parts, dtype)
+
+
+def _joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    """The parts in one array: the one part itself when there is one (read-only when it is a view of
+    pyarrow's buffer), so that a column is copied once on its way out of pyarrow, not at each step."""
+    if len(parts) == 1:
+        return parts[0]
     return np.concatenate(parts) if parts else np.zeros(0, dtype)
 
 
@@ -385,9 +402,7 @@ def _id_lists(chunks: list) -> tuple[np.ndarray, np.ndarray] | None:
         flat.append(_numbers([ids], np.int64))
         n = np.diff(bounds)
         counts.append(np.where(_valid(lists), n, -1) if lists.null_count else n)
-    if not flat:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(flat), np.concatenate(counts)
+    return _joined(flat, np.int64), _joined(counts, np.int64)
 
 
 # ---------------------------------------------------------------- CSV

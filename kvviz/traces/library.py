@@ -33,6 +33,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import hashlib
+import io
 import json
 import logging
 import math
@@ -48,7 +49,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, TypeVar
 
 import numpy as np
 
@@ -96,6 +97,7 @@ _HASH_CHUNK = 1 << 20
 _BLOCK_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _OFFSET_DTYPE = np.dtype(np.int64)
 _MAX_BLOCK_SIZE = 1 << 20  # the largest block size a trace is read with
+T = TypeVar("T")
 
 
 class _Damage(Exception):
@@ -390,14 +392,26 @@ def _header(file: BinaryIO, name: str, dtypes: tuple[np.dtype, ...], length: int
 def _digest(entry: Entry, parts: dict[str, np.ndarray]) -> str:
     """The checksum: blake2b over ``meta.json``'s checked fields (every one but ``UNCHECKED``;
     none in the first layout) and the data files' names, sizes and bytes."""
+    digest = _covering(entry)
+    for name in DATA_FILES:
+        _feed(digest, name, (parts[name].data,))
+    return digest.hexdigest()
+
+
+def _covering(entry: Entry) -> hashlib.blake2b:
+    """The checksum begun: fed ``meta.json``'s checked fields, the data files to come (``_feed``)."""
     digest = hashlib.blake2b(digest_size=32)
     if entry.version > 1:
         covered = {k: v for k, v in asdict(entry).items() if k not in UNCHECKED and k != "damaged"}
         digest.update(json.dumps(covered, sort_keys=True).encode())
-    for name in DATA_FILES:
-        digest.update(f"{name}:{len(parts[name])}:".encode())
-        digest.update(parts[name].data)
-    return digest.hexdigest()
+    return digest
+
+
+def _feed(digest: hashlib.blake2b, name: str, pieces: tuple[memoryview, ...]) -> None:
+    """One data file into the checksum: its name, its size and its bytes (``pieces``, in order)."""
+    digest.update(f"{name}:{sum(p.nbytes for p in pieces)}:".encode())
+    for piece in pieces:
+        digest.update(piece)
 
 
 def _read(file: BinaryIO, name: str) -> np.ndarray:
@@ -682,7 +696,7 @@ def store(trace: Trace, name: str | None = None, *, origin: str = CLI) -> Stored
     if origin not in (CLI, WEB):
         raise ValueError(f"origin {origin!r}")
     bounds = limits()
-    renumbered = _Beside(lambda: trace.blocks if trace.ids_dense else dense_ids(trace.blocks))
+    contents = _contents(trace)
     eid = entry_id(trace)
     title = (name or trace.name)[:NAME_LIMIT]
     rename = name[:NAME_LIMIT] if name is not None and origin == CLI else None
@@ -695,7 +709,7 @@ def store(trace: Trace, name: str | None = None, *, origin: str = CLI) -> Stored
         tmp = folder / f".tmp-{eid}-{uuid.uuid4().hex}"
         tmp.mkdir()
     try:
-        entry = _write(tmp, trace, eid, title, origin, blocks=renumbered.take())
+        entry = _write(tmp, trace, eid, title, origin, contents=contents)
         with _locked(origin):
             return _keep_existing(eid, rename, origin) or _place(tmp, entry, bounds, origin)
     except OSError as exc:
@@ -706,26 +720,78 @@ def store(trace: Trace, name: str | None = None, *, origin: str = CLI) -> Stored
 
 class _Beside:
     """A result made on a thread of its own while the caller does other work, handed over once
-    (``take``) and then no longer held. ``store`` renumbers the block ids this way while the content
-    hash names the entry: both are passes over every id that run without the interpreter's lock,
-    so on two cores the one hides the other. Made for nothing when the entry exists already."""
+    (``take``) and then no longer held. ``store`` makes the data files' contents this way while the
+    content hash names the entry, and ``_put`` writes a file while the checksum reads it: passes
+    that run without the interpreter's lock, so on two cores the one hides the other. Made for
+    nothing when the entry exists already."""
 
-    def __init__(self, make: Callable[[], np.ndarray]) -> None:
+    def __init__(self, make: Callable[[], T], name: str) -> None:
         self._out: dict[str, object] = {}
-        self._thread = threading.Thread(target=self._run, args=(make,), name="kvviz-renumber", daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(make,), name=f"kvviz-{name}", daemon=True)
         self._thread.start()
 
-    def _run(self, make: Callable[[], np.ndarray]) -> None:
+    def _run(self, make: Callable[[], T]) -> None:
         try:
             self._out["value"] = make()
         except BaseException as exc:  # raised in the caller's thread, by take
             self._out["error"] = exc
 
-    def take(self) -> np.ndarray:
+    def take(self) -> T:
         self._thread.join()
         if "error" in self._out:
             raise self._out.pop("error")
         return self._out.pop("value")
+
+
+Contents = dict[str, Callable[[], tuple[memoryview, ...]]]
+"""Per data file, what hands over its bytes (in pieces, in order) once they are made."""
+
+
+def _contents(trace: Trace) -> Contents:
+    """The data files' bytes, the request table's and the renumbered block ids' each made on a
+    thread of its own (``_Beside``), started now."""
+    _ = trace.requests  # the table built once, here, before two threads read it
+    table = _Beside(lambda: _parquet(trace), "parquet")
+    blocks = _Beside(lambda: _npy(trace.blocks if trace.ids_dense else dense_ids(trace.blocks)), "renumber")
+    return {
+        "requests.parquet": table.take,
+        "blocks.npy": blocks.take,
+        "offsets.npy": lambda: _npy(trace.offsets.astype(np.int64, copy=False)),
+    }
+
+
+def _parquet(trace: Trace) -> tuple[memoryview, ...]:
+    """The request table in Parquet, in Arrow's memory (what writing it to its file would write)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pandas(trace.requests, preserve_index=False), sink)
+    return (memoryview(sink.getvalue()),)
+
+
+def _npy(array: np.ndarray) -> tuple[memoryview, ...]:
+    """A one-dimensional array's ``.npy`` file (what ``np.save`` writes): its header, then its values."""
+    from numpy.lib import format as npy
+
+    array = np.ascontiguousarray(array)
+    header = io.BytesIO()
+    npy.write_array_header_1_0(header, npy.header_data_from_array_1_0(array))
+    return memoryview(header.getvalue()), memoryview(array).cast("B")
+
+
+def _put(folder: Path, name: str, pieces: tuple[memoryview, ...], digest: hashlib.blake2b) -> None:
+    """A data file written from its bytes while the checksum reads the same bytes: the write on a
+    thread of its own, the hash here, so the file is never read back for its checksum."""
+    writing = _Beside(lambda: _write_pieces(folder / name, pieces), "write")
+    _feed(digest, name, pieces)
+    writing.take()
+
+
+def _write_pieces(path: Path, pieces: tuple[memoryview, ...]) -> None:
+    with open(path, "xb") as out:
+        for piece in pieces:
+            out.write(piece)
 
 
 def _estimate(trace: Trace) -> int:
@@ -759,20 +825,12 @@ def _write(
     *,
     pinned: bool | None = None,
     created: float | None = None,
-    blocks: np.ndarray | None = None,
+    contents: Contents | None = None,
 ) -> Entry:
-    """The entry's files in ``tmp``, block ids renumbered in order of first use (``blocks``, when the
-    caller has them already), its checksum taken from the bytes written. ``pinned`` defaults to the
-    origin's (a command-line import pins)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    if blocks is None:
-        blocks = trace.blocks if trace.ids_dense else dense_ids(trace.blocks)
-    pq.write_table(pa.Table.from_pandas(trace.requests, preserve_index=False), tmp / "requests.parquet")
-    np.save(tmp / "blocks.npy", np.ascontiguousarray(blocks))
-    del blocks  # a renumbered copy: not held while the files are read back for the checksum
-    np.save(tmp / "offsets.npy", np.ascontiguousarray(trace.offsets, dtype=np.int64))
+    """The entry's files in ``tmp``, block ids renumbered in order of first use (``contents``: the
+    files' bytes, when the caller has begun making them), its checksum taken from the bytes
+    written. ``pinned`` defaults to the origin's (a command-line import pins)."""
+    contents = contents or _contents(trace)
     ts = trace.column("timestamp")
     entry = Entry(
         eid,
@@ -782,7 +840,7 @@ def _write(
         float(ts.max() - ts.min()) / 1000 if len(ts) else 0.0,
         trace.block_size,
         trace.has_block_ids,
-        sum(p.stat().st_size for p in tmp.iterdir()) + 4096,
+        0,
         time.time() if created is None else created,
         "",
         origin,
@@ -790,8 +848,11 @@ def _write(
         _notes(trace.how_read),
         _notes(trace.warnings),
     )
-    with _opened_tmp(tmp) as files:
-        entry = replace(entry, checksum=_digest(entry, {n: _read(files[n], n) for n in DATA_FILES}))
+    digest = _covering(entry)
+    for file in DATA_FILES:  # the renumbered ids are not held past their file
+        _put(tmp, file, contents[file](), digest)
+    size = sum(p.stat().st_size for p in tmp.iterdir()) + 4096
+    entry = replace(entry, bytes=size, checksum=digest.hexdigest())
     _write_meta(tmp, entry)
     return entry
 
