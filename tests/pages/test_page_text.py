@@ -155,7 +155,7 @@ def internal_names(at) -> list[str]:
     return found
 
 
-PAGE_VIEWS = [(stem or "home", query) for stem, query in VIEWS]
+PAGE_VIEWS = [(stem or "home", view.query) for stem, views in VIEWS.items() for view in views]
 """The views the browser's layout test draws: every view of every page, with light settings."""
 
 
