@@ -33,7 +33,7 @@ COMMANDS = [
     [
         ["tiers", "@", "--model", "llama-3-8b", "--gpu", "h100", "--hbm", "1GiB", "--dram", "2GiB", "--ssd", "4GiB"],
         ["tiers", "@", "--model", "llama-3-8b", "--gpu", "h100", "--hbm", "1GiB", "--dram", "2GiB", "--ssd", "4GiB"]
-        + ["--instances", "2", "--router", "round-robin"],
+        + ["--instances", "2", "--router", "kv-aware"],
     ],
     [
         ["hitcurve", "@", "--capacities", "2,inf", "--cache", "prefix"],
@@ -47,7 +47,8 @@ COMMANDS = [
     ],
 ]
 """The commands that call a kernel, in two groups that compile for about as long (the tiered replay alone, the rest).
-The second group also replays the trace request by request, as the Eviction page does and no command. It
+The routed tiered command routes by each instance's GPU tree (kv-aware), so the kernel that reads that tree compiles
+too. The second group also replays the trace request by request, as the Eviction page does and no command. It
 compiles the prefix replay first: the tiered command needs it too (its GPU-only baseline), after its own long
 compile, and then loads it from the disk cache instead of compiling it a second time beside the first."""
 
