@@ -10,7 +10,7 @@ server's first session (test_trace_browser's deep link), a separate trace librar
 the server's environment (test_trace_browser's kept upload, test_trace_return_browser, and one
 server for test_library_browser's damaged entries), a server restart (test_sessions_browser), and
 the server's upload bytes, which other tests' sessions would change (test_sessions_browser's closed
-tab, with a short grace period set in the server's environment). Likewise one browser tab per
+tab, with a short grace period and sweep interval set in the server's environment). Likewise one browser tab per
 worker (``page``) serves every test that does not open a browser context of its own.
 """
 
