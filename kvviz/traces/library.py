@@ -861,16 +861,6 @@ def _notes(notes: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(note[:_NOTE_LIMIT] for note in notes[:_NOTES])
 
 
-@contextmanager
-def _opened_tmp(tmp: Path) -> Iterator[dict[str, BinaryIO]]:
-    files = {name: open(tmp / name, "rb") for name in DATA_FILES}
-    try:
-        yield files
-    finally:
-        for file in files.values():
-            file.close()
-
-
 def _write_meta(folder: Path, entry: Entry) -> None:
     """``meta.json`` replaced in one rename, so a reader sees the old or the new, whole; written
     relative to the entry's folder, opened without following a link (as the readers do)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,12 @@ def seal(folder: Path) -> None:
     import: what is left to find it are the checks behind the checksum."""
     meta = json.loads((folder / library.META).read_text())
     entry = library._entry_from_meta(folder.name, meta)
-    with library._opened_tmp(folder) as files:
-        meta["checksum"] = library._digest(entry, {n: library._read(files[n], n) for n in library.DATA_FILES})
+    meta["checksum"] = checksum_of_files(folder, entry)
     (folder / library.META).write_text(json.dumps(meta))
+
+
+def checksum_of_files(folder: Path, entry: library.Entry) -> str:
+    """``entry``'s checksum over its data files as they are in ``folder`` now, read back."""
+    with ExitStack() as stack:
+        files = {n: stack.enter_context(open(folder / n, "rb")) for n in library.DATA_FILES}
+        return library._digest(entry, {n: library._read(files[n], n) for n in library.DATA_FILES})

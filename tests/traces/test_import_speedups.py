@@ -22,7 +22,7 @@ from kvviz.traces.formats import _has_blank_line
 from kvviz.traces.ingest import dense_ids
 from kvviz.traces.model import BASE_COLUMNS, from_arrays
 from kvviz.traces.workload import WorkloadConfig, generate
-from tests.traces.library_setup import fresh_library
+from tests.traces.library_setup import checksum_of_files, fresh_library
 
 
 @pytest.fixture(autouse=True)
@@ -40,9 +40,7 @@ def test_the_files_are_what_numpy_and_parquet_write_and_the_checksum_reads_them_
     pq.write_table(pa.Table.from_pandas(trace.requests, preserve_index=False), ref / "requests.parquet")
     for name in library.DATA_FILES:
         assert (folder / name).read_bytes() == (ref / name).read_bytes(), name
-    with library._opened_tmp(folder) as files:
-        read_back = library._digest(entry, {n: library._read(files[n], n) for n in library.DATA_FILES})
-    assert entry.checksum == read_back
+    assert entry.checksum == checksum_of_files(folder, entry)
     assert entry.bytes == sum((folder / n).stat().st_size for n in library.DATA_FILES) + 4096
 
 

@@ -28,7 +28,7 @@ from kvviz.traces.model import Trace, dense_problem
 from kvviz.traces.workload import WorkloadConfig, generate
 from tests import fixtures as fx
 from tests.conftest import assert_clean, open_page, shown
-from tests.traces.library_setup import fresh_library, refuse_writes
+from tests.traces.library_setup import checksum_of_files, fresh_library, refuse_writes
 
 ROOT = Path(__file__).resolve().parents[2]
 REPAIR = "import the trace again to replace it"
@@ -157,8 +157,7 @@ def _first_layout(folder: Path, trace: Trace, **meta_changes) -> None:
     del meta["version"]
     meta |= {"accesses": len(trace.blocks), **meta_changes}
     entry = library._entry_from_meta(folder.name, meta)
-    with library._opened_tmp(folder) as files:
-        meta["checksum"] = library._digest(entry, {n: library._read(files[n], n) for n in library.DATA_FILES})
+    meta["checksum"] = checksum_of_files(folder, entry)
     (folder / library.META).write_text(json.dumps(meta))
 
 
