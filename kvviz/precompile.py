@@ -160,19 +160,24 @@ def compile_with_progress() -> tuple[float, bool]:
     return time.monotonic() - start, cached_kernels() > before
 
 
-def main() -> int:
-    """``python -m kvviz.precompile``: ``compile_with_progress`` and what it did, in one line; a setting
-    that leaves the tiny trace no room to run (a memory limit) in one line too, with exit code 2."""
+def compile_and_say(failure: str) -> bool:
+    """``compile_with_progress``, then what it did in one line; a setting that leaves the tiny trace no
+    room to run (a memory limit) is one line too, ``failure: why``, and False."""
     from kvviz.common.errors import InputError
 
     try:
         seconds, compiled = compile_with_progress()
     except (RuntimeError, InputError) as exc:
-        say(f"kvviz: cannot compile the simulators: {exc}")
-        return 2
+        say(f"{failure}: {exc}")
+        return False
     what = "compiled the simulators (once for this code)" if compiled else "loaded the compiled simulators"
     say(f"kvviz: {what} in {seconds:.1f} s")
-    return 0
+    return True
+
+
+def main() -> int:
+    """``python -m kvviz.precompile``: exit code 0 once every kernel is compiled or loaded, else 2."""
+    return 0 if compile_and_say("kvviz: cannot compile the simulators") else 2
 
 
 if __name__ == "__main__":

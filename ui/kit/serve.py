@@ -27,8 +27,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from kvviz.common.errors import InputError
-from kvviz.precompile import compile_with_progress, say
+from kvviz.precompile import compile_and_say, say
 
 ROOT = Path(__file__).resolve().parents[2]
 HEALTH_TIMEOUT_S = 120.0
@@ -85,13 +84,8 @@ def main(options: list[str] | None = None) -> None:
 
     options = sys.argv[1:] if options is None else options
     start = time.monotonic()
-    try:
-        seconds, compiled = compile_with_progress()
-    except (RuntimeError, InputError) as exc:  # a setting that leaves no room to run: one line, not a traceback
-        say(f"kvviz: cannot start: {exc}")
+    if not compile_and_say("kvviz: cannot start"):  # a setting that leaves no room to run: one line
         sys.exit(2)
-    what = "compiled the simulators (once for this code)" if compiled else "loaded the compiled simulators"
-    say(f"kvviz: {what} in {seconds:.1f} s")
     url = f"http://localhost:{port_of(options)}"
     threading.Thread(target=announce_ready, args=(url, start), daemon=True).start()
     cli.main(["run", str(ROOT / "app.py"), *options], prog_name="streamlit")
