@@ -168,16 +168,25 @@ def _socket(page: Page) -> WebSocket:
     return _SOCKETS[page]
 
 
-def rerun(page: Page) -> None:
-    """Press Streamlit's rerun shortcut and wait until the server says the run it started has ended.
+@contextmanager
+def run_ends(page: Page, timeout: float = TIMEOUT):
+    """Wait, once the block has acted on ``page``, until the server says the script run the action
+    started has ended, then until the page is idle (the page must be watched, :func:`watch_runs`).
 
-    The page's own script state can go from idle to running and back between two looks (a warm rerun
-    takes milliseconds), so the end of the run is read from the server's messages instead.
+    The page's own script state cannot tell: a warm run can go from idle to running and back between
+    two looks, and under load the browser can take the run's start and end in one update, so the
+    state never reads "running" at all. The end of the run is read from the server's messages instead.
     """
+    with _socket(page).expect_event("framereceived", predicate=_run_ended, timeout=timeout):
+        yield
+    wait_idle(page, timeout)
+
+
+def rerun(page: Page) -> None:
+    """Press Streamlit's rerun shortcut and wait until the run it started has ended."""
     page.evaluate("() => document.activeElement && document.activeElement.blur()")  # no input has focus
-    with _socket(page).expect_event("framereceived", predicate=_run_ended, timeout=TIMEOUT):
+    with run_ends(page):
         page.keyboard.press("r")
-    wait_idle(page, TIMEOUT)
 
 
 def upload(box: Locator, files: object) -> None:
@@ -185,12 +194,10 @@ def upload(box: Locator, files: object) -> None:
 
     The browser first sends the file and only then asks for a run: until that run begins the page
     reads idle and still shows the view before the upload, so waiting on the page's state alone can
-    return before the upload's run has started. The end of the run is read from the server's
-    messages, as :func:`rerun` does (the page must be watched, :func:`watch_runs`).
+    return before the upload's run has started.
     """
-    with _socket(box.page).expect_event("framereceived", predicate=_run_ended, timeout=TIMEOUT):
+    with run_ends(box.page):
         box.set_input_files(files)
-    wait_idle(box.page, TIMEOUT)
 
 
 def key_numbers(page: Page) -> list[str]:

@@ -30,7 +30,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from playwright.sync_api import Page
 
-from tests.e2e.browser import assert_no_exception, open_page, screenshot, wait_idle
+from tests.e2e.browser import assert_no_exception, open_page, run_ends, screenshot
 from tests.e2e.test_presenter_browser import projector_faults
 
 NEXT = "▶"  # a stepped view's next step
@@ -218,32 +218,15 @@ def test_grid_faults_names_a_table_that_scrolls_sideways():
     ]
 
 
-# From now until the next run of the script ends (a full run or a part's), once that is over:
-# window.kvvizRunEnded. A click's run can begin and end between two looks at the page's state.
-WATCH_RUN = """() => {
-  const app = document.querySelector('[data-testid=stApp]');
-  window.kvvizRunEnded = false;
-  const watch = new MutationObserver(records => {
-    if (records.some(r => r.oldValue === 'running') && app.dataset.testScriptState === 'notRunning') {
-      window.kvvizRunEnded = true;
-      watch.disconnect();
-    }
-  });
-  watch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state'], attributeOldValue: true});
-}"""
-
-
 def click(page: Page, label: str) -> None:
     """Click ``label``, an option of the page's view switch or its next step (``NEXT``), and wait until
     the run it starts has ended."""
-    page.evaluate(WATCH_RUN)
     main = page.get_by_test_id("stMain")
-    if label == NEXT:
-        main.get_by_role("button", name=NEXT, exact=True).click()
-    else:
-        main.get_by_test_id("stButtonGroup").get_by_text(label, exact=True).click()
-    page.wait_for_function("() => window.kvvizRunEnded", timeout=FIRST_RUN_MS)
-    wait_idle(page, FIRST_RUN_MS)
+    with run_ends(page, FIRST_RUN_MS):
+        if label == NEXT:
+            main.get_by_role("button", name=NEXT, exact=True).click()
+        else:
+            main.get_by_test_id("stButtonGroup").get_by_text(label, exact=True).click()
 
 
 def reached(url: str, query: str) -> bool:
