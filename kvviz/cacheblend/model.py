@@ -93,34 +93,43 @@ class Forward:
     r_final: np.ndarray | None = None
 
 
-def init_params(config: Config, seed: int = 0) -> dict[str, np.ndarray]:
-    """Fan-in scaled random weights (std 1/sqrt(fan_in); output projections also divided by
-    sqrt(2·layers)), unit-variance embeddings and unit norm gains.
+INITS = ("fan_in", "torch")
+"""How ``init_params`` draws the weights (``kvviz.cacheblend.train.Recipe.init``)."""
 
+
+def init_params(config: Config, seed: int = 0, init: str = "fan_in") -> dict[str, np.ndarray]:
+    """Random starting weights with unit norm gains and unit-variance embeddings.
+
+    ``fan_in``: normal, std 1/sqrt(fan_in), output projections also divided by sqrt(2·layers).
     At d = 64 the GPT-2 habit of std 0.02 makes attention scores start near zero; in our runs the
     induction head had not formed after 1,000-3,000 steps, against ~350 with this initialisation.
+    ``torch``: PyTorch's defaults for a plain script (``nn.Linear``: uniform in
+    ±1/sqrt(fan_in), no output scaling; ``nn.Embedding``: N(0, 1)), in case the lecture's
+    trainer used them.
     """
     rng = np.random.default_rng(seed)
     d, f = config.d_model, config.d_ff
+    out = 1 / np.sqrt(2 * config.n_layers) if init == "fan_in" else 1.0
 
-    def normal(fan_in: int, shape: tuple[int, ...], scale: float = 1.0) -> np.ndarray:
+    def matrix(fan_in: int, shape: tuple[int, ...], scale: float = 1.0) -> np.ndarray:
+        if init == "torch":
+            return rng.uniform(-scale / np.sqrt(fan_in), scale / np.sqrt(fan_in), shape)
         return rng.normal(0, scale / np.sqrt(fan_in), shape)
 
-    out = 1 / np.sqrt(2 * config.n_layers)
     params = {"embed": rng.normal(0, 1.0, (config.vocab, d))}
     for i in range(config.n_layers):
         params |= {
             f"l{i}.attn_norm": np.ones(d),
             f"l{i}.mlp_norm": np.ones(d),
-            f"l{i}.wq": normal(d, (d, d)),
-            f"l{i}.wk": normal(d, (d, d)),
-            f"l{i}.wv": normal(d, (d, d)),
-            f"l{i}.wo": normal(d, (d, d), out),
-            f"l{i}.w_gate": normal(d, (d, f)),
-            f"l{i}.w_up": normal(d, (d, f)),
-            f"l{i}.w_down": normal(f, (f, d), out),
+            f"l{i}.wq": matrix(d, (d, d)),
+            f"l{i}.wk": matrix(d, (d, d)),
+            f"l{i}.wv": matrix(d, (d, d)),
+            f"l{i}.wo": matrix(d, (d, d), out),
+            f"l{i}.w_gate": matrix(d, (d, f)),
+            f"l{i}.w_up": matrix(d, (d, f)),
+            f"l{i}.w_down": matrix(f, (f, d), out),
         }
-    params |= {"final_norm": np.ones(d), "head": normal(d, (d, config.vocab))}
+    params |= {"final_norm": np.ones(d), "head": matrix(d, (d, config.vocab))}
     return {k: v.astype(np.float32) for k, v in params.items()}
 
 

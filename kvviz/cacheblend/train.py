@@ -28,6 +28,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from kvviz.cacheblend.model import (
+    INITS,
     WEIGHTS,
     Config,
     LayerRecord,
@@ -52,6 +53,8 @@ class Recipe:
     of its documents repeat records: every repeated value is one more induction target, so the
     induction head forms far sooner than from the answers alone. ``questions`` is ``distinct``
     (a document's questions ask different records) or ``independent`` (each asks any record).
+    ``init`` names how ``init_params`` draws the starting weights; ``beta2`` is Adam's second
+    moment decay (PyTorch's default is 0.999).
     """
 
     steps: int = 12_000
@@ -65,6 +68,8 @@ class Recipe:
     min_lr_frac: float = 0.05
     clip: float = 1.0
     weight_decay: float = 0.0
+    beta2: float = 0.98
+    init: str = "fan_in"
     seed: int = 0
 
 
@@ -198,9 +203,9 @@ def train(
     recipe: Recipe, config: Config = Config(), log=print, checkpoint: Path | None = None, checkpoint_every: int = 1000
 ) -> Model:
     """Train from scratch; ``log`` gets a progress line every 100 steps."""
-    model = Model(config, init_params(config, recipe.seed))
+    model = Model(config, init_params(config, recipe.seed, recipe.init))
     rng = np.random.default_rng(recipe.seed + 1)
-    adam = Adam(model.params)
+    adam = Adam(model.params, beta2=recipe.beta2)
     losses = np.zeros(recipe.steps, dtype=np.float32)
     start, smooth = time.perf_counter(), None
     for step in range(recipe.steps):
@@ -239,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if recipe.questions not in QUESTIONS:
         print(f"--questions must be one of {', '.join(QUESTIONS)}", file=sys.stderr)
+        return 2
+    if recipe.init not in INITS:
+        print(f"--init must be one of {', '.join(INITS)}", file=sys.stderr)
         return 2
     model = train(recipe, log=lambda line: print(line, flush=True), checkpoint=args.checkpoint)
     model.info["full_prefill_accuracy"] = answer_accuracy(model)

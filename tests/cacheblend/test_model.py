@@ -117,6 +117,37 @@ def test_the_shipped_weights_come_from_the_default_recipe():
     assert model.loss.shape == (Recipe().steps,)
 
 
+def test_torch_init_draws_pytorch_defaults():
+    """``init="torch"``: every matrix uniform in ±1/sqrt(fan_in) (output projections unscaled),
+    N(0, 1) embeddings, unit gains; the default fan-in draw is untouched by the option."""
+    config = Config()
+    params = init_params(config, 0, "torch")
+    fan_in = {"wq": 64, "wk": 64, "wv": 64, "wo": 64, "w_gate": 64, "w_up": 64, "w_down": 128}
+    for name, fan in fan_in.items():
+        w, bound = params[f"l1.{name}"], 1 / np.sqrt(fan)
+        assert np.abs(w).max() <= bound and np.abs(w).max() > 0.99 * bound, name
+        np.testing.assert_allclose(w.std(), bound / np.sqrt(3), rtol=0.05)
+    assert np.abs(params["head"]).max() <= 1 / 8
+    np.testing.assert_allclose(params["embed"].std(), 1.0, rtol=0.05)
+    assert np.all(params["l0.attn_norm"] == 1) and np.all(params["final_norm"] == 1)
+    fan_in_draw = init_params(config, 0)
+    assert fan_in_draw["l1.wo"].std() < 0.5 / 8  # normal std 1/8, divided by sqrt(2·4)
+    assert np.array_equal(init_params(config, 0, "fan_in")["embed"], fan_in_draw["embed"])
+
+
+def test_training_records_the_init_and_beta2_it_used():
+    recipe = Recipe(steps=2, batch=2, init="torch", beta2=0.999, seed=1)
+    model = train(recipe, config=SMALL, log=lambda _: None)
+    assert Recipe(**model.info["recipe"]) == recipe
+    default = train(Recipe(steps=2, batch=2, seed=1), config=SMALL, log=lambda _: None)
+    assert not np.allclose(model.params["l0.wq"], default.params["l0.wq"])
+
+
+def test_trainer_refuses_an_unknown_init(capsys):
+    assert main(["--init", "xavier"]) == 2
+    assert "--init must be one of fan_in, torch" in capsys.readouterr().err
+
+
 def test_trainer_refuses_an_unknown_question_draw(capsys):
     assert main(["--questions", "twice"]) == 2
     assert "--questions must be one of distinct, independent" in capsys.readouterr().err
