@@ -26,11 +26,12 @@ Before it compiles (and, left to itself, before it loads compiled code) numba im
 implementation module of its CPU target, among them ``numba.np.arraymath``, which looks for a BLAS
 for its float dot products by importing
 ``scipy.linalg.cython_blas``, and so all of ``scipy.linalg`` (a quarter of a CPU second, more than
-loading every eviction kernel). No kernel here calls a BLAS routine, so this module imports
-``numba.np.arraymath`` itself with ``scipy.linalg`` refused to its own thread meanwhile: numba's
-float dot products then take its plain loop in this process (``_get_inner_prod``), and everything
-else, scipy included, imports as before. A process that imported ``scipy.linalg`` first pays
-nothing and keeps numba's BLAS.
+loading every eviction kernel). No kernel here calls a BLAS routine, so before a kernel compiles
+this module imports ``numba.np.arraymath`` itself with ``scipy.linalg`` refused to its own thread
+meanwhile: numba's float dot products then take its plain loop in this process
+(``_get_inner_prod``), and everything else, scipy included, imports as before. A process that only
+loads cached kernels never imports ``numba.np.arraymath`` at all, and one that imported
+``scipy.linalg`` first pays nothing and keeps numba's BLAS.
 
 Before it loads a kernel's cached code, numba refreshes its CPU target: it loads every typing and
 lowering registry (typed containers, random numbers, polynomials, extensions), a fifth of a command's
@@ -102,9 +103,6 @@ def _load_numba_without_blas_probe() -> None:
         sys.meta_path.remove(refuse)
 
 
-_load_numba_without_blas_probe()
-
-
 def _load_cached_code(cache: Cache, sig: object, target_context: BaseContext) -> object | None:
     """numba's ``Cache.load_overload`` (numba/core/caching.py) without its ``target_context.refresh()``:
     the runtime that compiled code calls into is started (``rtsys.initialize``, which that refresh starts
@@ -119,7 +117,10 @@ def _load_cached_code(cache: Cache, sig: object, target_context: BaseContext) ->
     """
     rtsys.initialize(target_context)
     with cache._guard_against_spurious_io_errors():
-        return cache._load_overload(sig, target_context)
+        code = cache._load_overload(sig, target_context)
+    if code is None:  # numba compiles next, and its refresh imports numba.np.arraymath
+        _load_numba_without_blas_probe()
+    return code
 
 
 Cache.load_overload = _load_cached_code
