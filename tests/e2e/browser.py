@@ -248,6 +248,18 @@ def choose(combo: Locator, option: str) -> None:
 FIGURE_MODULE = "**/static/js/PlotlyChart.*.js"
 """Streamlit's figure component, a module of its own that the page loads when it first shows a figure."""
 NO_FIGURE = "const PlotlyChart = () => null;\nexport { PlotlyChart, PlotlyChart as default };\n"
+GRID_MODULE = "**/static/js/DataFrame.*.js"
+"""Streamlit's interactive table (``st.dataframe``, ``st.data_editor``), likewise a module of its own. The
+app loads its component as the module's ``n`` (an object whose ``default`` is it); other modules import
+the grid's parts (``t``, ``a``, ...) from it, and only when they draw a grid."""
+NO_GRID = (
+    "const Nothing = () => null;\nconst n = {default: Nothing}, t = Nothing;\n"
+    "export { n, t, t as a, t as c, t as i, t as l, t as o, t as r, t as s };\n"
+)
+
+
+def _serve(target: Page | BrowserContext, module: str, body: str) -> None:
+    target.route(module, lambda route: route.fulfill(content_type="text/javascript", body=body))
 
 
 def without_figures(target: Page | BrowserContext) -> None:
@@ -256,11 +268,22 @@ def without_figures(target: Page | BrowserContext) -> None:
     which are most of what Chromium spends on a rerun (drawn in software here); the server still
     builds every figure and sends it, and an error building one still shows. The layout tests draw
     every figure of every view. :func:`with_figures` undoes it."""
-    target.route(FIGURE_MODULE, lambda route: route.fulfill(content_type="text/javascript", body=NO_FIGURE))
+    _serve(target, FIGURE_MODULE, NO_FIGURE)
 
 
 def with_figures(target: Page | BrowserContext) -> None:
     target.unroute(FIGURE_MODULE)
+
+
+def without_grids(target: Page | BrowserContext) -> None:
+    """Have the browser draw no interactive table either, for a test that reads controls, metrics and
+    static tables (``st.table``) only: each rerun draws every grid's canvas again. The server still
+    builds and sends each one. :func:`with_grids` undoes it."""
+    _serve(target, GRID_MODULE, NO_GRID)
+
+
+def with_grids(target: Page | BrowserContext) -> None:
+    target.unroute(GRID_MODULE)
 
 
 def assert_no_exception(page: Page) -> None:

@@ -9,10 +9,11 @@ others — takes "Copy link" (``window.kvvizCopiedLink``, ui/kit/links.py), open
 of another browser context (one for the module, see ``_second_visitor_tab``) and compares what
 both show. A widget without a key cannot be in the URL: it counts as a failure too.
 
-The browser draws no figure here (``without_figures``): what is compared is the controls, the
-tables and the numbers, and Chromium drawing each rerun's figures in software was most of what the
-test cost. The server still builds and sends every figure, so an error building one still shows as
-an exception; the layout tests draw every figure of every view (and take each page's screenshots).
+The browser draws no figure and no interactive table here (``without_figures``, ``without_grids``):
+what is compared is the controls, the static tables and the numbers, and Chromium drawing each
+rerun's figures and grids in software was most of what the test cost. The server still builds and
+sends every figure and grid, so an error building one still shows as an exception; the layout tests
+draw every figure and grid of every view (and take each page's screenshots).
 
 The same visit checks the cache replay through the real server: a cached function's elements are
 replayed on a cache hit, and one that drew a progress bar or took an element from an earlier run
@@ -45,7 +46,9 @@ from tests.e2e.browser import (
     settle,
     wait_idle,
     watch_runs,
+    with_grids,
     without_figures,
+    without_grids,
 )
 from ui.kit import keys, links
 
@@ -258,6 +261,7 @@ def _second_visitor_tab(browser: Browser, browser_context_args: dict):
     """
     context = browser.new_context(**{**browser_context_args, "viewport": LAPTOP})
     without_figures(context)
+    without_grids(context)
     yield context.new_page()
     context.close()
 
@@ -270,9 +274,17 @@ def second_visitor(_second_visitor_tab: Page):
         _second_visitor_tab.goto("about:blank")
 
 
+@pytest.fixture
+def undrawn(figureless: Page):
+    """The worker's tab, drawing no figure and no interactive table until the test ends."""
+    without_grids(figureless)
+    yield figureless
+    with_grids(figureless)
+
+
 @pytest.mark.parametrize("stem", BUILT)
-def test_every_control_survives_the_copied_link(figureless: Page, second_visitor: Page, app_url: str, stem: str):
-    page = figureless
+def test_every_control_survives_the_copied_link(undrawn: Page, second_visitor: Page, app_url: str, stem: str):
+    page = undrawn
     watch_runs(page)
     page.set_viewport_size(LAPTOP)
     open_page(page, app_url, stem, LIGHT.get(stem, ""))

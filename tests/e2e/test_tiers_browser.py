@@ -19,6 +19,7 @@ from tests.e2e.browser import (
     settle,
     wait_idle,
     without_figures,
+    without_grids,
 )
 
 QUERY = "tiers_source=Synthetic&tiers_requests=300&tiers_gpu=a100"
@@ -65,9 +66,10 @@ def test_rerun_second_visitor_and_copied_link(page: Page, browser: Browser, app_
     two = _cost(page)
     screenshot(page, "tiers")
 
-    # the second visitor and the fresh browser read numbers and controls: they draw no figure
+    # the second visitor and the fresh browser read numbers and controls: they draw no figure or grid
     visitor = browser.new_context(viewport=VIEWPORT)
     without_figures(visitor)
+    without_grids(visitor)
     other = visitor.new_page()
     open_page(other, app_url, "tiers", QUERY + "&tiers_instances=2", timeout=CHART_WAIT)  # from the cache this time
     assert_no_exception(other)
@@ -76,6 +78,7 @@ def test_rerun_second_visitor_and_copied_link(page: Page, browser: Browser, app_
 
     fresh = browser.new_context(viewport=VIEWPORT)
     without_figures(fresh)
+    without_grids(fresh)
     there = open_link(fresh, copy_link(page), timeout=CHART_WAIT)
     assert_no_exception(there)
     expect(there.get_by_role("combobox", name="GPU")).to_have_value("A100")
