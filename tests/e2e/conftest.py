@@ -22,7 +22,17 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
-from tests.e2e.browser import CHROMIUM, LAUNCH, VIEWPORT, streamlit_server, watch_runs, with_figures, without_figures
+from tests.e2e.browser import (
+    CHROMIUM,
+    LAUNCH,
+    VIEWPORT,
+    streamlit_server,
+    watch_runs,
+    with_figures,
+    with_grids,
+    without_figures,
+    without_grids,
+)
 
 TIMEOUT_MS = 30_000
 """Playwright's own default for an action, which a test may change for its page (test_links_browser)."""
@@ -79,6 +89,15 @@ def figureless(page: Page):
     without_figures(page)
     yield page
     with_figures(page)
+
+
+@pytest.fixture
+def undrawn(figureless: Page):
+    """The worker's tab, drawing no figure and no interactive table until the test ends
+    (``without_grids`` too): for a test whose checks read controls, text, metrics and static tables."""
+    without_grids(figureless)
+    yield figureless
+    with_grids(figureless)
 
 
 @pytest.fixture(scope="session")

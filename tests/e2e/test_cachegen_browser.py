@@ -19,10 +19,10 @@ def click(page: Page, text: str, where: str = "stSidebar") -> None:
     assert_no_exception(page)
 
 
-def test_upload_good_bad_and_oddly_named_bandwidth(figureless: Page, app_url: str):
+def test_upload_good_bad_and_oddly_named_bandwidth(undrawn: Page, app_url: str):
     """What is checked is text (the trace's name under the table, the error) and that no image was fetched:
-    the browser draws no figure (``without_figures``)."""
-    page = figureless
+    the browser draws no figure or grid (``undrawn``)."""
+    page = undrawn
     open_page(page, app_url, "cachegen", "cachegen_bw=Upload")
     box = page.get_by_test_id("stFileUploaderDropzoneInput")
     upload(box, [{"name": "bw.csv", "mimeType": "text/csv", "buffer": CSV}])

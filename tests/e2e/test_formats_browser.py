@@ -25,9 +25,9 @@ def _upload(page: Page, name: str, data: bytes) -> None:
     assert_no_exception(page)
 
 
-def test_every_format_uploads_in_the_browser(figureless: Page, app_url: str):
-    """What each upload shows is read from its numbers and words: no figure is drawn."""
-    page = figureless
+def test_every_format_uploads_in_the_browser(undrawn: Page, app_url: str):
+    """What each upload shows is read from its numbers and words: no figure or grid is drawn."""
+    page = undrawn
     open_page(page, app_url, "trace", "trace_source=Upload")
     main = page.get_by_test_id("stMain")
     for name, data, requests, words in UPLOADS:

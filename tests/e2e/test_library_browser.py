@@ -48,9 +48,9 @@ def on_library(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_damaged_entrys_link_shows_the_damage_and_the_server_serves_the_next_session(
-    figureless: Page, served: Served, monkeypatch
+    undrawn: Page, served: Served, monkeypatch
 ):
-    page = figureless  # what is read is the error and the next session's title: no figure is drawn
+    page = undrawn  # what is read is the error and the next session's title: no figure or grid is drawn
     on_library(served, monkeypatch)
     damaged = library.store(load_trace(fx.jsonl(fx.QWEN)), "damaged").entry.id
     sound = library.store(load_trace(fx.jsonl(fx.MOONCAKE)), "sound").entry.id
@@ -73,9 +73,9 @@ def test_a_damaged_entrys_link_shows_the_damage_and_the_server_serves_the_next_s
 
 
 def test_an_entry_cut_short_while_the_server_holds_it_is_named_and_the_server_serves_on(
-    figureless: Page, served: Served, monkeypatch
+    undrawn: Page, served: Served, monkeypatch
 ):
-    page = figureless  # the errors shown are read: no figure is drawn
+    page = undrawn  # the errors shown are read: no figure or grid is drawn
     on_library(served, monkeypatch)
     # not the other test's sound trace (an equal trace is one entry): each test damages only its own
     held = library.store(load_trace(fx.jsonl(fx.MOONCAKE[:-1])), "held").entry.id

@@ -46,7 +46,6 @@ from tests.e2e.browser import (
     settle,
     wait_idle,
     watch_runs,
-    with_grids,
     without_figures,
     without_grids,
 )
@@ -272,14 +271,6 @@ def second_visitor(_second_visitor_tab: Page):
     yield _second_visitor_tab
     if not _second_visitor_tab.is_closed():
         _second_visitor_tab.goto("about:blank")
-
-
-@pytest.fixture
-def undrawn(figureless: Page):
-    """The worker's tab, drawing no figure and no interactive table until the test ends."""
-    without_grids(figureless)
-    yield figureless
-    with_grids(figureless)
 
 
 @pytest.mark.parametrize("stem", BUILT)

@@ -23,7 +23,9 @@ from tests.e2e.browser import (
     streamlit_server,
     wait_idle,
     with_figures,
+    with_grids,
     without_figures,
+    without_grids,
 )
 from ui.kit.uploads import GRACE_ENV, SWEEP_ENV
 
@@ -59,7 +61,8 @@ def test_concurrent_uploads_stay_in_their_sessions(page: Page, app_url: str):
     and compile the app's scripts anew, most of this test's cost). The worker's tab is the first,
     and the others open in its browser, whose cache holds the app already."""
     context = page.context
-    without_figures(context)  # what each visitor sees is read from the numbers: no figure is drawn
+    without_figures(context)  # what each visitor sees is read from the numbers: no figure or grid is drawn
+    without_grids(context)
     pages = [page] + [context.new_page() for _ in range(VISITORS - 1)]
     try:
         for tab in pages:
@@ -87,13 +90,14 @@ def test_concurrent_uploads_stay_in_their_sessions(page: Page, app_url: str):
         for tab in pages[1:]:
             tab.close()
         with_figures(context)
+        with_grids(context)
 
 
-def test_after_a_server_restart_the_page_says_what_was_lost(figureless: Page):
+def test_after_a_server_restart_the_page_says_what_was_lost(undrawn: Page):
     """The page is idle when the server stops (its last element drawn, the run over), the case where
     Streamlit's client does not rerun on its own after reconnecting: ui.kit.traces makes it rerun.
-    What is read is the message and the numbers: no figure is drawn."""
-    page = figureless
+    What is read is the message and the numbers: no figure or grid is drawn."""
+    page = undrawn
     port = free_port()
     with streamlit_server(port) as url:
         open_page(page, url, "trace")
@@ -137,21 +141,22 @@ def upload(page: Page, url: str, data: bytes) -> None:
     wait_shown(page)
 
 
-def test_a_closed_tab_releases_its_upload_and_an_open_one_keeps_its_own(figureless: Page, monkeypatch):
+def test_a_closed_tab_releases_its_upload_and_an_open_one_keeps_its_own(undrawn: Page, monkeypatch):
     """Streamlit keeps a closed tab's session for reconnecting, and its uploaded files even after:
     the server ends a session gone its grace period, so only the open tab's upload stays. The grace
     and the sweeper's interval are set short here, so the wait is a second or two, not up to 50.
     The open tab is the worker's, the closed one another tab of its browser; what is read is the
-    server's upload bytes and the numbers: no figure is drawn."""
+    server's upload bytes and the numbers: no figure or grid is drawn."""
     grace_s, sweep_s = 1, 0.5
     monkeypatch.setenv(GRACE_ENV, str(grace_s))  # the server inherits them
     monkeypatch.setenv(SWEEP_ENV, str(sweep_s))
     stays, leaves = trace_of(6), trace_of(9)
-    page = figureless
+    page = undrawn
     with streamlit_server() as url:
         upload(page, url, stays)
         leaving = page.context.new_page()
         without_figures(leaving)
+        without_grids(leaving)
         upload(leaving, url, leaves)
         wait_for_uploaded_bytes(url, len(stays) + len(leaves), within=30)
         leaving.close()

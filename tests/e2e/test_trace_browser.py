@@ -51,8 +51,8 @@ def test_home_then_trace_page_navigation(page: Page, app_url: str):
     screenshot(page, "trace")
 
 
-def test_trace_upload_good_and_bad(figureless: Page, app_url: str):
-    page = figureless  # the request count and the error are read: no figure is drawn
+def test_trace_upload_good_and_bad(undrawn: Page, app_url: str):
+    page = undrawn  # the request count and the error are read: no figure or grid is drawn
     open_page(page, app_url, "trace", "trace_source=Upload")
     upload(
         page.get_by_test_id("stFileUploaderDropzoneInput"),
@@ -86,12 +86,12 @@ QWEN = (
 
 
 def test_a_kept_upload_follows_to_the_prefix_cache_page_and_its_copied_link(
-    figureless: Page, browser, tmp_path, monkeypatch
+    undrawn: Page, browser, tmp_path, monkeypatch
 ):
     # The repro: upload → Keep → Prefix-cache → model → Copy link → the link in a fresh browser.
-    # The uploader's tab is read for its address and its pickers, and draws no figure; the fresh
+    # The uploader's tab is read for its address and its pickers, and draws no figure or grid; the fresh
     # browser draws the page the link opens, for its screenshot.
-    page = figureless
+    page = undrawn
     monkeypatch.setenv("KVVIZ_TRACES", str(tmp_path / "lib"))  # the server inherits its own library
     with streamlit_server() as url:
         open_page(page, url, "trace", "trace_source=Upload")

@@ -34,8 +34,8 @@ def _away_and_back(page: Page, name: str, stem: str) -> None:
     _go(page, "Trace", "trace")
 
 
-def test_a_trace_survives_other_pages_and_following_it_logs_nothing(figureless: Page, tmp_path, monkeypatch):
-    page = figureless  # what is checked is the address, the pickers and the log: no figure is drawn
+def test_a_trace_survives_other_pages_and_following_it_logs_nothing(undrawn: Page, tmp_path, monkeypatch):
+    page = undrawn  # what is checked is the address, the pickers and the log: no figure or grid is drawn
     fresh_library(tmp_path, monkeypatch)  # the server inherits this library
     kept = library.store(load_trace(fx.jsonl(fx.MOONCAKE)), "kept-by-link").entry.id
     upload = tmp_path / "mine.jsonl"
