@@ -286,6 +286,18 @@ def with_grids(target: Page | BrowserContext) -> None:
     target.unroute(GRID_MODULE)
 
 
+def without_drawing(target: Page | BrowserContext) -> None:
+    """Neither figures nor grids (:func:`without_figures`, :func:`without_grids`): for a test that reads
+    controls, text, metrics and static tables only. :func:`with_drawing` undoes it."""
+    without_figures(target)
+    without_grids(target)
+
+
+def with_drawing(target: Page | BrowserContext) -> None:
+    with_figures(target)
+    with_grids(target)
+
+
 def assert_no_exception(page: Page) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
 

@@ -28,10 +28,10 @@ from tests.e2e.browser import (
     VIEWPORT,
     streamlit_server,
     watch_runs,
+    with_drawing,
     with_figures,
-    with_grids,
+    without_drawing,
     without_figures,
-    without_grids,
 )
 
 TIMEOUT_MS = 30_000
@@ -92,12 +92,12 @@ def figureless(page: Page):
 
 
 @pytest.fixture
-def undrawn(figureless: Page):
+def undrawn(page: Page):
     """The worker's tab, drawing no figure and no interactive table until the test ends
-    (``without_grids`` too): for a test whose checks read controls, text, metrics and static tables."""
-    without_grids(figureless)
-    yield figureless
-    with_grids(figureless)
+    (``without_drawing``): for a test whose checks read controls, text, metrics and static tables."""
+    without_drawing(page)
+    yield page
+    with_drawing(page)
 
 
 @pytest.fixture(scope="session")

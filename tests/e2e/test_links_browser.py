@@ -9,7 +9,7 @@ others — takes "Copy link" (``window.kvvizCopiedLink``, ui/kit/links.py), open
 of another browser context (one for the module, see ``_second_visitor_tab``) and compares what
 both show. A widget without a key cannot be in the URL: it counts as a failure too.
 
-The browser draws no figure and no interactive table here (``without_figures``, ``without_grids``):
+The browser draws no figure and no interactive table here (``without_drawing``):
 what is compared is the controls, the static tables and the numbers, and Chromium drawing each
 rerun's figures and grids in software was most of what the test cost. The server still builds and
 sends every figure and grid, so an error building one still shows as an exception; the layout tests
@@ -46,8 +46,7 @@ from tests.e2e.browser import (
     settle,
     wait_idle,
     watch_runs,
-    without_figures,
-    without_grids,
+    without_drawing,
 )
 from ui.kit import keys, links
 
@@ -259,8 +258,7 @@ def _second_visitor_tab(browser: Browser, browser_context_args: dict):
     compiled those scripts again each time, without checking anything more.
     """
     context = browser.new_context(**{**browser_context_args, "viewport": LAPTOP})
-    without_figures(context)
-    without_grids(context)
+    without_drawing(context)
     yield context.new_page()
     context.close()
 

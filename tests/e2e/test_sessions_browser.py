@@ -22,10 +22,8 @@ from tests.e2e.browser import (
     open_page,
     streamlit_server,
     wait_idle,
-    with_figures,
-    with_grids,
-    without_figures,
-    without_grids,
+    with_drawing,
+    without_drawing,
 )
 from ui.kit.uploads import GRACE_ENV, SWEEP_ENV
 
@@ -61,8 +59,7 @@ def test_concurrent_uploads_stay_in_their_sessions(page: Page, app_url: str):
     and compile the app's scripts anew, most of this test's cost). The worker's tab is the first,
     and the others open in its browser, whose cache holds the app already."""
     context = page.context
-    without_figures(context)  # what each visitor sees is read from the numbers: no figure or grid is drawn
-    without_grids(context)
+    without_drawing(context)  # what each visitor sees is read from the numbers: no figure or grid is drawn
     pages = [page] + [context.new_page() for _ in range(VISITORS - 1)]
     try:
         for tab in pages:
@@ -89,8 +86,7 @@ def test_concurrent_uploads_stay_in_their_sessions(page: Page, app_url: str):
     finally:
         for tab in pages[1:]:
             tab.close()
-        with_figures(context)
-        with_grids(context)
+        with_drawing(context)
 
 
 def test_after_a_server_restart_the_page_says_what_was_lost(undrawn: Page):
@@ -155,8 +151,7 @@ def test_a_closed_tab_releases_its_upload_and_an_open_one_keeps_its_own(undrawn:
     with streamlit_server() as url:
         upload(page, url, stays)
         leaving = page.context.new_page()
-        without_figures(leaving)
-        without_grids(leaving)
+        without_drawing(leaving)
         upload(leaving, url, leaves)
         wait_for_uploaded_bytes(url, len(stays) + len(leaves), within=30)
         leaving.close()

@@ -18,8 +18,7 @@ from tests.e2e.browser import (
     screenshot,
     settle,
     wait_idle,
-    without_figures,
-    without_grids,
+    without_drawing,
 )
 
 QUERY = "tiers_source=Synthetic&tiers_requests=300&tiers_gpu=a100"
@@ -68,8 +67,7 @@ def test_rerun_second_visitor_and_copied_link(page: Page, browser: Browser, app_
 
     # the second visitor and the fresh browser read numbers and controls: they draw no figure or grid
     visitor = browser.new_context(viewport=VIEWPORT)
-    without_figures(visitor)
-    without_grids(visitor)
+    without_drawing(visitor)
     other = visitor.new_page()
     open_page(other, app_url, "tiers", QUERY + "&tiers_instances=2", timeout=CHART_WAIT)  # from the cache this time
     assert_no_exception(other)
@@ -77,8 +75,7 @@ def test_rerun_second_visitor_and_copied_link(page: Page, browser: Browser, app_
     visitor.close()
 
     fresh = browser.new_context(viewport=VIEWPORT)
-    without_figures(fresh)
-    without_grids(fresh)
+    without_drawing(fresh)
     there = open_link(fresh, copy_link(page), timeout=CHART_WAIT)
     assert_no_exception(there)
     expect(there.get_by_role("combobox", name="GPU")).to_have_value("A100")
