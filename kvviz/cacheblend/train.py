@@ -242,12 +242,10 @@ def main(argv: list[str] | None = None) -> int:
     if recipe.steps < 1 or recipe.batch < 1 or recipe.lr <= 0:
         print("steps, batch and lr must be positive", file=sys.stderr)
         return 2
-    if recipe.questions not in QUESTIONS:
-        print(f"--questions must be one of {', '.join(QUESTIONS)}", file=sys.stderr)
-        return 2
-    if recipe.init not in INITS:
-        print(f"--init must be one of {', '.join(INITS)}", file=sys.stderr)
-        return 2
+    for name, allowed in (("questions", QUESTIONS), ("init", INITS)):
+        if getattr(recipe, name) not in allowed:
+            print(f"--{name} must be one of {', '.join(allowed)}", file=sys.stderr)
+            return 2
     model = train(recipe, log=lambda line: print(line, flush=True), checkpoint=args.checkpoint)
     model.info["full_prefill_accuracy"] = answer_accuracy(model)
     print(

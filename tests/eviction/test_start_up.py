@@ -27,9 +27,10 @@ NUMBA_FREE = (
 )
 
 
-def _run(code: str) -> list[str]:
-    """The lines a fresh interpreter prints running ``code``."""
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+def _run(code: str, env: dict[str, str] | None = None) -> list[str]:
+    """The lines a fresh interpreter prints running ``code`` (with ``env`` added to the environment)."""
+    env = {**os.environ, **env} if env else None
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.split("\n")[:-1]
 
@@ -72,10 +73,8 @@ def test_a_kernel_compiled_in_a_fresh_cache_skips_numbas_scipy_probe(tmp_path):
         "import sys\nfrom one import one\n"
         "print(one(1), 'numba.np.arraymath' in sys.modules, 'scipy.linalg' in sys.modules)"
     )
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": f"{tmp_path}:{ROOT}"}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split("\n")[:-1] == ["2 True False"]
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": f"{tmp_path}:{ROOT}"}
+    assert _run(code, env) == ["2 True False"]
 
 
 def test_a_process_that_imported_scipy_linalg_first_keeps_numbas_blas():
